@@ -1,0 +1,353 @@
+import { clone, create, equals } from "@bufbuild/protobuf";
+import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
+import { compactionFloor } from "./fold.js";
+import { checkEntryId, newEntryId, quote } from "./ids.js";
+import type { SessionLog } from "./session-log.js";
+import { isOnPathTo } from "./tree.js";
+
+/**
+ * Append planning: turns a client's request into the exact entries to write
+ * (ids, parents, seqs and timestamps filled in), or an error, given the
+ * session's log as it is under the write lock. Pure: nothing is written
+ * here, so a rejected request leaves the log untouched by construction, and
+ * every engine (memory, JSONL, PostgreSQL) validates with the same code.
+ */
+
+/** Optimistic-concurrency preconditions of a mutation. */
+export interface Expectations {
+  /** Fail with ABORTED unless the head seq equals this. */
+  expectedSeq?: number | bigint | undefined;
+  /** Fail with ABORTED unless the current leaf is this entry. */
+  expectedLeafId?: string | undefined;
+}
+
+export interface AppendInput extends Expectations {
+  entries: readonly Entry[];
+}
+
+export interface PlanContext {
+  /** Clock for timestamps the caller left empty. */
+  now?: () => Date;
+  /** Id generator for entries the caller left without id. */
+  newId?: () => string;
+}
+
+/** What to write and what to answer. */
+export interface AppendPlan {
+  /** Entries to write, seqs assigned; empty for an idempotent retry. */
+  write: Entry[];
+  /** The stored entries in request order (written or found). */
+  entries: Entry[];
+  /** Every entry already existed identically: nothing is written. */
+  deduplicated: boolean;
+}
+
+function checkExpectations(log: SessionLog, x: Expectations): void {
+  if (x.expectedSeq !== undefined && BigInt(x.expectedSeq) !== BigInt(log.headSeq)) {
+    throw aborted(
+      `session ${quote(log.sessionId)}: expected head seq ${x.expectedSeq}, but it is ${log.headSeq}`,
+    );
+  }
+  if (x.expectedLeafId !== undefined && x.expectedLeafId !== log.leafId) {
+    throw aborted(
+      `session ${quote(log.sessionId)}: expected leaf ${quote(x.expectedLeafId)}, but it is ${quote(log.leafId)}`,
+    );
+  }
+}
+
+/** Checks the fields every kind requires; throws INVALID_ARGUMENT naming the entry. */
+function checkShape(e: Entry, allowLeaf: boolean): void {
+  const k = e.kind;
+  const id = quote(e.id);
+  switch (k.case) {
+    case undefined:
+      throw invalidArgument(`entry ${id}: kind is not set`);
+    case "leaf":
+      if (!allowLeaf) {
+        throw invalidArgument(`entry ${id}: Leaf entries are written by Rewind and Reset only`);
+      }
+      break;
+    case "message": {
+      const m = k.value;
+      if (m.role === Role.UNSPECIFIED || Role[m.role] === undefined) {
+        throw invalidArgument(`entry ${id}: message role is not set`);
+      }
+      for (const p of m.content) {
+        if (p.part.case === undefined) throw invalidArgument(`entry ${id}: empty content part`);
+        if (p.part.case === "toolCall") {
+          if (m.role !== Role.ASSISTANT) {
+            throw invalidArgument(`entry ${id}: only ASSISTANT messages may carry tool calls`);
+          }
+          if (p.part.value.id === "") throw invalidArgument(`entry ${id}: a tool call has no id`);
+        }
+      }
+      if (m.role === Role.TOOL && !m.toolCallId) {
+        throw invalidArgument(`entry ${id}: a TOOL message needs tool_call_id`);
+      }
+      break;
+    }
+    case "modelChange":
+      if (k.value.model === "") throw invalidArgument(`entry ${id}: model change without model`);
+      break;
+    case "thinkingLevelChange":
+      if (k.value.thinkingLevel === "") {
+        throw invalidArgument(`entry ${id}: thinking level change without level`);
+      }
+      break;
+    case "compaction":
+      if (k.value.replacesEntryIds.length === 0) {
+        throw invalidArgument(`entry ${id}: compaction replaces no entries`);
+      }
+      break;
+    case "branchSummary":
+      if (k.value.fromId === "")
+        throw invalidArgument(`entry ${id}: branch summary without from_id`);
+      break;
+    case "label":
+      if (k.value.label === "" || k.value.label.length > 128) {
+        throw invalidArgument(`entry ${id}: label must have 1 to 128 characters`);
+      }
+      break;
+    case "custom":
+      if (k.value.namespace === "") throw invalidArgument(`entry ${id}: custom without namespace`);
+      break;
+    default:
+      break;
+  }
+}
+
+/** Same entry as stored? Fields the caller left empty are taken from the stored copy. */
+function sameAsStored(input: Entry, stored: Entry): boolean {
+  const probe = clone(EntrySchema, input);
+  probe.seq = stored.seq;
+  if (probe.parentId === undefined) probe.parentId = stored.parentId;
+  if (probe.timestamp === undefined) probe.timestamp = stored.timestamp;
+  if (probe.kind.case === "sessionInfo" && stored.kind.case === "sessionInfo") {
+    if (probe.kind.value.sessionId === "") probe.kind.value.sessionId = stored.kind.value.sessionId;
+  }
+  return equals(EntrySchema, probe, stored);
+}
+
+/**
+ * Resolves the batch against earlier entries: batch-local entries first, then
+ * the log, so that parents, tool calls and compaction targets inside the same
+ * batch work.
+ */
+class BatchView {
+  readonly added = new Map<string, Entry>();
+  constructor(readonly log: SessionLog) {}
+  readonly lookup = (id: string): Entry | undefined => this.added.get(id) ?? this.log.get(id);
+}
+
+/** A TOOL message must answer an unanswered tool call of an ASSISTANT message on its path. */
+function checkToolResult(view: BatchView, e: Entry, callId: string): void {
+  let current = e.parentId;
+  const seen = new Set<string>();
+  while (current !== undefined && !seen.has(current)) {
+    seen.add(current);
+    const p = view.lookup(current);
+    if (p === undefined) break;
+    if (toolResultCallId(p) === callId) {
+      throw invalidArgument(
+        `entry ${quote(e.id)}: tool call ${quote(callId)} is already answered by ${quote(p.id)}`,
+      );
+    }
+    if (toolCallIds(p).includes(callId)) return;
+    current = p.parentId;
+  }
+  throw invalidArgument(
+    `entry ${quote(e.id)}: no ASSISTANT tool call ${quote(callId)} on its path to answer`,
+  );
+}
+
+/** A compaction replaces entries of its own path only, never splitting a call from its result. */
+function checkCompaction(view: BatchView, e: Entry, replaces: readonly string[]): void {
+  const path = new Map<string, Entry>();
+  for (let id = e.parentId; id !== undefined; ) {
+    const p = view.lookup(id);
+    if (p === undefined || path.has(id)) break;
+    path.set(id, p);
+    id = p.parentId;
+  }
+  const replaced = new Set(replaces);
+  for (const id of replaces) {
+    const target = path.get(id);
+    if (target === undefined) {
+      throw invalidArgument(
+        `entry ${quote(e.id)}: compaction replaces ${quote(id)}, which is not on its path`,
+      );
+    }
+    if (target.parentId === undefined) {
+      throw invalidArgument(
+        `entry ${quote(e.id)}: compaction cannot replace the root ${quote(id)}`,
+      );
+    }
+  }
+  // Every call/result pair on the path must be replaced together or not at all.
+  const callOwner = new Map<string, string>();
+  for (const p of path.values()) for (const c of toolCallIds(p)) callOwner.set(c, p.id);
+  for (const p of path.values()) {
+    const callId = toolResultCallId(p);
+    if (callId === undefined) continue;
+    const owner = callOwner.get(callId);
+    if (owner !== undefined && replaced.has(owner) !== replaced.has(p.id)) {
+      throw invalidArgument(
+        `entry ${quote(e.id)}: compaction separates tool call ${quote(callId)} (${quote(owner)}) from its result ${quote(p.id)}`,
+      );
+    }
+  }
+}
+
+/**
+ * Plans an Append. Order of checks: shape of every entry, then idempotency
+ * (a retry of an acknowledged batch returns the stored entries even though
+ * the head has moved since), then the expectations (ABORTED), then the tree
+ * rules entry by entry.
+ */
+export function planAppend(
+  log: SessionLog,
+  input: AppendInput,
+  ctx: PlanContext = {},
+  allowLeaf = false,
+): AppendPlan {
+  if (input.entries.length === 0) throw invalidArgument("append needs at least one entry");
+  const now = ctx.now ?? (() => new Date());
+  const newId = ctx.newId ?? newEntryId;
+  const batch = input.entries.map((e) => {
+    const copy = clone(EntrySchema, e);
+    if (copy.id === "") copy.id = newId();
+    checkEntryId(copy.id);
+    checkShape(copy, allowLeaf);
+    if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = log.sessionId;
+    return copy;
+  });
+
+  const existing = batch.map((e) => log.get(e.id));
+  const found = existing.filter((e) => e !== undefined).length;
+  if (found > 0) {
+    batch.forEach((e, i) => {
+      const stored = existing[i];
+      if (stored !== undefined && !sameAsStored(e, stored)) {
+        throw alreadyExists(
+          `entry ${quote(e.id)} already exists in session ${quote(log.sessionId)} with other content`,
+        );
+      }
+    });
+    if (found === batch.length) {
+      return { write: [], entries: existing as Entry[], deduplicated: true };
+    }
+    const first = batch.find((_, i) => existing[i] !== undefined) as Entry;
+    throw alreadyExists(
+      `entry ${quote(first.id)} already exists in session ${quote(log.sessionId)}; a retried batch must be identical`,
+    );
+  }
+
+  checkExpectations(log, input);
+
+  const view = new BatchView(log);
+  let leaf = log.leafId;
+  let seq = log.headSeq;
+  const stamp = toTimestamp(now());
+  for (const e of batch) {
+    if (view.added.has(e.id)) throw invalidArgument(`duplicate entry id ${quote(e.id)} in batch`);
+    if (e.parentId === undefined) e.parentId = leaf;
+    const parent = view.lookup(e.parentId);
+    if (parent === undefined) {
+      throw invalidArgument(`entry ${quote(e.id)}: parent ${quote(e.parentId)} not found`);
+    }
+    if (parent.kind.case === "leaf") {
+      throw invalidArgument(
+        `entry ${quote(e.id)}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
+      );
+    }
+    const k = e.kind;
+    if (k.case === "message" && k.value.role === Role.TOOL) {
+      checkToolResult(view, e, k.value.toolCallId as string);
+    } else if (k.case === "compaction") {
+      checkCompaction(view, e, k.value.replacesEntryIds);
+    } else if (k.case === "branchSummary" && view.lookup(k.value.fromId) === undefined) {
+      throw invalidArgument(`entry ${quote(e.id)}: from_id ${quote(k.value.fromId)} not found`);
+    } else if (k.case === "leaf") {
+      const target = view.lookup(k.value.leafId);
+      if (target === undefined || target.kind.case === "leaf") {
+        throw invalidArgument(`entry ${quote(e.id)}: leaf target ${quote(k.value.leafId)} invalid`);
+      }
+    }
+    if (e.timestamp === undefined) e.timestamp = stamp;
+    e.seq = BigInt(++seq);
+    view.added.set(e.id, e);
+    leaf = k.case === "leaf" ? k.value.leafId : e.id;
+  }
+  return { write: batch, entries: batch, deduplicated: false };
+}
+
+/** Resolves a rewind / fork target: an entry id first, else the newest Label with that text. */
+export function resolveTarget(log: SessionLog, target: string): Entry {
+  const byId = log.get(target) ?? log.get(log.labelTarget(target) ?? "");
+  if (byId === undefined) {
+    throw notFound(`no entry or label ${quote(target)} in session ${quote(log.sessionId)}`);
+  }
+  if (byId.kind.case === "leaf") {
+    throw invalidArgument(`entry ${quote(byId.id)} is a Leaf entry and cannot be a target`);
+  }
+  return byId;
+}
+
+export interface MoveInput extends Expectations {
+  /** Id for the Leaf entry, so that a retried rewind is de-duplicated. */
+  entryId?: string | undefined;
+}
+
+export interface RewindInput extends MoveInput {
+  /** Entry id or label. */
+  target: string;
+  allowBeforeCompaction?: boolean | undefined;
+}
+
+function planMove(log: SessionLog, targetId: string, x: MoveInput, ctx: PlanContext): AppendPlan {
+  const leafEntry = create(EntrySchema, {
+    id: x.entryId ?? "",
+    parentId: log.leafId,
+    kind: { case: "leaf", value: { leafId: targetId } },
+  });
+  if (x.entryId !== undefined) {
+    const stored = log.get(x.entryId);
+    if (stored !== undefined) {
+      // A retried move: parent may differ (the leaf moved after it), the target must not.
+      if (stored.kind.case === "leaf" && stored.kind.value.leafId === targetId) {
+        return { write: [], entries: [stored], deduplicated: true };
+      }
+      throw alreadyExists(`entry ${quote(x.entryId)} already exists with other content`);
+    }
+  }
+  return planAppend(log, { entries: [leafEntry], ...expectationsOf(x) }, ctx, true);
+}
+
+function expectationsOf(x: Expectations): Expectations {
+  return { expectedSeq: x.expectedSeq, expectedLeafId: x.expectedLeafId };
+}
+
+/**
+ * Plans a Rewind: a Leaf entry pointing at the target. A target that is
+ * neither the compaction floor of the current path nor below it fails with
+ * FAILED_PRECONDITION unless allowBeforeCompaction.
+ */
+export function planRewind(log: SessionLog, x: RewindInput, ctx: PlanContext = {}): AppendPlan {
+  const target = resolveTarget(log, x.target);
+  if (!x.allowBeforeCompaction) {
+    const floor = compactionFloor(log.path());
+    if (floor !== undefined && !isOnPathTo(log.lookup, floor, target.id)) {
+      throw failedPrecondition(
+        `cannot rewind session ${quote(log.sessionId)} to ${quote(target.id)}: it lies before the compaction floor ${quote(floor)} (set allow_before_compaction to force)`,
+      );
+    }
+  }
+  return planMove(log, target.id, x, ctx);
+}
+
+/** Plans a Reset: a Leaf entry pointing at the root (empty context, history kept). */
+export function planReset(log: SessionLog, x: MoveInput, ctx: PlanContext = {}): AppendPlan {
+  return planMove(log, log.root.id, x, ctx);
+}

@@ -1,0 +1,123 @@
+import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
+import type { Entry, Message } from "../../gen/sessiond/v1/entry_pb.js";
+import { Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
+
+/** The `case` names of Entry's oneof, e.g. "message" or "leaf". */
+export type EntryCase = NonNullable<Entry["kind"]["case"]>;
+
+/** Current on-disk / in-log format version written into SessionInfo. */
+export const FORMAT_VERSION = 1;
+
+const KIND_BY_CASE: Record<EntryCase, EntryKind> = {
+  sessionInfo: EntryKind.SESSION_INFO,
+  message: EntryKind.MESSAGE,
+  modelChange: EntryKind.MODEL_CHANGE,
+  thinkingLevelChange: EntryKind.THINKING_LEVEL_CHANGE,
+  compaction: EntryKind.COMPACTION,
+  branchSummary: EntryKind.BRANCH_SUMMARY,
+  label: EntryKind.LABEL,
+  leaf: EntryKind.LEAF,
+  custom: EntryKind.CUSTOM,
+};
+
+/** The EntryKind enum value of an entry (UNSPECIFIED when the oneof is unset). */
+export function entryKind(entry: Entry): EntryKind {
+  const c = entry.kind.case;
+  return c === undefined ? EntryKind.UNSPECIFIED : KIND_BY_CASE[c];
+}
+
+/** Seq of an entry as a JS number (logs stay far below 2^53 entries). */
+export function seqOf(entry: Entry): number {
+  return Number(entry.seq);
+}
+
+export function toTimestamp(date: Date): Timestamp {
+  return timestampFromDate(date);
+}
+
+/** Milliseconds since the epoch, or 0 when unset. */
+export function timestampMillis(ts: Timestamp | undefined): number {
+  return ts === undefined ? 0 : timestampMs(ts);
+}
+
+/** The text parts of a message joined by newlines (tool calls shown by name). */
+export function messageText(message: Message): string {
+  const parts: string[] = [];
+  for (const p of message.content) {
+    switch (p.part.case) {
+      case "text":
+        parts.push(p.part.value);
+        break;
+      case "thinking":
+        parts.push(p.part.value.thinking);
+        break;
+      case "toolCall":
+        parts.push(`[tool call ${p.part.value.name}]`);
+        break;
+      case "image":
+        parts.push(`[image ${p.part.value.mimeType}]`);
+        break;
+      default:
+        break;
+    }
+  }
+  return parts.join("\n");
+}
+
+/** A one-line preview of an entry (at most `max` characters), for trees and listings. */
+export function entryPreview(entry: Entry, max = 80): string {
+  let text: string;
+  const k = entry.kind;
+  switch (k.case) {
+    case "message":
+      text = messageText(k.value);
+      break;
+    case "sessionInfo":
+      text = k.value.title ?? "";
+      break;
+    case "modelChange":
+      text = k.value.provider ? `${k.value.provider}/${k.value.model}` : k.value.model;
+      break;
+    case "thinkingLevelChange":
+      text = k.value.thinkingLevel;
+      break;
+    case "compaction":
+    case "branchSummary":
+      text = k.value.summary;
+      break;
+    case "label":
+      text = k.value.label;
+      break;
+    case "leaf":
+      text = `→ ${k.value.leafId}`;
+      break;
+    case "custom":
+      text = k.value.namespace;
+      break;
+    default:
+      text = "";
+  }
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export function roleOf(entry: Entry): Role {
+  return entry.kind.case === "message" ? entry.kind.value.role : Role.UNSPECIFIED;
+}
+
+/** Tool call ids made by an ASSISTANT message entry (empty for anything else). */
+export function toolCallIds(entry: Entry): string[] {
+  if (entry.kind.case !== "message" || entry.kind.value.role !== Role.ASSISTANT) return [];
+  const ids: string[] = [];
+  for (const p of entry.kind.value.content) {
+    if (p.part.case === "toolCall") ids.push(p.part.value.id);
+  }
+  return ids;
+}
+
+/** The tool call a TOOL message entry answers, if it is one. */
+export function toolResultCallId(entry: Entry): string | undefined {
+  if (entry.kind.case !== "message" || entry.kind.value.role !== Role.TOOL) return undefined;
+  return entry.kind.value.toolCallId;
+}

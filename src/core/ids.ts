@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import { invalidArgument } from "./errors.js";
+
+/**
+ * Identifier rules. Every id is checked against an allowlist pattern before
+ * it gets near a file name or a query, so traversal ("../x"), NUL bytes and
+ * absolute paths are rejected at the edge with INVALID_ARGUMENT.
+ */
+export const ENTRY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+export const WORKSPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const DEFAULT_WORKSPACE = "default";
+/** A session may be addressed by a unique prefix of at least this many characters. */
+export const MIN_PREFIX_LENGTH = 4;
+
+/** Shortens untrusted input for error messages (a 10 KB id must not come back whole). */
+export function quote(value: string, max = 80): string {
+  const shown = value.length > max ? `${value.slice(0, max)}…(${value.length} chars)` : value;
+  return JSON.stringify(shown);
+}
+
+export function checkEntryId(id: string, what = "entry id"): string {
+  if (!ENTRY_ID_PATTERN.test(id)) {
+    throw invalidArgument(`invalid ${what} ${quote(id)}: must match [A-Za-z0-9_-]{1,64}`);
+  }
+  return id;
+}
+
+export function checkSessionId(id: string, what = "session id"): string {
+  if (!SESSION_ID_PATTERN.test(id)) {
+    throw invalidArgument(
+      `invalid ${what} ${quote(id)}: must match [A-Za-z0-9][A-Za-z0-9_-]{0,127}`,
+    );
+  }
+  return id;
+}
+
+/** Empty means the default workspace. */
+export function checkWorkspace(workspace: string | undefined): string {
+  const ws = workspace === undefined || workspace === "" ? DEFAULT_WORKSPACE : workspace;
+  if (!WORKSPACE_PATTERN.test(ws)) {
+    throw invalidArgument(
+      `invalid workspace ${quote(ws)}: must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`,
+    );
+  }
+  return ws;
+}
+
+/** A session reference is a full id or a prefix; both obey the session id pattern. */
+export function checkSessionRef(ref: string): string {
+  checkSessionId(ref, "session");
+  if (ref.length < MIN_PREFIX_LENGTH) {
+    throw invalidArgument(
+      `session ${quote(ref)} is too short: give the full id or a prefix of at least ${MIN_PREFIX_LENGTH} characters`,
+    );
+  }
+  return ref;
+}
+
+/** Time-sortable session id: YYYYMMDD-HHMMSS-<8 hex>, UTC. */
+export function newSessionId(now: Date = new Date()): string {
+  const iso = now.toISOString(); // 2026-11-29T20:25:48.123Z
+  const date = iso.slice(0, 10).replaceAll("-", "");
+  const time = iso.slice(11, 19).replaceAll(":", "");
+  return `${date}-${time}-${randomBytes(4).toString("hex")}`;
+}
+
+/** Random entry id (16 hex chars): used when a caller leaves the id empty. */
+export function newEntryId(): string {
+  return randomBytes(8).toString("hex");
+}

@@ -1,0 +1,8 @@
+/** The pure core: ids, errors, the session log, tree algorithms, the fold and append planning. */
+export * from "./append-plan.js";
+export * from "./entry.js";
+export * from "./errors.js";
+export * from "./fold.js";
+export * from "./ids.js";
+export * from "./session-log.js";
+export * from "./tree.js";

@@ -1,0 +1,118 @@
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { invalidArgument } from "./errors.js";
+import { quote } from "./ids.js";
+
+/**
+ * Tree algorithms over entries that name their parent. Pure and total: bad
+ * shapes (duplicate ids, missing parents, cycles) are reported as errors,
+ * never as a hang or a crash. A log built by SessionLog cannot contain a
+ * cycle (a parent always precedes its child), but imported data can.
+ */
+
+/** Finds an entry by id; undefined when absent. */
+export type Lookup = (id: string) => Entry | undefined;
+
+/** Indexes entries by id; a duplicate id is an error naming it. */
+export function entriesById(entries: Iterable<Entry>): Map<string, Entry> {
+  const byId = new Map<string, Entry>();
+  for (const e of entries) {
+    if (byId.has(e.id)) throw invalidArgument(`duplicate entry id ${quote(e.id)}`);
+    byId.set(e.id, e);
+  }
+  return byId;
+}
+
+/**
+ * The path root → `id`, following parent ids. Throws on a missing entry, a
+ * missing parent or a cycle (the `seen` set bounds the walk).
+ */
+export function pathTo(lookup: Lookup, id: string): Entry[] {
+  const path: Entry[] = [];
+  const seen = new Set<string>();
+  let current: string | undefined = id;
+  while (current !== undefined) {
+    if (seen.has(current)) throw invalidArgument(`cycle in the entry tree at ${quote(current)}`);
+    seen.add(current);
+    const entry = lookup(current);
+    if (entry === undefined) {
+      throw invalidArgument(
+        current === id
+          ? `entry ${quote(id)} not found`
+          : `missing parent entry ${quote(current)} on the path to ${quote(id)}`,
+      );
+    }
+    path.push(entry);
+    current = entry.parentId;
+  }
+  path.reverse();
+  return path;
+}
+
+/** True when `ancestor` is `id` itself or lies on the path root → `id`. */
+export function isOnPathTo(lookup: Lookup, ancestor: string, id: string): boolean {
+  const seen = new Set<string>();
+  let current: string | undefined = id;
+  while (current !== undefined && !seen.has(current)) {
+    if (current === ancestor) return true;
+    seen.add(current);
+    current = lookup(current)?.parentId;
+  }
+  return false;
+}
+
+/** The deepest entry on both paths root → a and root → b; undefined if they share no root. */
+export function lowestCommonAncestor(lookup: Lookup, a: string, b: string): Entry | undefined {
+  const onA = new Set(pathTo(lookup, a).map((e) => e.id));
+  const pathB = pathTo(lookup, b);
+  for (let i = pathB.length - 1; i >= 0; i--) {
+    const e = pathB[i] as Entry;
+    if (onA.has(e.id)) return e;
+  }
+  return undefined;
+}
+
+/** Children of every entry, in input order (the tree is stored parent-only). */
+export function childrenIndex(entries: Iterable<Entry>): Map<string, Entry[]> {
+  const children = new Map<string, Entry[]>();
+  for (const e of entries) {
+    if (e.parentId === undefined) continue;
+    const list = children.get(e.parentId);
+    if (list === undefined) children.set(e.parentId, [e]);
+    else list.push(e);
+  }
+  return children;
+}
+
+/**
+ * Checks that a set of entries forms one tree: unique ids, exactly one root,
+ * every parent present, no cycle. Used on imported data before it is stored.
+ */
+export function checkTree(entries: readonly Entry[]): Map<string, Entry> {
+  const byId = entriesById(entries);
+  const roots = entries.filter((e) => e.parentId === undefined);
+  if (roots.length !== 1) {
+    throw invalidArgument(`a session has exactly one root entry; found ${roots.length}`);
+  }
+  // Walk up from every entry until a checked one: linear overall, and the
+  // per-walk `seen` set turns a cycle into an error instead of a hang.
+  const done = new Set<string>();
+  for (const e of entries) {
+    const seen = new Set<string>();
+    let current: Entry | undefined = e;
+    while (current !== undefined && !done.has(current.id)) {
+      if (seen.has(current.id))
+        throw invalidArgument(`cycle in the entry tree at ${quote(current.id)}`);
+      seen.add(current.id);
+      const parentId: string | undefined = current.parentId;
+      if (parentId === undefined) break;
+      current = byId.get(parentId);
+      if (current === undefined) {
+        throw invalidArgument(
+          `entry ${quote([...seen].pop() ?? "")} names missing parent ${quote(parentId)}`,
+        );
+      }
+    }
+    for (const id of seen) done.add(id);
+  }
+  return byId;
+}

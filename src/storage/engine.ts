@@ -1,0 +1,125 @@
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import type { AppendPlan } from "../core/append-plan.js";
+import type { SessionLog } from "../core/session-log.js";
+
+/**
+ * The storage contract every engine (memory, jsonl, postgres) implements and
+ * the conformance suite (conformance.ts) checks. Engines know nothing of the
+ * semantics of entries: the store hands them a `Planner` (pure, from
+ * src/core) that validates a request against the up-to-date log and says
+ * what to write. The engine's job is ordering and durability:
+ *
+ * - mutations of one session are serialised (in-process queue, and across
+ *   processes where the engine allows several writers);
+ * - the planner always sees the log as it is on durable storage, including
+ *   appends made by other processes;
+ * - an append resolves only after its entries are durable, and a batch is
+ *   all-or-nothing, also across a crash;
+ * - subscribers are told about changes only after they are durable.
+ */
+
+/** Identifies one session. Both parts are validated ids (see core/ids.ts). */
+export interface SessionKey {
+  readonly workspace: string;
+  readonly sessionId: string;
+}
+
+/** Decides what to write given the current log; throws a SessiondError to refuse. */
+export type Planner = (log: SessionLog) => AppendPlan;
+
+/** Outcome of a durable append. */
+export interface AppendResult extends AppendPlan {
+  /** Head seq after the append. */
+  headSeq: number;
+  /** Current leaf after the append. */
+  leafId: string;
+}
+
+/** A page of the raw log. */
+export interface EntryPage {
+  entries: Entry[];
+  headSeq: number;
+}
+
+/**
+ * What listing needs to know of a session without folding it. For a corrupt
+ * session the counters cover the readable prefix and `health` says why.
+ */
+export interface SessionRecord {
+  readonly workspace: string;
+  readonly sessionId: string;
+  /** The root SessionInfo entry; undefined when even the first record is unreadable. */
+  readonly root: Entry | undefined;
+  /** Newest SessionInfo title in the log. */
+  readonly title: string | undefined;
+  readonly headSeq: number;
+  readonly leafId: string;
+  readonly messageCount: number;
+  /** Timestamp (ms) of the newest entry. */
+  readonly updatedAtMs: number;
+  readonly health: "ok" | "corrupt";
+  /** For corrupt sessions: what is wrong and where (line number). */
+  readonly healthDetail: string;
+}
+
+export type StorageEventType = "created" | "appended" | "deleted";
+
+/** A wake-up for watchers: the data is always read back from the engine. */
+export interface StorageEvent {
+  readonly type: StorageEventType;
+  readonly workspace: string;
+  readonly sessionId: string;
+  /** Head seq after the event (0 for deleted). */
+  readonly headSeq: number;
+}
+
+export type StorageListener = (event: StorageEvent) => void;
+
+export interface StorageEngine {
+  /** "memory", "jsonl" or "postgres". */
+  readonly kind: string;
+
+  /**
+   * Creates a session durably from its first entries (a SessionInfo root
+   * first, seqs 1..n), all or nothing. Fails with ALREADY_EXISTS when the id
+   * is taken in the workspace. Subagent sessions are recognised by the
+   * root's parent_session_id.
+   */
+  create(key: SessionKey, entries: readonly Entry[]): Promise<void>;
+
+  /**
+   * Runs `plan` against the up-to-date log under the session's write
+   * serialisation and makes `plan.write` durable before resolving. Planner
+   * errors reject this call only; nothing is written for it.
+   * NOT_FOUND when the session does not exist; DATA_LOSS when it is corrupt.
+   */
+  append(key: SessionKey, plan: Planner): Promise<AppendResult>;
+
+  /**
+   * The session's log, caught up with durable storage. The returned object
+   * may be shared and grow with later appends: read it synchronously.
+   * NOT_FOUND / DATA_LOSS.
+   */
+  load(key: SessionKey): Promise<SessionLog>;
+
+  /** Entries with seq > afterSeq, at most `limit`, in seq order. NOT_FOUND / DATA_LOSS. */
+  read(key: SessionKey, afterSeq: number, limit: number): Promise<EntryPage>;
+
+  /** Ids of every session of a workspace (top-level and subagents), unordered. */
+  listIds(workspace: string): Promise<string[]>;
+
+  /** Records of the given sessions (or of all of the workspace), corrupt ones included. */
+  list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]>;
+
+  /** Workspaces that hold at least one session. */
+  workspaces(): Promise<string[]>;
+
+  /** Deletes a session durably; false when it did not exist. */
+  delete(key: SessionKey): Promise<boolean>;
+
+  /** Registers a listener for durable changes; returns the unsubscribe function. */
+  subscribe(listener: StorageListener): () => void;
+
+  /** Finishes queued writes, releases locks and handles. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,124 @@
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { alreadyExists, notFound, unavailable } from "../core/errors.js";
+import { quote } from "../core/ids.js";
+import { SessionLog } from "../core/session-log.js";
+import type {
+  AppendResult,
+  EntryPage,
+  Planner,
+  SessionKey,
+  SessionRecord,
+  StorageEngine,
+  StorageEvent,
+  StorageListener,
+} from "./engine.js";
+import { recordOf } from "./record.js";
+
+/**
+ * The in-memory engine: for tests and ephemeral use. Everything is lost when
+ * the process exits. JavaScript's single thread serialises mutations: a
+ * planner runs synchronously against the log and its entries are applied in
+ * the same tick, so no queue is needed.
+ */
+export class MemoryEngine implements StorageEngine {
+  readonly kind = "memory";
+  private readonly spaces = new Map<string, Map<string, SessionLog>>();
+  private readonly listeners = new Set<StorageListener>();
+  private closed = false;
+
+  private space(workspace: string): Map<string, SessionLog> {
+    let s = this.spaces.get(workspace);
+    if (s === undefined) {
+      s = new Map();
+      this.spaces.set(workspace, s);
+    }
+    return s;
+  }
+
+  private get(key: SessionKey): SessionLog {
+    this.checkOpen();
+    const log = this.spaces.get(key.workspace)?.get(key.sessionId);
+    if (log === undefined) {
+      throw notFound(
+        `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
+      );
+    }
+    return log;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw unavailable("storage is closed");
+  }
+
+  private emit(event: StorageEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {
+    this.checkOpen();
+    const space = this.space(key.workspace);
+    if (space.has(key.sessionId)) {
+      throw alreadyExists(`session ${quote(key.sessionId)} already exists`);
+    }
+    const log = SessionLog.from(key.sessionId, entries);
+    space.set(key.sessionId, log);
+    this.emit({ type: "created", ...key, headSeq: log.headSeq });
+  }
+
+  async append(key: SessionKey, plan: Planner): Promise<AppendResult> {
+    const log = this.get(key);
+    const planned = plan(log);
+    for (const e of planned.write) log.apply(e);
+    if (planned.write.length > 0) this.emit({ type: "appended", ...key, headSeq: log.headSeq });
+    return { ...planned, headSeq: log.headSeq, leafId: log.leafId };
+  }
+
+  async load(key: SessionKey): Promise<SessionLog> {
+    return this.get(key);
+  }
+
+  async read(key: SessionKey, afterSeq: number, limit: number): Promise<EntryPage> {
+    const log = this.get(key);
+    return { entries: log.slice(afterSeq, limit), headSeq: log.headSeq };
+  }
+
+  async listIds(workspace: string): Promise<string[]> {
+    this.checkOpen();
+    return [...(this.spaces.get(workspace)?.keys() ?? [])];
+  }
+
+  async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
+    this.checkOpen();
+    const space = this.spaces.get(workspace);
+    if (space === undefined) return [];
+    const ids = sessionIds ?? [...space.keys()];
+    const out: SessionRecord[] = [];
+    for (const id of ids) {
+      const log = space.get(id);
+      if (log !== undefined) out.push(recordOf(workspace, log));
+    }
+    return out;
+  }
+
+  async workspaces(): Promise<string[]> {
+    this.checkOpen();
+    return [...this.spaces.entries()].filter(([, s]) => s.size > 0).map(([w]) => w);
+  }
+
+  async delete(key: SessionKey): Promise<boolean> {
+    this.checkOpen();
+    const removed = this.spaces.get(key.workspace)?.delete(key.sessionId) ?? false;
+    if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
+    return removed;
+  }
+
+  subscribe(listener: StorageListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+  }
+}
