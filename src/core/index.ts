@@ -4,5 +4,6 @@ export * from "./entry.js";
 export * from "./errors.js";
 export * from "./fold.js";
 export * from "./ids.js";
+export * from "./import-plan.js";
 export * from "./session-log.js";
 export * from "./tree.js";

@@ -1,0 +1,71 @@
+import { clone, create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { isSessiondError } from "./errors.js";
+import { planImport } from "./import-plan.js";
+import { assistant, info, toolResult, user } from "./test-helpers.js";
+
+function withSeqs(entries: Entry[]): Entry[] {
+  return entries.map((e, i) => {
+    const c = clone(EntrySchema, e);
+    c.seq = BigInt(i + 1);
+    return c;
+  });
+}
+
+function rejects(entries: Entry[], fragment: string): void {
+  try {
+    planImport("imported", entries);
+  } catch (err) {
+    expect(isSessiondError(err, "INVALID_ARGUMENT")).toBe(true);
+    expect((err as Error).message).toContain(fragment);
+    return;
+  }
+  throw new Error("import was accepted");
+}
+
+describe("planImport", () => {
+  it("accepts a valid branched log, renumbers seqs and sets the new session id", () => {
+    const entries = withSeqs([
+      info("r1"),
+      user("a1", "q1", "r1"),
+      assistant("b2", "answer", [], "a1"),
+      assistant("b2x", "another answer", [], "a1"),
+      create(EntrySchema, { id: "l1", parentId: "b2x", kind: { case: "leaf", value: { leafId: "b2" } } }),
+    ]);
+    entries[1]!.seq = 7n;
+    const out = planImport("imported", entries);
+    expect(out.map((e) => Number(e.seq))).toEqual([1, 2, 3, 4, 5]);
+    expect(out.map((e) => e.id)).toEqual(["r1", "a1", "b2", "b2x", "l1"]);
+    const root = out[0]!;
+    expect(root.kind.case === "sessionInfo" && root.kind.value.sessionId).toBe("imported");
+  });
+
+  it("rejects a cycle in imported data without hanging", () => {
+    rejects(withSeqs([info("r1"), user("x", "x", "y"), user("y", "y", "x")]), "cycle");
+  });
+
+  it("rejects a missing parent, naming it", () => {
+    rejects(withSeqs([info("r1"), user("a1", "q", "ghost")]), "ghost");
+  });
+
+  it("rejects duplicate ids", () => {
+    rejects(withSeqs([info("r1"), user("a1", "q", "r1"), user("a1", "q", "r1")]), "a1");
+  });
+
+  it("rejects a second root", () => {
+    rejects(withSeqs([info("r1"), info("r2")]), "root");
+  });
+
+  it("rejects a child listed before its parent", () => {
+    rejects(withSeqs([info("r1"), user("b", "b", "a"), user("a", "a", "r1")]), "before its parent");
+  });
+
+  it("rejects an orphan tool result with the live append rules", () => {
+    rejects(withSeqs([info("r1"), user("a1", "q", "r1"), toolResult("t1", "call-9", "a1")]), "t1");
+  });
+
+  it("rejects a first entry that is not a SessionInfo", () => {
+    rejects(withSeqs([user("a1", "q")]), "SessionInfo");
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * sessiond as a library: open a store on a directory (JSONL files) or in
+ * memory and use it in-process, with no server. The generated protobuf types
+ * are re-exported so callers build entries with `create(EntrySchema, …)`.
+ */
+
+import { JsonlEngine } from "./storage/jsonl/index.js";
+import { MemoryEngine } from "./storage/memory.js";
+import { SessionStore, type StoreOptions } from "./store/session-store.js";
+
+export * from "../gen/sessiond/v1/entry_pb.js";
+export * from "../gen/sessiond/v1/session_pb.js";
+export {
+  type ErrorCode,
+  isSessiondError,
+  SessiondError,
+} from "./core/errors.js";
+export { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, foldPath } from "./core/fold.js";
+export type { AppendResult, StorageEngine } from "./storage/engine.js";
+export { JsonlEngine } from "./storage/jsonl/index.js";
+export { MemoryEngine } from "./storage/memory.js";
+export * from "./store/index.js";
+
+export type OpenStoreOptions = StoreOptions &
+  ({ dataDir: string; memory?: undefined } | { memory: true; dataDir?: undefined });
+
+/**
+ * Opens a SessionStore: `{ dataDir }` for durable JSONL files (the embedded
+ * default), `{ memory: true }` for an ephemeral store. Close it when done so
+ * that leases on session files are released.
+ */
+export function openStore(options: OpenStoreOptions): SessionStore {
+  const engine = options.memory
+    ? new MemoryEngine()
+    : new JsonlEngine({ dataDir: options.dataDir });
+  return new SessionStore(engine, options);
+}

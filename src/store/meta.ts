@@ -1,0 +1,42 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import { timestampMillis } from "../core/entry.js";
+import type { SessionRecord } from "../storage/engine.js";
+
+/** Creation time (ms) of a record, from its root SessionInfo (0 when unreadable). */
+export function createdMsOf(record: SessionRecord): number {
+  const k = record.root?.kind;
+  return k?.case === "sessionInfo" ? timestampMillis(k.value.createdAt) : 0;
+}
+
+/** Parent session id of a record ("" for top-level sessions). */
+export function parentOf(record: SessionRecord): string {
+  const k = record.root?.kind;
+  return k?.case === "sessionInfo" ? (k.value.parentSessionId ?? "") : "";
+}
+
+/** The public SessionMeta of a storage record. */
+export function metaOf(record: SessionRecord): SessionMeta {
+  const k = record.root?.kind;
+  const info = k?.case === "sessionInfo" ? k.value : undefined;
+  return create(SessionMetaSchema, {
+    id: record.sessionId,
+    workspace: record.workspace,
+    title: record.title ?? info?.title,
+    cwd: info?.cwd,
+    createdAt: info?.createdAt,
+    updatedAt: record.updatedAtMs > 0 ? timestampFromMs(record.updatedAtMs) : info?.createdAt,
+    entryCount: BigInt(record.headSeq),
+    messageCount: BigInt(record.messageCount),
+    leafId: record.leafId,
+    headSeq: BigInt(record.headSeq),
+    parentSessionId: info?.parentSessionId,
+    agentType: info?.agentType,
+    spawnDepth: info?.spawnDepth ?? 0,
+    forkedFrom: info?.forkedFrom,
+    metadata: info?.metadata,
+    health: record.health === "ok" ? Health.OK : Health.CORRUPT,
+    healthDetail: record.healthDetail,
+  });
+}

@@ -1,0 +1,355 @@
+import { clone, create, equals, fromJson, type JsonObject } from "@bufbuild/protobuf";
+import { StructSchema } from "@bufbuild/protobuf/wkt";
+import {
+  type Entry,
+  EntrySchema,
+  type SessionInfo,
+  SessionInfoSchema,
+} from "../../gen/sessiond/v1/entry_pb.js";
+import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import { type PlanContext, resolveTarget } from "../core/append-plan.js";
+import { FORMAT_VERSION, toTimestamp } from "../core/entry.js";
+import {
+  alreadyExists,
+  failedPrecondition,
+  invalidArgument,
+  isSessiondError,
+  notFound,
+} from "../core/errors.js";
+import {
+  checkSessionId,
+  checkSessionRef,
+  checkWorkspace,
+  newEntryId,
+  newSessionId,
+  quote,
+} from "../core/ids.js";
+import { planImport } from "../core/import-plan.js";
+import type { SessionKey, StorageEngine, StorageListener } from "../storage/engine.js";
+import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
+import { createdMsOf, metaOf, parentOf } from "./meta.js";
+import { decodePageToken, encodePageToken } from "./page-token.js";
+import { Session, type SessionContext } from "./session.js";
+
+export interface StoreOptions {
+  limits?: Partial<StoreLimits>;
+  /** Clock (tests pin it). */
+  now?: () => Date;
+}
+
+export interface CreateSessionInput {
+  workspace?: string | undefined;
+  title?: string | undefined;
+  cwd?: string | undefined;
+  metadata?: JsonObject | undefined;
+  /** Client-chosen id; generated (time-sortable) when absent. */
+  sessionId?: string | undefined;
+  /** Makes this a subagent session of that session (same workspace, full id). */
+  parentSessionId?: string | undefined;
+  agentType?: string | undefined;
+}
+
+export interface ListInput {
+  workspace?: string | undefined;
+  /** Unset: top-level sessions; set: the subagents of that session. */
+  parentSessionId?: string | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+  order?: "newest" | "oldest" | undefined;
+}
+
+export interface ForkInput {
+  /** Entry id or label; the current leaf when absent. */
+  entry?: string | undefined;
+  title?: string | undefined;
+  sessionId?: string | undefined;
+}
+
+/** How many candidates an ambiguous-prefix error names. */
+const CANDIDATES_SHOWN = 5;
+
+/**
+ * SessionStore is the repository over one storage engine: it creates,
+ * finds (full id or unique prefix), lists, deletes and forks sessions, keeps
+ * workspaces apart, and hands out Session facades. It holds no session data
+ * itself; the engine is the single source of truth.
+ */
+export class SessionStore {
+  readonly limits: StoreLimits;
+  private readonly now: () => Date;
+  private readonly ctx: SessionContext;
+
+  constructor(
+    readonly engine: StorageEngine,
+    options: StoreOptions = {},
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.now = options.now ?? (() => new Date());
+    const plan: PlanContext = { now: this.now };
+    this.ctx = {
+      engine,
+      limits: this.limits,
+      plan,
+      meta: (key) => this.metaOfKey(key),
+    };
+  }
+
+  /**
+   * Creates a session (or a subagent session). Creating an existing id with
+   * identical parameters returns the existing session with created=false.
+   */
+  async create(
+    input: CreateSessionInput = {},
+  ): Promise<{ session: SessionMeta; created: boolean }> {
+    const workspace = checkWorkspace(input.workspace);
+    const sessionId =
+      input.sessionId === undefined ? newSessionId(this.now()) : checkSessionId(input.sessionId);
+    let spawnDepth = 0;
+    if (input.parentSessionId !== undefined) {
+      checkSessionId(input.parentSessionId, "parent_session_id");
+      if (input.parentSessionId === sessionId) {
+        throw invalidArgument(`session ${quote(sessionId)} cannot be its own parent`);
+      }
+      const parent = await this.engine.load({ workspace, sessionId: input.parentSessionId });
+      spawnDepth = parent.info.spawnDepth + 1;
+    } else if (input.agentType !== undefined) {
+      throw invalidArgument("agent_type is only valid with parent_session_id");
+    }
+    const info = create(SessionInfoSchema, {
+      sessionId,
+      title: input.title,
+      cwd: input.cwd,
+      createdAt: toTimestamp(this.now()),
+      formatVersion: FORMAT_VERSION,
+      parentSessionId: input.parentSessionId,
+      agentType: input.agentType,
+      spawnDepth,
+      metadata: input.metadata,
+    });
+    const root = create(EntrySchema, {
+      id: newEntryId(),
+      seq: 1n,
+      timestamp: info.createdAt,
+      kind: { case: "sessionInfo", value: info },
+    });
+    const key = { workspace, sessionId };
+    try {
+      await this.engine.create(key, [root]);
+      return { session: await this.metaOfKey(key), created: true };
+    } catch (err) {
+      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      const existing = (await this.engine.load(key)).info;
+      if (!sameCreateParams(existing, info)) {
+        throw alreadyExists(
+          `session ${quote(sessionId)} already exists in workspace ${quote(workspace)} with other parameters`,
+        );
+      }
+      return { session: await this.metaOfKey(key), created: false };
+    }
+  }
+
+  /**
+   * Resolves a full id or a unique prefix (≥ 4 characters) to a session id.
+   * An exact id wins over a longer id it prefixes. No match → NOT_FOUND;
+   * several → FAILED_PRECONDITION naming some candidates.
+   */
+  async resolve(workspaceIn: string | undefined, ref: string): Promise<SessionKey> {
+    const workspace = checkWorkspace(workspaceIn);
+    checkSessionRef(ref);
+    const ids = await this.engine.listIds(workspace);
+    if (ids.includes(ref)) return { workspace, sessionId: ref };
+    const matches = ids.filter((id) => id.startsWith(ref)).sort();
+    if (matches.length === 0) {
+      throw notFound(`session ${quote(ref)} not found in workspace ${quote(workspace)}`);
+    }
+    if (matches.length > 1) {
+      const shown = matches.slice(0, CANDIDATES_SHOWN).join(", ");
+      throw failedPrecondition(
+        `session prefix ${quote(ref)} is ambiguous: ${matches.length} sessions match (${shown}${matches.length > CANDIDATES_SHOWN ? ", …" : ""})`,
+      );
+    }
+    return { workspace, sessionId: matches[0] as string };
+  }
+
+  /** The facade of one session, by full id or unique prefix. */
+  async open(workspace: string | undefined, ref: string): Promise<Session> {
+    return new Session(this.ctx, await this.resolve(workspace, ref));
+  }
+
+  /** Metadata of one session. */
+  async get(workspace: string | undefined, ref: string): Promise<SessionMeta> {
+    return this.metaOfKey(await this.resolve(workspace, ref));
+  }
+
+  private async metaOfKey(key: SessionKey): Promise<SessionMeta> {
+    const [record] = await this.engine.list(key.workspace, [key.sessionId]);
+    if (record === undefined) {
+      throw notFound(
+        `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
+      );
+    }
+    return metaOf(record);
+  }
+
+  /**
+   * One page of a workspace's sessions, ordered by creation time (newest
+   * first by default), top-level or the subagents of one parent. Corrupt
+   * sessions are listed with health CORRUPT.
+   */
+  async list(input: ListInput = {}): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
+    const workspace = checkWorkspace(input.workspace);
+    const parent = input.parentSessionId ?? "";
+    if (parent !== "") checkSessionId(parent, "parent_session_id");
+    const order = input.order === "oldest" ? "asc" : "desc";
+    const size = input.pageSize ?? 0;
+    if (!Number.isSafeInteger(size) || size < 0 || size > this.limits.maxPageSize) {
+      throw invalidArgument(`page_size ${size} is out of range (max ${this.limits.maxPageSize})`);
+    }
+    const pageSize = size === 0 ? this.limits.defaultPageSize : size;
+    const after = input.pageToken ? decodePageToken(input.pageToken) : undefined;
+    if (after !== undefined && (after.order !== order || after.parent !== parent)) {
+      throw invalidArgument("invalid page_token: it belongs to a different listing");
+    }
+    const sign = order === "desc" ? -1 : 1;
+    const compare = (aMs: number, aId: string, bMs: number, bId: string) =>
+      sign * (aMs - bMs || (aId < bId ? -1 : aId > bId ? 1 : 0));
+    const records = (await this.engine.list(workspace))
+      .filter((r) => parentOf(r) === parent)
+      .map((r) => ({ r, ms: createdMsOf(r) }))
+      .filter(
+        ({ r, ms }) =>
+          after === undefined || compare(ms, r.sessionId, after.createdMs, after.id) > 0,
+      )
+      .sort((a, b) => compare(a.ms, a.r.sessionId, b.ms, b.r.sessionId));
+    const page = records.slice(0, pageSize);
+    const last = page[page.length - 1];
+    const nextPageToken =
+      records.length > pageSize && last !== undefined
+        ? encodePageToken({ createdMs: last.ms, id: last.r.sessionId, order, parent })
+        : "";
+    return { sessions: page.map(({ r }) => metaOf(r)), nextPageToken };
+  }
+
+  /**
+   * Deletes a session; with includeSubagents also its subagents,
+   * recursively (children first, so a crash midway leaves no orphan whose
+   * parent is gone while it remains). Returns the deleted ids.
+   */
+  async delete(
+    workspaceIn: string | undefined,
+    ref: string,
+    opts: { includeSubagents?: boolean } = {},
+  ): Promise<string[]> {
+    const key = await this.resolve(workspaceIn, ref);
+    const order: string[] = [key.sessionId];
+    if (opts.includeSubagents) {
+      const children = new Map<string, string[]>();
+      for (const r of await this.engine.list(key.workspace)) {
+        const p = parentOf(r);
+        if (p !== "") children.set(p, [...(children.get(p) ?? []), r.sessionId]);
+      }
+      for (let i = 0; i < order.length; i++) {
+        for (const c of children.get(order[i] as string) ?? []) {
+          if (!order.includes(c)) order.push(c);
+        }
+      }
+    }
+    const deleted: string[] = [];
+    for (const sessionId of order.reverse()) {
+      if (await this.engine.delete({ workspace: key.workspace, sessionId }))
+        deleted.push(sessionId);
+    }
+    return deleted.reverse();
+  }
+
+  /**
+   * Forks a session at an entry (id or label; default the current leaf): a
+   * new top-level session whose SessionInfo records forked_from, followed by
+   * copies of the path's entries (ids kept, re-parented onto the new root).
+   * The source is untouched.
+   */
+  async fork(
+    workspaceIn: string | undefined,
+    ref: string,
+    input: ForkInput = {},
+  ): Promise<SessionMeta> {
+    const source = await this.resolve(workspaceIn, ref);
+    const sessionId =
+      input.sessionId === undefined ? newSessionId(this.now()) : checkSessionId(input.sessionId);
+    const log = await this.engine.load(source);
+    const target = input.entry ? resolveTarget(log, input.entry) : log.get(log.leafId);
+    if (target === undefined) throw notFound(`session ${quote(source.sessionId)} has no leaf`);
+    const path = log.path(target.id);
+    const from = log.info;
+    let rootId = newEntryId();
+    while (path.some((e) => e.id === rootId)) rootId = newEntryId();
+    const createdAt = toTimestamp(this.now());
+    const root = create(EntrySchema, {
+      id: rootId,
+      seq: 1n,
+      timestamp: createdAt,
+      kind: {
+        case: "sessionInfo",
+        value: {
+          sessionId,
+          title: input.title ?? log.title,
+          cwd: from.cwd,
+          createdAt,
+          formatVersion: FORMAT_VERSION,
+          forkedFrom: { sessionId: source.sessionId, entryId: target.id },
+          metadata: from.metadata,
+        },
+      },
+    });
+    const copies: Entry[] = path.slice(1).map((e, i) => {
+      const copy = clone(EntrySchema, e);
+      copy.seq = BigInt(i + 2);
+      if (i === 0) copy.parentId = rootId;
+      if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = sessionId;
+      return copy;
+    });
+    const key = { workspace: source.workspace, sessionId };
+    await this.engine.create(key, [root, ...copies]);
+    return this.metaOfKey(key);
+  }
+
+  /**
+   * Stores a foreign log (e.g. an export) as a new session after checking it
+   * with the same rules as live appends (see core/import-plan.ts). The id is
+   * `sessionId`, else the one recorded in the root, else a new one.
+   */
+  async import(
+    workspaceIn: string | undefined,
+    entries: readonly Entry[],
+    opts: { sessionId?: string | undefined } = {},
+  ): Promise<SessionMeta> {
+    const workspace = checkWorkspace(workspaceIn);
+    const first = entries[0];
+    const recorded = first?.kind.case === "sessionInfo" ? first.kind.value.sessionId : "";
+    const sessionId = checkSessionId(opts.sessionId ?? (recorded || newSessionId(this.now())));
+    const key = { workspace, sessionId };
+    await this.engine.create(key, planImport(sessionId, entries));
+    return this.metaOfKey(key);
+  }
+
+  /** Storage events (created / appended / deleted) for watchers. */
+  subscribe(listener: StorageListener): () => void {
+    return this.engine.subscribe(listener);
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}
+
+/** Idempotent create: the same parameters (creation time and generated ids aside). */
+function sameCreateParams(existing: SessionInfo, wanted: SessionInfo): boolean {
+  const struct = (o: JsonObject | undefined) => fromJson(StructSchema, o ?? {});
+  return (
+    existing.title === wanted.title &&
+    existing.cwd === wanted.cwd &&
+    existing.parentSessionId === wanted.parentSessionId &&
+    existing.agentType === wanted.agentType &&
+    equals(StructSchema, struct(existing.metadata), struct(wanted.metadata))
+  );
+}
