@@ -45,6 +45,10 @@ export interface AppendPlan {
 }
 
 function checkExpectations(log: SessionLog, x: Expectations): void {
+  const seq = x.expectedSeq;
+  if (typeof seq === "number" && !(Number.isSafeInteger(seq) && seq >= 0)) {
+    throw invalidArgument(`expected_seq ${seq} is not a non-negative integer`);
+  }
   if (x.expectedSeq !== undefined && BigInt(x.expectedSeq) !== BigInt(log.headSeq)) {
     throw aborted(
       `session ${quote(log.sessionId)}: expected head seq ${x.expectedSeq}, but it is ${log.headSeq}`,
@@ -141,10 +145,16 @@ class BatchView {
   readonly lookup = (id: string): Entry | undefined => this.added.get(id) ?? this.log.get(id);
 }
 
-/** A TOOL message must answer an unanswered tool call of an ASSISTANT message on its path. */
+/**
+ * A TOOL message must answer an unanswered tool call of an ASSISTANT message
+ * on its path, and the call must not have been compacted away on that path
+ * (the CONTEXT would then hold a result without its call, which LLM APIs
+ * reject).
+ */
 function checkToolResult(view: BatchView, e: Entry, callId: string): void {
   let current = e.parentId;
   const seen = new Set<string>();
+  const compactedBy = new Map<string, string>();
   while (current !== undefined && !seen.has(current)) {
     seen.add(current);
     const p = view.lookup(current);
@@ -154,7 +164,16 @@ function checkToolResult(view: BatchView, e: Entry, callId: string): void {
         `entry ${quote(e.id)}: tool call ${quote(callId)} is already answered by ${quote(p.id)}`,
       );
     }
-    if (toolCallIds(p).includes(callId)) return;
+    if (p.kind.case === "compaction") {
+      for (const id of p.kind.value.replacesEntryIds) compactedBy.set(id, p.id);
+    }
+    if (toolCallIds(p).includes(callId)) {
+      const compaction = compactedBy.get(p.id);
+      if (compaction === undefined) return;
+      throw invalidArgument(
+        `entry ${quote(e.id)}: tool call ${quote(callId)} of ${quote(p.id)} was replaced by compaction ${quote(compaction)}`,
+      );
+    }
     current = p.parentId;
   }
   throw invalidArgument(
@@ -306,22 +325,33 @@ export interface RewindInput extends MoveInput {
   allowBeforeCompaction?: boolean | undefined;
 }
 
+/**
+ * A retry of an acknowledged move (its Leaf entry id is already stored)
+ * returns the stored entry before any other check, as a retried Append does:
+ * the leaf, the head, a label or the compaction floor may all have moved
+ * since. `target` is the request's target (an entry id, or the label text
+ * that named the stored target); the stored Leaf's parent may differ.
+ */
+function retriedMove(log: SessionLog, x: MoveInput, target: string): AppendPlan | undefined {
+  if (x.entryId === undefined) return undefined;
+  const stored = log.get(x.entryId);
+  if (stored === undefined) return undefined;
+  if (stored.kind.case === "leaf") {
+    const movedTo = log.get(stored.kind.value.leafId);
+    const sameTarget =
+      movedTo?.id === target ||
+      (movedTo?.kind.case === "label" && movedTo.kind.value.label === target);
+    if (sameTarget) return { write: [], entries: [stored], deduplicated: true };
+  }
+  throw alreadyExists(`entry ${quote(x.entryId)} already exists with other content`);
+}
+
 function planMove(log: SessionLog, targetId: string, x: MoveInput, ctx: PlanContext): AppendPlan {
   const leafEntry = create(EntrySchema, {
     id: x.entryId ?? "",
     parentId: log.leafId,
     kind: { case: "leaf", value: { leafId: targetId } },
   });
-  if (x.entryId !== undefined) {
-    const stored = log.get(x.entryId);
-    if (stored !== undefined) {
-      // A retried move: parent may differ (the leaf moved after it), the target must not.
-      if (stored.kind.case === "leaf" && stored.kind.value.leafId === targetId) {
-        return { write: [], entries: [stored], deduplicated: true };
-      }
-      throw alreadyExists(`entry ${quote(x.entryId)} already exists with other content`);
-    }
-  }
   return planAppend(log, { entries: [leafEntry], ...expectationsOf(x) }, ctx, true);
 }
 
@@ -335,6 +365,8 @@ function expectationsOf(x: Expectations): Expectations {
  * FAILED_PRECONDITION unless allowBeforeCompaction.
  */
 export function planRewind(log: SessionLog, x: RewindInput, ctx: PlanContext = {}): AppendPlan {
+  const retry = retriedMove(log, x, x.target);
+  if (retry !== undefined) return retry;
   const target = resolveTarget(log, x.target);
   if (!x.allowBeforeCompaction) {
     const floor = compactionFloor(log.path());
@@ -349,5 +381,5 @@ export function planRewind(log: SessionLog, x: RewindInput, ctx: PlanContext = {
 
 /** Plans a Reset: a Leaf entry pointing at the root (empty context, history kept). */
 export function planReset(log: SessionLog, x: MoveInput, ctx: PlanContext = {}): AppendPlan {
-  return planMove(log, log.root.id, x, ctx);
+  return retriedMove(log, x, log.root.id) ?? planMove(log, log.root.id, x, ctx);
 }

@@ -225,7 +225,12 @@ describe("settings come from the path only, last one wins", () => {
   });
 
   it("the root's title holds until a later SessionInfo on the path changes it", () => {
-    const log = appendEach(newLog("s1", "root", "T0"), user("u1", "x"), info("i2", "T2"), user("u3", "y"));
+    const log = appendEach(
+      newLog("s1", "root", "T0"),
+      user("u1", "x"),
+      info("i2", "T2"),
+      user("u3", "y"),
+    );
     expect(foldPath(log.path("u1")).title).toBe("T0");
     expect(foldPath(log.path()).title).toBe("T2");
   });
@@ -249,13 +254,13 @@ describe("settings come from the path only, last one wins", () => {
 describe("time travel", () => {
   const timeLog = () =>
     buildLog(
-    modelChange("m1", "small"),
-    user("u1", "one"),
-    assistant("a2", "two"),
-    modelChange("m3", "large"),
-    user("u4", "four"),
-    compaction("c5", "one to four", ["u1", "a2", "u4"]),
-    user("u6", "six"),
+      modelChange("m1", "small"),
+      user("u1", "one"),
+      assistant("a2", "two"),
+      modelChange("m3", "large"),
+      user("u4", "four"),
+      compaction("c5", "one to four", ["u1", "a2", "u4"]),
+      user("u6", "six"),
     );
 
   it("the fold at an earlier entry is the state as it was then", () => {

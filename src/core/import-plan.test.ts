@@ -31,7 +31,11 @@ describe("planImport", () => {
       user("a1", "q1", "r1"),
       assistant("b2", "answer", [], "a1"),
       assistant("b2x", "another answer", [], "a1"),
-      create(EntrySchema, { id: "l1", parentId: "b2x", kind: { case: "leaf", value: { leafId: "b2" } } }),
+      create(EntrySchema, {
+        id: "l1",
+        parentId: "b2x",
+        kind: { case: "leaf", value: { leafId: "b2" } },
+      }),
     ]);
     entries[1]!.seq = 7n;
     const out = planImport("imported", entries);

@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { foldPath } from "./fold.js";
 import { SessionLog } from "./session-log.js";
-import { appendBatch, appendEach, assistant, idsOf, newLog, rewindTo, user } from "./test-helpers.js";
+import {
+  appendBatch,
+  appendEach,
+  assistant,
+  idsOf,
+  newLog,
+  rewindTo,
+  user,
+} from "./test-helpers.js";
 
 /**
  * The design note's example (seed/000_f44af186fb375291.txt), replayed through

@@ -110,6 +110,37 @@ export class SessionLog {
   }
 
   /**
+   * Adds a batch all-or-nothing: when any entry breaks an invariant, the
+   * entries of the batch applied so far are rolled back and the error is
+   * rethrown, so a bad plan never leaves half a batch in memory.
+   */
+  applyAll(entries: readonly Entry[]): void {
+    const length = this.list.length;
+    const leaf = this.leaf;
+    const messages = this.messages;
+    const title = this.titleValue;
+    const labelUndo: Array<[string, string | undefined]> = [];
+    try {
+      for (const e of entries) {
+        if (e.kind.case === "label") {
+          labelUndo.push([e.kind.value.label, this.labelIndex.get(e.kind.value.label)]);
+        }
+        this.apply(e);
+      }
+    } catch (err) {
+      while (this.list.length > length) this.byId.delete((this.list.pop() as Entry).id);
+      for (const [label, before] of labelUndo.reverse()) {
+        if (before === undefined) this.labelIndex.delete(label);
+        else this.labelIndex.set(label, before);
+      }
+      this.leaf = leaf;
+      this.messages = messages;
+      this.titleValue = title;
+      throw err;
+    }
+  }
+
+  /**
    * Adds the next entry. Throws DATA_LOSS when the entry would break a log
    * invariant: a stored log that does so is corrupt, and a planner that
    * produces one has a bug that must not reach the disk.

@@ -1,7 +1,13 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { type AppendInput, type AppendPlan, planAppend, planRewind, type RewindInput } from "./append-plan.js";
+import {
+  type AppendInput,
+  type AppendPlan,
+  planAppend,
+  planRewind,
+  type RewindInput,
+} from "./append-plan.js";
 import { type ErrorCode, isSessiondError, type SessiondError } from "./errors.js";
 import { SessionLog } from "./session-log.js";
 
@@ -90,7 +96,12 @@ export function compaction(
   });
 }
 
-export function branchSummary(id: string, summary: string, fromId: string, parentId?: string): Entry {
+export function branchSummary(
+  id: string,
+  summary: string,
+  fromId: string,
+  parentId?: string,
+): Entry {
   return create(EntrySchema, {
     id,
     parentId,
@@ -102,7 +113,12 @@ export function label(id: string, text: string, parentId?: string): Entry {
   return create(EntrySchema, { id, parentId, kind: { case: "label", value: { label: text } } });
 }
 
-export function modelChange(id: string, model: string, provider?: string, parentId?: string): Entry {
+export function modelChange(
+  id: string,
+  model: string,
+  provider?: string,
+  parentId?: string,
+): Entry {
   return create(EntrySchema, {
     id,
     parentId,
@@ -192,7 +208,11 @@ export function idsOf(entries: readonly Entry[]): string[] {
  * Runs `fn`, expects a SessiondError with `code`, and expects its message to
  * contain every one of `mentions` (the offending ids). Returns the error.
  */
-export function expectError(fn: () => unknown, code: ErrorCode, ...mentions: string[]): SessiondError {
+export function expectError(
+  fn: () => unknown,
+  code: ErrorCode,
+  ...mentions: string[]
+): SessiondError {
   let thrown: unknown;
   try {
     fn();

@@ -4,8 +4,8 @@
  * those meant for `planAppend` carry no seq (the planner assigns it), those
  * meant for `StorageEngine.create` are given seqs and parents explicitly.
  */
-import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
-import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { create, fromJson, type JsonObject, toJson } from "@bufbuild/protobuf";
+import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { planAppend, planReset, planRewind } from "../core/append-plan.js";
@@ -100,12 +100,7 @@ export function assistantMsg(
               value: {
                 id: callId,
                 name: "read_file",
-                arguments: {
-                  kind: {
-                    case: "structValue" as const,
-                    value: { fields: { path: { kind: { case: "stringValue", value: "a.ts" } } } },
-                  },
-                },
+                arguments: fromJson(ValueSchema, { path: "a.ts", lines: [1, 20] }),
               },
             },
           })),
@@ -243,7 +238,9 @@ export function forkLikeEntries(sessionId: string): Entry[] {
       kind: { case: "thinkingLevelChange", value: { thinkingLevel: "high" } },
     }),
   );
-  push(userMsg("c03", 'line one\nline two\r\n\ttabbed "quoted" \\ back\u2028sep\u0000nul é 中文 🎉'));
+  push(
+    userMsg("c03", 'line one\nline two\r\n\ttabbed "quoted" \\ back\u2028sep\u0000nul é 中文 🎉'),
+  );
   push(
     create(EntrySchema, {
       id: "c04",
@@ -326,7 +323,10 @@ export function forkLikeEntries(sessionId: string): Entry[] {
             {
               part: {
                 case: "image",
-                value: { mimeType: "image/png", data: Uint8Array.from({ length: 256 }, (_, i) => i) },
+                value: {
+                  mimeType: "image/png",
+                  data: Uint8Array.from({ length: 256 }, (_, i) => i),
+                },
               },
             },
             { part: { case: "text", value: "what is this?" } },

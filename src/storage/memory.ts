@@ -50,8 +50,15 @@ export class MemoryEngine implements StorageEngine {
     if (this.closed) throw unavailable("storage is closed");
   }
 
+  /** A listener's bug must not fail the (already applied) change nor starve other listeners. */
   private emit(event: StorageEvent): void {
-    for (const l of this.listeners) l(event);
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch (err) {
+        process.emitWarning(`storage listener failed: ${String(err)}`);
+      }
+    }
   }
 
   async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {
@@ -68,7 +75,7 @@ export class MemoryEngine implements StorageEngine {
   async append(key: SessionKey, plan: Planner): Promise<AppendResult> {
     const log = this.get(key);
     const planned = plan(log);
-    for (const e of planned.write) log.apply(e);
+    log.applyAll(planned.write);
     if (planned.write.length > 0) this.emit({ type: "appended", ...key, headSeq: log.headSeq });
     return { ...planned, headSeq: log.headSeq, leafId: log.leafId };
   }

@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkEntryId,
+  checkSessionId,
+  checkSessionRef,
+  checkWorkspace,
+  ENTRY_ID_PATTERN,
+  newEntryId,
+  newSessionId,
+} from "./ids.js";
+import { expectError } from "./test-helpers.js";
+
+const HUGE = "a".repeat(10 * 1024);
+
+/** Ids that must never reach a file name. */
+const HOSTILE: [string, string][] = [
+  ["empty", ""],
+  ["traversal", "../etc"],
+  ["a bare ..", ".."],
+  ["a slash", "abcd/efgh"],
+  ["a backslash", "abcd\\efgh"],
+  ["an absolute path", "/etc/passwd"],
+  ["a NUL byte", "abcd\u0000efgh"],
+  ["a space", "abcd efgh"],
+];
+
+describe("checkSessionId", () => {
+  it("accepts generated and client-chosen ids", () => {
+    expect(checkSessionId("20260304-050607-0a1b2c3d")).toBe("20260304-050607-0a1b2c3d");
+    expect(checkSessionId("a")).toBe("a");
+    expect(checkSessionId(`A${"b".repeat(127)}`)).toHaveLength(128);
+  });
+
+  it.each([
+    ...HOSTILE,
+    ["a dot", "abcd.jsonl"],
+    ["a leading dot", ".hidden"],
+    ["a leading dash", "-rf"],
+    ["129 characters", "a".repeat(129)],
+  ])("rejects %s with INVALID_ARGUMENT", (_, id) => {
+    expectError(() => checkSessionId(id), "INVALID_ARGUMENT", "session id");
+  });
+
+  it("rejects a 10 KB id without echoing it whole", () => {
+    const err = expectError(() => checkSessionId(HUGE), "INVALID_ARGUMENT");
+    expect(err.message.length).toBeLessThan(400);
+    expect(err.message).toContain("10240 chars");
+  });
+});
+
+describe("checkWorkspace", () => {
+  it("defaults an empty or missing workspace to 'default'", () => {
+    expect(checkWorkspace(undefined)).toBe("default");
+    expect(checkWorkspace("")).toBe("default");
+  });
+
+  it("accepts names with dots, dashes and underscores after the first character", () => {
+    expect(checkWorkspace("team-a.prod_1")).toBe("team-a.prod_1");
+  });
+
+  it.each([
+    ...HOSTILE.filter(([, ws]) => ws !== ""),
+    ["a leading dot", ".ws"],
+    ["129 characters", "w".repeat(129)],
+    ["10 KB", HUGE],
+  ])("rejects %s with INVALID_ARGUMENT", (_, ws) => {
+    const err = expectError(() => checkWorkspace(ws), "INVALID_ARGUMENT", "workspace");
+    expect(err.message.length).toBeLessThan(400);
+  });
+});
+
+describe("checkSessionRef", () => {
+  it("accepts a full id or a prefix of at least 4 characters", () => {
+    expect(checkSessionRef("2026")).toBe("2026");
+    expect(checkSessionRef("20260304-050607-0a1b2c3d")).toBe("20260304-050607-0a1b2c3d");
+  });
+
+  it("rejects a prefix shorter than 4 characters with INVALID_ARGUMENT", () => {
+    const err = expectError(() => checkSessionRef("202"), "INVALID_ARGUMENT", '"202"');
+    expect(err.message).toContain("4");
+  });
+
+  it.each([...HOSTILE, ["a dot", "abcd.x"]])("rejects %s with INVALID_ARGUMENT", (_, ref) => {
+    expectError(() => checkSessionRef(ref), "INVALID_ARGUMENT");
+  });
+
+  it("rejects a 10 KB reference without echoing it whole", () => {
+    const err = expectError(() => checkSessionRef(HUGE), "INVALID_ARGUMENT");
+    expect(err.message.length).toBeLessThan(400);
+  });
+});
+
+describe("checkEntryId", () => {
+  it("accepts [A-Za-z0-9_-]{1,64}", () => {
+    expect(checkEntryId("-_aZ09")).toBe("-_aZ09");
+    expect(checkEntryId("e".repeat(64))).toHaveLength(64);
+  });
+
+  it.each([...HOSTILE, ["65 characters", "e".repeat(65)], ["a dot", "a.b"]])(
+    "rejects %s with INVALID_ARGUMENT",
+    (_, id) => {
+      expectError(() => checkEntryId(id), "INVALID_ARGUMENT", "entry id");
+    },
+  );
+});
+
+describe("newSessionId", () => {
+  it("is YYYYMMDD-HHMMSS-<8 hex> of the given instant", () => {
+    expect(newSessionId(new Date("2026-03-04T05:06:07.890Z"))).toMatch(
+      /^20260304-050607-[0-9a-f]{8}$/,
+    );
+  });
+
+  it("uses UTC, not the local time zone", () => {
+    expect(newSessionId(new Date("2026-12-31T23:30:00-05:00"))).toMatch(
+      /^20270101-043000-[0-9a-f]{8}$/,
+    );
+  });
+
+  it("is a valid session id", () => {
+    expect(checkSessionId(newSessionId())).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/);
+  });
+
+  it("sorts by creation time", () => {
+    const instants = [
+      "2025-12-31T23:59:59Z",
+      "2026-01-01T00:00:00Z",
+      "2026-01-01T00:00:01Z",
+      "2026-01-01T09:59:59Z",
+      "2026-01-01T10:00:00Z",
+      "2026-10-02T00:00:00Z",
+    ];
+    const ids = instants.map((iso) => newSessionId(new Date(iso)));
+    expect([...ids].reverse().sort()).toEqual(ids);
+  });
+
+  it("differs between two sessions created in the same second", () => {
+    const now = new Date("2026-03-04T05:06:07Z");
+    expect(newSessionId(now)).not.toBe(newSessionId(now));
+  });
+});
+
+describe("newEntryId", () => {
+  it("is a valid entry id and random", () => {
+    const a = newEntryId();
+    expect(a).toMatch(ENTRY_ID_PATTERN);
+    expect(a).not.toBe(newEntryId());
+  });
+});
