@@ -155,9 +155,11 @@ export class SessionStore {
    */
   async resolve(workspaceIn: string | undefined, ref: string): Promise<SessionKey> {
     const workspace = checkWorkspace(workspaceIn);
-    checkSessionRef(ref);
+    checkSessionId(ref, "session");
     const ids = await this.engine.listIds(workspace);
+    // A client-chosen id may be shorter than a prefix is allowed to be.
     if (ids.includes(ref)) return { workspace, sessionId: ref };
+    checkSessionRef(ref);
     const matches = ids.filter((id) => id.startsWith(ref)).sort();
     if (matches.length === 0) {
       throw notFound(`session ${quote(ref)} not found in workspace ${quote(workspace)}`);

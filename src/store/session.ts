@@ -18,8 +18,8 @@ import {
 } from "../core/append-plan.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
 import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
-import { quote } from "../core/ids.js";
 import { foldPath } from "../core/fold.js";
+import { quote } from "../core/ids.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
 
@@ -76,9 +76,13 @@ export class Session {
 
   /**
    * Appends one entry or an atomic batch. Resolves once durable; a retry
-   * with the same ids and content is de-duplicated.
+   * with the same ids and content is de-duplicated. Async so that every
+   * refusal, limits included, arrives as a rejection.
    */
-  append(entries: EntryInput | readonly EntryInput[], opts: AppendOptions = {}): Promise<AppendResult> {
+  async append(
+    entries: EntryInput | readonly EntryInput[],
+    opts: AppendOptions = {},
+  ): Promise<AppendResult> {
     const list = (Array.isArray(entries) ? entries : [entries]).map((e) =>
       create(EntrySchema, e as MessageInitShape<typeof EntrySchema>),
     );
@@ -129,13 +133,13 @@ export class Session {
   }
 
   /** A page of the raw log: entries with seq > afterSeq. */
-  entries(afterSeq = 0, limit = 0): Promise<EntryPage> {
+  async entries(afterSeq = 0, limit = 0): Promise<EntryPage> {
     const { defaultPageSize, maxPageSize } = this.ctx.limits;
     if (afterSeq < 0 || !Number.isSafeInteger(afterSeq)) {
       throw invalidArgument(`after_seq ${afterSeq} is out of range`);
     }
-    if (limit > maxPageSize) {
-      throw invalidArgument(`limit ${limit} exceeds the maximum page size ${maxPageSize}`);
+    if (limit < 0 || !Number.isSafeInteger(limit) || limit > maxPageSize) {
+      throw invalidArgument(`limit ${limit} is out of range (max page size ${maxPageSize})`);
     }
     return this.ctx.engine.read(this.key, afterSeq, limit === 0 ? defaultPageSize : limit);
   }

@@ -1,0 +1,163 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+  DEFAULT_DATA_DIR,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_LISTEN,
+  DEFAULT_SERVER_LIMITS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  parseTokensFile,
+  type ServerConfig,
+  startServer,
+} from "../server/index.js";
+import { serverHooks } from "../server/hooks.js";
+import { MemoryEngine } from "../storage/memory.js";
+import { JsonlEngine } from "../storage/jsonl/index.js";
+import type { StorageEngine } from "../storage/engine.js";
+import { SessionStore } from "../store/session-store.js";
+import { CliError, type Command, intFlag, parse } from "./command.js";
+
+const L = DEFAULT_SERVER_LIMITS;
+
+const HELP = `Usage: sessiond serve [flags]
+
+Serves StoreService and SessionService (gRPC, gRPC-Web and Connect on one port).
+
+Flags:
+  --listen HOST:PORT          address to bind (default ${DEFAULT_LISTEN}; port 0 = any free port)
+  --data-dir DIR              where the jsonl engine stores sessions (default ${DEFAULT_DATA_DIR})
+  --storage KIND              jsonl (default) or memory
+  --auth-tokens FILE          bearer tokens: {"tokens":[{"token":"...","workspaces":["*"]}]}
+  --insecure                  allow a non-loopback address without tokens
+  --tls-cert FILE --tls-key FILE   serve TLS (HTTP/2 with HTTP/1.1 fallback)
+  --tls-client-ca FILE        require client certificates signed by this CA (mTLS)
+  --max-message-bytes N       largest request/response message (default ${L.maxMessageBytes})
+  --max-entries-per-append N  (default ${L.maxEntriesPerAppend})
+  --max-entry-bytes N         (default ${L.maxEntryBytes})
+  --default-page-size N       (default ${L.defaultPageSize})
+  --max-page-size N           (default ${L.maxPageSize})
+  --max-watchers-per-session N (default ${L.maxWatchersPerSession})
+  --max-watchers N            watch streams in total (default ${L.maxWatchersTotal})
+  --max-concurrent-streams N  HTTP/2 streams per connection (default ${L.maxConcurrentStreams})
+  --max-deadline-ms N         largest deadline a client may set, 0 = none (default ${L.maxDeadlineMs})
+  --heartbeat-ms N            watch heartbeat interval (default ${DEFAULT_HEARTBEAT_MS})
+  --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
+  -h, --help                  show this help
+
+Logs one JSON line per request on stderr. SIGTERM / SIGINT shut down gracefully (exit 0).`;
+
+const OPTIONS = {
+  listen: { type: "string" },
+  "data-dir": { type: "string" },
+  storage: { type: "string" },
+  "auth-tokens": { type: "string" },
+  insecure: { type: "boolean" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  "tls-client-ca": { type: "string" },
+  "max-message-bytes": { type: "string" },
+  "max-entries-per-append": { type: "string" },
+  "max-entry-bytes": { type: "string" },
+  "default-page-size": { type: "string" },
+  "max-page-size": { type: "string" },
+  "max-watchers-per-session": { type: "string" },
+  "max-watchers": { type: "string" },
+  "max-concurrent-streams": { type: "string" },
+  "max-deadline-ms": { type: "string" },
+  "heartbeat-ms": { type: "string" },
+  "shutdown-grace-ms": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function splitListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
+  if (m === null) throw new CliError(`--listen must be HOST:PORT, got "${listen}"`, 2);
+  return { host: (m[1] ?? m[2]) as string, port: Number(m[3]) };
+}
+
+function readFile(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new CliError(`--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+}
+
+export const serve: Command = {
+  name: "serve",
+  summary: "run the sessiond server",
+  help: HELP,
+  async run(argv) {
+    const { values: v } = parse("serve", argv, OPTIONS, false);
+    if (v.help) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    const { host, port } = splitListen(v.listen ?? DEFAULT_LISTEN);
+    const kind = v.storage ?? "jsonl";
+    const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
+    let engine: StorageEngine;
+    if (kind === "jsonl") engine = new JsonlEngine({ dataDir });
+    else if (kind === "memory") engine = new MemoryEngine();
+    else throw new CliError(`--storage must be jsonl or memory, got "${kind}"`, 2);
+    let tokens: ServerConfig["tokens"] = [];
+    if (v["auth-tokens"] !== undefined) {
+      try {
+        tokens = parseTokensFile(readFile("auth-tokens", v["auth-tokens"]).toString("utf8"));
+      } catch (err) {
+        throw new CliError(`--auth-tokens: ${(err as Error).message}`);
+      }
+    }
+    if ((v["tls-cert"] === undefined) !== (v["tls-key"] === undefined)) {
+      throw new CliError("--tls-cert and --tls-key go together", 2);
+    }
+    const limits = {
+      maxMessageBytes: intFlag("max-message-bytes", v["max-message-bytes"], L.maxMessageBytes),
+      maxEntriesPerAppend: intFlag("max-entries-per-append", v["max-entries-per-append"], L.maxEntriesPerAppend),
+      maxEntryBytes: intFlag("max-entry-bytes", v["max-entry-bytes"], L.maxEntryBytes),
+      defaultPageSize: intFlag("default-page-size", v["default-page-size"], L.defaultPageSize),
+      maxPageSize: intFlag("max-page-size", v["max-page-size"], L.maxPageSize),
+      maxWatchersPerSession: intFlag("max-watchers-per-session", v["max-watchers-per-session"], L.maxWatchersPerSession),
+      maxWatchersTotal: intFlag("max-watchers", v["max-watchers"], L.maxWatchersTotal),
+      maxConcurrentStreams: intFlag("max-concurrent-streams", v["max-concurrent-streams"], L.maxConcurrentStreams),
+      maxDeadlineMs: intFlag("max-deadline-ms", v["max-deadline-ms"], L.maxDeadlineMs),
+    };
+    const config: ServerConfig = {
+      host,
+      port,
+      tokens,
+      insecure: v.insecure ?? false,
+      tls:
+        v["tls-cert"] !== undefined && v["tls-key"] !== undefined
+          ? {
+              cert: readFile("tls-cert", v["tls-cert"]),
+              key: readFile("tls-key", v["tls-key"]),
+              clientCa: v["tls-client-ca"] ? readFile("tls-client-ca", v["tls-client-ca"]) : undefined,
+            }
+          : undefined,
+      limits,
+      heartbeatMs: intFlag("heartbeat-ms", v["heartbeat-ms"], DEFAULT_HEARTBEAT_MS),
+      shutdownGraceMs: intFlag("shutdown-grace-ms", v["shutdown-grace-ms"], DEFAULT_SHUTDOWN_GRACE_MS),
+    };
+    const store = new SessionStore(engine, { limits });
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer(store, config, serverHooks);
+    } catch (err) {
+      await store.close();
+      throw new CliError((err as Error).message);
+    }
+    const where = kind === "jsonl" ? `jsonl files in ${dataDir}` : "memory (lost on exit)";
+    process.stdout.write(`sessiond listening on ${server.url}, storing ${where}\n`);
+    await new Promise<void>((done) => {
+      const stop = () => {
+        process.off("SIGTERM", stop);
+        process.off("SIGINT", stop);
+        server.close().then(done, done);
+      };
+      process.on("SIGTERM", stop);
+      process.on("SIGINT", stop);
+    });
+    return 0;
+  },
+};

@@ -1,0 +1,52 @@
+import type { StoreLimits } from "../store/limits.js";
+
+/** Limits of the network layer (the store's own limits are in StoreLimits). */
+export interface ServerLimits extends StoreLimits {
+  /** Largest request or response message, bytes. */
+  maxMessageBytes: number;
+  /** WatchEntries streams per session. */
+  maxWatchersPerSession: number;
+  /** Watch streams (WatchEntries + WatchSessions) in total. */
+  maxWatchersTotal: number;
+  /** HTTP/2 concurrent streams per connection. */
+  maxConcurrentStreams: number;
+  /** Largest deadline a client may ask for, ms (0 = no limit). */
+  maxDeadlineMs: number;
+}
+
+/** A bearer token and the workspaces it may use ("*" = all). */
+export interface TokenGrant {
+  readonly token: string;
+  readonly workspaces: readonly string[];
+}
+
+/** TLS material, read from files at the edge (CLI). */
+export interface TlsConfig {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  /** When set, clients must present a certificate signed by this CA (mTLS). */
+  readonly clientCa?: Buffer | undefined;
+}
+
+/**
+ * Everything the server needs, read once at the edge (CLI flags) and passed
+ * down; nothing deeper reads process.env.
+ */
+export interface ServerConfig {
+  /** Host to bind, e.g. 127.0.0.1. */
+  readonly host: string;
+  /** Port; 0 picks a free one. */
+  readonly port: number;
+  /** Bearer tokens; empty = no authentication (loopback only unless insecure). */
+  readonly tokens: readonly TokenGrant[];
+  /** Allow binding a non-loopback address without tokens. */
+  readonly insecure: boolean;
+  readonly tls?: TlsConfig | undefined;
+  readonly limits: ServerLimits;
+  /** Interval of watch heartbeats, ms. */
+  readonly heartbeatMs: number;
+  /** How long shutdown waits for in-flight calls before closing connections, ms. */
+  readonly shutdownGraceMs: number;
+  /** Where request logs go (one JSON line each); default stderr. */
+  readonly log?: ((line: string) => void) | undefined;
+}

@@ -1,0 +1,17 @@
+import { DEFAULT_LIMITS } from "../store/limits.js";
+import type { ServerLimits } from "./config.js";
+
+/** Safe defaults for every server limit (each has a flag). */
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  ...DEFAULT_LIMITS,
+  maxMessageBytes: 4 * 1024 * 1024,
+  maxWatchersPerSession: 1000,
+  maxWatchersTotal: 10_000,
+  maxConcurrentStreams: 1000,
+  maxDeadlineMs: 0,
+};
+
+export const DEFAULT_HEARTBEAT_MS = 5000;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+export const DEFAULT_LISTEN = "127.0.0.1:50051";
+export const DEFAULT_DATA_DIR = "./.sessiond";

@@ -1,0 +1,133 @@
+import http2 from "node:http2";
+import { isIP } from "node:net";
+import type { AddressInfo } from "node:net";
+import { type ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
+import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import type { SessionStore } from "../store/session-store.js";
+import { authInterceptor } from "./auth.js";
+import type { ServerConfig } from "./config.js";
+import type { ServiceDeps } from "./deps.js";
+import { edgeInterceptor, InFlight, shuttingDown } from "./edge.js";
+import { EventHub } from "./event-hub.js";
+import { SessionFeed } from "./session-feed.js";
+import { sessionService } from "./session-service.js";
+import { storeService } from "./store-service.js";
+import { WatchSlots } from "./watch-slots.js";
+
+export interface RunningServer {
+  /** Base URL clients use, e.g. http://127.0.0.1:50051. */
+  readonly url: string;
+  readonly port: number;
+  /**
+   * Graceful shutdown: stop accepting, finish in-flight unary calls (bounded
+   * by shutdownGraceMs), end watch streams with UNAVAILABLE, close HTTP/2
+   * sessions, close the store.
+   */
+  close(): Promise<void>;
+}
+
+/** Extra services mounted next to ours (health, reflection). */
+export type RouteHook = (router: ConnectRouter, deps: ServiceDeps) => void;
+
+function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1";
+}
+
+/**
+ * Serves StoreService and SessionService on one port for gRPC, gRPC-Web and
+ * Connect (HTTP/2 cleartext, or TLS with HTTP/1.1 fallback).
+ */
+export async function startServer(
+  store: SessionStore,
+  config: ServerConfig,
+  hooks: readonly RouteHook[] = [],
+): Promise<RunningServer> {
+  if (config.tokens.length === 0 && !config.insecure && !isLoopback(config.host)) {
+    throw new Error(
+      `refusing to listen on ${config.host} without auth tokens: pass --auth-tokens FILE, or --insecure to allow it`,
+    );
+  }
+  const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const deps: ServiceDeps = {
+    store,
+    hub: new EventHub(store.engine),
+    feed: new SessionFeed(store.engine),
+    slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
+    config,
+  };
+  const inFlight = new InFlight();
+  const shutdown = new AbortController();
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      router.service(StoreService, storeService(deps));
+      router.service(SessionService, sessionService(deps));
+      for (const hook of hooks) hook(router, deps);
+    },
+    interceptors: [edgeInterceptor(log, inFlight), authInterceptor(config.tokens)],
+    readMaxBytes: config.limits.maxMessageBytes,
+    writeMaxBytes: config.limits.maxMessageBytes,
+    maxTimeoutMs: config.limits.maxDeadlineMs,
+    shutdownSignal: shutdown.signal,
+  });
+  const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
+  const server = config.tls
+    ? http2.createSecureServer(
+        {
+          cert: config.tls.cert,
+          key: config.tls.key,
+          ca: config.tls.clientCa,
+          requestCert: config.tls.clientCa !== undefined,
+          rejectUnauthorized: config.tls.clientCa !== undefined,
+          allowHTTP1: true,
+          settings,
+        },
+        handler,
+      )
+    : http2.createServer({ settings }, handler);
+
+  // Node 20's close() leaves open sessions alone: track them to end them on shutdown.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (s: http2.ServerHttp2Session) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+    s.on("error", () => s.destroy());
+  });
+  // Garbage on the port must never take the process down.
+  server.on("sessionError", () => {});
+  server.on("clientError", () => {});
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `${config.tls ? "https" : "http"}://${hostForUrl}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      shutdown.abort(shuttingDown());
+      await inFlight.drained(config.shutdownGraceMs);
+      for (const s of sessions) s.close();
+      const forced = setTimeout(() => {
+        for (const s of sessions) s.destroy();
+      }, 1000);
+      await stopped;
+      clearTimeout(forced);
+      deps.hub.close();
+      deps.feed.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { url, port, close };
+}

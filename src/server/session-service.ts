@@ -1,0 +1,110 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  AppendedEntrySchema,
+  type SessionService,
+} from "../../gen/sessiond/v1/session_service_pb.js";
+import { invalidArgument } from "../core/errors.js";
+import type { AppendResult } from "../storage/engine.js";
+import type { Session } from "../store/session.js";
+import { authorizeSession } from "./auth.js";
+import type { ServiceDeps } from "./deps.js";
+import { sessionKey } from "./event-hub.js";
+import { watchEntries } from "./watch-entries.js";
+
+/** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
+function seqArg(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw invalidArgument(`${what} ${value} is out of range`);
+  return Number(value);
+}
+
+function appendResponse(result: AppendResult) {
+  return {
+    entries: result.entries.map((e) =>
+      create(AppendedEntrySchema, {
+        id: e.id,
+        parentId: e.parentId,
+        seq: e.seq,
+        timestamp: e.timestamp,
+      }),
+    ),
+    leafId: result.leafId,
+    headSeq: BigInt(result.headSeq),
+    deduplicated: result.deduplicated,
+  };
+}
+
+/** SessionService over the Session facade. */
+export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
+  const { store } = deps;
+  const open = (ctx: HandlerContext, req: { workspace: string; session: string }): Promise<Session> =>
+    store.open(authorizeSession(ctx, req.workspace, req.session), req.session);
+
+  return {
+    async append(req, ctx) {
+      const session = await open(ctx, req);
+      const result = await session.append(req.entries, {
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+      });
+      return appendResponse(result);
+    },
+
+    async rewind(req, ctx) {
+      const session = await open(ctx, req);
+      const r = await session.rewind(req.target, {
+        allowBeforeCompaction: req.allowBeforeCompaction,
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        entryId: req.entryId,
+      });
+      return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
+    },
+
+    async reset(req, ctx) {
+      const session = await open(ctx, req);
+      const r = await session.reset({
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        entryId: req.entryId,
+      });
+      return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
+    },
+
+    async getState(req, ctx) {
+      const session = await open(ctx, req);
+      return { state: await session.state({ atEntryId: req.atEntryId, view: req.view }) };
+    },
+
+    async getEntries(req, ctx) {
+      const session = await open(ctx, req);
+      const page = await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
+      return { entries: page.entries, headSeq: BigInt(page.headSeq) };
+    },
+
+    async getTree(req, ctx) {
+      const session = await open(ctx, req);
+      const tree = await session.tree();
+      return { nodes: tree.nodes, leafId: tree.leafId, headSeq: BigInt(tree.headSeq) };
+    },
+
+    async *watchEntries(req, ctx) {
+      const session = await open(ctx, req);
+      const afterSeq = seqArg(req.afterSeq, "after_seq");
+      const release = deps.slots.acquire(sessionKey(session.workspace, session.id));
+      try {
+        yield* watchEntries({
+          engine: store.engine,
+          hub: deps.hub,
+          key: session.key,
+          afterSeq,
+          signal: ctx.signal,
+          heartbeatMs: deps.config.heartbeatMs,
+          pageSize: store.limits.defaultPageSize,
+        });
+      } finally {
+        release();
+      }
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { SortOrder, type StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import { authorizeSession, authorizeWorkspace } from "./auth.js";
+import type { ServiceDeps } from "./deps.js";
+import { watchSessions } from "./watch-sessions.js";
+
+/** StoreService over the SessionStore: translation of requests, nothing more. */
+export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService> {
+  const { store } = deps;
+  return {
+    async createSession(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      const { session, created } = await store.create({
+        workspace,
+        title: req.title,
+        cwd: req.cwd,
+        metadata: req.metadata as JsonObject | undefined,
+        sessionId: req.sessionId,
+        parentSessionId: req.parentSessionId,
+        agentType: req.agentType,
+      });
+      return { session, created };
+    },
+
+    async getSession(req, ctx) {
+      const workspace = authorizeSession(ctx, req.workspace, req.session);
+      return { session: await store.get(workspace, req.session) };
+    },
+
+    async listSessions(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      return store.list({
+        workspace,
+        parentSessionId: req.parentSessionId,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+      });
+    },
+
+    async deleteSession(req, ctx) {
+      const workspace = authorizeSession(ctx, req.workspace, req.session);
+      const deletedSessionIds = await store.delete(workspace, req.session, {
+        includeSubagents: req.includeSubagents,
+      });
+      return { deletedSessionIds };
+    },
+
+    async forkSession(req, ctx) {
+      const workspace = authorizeSession(ctx, req.workspace, req.session);
+      const session = await store.fork(workspace, req.session, {
+        entry: req.entry || undefined,
+        title: req.title,
+        sessionId: req.sessionId,
+      });
+      return { session };
+    },
+
+    async *watchSessions(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      const release = deps.slots.acquire(undefined);
+      try {
+        yield* watchSessions({
+          store,
+          feed: deps.feed,
+          workspace,
+          afterCursor: req.afterCursor,
+          signal: ctx.signal,
+          heartbeatMs: deps.config.heartbeatMs,
+        });
+      } finally {
+        release();
+      }
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import * as fs from "node:fs";
+import { isSessiondError, type SessiondError, unavailable } from "../../core/errors.js";
+
+/**
+ * The file-system calls the JSONL engine makes, as one replaceable object.
+ * Everything durable goes through here (no `fs.promises` elsewhere in the
+ * engine), so tests can count fdatasyncs, fail the k-th call with EIO or
+ * ENOSPC, return short writes, or simulate a power cut by remembering what
+ * was synced. File descriptors are plain numbers to keep wrappers trivial.
+ */
+export interface FsOps {
+  open(path: string, flags: string, mode?: number): Promise<number>;
+  close(fd: number): Promise<void>;
+  /** Reads at `position`; returns the bytes read (may be fewer than asked). */
+  read(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number>;
+  /** Writes at `position`; returns the bytes written (may be fewer than asked). */
+  write(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number>;
+  fdatasync(fd: number): Promise<void>;
+  fsync(fd: number): Promise<void>;
+  ftruncate(fd: number, length: number): Promise<void>;
+  fstat(fd: number): Promise<fs.Stats>;
+  stat(path: string): Promise<fs.Stats>;
+  link(existing: string, target: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  /** Non-recursive on purpose: the caller fsyncs the parent of every directory it creates. */
+  mkdir(path: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+}
+
+function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, value: T) => void) => void) {
+  return new Promise<T>((resolve, reject) => {
+    run((err, value) => (err ? reject(err) : resolve(value)));
+  });
+}
+
+function cbVoid(run: (done: (err: NodeJS.ErrnoException | null) => void) => void) {
+  return new Promise<void>((resolve, reject) => {
+    run((err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/**
+ * The real file system. Callback APIs rather than `fs.promises` because
+ * they are the cheapest path to the thread pool (no FileHandle objects on
+ * the append path).
+ */
+export const nodeFs: FsOps = {
+  open: (path, flags, mode = 0o644) => cb<number>((d) => fs.open(path, flags, mode, d)),
+  close: (fd) => cbVoid((d) => fs.close(fd, d)),
+  read: (fd, buf, offset, length, position) =>
+    cb<number>((d) => fs.read(fd, buf, offset, length, position, d)),
+  write: (fd, buf, offset, length, position) =>
+    cb<number>((d) => fs.write(fd, buf, offset, length, position, d)),
+  fdatasync: (fd) => cbVoid((d) => fs.fdatasync(fd, d)),
+  fsync: (fd) => cbVoid((d) => fs.fsync(fd, d)),
+  ftruncate: (fd, length) => cbVoid((d) => fs.ftruncate(fd, length, d)),
+  fstat: (fd) => cb<fs.Stats>((d) => fs.fstat(fd, d)),
+  stat: (path) => cb<fs.Stats>((d) => fs.stat(path, d)),
+  link: (existing, target) => cbVoid((d) => fs.link(existing, target, d)),
+  unlink: (path) => cbVoid((d) => fs.unlink(path, d)),
+  mkdir: (path) => cbVoid((d) => fs.mkdir(path, d)),
+  readdir: (path) => cb<string[]>((d) => fs.readdir(path, d)),
+};
+
+/** The errno code of an fs error ("ENOENT"), or undefined. */
+export function errnoCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** Writes all of `buf` at `position`, looping on short writes. */
+export async function writeAll(ops: FsOps, fd: number, buf: Buffer, position: number) {
+  let done = 0;
+  while (done < buf.length) {
+    const n = await ops.write(fd, buf, done, buf.length - done, position + done);
+    if (n <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
+    done += n;
+  }
+}
+
+/**
+ * Reads exactly `length` bytes at `position` (fewer only if the file ends
+ * first), looping on short reads; returns the filled part of the buffer.
+ */
+export async function readAt(ops: FsOps, fd: number, position: number, length: number) {
+  const buf = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = await ops.read(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done === length ? buf : buf.subarray(0, done);
+}
+
+/** Makes a directory's entries (created, linked, unlinked files) durable. */
+export async function fsyncDir(ops: FsOps, dir: string): Promise<void> {
+  const fd = await ops.open(dir, "r");
+  try {
+    await ops.fsync(fd);
+  } finally {
+    await ops.close(fd);
+  }
+}
+
+/** Closes `fd`, ignoring errors: used on paths that are already failing. */
+export async function closeQuietly(ops: FsOps, fd: number | undefined): Promise<void> {
+  if (fd === undefined) return;
+  try {
+    await ops.close(fd);
+  } catch {
+    // The handle is being abandoned; there is nothing useful to do with the error.
+  }
+}
+
+/**
+ * A SessiondError as is; any other (fs) error as UNAVAILABLE naming what
+ * failed and the errno code, so that no raw error escapes the engine.
+ */
+export function ioError(err: unknown, doing: string): SessiondError {
+  if (isSessiondError(err)) return err;
+  const what = errnoCode(err) ?? (err instanceof Error ? err.message : String(err));
+  return unavailable(`${doing} failed (${what})`, err);
+}

@@ -1,0 +1,22 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { describeStorageConformance } from "../conformance.js";
+import { JsonlEngine } from "./jsonl-engine.js";
+
+describeStorageConformance("jsonl", async () => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "sessiond-jsonl-conf-"));
+  let engine = new JsonlEngine({ dataDir });
+  return {
+    engine,
+    reopen: async () => {
+      await engine.close();
+      engine = new JsonlEngine({ dataDir });
+      return engine;
+    },
+    cleanup: async () => {
+      await engine.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+});

@@ -1,0 +1,191 @@
+import * as fsp from "node:fs/promises";
+import * as path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { lock } from "proper-lockfile";
+import { type SessiondError, unavailable } from "../../core/errors.js";
+import { errnoCode } from "./fs-ops.js";
+
+/**
+ * The cross-process write lock of one session file, held as a short lease.
+ *
+ * The lock is proper-lockfile's: an atomic mkdir of `.<name>.lock` next to
+ * the file, refreshed while held and considered stale (taken over) after
+ * `staleMs`. Taking and dropping it costs about one fdatasync, so a busy
+ * writer keeps it across consecutive batches and drops it after `idleMs`
+ * without appends. The lease only saves the mkdir/rmdir: the writer still
+ * re-checks the file under it before every write (fencing).
+ *
+ * Fairness: a process that finds the lock taken touches `.<name>.wait`
+ * while it polls (short sleeps with jitter). A holder that has had the
+ * lease for its fair share looks for that marker between batches and, when
+ * someone waits, hands the lock over and stays away for a moment, so two
+ * busy processes alternate instead of one starving the other.
+ *
+ * When proper-lockfile finds the lock compromised (the refresh failed, or
+ * another process took it over after an event-loop stall longer than
+ * `staleMs`), the lease is marked lost: the writer fails the batch in
+ * flight with UNAVAILABLE instead of acknowledging it, and the process
+ * keeps running (proper-lockfile's default would throw).
+ */
+
+export interface LeaseOptions {
+  /** Age after which another process may break the lock; >= 10 s. */
+  readonly staleMs: number;
+  /** Idle time after which the lease is dropped; 0 drops it after every batch. */
+  readonly idleMs: number;
+  /** false only for the negative-control switch `debug.noCrossProcessLock`. */
+  readonly enabled: boolean;
+}
+
+const RETRY_MIN_MS = 1;
+const RETRY_MAX_MS = 8;
+/** Held at least this long before the holder looks for waiters. */
+const FAIR_SHARE_MS = 50;
+const MARKER_CHECK_EVERY_MS = 5;
+/** Longer than a waiter's longest poll interval, so the waiter wins the hand-over. */
+const YIELD_MS = 3 * RETRY_MAX_MS;
+
+/** Lock directory of a session file: `.<name>.lock` in the same directory. */
+export function lockPathOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.lock`);
+}
+
+/** Marker touched by processes waiting for the lock. */
+export function waitMarkerOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.wait`);
+}
+
+export class FileLease {
+  private releaseFn: (() => Promise<void>) | undefined;
+  private releasing: Promise<void> | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private acquiredAt = 0;
+  private lastMarkerCheck = 0;
+  private yieldUntil = 0;
+  private lostError: SessiondError | undefined;
+  private readonly lockPath: string;
+  private readonly marker: string;
+
+  constructor(
+    readonly file: string,
+    private readonly o: LeaseOptions,
+  ) {
+    this.lockPath = lockPathOf(file);
+    this.marker = waitMarkerOf(file);
+  }
+
+  /** True while this process holds the lock. */
+  get held(): boolean {
+    return this.releaseFn !== undefined;
+  }
+
+  /** Set when the lock was compromised while held: the batch in flight must fail. */
+  get lost(): SessiondError | undefined {
+    return this.lostError;
+  }
+
+  /** Takes the lock unless the lease is still held; UNAVAILABLE when it cannot. */
+  async acquire(): Promise<void> {
+    this.cancelIdle();
+    if (this.releasing !== undefined) await this.releasing;
+    if (!this.o.enabled || this.releaseFn !== undefined) return;
+    this.lostError = undefined;
+    const pause = this.yieldUntil - Date.now();
+    if (pause > 0) await sleep(pause);
+    const deadline = Date.now() + Math.max(30_000, 2 * this.o.staleMs);
+    let waited = false;
+    for (;;) {
+      try {
+        this.releaseFn = await lock(this.file, {
+          lockfilePath: this.lockPath,
+          realpath: false,
+          stale: this.o.staleMs,
+          retries: 0,
+          onCompromised: (err) => this.compromised(err),
+        });
+        break;
+      } catch (err) {
+        const code = errnoCode(err);
+        if (code !== "ELOCKED") {
+          throw unavailable(`cannot lock ${path.basename(this.file)}: ${code ?? String(err)}`, err);
+        }
+        if (Date.now() > deadline) {
+          throw unavailable(`${path.basename(this.file)} stays locked by another process`);
+        }
+        waited = true;
+        await fsp.appendFile(this.marker, "").catch(() => undefined);
+        await sleep(RETRY_MIN_MS + Math.random() * (RETRY_MAX_MS - RETRY_MIN_MS));
+      }
+    }
+    this.acquiredAt = Date.now();
+    this.lastMarkerCheck = this.acquiredAt;
+    if (waited) await fsp.rm(this.marker, { force: true }).catch(() => undefined);
+  }
+
+  /**
+   * Called between two batches of a busy writer: hands the lock over when
+   * another process has been waiting and this one has had its fair share.
+   */
+  async handOverIfWanted(): Promise<void> {
+    if (!this.held) return;
+    const now = Date.now();
+    if (now - this.acquiredAt < FAIR_SHARE_MS) return;
+    if (now - this.lastMarkerCheck < MARKER_CHECK_EVERY_MS) return;
+    this.lastMarkerCheck = now;
+    if (
+      !(await fsp.stat(this.marker).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    await this.release();
+    this.yieldUntil = Date.now() + YIELD_MS;
+  }
+
+  /** Called when the writer has nothing queued: keep the lease a little longer. */
+  idle(): void {
+    if (!this.held) return;
+    this.cancelIdle();
+    if (this.o.idleMs <= 0) {
+      void this.release();
+      return;
+    }
+    this.idleTimer = setTimeout(() => void this.release(), this.o.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** Drops the lock (idempotent). Errors are ignored: a leftover lock goes stale. */
+  release(): Promise<void> {
+    this.cancelIdle();
+    if (this.releasing !== undefined) return this.releasing;
+    const fn = this.releaseFn;
+    if (fn === undefined) return Promise.resolve();
+    this.releaseFn = undefined;
+    this.releasing = fn()
+      .catch(() => undefined)
+      .finally(() => {
+        this.releasing = undefined;
+      });
+    return this.releasing;
+  }
+
+  /** Removes the wait marker of a deleted file (best effort; a waiter recreates it). */
+  async forget(): Promise<void> {
+    await fsp.rm(this.marker, { force: true }).catch(() => undefined);
+  }
+
+  private compromised(err: Error): void {
+    this.cancelIdle();
+    this.releaseFn = undefined;
+    this.lostError = unavailable(
+      `lost the lock on ${path.basename(this.file)} (${err.message}); outcome unknown`,
+      err,
+    );
+  }
+
+  private cancelIdle(): void {
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+}

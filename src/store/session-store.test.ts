@@ -1,0 +1,558 @@
+import { toBinary } from "@bufbuild/protobuf";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import { assistant, compaction, label, user } from "../core/test-helpers.js";
+import { SessionStore, type StoreOptions } from "./session-store.js";
+import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
+
+const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);
+const BAD_SESSION_IDS = ["../x", "a/b", ".hidden", "", "a".repeat(200), "a\u0000b"];
+const BAD_WORKSPACES = ["../x", "a/b", ".hidden", "a".repeat(200), "a\u0000b"];
+
+function bytesOf(entries: readonly Entry[]): string[] {
+  return entries.map((e) => Buffer.from(toBinary(EntrySchema, e)).toString("hex"));
+}
+
+describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
+  let fixture: EngineFixture;
+  let clockMs: number;
+  let store: SessionStore;
+
+  function newStore(options: StoreOptions = {}): SessionStore {
+    return new SessionStore(fixture.engine, { now: () => new Date(clockMs), ...options });
+  }
+
+  /** Advances the pinned clock, so that the next session is strictly newer. */
+  function tick(seconds = 1): void {
+    clockMs += seconds * 1000;
+  }
+
+  async function createMany(n: number, workspace?: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push((await store.create({ workspace, title: `s${i}` })).session.id);
+      tick();
+    }
+    return ids;
+  }
+
+  async function allEntries(ref: string, workspace?: string): Promise<Entry[]> {
+    return (await (await store.open(workspace, ref)).entries(0, 1000)).entries;
+  }
+
+  beforeEach(async () => {
+    fixture = await factory.open();
+    clockMs = T0;
+    store = newStore();
+  });
+
+  afterEach(async () => {
+    await fixture.dispose();
+  });
+
+  describe("create", () => {
+    it("generates a UTC, time-sortable id from the clock", async () => {
+      const first = await store.create();
+      expect(first.created).toBe(true);
+      expect(first.session.id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/);
+      expect(first.session.id.startsWith("20260304-050607-")).toBe(true);
+      clockMs = Date.UTC(2026, 2, 4, 23, 59, 58);
+      const later = await store.create();
+      expect(later.session.id.startsWith("20260304-235958-")).toBe(true);
+      expect(later.session.id > first.session.id).toBe(true);
+    });
+
+    it("keeps a client-chosen id and puts the session in the default workspace", async () => {
+      const { session, created } = await store.create({ sessionId: "my-session_1", title: "T" });
+      expect(created).toBe(true);
+      expect(session.id).toBe("my-session_1");
+      expect(session.workspace).toBe("default");
+      expect(session.title).toBe("T");
+      expect(session.headSeq).toBe(1n);
+      expect(await fixture.engine.listIds("default")).toEqual(["my-session_1"]);
+    });
+
+    it("is idempotent: the same id and parameters return the existing session", async () => {
+      const params = { sessionId: "idem", title: "T", cwd: "/w", metadata: { a: 1, b: ["x"] } };
+      const first = await store.create(params);
+      tick(60);
+      const again = await store.create(params);
+      expect(again.created).toBe(false);
+      expect(again.session).toEqual(first.session);
+      expect(await fixture.engine.listIds("default")).toEqual(["idem"]);
+    });
+
+    it.each([
+      ["title", { title: "other" }],
+      ["cwd", { cwd: "/elsewhere" }],
+      ["metadata", { metadata: { a: 2, b: ["x"] } }],
+    ])("fails with ALREADY_EXISTS for the same id with another %s", async (_, change) => {
+      const params = { sessionId: "idem", title: "T", cwd: "/w", metadata: { a: 1, b: ["x"] } };
+      const first = await store.create(params);
+      await expectCode(() => store.create({ ...params, ...change }), "ALREADY_EXISTS", '"idem"');
+      expect(await store.get(undefined, "idem")).toEqual(first.session);
+    });
+
+    it.each(BAD_SESSION_IDS.map((id) => [JSON.stringify(id).slice(0, 20), id]))(
+      "rejects the session id %s with INVALID_ARGUMENT and creates nothing",
+      async (_, id) => {
+        await store.create({ sessionId: "existing" });
+        await expectCode(() => store.create({ sessionId: id }), "INVALID_ARGUMENT");
+        expect(await fixture.engine.listIds("default")).toEqual(["existing"]);
+        expect(await fixture.engine.workspaces()).toEqual(["default"]);
+      },
+    );
+
+    it.each(BAD_WORKSPACES.map((ws) => [JSON.stringify(ws).slice(0, 20), ws]))(
+      "rejects the workspace %s with INVALID_ARGUMENT and creates nothing",
+      async (_, ws) => {
+        await expectCode(() => store.create({ workspace: ws }), "INVALID_ARGUMENT");
+        await expectCode(() => store.list({ workspace: ws }), "INVALID_ARGUMENT");
+        expect(await fixture.engine.workspaces()).toEqual([]);
+      },
+    );
+
+    it("treats an empty workspace as the default one", async () => {
+      const { session } = await store.create({ workspace: "", sessionId: "s1" });
+      expect(session.workspace).toBe("default");
+      expect((await store.get("default", "s1")).id).toBe("s1");
+    });
+
+    it("keeps workspaces apart: one id may exist in two workspaces", async () => {
+      await store.create({ workspace: "team-a", sessionId: "shared", title: "A" });
+      const b = await store.create({ workspace: "team-b", sessionId: "shared", title: "B" });
+      expect(b.created).toBe(true);
+      await (await store.open("team-a", "shared")).append(user("u1", "only in A"));
+      expect((await store.get("team-a", "shared")).headSeq).toBe(2n);
+      expect((await store.get("team-b", "shared")).headSeq).toBe(1n);
+      expect((await store.get("team-b", "shared")).title).toBe("B");
+    });
+
+    it("refuses a subagent of a missing parent with NOT_FOUND and creates nothing", async () => {
+      await expectCode(
+        () => store.create({ sessionId: "child", parentSessionId: "ghost", agentType: "x" }),
+        "NOT_FOUND",
+        '"ghost"',
+      );
+      expect(await fixture.engine.listIds("default")).toEqual([]);
+    });
+
+    it("refuses a subagent whose parent lives in another workspace", async () => {
+      await store.create({ workspace: "other", sessionId: "parent" });
+      await expectCode(
+        () => store.create({ sessionId: "child", parentSessionId: "parent" }),
+        "NOT_FOUND",
+      );
+      expect(await fixture.engine.listIds("default")).toEqual([]);
+    });
+  });
+
+  describe("resolve and get", () => {
+    beforeEach(async () => {
+      for (const sessionId of ["abcd", "abcd-long", "zeta-1", "zeta-2", "unique-one"]) {
+        await store.create({ sessionId });
+      }
+    });
+
+    it("finds a session by its full id", async () => {
+      expect(await store.resolve(undefined, "unique-one")).toEqual({
+        workspace: "default",
+        sessionId: "unique-one",
+      });
+      expect((await store.get(undefined, "zeta-1")).id).toBe("zeta-1");
+    });
+
+    it("finds a session by a unique prefix of at least 4 characters", async () => {
+      expect((await store.get(undefined, "uniq")).id).toBe("unique-one");
+      expect((await store.open(undefined, "abcd-")).id).toBe("abcd-long");
+    });
+
+    it("refuses a 3-character prefix with INVALID_ARGUMENT", async () => {
+      await expectCode(() => store.get(undefined, "uni"), "INVALID_ARGUMENT", '"uni"');
+    });
+
+    it("finds a client-chosen full id shorter than the minimum prefix", async () => {
+      await store.create({ sessionId: "ab" });
+      await store.create({ sessionId: "abc" });
+      expect((await store.get(undefined, "ab")).id).toBe("ab");
+      expect((await store.open(undefined, "abc")).id).toBe("abc");
+      expect(await store.delete(undefined, "abc")).toEqual(["abc"]);
+    });
+
+    it("answers NOT_FOUND when nothing matches", async () => {
+      await expectCode(() => store.get(undefined, "nothing"), "NOT_FOUND", '"nothing"');
+    });
+
+    it("answers FAILED_PRECONDITION naming the candidates of an ambiguous prefix", async () => {
+      await expectCode(
+        () => store.get(undefined, "zeta"),
+        "FAILED_PRECONDITION",
+        "zeta-1",
+        "zeta-2",
+      );
+    });
+
+    it("prefers an exact id over a longer id it prefixes", async () => {
+      expect((await store.get(undefined, "abcd")).id).toBe("abcd");
+    });
+
+    it("does not see sessions of another workspace", async () => {
+      await store.create({ workspace: "elsewhere", sessionId: "hidden-session" });
+      await expectCode(() => store.get(undefined, "hidden-session"), "NOT_FOUND");
+      await expectCode(() => store.get("elsewhere", "unique-one"), "NOT_FOUND");
+      await expectCode(() => store.open(undefined, "hidden"), "NOT_FOUND");
+    });
+
+    it.each(BAD_SESSION_IDS.map((id) => [JSON.stringify(id).slice(0, 20), id]))(
+      "rejects the reference %s with INVALID_ARGUMENT",
+      async (_, ref) => {
+        await expectCode(() => store.get(undefined, ref), "INVALID_ARGUMENT");
+      },
+    );
+  });
+
+  describe("list", () => {
+    it("lists newest first by default and oldest first on request", async () => {
+      const ids = await createMany(5);
+      const newest = await store.list();
+      expect(newest.sessions.map((s) => s.id)).toEqual([...ids].reverse());
+      expect(newest.nextPageToken).toBe("");
+      const oldest = await store.list({ order: "oldest" });
+      expect(oldest.sessions.map((s) => s.id)).toEqual(ids);
+    });
+
+    it.each([
+      ["newest", false],
+      ["oldest", false],
+      ["newest", true],
+      ["oldest", true],
+    ] as const)(
+      "pages %s (same creation time: %s) through 25 sessions, each exactly once",
+      async (order, sameTime) => {
+        const ids: string[] = [];
+        for (let i = 0; i < 25; i++) {
+          ids.push((await store.create({ sessionId: `s-${(i * 7) % 25}` })).session.id);
+          if (!sameTime) tick();
+        }
+        const expected = (await store.list({ order, pageSize: 100 })).sessions.map((s) => s.id);
+        const byTime = order === "oldest" ? ids : [...ids].reverse();
+        const byId = [...ids].sort();
+        expect(expected).toEqual(sameTime ? (order === "oldest" ? byId : byId.reverse()) : byTime);
+
+        const seen: string[] = [];
+        const sizes: number[] = [];
+        let token = "";
+        do {
+          const page = await store.list({ order, pageSize: 10, pageToken: token });
+          sizes.push(page.sessions.length);
+          seen.push(...page.sessions.map((s) => s.id));
+          token = page.nextPageToken;
+        } while (token !== "");
+        expect(sizes).toEqual([10, 10, 5]);
+        expect(seen).toEqual(expected);
+      },
+    );
+
+    it("sees a session created after the first page on the next page, in order", async () => {
+      await createMany(3);
+      const first = await store.list({ order: "oldest", pageSize: 2 });
+      const late = (await store.create({ sessionId: "late" })).session.id;
+      const second = await store.list({
+        order: "oldest",
+        pageSize: 2,
+        pageToken: first.nextPageToken,
+      });
+      expect(second.sessions.map((s) => s.id)).toContain(late);
+    });
+
+    it("rejects a garbage page token with INVALID_ARGUMENT", async () => {
+      await createMany(3);
+      for (const token of ["garbage!", "bm90IGpzb24", Buffer.from("[1,2]").toString("base64url")]) {
+        await expectCode(() => store.list({ pageToken: token }), "INVALID_ARGUMENT", "page_token");
+      }
+    });
+
+    it("rejects a page token reused with another order or parent", async () => {
+      const [parent] = await createMany(3);
+      const { nextPageToken } = await store.list({ pageSize: 1 });
+      expect(nextPageToken).not.toBe("");
+      await expectCode(
+        () => store.list({ pageSize: 1, pageToken: nextPageToken, order: "oldest" }),
+        "INVALID_ARGUMENT",
+      );
+      await expectCode(
+        () => store.list({ pageSize: 1, pageToken: nextPageToken, parentSessionId: parent }),
+        "INVALID_ARGUMENT",
+      );
+    });
+
+    it("rejects a page size over the maximum with INVALID_ARGUMENT", async () => {
+      store = newStore({ limits: { maxPageSize: 50 } });
+      await createMany(2);
+      expect((await store.list({ pageSize: 50 })).sessions).toHaveLength(2);
+      await expectCode(() => store.list({ pageSize: 51 }), "INVALID_ARGUMENT", "51");
+      await expectCode(() => store.list({ pageSize: -1 }), "INVALID_ARGUMENT");
+    });
+
+    it("uses the default page size when none is given", async () => {
+      store = newStore({ limits: { defaultPageSize: 3 } });
+      await createMany(5);
+      const page = await store.list();
+      expect(page.sessions).toHaveLength(3);
+      expect(page.nextPageToken).not.toBe("");
+    });
+
+    it("shows top-level sessions only, and a parent's subagents when asked", async () => {
+      const [top, other] = await createMany(2);
+      const parent = top as string;
+      const child = (await store.create({ parentSessionId: parent, agentType: "researcher" }))
+        .session;
+      tick();
+      const grandchild = (
+        await store.create({ parentSessionId: child.id, agentType: "reader", sessionId: "gc" })
+      ).session;
+      const sibling = (await store.create({ parentSessionId: parent, sessionId: "sib" })).session;
+
+      expect((await store.list({ order: "oldest" })).sessions.map((s) => s.id)).toEqual([
+        parent,
+        other,
+      ]);
+      const children = (await store.list({ parentSessionId: parent, order: "oldest" })).sessions;
+      expect(children.map((s) => s.id)).toEqual([child.id, sibling.id]);
+      expect((await store.list({ parentSessionId: child.id })).sessions.map((s) => s.id)).toEqual([
+        "gc",
+      ]);
+      expect((await store.list({ parentSessionId: other as string })).sessions).toEqual([]);
+
+      expect(child.spawnDepth).toBe(1);
+      expect(child.parentSessionId).toBe(parent);
+      expect(child.agentType).toBe("researcher");
+      expect(grandchild.spawnDepth).toBe(2);
+      expect(grandchild.parentSessionId).toBe(child.id);
+      expect((await store.get(undefined, parent)).spawnDepth).toBe(0);
+    });
+
+    it("keeps a subagent's entries out of its parent's log", async () => {
+      await store.create({ sessionId: "parent" });
+      await store.create({ sessionId: "child", parentSessionId: "parent" });
+      await (await store.open(undefined, "child")).append([
+        user("c1", "sub"),
+        assistant("c2", "ok"),
+      ]);
+      expect((await store.get(undefined, "parent")).headSeq).toBe(1n);
+      expect((await store.get(undefined, "child")).headSeq).toBe(3n);
+    });
+
+    it("carries counts, leaf, title and health in each meta", async () => {
+      await store.create({ sessionId: "counted", title: "Counting" });
+      const s = await store.open(undefined, "counted");
+      await s.append([user("u1", "q"), assistant("a1", "a"), label("l1", "done")]);
+      const [meta] = (await store.list()).sessions as [SessionMeta];
+      expect(meta.id).toBe("counted");
+      expect(meta.entryCount).toBe(4n);
+      expect(meta.messageCount).toBe(2n);
+      expect(meta.headSeq).toBe(4n);
+      expect(meta.leafId).toBe("l1");
+      expect(meta.title).toBe("Counting");
+      expect(meta.health).toBe(Health.OK);
+      expect(await store.get(undefined, "counted")).toEqual(meta);
+    });
+
+    it("shows the newest SessionInfo title of the log", async () => {
+      await store.create({ sessionId: "renamed", title: "old" });
+      await (await store.open(undefined, "renamed")).append({
+        id: "rename",
+        kind: { case: "sessionInfo", value: { title: "new" } },
+      });
+      expect((await store.get(undefined, "renamed")).title).toBe("new");
+    });
+
+    it("lists only the asked workspace", async () => {
+      await store.create({ workspace: "a", sessionId: "in-a" });
+      await store.create({ workspace: "b", sessionId: "in-b" });
+      expect((await store.list({ workspace: "a" })).sessions.map((s) => s.id)).toEqual(["in-a"]);
+      expect((await store.list()).sessions).toEqual([]);
+    });
+  });
+
+  describe("delete", () => {
+    async function family(): Promise<void> {
+      await store.create({ sessionId: "parent" });
+      await store.create({ sessionId: "child", parentSessionId: "parent" });
+      await store.create({ sessionId: "grandchild", parentSessionId: "child" });
+      await store.create({ sessionId: "bystander" });
+    }
+
+    it("deletes only the session itself by default, leaving its subagents", async () => {
+      await family();
+      expect(await store.delete(undefined, "parent")).toEqual(["parent"]);
+      await expectCode(() => store.get(undefined, "parent"), "NOT_FOUND");
+      expect((await fixture.engine.listIds("default")).sort()).toEqual([
+        "bystander",
+        "child",
+        "grandchild",
+      ]);
+      expect((await store.list({ parentSessionId: "child" })).sessions.map((s) => s.id)).toEqual([
+        "grandchild",
+      ]);
+    });
+
+    it("deletes subagents recursively when asked and returns every deleted id", async () => {
+      await family();
+      const deleted = await store.delete(undefined, "parent", { includeSubagents: true });
+      expect([...deleted].sort()).toEqual(["child", "grandchild", "parent"]);
+      for (const id of deleted) await expectCode(() => store.get(undefined, id), "NOT_FOUND");
+      expect(await fixture.engine.listIds("default")).toEqual(["bystander"]);
+    });
+
+    it("resolves a prefix and answers NOT_FOUND for a missing session", async () => {
+      await family();
+      expect(await store.delete(undefined, "byst")).toEqual(["bystander"]);
+      await expectCode(() => store.delete(undefined, "bystander"), "NOT_FOUND");
+    });
+  });
+
+  describe("fork", () => {
+    /**
+     *   root ─ u1 ─ a1 ─ mark ─ u2 ─ a2 ─ c1 ─ u3        (c1 compacts u1, a1)
+     *                     └─ x1                          (current path)
+     */
+    async function source(): Promise<string> {
+      await store.create({ sessionId: "src", title: "Source", cwd: "/src", metadata: { k: "v" } });
+      const s = await store.open(undefined, "src");
+      await s.append([
+        user("u1", "first question"),
+        assistant("a1", "first answer"),
+        label("mark", "checkpoint"),
+        user("u2", "second question"),
+        assistant("a2", "second answer"),
+        compaction("c1", "talked about the first question", ["u1", "a1"]),
+        user("u3", "third question"),
+      ]);
+      await s.rewind("checkpoint", { allowBeforeCompaction: true });
+      await s.append(user("x1", "another branch"));
+      return "src";
+    }
+
+    it("copies exactly the path to the entry after a new SessionInfo that records the source", async () => {
+      await source();
+      const meta = await store.fork(undefined, "src", { entry: "u3" });
+      expect(meta.forkedFrom).toMatchObject({ sessionId: "src", entryId: "u3" });
+      expect(meta.title).toBe("Source");
+      expect(meta.spawnDepth).toBe(0);
+      const entries = await allEntries(meta.id);
+      const [root, ...copies] = entries as [Entry, ...Entry[]];
+      expect(root.parentId).toBeUndefined();
+      expect(root.kind.case).toBe("sessionInfo");
+      if (root.kind.case === "sessionInfo") {
+        expect(root.kind.value.sessionId).toBe(meta.id);
+        expect(root.kind.value.forkedFrom).toMatchObject({ sessionId: "src", entryId: "u3" });
+        expect(root.kind.value.cwd).toBe("/src");
+      }
+      expect(copies.map((e) => e.id)).toEqual(["u1", "a1", "mark", "u2", "a2", "c1", "u3"]);
+      expect(copies.map((e) => e.parentId)).toEqual([
+        root.id,
+        "u1",
+        "a1",
+        "mark",
+        "u2",
+        "a2",
+        "c1",
+      ]);
+      expect(entries.map((e) => e.seq)).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n]);
+      expect(meta.headSeq).toBe(8n);
+      expect(meta.leafId).toBe("u3");
+      const srcEntries = await allEntries("src");
+      for (const copy of copies.slice(1)) {
+        const original = srcEntries.find((e) => e.id === copy.id) as Entry;
+        expect(copy.kind).toEqual(original.kind);
+      }
+    });
+
+    it("forks at a label: the path up to that Label entry", async () => {
+      await source();
+      const meta = await store.fork(undefined, "src", { entry: "checkpoint" });
+      expect(meta.forkedFrom).toMatchObject({ sessionId: "src", entryId: "mark" });
+      const ids = (await allEntries(meta.id)).slice(1).map((e) => e.id);
+      expect(ids).toEqual(["u1", "a1", "mark"]);
+    });
+
+    it("forks at the current leaf when no entry is given", async () => {
+      await source();
+      const meta = await store.fork(undefined, "src");
+      expect((await allEntries(meta.id)).slice(1).map((e) => e.id)).toEqual([
+        "u1",
+        "a1",
+        "mark",
+        "x1",
+      ]);
+    });
+
+    it("gives the fork the source's state at the fork point", async () => {
+      await source();
+      const src = await store.open(undefined, "src");
+      for (const at of ["u3", "a2", "x1", "mark"]) {
+        const meta = await store.fork(undefined, "src", { entry: at, sessionId: `fork-${at}` });
+        const forked = await (await store.open(undefined, meta.id)).state();
+        const original = await src.state({ atEntryId: at });
+        expect(forked.messages).toEqual(original.messages);
+        expect(forked.messages.length).toBeGreaterThan(0);
+        expect(forked.label).toEqual(original.label);
+        expect(forked.leafId).toBe(at);
+      }
+    });
+
+    it("leaves the source untouched", async () => {
+      await source();
+      const before = await store.get(undefined, "src");
+      const beforeBytes = bytesOf(await allEntries("src"));
+      await store.fork(undefined, "src", { entry: "u3" });
+      await store.fork(undefined, "src", { entry: "checkpoint" });
+      const after = await store.get(undefined, "src");
+      expect(after.headSeq).toBe(before.headSeq);
+      expect(after.leafId).toBe(before.leafId);
+      expect(bytesOf(await allEntries("src"))).toEqual(beforeBytes);
+    });
+
+    it("refuses a Leaf entry as fork point with INVALID_ARGUMENT", async () => {
+      await source();
+      const leafEntry = (await allEntries("src")).find((e) => e.kind.case === "leaf") as Entry;
+      await expectCode(
+        () => store.fork(undefined, "src", { entry: leafEntry.id }),
+        "INVALID_ARGUMENT",
+        leafEntry.id,
+      );
+      expect(await fixture.engine.listIds("default")).toEqual(["src"]);
+    });
+
+    it("answers NOT_FOUND for an unknown entry and creates nothing", async () => {
+      await source();
+      await expectCode(
+        () => store.fork(undefined, "src", { entry: "nope" }),
+        "NOT_FOUND",
+        '"nope"',
+      );
+      expect(await fixture.engine.listIds("default")).toEqual(["src"]);
+    });
+
+    it("refuses to fork into an existing session id", async () => {
+      await source();
+      await store.create({ sessionId: "taken" });
+      await expectCode(
+        () => store.fork(undefined, "src", { entry: "u3", sessionId: "taken" }),
+        "ALREADY_EXISTS",
+      );
+      expect((await store.get(undefined, "taken")).headSeq).toBe(1n);
+    });
+
+    it("refuses an invalid fork session id with INVALID_ARGUMENT", async () => {
+      await source();
+      await expectCode(
+        () => store.fork(undefined, "src", { entry: "u3", sessionId: "../evil" }),
+        "INVALID_ARGUMENT",
+      );
+      expect(await fixture.engine.listIds("default")).toEqual(["src"]);
+    });
+  });
+});
