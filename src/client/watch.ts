@@ -1,0 +1,59 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { WatchEntriesResponse } from "../../gen/sessiond/v1/session_service_pb.js";
+import type { SessiondClient } from "./client.js";
+
+export interface ResumableWatchOptions {
+  workspace?: string;
+  session: string;
+  /** Start after this seq (0 = the whole log). */
+  afterSeq?: bigint | number;
+  signal?: AbortSignal;
+  /** Backoff between reconnects, ms (default 100, doubling up to 5 s). */
+  retryDelayMs?: number;
+  /** Called on each reconnect, e.g. for logging. */
+  onReconnect?: (err: ConnectError, afterSeq: bigint) => void;
+}
+
+/** Errors after which a watch is resumed instead of ended. */
+const RESUMABLE = new Set([Code.Unavailable, Code.Internal, Code.Unknown, Code.DeadlineExceeded, Code.Aborted]);
+
+/**
+ * WatchEntries that survives disconnects and server restarts: it remembers
+ * the last seq it delivered and reconnects with it, so the caller sees every
+ * entry exactly once, in order. Heartbeats are passed through. Ends when the
+ * signal aborts; NOT_FOUND (session deleted) and other errors end it by
+ * throwing.
+ */
+export async function* watchEntriesResumable(
+  client: SessiondClient,
+  opts: ResumableWatchOptions,
+): AsyncGenerator<WatchEntriesResponse> {
+  let last = BigInt(opts.afterSeq ?? 0);
+  const base = opts.retryDelayMs ?? 100;
+  let delay = base;
+  while (!opts.signal?.aborted) {
+    try {
+      const stream = client.session.watchEntries(
+        { workspace: opts.workspace ?? "", session: opts.session, afterSeq: last },
+        { signal: opts.signal },
+      );
+      for await (const msg of stream) {
+        delay = base;
+        if (msg.event.case === "entry") {
+          if (msg.event.value.seq <= last) continue;
+          last = msg.event.value.seq;
+        }
+        yield msg;
+      }
+      // A clean end (e.g. a proxy closing the stream): reconnect after a pause.
+      await new Promise((r) => setTimeout(r, delay));
+    } catch (err) {
+      const ce = ConnectError.from(err);
+      if (opts.signal?.aborted) return;
+      if (!RESUMABLE.has(ce.code)) throw ce;
+      opts.onReconnect?.(ce, last);
+      await new Promise((r) => setTimeout(r, delay / 2 + Math.random() * (delay / 2)));
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+}
