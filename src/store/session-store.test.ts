@@ -470,6 +470,27 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
       }
     });
 
+    it("a retried fork with the same new id is idempotent; another fork point is ALREADY_EXISTS", async () => {
+      await source();
+      const first = await store.fork(undefined, "src", { entry: "u3", sessionId: "fork-retry" });
+      const again = await store.fork(undefined, "src", { entry: "u3", sessionId: "fork-retry" });
+      expect(again.id).toBe(first.id);
+      expect(again.headSeq).toBe(first.headSeq);
+      await expectCode(
+        () => store.fork(undefined, "src", { entry: "a2", sessionId: "fork-retry" }),
+        "ALREADY_EXISTS",
+      );
+      expect((await store.get(undefined, "fork-retry")).headSeq).toBe(first.headSeq);
+    });
+
+    it("takes the title that is current on the forked path, not a newer one from another branch", async () => {
+      await source();
+      const s = await store.open(undefined, "src");
+      await s.append({ id: "retitle", kind: { case: "sessionInfo", value: { title: "Renamed on x1" } } });
+      expect((await store.fork(undefined, "src", { entry: "u3" })).title).toBe("Source");
+      expect((await store.fork(undefined, "src", { entry: "retitle" })).title).toBe("Renamed on x1");
+    });
+
     it("forks at a label: the path up to that Label entry", async () => {
       await source();
       const meta = await store.fork(undefined, "src", { entry: "checkpoint" });

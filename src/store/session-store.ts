@@ -283,6 +283,11 @@ export class SessionStore {
     if (target === undefined) throw notFound(`session ${quote(source.sessionId)} has no leaf`);
     const path = log.path(target.id);
     const from = log.info;
+    let pathTitle: string | undefined;
+    for (const e of path) {
+      if (e.kind.case === "sessionInfo" && e.kind.value.title !== undefined)
+        pathTitle = e.kind.value.title;
+    }
     let rootId = newEntryId();
     while (path.some((e) => e.id === rootId)) rootId = newEntryId();
     const createdAt = toTimestamp(this.now());
@@ -294,7 +299,7 @@ export class SessionStore {
         case: "sessionInfo",
         value: {
           sessionId,
-          title: input.title ?? log.title,
+          title: input.title ?? pathTitle,
           cwd: from.cwd,
           createdAt,
           formatVersion: FORMAT_VERSION,
@@ -311,7 +316,24 @@ export class SessionStore {
       return copy;
     });
     const key = { workspace: source.workspace, sessionId };
-    await this.engine.create(key, [root, ...copies]);
+    try {
+      await this.engine.create(key, [root, ...copies]);
+    } catch (err) {
+      // A retried fork (same new id, same source and fork point) is idempotent, like create.
+      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      const existing = (await this.engine.load(key)).info;
+      const f = existing.forkedFrom;
+      const wanted = root.kind.case === "sessionInfo" ? root.kind.value.title : undefined;
+      if (
+        f?.sessionId !== source.sessionId ||
+        f.entryId !== target.id ||
+        existing.title !== wanted
+      ) {
+        throw alreadyExists(
+          `session ${quote(sessionId)} already exists in workspace ${quote(key.workspace)}`,
+        );
+      }
+    }
     return this.metaOfKey(key);
   }
 

@@ -1,0 +1,37 @@
+# sessiond: multi-stage image. The runtime stage holds production dependencies
+# only and runs as the unprivileged `node` user with its data on a volume.
+
+FROM node:20-bookworm-slim AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY gen ./gen
+COPY proto ./proto
+COPY src ./src
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 50051
+ENTRYPOINT ["node", "bin/sessiond.js"]
+# Without --auth-tokens the server refuses a non-loopback address: mount a
+# tokens file and pass --auth-tokens, or pass --insecure on a private network.
+CMD ["serve", "--listen", "0.0.0.0:50051", "--data-dir", "/data"]
+
+# The integration-test runner used by docker-compose's `integration` service:
+# the full dev toolchain plus Python grpcio for the cross-language test.
+FROM node:20-bookworm-slim AS integration
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3-grpcio python3-protobuf protobuf-compiler \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+ENTRYPOINT ["npx", "vitest", "run", "test/integration"]
