@@ -10,7 +10,6 @@ import {
   type ServerConfig,
   startServer,
 } from "../server/index.js";
-import { serverHooks } from "../server/hooks.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { JsonlEngine } from "../storage/jsonl/index.js";
 import type { StorageEngine } from "../storage/engine.js";
@@ -142,7 +141,7 @@ export const serve: Command = {
     const store = new SessionStore(engine, { limits });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer(store, config, serverHooks);
+      server = await startServer(store, config);
     } catch (err) {
       await store.close();
       throw new CliError((err as Error).message);

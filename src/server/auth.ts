@@ -17,7 +17,9 @@ import type { TokenGrant } from "./config.js";
  */
 
 /** What the caller may do: every workspace, or a set of them. */
-export type Grant = { readonly all: true } | { readonly all: false; readonly workspaces: ReadonlySet<string> };
+export type Grant =
+  | { readonly all: true }
+  | { readonly all: false; readonly workspaces: ReadonlySet<string> };
 
 const ALL: Grant = { all: true };
 

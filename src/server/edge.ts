@@ -98,5 +98,8 @@ export function edgeInterceptor(log: (line: string) => void, inFlight: InFlight)
 
 /** The error streams end with when the server shuts down: clients resume elsewhere or later. */
 export function shuttingDown(): ConnectError {
-  return new ConnectError("server is shutting down; retry (watchers: resume from your last seq)", Code.Unavailable);
+  return new ConnectError(
+    "server is shutting down; retry (watchers: resume from your last seq)",
+    Code.Unavailable,
+  );
 }

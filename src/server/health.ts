@@ -7,15 +7,15 @@
  * Semantics follow https://github.com/grpc/grpc/blob/master/doc/health-checking.md.
  */
 import { create } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import {
   Health,
   type HealthCheckRequest,
   type HealthCheckResponse,
   HealthCheckResponseSchema,
-  HealthCheckResponse_ServingStatus as ServingStatus,
   type HealthListResponse,
   HealthListResponseSchema,
+  HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
 
 export { ServingStatus };

@@ -15,11 +15,11 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import {
   file_grpc_reflection_v1_reflection,
-  ServerReflection as ServerReflectionV1,
   type ServerReflectionRequest,
   ServerReflectionRequestSchema,
   type ServerReflectionResponse,
   ServerReflectionResponseSchema,
+  ServerReflection as ServerReflectionV1,
 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import {
   file_grpc_reflection_v1alpha_reflection,
@@ -245,12 +245,15 @@ class DescriptorIndex {
       this.#symbols.set(type.typeName, file);
       switch (type.kind) {
         case "service":
-          for (const method of type.methods) this.#symbols.set(`${type.typeName}.${method.name}`, file);
+          for (const method of type.methods)
+            this.#symbols.set(`${type.typeName}.${method.name}`, file);
           break;
         case "message":
           this.#messages.add(type.typeName);
-          for (const field of type.fields) this.#symbols.set(`${type.typeName}.${field.name}`, file);
-          for (const oneof of type.oneofs) this.#symbols.set(`${type.typeName}.${oneof.name}`, file);
+          for (const field of type.fields)
+            this.#symbols.set(`${type.typeName}.${field.name}`, file);
+          for (const oneof of type.oneofs)
+            this.#symbols.set(`${type.typeName}.${oneof.name}`, file);
           break;
         case "enum": {
           // Enum values live in the scope that encloses the enum (C++ rules).

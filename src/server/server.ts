@@ -1,16 +1,25 @@
 import http2 from "node:http2";
-import { isIP } from "node:net";
 import type { AddressInfo } from "node:net";
-import { type ConnectRouter } from "@connectrpc/connect";
+import { isIP } from "node:net";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
-import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
+import {
+  file_sessiond_v1_session_service,
+  SessionService,
+} from "../../gen/sessiond/v1/session_service_pb.js";
+import {
+  file_sessiond_v1_store_service,
+  StoreService,
+} from "../../gen/sessiond/v1/store_service_pb.js";
 import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, InFlight, shuttingDown } from "./edge.js";
 import { EventHub } from "./event-hub.js";
+import { HealthStatus, registerHealth } from "./health.js";
+import { registerReflection } from "./reflection.js";
 import { SessionFeed } from "./session-feed.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
@@ -28,7 +37,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Extra services mounted next to ours (health, reflection). */
+/** Extra services mounted next to ours (tests, extensions). */
 export type RouteHook = (router: ConnectRouter, deps: ServiceDeps) => void;
 
 function isLoopback(host: string): boolean {
@@ -39,7 +48,8 @@ function isLoopback(host: string): boolean {
 
 /**
  * Serves StoreService and SessionService on one port for gRPC, gRPC-Web and
- * Connect (HTTP/2 cleartext, or TLS with HTTP/1.1 fallback).
+ * Connect (HTTP/2 cleartext, or TLS with HTTP/1.1 fallback), with
+ * grpc.health.v1 and server reflection so generic clients need no protos.
  */
 export async function startServer(
   store: SessionStore,
@@ -57,6 +67,7 @@ export async function startServer(
     hub: new EventHub(store.engine),
     feed: new SessionFeed(store.engine),
     slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
+    health: new HealthStatus(),
     config,
   };
   const inFlight = new InFlight();
@@ -65,6 +76,15 @@ export async function startServer(
     routes: (router) => {
       router.service(StoreService, storeService(deps));
       router.service(SessionService, sessionService(deps));
+      registerHealth(router, deps.health);
+      registerReflection(router, {
+        files: [
+          file_sessiond_v1_store_service,
+          file_sessiond_v1_session_service,
+          file_grpc_health_v1_health,
+        ],
+        services: [StoreService.typeName, SessionService.typeName, Health.typeName],
+      });
       for (const hook of hooks) hook(router, deps);
     },
     interceptors: [edgeInterceptor(log, inFlight), authInterceptor(config.tokens)],
@@ -114,6 +134,7 @@ export async function startServer(
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      deps.health.shutdown();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       shutdown.abort(shuttingDown());
       await inFlight.drained(config.shutdownGraceMs);

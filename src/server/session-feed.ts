@@ -64,7 +64,8 @@ export class SessionFeed {
    */
   resumePoint(cursor: string): number | undefined {
     const m = /^([0-9a-f]{8})\.(\d{1,15})$/.exec(cursor);
-    if (m === null) throw invalidArgument("invalid after_cursor: pass a cursor from an event unchanged");
+    if (m === null)
+      throw invalidArgument("invalid after_cursor: pass a cursor from an event unchanged");
     const n = Number(m[2]);
     if (m[1] !== this.epoch || n > this.head) return undefined;
     const oldest = this.events[0]?.n ?? this.next;

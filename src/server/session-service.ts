@@ -14,7 +14,8 @@ import { watchEntries } from "./watch-entries.js";
 
 /** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
 function seqArg(value: bigint, what: string): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw invalidArgument(`${what} ${value} is out of range`);
+  if (value > BigInt(Number.MAX_SAFE_INTEGER))
+    throw invalidArgument(`${what} ${value} is out of range`);
   return Number(value);
 }
 
@@ -37,15 +38,18 @@ function appendResponse(result: AppendResult) {
 /** SessionService over the Session facade. */
 export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
   const { store } = deps;
-  const open = (ctx: HandlerContext, req: { workspace: string; session: string }): Promise<Session> =>
-    store.open(authorizeSession(ctx, req.workspace, req.session), req.session);
+  const open = (
+    ctx: HandlerContext,
+    req: { workspace: string; session: string },
+  ): Promise<Session> => store.open(authorizeSession(ctx, req.workspace, req.session), req.session);
 
   return {
     async append(req, ctx) {
       const session = await open(ctx, req);
       const result = await session.append(req.entries, {
         expectedLeafId: req.expectedLeafId,
-        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq:
+          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
       });
       return appendResponse(result);
     },
@@ -55,7 +59,8 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const r = await session.rewind(req.target, {
         allowBeforeCompaction: req.allowBeforeCompaction,
         expectedLeafId: req.expectedLeafId,
-        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq:
+          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
         entryId: req.entryId,
       });
       return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
@@ -65,7 +70,8 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const session = await open(ctx, req);
       const r = await session.reset({
         expectedLeafId: req.expectedLeafId,
-        expectedSeq: req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq:
+          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
         entryId: req.entryId,
       });
       return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };

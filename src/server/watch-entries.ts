@@ -39,7 +39,9 @@ function heartbeat(headSeq: number): WatchEntriesResponse {
  * re-reads the log, which picks up appends made by other processes. A
  * deleted session ends the stream with NOT_FOUND (thrown by the read).
  */
-export async function* watchEntries(opts: WatchEntriesOptions): AsyncGenerator<WatchEntriesResponse> {
+export async function* watchEntries(
+  opts: WatchEntriesOptions,
+): AsyncGenerator<WatchEntriesResponse> {
   const { engine, key, signal, pageSize } = opts;
   const wake = new Wakeup();
   const unsubscribe = opts.hub.onSession(key.workspace, key.sessionId, () => wake.notify());

@@ -34,7 +34,9 @@ const TYPES = {
  * A heartbeat carries the newest cursor, so an idle watcher can resume
  * without replaying.
  */
-export async function* watchSessions(opts: WatchSessionsOptions): AsyncGenerator<WatchSessionsResponse> {
+export async function* watchSessions(
+  opts: WatchSessionsOptions,
+): AsyncGenerator<WatchSessionsResponse> {
   const { store, feed, workspace, signal } = opts;
   const wake = new Wakeup();
   const unsubscribe = feed.onEvent(() => wake.notify());
@@ -45,7 +47,11 @@ export async function* watchSessions(opts: WatchSessionsOptions): AsyncGenerator
       if (resume !== undefined) last = resume;
       else {
         for (const id of await store.engine.listIds(workspace)) {
-          const msg = await eventMessage(opts, { type: "appended", workspace, sessionId: id, headSeq: 0 }, last);
+          const msg = await eventMessage(
+            opts,
+            { type: "appended", workspace, sessionId: id, headSeq: 0 },
+            last,
+          );
           if (msg !== undefined) yield msg;
         }
       }

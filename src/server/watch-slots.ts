@@ -25,7 +25,9 @@ export class WatchSlots {
     }
     const n = key === undefined ? 0 : (this.perKey.get(key) ?? 0);
     if (key !== undefined && n >= this.maxPerKey) {
-      throw resourceExhausted(`too many watchers of session ${quote(key)} (limit ${this.maxPerKey})`);
+      throw resourceExhausted(
+        `too many watchers of session ${quote(key)} (limit ${this.maxPerKey})`,
+      );
     }
     this.total++;
     if (key !== undefined) this.perKey.set(key, n + 1);
