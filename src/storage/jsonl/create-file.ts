@@ -20,10 +20,10 @@ import { isTempName, tempName } from "./paths.js";
 /** Temp files younger than this may belong to a create in flight in another process. */
 export const TEMP_GRACE_MS = 60_000;
 
-/** Creates `dir` and any missing parent up to `root`, fsyncing the parent of each new one. */
-export async function ensureDir(ops: FsOps, root: string, dir: string, sync: boolean) {
+/** Creates `dir` and its missing parents, fsyncing the parent of each new directory. */
+export async function ensureDir(ops: FsOps, dir: string, sync: boolean) {
   const missing: string[] = [];
-  for (let d = dir; d !== root && d !== path.dirname(d); d = path.dirname(d)) {
+  for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
     try {
       await ops.stat(d);
       break;

@@ -19,6 +19,7 @@ import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
 import { sessionIdOf, sessionPath, sessionsDir } from "./paths.js";
 import { encodeRecords } from "./record.js";
+import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
 
 export interface JsonlEngineOptions {
@@ -57,10 +58,8 @@ export class JsonlEngine implements StorageEngine {
   readonly kind = "jsonl";
   private readonly dataDir: string;
   private readonly ops: FsOps;
-  private readonly maxCached: number;
   private readonly fileOptions: Omit<SessionFileOptions, "onAppended">;
-  /** Insertion order is recency: the first entry is the least recently used. */
-  private readonly cache = new Map<string, SessionFile>();
+  private readonly cache: SessionCache;
   private readonly listeners = new Set<StorageListener>();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly memo = new RecordMemo();
@@ -69,7 +68,7 @@ export class JsonlEngine implements StorageEngine {
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
     this.ops = o.fs ?? nodeFs;
-    this.maxCached = Math.max(1, o.cacheSessions ?? 256);
+    this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     this.fileOptions = {
       ops: this.ops,
       staleMs: o.lockStaleMs ?? 10_000,
@@ -92,11 +91,11 @@ export class JsonlEngine implements StorageEngine {
       if ((await this.locate(key)) !== undefined) {
         throw alreadyExists(`session ${quote(key.sessionId)} already exists`);
       }
-      await ensureDir(this.ops, path.parse(file).root, path.dirname(file), sync);
+      await ensureDir(this.ops, path.dirname(file), sync);
       await createExclusive(this.ops, file, key.sessionId, content, sync);
       const session = this.newSession(key, file);
       session.seed(log, content, await this.ops.stat(file));
-      this.remember(key, session);
+      this.cache.put(key, session);
     } catch (err) {
       throw ioError(err, `creating session ${quote(key.sessionId)}`);
     }
@@ -158,7 +157,8 @@ export class JsonlEngine implements StorageEngine {
       if (isSessiondError(err, "NOT_FOUND")) return false;
       throw err;
     }
-    this.forget(key);
+    const session = this.cache.drop(key);
+    if (session !== undefined) this.memo.delete(session.path);
     if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }
@@ -170,45 +170,38 @@ export class JsonlEngine implements StorageEngine {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.cache.values()].map((s) => s.close()));
-    this.cache.clear();
+    await this.cache.closeAll();
     this.listeners.clear();
   }
 
-  /** Runs `fn` on the session's SessionFile; forgets it when the file is gone. */
+  /**
+   * Runs `fn` on the session's SessionFile; forgets it when the file is
+   * gone. Nothing is awaited between taking the session from the cache and
+   * calling `fn`, so the cache cannot evict it in between (`fn` makes it
+   * busy synchronously).
+   */
   private async use<T>(key: SessionKey, fn: (s: SessionFile) => Promise<T>): Promise<T> {
     this.checkOpen();
-    const session = await this.session(key);
+    let session = this.cache.touch(key);
+    if (session === undefined) {
+      const file = await this.locate(key);
+      session = this.cache.touch(key);
+      if (session === undefined) {
+        if (file === undefined) {
+          throw notFound(
+            `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
+          );
+        }
+        session = this.newSession(key, file);
+        this.cache.put(key, session);
+      }
+    }
     try {
       return await fn(session);
     } catch (err) {
-      if (isSessiondError(err, "NOT_FOUND") && this.cache.get(cacheKey(key)) === session) {
-        this.forget(key);
-      }
+      if (isSessiondError(err, "NOT_FOUND")) this.cache.drop(key, session);
       throw err;
     }
-  }
-
-  /** The cached SessionFile of a session, or a new one for an existing file. */
-  private async session(key: SessionKey): Promise<SessionFile> {
-    const k = cacheKey(key);
-    const cached = this.cache.get(k);
-    if (cached !== undefined) {
-      this.cache.delete(k);
-      this.cache.set(k, cached);
-      return cached;
-    }
-    const file = await this.locate(key);
-    const again = this.cache.get(k);
-    if (again !== undefined) return again;
-    if (file === undefined) {
-      throw notFound(
-        `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
-      );
-    }
-    const session = this.newSession(key, file);
-    this.remember(key, session);
-    return session;
   }
 
   private newSession(key: SessionKey, file: string): SessionFile {
@@ -216,31 +209,6 @@ export class JsonlEngine implements StorageEngine {
       ...this.fileOptions,
       onAppended: (headSeq) => this.emit({ type: "appended", ...key, headSeq }),
     });
-  }
-
-  /** Caches `session` as the most recent one and evicts idle ones beyond the bound. */
-  private remember(key: SessionKey, session: SessionFile): void {
-    const k = cacheKey(key);
-    const previous = this.cache.get(k);
-    if (previous !== undefined && previous !== session) void previous.close();
-    this.cache.delete(k);
-    this.cache.set(k, session);
-    for (const [oldKey, old] of this.cache) {
-      if (this.cache.size <= this.maxCached) break;
-      if (!old.evictable) continue;
-      this.cache.delete(oldKey);
-      void old.close();
-    }
-  }
-
-  private forget(key: SessionKey): void {
-    const k = cacheKey(key);
-    const session = this.cache.get(k);
-    this.cache.delete(k);
-    if (session !== undefined) {
-      this.memo.delete(session.path);
-      void session.close();
-    }
   }
 
   /** Path of an existing session file (top-level first, then subagents). */
@@ -259,7 +227,7 @@ export class JsonlEngine implements StorageEngine {
 
   /** The listing record of one session (undefined when it does not exist). */
   private async recordOf(key: SessionKey): Promise<SessionRecord | undefined> {
-    const cached = this.cache.get(cacheKey(key));
+    const cached = this.cache.get(key);
     const file = cached?.path ?? (await this.locate(key));
     if (file === undefined) return undefined;
     const session = cached ?? this.newSession(key, file);
@@ -322,8 +290,4 @@ export class JsonlEngine implements StorageEngine {
       }
     }
   }
-}
-
-function cacheKey(key: SessionKey): string {
-  return `${key.workspace}/${key.sessionId}`;
 }

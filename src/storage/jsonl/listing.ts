@@ -1,5 +1,4 @@
 import type { Stats } from "node:fs";
-import { timestampMillis } from "../../core/entry.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import { recordOf } from "../record.js";
@@ -30,7 +29,7 @@ export function corruptRecord(
     headSeq: 0,
     leafId: "",
     messageCount: 0,
-    updatedAtMs: timestampMillis(undefined),
+    updatedAtMs: 0,
     health: "corrupt",
     healthDetail: detail,
   };

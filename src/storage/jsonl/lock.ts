@@ -2,7 +2,7 @@ import * as fsp from "node:fs/promises";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { lock } from "proper-lockfile";
-import { type SessiondError, unavailable } from "../../core/errors.js";
+import { notFound, type SessiondError, unavailable } from "../../core/errors.js";
 import { errnoCode } from "./fs-ops.js";
 
 /**
@@ -106,6 +106,7 @@ export class FileLease {
         break;
       } catch (err) {
         const code = errnoCode(err);
+        if (code === "ENOENT") throw notFound(`${path.basename(this.file)} not found`);
         if (code !== "ELOCKED") {
           throw unavailable(`cannot lock ${path.basename(this.file)}: ${code ?? String(err)}`, err);
         }
@@ -113,7 +114,7 @@ export class FileLease {
           throw unavailable(`${path.basename(this.file)} stays locked by another process`);
         }
         waited = true;
-        await fsp.appendFile(this.marker, "").catch(() => undefined);
+        await this.touchMarker();
         await sleep(RETRY_MIN_MS + Math.random() * (RETRY_MAX_MS - RETRY_MIN_MS));
       }
     }
@@ -132,13 +133,11 @@ export class FileLease {
     if (now - this.acquiredAt < FAIR_SHARE_MS) return;
     if (now - this.lastMarkerCheck < MARKER_CHECK_EVERY_MS) return;
     this.lastMarkerCheck = now;
-    if (
-      !(await fsp.stat(this.marker).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
+    const someoneWaits = await fsp.stat(this.marker).then(
+      () => true,
+      () => false,
+    );
+    if (!someoneWaits) return;
     await this.release();
     this.yieldUntil = Date.now() + YIELD_MS;
   }
@@ -173,6 +172,15 @@ export class FileLease {
   /** Removes the wait marker of a deleted file (best effort; a waiter recreates it). */
   async forget(): Promise<void> {
     await fsp.rm(this.marker, { force: true }).catch(() => undefined);
+  }
+
+  /** Creates the wait marker if missing (best effort: without it the holder still idles out). */
+  private async touchMarker(): Promise<void> {
+    try {
+      await (await fsp.open(this.marker, "a")).close();
+    } catch {
+      // The directory may be gone with the session; acquiring will report that.
+    }
   }
 
   private compromised(err: Error): void {

@@ -25,20 +25,15 @@ import { checkFrame, decodePayload } from "./record.js";
  * and a CRC plus one JSON.parse per record.
  */
 
-export type Verdict =
-  | { readonly kind: "ok" }
-  | {
-      readonly kind: "torn";
-      readonly line: number;
-      readonly offset: number;
-      readonly reason: string;
-    }
-  | {
-      readonly kind: "corrupt";
-      readonly line: number;
-      readonly offset: number;
-      readonly reason: string;
-    };
+/** Where the first invalid line starts (1-based line, byte offset) and what is wrong with it. */
+export interface Damage {
+  readonly kind: "torn" | "corrupt";
+  readonly line: number;
+  readonly offset: number;
+  readonly reason: string;
+}
+
+export type Verdict = { readonly kind: "ok" } | Damage;
 
 export interface ScanResult {
   /** File offset just past the last valid record. */

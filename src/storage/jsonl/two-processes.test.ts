@@ -67,6 +67,8 @@ interface Audit {
   lines: number;
   corruptLines: number;
   misplacedSeqs: number;
+  /** Records whose parent is not an earlier record of the file. */
+  orphans: number;
   duplicateIds: number;
   lostAcked: number;
   acked: number;
@@ -82,6 +84,7 @@ async function audit(file: string, outputs: WorkerOutput[]): Promise<Audit> {
   let lines = 0;
   let corruptLines = 0;
   let misplacedSeqs = 0;
+  let orphans = 0;
   let handovers = 0;
   let lastWriter = "";
   for (let pos = 0; pos < buf.length; ) {
@@ -94,6 +97,7 @@ async function audit(file: string, outputs: WorkerOutput[]): Promise<Audit> {
       corruptLines++;
     } else {
       if (Number(entry.seq) !== lines) misplacedSeqs++;
+      if (entry.parentId !== undefined && !ids.has(entry.parentId)) orphans++;
       ids.set(entry.id, (ids.get(entry.id) ?? 0) + 1);
       const writer = entry.id.split("-")[0] as string;
       if (lastWriter !== "" && writer !== lastWriter && lines > 2) handovers++;
@@ -106,6 +110,7 @@ async function audit(file: string, outputs: WorkerOutput[]): Promise<Audit> {
     lines,
     corruptLines,
     misplacedSeqs,
+    orphans,
     duplicateIds: [...ids.values()].filter((n) => n > 1).length,
     lostAcked: acked.filter((id) => !ids.has(id)).length,
     acked: acked.length,
@@ -134,11 +139,14 @@ describe("two processes appending to one session", () => {
   it("keeps seqs dense and every acknowledged entry exactly once", async () => {
     const a = await scenario(dataDir, false);
     console.log(`two processes with the lock: ${JSON.stringify(a)}`);
-    expect(a.handovers, "the processes took turns (fencing read the other's tail)").toBeGreaterThan(2);
+    expect(a.handovers, "the processes took turns (fencing read the other's tail)").toBeGreaterThan(
+      2,
+    );
     expect({ ...a, handovers: 0 }).toEqual({
       lines: 1 + 2 * PER_PROCESS,
       corruptLines: 0,
       misplacedSeqs: 0,
+      orphans: 0,
       duplicateIds: 0,
       lostAcked: 0,
       acked: 2 * PER_PROCESS,
@@ -156,8 +164,11 @@ describe("two processes appending to one session", () => {
       const dir = path.join(dataDir, `attempt-${i}`);
       const a = await scenario(dir, true);
       attempts.push(a);
-      const violations = a.corruptLines + a.misplacedSeqs + a.duplicateIds + a.lostAcked;
-      console.log(`two processes WITHOUT the lock, attempt ${i + 1}: ${JSON.stringify(a)}, violations ${violations}`);
+      const violations =
+        a.corruptLines + a.misplacedSeqs + a.orphans + a.duplicateIds + a.lostAcked;
+      console.log(
+        `two processes WITHOUT the lock, attempt ${i + 1}: ${JSON.stringify(a)}, violations ${violations}`,
+      );
       if (violations > 0) return;
     }
     expect.fail(`no violation in 3 attempts: ${JSON.stringify(attempts)}`);

@@ -1,0 +1,254 @@
+import type { Stats } from "node:fs";
+import * as path from "node:path";
+import { dataLoss, notFound, type SessiondError, unavailable } from "../../core/errors.js";
+import { SessionLog } from "../../core/session-log.js";
+import type { SessionKey } from "../engine.js";
+import { closeQuietly, errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import { scan } from "./reader.js";
+import { repairTail } from "./repair.js";
+
+/**
+ * What this process knows about one session file, and how it catches up
+ * with it: the parsed log, the offset where its last good record ends, the
+ * last few bytes before that offset, and a remembered verdict for a torn
+ * tail or a corruption (keyed by the file's stat signature, so an
+ * unchanged file is not re-read and a changed one is).
+ *
+ * Catching up reads only the bytes beyond the known end. A writer (holding
+ * the lock) refuses a file that shrank, is another inode, or no longer
+ * holds the bytes it knows: it drops everything and fails with UNAVAILABLE,
+ * so the request is retried against the reloaded file. A reader just
+ * reloads. Only a writer repairs a torn tail; readers never modify the file.
+ *
+ * Not safe for concurrent use: SessionFile runs one operation at a time.
+ */
+
+export interface FileStateOptions {
+  readonly ops: FsOps;
+  readonly noFsync: boolean;
+  readonly noTailRepair: boolean;
+}
+
+/** Bytes kept from just before the known end, to notice a file rewritten behind our back. */
+const PROBE_BYTES = 32;
+const EMPTY = Buffer.alloc(0);
+
+export class FileState {
+  private log: SessionLog | undefined;
+  /** Offset just past the last good record this process knows. */
+  private end = 0;
+  private ino = -1;
+  /** The last bytes before `end`, as this process last saw them. */
+  private probe: Buffer = EMPTY;
+  /** Stat signature of a torn tail already looked at (readers skip re-reading it). */
+  private tornSig: string | undefined;
+  /** Torn bytes a writer found under the lock, to be saved aside by the repair. */
+  private tornTail: Buffer | undefined;
+  private corrupt: { error: SessiondError; sig: string } | undefined;
+  /** The writer's handle (opened "r+", positional writes) and the inode it belongs to. */
+  private fd: number | undefined;
+  private fdIno = -1;
+
+  constructor(
+    private readonly key: SessionKey,
+    readonly path: string,
+    private readonly name: string,
+    private readonly o: FileStateOptions,
+  ) {}
+
+  /** The readable prefix after a DATA_LOSS (for listings); undefined when not loaded. */
+  get prefix(): SessionLog | undefined {
+    return this.log;
+  }
+
+  /** Installs the state of a file this process has just created with `content`. */
+  seed(log: SessionLog, content: Buffer, st: Stats): void {
+    this.log = log;
+    this.end = content.length;
+    this.ino = st.ino;
+    this.probe = Buffer.from(content.subarray(Math.max(0, content.length - PROBE_BYTES)));
+  }
+
+  /** The log caught up with the file (reader). NOT_FOUND / DATA_LOSS. */
+  async read(): Promise<SessionLog> {
+    return this.catchUp(await this.statFile(), false);
+  }
+
+  /**
+   * Under the lock, before a write: the log caught up with the file, a torn
+   * tail repaired, and where to write. With `debug.noTailRepair` the records
+   * are glued onto the torn bytes, which is exactly the failure it proves.
+   */
+  async prepareWrite(): Promise<{ log: SessionLog; writeAt: number }> {
+    const st = await this.statFile();
+    const fd = await this.openForWrite(st);
+    const log = await this.catchUp(st, true);
+    const torn = this.tornTail;
+    this.tornTail = undefined;
+    if (torn === undefined) return { log, writeAt: this.end };
+    if (this.o.noTailRepair) return { log, writeAt: this.end + torn.length };
+    await repairTail(this.o.ops, this.path, fd, this.end, torn, { noFsync: this.o.noFsync });
+    this.tornSig = undefined;
+    return { log, writeAt: this.end };
+  }
+
+  /** Writes `bytes` at `writeAt` (looping on short writes) and fdatasyncs once. */
+  async writeDurably(bytes: Buffer, writeAt: number): Promise<void> {
+    const fd = this.fd as number;
+    await writeAll(this.o.ops, fd, bytes, writeAt);
+    if (!this.o.noFsync) await this.o.ops.fdatasync(fd);
+    this.end = writeAt + bytes.length;
+    this.keepProbe(bytes);
+  }
+
+  /** Unlinks the file and fsyncs its directory; false when it was already gone. */
+  async unlink(): Promise<boolean> {
+    let removed = true;
+    try {
+      await this.o.ops.unlink(this.path);
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+      removed = false;
+    }
+    if (removed && !this.o.noFsync) await fsyncDir(this.o.ops, path.dirname(this.path));
+    await this.reset();
+    return removed;
+  }
+
+  /**
+   * Forgets everything and closes the handle: after a failed write (whose
+   * outcome is unknown, and whose handle must not be fsynced again) the
+   * file is the truth and is read again from the start.
+   */
+  async reset(): Promise<void> {
+    this.forget();
+    await this.closeHandle();
+  }
+
+  async closeHandle(): Promise<void> {
+    const fd = this.fd;
+    this.fd = undefined;
+    this.fdIno = -1;
+    await closeQuietly(this.o.ops, fd);
+  }
+
+  private forget(): void {
+    this.log = undefined;
+    this.end = 0;
+    this.ino = -1;
+    this.probe = EMPTY;
+    this.tornSig = undefined;
+    this.tornTail = undefined;
+    this.corrupt = undefined;
+  }
+
+  private async statFile(): Promise<Stats> {
+    try {
+      return await this.o.ops.stat(this.path);
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+      await this.reset();
+      throw notFound(`${this.name} not found`);
+    }
+  }
+
+  /** Opens the writer's handle, or re-opens it when the name now points at another inode. */
+  private async openForWrite(st: Stats): Promise<number> {
+    if (this.fd !== undefined && this.fdIno === st.ino) return this.fd;
+    await this.closeHandle();
+    const fd = await this.open("r+");
+    this.fd = fd;
+    this.fdIno = (await this.o.ops.fstat(fd)).ino;
+    if (this.fdIno !== st.ino) throw unavailable(`${this.name}: the file was replaced; retry`);
+    return fd;
+  }
+
+  private async open(flags: string): Promise<number> {
+    try {
+      return await this.o.ops.open(this.path, flags);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") throw notFound(`${this.name} not found`);
+      throw err;
+    }
+  }
+
+  private async catchUp(st: Stats, writer: boolean): Promise<SessionLog> {
+    const sig = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (this.corrupt !== undefined) {
+      if (this.corrupt.sig === sig) throw this.corrupt.error;
+      this.forget();
+    }
+    if (this.log !== undefined && (st.ino !== this.ino || st.size < this.end)) {
+      const why =
+        st.ino !== this.ino ? "was replaced" : `shrank from ${this.end} to ${st.size} bytes`;
+      this.forget();
+      if (writer) throw unavailable(`${this.name}: the file ${why}; reloaded, retry`);
+    }
+    if (this.log === undefined) {
+      this.log = new SessionLog(this.key.sessionId);
+      this.ino = st.ino;
+    }
+    if (st.size > this.end && (writer || this.tornSig !== sig)) {
+      if (!(await this.readTail(st.size, sig, writer))) {
+        if (writer) {
+          throw unavailable(`${this.name}: the file changed unexpectedly; reloaded, retry`);
+        }
+        return this.catchUp(st, false);
+      }
+    }
+    if (this.log.headSeq === 0) {
+      this.markCorrupt(1, 0, st.size === 0 ? "the file is empty" : "no valid first record", sig);
+    }
+    return this.log;
+  }
+
+  /**
+   * Parses the bytes from the known end to `size` into the log. Returns
+   * false (after forgetting everything) when the bytes just before the
+   * known end are not the ones this process saw: the file was rewritten.
+   */
+  private async readTail(size: number, sig: string, writer: boolean): Promise<boolean> {
+    const log = this.log as SessionLog;
+    const base = this.end;
+    const from = base - this.probe.length;
+    const bytes = await this.readRange(from, size - from);
+    if (!bytes.subarray(0, this.probe.length).equals(this.probe)) {
+      this.forget();
+      return false;
+    }
+    const tail = bytes.subarray(this.probe.length);
+    const result = scan(tail, base, log);
+    const good = result.end - base;
+    this.keepProbe(tail.subarray(0, good));
+    this.end = result.end;
+    this.tornSig = undefined;
+    const v = result.verdict;
+    if (v.kind === "corrupt") this.markCorrupt(v.line, v.offset, v.reason, sig);
+    if (v.kind === "torn") {
+      this.tornSig = sig;
+      if (writer) this.tornTail = Buffer.from(tail.subarray(good));
+    }
+    return true;
+  }
+
+  private async readRange(position: number, length: number): Promise<Buffer> {
+    if (this.fd !== undefined) return readAt(this.o.ops, this.fd, position, length);
+    const fd = await this.open("r");
+    try {
+      return await readAt(this.o.ops, fd, position, length);
+    } finally {
+      await closeQuietly(this.o.ops, fd);
+    }
+  }
+
+  private markCorrupt(line: number, offset: number, reason: string, sig: string): never {
+    const error = dataLoss(`${this.name} is corrupt at line ${line} (byte ${offset}): ${reason}`);
+    this.corrupt = { error, sig };
+    throw error;
+  }
+
+  private keepProbe(bytes: Buffer): void {
+    const joined = bytes.length >= PROBE_BYTES ? bytes : Buffer.concat([this.probe, bytes]);
+    this.probe = Buffer.from(joined.subarray(Math.max(0, joined.length - PROBE_BYTES)));
+  }
+}

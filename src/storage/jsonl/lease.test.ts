@@ -1,0 +1,68 @@
+import { stat } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
+import { JsonlEngine } from "./jsonl-engine.js";
+import { lockPathOf } from "./lock.js";
+import { fileOf, keyOf, removeDir, tempDir } from "./testdata/fixtures.js";
+
+/**
+ * The cross-process lock is held as a short lease: kept across a burst of
+ * appends, dropped after the idle time and on close, so other processes
+ * wait at most that long.
+ */
+describe("lease", () => {
+  let dataDir: string;
+  const k = keyOf("leased");
+  const exists = (p: string) =>
+    stat(p).then(
+      () => true,
+      () => false,
+    );
+
+  beforeEach(async () => {
+    dataDir = await tempDir();
+  });
+  afterEach(() => removeDir(dataDir));
+
+  it("is held right after an append and released after the idle time", async () => {
+    const engine = new JsonlEngine({ dataDir, leaseIdleMs: 30 });
+    const lockDir = lockPathOf(fileOf(dataDir, k));
+    try {
+      await engine.create(k, [rootEntry(k.sessionId)]);
+      await engine.append(k, appendOf([userMsg("a")]));
+      expect(await exists(lockDir)).toBe(true);
+      await sleep(300);
+      expect(await exists(lockDir)).toBe(false);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("is released on close", async () => {
+    const engine = new JsonlEngine({ dataDir, leaseIdleMs: 60_000 });
+    const lockDir = lockPathOf(fileOf(dataDir, k));
+    await engine.create(k, [rootEntry(k.sessionId)]);
+    await engine.append(k, appendOf([userMsg("a")]));
+    expect(await exists(lockDir)).toBe(true);
+    await engine.close();
+    expect(await exists(lockDir)).toBe(false);
+  });
+
+  it("makes a second writer wait for the holder's idle time, not for the stale timeout", async () => {
+    const a = new JsonlEngine({ dataDir, leaseIdleMs: 200 });
+    const b = new JsonlEngine({ dataDir, leaseIdleMs: 200 });
+    try {
+      await a.create(k, [rootEntry(k.sessionId)]);
+      await a.append(k, appendOf([userMsg("a")]));
+      const started = Date.now();
+      await b.append(k, appendOf([userMsg("b")]));
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThan(100);
+      expect(waited).toBeLessThan(2_000);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
