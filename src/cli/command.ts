@@ -1,4 +1,20 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+/**
+ * What a command may know about its surroundings. main.ts reads the
+ * environment and the terminal once and passes this down, so no command
+ * reads `process.env` or guesses about TTYs itself.
+ */
+export interface CliContext {
+  /** Defaults for --server and --token (SESSIOND_URL, SESSIOND_TOKEN). */
+  readonly env: { readonly server?: string | undefined; readonly token?: string | undefined };
+  /** stdout is a terminal: tables and trees may be styled. */
+  readonly stdoutTty: boolean;
+  /** stderr is a terminal: progress lines and hints may be drawn there. */
+  readonly stderrTty: boolean;
+  /** ANSI styling on stdout is wanted (a terminal, and NO_COLOR unset). */
+  readonly color: boolean;
+}
 
 /** One subcommand of `sessiond`: a file each, registered in main.ts. */
 export interface Command {
@@ -8,7 +24,7 @@ export interface Command {
   /** The full --help text. */
   readonly help: string;
   /** Runs the command; resolves to the exit code. */
-  run(argv: string[]): Promise<number>;
+  run(argv: string[], ctx: CliContext): Promise<number>;
 }
 
 /** A user-facing error: printed as one line, exit code 2 (usage) or 1. */
@@ -38,6 +54,32 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
 /** Parses a non-negative integer flag. */
 export function intFlag(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value)) throw new CliError(`--${name} must be a non-negative integer, got "${value}"`, 2);
+  if (!/^\d+$/.test(value))
+    throw new CliError(`--${name} must be a non-negative integer, got "${value}"`, 2);
   return Number(value);
+}
+
+/**
+ * The positional arguments of a command, checked against the names it
+ * expects (required first, then optional ones), so that a missing or extra
+ * argument is a usage error that says which one.
+ */
+export function positionals(
+  command: string,
+  given: readonly string[],
+  required: readonly string[],
+  optional: readonly string[] = [],
+): string[] {
+  if (given.length < required.length) {
+    const missing = required.slice(given.length).join(" ");
+    throw new CliError(`${command}: missing ${missing} (see sessiond ${command} --help)`, 2);
+  }
+  if (given.length > required.length + optional.length) {
+    const extra = given.slice(required.length + optional.length).join(" ");
+    throw new CliError(
+      `${command}: unexpected argument ${extra} (see sessiond ${command} --help)`,
+      2,
+    );
+  }
+  return [...given];
 }

@@ -1,8 +1,33 @@
-import { CliError, type Command } from "./command.js";
+import { append } from "./append.js";
+import type { CliContext, Command } from "./command.js";
+import { errorLine } from "./error-line.js";
+import { exportCommand } from "./export.js";
+import { fork } from "./fork.js";
+import { fsck } from "./fsck.js";
+import { importCommand } from "./import.js";
+import { ls } from "./ls.js";
+import { newCommand } from "./new.js";
+import { rewind } from "./rewind.js";
+import { rm } from "./rm.js";
 import { serve } from "./serve.js";
+import { show } from "./show.js";
+import { tail } from "./tail.js";
 
 /** Every subcommand, in the order `sessiond --help` lists them. */
-const COMMANDS: readonly Command[] = [serve];
+const COMMANDS: readonly Command[] = [
+  serve,
+  newCommand,
+  ls,
+  show,
+  tail,
+  append,
+  rewind,
+  fork,
+  rm,
+  exportCommand,
+  importCommand,
+  fsck,
+];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -10,24 +35,49 @@ function usage(): string {
   return `Usage: sessiond <command> [flags]\n\nCommands:\n${lines.join("\n")}\n\nRun 'sessiond <command> --help' for the flags of a command.`;
 }
 
+/** The environment and the terminal, read once here and nowhere else. */
+function context(): CliContext {
+  const stdoutTty = process.stdout.isTTY === true;
+  return {
+    env: { server: process.env.SESSIOND_URL, token: process.env.SESSIOND_TOKEN },
+    stdoutTty,
+    stderrTty: process.stderr.isTTY === true,
+    color: stdoutTty && !process.env.NO_COLOR,
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  if (name === undefined || name === "--help" || name === "-h") {
     process.stdout.write(`${usage()}\n`);
     return name === undefined ? 2 : 0;
   }
+  if (name === "help") {
+    const topic = COMMANDS.find((c) => c.name === rest[0]);
+    process.stdout.write(`${topic?.help ?? usage()}\n`);
+    return 0;
+  }
   const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) throw new CliError(`unknown command "${name}"\n${usage()}`, 2);
-  return command.run(rest);
+  if (command === undefined) {
+    process.stderr.write(`sessiond: unknown command "${name}" (see sessiond --help)\n`);
+    return 2;
+  }
+  return command.run(rest, context());
 }
+
+// `sessiond export … | head` closes the pipe early: that is a normal end, not an error.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
+    const { message, exitCode } = errorLine(err);
     process.stderr.write(`sessiond: ${message}\n`);
-    process.exitCode = err instanceof CliError ? err.exitCode : 1;
+    process.exitCode = exitCode;
   },
 );

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_HEARTBEAT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_LISTEN,
   DEFAULT_SERVER_LIMITS,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -10,9 +11,9 @@ import {
   type ServerConfig,
   startServer,
 } from "../server/index.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { JsonlEngine } from "../storage/jsonl/index.js";
 import type { StorageEngine } from "../storage/engine.js";
+import { JsonlEngine } from "../storage/jsonl/index.js";
+import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 
@@ -41,6 +42,7 @@ Flags:
   --max-deadline-ms N         largest deadline a client may set, 0 = none (default ${L.maxDeadlineMs})
   --heartbeat-ms N            watch heartbeat interval (default ${DEFAULT_HEARTBEAT_MS})
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
+  --idle-timeout-ms N         close connections silent this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
   -h, --help                  show this help
 
 Logs one JSON line per request on stderr. SIGTERM / SIGINT shut down gracefully (exit 0).`;
@@ -65,6 +67,7 @@ const OPTIONS = {
   "max-deadline-ms": { type: "string" },
   "heartbeat-ms": { type: "string" },
   "shutdown-grace-ms": { type: "string" },
+  "idle-timeout-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -78,7 +81,9 @@ function readFile(flag: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new CliError(`--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new CliError(
+      `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+    );
   }
 }
 
@@ -112,13 +117,25 @@ export const serve: Command = {
     }
     const limits = {
       maxMessageBytes: intFlag("max-message-bytes", v["max-message-bytes"], L.maxMessageBytes),
-      maxEntriesPerAppend: intFlag("max-entries-per-append", v["max-entries-per-append"], L.maxEntriesPerAppend),
+      maxEntriesPerAppend: intFlag(
+        "max-entries-per-append",
+        v["max-entries-per-append"],
+        L.maxEntriesPerAppend,
+      ),
       maxEntryBytes: intFlag("max-entry-bytes", v["max-entry-bytes"], L.maxEntryBytes),
       defaultPageSize: intFlag("default-page-size", v["default-page-size"], L.defaultPageSize),
       maxPageSize: intFlag("max-page-size", v["max-page-size"], L.maxPageSize),
-      maxWatchersPerSession: intFlag("max-watchers-per-session", v["max-watchers-per-session"], L.maxWatchersPerSession),
+      maxWatchersPerSession: intFlag(
+        "max-watchers-per-session",
+        v["max-watchers-per-session"],
+        L.maxWatchersPerSession,
+      ),
       maxWatchersTotal: intFlag("max-watchers", v["max-watchers"], L.maxWatchersTotal),
-      maxConcurrentStreams: intFlag("max-concurrent-streams", v["max-concurrent-streams"], L.maxConcurrentStreams),
+      maxConcurrentStreams: intFlag(
+        "max-concurrent-streams",
+        v["max-concurrent-streams"],
+        L.maxConcurrentStreams,
+      ),
       maxDeadlineMs: intFlag("max-deadline-ms", v["max-deadline-ms"], L.maxDeadlineMs),
     };
     const config: ServerConfig = {
@@ -131,12 +148,19 @@ export const serve: Command = {
           ? {
               cert: readFile("tls-cert", v["tls-cert"]),
               key: readFile("tls-key", v["tls-key"]),
-              clientCa: v["tls-client-ca"] ? readFile("tls-client-ca", v["tls-client-ca"]) : undefined,
+              clientCa: v["tls-client-ca"]
+                ? readFile("tls-client-ca", v["tls-client-ca"])
+                : undefined,
             }
           : undefined,
       limits,
       heartbeatMs: intFlag("heartbeat-ms", v["heartbeat-ms"], DEFAULT_HEARTBEAT_MS),
-      shutdownGraceMs: intFlag("shutdown-grace-ms", v["shutdown-grace-ms"], DEFAULT_SHUTDOWN_GRACE_MS),
+      idleTimeoutMs: intFlag("idle-timeout-ms", v["idle-timeout-ms"], DEFAULT_IDLE_TIMEOUT_MS),
+      shutdownGraceMs: intFlag(
+        "shutdown-grace-ms",
+        v["shutdown-grace-ms"],
+        DEFAULT_SHUTDOWN_GRACE_MS,
+      ),
     };
     const store = new SessionStore(engine, { limits });
     let server: Awaited<ReturnType<typeof startServer>>;

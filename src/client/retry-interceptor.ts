@@ -12,15 +12,53 @@ export interface RetryOptions {
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
+
+/** Node error codes of a connection lost in the middle of a call. */
+const DISCONNECTED = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ERR_STREAM_DESTROYED",
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_STREAM_ERROR",
+  "ERR_HTTP2_GOAWAY_SESSION",
+]);
+
+function nodeErrorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") codes.push(code);
+  }
+  return codes;
+}
+
+/**
+ * UNAVAILABLE, or a call cut off by the transport (the server died or reset
+ * the connection mid-call: outcome unknown, like UNAVAILABLE). connect-node
+ * reports a reset connection as ABORTED with the Node error as its cause, and
+ * an HTTP/2 RST_STREAM CANCEL as CANCELED; a server-sent ABORTED (a
+ * concurrency conflict) has no such cause and is never retried.
+ */
+function retryable(ce: ConnectError, signal: AbortSignal): boolean {
+  if (ce.code === Code.Unavailable) return true;
+  if (signal.aborted) return false;
+  if (ce.code === Code.Canceled) return true;
+  return ce.code === Code.Aborted && nodeErrorCodes(ce.cause).some((c) => DISCONNECTED.has(c));
+}
 
 /**
  * Retries unary calls that failed with UNAVAILABLE (server restarting,
- * shutting down, connection refused) with exponential backoff and jitter.
+ * shutting down, connection refused) or lost their connection mid-call,
+ * with exponential backoff and jitter.
  * Safe because idsInterceptor has fixed every id before the first attempt.
  * Streams are not retried here: watchEntriesResumable resumes them by seq.
  */
@@ -35,7 +73,7 @@ export function retryInterceptor(opts: RetryOptions = {}): Interceptor {
         return await next(req);
       } catch (err) {
         const ce = ConnectError.from(err);
-        if (ce.code !== Code.Unavailable || attempt >= maxAttempts || req.signal.aborted) throw err;
+        if (!retryable(ce, req.signal) || attempt >= maxAttempts || req.signal.aborted) throw err;
         const delay = Math.min(max, base * 2 ** (attempt - 1));
         await sleep(delay / 2 + Math.random() * (delay / 2), req.signal);
       }

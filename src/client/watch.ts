@@ -14,8 +14,21 @@ export interface ResumableWatchOptions {
   onReconnect?: (err: ConnectError, afterSeq: bigint) => void;
 }
 
-/** Errors after which a watch is resumed instead of ended. */
-const RESUMABLE = new Set([Code.Unavailable, Code.Internal, Code.Unknown, Code.DeadlineExceeded, Code.Aborted]);
+/**
+ * Errors after which a watch is resumed instead of ended. CANCELED is one of
+ * them because the caller's own abort is handled before this check: any
+ * other CANCELED is the peer resetting the stream (connect-node reports an
+ * HTTP/2 RST_STREAM CANCEL from a dying server that way), as ABORTED is a
+ * reset connection (ECONNRESET).
+ */
+const RESUMABLE = new Set([
+  Code.Unavailable,
+  Code.Internal,
+  Code.Unknown,
+  Code.DeadlineExceeded,
+  Code.Aborted,
+  Code.Canceled,
+]);
 
 /**
  * WatchEntries that survives disconnects and server restarts: it remembers

@@ -45,6 +45,11 @@ export interface ServerConfig {
   readonly limits: ServerLimits;
   /** Interval of watch heartbeats, ms. */
   readonly heartbeatMs: number;
+  /**
+   * A connection with no traffic for this long is closed, ms. Watch streams
+   * stay busy through heartbeats; half-open or garbage connections do not.
+   */
+  readonly idleTimeoutMs: number;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */
   readonly shutdownGraceMs: number;
   /** Where request logs go (one JSON line each); default stderr. */

@@ -13,5 +13,6 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
 
 export const DEFAULT_HEARTBEAT_MS = 5000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 export const DEFAULT_LISTEN = "127.0.0.1:50051";
 export const DEFAULT_DATA_DIR = "./.sessiond";

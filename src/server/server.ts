@@ -90,7 +90,8 @@ export async function startServer(
     interceptors: [edgeInterceptor(log, inFlight), authInterceptor(config.tokens)],
     readMaxBytes: config.limits.maxMessageBytes,
     writeMaxBytes: config.limits.maxMessageBytes,
-    maxTimeoutMs: config.limits.maxDeadlineMs,
+    // 0 means "no limit" for us; for connect-node it would refuse every deadline.
+    maxTimeoutMs: config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined,
     shutdownSignal: shutdown.signal,
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
@@ -115,6 +116,11 @@ export async function startServer(
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
     s.on("error", () => s.destroy());
+  });
+  // Connections that stop talking (a half-sent preface, garbage after SETTINGS
+  // that Node answers with GOAWAY but never closes) are cut after the idle time.
+  server.on("connection", (socket: import("node:net").Socket) => {
+    if (config.idleTimeoutMs > 0) socket.setTimeout(config.idleTimeoutMs, () => socket.destroy());
   });
   // Garbage on the port must never take the process down.
   server.on("sessionError", () => {});

@@ -1,10 +1,12 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   AppendedEntrySchema,
   type SessionService,
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
+import { quote } from "../core/ids.js";
 import type { AppendResult } from "../storage/engine.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
@@ -17,6 +19,24 @@ function seqArg(value: bigint, what: string): number {
   if (value > BigInt(Number.MAX_SAFE_INTEGER))
     throw invalidArgument(`${what} ${value} is out of range`);
   return Number(value);
+}
+
+/**
+ * Entries must have a JSON form (the log format, exports): a
+ * google.protobuf.Value with no kind set, or a NaN / Infinity number, is
+ * valid on the wire but has none. Refused here as INVALID_ARGUMENT instead of
+ * failing later in storage as "outcome unknown".
+ */
+function checkJsonForm(entries: readonly Entry[]): void {
+  for (const e of entries) {
+    try {
+      toJson(EntrySchema, e);
+    } catch (err) {
+      throw invalidArgument(
+        `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
 }
 
 function appendResponse(result: AppendResult) {
@@ -45,6 +65,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
   return {
     async append(req, ctx) {
+      checkJsonForm(req.entries);
       const session = await open(ctx, req);
       const result = await session.append(req.entries, {
         expectedLeafId: req.expectedLeafId,

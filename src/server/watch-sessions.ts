@@ -57,9 +57,10 @@ export async function* watchSessions(
       }
     }
     yield heartbeat(feed.cursor(last));
+    // The first pass runs without waiting: a resumed watcher gets the events
+    // after its cursor at once, not after the next wake-up or heartbeat.
+    let woke: "notified" | "timeout" | "aborted" = "notified";
     for (;;) {
-      const woke = await wake.wait(opts.heartbeatMs, signal);
-      if (woke === "aborted") throw signal.reason;
       const head = feed.head;
       const events = feed.after(workspace, last);
       for (const { n, event } of events) {
@@ -71,6 +72,8 @@ export async function* watchSessions(
         last = Math.max(last, head);
         yield heartbeat(feed.cursor(last));
       }
+      woke = await wake.wait(opts.heartbeatMs, signal);
+      if (woke === "aborted") throw signal.reason;
     }
   } finally {
     unsubscribe();

@@ -486,9 +486,14 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
     it("takes the title that is current on the forked path, not a newer one from another branch", async () => {
       await source();
       const s = await store.open(undefined, "src");
-      await s.append({ id: "retitle", kind: { case: "sessionInfo", value: { title: "Renamed on x1" } } });
+      await s.append({
+        id: "retitle",
+        kind: { case: "sessionInfo", value: { title: "Renamed on x1" } },
+      });
       expect((await store.fork(undefined, "src", { entry: "u3" })).title).toBe("Source");
-      expect((await store.fork(undefined, "src", { entry: "retitle" })).title).toBe("Renamed on x1");
+      expect((await store.fork(undefined, "src", { entry: "retitle" })).title).toBe(
+        "Renamed on x1",
+      );
     });
 
     it("forks at a label: the path up to that Label entry", async () => {

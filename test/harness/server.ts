@@ -55,7 +55,9 @@ export async function startSessiond(opts: StartOptions = {}): Promise<SessiondPr
   const url = await new Promise<string>((done, fail) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
-      fail(new Error(`sessiond did not start within ${opts.timeoutMs ?? 20000} ms:\n${out}\n${err}`));
+      fail(
+        new Error(`sessiond did not start within ${opts.timeoutMs ?? 20000} ms:\n${out}\n${err}`),
+      );
     }, opts.timeoutMs ?? 20000);
     proc.stdout?.on("data", (d: Buffer) => {
       out += d.toString();

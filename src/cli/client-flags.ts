@@ -1,0 +1,70 @@
+import { createSessiondClient, type Protocol, type SessiondClient } from "../client/index.js";
+import { DEFAULT_WORKSPACE } from "../core/ids.js";
+import { type CliContext, CliError } from "./command.js";
+
+/**
+ * The flags every client subcommand shares, and the one place that turns
+ * them (plus the environment defaults main.ts read) into a client. Keeping
+ * it here means `ls` and `import` cannot disagree about what --server means.
+ */
+
+export const DEFAULT_SERVER = "http://127.0.0.1:50051";
+
+/** parseArgs options of the shared flags; commands spread them into their own. */
+export const CLIENT_OPTIONS = {
+  server: { type: "string" },
+  token: { type: "string" },
+  workspace: { type: "string", short: "w" },
+  protocol: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The --help section for the shared flags. */
+export const CLIENT_FLAGS_HELP = `Common flags:
+  --server URL            server address (default $SESSIOND_URL, else ${DEFAULT_SERVER})
+  --token T               bearer token (default $SESSIOND_TOKEN)
+  -w, --workspace W       workspace (default "${DEFAULT_WORKSPACE}")
+  --protocol P            grpc (default), connect or grpc-web
+  --json                  machine-readable output (proto JSON, one object per line)
+  -h, --help              show this help`;
+
+const PROTOCOLS: readonly Protocol[] = ["grpc", "connect", "grpc-web"];
+
+export interface ClientFlagValues {
+  server?: string | undefined;
+  token?: string | undefined;
+  workspace?: string | undefined;
+  protocol?: string | undefined;
+}
+
+export interface Connection {
+  readonly client: SessiondClient;
+  /** The workspace every request names. */
+  readonly workspace: string;
+}
+
+/** Builds the client from the shared flags; bad values are usage errors (exit 2). */
+export function connect(values: ClientFlagValues, ctx: CliContext): Connection {
+  const server = values.server ?? ctx.env.server ?? DEFAULT_SERVER;
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new CliError(`--server must be a URL like ${DEFAULT_SERVER}, got "${server}"`, 2);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new CliError(`--server must start with http:// or https://, got "${server}"`, 2);
+  }
+  const protocol = (values.protocol ?? "grpc") as Protocol;
+  if (!PROTOCOLS.includes(protocol)) {
+    throw new CliError(`--protocol must be grpc, connect or grpc-web, got "${values.protocol}"`, 2);
+  }
+  const token = values.token ?? ctx.env.token;
+  const client = createSessiondClient({
+    baseUrl: server.replace(/\/+$/, ""),
+    protocol,
+    ...(token ? { token } : {}),
+  });
+  return { client, workspace: values.workspace ?? DEFAULT_WORKSPACE };
+}

@@ -1,0 +1,25 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { CliError } from "./command.js";
+import { errorLine } from "./error-line.js";
+
+describe("errorLine", () => {
+  it("keeps a server error's message and adds its code in snake_case", () => {
+    const err = new ConnectError('session "abcd" not found', Code.NotFound);
+    expect(errorLine(err)).toEqual({
+      message: 'session "abcd" not found (not_found)',
+      exitCode: 1,
+    });
+    const conflict = new ConnectError("expected head seq 3", Code.FailedPrecondition);
+    expect(errorLine(conflict).message).toBe("expected head seq 3 (failed_precondition)");
+  });
+
+  it("keeps the exit code of usage errors", () => {
+    expect(errorLine(new CliError("bad flag", 2))).toEqual({ message: "bad flag", exitCode: 2 });
+  });
+
+  it("prints one line for anything else, never a stack", () => {
+    const bug = new TypeError("x is undefined\n    at foo (bar.ts:1:1)");
+    expect(errorLine(bug)).toEqual({ message: "x is undefined", exitCode: 1 });
+  });
+});

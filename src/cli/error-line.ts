@@ -1,0 +1,31 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { CliError } from "./command.js";
+
+/**
+ * The one place where anything a command throws becomes what a person sees:
+ * one line (never a stack trace) and an exit code. Server errors keep the
+ * server's message and add the gRPC code in its snake_case name, e.g.
+ * `session "abcd" not found in workspace "default" (not_found)`.
+ */
+
+/** "NotFound" → "not_found". */
+export function codeName(code: Code): string {
+  const name = Code[code] ?? String(code);
+  return name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+/** The line to print after "sessiond: " and the exit code (2 for usage errors, else 1). */
+export function errorLine(err: unknown): { message: string; exitCode: number } {
+  if (err instanceof CliError) return { message: oneLine(err.message), exitCode: err.exitCode };
+  if (err instanceof ConnectError) {
+    return { message: oneLine(`${err.rawMessage} (${codeName(err.code)})`), exitCode: 1 };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { message: oneLine(message), exitCode: 1 };
+}
+
+/** Keeps the first line: a multi-line message would break "one line per error". */
+function oneLine(message: string): string {
+  const first = message.split("\n", 1)[0] ?? "";
+  return first.trim() === "" ? "unknown error" : first;
+}

@@ -1,0 +1,116 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { WORKSPACE_PATTERN } from "../core/ids.js";
+import { SessionLog } from "../core/session-log.js";
+import { SUBAGENT_DIR, sessionIdOf } from "../storage/jsonl/paths.js";
+import { scan } from "../storage/jsonl/reader.js";
+
+/**
+ * The read-only half of `fsck`: find every session file of a data dir and
+ * judge each with the JSONL engine's own reader, so fsck and the server can
+ * never disagree about what is a torn tail and what is corruption. Nothing
+ * here opens a file for writing or takes a lock.
+ */
+
+/** One session file found under the data dir. */
+export interface SessionFile {
+  /** Absolute path. */
+  readonly path: string;
+  /** Path relative to the data dir, for printing. */
+  readonly name: string;
+  readonly workspace: string;
+  readonly sessionId: string;
+  readonly subagent: boolean;
+}
+
+export type FileStatus = "ok" | "torn_tail" | "corrupt" | "unreadable";
+
+/** The verdict on one file. */
+export interface FileReport extends SessionFile {
+  readonly status: FileStatus;
+  /** Valid records (the readable prefix). */
+  readonly entries: number;
+  /** Size of the file. */
+  readonly bytes: number;
+  /** torn_tail / corrupt: the 1-based line of the first bad record. */
+  readonly line?: number;
+  /** torn_tail / corrupt: byte offset of the first bad record. */
+  readonly offset?: number;
+  /** torn_tail: bytes after the last good record (what the next writer cuts off). */
+  readonly tornBytes?: number;
+  /** What is wrong. */
+  readonly reason?: string;
+}
+
+async function names(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    throw err;
+  }
+}
+
+/** Every session file of every workspace (top-level and subagents), in a stable order. */
+export async function findSessionFiles(dataDir: string): Promise<SessionFile[]> {
+  const files: SessionFile[] = [];
+  for (const workspace of await names(dataDir)) {
+    if (!WORKSPACE_PATTERN.test(workspace)) continue;
+    for (const subagent of [false, true]) {
+      const dir = subagent
+        ? join(dataDir, workspace, "sessions", SUBAGENT_DIR)
+        : join(dataDir, workspace, "sessions");
+      for (const fileName of await names(dir)) {
+        const sessionId = sessionIdOf(fileName);
+        if (sessionId === undefined) continue;
+        const path = join(dir, fileName);
+        files.push({ path, name: relative(dataDir, path), workspace, sessionId, subagent });
+      }
+    }
+  }
+  return files;
+}
+
+/** Reads one file and classifies it; never throws. */
+export async function checkFile(file: SessionFile): Promise<FileReport> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(file.path);
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? String(err);
+    return { ...file, status: "unreadable", entries: 0, bytes: 0, reason };
+  }
+  const log = new SessionLog(file.sessionId);
+  const { end, verdict } = scan(buf, 0, log);
+  const base = { ...file, entries: log.headSeq, bytes: buf.length };
+  // Without a valid first record nothing says which session this is (as the engine rules).
+  if (log.headSeq === 0) {
+    const reason =
+      buf.length === 0
+        ? "the file is empty"
+        : `no valid first record${verdict.kind === "ok" ? "" : ` (${verdict.reason})`}`;
+    return { ...base, status: "corrupt", line: 1, offset: 0, reason };
+  }
+  switch (verdict.kind) {
+    case "ok":
+      return { ...base, status: "ok" };
+    case "torn":
+      return {
+        ...base,
+        status: "torn_tail",
+        line: verdict.line,
+        offset: verdict.offset,
+        tornBytes: buf.length - end,
+        reason: verdict.reason,
+      };
+    case "corrupt":
+      return {
+        ...base,
+        status: "corrupt",
+        line: verdict.line,
+        offset: verdict.offset,
+        reason: verdict.reason,
+      };
+  }
+}

@@ -1,0 +1,108 @@
+import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
+import { timestampMillis } from "../core/entry.js";
+import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
+import { type Command, intFlag, parse, positionals } from "./command.js";
+import {
+  formatTable,
+  formatTime,
+  jsonLine,
+  printHelp,
+  println,
+  style,
+  truncate,
+} from "./output.js";
+
+const HELP = `Usage: sessiond ls [flags]
+
+Lists the sessions of a workspace, newest first: the top-level ones, or with
+--parent the subagent sessions of one session. Corrupt sessions are listed
+with health CORRUPT.
+
+Flags:
+  --parent ID             list the subagents of this session (full id or prefix)
+  --all                   follow page tokens to the end (default: one page)
+  --limit N               at most N sessions (default: the server's page size)
+  --oldest-first          oldest session first
+${CLIENT_FLAGS_HELP}
+
+Output: a table (id, title, entries, messages, updated, health); with --json
+one SessionMeta (proto JSON) per line.`;
+
+const OPTIONS = {
+  ...CLIENT_OPTIONS,
+  parent: { type: "string" },
+  all: { type: "boolean" },
+  limit: { type: "string" },
+  "oldest-first": { type: "boolean" },
+} as const;
+
+function row(s: SessionMeta): string[] {
+  const health =
+    s.health === Health.CORRUPT
+      ? `CORRUPT${s.healthDetail ? `: ${truncate(s.healthDetail, 60)}` : ""}`
+      : "ok";
+  return [
+    s.id,
+    truncate(s.title ?? "", 40),
+    String(s.entryCount),
+    String(s.messageCount),
+    formatTime(timestampMillis(s.updatedAt)),
+    health,
+  ];
+}
+
+export const ls: Command = {
+  name: "ls",
+  summary: "list sessions (newest first)",
+  help: HELP,
+  async run(argv, ctx) {
+    const { values: v, positionals: args } = parse("ls", argv, OPTIONS);
+    if (v.help) return printHelp(HELP);
+    positionals("ls", args, []);
+    const limit = intFlag("limit", v.limit, 0);
+    const conn = connect(v, ctx);
+    const { workspace, client } = conn;
+    let parentSessionId: string | undefined;
+    if (v.parent !== undefined) {
+      // The server lists by full id; resolving first lets people pass a prefix.
+      const parent = await client.store.getSession({ workspace, session: v.parent });
+      parentSessionId = parent.session?.id;
+    }
+    const order = v["oldest-first"] ? SortOrder.OLDEST_FIRST : SortOrder.NEWEST_FIRST;
+    const sessions: SessionMeta[] = [];
+    let pageToken = "";
+    let more = false;
+    do {
+      const pageSize = limit > 0 ? limit - sessions.length : 0;
+      const page = await client.store.listSessions({
+        workspace,
+        parentSessionId,
+        pageSize,
+        pageToken,
+        order,
+      });
+      sessions.push(...page.sessions);
+      pageToken = page.nextPageToken;
+      more = pageToken !== "";
+      if (v.json) for (const s of page.sessions) await println(jsonLine(SessionMetaSchema, s));
+    } while (more && v.all && (limit === 0 || sessions.length < limit));
+    if (v.json) return 0;
+    if (sessions.length === 0) {
+      await println(`no sessions in workspace "${workspace}"`);
+      return 0;
+    }
+    const lines = formatTable(
+      ["ID", "TITLE", "ENTRIES", "MESSAGES", "UPDATED", "HEALTH"],
+      sessions.map(row),
+      ["left", "left", "right", "right", "left", "left"],
+    );
+    const [header, ...rest] = lines;
+    await println(style.bold(header as string, ctx.color));
+    for (const line of rest) await println(line);
+    if (more && !v.all && ctx.stderrTty) {
+      process.stderr.write("(more sessions: use --all to list every page)\n");
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,107 @@
+import { View } from "../../gen/sessiond/v1/session_pb.js";
+import {
+  GetStateResponseSchema,
+  GetTreeResponseSchema,
+} from "../../gen/sessiond/v1/session_service_pb.js";
+import { messageText } from "../core/entry.js";
+import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
+import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
+import { roleName } from "./entry-format.js";
+import { resolveEntryRef } from "./entry-ref.js";
+import { jsonLine, printHelp, println, style } from "./output.js";
+import { renderTree } from "./tree-render.js";
+
+const HELP = `Usage: sessiond show ID [flags]
+
+Draws the tree of a session: every entry with its short id, kind or role and
+a preview; branches drawn with ├─ └─; entries on the current path marked with
+* (bold on a terminal); labels in [brackets]; the current leaf marked
+"← leaf". Leaf entries (pointer moves written by rewind) are hidden unless
+--leaf-moves is given. ID is a full session id or a unique prefix.
+
+Flags:
+  --state                 print the CONTEXT view instead (what the LLM gets: role: text)
+  --history               print the HISTORY view instead (every message of the path)
+  --at ENTRY              with --state / --history: fold up to this entry (id, prefix or label)
+  --leaf-moves            also draw Leaf entries
+  --full-ids              print whole entry ids
+${CLIENT_FLAGS_HELP}
+
+With --json: the GetTree response (or with --state / --history the GetState
+response) as proto JSON.`;
+
+const OPTIONS = {
+  ...CLIENT_OPTIONS,
+  state: { type: "boolean" },
+  history: { type: "boolean" },
+  at: { type: "string" },
+  "leaf-moves": { type: "boolean" },
+  "full-ids": { type: "boolean" },
+} as const;
+
+/** Prints a folded state as "role: text", continuation lines indented. */
+async function showState(
+  conn: Connection,
+  session: string,
+  view: View,
+  at: string | undefined,
+  json: boolean,
+  color: boolean,
+): Promise<void> {
+  const atEntryId = at === undefined ? undefined : await resolveEntryRef(conn, session, at);
+  const res = await conn.client.session.getState({
+    workspace: conn.workspace,
+    session,
+    view,
+    atEntryId,
+  });
+  if (json) {
+    await println(jsonLine(GetStateResponseSchema, res));
+    return;
+  }
+  for (const m of res.state?.messages ?? []) {
+    const msg = m.message;
+    if (msg === undefined) continue;
+    const who = msg.toolName ? `${roleName(msg.role)}(${msg.toolName})` : roleName(msg.role);
+    const [first = "", ...more] = messageText(msg).split("\n");
+    await println(`${style.bold(`${who}:`, color)} ${first}`);
+    for (const line of more) await println(`  ${line}`);
+  }
+}
+
+async function run(argv: string[], ctx: CliContext): Promise<number> {
+  const { values: v, positionals: args } = parse("show", argv, OPTIONS);
+  if (v.help) return printHelp(HELP);
+  const [session] = positionals("show", args, ["ID"]) as [string];
+  if (v.state && v.history) throw new CliError("show: --state and --history exclude each other", 2);
+  if (v.at !== undefined && !v.state && !v.history) {
+    throw new CliError("show: --at needs --state or --history", 2);
+  }
+  const conn = connect(v, ctx);
+  const json = v.json ?? false;
+  if (v.state || v.history) {
+    const view = v.history ? View.HISTORY : View.CONTEXT;
+    await showState(conn, session, view, v.at, json, ctx.color);
+    return 0;
+  }
+  const tree = await conn.client.session.getTree({ workspace: conn.workspace, session });
+  if (json) {
+    await println(jsonLine(GetTreeResponseSchema, tree));
+    return 0;
+  }
+  const lines = renderTree(tree.nodes, {
+    leafId: tree.leafId,
+    color: ctx.color,
+    showLeafMoves: v["leaf-moves"] ?? false,
+    fullIds: v["full-ids"] ?? false,
+  });
+  for (const line of lines) await println(line);
+  return 0;
+}
+
+export const show: Command = {
+  name: "show",
+  summary: "draw a session's tree (current path marked), or its state",
+  help: HELP,
+  run,
+};

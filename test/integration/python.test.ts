@@ -1,0 +1,116 @@
+/**
+ * Interop: a Python grpcio client (test/python/sessiond_client.py) calls every
+ * RPC of both services against a real server process. The Python message
+ * classes are generated here by protoc (--python_out) from a descriptor set
+ * that buf builds (Debian's protoc ships without the google/protobuf includes).
+ *
+ * Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler for
+ * /usr/bin/python3. Without them the test is skipped loudly, except under
+ * CI=true (CI installs them, so a missing one there is a failure).
+ */
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO, serverUnderTest } from "../harness/server.js";
+
+const run = promisify(execFile);
+const PYTHON = "/usr/bin/python3";
+const CLIENT = join(REPO, "test/python/sessiond_client.py");
+const BUF = join(REPO, "node_modules/.bin/buf");
+const PROTOS = ["entry", "session", "store_service", "session_service"].map(
+  (name) => `sessiond/v1/${name}.proto`,
+);
+const INSTALL =
+  "apt-get install -y --no-install-recommends python3-grpcio python3-protobuf protobuf-compiler";
+
+/** Why the Python toolchain is unusable here, or undefined when it is fine. */
+function missingTools(): string | undefined {
+  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
+  const py = spawnSync(PYTHON, ["-c", "import grpc, google.protobuf"], { timeout: 15_000 });
+  if (py.status !== 0) return `${PYTHON} cannot import grpc / google.protobuf (${INSTALL})`;
+  const protoc = spawnSync("protoc", ["--version"], { timeout: 15_000 });
+  if (protoc.status !== 0) return `protoc not found (${INSTALL})`;
+  return undefined;
+}
+
+const missing = missingTools();
+const inCi = process.env.CI === "true";
+if (missing !== undefined && !inCi) {
+  console.warn(`\n*** SKIPPING the Python interop test: ${missing} ***\n`);
+}
+
+describe("Python grpcio client (interop)", () => {
+  if (missing !== undefined && !inCi) {
+    it.skip(`SKIPPED, Python toolchain missing: ${missing}`, () => {});
+    return;
+  }
+
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("calls every RPC of StoreService and SessionService", { timeout: 50_000 }, async () => {
+    if (missing !== undefined) throw new Error(`CI=true but ${missing}`);
+    const gen = mkdtempSync(join(tmpdir(), "sessiond-py-"));
+    dirs.push(gen);
+    const descriptors = join(gen, "sessiond.binpb");
+    await run(BUF, ["build", "--as-file-descriptor-set", "-o", descriptors], {
+      cwd: REPO,
+      timeout: 20_000,
+    });
+    await run("protoc", [`--descriptor_set_in=${descriptors}`, `--python_out=${gen}`, ...PROTOS], {
+      cwd: REPO,
+      timeout: 20_000,
+    });
+
+    const server = await serverUnderTest();
+    try {
+      const target = new URL(server.url).host;
+      const token = process.env.SESSIOND_TOKEN;
+      const argv = [CLIENT, target, gen, ...(token ? ["--token", token] : [])];
+      let stdout: string;
+      try {
+        ({ stdout } = await run(PYTHON, argv, { cwd: REPO, timeout: 40_000 }));
+      } catch (err) {
+        const e = err as { stdout?: string; stderr?: string; message: string };
+        throw new Error(`python client failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`);
+      }
+      const last = stdout.trim().split("\n").at(-1) ?? "";
+      const summary = JSON.parse(last) as {
+        ok: boolean;
+        rpcs: string[];
+        not_found: string;
+        entries: number;
+        grpcio: string;
+        protobuf: string;
+      };
+      expect(summary.ok).toBe(true);
+      expect(summary.rpcs).toEqual([
+        "SessionService/Append",
+        "SessionService/GetEntries",
+        "SessionService/GetState",
+        "SessionService/GetTree",
+        "SessionService/Reset",
+        "SessionService/Rewind",
+        "SessionService/WatchEntries",
+        "StoreService/CreateSession",
+        "StoreService/DeleteSession",
+        "StoreService/ForkSession",
+        "StoreService/GetSession",
+        "StoreService/ListSessions",
+        "StoreService/WatchSessions",
+      ]);
+      expect(summary.not_found).toBe("NOT_FOUND");
+      expect(summary.entries).toBe(11);
+      console.log(
+        `python interop: ${summary.rpcs.length} RPCs OK with grpcio ${summary.grpcio}, protobuf ${summary.protobuf}`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
