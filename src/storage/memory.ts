@@ -9,9 +9,9 @@ import type {
   SessionKey,
   SessionRecord,
   StorageEngine,
-  StorageEvent,
   StorageListener,
 } from "./engine.js";
+import { Listeners } from "./listeners.js";
 import { recordOf } from "./record.js";
 
 /**
@@ -23,7 +23,7 @@ import { recordOf } from "./record.js";
 export class MemoryEngine implements StorageEngine {
   readonly kind = "memory";
   private readonly spaces = new Map<string, Map<string, SessionLog>>();
-  private readonly listeners = new Set<StorageListener>();
+  private readonly listeners = new Listeners();
   private closed = false;
 
   private space(workspace: string): Map<string, SessionLog> {
@@ -50,17 +50,6 @@ export class MemoryEngine implements StorageEngine {
     if (this.closed) throw unavailable("storage is closed");
   }
 
-  /** A listener's bug must not fail the (already applied) change nor starve other listeners. */
-  private emit(event: StorageEvent): void {
-    for (const l of this.listeners) {
-      try {
-        l(event);
-      } catch (err) {
-        process.emitWarning(`storage listener failed: ${String(err)}`);
-      }
-    }
-  }
-
   async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {
     this.checkOpen();
     const space = this.space(key.workspace);
@@ -69,14 +58,15 @@ export class MemoryEngine implements StorageEngine {
     }
     const log = SessionLog.from(key.sessionId, entries);
     space.set(key.sessionId, log);
-    this.emit({ type: "created", ...key, headSeq: log.headSeq });
+    this.listeners.emit({ type: "created", ...key, headSeq: log.headSeq });
   }
 
   async append(key: SessionKey, plan: Planner): Promise<AppendResult> {
     const log = this.get(key);
     const planned = plan(log);
     log.applyAll(planned.write);
-    if (planned.write.length > 0) this.emit({ type: "appended", ...key, headSeq: log.headSeq });
+    if (planned.write.length > 0)
+      this.listeners.emit({ type: "appended", ...key, headSeq: log.headSeq });
     return { ...planned, headSeq: log.headSeq, leafId: log.leafId };
   }
 
@@ -115,13 +105,12 @@ export class MemoryEngine implements StorageEngine {
   async delete(key: SessionKey): Promise<boolean> {
     this.checkOpen();
     const removed = this.spaces.get(key.workspace)?.delete(key.sessionId) ?? false;
-    if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
+    if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }
 
   subscribe(listener: StorageListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.subscribe(listener);
   }
 
   async close(): Promise<void> {

@@ -10,9 +10,9 @@ import type {
   SessionKey,
   SessionRecord,
   StorageEngine,
-  StorageEvent,
   StorageListener,
 } from "../engine.js";
+import { Listeners } from "../listeners.js";
 import { recordOf } from "../record.js";
 import { createExclusive, ensureDir, removeStaleTemps } from "./create-file.js";
 import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
@@ -60,7 +60,7 @@ export class JsonlEngine implements StorageEngine {
   private readonly ops: FsOps;
   private readonly fileOptions: Omit<SessionFileOptions, "onAppended">;
   private readonly cache: SessionCache;
-  private readonly listeners = new Set<StorageListener>();
+  private readonly listeners = new Listeners();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly memo = new RecordMemo();
   private closed = false;
@@ -99,7 +99,7 @@ export class JsonlEngine implements StorageEngine {
     } catch (err) {
       throw ioError(err, `creating session ${quote(key.sessionId)}`);
     }
-    this.emit({ type: "created", ...key, headSeq: log.headSeq });
+    this.listeners.emit({ type: "created", ...key, headSeq: log.headSeq });
   }
 
   async append(key: SessionKey, plan: Planner): Promise<AppendResult> {
@@ -159,13 +159,12 @@ export class JsonlEngine implements StorageEngine {
     }
     const session = this.cache.drop(key);
     if (session !== undefined) this.memo.delete(session.path);
-    if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
+    if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }
 
   subscribe(listener: StorageListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.subscribe(listener);
   }
 
   async close(): Promise<void> {
@@ -207,7 +206,7 @@ export class JsonlEngine implements StorageEngine {
   private newSession(key: SessionKey, file: string): SessionFile {
     return new SessionFile(key, file, {
       ...this.fileOptions,
-      onAppended: (headSeq) => this.emit({ type: "appended", ...key, headSeq }),
+      onAppended: (headSeq) => this.listeners.emit({ type: "appended", ...key, headSeq }),
     });
   }
 
@@ -278,16 +277,5 @@ export class JsonlEngine implements StorageEngine {
 
   private checkOpen(): void {
     if (this.closed) throw unavailable("storage is closed");
-  }
-
-  /** A listener's bug must not fail the (already durable) change nor starve other listeners. */
-  private emit(event: StorageEvent): void {
-    for (const l of this.listeners) {
-      try {
-        l(event);
-      } catch (err) {
-        process.emitWarning(`storage listener failed: ${String(err)}`);
-      }
-    }
   }
 }
