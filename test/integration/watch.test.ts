@@ -28,6 +28,12 @@ import { collect, eventually, sleep } from "./support/stream.js";
 
 const ws = uniqueWorkspace("watch");
 
+if (EXTERNAL) {
+  skipExternal(
+    "watch (b) restarts, (d) SIGTERM, (e) --heartbeat-ms 200, (f) --max-watchers-per-session 3",
+  );
+}
+
 const entriesOf = (xs: readonly WatchEntriesResponse[]): Entry[] =>
   xs.flatMap((x) => (x.event.case === "entry" ? [x.event.value] : []));
 const heartbeatsOf = (xs: readonly WatchEntriesResponse[]) =>
@@ -172,129 +178,128 @@ describe("across restarts (SIGTERM and kill -9, same data dir and port)", () => 
     if (dataDir) removeDataDir(dataDir);
   });
 
-  test("(b) resumable watchers and a retrying writer lose nothing and duplicate nothing", async () => {
-    if (EXTERNAL) {
-      skipExternal("watch (b): restarts the server");
-      return;
-    }
-    server = await startSessiond({ port: 0 });
-    dataDir = server.dataDir;
-    const port = server.port;
-    const url = server.url;
-    const restart = async (how: "SIGTERM" | "SIGKILL") => {
-      const old = server as SessiondProcess;
-      if (how === "SIGTERM") expect(await old.stop()).toBe(0);
-      else await old.kill9();
-      server = await startSessiond({ port, dataDir });
-      expect(server.url).toBe(url);
-    };
+  test.skipIf(EXTERNAL)(
+    "(b) resumable watchers and a retrying writer lose nothing and duplicate nothing",
+    async () => {
+      server = await startSessiond({ port: 0 });
+      dataDir = server.dataDir;
+      const port = server.port;
+      const url = server.url;
+      const restart = async (how: "SIGTERM" | "SIGKILL") => {
+        const old = server as SessiondProcess;
+        if (how === "SIGTERM") expect(await old.stop()).toBe(0);
+        else await old.kill9();
+        server = await startSessiond({ port, dataDir });
+        expect(server.url).toBe(url);
+      };
 
-    const writerClient = client(url, "grpc", {
-      timeoutMs: 40_000,
-      retry: { maxAttempts: 200, baseDelayMs: 20, maxDelayMs: 200 },
-    });
-    const c = client(url, "grpc", {
-      retry: { maxAttempts: 200, baseDelayMs: 20, maxDelayMs: 200 },
-    });
-    const id = (await c.store.createSession({ workspace: ws, title: "restarts" })).session
-      ?.id as string;
+      const writerClient = client(url, "grpc", {
+        timeoutMs: 40_000,
+        retry: { maxAttempts: 200, baseDelayMs: 20, maxDelayMs: 200 },
+      });
+      const c = client(url, "grpc", {
+        retry: { maxAttempts: 200, baseDelayMs: 20, maxDelayMs: 200 },
+      });
+      const id = (await c.store.createSession({ workspace: ws, title: "restarts" })).session
+        ?.id as string;
 
-    const ac = new AbortController();
-    const reconnects: string[] = [];
-    const watchers = [0, 1].map((i) =>
-      collect(
-        watchEntriesResumable(client(url, i === 0 ? "grpc" : "connect"), {
-          workspace: ws,
-          session: id,
-          signal: ac.signal,
-          retryDelayMs: 50,
-          onReconnect: (err) => reconnects.push(`${i}: ${Code[err.code]}`),
-        }),
-      ),
-    );
-    // A strict watcher with its own resume loop and no de-duplication: any
-    // duplicate or gap the server sends shows up here.
-    const strictSeqs: bigint[] = [];
-    const strict = (async () => {
-      const sc = client(url, "grpc");
-      let last = 0n;
-      while (!ac.signal.aborted) {
-        try {
-          for await (const m of sc.session.watchEntries(
-            { workspace: ws, session: id, afterSeq: last },
-            { signal: ac.signal },
-          )) {
-            if (m.event.case !== "entry") continue;
-            strictSeqs.push(m.event.value.seq);
-            last = m.event.value.seq;
-          }
-        } catch (err) {
-          if (ac.signal.aborted) return;
-          const code = ConnectError.from(err).code;
-          if (code === Code.NotFound) throw err;
-        }
-        await sleep(50);
-      }
-    })();
-
-    const acked: string[] = [];
-    const errors: string[] = [];
-    const N = 240;
-    const writer = writeEntries(writerClient, id, "r", N, 12, acked, errors);
-
-    await eventually(() => acked.length >= 60, 20_000, "60 acked appends before SIGTERM");
-    await restart("SIGTERM");
-    await eventually(() => acked.length >= 130, 30_000, "130 acked appends before kill -9");
-    await restart("SIGKILL");
-    await writer;
-    // The client's retry covered both restarts: no error reached the writer.
-    expect(errors, "errors seen by the writer").toEqual([]);
-    const n = N + 1;
-    try {
-      for (const w of watchers) {
-        await w.waitFor((xs) => entriesOf(xs).length >= n, 20_000, `a watcher to reach seq ${n}`);
-      }
-      await eventually(
-        () => strictSeqs.length >= n,
-        20_000,
-        `the strict watcher to reach seq ${n}`,
+      const ac = new AbortController();
+      const reconnects: string[] = [];
+      const watchers = [0, 1].map((i) =>
+        collect(
+          watchEntriesResumable(client(url, i === 0 ? "grpc" : "connect"), {
+            workspace: ws,
+            session: id,
+            signal: ac.signal,
+            retryDelayMs: 50,
+            onReconnect: (err) => reconnects.push(`${i}: ${Code[err.code]}`),
+          }),
+        ),
       );
-      await sleep(200); // anything extra (a duplicate) would arrive now
-    } finally {
-      ac.abort();
-      await strict.catch(() => {});
-    }
+      // A strict watcher with its own resume loop and no de-duplication: any
+      // duplicate or gap the server sends shows up here.
+      const strictSeqs: bigint[] = [];
+      const strict = (async () => {
+        const sc = client(url, "grpc");
+        let last = 0n;
+        while (!ac.signal.aborted) {
+          try {
+            for await (const m of sc.session.watchEntries(
+              { workspace: ws, session: id, afterSeq: last },
+              { signal: ac.signal },
+            )) {
+              if (m.event.case !== "entry") continue;
+              strictSeqs.push(m.event.value.seq);
+              last = m.event.value.seq;
+            }
+          } catch (err) {
+            if (ac.signal.aborted) return;
+            const code = ConnectError.from(err).code;
+            if (code === Code.NotFound) throw err;
+          }
+          await sleep(50);
+        }
+      })();
 
-    const log = await readAll(c, ws, id);
-    expect(
-      denseProblem(
-        log.map((e) => e.seq),
-        n,
-      ),
-    ).toBeUndefined();
-    const stored = new Set(log.map((e) => e.id));
-    expect(
-      acked.filter((x) => !stored.has(x)),
-      "acknowledged appends missing after the restarts",
-    ).toEqual([]);
-    expect(log.map((e) => e.id).filter((x) => x.startsWith("r-"))).toEqual(acked);
-    for (const w of watchers) {
-      const got = entriesOf(w.items);
+      const acked: string[] = [];
+      const errors: string[] = [];
+      const N = 240;
+      const writer = writeEntries(writerClient, id, "r", N, 12, acked, errors);
+
+      await eventually(() => acked.length >= 60, 20_000, "60 acked appends before SIGTERM");
+      await restart("SIGTERM");
+      await eventually(() => acked.length >= 130, 30_000, "130 acked appends before kill -9");
+      await restart("SIGKILL");
+      await writer;
+      // The client's retry covered both restarts: no error reached the writer.
+      expect(errors, "errors seen by the writer").toEqual([]);
+      const n = N + 1;
+      try {
+        for (const w of watchers) {
+          await w.waitFor((xs) => entriesOf(xs).length >= n, 20_000, `a watcher to reach seq ${n}`);
+        }
+        await eventually(
+          () => strictSeqs.length >= n,
+          20_000,
+          `the strict watcher to reach seq ${n}`,
+        );
+        await sleep(200); // anything extra (a duplicate) would arrive now
+      } finally {
+        ac.abort();
+        await strict.catch(() => {});
+      }
+
+      const log = await readAll(c, ws, id);
       expect(
         denseProblem(
-          got.map((e) => e.seq),
+          log.map((e) => e.seq),
           n,
         ),
       ).toBeUndefined();
-      expect(got.map((e) => e.id)).toEqual(log.map((e) => e.id));
-    }
-    expect(denseProblem(strictSeqs, n)).toBeUndefined();
-    expect(reconnects.length, "the watchers did reconnect").toBeGreaterThanOrEqual(2);
-    console.log(
-      `(b) restarts: SIGTERM + kill -9, ${acked.length} acked, 0 lost, 3 watchers x ${n} entries, 0 gaps, 0 duplicates; ` +
-        `writer saw ${errors.length} errors (${errors.slice(0, 3).join("; ")}), watcher reconnects: ${reconnects.join(", ")}`,
-    );
-  });
+      const stored = new Set(log.map((e) => e.id));
+      expect(
+        acked.filter((x) => !stored.has(x)),
+        "acknowledged appends missing after the restarts",
+      ).toEqual([]);
+      expect(log.map((e) => e.id).filter((x) => x.startsWith("r-"))).toEqual(acked);
+      for (const w of watchers) {
+        const got = entriesOf(w.items);
+        expect(
+          denseProblem(
+            got.map((e) => e.seq),
+            n,
+          ),
+        ).toBeUndefined();
+        expect(got.map((e) => e.id)).toEqual(log.map((e) => e.id));
+      }
+      expect(denseProblem(strictSeqs, n)).toBeUndefined();
+      expect(reconnects.length, "the watchers did reconnect").toBeGreaterThanOrEqual(2);
+      console.log(
+        `(b) restarts: SIGTERM + kill -9, ${acked.length} acked, 0 lost, 3 watchers x ${n} entries, 0 gaps, 0 duplicates; ` +
+          `writer saw ${errors.length} errors (${errors.slice(0, 3).join("; ")}), watcher reconnects: ${reconnects.join(", ")}`,
+      );
+    },
+  );
 });
 
 describe("with --heartbeat-ms 200 --max-watchers-per-session 3", () => {
@@ -314,11 +319,7 @@ describe("with --heartbeat-ms 200 --max-watchers-per-session 3", () => {
     if (server) removeDataDir(server.dataDir);
   });
 
-  test("(e) heartbeats arrive every interval and carry the head seq", async () => {
-    if (EXTERNAL) {
-      skipExternal("watch (e): needs --heartbeat-ms 200");
-      return;
-    }
+  test.skipIf(EXTERNAL)("(e) heartbeats arrive every interval and carry the head seq", async () => {
     const id = (await c.store.createSession({ workspace: ws })).session?.id as string;
     await c.session.append({ workspace: ws, session: id, entries: [user("1"), user("2")] });
     const ac = new AbortController();
@@ -346,88 +347,88 @@ describe("with --heartbeat-ms 200 --max-watchers-per-session 3", () => {
     }
   });
 
-  test("(f) too many watchers of one session: RESOURCE_EXHAUSTED; a freed slot is reusable", async () => {
-    if (EXTERNAL) {
-      skipExternal("watch (f): needs --max-watchers-per-session 3");
-      return;
-    }
-    const id = (await c.store.createSession({ workspace: ws })).session?.id as string;
-    const other = (await c.store.createSession({ workspace: ws })).session?.id as string;
-    const acs = [0, 1, 2].map(() => new AbortController());
-    const open = acs.map((ac) =>
-      collect(c.session.watchEntries({ workspace: ws, session: id }, { signal: ac.signal })),
-    );
-    const acOther = new AbortController();
-    try {
-      for (const w of open)
-        await w.waitFor((xs) => heartbeatsOf(xs).length > 0, 5000, "watcher open");
-      const fourth = collect(c.session.watchEntries({ workspace: ws, session: id }));
-      const end = await fourth.waitEnd(5000);
-      expect(Code[end?.code ?? Code.Unknown], end?.rawMessage).toBe(Code[Code.ResourceExhausted]);
-      expect(end?.rawMessage).toContain(id);
-      expectNoLeak(end?.rawMessage ?? "");
-      // The cap is per session: another session can still be watched.
-      const elsewhere = collect(
-        c.session.watchEntries({ workspace: ws, session: other }, { signal: acOther.signal }),
+  test.skipIf(EXTERNAL)(
+    "(f) too many watchers of one session: RESOURCE_EXHAUSTED; a freed slot is reusable",
+    async () => {
+      const id = (await c.store.createSession({ workspace: ws })).session?.id as string;
+      const other = (await c.store.createSession({ workspace: ws })).session?.id as string;
+      const acs = [0, 1, 2].map(() => new AbortController());
+      const open = acs.map((ac) =>
+        collect(c.session.watchEntries({ workspace: ws, session: id }, { signal: ac.signal })),
       );
-      await elsewhere.waitFor(
-        (xs) => heartbeatsOf(xs).length > 0,
-        5000,
-        "watcher of another session",
-      );
-      // Closing one frees its slot.
-      acs[0]?.abort();
-      await open[0]?.waitEnd(5000);
-      await eventually(
-        async () => {
-          const ac = new AbortController();
-          const again = collect(
-            c.session.watchEntries({ workspace: ws, session: id }, { signal: ac.signal }),
-          );
-          const ok = await again
-            .waitFor((xs) => heartbeatsOf(xs).length > 0, 2000, "re-opened watcher")
-            .then(
-              () => true,
-              () => false,
+      const acOther = new AbortController();
+      try {
+        for (const w of open)
+          await w.waitFor((xs) => heartbeatsOf(xs).length > 0, 5000, "watcher open");
+        const fourth = collect(c.session.watchEntries({ workspace: ws, session: id }));
+        const end = await fourth.waitEnd(5000);
+        expect(Code[end?.code ?? Code.Unknown], end?.rawMessage).toBe(Code[Code.ResourceExhausted]);
+        expect(end?.rawMessage).toContain(id);
+        expectNoLeak(end?.rawMessage ?? "");
+        // The cap is per session: another session can still be watched.
+        const elsewhere = collect(
+          c.session.watchEntries({ workspace: ws, session: other }, { signal: acOther.signal }),
+        );
+        await elsewhere.waitFor(
+          (xs) => heartbeatsOf(xs).length > 0,
+          5000,
+          "watcher of another session",
+        );
+        // Closing one frees its slot.
+        acs[0]?.abort();
+        await open[0]?.waitEnd(5000);
+        await eventually(
+          async () => {
+            const ac = new AbortController();
+            const again = collect(
+              c.session.watchEntries({ workspace: ws, session: id }, { signal: ac.signal }),
             );
-          ac.abort();
-          await again.waitEnd(2000);
-          return ok;
-        },
-        5000,
-        "a slot to be freed",
-      );
-    } finally {
-      for (const ac of acs) ac.abort();
-      acOther.abort();
-    }
-  });
+            const ok = await again
+              .waitFor((xs) => heartbeatsOf(xs).length > 0, 2000, "re-opened watcher")
+              .then(
+                () => true,
+                () => false,
+              );
+            ac.abort();
+            await again.waitEnd(2000);
+            return ok;
+          },
+          5000,
+          "a slot to be freed",
+        );
+      } finally {
+        for (const ac of acs) ac.abort();
+        acOther.abort();
+      }
+    },
+  );
 
-  test("(d) SIGTERM ends open watch streams with UNAVAILABLE and the server exits 0", async () => {
-    if (EXTERNAL) {
-      skipExternal("watch (d): stops the server");
-      return;
-    }
-    const id = (await c.store.createSession({ workspace: ws })).session?.id as string;
-    const entriesWatch = collect(c.session.watchEntries({ workspace: ws, session: id }));
-    const sessionsWatch = collect<WatchSessionsResponse>(c.store.watchSessions({ workspace: ws }));
-    await entriesWatch.waitFor((xs) => heartbeatsOf(xs).length > 0, 5000, "entries watcher open");
-    await sessionsWatch.waitFor((xs) => xs.length > 0, 5000, "sessions watcher open");
-    const exit = (server as SessiondProcess).stop();
-    const [e1, e2] = await Promise.all([
-      entriesWatch.waitEnd(10_000),
-      sessionsWatch.waitEnd(10_000),
-    ]);
-    expect(Code[e1?.code ?? -1], `WatchEntries end: ${e1?.rawMessage ?? "clean end"}`).toBe(
-      Code[Code.Unavailable],
-    );
-    expect(Code[e2?.code ?? -1], `WatchSessions end: ${e2?.rawMessage ?? "clean end"}`).toBe(
-      Code[Code.Unavailable],
-    );
-    expectNoLeak(e1?.rawMessage ?? "");
-    expect(await exit).toBe(0);
-    // After the exit, calls fail with UNAVAILABLE (nothing listens).
-    const down = client((server as SessiondProcess).url, "grpc", { retry: false });
-    await expectCode(down.store.listSessions({ workspace: ws }), Code.Unavailable);
-  });
+  test.skipIf(EXTERNAL)(
+    "(d) SIGTERM ends open watch streams with UNAVAILABLE and the server exits 0",
+    async () => {
+      const id = (await c.store.createSession({ workspace: ws })).session?.id as string;
+      const entriesWatch = collect(c.session.watchEntries({ workspace: ws, session: id }));
+      const sessionsWatch = collect<WatchSessionsResponse>(
+        c.store.watchSessions({ workspace: ws }),
+      );
+      await entriesWatch.waitFor((xs) => heartbeatsOf(xs).length > 0, 5000, "entries watcher open");
+      await sessionsWatch.waitFor((xs) => xs.length > 0, 5000, "sessions watcher open");
+      const exit = (server as SessiondProcess).stop();
+      const [e1, e2] = await Promise.all([
+        entriesWatch.waitEnd(10_000),
+        sessionsWatch.waitEnd(10_000),
+      ]);
+      expect(Code[e1?.code ?? -1], `WatchEntries end: ${e1?.rawMessage ?? "clean end"}`).toBe(
+        Code[Code.Unavailable],
+      );
+      expect(Code[e2?.code ?? -1], `WatchSessions end: ${e2?.rawMessage ?? "clean end"}`).toBe(
+        Code[Code.Unavailable],
+      );
+      expectNoLeak(e1?.rawMessage ?? "");
+      expect(await exit).toBe(0);
+      // After the exit, calls fail with UNAVAILABLE (nothing listens).
+      const down = client((server as SessiondProcess).url, "grpc", { retry: false });
+      await expectCode(down.store.listSessions({ workspace: ws }), Code.Unavailable);
+    },
+  );
 });

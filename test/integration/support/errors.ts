@@ -29,5 +29,6 @@ export async function expectCode(
     expectNoLeak(ce.rawMessage);
     return ce;
   }
-  throw new Error(`expected ${Code[code]}, but the call succeeded: ${String(result)}`);
+  const shown = JSON.stringify(result, (_, v) => (typeof v === "bigint" ? `${v}n` : v));
+  throw new Error(`expected ${Code[code]}, but the call succeeded: ${shown?.slice(0, 500)}`);
 }
