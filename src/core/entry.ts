@@ -1,7 +1,9 @@
+import { toJson } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
-import type { Entry, Message } from "../../gen/sessiond/v1/entry_pb.js";
-import { Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
+import { invalidArgument } from "./errors.js";
+import { quote } from "./ids.js";
 
 /** The `case` names of Entry's oneof, e.g. "message" or "leaf". */
 export type EntryCase = NonNullable<Entry["kind"]["case"]>;
@@ -120,4 +122,21 @@ export function toolCallIds(entry: Entry): string[] {
 export function toolResultCallId(entry: Entry): string | undefined {
   if (entry.kind.case !== "message" || entry.kind.value.role !== Role.TOOL) return undefined;
   return entry.kind.value.toolCallId;
+}
+
+/**
+ * Entries must have a JSON form, because that is how logs are stored and
+ * exported: a google.protobuf.Value with no kind, or a NaN / Infinity
+ * number, is valid on the wire but has none. Refused as INVALID_ARGUMENT
+ * before anything is queued, rather than failing in storage as "outcome
+ * unknown".
+ */
+export function checkJsonForm(entry: Entry): void {
+  try {
+    toJson(EntrySchema, entry);
+  } catch (err) {
+    throw invalidArgument(
+      `entry ${quote(entry.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
 }

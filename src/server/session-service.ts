@@ -1,12 +1,10 @@
-import { create, toJson } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   AppendedEntrySchema,
   type SessionService,
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
-import { quote } from "../core/ids.js";
 import type { AppendResult } from "../storage/engine.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
@@ -21,22 +19,13 @@ function seqArg(value: bigint, what: string): number {
   return Number(value);
 }
 
-/**
- * Entries must have a JSON form (the log format, exports): a
- * google.protobuf.Value with no kind set, or a NaN / Infinity number, is
- * valid on the wire but has none. Refused here as INVALID_ARGUMENT instead of
- * failing later in storage as "outcome unknown".
- */
-function checkJsonForm(entries: readonly Entry[]): void {
-  for (const e of entries) {
-    try {
-      toJson(EntrySchema, e);
-    } catch (err) {
-      throw invalidArgument(
-        `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
+function optionalSeqArg(value: bigint | undefined): number | undefined {
+  return value === undefined ? undefined : seqArg(value, "expected_seq");
+}
+
+/** The answer of Rewind and Reset: where the leaf is now, and the Leaf entry written. */
+function moveResponse(r: AppendResult) {
+  return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
 }
 
 function appendResponse(result: AppendResult) {
@@ -65,12 +54,10 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
   return {
     async append(req, ctx) {
-      checkJsonForm(req.entries);
       const session = await open(ctx, req);
       const result = await session.append(req.entries, {
         expectedLeafId: req.expectedLeafId,
-        expectedSeq:
-          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq: optionalSeqArg(req.expectedSeq),
       });
       return appendResponse(result);
     },
@@ -80,22 +67,20 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const r = await session.rewind(req.target, {
         allowBeforeCompaction: req.allowBeforeCompaction,
         expectedLeafId: req.expectedLeafId,
-        expectedSeq:
-          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq: optionalSeqArg(req.expectedSeq),
         entryId: req.entryId,
       });
-      return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
+      return moveResponse(r);
     },
 
     async reset(req, ctx) {
       const session = await open(ctx, req);
       const r = await session.reset({
         expectedLeafId: req.expectedLeafId,
-        expectedSeq:
-          req.expectedSeq === undefined ? undefined : seqArg(req.expectedSeq, "expected_seq"),
+        expectedSeq: optionalSeqArg(req.expectedSeq),
         entryId: req.entryId,
       });
-      return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
+      return moveResponse(r);
     },
 
     async getState(req, ctx) {

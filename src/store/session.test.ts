@@ -1,5 +1,5 @@
-import { toBinary } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
@@ -259,6 +259,16 @@ describe.each(ENGINE_FACTORIES)("Session on $name", (factory) => {
       ["a branch summary of an unknown entry", () => [branchSummary("bs", "s", "ghost")]],
       ["a duplicate id in a batch", () => [user("d1", "q"), user("d1", "q")]],
       ["a valid entry followed by a bad one", () => [user("ok", "q"), user("bad", "q", "ghost")]],
+      ["a NaN in custom data (no JSON form)", () => [custom("nan", "ns", { x: Number.NaN })]],
+      [
+        "a tool call whose arguments Value has no kind (no JSON form)",
+        () => {
+          const a = assistant("nv", "calling", ["call-nv"]);
+          const part = a.kind.case === "message" ? a.kind.value.content[1] : undefined;
+          if (part?.part.case === "toolCall") part.part.value.arguments = create(ValueSchema, {});
+          return [a];
+        },
+      ],
     ];
 
     it.each(cases)("%s fails with INVALID_ARGUMENT and changes nothing", async (_, build) => {

@@ -16,7 +16,7 @@ import {
   planRewind,
   type RewindInput,
 } from "../core/append-plan.js";
-import { entryKind, entryPreview, roleOf } from "../core/entry.js";
+import { checkJsonForm, entryKind, entryPreview, roleOf } from "../core/entry.js";
 import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
@@ -93,6 +93,7 @@ export class Session {
       );
     }
     for (const e of list) {
+      checkJsonForm(e);
       const size = toBinary(EntrySchema, e).length;
       if (size > maxEntryBytes) {
         throw resourceExhausted(
