@@ -37,11 +37,11 @@ describe("planImport", () => {
         kind: { case: "leaf", value: { leafId: "b2" } },
       }),
     ]);
-    entries[1]!.seq = 7n;
+    (entries[1] as Entry).seq = 7n;
     const out = planImport("imported", entries);
     expect(out.map((e) => Number(e.seq))).toEqual([1, 2, 3, 4, 5]);
     expect(out.map((e) => e.id)).toEqual(["r1", "a1", "b2", "b2x", "l1"]);
-    const root = out[0]!;
+    const root = out[0] as Entry;
     expect(root.kind.case === "sessionInfo" && root.kind.value.sessionId).toBe("imported");
   });
 
