@@ -1,0 +1,70 @@
+/**
+ * The transport floor: a connect-node server on the same stack and settings
+ * as sessiond (HTTP/2 cleartext, gRPC + gRPC-Web + Connect, one interceptor
+ * like sessiond's edge) whose methods do no work. Echo returns its input;
+ * Subscribe/Publish fan an event out to N streams.
+ */
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { EchoService, type SubscribeResponse, SubscribeResponseSchema } from "../gen/bench/v1/echo_pb.js";
+
+type Waiter = (msg: SubscribeResponse) => void;
+const subscribers = new Set<{ queue: SubscribeResponse[]; wake: Waiter | undefined }>();
+
+const handler = connectNodeAdapter({
+  readMaxBytes: 4 * 1024 * 1024,
+  writeMaxBytes: 16 * 1024 * 1024,
+  routes(router) {
+    router.service(EchoService, {
+      echo(req) {
+        return { payload: req.responseBytes > 0 ? new Uint8Array(req.responseBytes) : req.payload };
+      },
+      async *subscribe(_req, ctx) {
+        const sub = { queue: [] as SubscribeResponse[], wake: undefined as Waiter | undefined };
+        subscribers.add(sub);
+        try {
+          for (;;) {
+            const next = sub.queue.shift() ??
+              (await new Promise<SubscribeResponse | undefined>((done) => {
+                sub.wake = done;
+                ctx.signal.addEventListener("abort", () => done(undefined), { once: true });
+              }));
+            sub.wake = undefined;
+            if (next === undefined) return;
+            yield next;
+          }
+        } finally {
+          subscribers.delete(sub);
+        }
+      },
+      publish(req) {
+        const msg = create(SubscribeResponseSchema, { payload: req.payload });
+        for (const sub of subscribers) {
+          const wake = sub.wake;
+          sub.wake = undefined;
+          if (wake) wake(msg);
+          else sub.queue.push(msg);
+        }
+        return { subscribers: subscribers.size };
+      },
+    });
+  },
+});
+
+const server = http2.createServer({ settings: { maxConcurrentStreams: 10_000 } }, handler);
+const sessions = new Set<http2.ServerHttp2Session>();
+server.on("session", (s) => {
+  sessions.add(s);
+  s.on("close", () => sessions.delete(s));
+});
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`echo listening on http://127.0.0.1:${port}, storing nothing\n`);
+});
+process.on("SIGTERM", () => {
+  server.close();
+  for (const s of sessions) s.destroy();
+  process.exit(0);
+});

@@ -1,0 +1,23 @@
+import type { Scenario } from "../lib/context.js";
+import { appendSequential } from "./s1-append-sequential.js";
+import { appendManySessions } from "./s2-append-many-sessions.js";
+import { appendOneSession } from "./s3-append-one-session.js";
+import { getStateWarm } from "./s4-get-state-warm.js";
+import { getStateCold } from "./s5-get-state-cold.js";
+import { listSessions } from "./s6-list-sessions.js";
+import { watchFanout } from "./s7-watch-fanout.js";
+import { memory } from "./s8-memory.js";
+import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
+
+/** Every scenario of `npm run bench`, in table order. */
+export const SCENARIOS: readonly Scenario[] = [
+  appendSequential,
+  appendManySessions,
+  appendOneSession,
+  getStateWarm,
+  getStateCold,
+  listSessions,
+  watchFanout,
+  memory,
+  embeddedVsPi,
+];
