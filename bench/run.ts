@@ -6,7 +6,7 @@
  * against same-run baselines because these machines are shared and noisy.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "./lib/context.js";
 import { REPO } from "./lib/procs.js";

@@ -44,12 +44,18 @@ export async function* watchEntries(
 ): AsyncGenerator<WatchEntriesResponse> {
   const { engine, key, signal, pageSize } = opts;
   const wake = new Wakeup();
-  const unsubscribe = opts.hub.onSession(key.workspace, key.sessionId, () => wake.notify());
+  const { tail, stop } = opts.hub.watch(key, () => wake.notify());
   try {
     let last = opts.afterSeq;
     let beat = true;
+    // After a wake-up the hub's tail usually has the new entries; the first
+    // pass and every quiet interval read the engine (which also notices
+    // appends made by other processes).
+    let fromTail = false;
     for (let first = true; ; first = false) {
-      const page = await engine.read(key, last, pageSize);
+      const page =
+        (fromTail ? tail.slice(last, pageSize) : undefined) ??
+        (await engine.read(key, last, pageSize));
       if (first && last > page.headSeq) {
         throw invalidArgument(
           `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
@@ -61,13 +67,17 @@ export async function* watchEntries(
         last = seq;
         yield create(WatchEntriesResponseSchema, { event: { case: "entry", value: entry } });
       }
-      if (page.entries.length >= pageSize) continue;
+      if (page.entries.length >= pageSize) {
+        fromTail = false;
+        continue;
+      }
       if (beat) yield heartbeat(Math.max(page.headSeq, last));
       const woke = await wake.wait(opts.heartbeatMs, signal);
       if (woke === "aborted") throw signal.reason;
       beat = woke === "timeout";
+      fromTail = woke === "notified";
     }
   } finally {
-    unsubscribe();
+    stop();
   }
 }
