@@ -8,12 +8,18 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { EchoService, type SubscribeResponse, SubscribeResponseSchema } from "../gen/bench/v1/echo_pb.js";
+import {
+  EchoService,
+  type SubscribeResponse,
+  SubscribeResponseSchema,
+} from "../gen/bench/v1/echo_pb.js";
 
 type Waiter = (msg: SubscribeResponse) => void;
 const subscribers = new Set<{ queue: SubscribeResponse[]; wake: Waiter | undefined }>();
 
 const handler = connectNodeAdapter({
+  // Same as sessiond's default: no response compression.
+  acceptCompression: [],
   readMaxBytes: 4 * 1024 * 1024,
   writeMaxBytes: 16 * 1024 * 1024,
   routes(router) {
@@ -26,7 +32,8 @@ const handler = connectNodeAdapter({
         subscribers.add(sub);
         try {
           for (;;) {
-            const next = sub.queue.shift() ??
+            const next =
+              sub.queue.shift() ??
               (await new Promise<SubscribeResponse | undefined>((done) => {
                 sub.wake = done;
                 ctx.signal.addEventListener("abort", () => done(undefined), { once: true });

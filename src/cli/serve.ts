@@ -29,6 +29,7 @@ Flags:
   --storage KIND              jsonl (default) or memory
   --auth-tokens FILE          bearer tokens: {"tokens":[{"token":"...","workspaces":["*"]}]}
   --insecure                  allow a non-loopback address without tokens
+  --compress                  compress responses (gzip/br) for clients that accept it (default off)
   --tls-cert FILE --tls-key FILE   serve TLS (HTTP/2 with HTTP/1.1 fallback)
   --tls-client-ca FILE        require client certificates signed by this CA (mTLS)
   --max-message-bytes N       largest request/response message (default ${L.maxMessageBytes})
@@ -53,6 +54,7 @@ const OPTIONS = {
   storage: { type: "string" },
   "auth-tokens": { type: "string" },
   insecure: { type: "boolean" },
+  compress: { type: "boolean" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   "tls-client-ca": { type: "string" },
@@ -143,6 +145,7 @@ export const serve: Command = {
       port,
       tokens,
       insecure: v.insecure ?? false,
+      compression: v.compress ?? false,
       tls:
         v["tls-cert"] !== undefined && v["tls-key"] !== undefined
           ? {

@@ -43,6 +43,12 @@ export interface ServerConfig {
   readonly insecure: boolean;
   readonly tls?: TlsConfig | undefined;
   readonly limits: ServerLimits;
+  /**
+   * Compress responses (gzip / br) for clients that accept it. Off by
+   * default: on loopback and LANs, compressing a large GetState costs more
+   * CPU and latency than the bytes it saves.
+   */
+  readonly compression: boolean;
   /** Interval of watch heartbeats, ms. */
   readonly heartbeatMs: number;
   /**

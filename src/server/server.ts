@@ -93,6 +93,8 @@ export async function startServer(
     // 0 means "no limit" for us; for connect-node it would refuse every deadline.
     maxTimeoutMs: config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined,
     shutdownSignal: shutdown.signal,
+    // An empty list disables compression; undefined keeps connect's gzip + br.
+    acceptCompression: config.compression ? undefined : [],
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
   const server = config.tls

@@ -10,6 +10,7 @@ import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { sessionKey } from "./event-hub.js";
+import { stateResponse } from "./state-response.js";
 import { watchEntries } from "./watch-entries.js";
 
 /** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
@@ -85,7 +86,8 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
     async getState(req, ctx) {
       const session = await open(ctx, req);
-      return { state: await session.state({ atEntryId: req.atEntryId, view: req.view }) };
+      const state = await session.state({ atEntryId: req.atEntryId, view: req.view });
+      return stateResponse(state, ctx.requestHeader.get("content-type"));
     },
 
     async getEntries(req, ctx) {

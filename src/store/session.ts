@@ -22,6 +22,7 @@ import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
+import { memoizedState } from "./state-memo.js";
 
 /** An entry as callers may give it: a full Entry or its init shape. */
 export type EntryInput = Entry | MessageInitShape<typeof EntrySchema>;
@@ -116,7 +117,11 @@ export class Session {
     return this.ctx.engine.append(this.key, (log) => planReset(log, opts, this.ctx.plan));
   }
 
-  /** Folds the path to the current leaf (or to `atEntryId`) into a SessionState. */
+  /**
+   * Folds the path to the current leaf (or to `atEntryId`) into a
+   * SessionState. Unchanged sessions answer from a memo (state-memo.ts): the
+   * returned state is shared and must be treated as read-only.
+   */
   async state(opts: StateOptions = {}): Promise<SessionState> {
     const log = await this.ctx.engine.load(this.key);
     const at = opts.atEntryId ?? log.leafId;
@@ -127,10 +132,13 @@ export class Session {
     if (target.kind.case === "leaf") {
       throw invalidArgument(`entry ${quote(at)} is a Leaf entry and has no state`);
     }
-    const state = foldPath(log.path(at), opts.view ?? View.CONTEXT);
-    state.headSeq = BigInt(log.headSeq);
-    state.currentLeafId = log.leafId;
-    return state;
+    const view = opts.view === View.HISTORY ? View.HISTORY : View.CONTEXT;
+    return memoizedState(log, at, view, () => {
+      const state = foldPath(log.path(at), view);
+      state.headSeq = BigInt(log.headSeq);
+      state.currentLeafId = log.leafId;
+      return state;
+    });
   }
 
   /** A page of the raw log: entries with seq > afterSeq. */
