@@ -1,18 +1,25 @@
+import { toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { SessionLog } from "./session-log.js";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { dataLoss } from "./errors.js";
+import { type EntryMeta, type EntrySource, SessionLog } from "./session-log.js";
 import {
   appendEach,
   assistant,
+  branchSummary,
   buildLog,
   compaction,
+  custom,
   expectError,
   idsOf,
   info,
+  kindless,
   label,
   leaf,
+  modelChange,
   newLog,
   rewindTo,
+  thinkingLevel,
   user,
   withSeq,
 } from "./test-helpers.js";
@@ -203,5 +210,183 @@ describe("SessionLog accessors", () => {
     expect(replayed.headSeq).toBe(log.headSeq);
     expect(replayed.messageCount).toBe(2);
     expect(replayed.labelTarget("cp")).toBe("l2");
+  });
+});
+
+/** The indexed fields of an entry, as a reader extracts them. */
+function metaOf(e: Entry): EntryMeta {
+  const k = e.kind;
+  return {
+    id: e.id,
+    parentId: e.parentId,
+    seq: Number(e.seq),
+    kind: k.case,
+    leafId: k.case === "leaf" ? k.value.leafId : undefined,
+    label: k.case === "label" ? k.value.label : undefined,
+    title: k.case === "sessionInfo" ? k.value.title : undefined,
+  };
+}
+
+/** A source holding stored entries by seq, counting decodes; `stored` may differ from the meta. */
+class CountingSource implements EntrySource {
+  readonly decoded: number[] = [];
+  constructor(private readonly stored: Map<number, Entry>) {}
+  decode(seq: number, start: number, end: number): Entry {
+    expect([start, end]).toEqual([seq * 10, seq * 10 + 5]);
+    this.decoded.push(seq);
+    const e = this.stored.get(seq);
+    if (e === undefined) this.corrupt(seq, start, end, "undecodable");
+    return e;
+  }
+  corrupt(seq: number, _start: number, _end: number, reason: string): never {
+    throw dataLoss(`stored at line ${seq}: ${reason}`);
+  }
+}
+
+/** Applies every entry lazily; the source decodes `stored` (the entries themselves by default). */
+function lazyLog(
+  entries: readonly Entry[],
+  stored = new Map(entries.map((e) => [Number(e.seq), e])),
+) {
+  const source = new CountingSource(stored);
+  const log = new SessionLog("s1");
+  for (const e of entries)
+    log.applyLazy(metaOf(e), source, Number(e.seq) * 10, Number(e.seq) * 10 + 5);
+  return { log, source };
+}
+
+/** Every kind, a branch, a label moved, a rewind and a renamed session. */
+function everyKind(): Entry[] {
+  return [
+    info("root", "first"),
+    user("u2", "hi", "root"),
+    assistant("a3", "hello", ["call-1"], "u2"),
+    modelChange("m4", "model-b", "p", "a3"),
+    thinkingLevel("t5", "high", "m4"),
+    compaction("c6", "summary", ["u2"], "t5"),
+    branchSummary("b7", "gone", "u2", "c6"),
+    label("l8", "cp", "b7"),
+    custom("x9", "ns", { a: 1 }, "l8"),
+    user("u10", "side", "u2"),
+    leaf("v11", "x9", "u10"),
+    info("i12", "renamed", "x9"),
+    label("l13", "cp", "u2"),
+    kindless("k14", "i12"),
+  ].map((e, i) => withSeq(e, i + 1));
+}
+
+describe("SessionLog lazy entries (applyLazy)", () => {
+  it("indexes like apply: same head, leaf, counters, labels, title and paths", () => {
+    const entries = everyKind();
+    const eager = SessionLog.from("s1", entries);
+    const { log } = lazyLog(entries);
+    for (const l of [eager, log]) expect(l.headSeq).toBe(14);
+    expect(log.leafId).toBe(eager.leafId);
+    expect(log.messageCount).toBe(eager.messageCount);
+    expect(log.title).toBe("renamed");
+    expect(log.labelTarget("cp")).toBe("l13");
+    expect(idsOf(log.path())).toEqual(idsOf(eager.path()));
+    expect(idsOf(log.path("u10"))).toEqual(["root", "u2", "u10"]);
+    expectError(() => log.path("ghost"), "INVALID_ARGUMENT", '"ghost"');
+  });
+
+  it("materialises every kind equal to the stored entry, once", () => {
+    const entries = everyKind();
+    const { log, source } = lazyLog(entries);
+    expect(source.decoded).toEqual([]);
+    for (const e of entries) {
+      const got = log.at(Number(e.seq)) as Entry;
+      expect(toBinary(EntrySchema, got)).toEqual(toBinary(EntrySchema, e));
+      expect(log.get(e.id)).toBe(got);
+    }
+    expect(source.decoded).toEqual(entries.map((e) => Number(e.seq)));
+    log.entries();
+    log.slice(0);
+    log.path();
+    expect(source.decoded).toHaveLength(entries.length);
+  });
+
+  it("decodes only what is asked for: a path decodes its own entries, the second time nothing", () => {
+    const { log, source } = lazyLog(everyKind());
+    const path = log.path("u10");
+    expect(source.decoded).toEqual([10, 2, 1]);
+    expect(log.path("u10")).toEqual(path);
+    expect(log.path("u10")[1]).toBe(path[1]);
+    expect(source.decoded).toHaveLength(3);
+    expect(log.has("x9") && log.labelTarget("cp") === "l13").toBe(true);
+    expect(source.decoded).toHaveLength(3);
+  });
+
+  it("refuses the same broken invariants with the same DATA_LOSS", () => {
+    const head = [info("root"), user("u2", "x", "root"), leaf("v3", "u2", "u2")].map((e, i) =>
+      withSeq(e, i + 1),
+    );
+    const cases: [Entry[], Entry, string[]][] = [
+      [[], withSeq(user("u1", "x"), 1), ["SessionInfo"]],
+      [[], withSeq(info("r", undefined, "p"), 1), ["SessionInfo"]],
+      [head, withSeq(user("u9", "x", "u2"), 9), ['"u9"', "seq 4"]],
+      [head, withSeq(user("u2", "x", "root"), 4), ['"u2"', "duplicate"]],
+      [head, withSeq(user("u4", "x", "ghost"), 4), ['"u4"', "no parent"]],
+      [head, withSeq(user("u4", "x", "v3"), 4), ['"u4"', "Leaf"]],
+      [head, withSeq(leaf("v4", "ghost", "u2"), 4), ['"v4"', "no valid entry"]],
+      [head, withSeq(leaf("v4", "v3", "u2"), 4), ['"v4"', "no valid entry"]],
+    ];
+    for (const [before, bad, mentions] of cases) {
+      const eager = SessionLog.from("s1", before);
+      const { log, source } = lazyLog(before);
+      const a = expectError(() => eager.apply(bad), "DATA_LOSS", ...mentions);
+      const b = expectError(() => log.applyLazy(metaOf(bad), source, 0, 5), "DATA_LOSS");
+      expect(b.message).toBe(a.message);
+      expect(log.headSeq).toBe(before.length);
+      expect(log.has(bad.id) && log.get(bad.id)?.seq === bad.seq).toBe(false);
+    }
+  });
+
+  it("applyAll on a lazily loaded log still rolls a refused batch back", () => {
+    const { log } = lazyLog(everyKind());
+    const before = {
+      head: log.headSeq,
+      leaf: log.leafId,
+      n: log.messageCount,
+      cp: log.labelTarget("cp"),
+    };
+    const batch = [
+      withSeq(label("l15", "cp", "k14"), 15),
+      withSeq(user("u16", "x", "l15"), 16),
+      withSeq(user("u17", "x", "ghost"), 17),
+    ];
+    expectError(() => log.applyAll(batch), "DATA_LOSS", '"u17"');
+    expect({
+      head: log.headSeq,
+      leaf: log.leafId,
+      n: log.messageCount,
+      cp: log.labelTarget("cp"),
+    }).toEqual(before);
+    expect(log.has("l15") || log.has("u16")).toBe(false);
+    log.applyAll(batch.slice(0, 2));
+    expect(log.leafId).toBe("u16");
+    expect(idsOf(log.path()).slice(-3)).toEqual(["k14", "l15", "u16"]);
+  });
+
+  it("an entry that does not decode, or contradicts its index, is DATA_LOSS from the source, every time", () => {
+    const entries = everyKind();
+    const stored = new Map(entries.map((e) => [Number(e.seq), e]));
+    stored.delete(3);
+    stored.set(4, withSeq(modelChange("m4-other", "x", undefined, "a3"), 4));
+    stored.set(8, withSeq(label("l8", "other", "b7"), 8));
+    stored.set(9, withSeq(custom("x9", "ns", {}, "u2"), 9));
+    const { log } = lazyLog(entries, stored);
+    for (const [seq, why] of [
+      [3, "undecodable"],
+      [4, "id"],
+      [8, "label"],
+      [9, "parent"],
+    ] as const) {
+      for (let i = 0; i < 2; i++) {
+        expectError(() => log.at(seq), "DATA_LOSS", `line ${seq}`, why);
+      }
+    }
+    expectError(() => log.path("x9"), "DATA_LOSS", "line 9");
+    expect(log.at(2)?.id).toBe("u2");
   });
 });

@@ -1,31 +1,104 @@
 import type { Entry, SessionInfo } from "../../gen/sessiond/v1/entry_pb.js";
-import { dataLoss } from "./errors.js";
+import { dataLoss, invalidArgument } from "./errors.js";
 import { quote } from "./ids.js";
-import { type Lookup, pathTo } from "./tree.js";
+import type { Lookup } from "./tree.js";
+
+/** The kind of an entry (`Entry["kind"]["case"]`; undefined for an entry without kind). */
+export type EntryKind = Entry["kind"]["case"];
+
+/**
+ * What the log indexes of an entry: everything its invariants, counters and
+ * lookups need, and nothing else. A reader extracts it without decoding the
+ * whole entry (see `applyLazy`).
+ */
+export interface EntryMeta {
+  id: string;
+  parentId: string | undefined;
+  seq: number;
+  kind: EntryKind;
+  /** Leaf entries: the entry the leaf moves to. */
+  leafId?: string | undefined;
+  /** Label entries: the label text. */
+  label?: string | undefined;
+  /** SessionInfo entries: the title, when set. */
+  title?: string | undefined;
+}
+
+/**
+ * Where the full entries of lazily applied records come from (a storage
+ * engine's raw bytes). `start` / `end` are opaque to the log: they are the
+ * values given to `applyLazy`.
+ */
+export interface EntrySource {
+  /** The full entry; throws DATA_LOSS naming where it is stored when it does not decode. */
+  decode(seq: number, start: number, end: number): Entry;
+  /** Throws DATA_LOSS naming where entry `seq` is stored, with `reason`. */
+  corrupt(seq: number, start: number, end: number, reason: string): never;
+}
+
+/**
+ * One entry of the log: the indexed fields, and the full Entry once it has
+ * been materialised (always, for entries given to `apply`). A class so that
+ * every slot has the same shape (one hidden class, compact in memory).
+ */
+class Slot {
+  constructor(
+    readonly id: string,
+    readonly seq: number,
+    readonly parent: Slot | undefined,
+    readonly kind: EntryKind,
+    /** Leaf target, label text or SessionInfo title: checked against the full entry. */
+    readonly aux: string | undefined,
+    public entry: Entry | undefined,
+    public source: EntrySource | undefined,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+}
+
+function auxOf(kind: Entry["kind"]): string | undefined {
+  switch (kind.case) {
+    case "leaf":
+      return kind.value.leafId;
+    case "label":
+      return kind.value.label;
+    case "sessionInfo":
+      return kind.value.title;
+    default:
+      return undefined;
+  }
+}
 
 /**
  * SessionLog is one session's log held in memory: entries by seq and by id,
  * the current leaf, the newest label per text and a few counters. It is
- * pure (no I/O) and grows only through `apply`, which enforces the log
- * invariants that every engine relies on: seq dense from 1, ids unique, the
- * first entry a SessionInfo root, every other parent already present and
- * never a Leaf entry. Because a parent always precedes its child, a log built
- * this way cannot contain a cycle.
+ * pure (no I/O) and grows only through `apply` / `applyLazy`, which enforce
+ * the log invariants that every engine relies on: seq dense from 1, ids
+ * unique, the first entry a SessionInfo root, every other parent already
+ * present and never a Leaf entry. Because a parent always precedes its
+ * child, a log built this way cannot contain a cycle.
  *
  * Validation of client input is not done here (see append-plan.ts): `apply`
  * trusts its caller for semantics and only guards structure, so that
  * replaying a stored log is cheap.
+ *
+ * Entries are held as compact slots (id, parent, kind, seq). A reader that
+ * loads a big session gives only those (`applyLazy`) plus a source of the
+ * full entry, which is decoded the first time it is asked for (`get`, `at`,
+ * `path`, ...) and then kept: a warm read never decodes twice. An entry
+ * whose stored form turns out not to decode, or not to match what was
+ * indexed, throws DATA_LOSS (from the source, naming where it is stored).
  */
 export class SessionLog {
-  private readonly list: Entry[] = [];
-  private readonly byId = new Map<string, Entry>();
+  private readonly list: Slot[] = [];
+  private readonly byId = new Map<string, Slot>();
   private readonly labelIndex = new Map<string, string>();
   private leaf = "";
   private messages = 0;
   private titleValue: string | undefined;
 
   /** Bound lookup for the tree algorithms. */
-  readonly lookup: Lookup = (id) => this.byId.get(id);
+  readonly lookup: Lookup = (id) => this.get(id);
 
   constructor(readonly sessionId: string) {}
 
@@ -58,7 +131,7 @@ export class SessionLog {
   get root(): Entry {
     const first = this.list[0];
     if (first === undefined) throw dataLoss(`session ${quote(this.sessionId)} has no entries`);
-    return first;
+    return this.entryOf(first);
   }
 
   /** The SessionInfo of the root entry. */
@@ -71,11 +144,13 @@ export class SessionLog {
   }
 
   get last(): Entry | undefined {
-    return this.list[this.list.length - 1];
+    const slot = this.list[this.list.length - 1];
+    return slot === undefined ? undefined : this.entryOf(slot);
   }
 
   get(id: string): Entry | undefined {
-    return this.byId.get(id);
+    const slot = this.byId.get(id);
+    return slot === undefined ? undefined : this.entryOf(slot);
   }
 
   has(id: string): boolean {
@@ -84,19 +159,22 @@ export class SessionLog {
 
   /** Entry with the given 1-based seq. */
   at(seq: number): Entry | undefined {
-    return this.list[seq - 1];
+    const slot = this.list[seq - 1];
+    return slot === undefined ? undefined : this.entryOf(slot);
   }
 
   /** Entries with seq > afterSeq, at most `limit` of them. */
   slice(afterSeq: number, limit = Number.POSITIVE_INFINITY): Entry[] {
     const start = Math.max(0, afterSeq);
     const end = Math.min(this.list.length, start + limit);
-    return start >= end ? [] : this.list.slice(start, end);
+    const out: Entry[] = [];
+    for (let i = start; i < end; i++) out.push(this.entryOf(this.list[i] as Slot));
+    return out;
   }
 
-  /** Every entry in seq order (read-only view). */
+  /** Every entry in seq order (decodes every entry not yet decoded). */
   entries(): readonly Entry[] {
-    return this.list;
+    return this.slice(0);
   }
 
   /** The id of the newest Label entry with this text. */
@@ -106,7 +184,13 @@ export class SessionLog {
 
   /** Path root → id (the current leaf by default). */
   path(id: string = this.leaf): Entry[] {
-    return pathTo(this.lookup, id);
+    let slot = this.byId.get(id);
+    if (slot === undefined) throw invalidArgument(`entry ${quote(id)} not found`);
+    // Parents always precede their children, so the walk ends at the root.
+    const path: Entry[] = [];
+    for (; slot !== undefined; slot = slot.parent) path.push(this.entryOf(slot));
+    path.reverse();
+    return path;
   }
 
   /**
@@ -128,7 +212,7 @@ export class SessionLog {
         this.apply(e);
       }
     } catch (err) {
-      while (this.list.length > length) this.byId.delete((this.list.pop() as Entry).id);
+      while (this.list.length > length) this.byId.delete((this.list.pop() as Slot).id);
       for (const [label, before] of labelUndo.reverse()) {
         if (before === undefined) this.labelIndex.delete(label);
         else this.labelIndex.set(label, before);
@@ -146,51 +230,125 @@ export class SessionLog {
    * produces one has a bug that must not reach the disk.
    */
   apply(entry: Entry): void {
+    this.admit(
+      entry.id,
+      entry.parentId,
+      entry.seq,
+      entry.kind.case,
+      auxOf(entry.kind),
+      entry,
+      undefined,
+      0,
+      0,
+    );
+  }
+
+  /**
+   * Adds the next entry from its indexed fields only; the full entry is
+   * `source.decode(meta.seq, start, end)`, called the first time the entry
+   * is asked for. Same invariants and errors as `apply`. When the decoded
+   * entry disagrees with `meta` (id, parent, seq, kind, leaf target, label
+   * or title) it is reported through `source.corrupt`.
+   */
+  applyLazy(meta: EntryMeta, source: EntrySource, start: number, end: number): void {
+    const aux =
+      meta.kind === "leaf"
+        ? (meta.leafId ?? "")
+        : meta.kind === "label"
+          ? (meta.label ?? "")
+          : meta.kind === "sessionInfo"
+            ? meta.title
+            : undefined;
+    this.admit(meta.id, meta.parentId, meta.seq, meta.kind, aux, undefined, source, start, end);
+  }
+
+  private admit(
+    id: string,
+    parentId: string | undefined,
+    seq: number | bigint,
+    kind: EntryKind,
+    aux: string | undefined,
+    entry: Entry | undefined,
+    source: EntrySource | undefined,
+    start: number,
+    end: number,
+  ): void {
     const expected = this.list.length + 1;
-    const where = `session ${quote(this.sessionId)} seq ${expected}`;
-    if (Number(entry.seq) !== expected) {
-      throw dataLoss(`${where}: entry ${quote(entry.id)} has seq ${entry.seq}`);
-    }
-    if (this.byId.has(entry.id)) throw dataLoss(`${where}: duplicate entry id ${quote(entry.id)}`);
+    if (Number(seq) !== expected) throw this.refuse(expected, `entry ${quote(id)} has seq ${seq}`);
+    if (this.byId.has(id)) throw this.refuse(expected, `duplicate entry id ${quote(id)}`);
+    let parent: Slot | undefined;
     if (expected === 1) {
-      if (entry.kind.case !== "sessionInfo" || entry.parentId !== undefined) {
-        throw dataLoss(`${where}: the first entry must be a SessionInfo root`);
+      if (kind !== "sessionInfo" || parentId !== undefined) {
+        throw this.refuse(expected, "the first entry must be a SessionInfo root");
       }
     } else {
-      const parent = entry.parentId === undefined ? undefined : this.byId.get(entry.parentId);
-      if (parent === undefined) {
-        throw dataLoss(`${where}: entry ${quote(entry.id)} has no parent in the log`);
-      }
-      if (parent.kind.case === "leaf") {
-        throw dataLoss(`${where}: entry ${quote(entry.id)} has a Leaf entry as parent`);
+      parent = parentId === undefined ? undefined : this.byId.get(parentId);
+      if (parent === undefined)
+        throw this.refuse(expected, `entry ${quote(id)} has no parent in the log`);
+      if (parent.kind === "leaf")
+        throw this.refuse(expected, `entry ${quote(id)} has a Leaf entry as parent`);
+    }
+    if (kind === "leaf") {
+      const target = this.byId.get(aux as string);
+      if (target === undefined || target.kind === "leaf") {
+        throw this.refuse(expected, `Leaf entry ${quote(id)} points at no valid entry`);
       }
     }
-    this.list.push(entry);
-    this.byId.set(entry.id, entry);
-    const k = entry.kind;
-    switch (k.case) {
-      case "leaf": {
-        const target = this.byId.get(k.value.leafId);
-        if (target === undefined || target.kind.case === "leaf") {
-          this.list.pop();
-          this.byId.delete(entry.id);
-          throw dataLoss(`${where}: Leaf entry ${quote(entry.id)} points at no valid entry`);
-        }
-        this.leaf = k.value.leafId;
+    const slot = new Slot(id, expected, parent, kind, aux, entry, source, start, end);
+    this.list.push(slot);
+    this.byId.set(id, slot);
+    switch (kind) {
+      case "leaf":
+        this.leaf = aux as string;
         return;
-      }
       case "message":
         this.messages++;
         break;
       case "label":
-        this.labelIndex.set(k.value.label, entry.id);
+        this.labelIndex.set(aux as string, id);
         break;
       case "sessionInfo":
-        if (k.value.title !== undefined) this.titleValue = k.value.title;
+        if (aux !== undefined) this.titleValue = aux;
         break;
       default:
         break;
     }
-    this.leaf = entry.id;
+    this.leaf = id;
+  }
+
+  /** The error for a refused entry (built only on failure: admit runs for every entry loaded). */
+  private refuse(seq: number, what: string) {
+    return dataLoss(`session ${quote(this.sessionId)} seq ${seq}: ${what}`);
+  }
+
+  /** The full entry of a slot, decoded (and checked against the slot) on first use. */
+  private entryOf(slot: Slot): Entry {
+    if (slot.entry !== undefined) return slot.entry;
+    const source = slot.source as EntrySource;
+    const entry = source.decode(slot.seq, slot.start, slot.end);
+    const mismatch = this.mismatch(slot, entry);
+    if (mismatch !== undefined) {
+      source.corrupt(
+        slot.seq,
+        slot.start,
+        slot.end,
+        `the entry does not match its indexed ${mismatch} (${quote(slot.id)})`,
+      );
+    }
+    slot.entry = entry;
+    slot.source = undefined;
+    return entry;
+  }
+
+  /** Which indexed field the full entry contradicts, if any. */
+  private mismatch(slot: Slot, entry: Entry): string | undefined {
+    if (entry.id !== slot.id) return "id";
+    if (entry.parentId !== slot.parent?.id) return "parent";
+    if (Number(entry.seq) !== slot.seq) return "seq";
+    if (entry.kind.case !== slot.kind) return "kind";
+    if (slot.kind !== undefined && auxOf(entry.kind) !== slot.aux) {
+      return slot.kind === "leaf" ? "leaf target" : slot.kind === "label" ? "label" : "title";
+    }
+    return undefined;
   }
 }

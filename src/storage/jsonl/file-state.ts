@@ -4,7 +4,7 @@ import { dataLoss, notFound, type SessiondError, unavailable } from "../../core/
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
 import { closeQuietly, errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
-import { scan } from "./reader.js";
+import { type CorruptHandler, scan } from "./reader.js";
 import { repairTail } from "./repair.js";
 
 /**
@@ -45,6 +45,8 @@ export class FileState {
   /** Torn bytes a writer found under the lock, to be saved aside by the repair. */
   private tornTail: Buffer | undefined;
   private corrupt: { error: SessiondError; sig: string } | undefined;
+  /** Stat signature of the file as the log was last caught up with it. */
+  private sig = "";
   /** The writer's handle (opened "r+", positional writes) and the inode it belongs to. */
   private fd: number | undefined;
   private fdIno = -1;
@@ -56,9 +58,20 @@ export class FileState {
     private readonly o: FileStateOptions,
   ) {}
 
-  /** The readable prefix after a DATA_LOSS (for listings); undefined when not loaded. */
+  /**
+   * The readable prefix after a DATA_LOSS (for listings); undefined when
+   * not loaded, or when even its first or last entry does not decode.
+   */
   get prefix(): SessionLog | undefined {
-    return this.log;
+    const log = this.log;
+    if (log === undefined) return undefined;
+    try {
+      void log.root;
+      void log.last;
+      return log;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Installs the state of a file this process has just created with `content`. */
@@ -174,6 +187,7 @@ export class FileState {
 
   private async catchUp(st: Stats, writer: boolean): Promise<SessionLog> {
     const sig = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    this.sig = sig;
     if (this.corrupt !== undefined) {
       if (this.corrupt.sig === sig) throw this.corrupt.error;
       this.forget();
@@ -217,7 +231,7 @@ export class FileState {
       return false;
     }
     const tail = bytes.subarray(this.probe.length);
-    const result = scan(tail, base, log);
+    const result = scan(tail, base, log, this.corruptHandler(log));
     const good = result.end - base;
     this.keepProbe(tail.subarray(0, good));
     this.end = result.end;
@@ -239,6 +253,21 @@ export class FileState {
     } finally {
       await closeQuietly(this.o.ops, fd);
     }
+  }
+
+  /**
+   * For entries of `log` found not to decode when first used (they are read
+   * lazily, reader.ts): DATA_LOSS naming the line, remembered like a
+   * corruption found by a scan while the file is unchanged, so that the
+   * session then fails every load (and a listing that reads it shows it as
+   * corrupt). A log this state has since dropped only throws.
+   */
+  private corruptHandler(log: SessionLog): CorruptHandler {
+    return (line, offset, reason) => {
+      const error = dataLoss(`${this.name} is corrupt at line ${line} (byte ${offset}): ${reason}`);
+      if (this.log === log && this.corrupt === undefined) this.corrupt = { error, sig: this.sig };
+      throw error;
+    };
   }
 
   private markCorrupt(line: number, offset: number, reason: string, sig: string): never {

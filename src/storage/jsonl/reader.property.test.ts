@@ -1,16 +1,18 @@
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { toJson } from "@bufbuild/protobuf";
+import { create, type MessageInitShape, toJson, toJsonString } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
 import { isSessiondError } from "../../core/errors.js";
-import { SessionLog } from "../../core/session-log.js";
+import { type EntryMeta, SessionLog } from "../../core/session-log.js";
+import { ts } from "../conformance-helpers.js";
 import { ensureDir } from "./create-file.js";
+import { metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { scan } from "./reader.js";
-import { encodeRecord } from "./record.js";
+import { encodeRecord, readMeta } from "./record.js";
 import { damageArb, expectedRead, validLog } from "./testdata/arbitraries.js";
 import { fileOf, keyOf, removeDir, tempDir } from "./testdata/fixtures.js";
 
@@ -87,5 +89,152 @@ describe("reader property: random logs, random damage", () => {
         { numRuns: 120 },
       );
     }, 120_000);
+  });
+});
+
+/**
+ * The payload scan (entry-meta.ts) against JSON.parse: for random entries
+ * (ids and texts with quotes, backslashes, control characters, non-ASCII,
+ * lone surrogates), written canonically or re-laid out (keys shuffled,
+ * whitespace, proto field names, unknown keys, seq as a number), the fields
+ * read for the index are those of the entry, and the same whichever way
+ * they were read. The canonical layout must mostly take the fast path.
+ */
+describe("payload scan property: indexed fields as JSON.parse reads them", () => {
+  type Kind = NonNullable<MessageInitShape<typeof EntrySchema>["kind"]>;
+  const text = fc.oneof(
+    { arbitrary: fc.string({ unit: "grapheme-ascii", maxLength: 10 }), weight: 3 },
+    { arbitrary: fc.string({ unit: "binary", maxLength: 10 }), weight: 1 },
+    {
+      arbitrary: fc.string({
+        unit: fc.constantFrom(
+          '"',
+          "\\",
+          "\n",
+          "\u0000",
+          "a",
+          "é",
+          "\u2028",
+          "😀",
+          "\ud800",
+          "}",
+          "]",
+        ),
+        maxLength: 6,
+      }),
+      weight: 1,
+    },
+  );
+  const kindArb: fc.Arbitrary<Kind | undefined> = fc.oneof(
+    fc.constant(undefined),
+    text.map((t) => ({
+      case: "message" as const,
+      value: { role: Role.USER, content: [{ part: { case: "text" as const, value: t } }] },
+    })),
+    text.map((t) => ({ case: "modelChange" as const, value: { model: t } })),
+    text.map((t) => ({ case: "thinkingLevelChange" as const, value: { thinkingLevel: t } })),
+    text.map((t) => ({
+      case: "compaction" as const,
+      value: { summary: t, replacesEntryIds: [t] },
+    })),
+    text.map((t) => ({ case: "branchSummary" as const, value: { summary: t, fromId: t } })),
+    text.map((t) => ({ case: "custom" as const, value: { namespace: t, data: { [t]: t } } })),
+    text.map((t) => ({ case: "label" as const, value: { label: t } })),
+    text.map((t) => ({ case: "leaf" as const, value: { leafId: t } })),
+    fc.option(text, { nil: undefined }).map((title) => ({
+      case: "sessionInfo" as const,
+      value: { sessionId: "s", title },
+    })),
+  );
+  const entryArb: fc.Arbitrary<Entry> = fc
+    .record({
+      id: text,
+      parentId: fc.option(text, { nil: undefined }),
+      seq: fc.oneof(fc.integer({ min: 0, max: 200 }), fc.maxSafeNat()),
+      time: fc.option(fc.integer({ min: 0, max: 4_000_000_000 }), { nil: undefined }),
+      kind: kindArb,
+    })
+    .map(({ id, parentId, seq, time, kind }) =>
+      create(EntrySchema, {
+        id,
+        parentId,
+        seq: BigInt(seq),
+        timestamp: time === undefined ? undefined : ts(time),
+        kind,
+      }),
+    );
+  const layoutArb = fc.option(
+    fc.record({
+      order: fc.array(fc.nat(), { maxLength: 8 }),
+      protoNames: fc.boolean(),
+      space: fc.constantFrom(0, 1),
+      unknown: fc.boolean(),
+      seqAsNumber: fc.boolean(),
+    }),
+    { nil: undefined },
+  );
+
+  type Layout = typeof layoutArb extends fc.Arbitrary<infer L> ? L : never;
+
+  /** The payload text: canonical (undefined layout) or re-laid out. */
+  function payloadOf(e: Entry, layout: Layout): string {
+    if (layout === undefined) return toJsonString(EntrySchema, e);
+    const obj = toJson(EntrySchema, e, { useProtoFieldName: layout.protoNames }) as Record<
+      string,
+      unknown
+    >;
+    if (layout.seqAsNumber && obj.seq !== undefined) obj.seq = Number(obj.seq);
+    const keys = Object.keys(obj);
+    if (layout.unknown) keys.push("someFutureField");
+    for (const [i, pick] of layout.order.entries()) {
+      const a = i % keys.length;
+      const b = pick % keys.length;
+      [keys[a], keys[b]] = [keys[b] as string, keys[a] as string];
+    }
+    const laid: Record<string, unknown> = {};
+    for (const key of keys) laid[key] = key === "someFutureField" ? { x: [1, "}"] } : obj[key];
+    return JSON.stringify(laid, null, layout.space);
+  }
+
+  function expectedMeta(e: Entry): EntryMeta {
+    const k = e.kind;
+    return {
+      id: e.id,
+      parentId: e.parentId,
+      seq: Number(e.seq),
+      kind: k.case,
+      leafId: k.case === "leaf" ? k.value.leafId : undefined,
+      label: k.case === "label" ? k.value.label : undefined,
+      title: k.case === "sessionInfo" ? k.value.title : undefined,
+    };
+  }
+
+  it("scan and JSON.parse agree with each other and with the entry", () => {
+    let canonical = 0;
+    let fast = 0;
+    fc.assert(
+      fc.property(entryArb, layoutArb, (e, layout) => {
+        const payload = payloadOf(e, layout);
+        const buf = Buffer.from(`[[${payload}]]`);
+        const frame = { seq: Number(e.seq), start: 2, end: buf.length - 2 };
+        const viaJson = newMeta();
+        expect(metaOfJson(JSON.parse(payload), viaJson)).toBeUndefined();
+        const read = newMeta();
+        expect(readMeta(buf, frame, read)).toBeUndefined();
+        expect(read, payload).toEqual(viaJson);
+        expect(read).toEqual(expectedMeta(e));
+        const scanned = newMeta();
+        if (scanMeta(buf, frame.start, frame.end, scanned)) {
+          fast++;
+          expect(scanned).toEqual(viaJson);
+        }
+        if (layout === undefined) canonical++;
+      }),
+      { numRuns: 3000 },
+    );
+    console.log(
+      `payload scan property: ${fast} of ${canonical} canonical payloads took the fast path`,
+    );
+    expect(fast).toBeGreaterThan(canonical / 8);
   });
 });

@@ -1,14 +1,18 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import type { SessionLog } from "../../core/session-log.js";
-import { checkFrame, decodePayload } from "./record.js";
+import { dataLoss } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { EntryMeta, EntrySource, SessionLog } from "../../core/session-log.js";
+import { newMeta } from "./entry-meta.js";
+import { checkFrame, decodePayload, type IntactRecord, readMeta } from "./record.js";
 
 /**
  * Scanning: turns the bytes of a session file into records and a verdict.
  * Line N of a file holds seq N, so a line number is also a seq.
  *
  * A line is valid when it ends with a newline, its frame and checksum are
- * right (record.ts), it parses into an Entry with the expected seq, and
- * SessionLog.apply accepts it (dense seqs, unique ids, known parents). At
+ * right (record.ts), its payload's indexed fields (id, parent, seq, kind:
+ * entry-meta.ts) read right and carry the expected seq, and the SessionLog
+ * accepts it (dense seqs, unique ids, known parents). At
  * the first invalid line the scan decides what kind of damage it is:
  *
  * - torn tail: the line is not intact (cut, zeros, garbage, bad checksum)
@@ -21,8 +25,15 @@ import { checkFrame, decodePayload } from "./record.js";
  *   misplaced record, never what a torn write produces). Dropping either
  *   could lose acknowledged data, so the session fails with DATA_LOSS.
  *
- * The scan never throws and is linear in the input: one memchr per line,
- * and a CRC plus one JSON.parse per record.
+ * The scan never throws and is linear in the input: one memchr and one
+ * CRC per line, and a scan of each payload for its indexed fields
+ * (entry-meta.ts; JSON.parse only for layouts or kinds it does not read).
+ * Records are applied lazily (SessionLog.applyLazy): the log indexes id,
+ * parent, seq and kind, and keeps a reference into `buf`; the full Entry is
+ * decoded when first used, and a record that does not decode then is
+ * reported through `onCorrupt` (DATA_LOSS naming its line). Two records are
+ * decoded at once, so that `root` and `last` of a loaded log never fail:
+ * the first record of the file and the last valid one of the scan.
  */
 
 /** Where the first invalid line starts (1-based line, byte offset) and what is wrong with it. */
@@ -43,10 +54,60 @@ export interface ScanResult {
 
 const NEWLINE = 0x0a;
 
-/** Applies an entry; a broken invariant becomes a reason instead of an exception. */
-function tryApply(log: SessionLog, entry: Entry): string | undefined {
+const NO_NEWLINE = "incomplete last line (no newline)";
+
+/**
+ * Reports a stored record that turned out not to be a valid entry when it
+ * was decoded: throws DATA_LOSS naming its line (= seq) and byte offset.
+ */
+export type CorruptHandler = (line: number, offset: number, reason: string) => never;
+
+/** The default handler: DATA_LOSS naming the session, the line and the byte. */
+function corruptIn(log: SessionLog): CorruptHandler {
+  return (line, offset, reason) => {
+    throw dataLoss(
+      `session ${quote(log.sessionId)} is corrupt at line ${line} (byte ${offset}): ${reason}`,
+    );
+  };
+}
+
+/** The entries of one scanned buffer, decoded on demand from the bytes as read. */
+class StoredEntries implements EntrySource {
+  constructor(
+    private readonly buf: Buffer,
+    private readonly base: number,
+    private readonly onCorrupt: CorruptHandler,
+  ) {}
+
+  decode(seq: number, start: number, end: number): Entry {
+    const entry = decodePayload(this.buf, { seq, start, end });
+    if (typeof entry === "string") this.corrupt(seq, start, end, entry);
+    return entry;
+  }
+
+  corrupt(seq: number, start: number, _end: number, reason: string): never {
+    const lineStart = this.buf.lastIndexOf(NEWLINE, start) + 1;
+    return this.onCorrupt(seq, this.base + lineStart, reason);
+  }
+}
+
+/** Applies a record; a broken invariant or a bad payload becomes a reason instead of an exception. */
+function tryApply(
+  log: SessionLog,
+  buf: Buffer,
+  frame: IntactRecord,
+  lazy: { source: EntrySource; meta: EntryMeta } | undefined,
+): string | undefined {
   try {
-    log.apply(entry);
+    if (lazy === undefined) {
+      const entry = decodePayload(buf, frame);
+      if (typeof entry === "string") return entry;
+      log.apply(entry);
+    } else {
+      const bad = readMeta(buf, frame, lazy.meta);
+      if (bad !== undefined) return bad;
+      log.applyLazy(lazy.meta, lazy.source, frame.start, frame.end);
+    }
     return undefined;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
@@ -69,31 +130,40 @@ function nextIntactLine(buf: Buffer, from: number): number {
  * Scans `buf`, which holds the file's bytes from offset `base`, where `base`
  * is the end of the records already in `log`. Valid records are applied to
  * `log` as they are read, so after a "corrupt" verdict the log holds the
- * readable prefix.
+ * readable prefix. `onCorrupt` reports a record that fails to decode later.
  */
-export function scan(buf: Buffer, base: number, log: SessionLog): ScanResult {
+export function scan(
+  buf: Buffer,
+  base: number,
+  log: SessionLog,
+  onCorrupt: CorruptHandler = corruptIn(log),
+): ScanResult {
+  const lazy = { source: new StoredEntries(buf, base, onCorrupt), meta: newMeta() };
   let pos = 0;
+  let nl = buf.indexOf(NEWLINE, 0);
+  let frame: IntactRecord | string = nl < 0 ? NO_NEWLINE : checkFrame(buf, 0, nl);
   while (pos < buf.length) {
     const line = log.headSeq + 1;
-    const nl = buf.indexOf(NEWLINE, pos);
     let reason: string;
     let intact = false;
-    if (nl < 0) {
-      reason = "incomplete last line (no newline)";
+    if (typeof frame === "string") {
+      reason = frame;
     } else {
-      const frame = checkFrame(buf, pos, nl);
-      if (typeof frame === "string") {
-        reason = frame;
-      } else {
-        intact = true;
-        const entry = decodePayload(buf, frame);
-        const failed = typeof entry === "string" ? entry : tryApply(log, entry);
-        if (failed === undefined) {
-          pos = nl + 1;
-          continue;
-        }
-        reason = failed;
+      intact = true;
+      // The next line is framed now, to know whether this record is the last valid one.
+      const next = nl + 1;
+      const nextNl = next < buf.length ? buf.indexOf(NEWLINE, next) : -1;
+      const nextFrame =
+        next >= buf.length ? "" : nextNl < 0 ? NO_NEWLINE : checkFrame(buf, next, nextNl);
+      const eager = line === 1 || typeof nextFrame === "string";
+      const failed = tryApply(log, buf, frame, eager ? undefined : lazy);
+      if (failed === undefined) {
+        pos = next;
+        nl = nextNl;
+        frame = nextFrame;
+        continue;
       }
+      reason = failed;
     }
     const offset = base + pos;
     if (intact) return { end: offset, verdict: { kind: "corrupt", line, offset, reason } };

@@ -1,6 +1,8 @@
 import { crc32 } from "node:zlib";
 import { fromJson, toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { EntryMeta } from "../../core/session-log.js";
+import { metaOfJson, scanMeta } from "./entry-meta.js";
 
 /**
  * One record is one line:
@@ -46,11 +48,11 @@ export interface IntactRecord {
   readonly end: number;
 }
 
-function matchAt(buf: Buffer, at: number, token: Buffer): boolean {
-  return (
-    buf.length - at >= token.length &&
-    buf.compare(token, 0, token.length, at, at + token.length) === 0
-  );
+/** True when `token` is at `buf[at]` (a byte loop: cheaper than `compare` on a few bytes). */
+function matchAt(buf: Buffer, at: number, end: number, token: Buffer): boolean {
+  if (end - at < token.length) return false;
+  for (let i = 0; i < token.length; i++) if (buf[at + i] !== token[i]) return false;
+  return true;
 }
 
 function hexValue(byte: number): number {
@@ -62,37 +64,64 @@ function hexValue(byte: number): number {
 /**
  * Checks the framing and the CRC of the line `buf[start, end)` (newline
  * excluded). Returns the seq and payload bounds, or a reason it is not intact.
+ * Runs once per line of every file loaded: it allocates nothing but the
+ * two views the CRC needs.
  */
 export function checkFrame(buf: Buffer, start: number, end: number): IntactRecord | string {
-  const line = buf.subarray(start, end);
-  if (!matchAt(line, 0, PREFIX)) return "not a record (bad header)";
-  let at = PREFIX.length;
+  if (!matchAt(buf, start, end, PREFIX)) return "not a record (bad header)";
+  let at = start + PREFIX.length;
   let seq = 0;
   const digits = at;
-  while (at < line.length && at - digits < MAX_SEQ_DIGITS) {
-    const d = line[at] as number;
+  while (at < end && at - digits < MAX_SEQ_DIGITS) {
+    const d = buf[at] as number;
     if (d < 0x30 || d > 0x39) break;
     seq = seq * 10 + (d - 0x30);
     at++;
   }
-  if (at === digits || line[digits] === 0x30) return "bad seq in header";
-  const seqDigits = line.subarray(digits, at);
-  if (!matchAt(line, at, MIDDLE)) return "bad header after seq";
+  if (at === digits || buf[digits] === 0x30) return "bad seq in header";
+  const digitsEnd = at;
+  if (!matchAt(buf, at, end, MIDDLE)) return "bad header after seq";
   at += MIDDLE.length;
   let crc = 0;
   for (let i = 0; i < 8; i++) {
-    const v = hexValue(line[at + i] ?? -1);
+    const v = at + i < end ? hexValue(buf[at + i] as number) : -1;
     if (v < 0) return "bad checksum field";
     crc = crc * 16 + v;
   }
   at += 8;
-  if (!matchAt(line, at, SUFFIX)) return "bad header after checksum";
+  if (!matchAt(buf, at, end, SUFFIX)) return "bad header after checksum";
   at += SUFFIX.length;
-  if (line.length - at < 2 || line[line.length - 1] !== CLOSE) return "record is not closed";
-  if (crc32(line.subarray(at, line.length - 1), crc32(seqDigits)) !== crc) {
-    return "checksum mismatch";
+  if (end - at < 2 || buf[end - 1] !== CLOSE) return "record is not closed";
+  const seqCrc = crc32(buf.subarray(digits, digitsEnd));
+  if (crc32(buf.subarray(at, end - 1), seqCrc) !== crc) return "checksum mismatch";
+  return { seq, start: at, end: end - 1 };
+}
+
+function notAnEntry(err: unknown): string {
+  const why = err instanceof Error ? err.message : String(err);
+  return `payload is not a valid entry (${why.slice(0, 120)})`;
+}
+
+/**
+ * Reads the indexed fields of an intact record's payload into `meta`
+ * (entry-meta.ts: a scan of the first bytes, else JSON.parse) and checks
+ * that it carries the header's seq. Returns undefined, or why the record
+ * is not a valid entry. The rest of the payload is checked when the entry
+ * is decoded (`decodePayload`).
+ */
+export function readMeta(buf: Buffer, frame: IntactRecord, meta: EntryMeta): string | undefined {
+  if (!scanMeta(buf, frame.start, frame.end, meta)) {
+    let json: unknown;
+    try {
+      json = JSON.parse(buf.toString("utf8", frame.start, frame.end));
+    } catch (err) {
+      return notAnEntry(err);
+    }
+    const bad = metaOfJson(json, meta);
+    if (bad !== undefined) return bad;
   }
-  return { seq, start: start + at, end: end - 1 };
+  if (meta.seq !== frame.seq) return `header seq ${frame.seq} but entry seq ${meta.seq}`;
+  return undefined;
 }
 
 /**
@@ -106,8 +135,7 @@ export function decodePayload(buf: Buffer, frame: IntactRecord): Entry | string 
     const json = JSON.parse(buf.toString("utf8", frame.start, frame.end));
     entry = fromJson(EntrySchema, json, { ignoreUnknownFields: true });
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    return `payload is not a valid entry (${why.slice(0, 120)})`;
+    return notAnEntry(err);
   }
   if (Number(entry.seq) !== frame.seq) return `header seq ${frame.seq} but entry seq ${entry.seq}`;
   return entry;
