@@ -39,23 +39,47 @@ function cbVoid(run: (done: (err: NodeJS.ErrnoException | null) => void) => void
   });
 }
 
+/** Runs a synchronous call and reports its outcome as a promise, like the async calls. */
+function now<T>(run: () => T): Promise<T> {
+  try {
+    return Promise.resolve(run());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/**
+ * Reads and writes up to this size are done synchronously: they only touch
+ * the page cache and take microseconds, while a round trip through libuv's
+ * thread pool costs tens of microseconds on a busy 2-core box and was most
+ * of an append's latency (with fdatasync off, bench row 9). Larger transfers
+ * and everything that waits on the disk (fdatasync, fsync) stay async so the
+ * event loop never blocks on them.
+ */
+const SYNC_IO_MAX = 64 * 1024;
+
 /**
  * The real file system. Callback APIs rather than `fs.promises` because
  * they are the cheapest path to the thread pool (no FileHandle objects on
- * the append path).
+ * the append path); metadata calls (open, close, stat, fstat) and small
+ * reads / writes are synchronous, see SYNC_IO_MAX.
  */
 export const nodeFs: FsOps = {
-  open: (path, flags, mode = 0o644) => cb<number>((d) => fs.open(path, flags, mode, d)),
-  close: (fd) => cbVoid((d) => fs.close(fd, d)),
+  open: (path, flags, mode = 0o644) => now(() => fs.openSync(path, flags, mode)),
+  close: (fd) => now(() => fs.closeSync(fd)),
   read: (fd, buf, offset, length, position) =>
-    cb<number>((d) => fs.read(fd, buf, offset, length, position, d)),
+    length <= SYNC_IO_MAX
+      ? now(() => fs.readSync(fd, buf, offset, length, position))
+      : cb<number>((d) => fs.read(fd, buf, offset, length, position, d)),
   write: (fd, buf, offset, length, position) =>
-    cb<number>((d) => fs.write(fd, buf, offset, length, position, d)),
+    length <= SYNC_IO_MAX
+      ? now(() => fs.writeSync(fd, buf, offset, length, position))
+      : cb<number>((d) => fs.write(fd, buf, offset, length, position, d)),
   fdatasync: (fd) => cbVoid((d) => fs.fdatasync(fd, d)),
   fsync: (fd) => cbVoid((d) => fs.fsync(fd, d)),
   ftruncate: (fd, length) => cbVoid((d) => fs.ftruncate(fd, length, d)),
-  fstat: (fd) => cb<fs.Stats>((d) => fs.fstat(fd, d)),
-  stat: (path) => cb<fs.Stats>((d) => fs.stat(path, d)),
+  fstat: (fd) => now(() => fs.fstatSync(fd)),
+  stat: (path) => now(() => fs.statSync(path)),
   link: (existing, target) => cbVoid((d) => fs.link(existing, target, d)),
   unlink: (path) => cbVoid((d) => fs.unlink(path, d)),
   mkdir: (path) => cbVoid((d) => fs.mkdir(path, d)),
