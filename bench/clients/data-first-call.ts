@@ -1,0 +1,49 @@
+/**
+ * Rows 5 and 6: the first call to a freshly started server. The HTTP/2
+ * connection is opened with a health check first (it touches no session),
+ * then the call under test is timed; then optionally `warm` more calls.
+ * Args: {url, call: "getState"|"list", sessionId?, pageSize?, warm?}.
+ * Prints {firstMs, warm: ms[], responseBytes, count, firstId (list: newest session)}.
+ */
+import { toBinary } from "@bufbuild/protobuf";
+import { GetStateResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
+import { ListSessionsResponseSchema } from "../../gen/sessiond/v1/store_service_pb.js";
+import { answer, args, sessiond, timed } from "./data-common.js";
+
+const a = args<{
+  url: string;
+  call: "getState" | "list";
+  sessionId?: string;
+  pageSize?: number;
+  warm?: number;
+}>();
+const c = sessiond(a.url);
+await c.health.check({ service: "" });
+await c.health.check({ service: "" });
+
+async function call(): Promise<{ bytes: number; count: number; firstId?: string }> {
+  if (a.call === "getState") {
+    const res = await c.session.getState({ session: a.sessionId as string });
+    return {
+      bytes: toBinary(GetStateResponseSchema, res).length,
+      count: res.state?.messages.length ?? 0,
+    };
+  }
+  const res = await c.store.listSessions({ pageSize: a.pageSize ?? 100 });
+  return {
+    bytes: toBinary(ListSessionsResponseSchema, res).length,
+    count: res.sessions.length,
+    firstId: res.sessions[0]?.id,
+  };
+}
+
+const first = await timed(call);
+const warm: number[] = [];
+for (let i = 0; i < (a.warm ?? 0); i++) warm.push((await timed(call)).ms);
+answer({
+  firstMs: first.ms,
+  warm,
+  responseBytes: first.value.bytes,
+  count: first.value.count,
+  firstId: first.value.firstId,
+});

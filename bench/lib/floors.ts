@@ -1,0 +1,102 @@
+/**
+ * Physical floors of the read paths (run by bench/clients/data-floor.ts in a
+ * fresh process, like a freshly started server):
+ *
+ * - parse floor: read + split + JSON.parse of the very same session file,
+ *   the least any reader of a JSONL file has to do to know its entries;
+ * - first-line floor: readdir + open + read up to the first newline +
+ *   JSON.parse of that line + close, for each of the N session files: the
+ *   least a listing must do to know each session's creation time and root.
+ */
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { type ServerProcess, startSessiond } from "./procs.js";
+import { median } from "./stats.js";
+
+export interface FloorResult {
+  ms: number;
+  /** Lines parsed (parse floor) or files read (first-line floor). */
+  count: number;
+  bytes: number;
+}
+
+/** read + split + JSON.parse of one file. */
+export function parseFloor(file: string): FloorResult {
+  const t0 = performance.now();
+  const text = readFileSync(file, "utf8");
+  const lines = text.split("\n");
+  let count = 0;
+  let sink = 0;
+  for (const line of lines) {
+    if (line.length === 0) continue;
+    const v = JSON.parse(line) as { seq?: number };
+    sink += v.seq ?? 0;
+    count++;
+  }
+  const ms = performance.now() - t0;
+  if (sink < 0) throw new Error("unreachable");
+  return { ms, count, bytes: Buffer.byteLength(text) };
+}
+
+/** The first line of each `.jsonl` file of a directory, parsed. */
+export function firstLineFloor(dir: string): FloorResult {
+  const t0 = performance.now();
+  const names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
+  let buf = Buffer.allocUnsafe(4096);
+  let count = 0;
+  let bytes = 0;
+  for (const name of names) {
+    const fd = openSync(join(dir, name), "r");
+    try {
+      let len = 0;
+      let nl = -1;
+      while (nl < 0) {
+        if (len === buf.length) {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, len);
+          buf = bigger;
+        }
+        const n = readSync(fd, buf, len, buf.length - len, len);
+        if (n === 0) break;
+        nl = buf.indexOf(10, len);
+        len += n;
+      }
+      const end = nl < 0 ? len : nl;
+      JSON.parse(buf.toString("utf8", 0, end));
+      bytes += end;
+      count++;
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return { ms: performance.now() - t0, count, bytes };
+}
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc, 100 Hz ticks). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * A sessiond server on `dataDir`, with the wall time from spawn to
+ * "listening" and the CPU time it had used by then. Scenarios that time
+ * "the first call after a restart" also start one on an empty data dir:
+ * the difference in CPU time is work the server does at start-up for its
+ * data (an index, a preload), which belongs to the restart, while Node and
+ * module start-up do not. (CPU time, because wall time to "listening"
+ * varies by ±200 ms on a busy machine; CPU time by a few tens of ms.)
+ */
+export async function timedStart(
+  dataDir: string,
+): Promise<{ server: ServerProcess; ms: number; cpuMs: number }> {
+  const t0 = performance.now();
+  const server = await startSessiond(["--data-dir", dataDir]);
+  return { server, ms: performance.now() - t0, cpuMs: cpuMsOf(server.pid) };
+}
+
+/** Median start-up CPU on the data minus the same on an empty dir, clamped at 0. */
+export function startupExcess(dataCpuMs: readonly number[], emptyCpuMs: readonly number[]): number {
+  return Math.max(0, median(dataCpuMs) - median(emptyCpuMs));
+}
