@@ -6,6 +6,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY gen ./gen
+COPY src ./src
+RUN npm run build
+
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
@@ -15,6 +24,8 @@ COPY bin ./bin
 COPY gen ./gen
 COPY proto ./proto
 COPY src ./src
+# Copied last so the build stamp is newer than the sources: bin/sessiond.js runs dist/.
+COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -5,18 +5,23 @@
  * and writes it as JSON to bench/results/latest.json. Targets are ratios
  * against same-run baselines because these machines are shared and noisy.
  */
+import { execSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "./lib/context.js";
 import { REPO } from "./lib/procs.js";
-import { renderTable, type Row } from "./lib/row.js";
+import { type Row, renderTable } from "./lib/row.js";
 import { SCENARIOS } from "./scenarios/index.js";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const onlyIdx = args.indexOf("--only");
 const only = onlyIdx >= 0 ? new Set((args[onlyIdx + 1] ?? "").split(",")) : undefined;
+
+// Measure the server as `npm start` runs it: compiled JavaScript (bin/sessiond.js
+// falls back to the TypeScript loader only when dist/ is missing or stale).
+execSync("npm run build", { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] });
 
 const base = join(REPO, ".bench-tmp");
 mkdirSync(base, { recursive: true });
@@ -47,10 +52,15 @@ try {
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${new Date().toISOString()}`;
 const table = renderTable(rows);
-process.stdout.write(`\nsessiond benchmark (${quick ? "quick" : "full"}) on ${machine}\n\n${table}\n`);
-if (failures.length > 0) process.stdout.write(`\nScenarios that did not run:\n${failures.join("\n")}\n`);
+process.stdout.write(
+  `\nsessiond benchmark (${quick ? "quick" : "full"}) on ${machine}\n\n${table}\n`,
+);
+if (failures.length > 0)
+  process.stdout.write(`\nScenarios that did not run:\n${failures.join("\n")}\n`);
 const passed = rows.filter((r) => r.pass).length;
-process.stdout.write(`\n${passed}/${rows.length} targets pass; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+process.stdout.write(
+  `\n${passed}/${rows.length} targets pass; ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+);
 mkdirSync(join(REPO, "bench/results"), { recursive: true });
 writeFileSync(
   join(REPO, "bench/results/latest.json"),
