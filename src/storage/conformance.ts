@@ -8,9 +8,12 @@
  * - every call returns an engine on EMPTY storage (no sessions, no workspaces);
  * - `reopen` (optional) closes the current engine and opens a new one on the
  *   same storage; persistence checks run before and after it when given;
+ * - `sibling` (optional) opens ANOTHER engine on the same storage while the
+ *   current one stays open: a stand-in for a second process. Tests of what
+ *   one instance sees of the other's changes run only when it is given;
  * - `cleanup` disposes of whatever engine is current at the end of the test
- *   (the one returned by the last `reopen`, if any) and of the storage; it
- *   must tolerate that engine having been closed already.
+ *   (the one returned by the last `reopen`, if any), of every sibling and of
+ *   the storage; it must tolerate those engines having been closed already.
  *
  * Everything asserted here is observable through the StorageEngine
  * interface; nothing depends on how an engine stores data.
@@ -39,12 +42,14 @@ import {
   ts,
   userMsg,
 } from "./conformance-helpers.js";
-import type { Planner, SessionKey, StorageEngine, StorageEvent } from "./engine.js";
+import type { Planner, RootRecord, SessionKey, StorageEngine, StorageEvent } from "./engine.js";
 
 export interface ConformanceHarness {
   engine: StorageEngine;
   /** Closes the engine and opens a new one on the same storage. */
   reopen?: () => Promise<StorageEngine>;
+  /** Opens another engine on the same storage, alive next to the current one. */
+  sibling?: () => Promise<StorageEngine>;
   /** Disposes of the current engine and the storage. */
   cleanup: () => Promise<void>;
 }
@@ -796,6 +801,140 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
           expect((await e.load(inA)).headSeq).toBe(2);
           await expectCode(e.load(inB), "NOT_FOUND");
         });
+      });
+    });
+
+    describe("listing roots", () => {
+      /** The roots of a workspace by id, sorted. */
+      async function rootsOf(e: StorageEngine, workspace = WS): Promise<RootRecord[]> {
+        const roots = await e.listRoots(workspace);
+        return [...roots].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+      }
+
+      function expectRootOf(r: RootRecord | undefined, root: Entry, parent = ""): void {
+        expect(r).toBeDefined();
+        const info = root.kind.case === "sessionInfo" ? root.kind.value : undefined;
+        expect(r?.sessionId).toBe(info?.sessionId);
+        expect(r?.health).toBe("ok");
+        expect(r?.healthDetail).toBe("");
+        expect(r?.parentSessionId).toBe(parent);
+        expect(r?.createdAtMs).toBe(timestampMs(info?.createdAt ?? ts(0)));
+        expectSameEntries(r?.root ? [r.root] : [], [root]);
+      }
+
+      it("gives the root of every session, subagents with their parent, whatever was appended", async () => {
+        const roots = new Map<string, Entry>();
+        for (const [i, id] of ["root-a", "root-b", "root-c"].entries()) {
+          const root = rootEntry(id, {
+            timestamp: ts(1_767_225_600 + i * 60, i * 333_333_333),
+            metadata: { n: i, tags: ["x", "y"] },
+          });
+          await engine.create(key(id), [root]);
+          roots.set(id, root);
+        }
+        const child = rootEntry("root-child", {
+          parentSessionId: "root-a",
+          agentType: "helper",
+          spawnDepth: 1,
+        });
+        const grandchild = rootEntry("root-grandchild", {
+          parentSessionId: "root-child",
+          spawnDepth: 2,
+        });
+        await engine.create(key("root-child"), [child]);
+        await engine.create(key("root-grandchild"), [grandchild]);
+        await engine.append(key("root-a"), appendOf([userMsg("u1"), assistantMsg("a1")]));
+        await engine.append(key("root-child"), appendOf([userMsg("c1")]));
+        await createSession("elsewhere", "other-ws");
+        await persisted(async (e) => {
+          const listed = await rootsOf(e);
+          expect(listed.map((r) => r.sessionId)).toEqual([
+            "root-a",
+            "root-b",
+            "root-c",
+            "root-child",
+            "root-grandchild",
+          ]);
+          for (const [id, root] of roots) {
+            expectRootOf(
+              listed.find((r) => r.sessionId === id),
+              root,
+            );
+          }
+          expectRootOf(listed[3], child, "root-a");
+          expectRootOf(listed[4], grandchild, "root-child");
+          expect((await rootsOf(e, "other-ws")).map((r) => r.sessionId)).toEqual(["elsewhere"]);
+          expect(await e.listRoots("nowhere")).toEqual([]);
+          // The roots agree with the full records.
+          for (const r of listed) {
+            const [record] = await e.list(WS, [r.sessionId]);
+            expect(record?.root?.id).toBe(r.root?.id);
+          }
+        });
+      });
+
+      it("shows sessions created and hides sessions deleted after a first listing", async () => {
+        await createSession("keep-1");
+        await createSession("gone-1");
+        expect((await rootsOf(engine)).map((r) => r.sessionId)).toEqual(["gone-1", "keep-1"]);
+        expect(await engine.delete(key("gone-1"))).toBe(true);
+        await createSession("new-1");
+        const sub = rootEntry("new-sub", { parentSessionId: "keep-1", spawnDepth: 1 });
+        await engine.create(key("new-sub"), [sub]);
+        let listed = await rootsOf(engine);
+        expect(listed.map((r) => r.sessionId)).toEqual(["keep-1", "new-1", "new-sub"]);
+        expectRootOf(listed[2], sub, "keep-1");
+        expect(sorted(await engine.listIds(WS))).toEqual(["keep-1", "new-1", "new-sub"]);
+        expect(await engine.delete(key("new-sub"))).toBe(true);
+        // Re-created under the same id: the new root, not the remembered one.
+        expect(await engine.delete(key("keep-1"))).toBe(true);
+        const again = rootEntry("keep-1", { id: "second-root", timestamp: ts(1_800_000_000) });
+        await engine.create(key("keep-1"), [again]);
+        await persisted(async (e) => {
+          listed = await rootsOf(e);
+          expect(listed.map((r) => r.sessionId)).toEqual(["keep-1", "new-1"]);
+          expectRootOf(listed[0], again);
+          expect(sorted(await e.listIds(WS))).toEqual(["keep-1", "new-1"]);
+        });
+      });
+
+      it("sees the sessions another instance creates and deletes (a second process)", async (ctx) => {
+        if (harness.sibling === undefined) ctx.skip();
+        const other = await (harness.sibling as () => Promise<StorageEngine>)();
+        await createSession("mine");
+        expect((await rootsOf(engine)).map((r) => r.sessionId)).toEqual(["mine"]);
+        expect(await engine.listIds("shared-ws")).toEqual([]);
+
+        const theirs = rootEntry("theirs", { title: "made elsewhere" });
+        await other.create(key("theirs"), [theirs]);
+        const theirSub = rootEntry("their-sub", { parentSessionId: "mine", spawnDepth: 1 });
+        await other.create(key("their-sub"), [theirSub]);
+        await other.create(key("far", "shared-ws"), [rootEntry("far")]);
+        let listed = await rootsOf(engine);
+        expect(listed.map((r) => r.sessionId)).toEqual(["mine", "their-sub", "theirs"]);
+        expectRootOf(listed[1], theirSub, "mine");
+        expectRootOf(listed[2], theirs);
+        expect(sorted(await engine.listIds(WS))).toEqual(["mine", "their-sub", "theirs"]);
+        expect(await engine.listIds("shared-ws")).toEqual(["far"]);
+
+        expect(await other.delete(key("theirs"))).toBe(true);
+        expect(await other.delete(key("mine"))).toBe(true);
+        expect((await rootsOf(engine)).map((r) => r.sessionId)).toEqual(["their-sub"]);
+        expect(await engine.listIds(WS)).toEqual(["their-sub"]);
+
+        // Long after the last change, so that nothing is "too recent to trust".
+        await settle(250);
+        expect(await engine.listIds(WS)).toEqual(["their-sub"]);
+        await other.create(key("later"), [rootEntry("later")]);
+        await other.create(key("later-sub"), [
+          rootEntry("later-sub", { parentSessionId: "later" }),
+        ]);
+        listed = await rootsOf(engine);
+        expect(listed.map((r) => r.sessionId)).toEqual(["later", "later-sub", "their-sub"]);
+        expect(listed[1]?.parentSessionId).toBe("later");
+        await settle(250);
+        expect(await other.delete(key("later-sub"))).toBe(true);
+        expect((await rootsOf(engine)).map((r) => r.sessionId)).toEqual(["later", "their-sub"]);
       });
     });
 

@@ -62,6 +62,28 @@ export interface SessionRecord {
   readonly healthDetail: string;
 }
 
+/**
+ * What listing needs to order and filter sessions: the root only, read
+ * from the first record (never from the whole log). Cheap for every engine,
+ * so that a listing can look at every session of a workspace.
+ */
+export interface RootRecord {
+  readonly sessionId: string;
+  /** The root SessionInfo entry; undefined when the first record is unreadable. */
+  readonly root: Entry | undefined;
+  /** The root's SessionInfo created_at in ms (0 when unreadable or unset). */
+  readonly createdAtMs: number;
+  /** The root's parent_session_id: "" for a top-level session (and an unreadable root). */
+  readonly parentSessionId: string;
+  /**
+   * Health of the FIRST record only: "corrupt" when it is missing or
+   * invalid. Damage further into the log shows in `list()` records only.
+   */
+  readonly health: "ok" | "corrupt";
+  /** For a corrupt first record: what is wrong. */
+  readonly healthDetail: string;
+}
+
 export type StorageEventType = "created" | "appended" | "deleted";
 
 /** A wake-up for watchers: the data is always read back from the engine. */
@@ -108,7 +130,21 @@ export interface StorageEngine {
   /** Ids of every session of a workspace (top-level and subagents), unordered. */
   listIds(workspace: string): Promise<string[]>;
 
-  /** Records of the given sessions (or of all of the workspace), corrupt ones included. */
+  /**
+   * The roots of every session of a workspace (top-level and subagents),
+   * unordered, corrupt ones included. Never reads whole logs: it is what a
+   * listing filters, orders and pages on. Listing pages are built from
+   * roots, and only the sessions of the page get full records through
+   * `list(workspace, pageIds)`. Sees sessions created and deleted by other
+   * processes, like `listIds`.
+   */
+  listRoots(workspace: string): Promise<RootRecord[]>;
+
+  /**
+   * Records of the given sessions (or of all of the workspace), corrupt ones
+   * included. Costs a full read of each session not already loaded: pass the
+   * ids of one page (see `listRoots`), not a whole workspace.
+   */
   list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]>;
 
   /** Workspaces that hold at least one session. */

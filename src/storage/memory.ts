@@ -6,13 +6,14 @@ import type {
   AppendResult,
   EntryPage,
   Planner,
+  RootRecord,
   SessionKey,
   SessionRecord,
   StorageEngine,
   StorageListener,
 } from "./engine.js";
 import { Listeners } from "./listeners.js";
-import { recordOf } from "./record.js";
+import { recordOf, rootRecordOf } from "./record.js";
 
 /**
  * The in-memory engine: for tests and ephemeral use. Everything is lost when
@@ -82,6 +83,11 @@ export class MemoryEngine implements StorageEngine {
   async listIds(workspace: string): Promise<string[]> {
     this.checkOpen();
     return [...(this.spaces.get(workspace)?.keys() ?? [])];
+  }
+
+  async listRoots(workspace: string): Promise<RootRecord[]> {
+    this.checkOpen();
+    return [...(this.spaces.get(workspace)?.values() ?? [])].map(rootRecordOf);
   }
 
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {

@@ -1,6 +1,7 @@
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import type { SessionLog } from "../core/session-log.js";
-import type { SessionRecord } from "./engine.js";
+import type { RootRecord, SessionRecord } from "./engine.js";
 
 /** The listing record of a healthy, fully loaded log (shared by the engines). */
 export function recordOf(workspace: string, log: SessionLog): SessionRecord {
@@ -16,4 +17,22 @@ export function recordOf(workspace: string, log: SessionLog): SessionRecord {
     health: "ok",
     healthDetail: "",
   };
+}
+
+/** The root record of a session whose root entry is known and valid (shared by the engines). */
+export function rootRecordOfEntry(sessionId: string, root: Entry): RootRecord {
+  const info = root.kind.case === "sessionInfo" ? root.kind.value : undefined;
+  return {
+    sessionId,
+    root,
+    createdAtMs: timestampMillis(info?.createdAt),
+    parentSessionId: info?.parentSessionId ?? "",
+    health: "ok",
+    healthDetail: "",
+  };
+}
+
+/** The root record of a loaded log. */
+export function rootRecordOf(log: SessionLog): RootRecord {
+  return rootRecordOfEntry(log.sessionId, log.root);
 }

@@ -1,20 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
-import { timestampMillis } from "../core/entry.js";
 import type { SessionRecord } from "../storage/engine.js";
-
-/** Creation time (ms) of a record, from its root SessionInfo (0 when unreadable). */
-export function createdMsOf(record: SessionRecord): number {
-  const k = record.root?.kind;
-  return k?.case === "sessionInfo" ? timestampMillis(k.value.createdAt) : 0;
-}
-
-/** Parent session id of a record ("" for top-level sessions). */
-export function parentOf(record: SessionRecord): string {
-  const k = record.root?.kind;
-  return k?.case === "sessionInfo" ? (k.value.parentSessionId ?? "") : "";
-}
 
 /** The public SessionMeta of a storage record. */
 export function metaOf(record: SessionRecord): SessionMeta {

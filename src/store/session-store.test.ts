@@ -1,9 +1,10 @@
 import { toBinary } from "@bufbuild/protobuf";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import { assistant, compaction, label, user } from "../core/test-helpers.js";
-import { SessionStore, type StoreOptions } from "./session-store.js";
+import { SessionStore, type StoreOptions, smallest } from "./session-store.js";
 import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
 
 const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);
@@ -253,6 +254,36 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
         expect(seen).toEqual(expected);
       },
     );
+
+    it("pages 120 sessions with ties and subagents mixed in: each exactly once, in order", async () => {
+      const top: { id: string; ms: number }[] = [];
+      for (let i = 0; i < 120; i++) {
+        const id = `p-${(i * 37) % 120}`;
+        await store.create({ sessionId: id });
+        top.push({ id, ms: clockMs });
+        if (i % 3 === 2) tick();
+        if (i % 10 === 0) await store.create({ sessionId: `sub-${i}`, parentSessionId: id });
+      }
+      const key = (a: { id: string; ms: number }, b: { id: string; ms: number }) =>
+        a.ms - b.ms || (a.id < b.id ? -1 : 1);
+      const oldest = [...top].sort(key).map((s) => s.id);
+      for (const [order, expected] of [
+        ["oldest", oldest],
+        ["newest", [...oldest].reverse()],
+      ] as const) {
+        const seen: string[] = [];
+        let token = "";
+        do {
+          const page = await store.list({ order, pageSize: 7, pageToken: token });
+          expect(page.sessions.length).toBeLessThanOrEqual(7);
+          seen.push(...page.sessions.map((s) => s.id));
+          token = page.nextPageToken;
+        } while (token !== "");
+        expect(seen).toEqual(expected);
+      }
+      const subs = (await store.list({ parentSessionId: "p-0", pageSize: 100 })).sessions;
+      expect(subs.map((s) => s.id)).toEqual(["sub-0"]);
+    });
 
     it("sees a session created after the first page on the next page, in order", async () => {
       await createMany(3);
@@ -580,5 +611,21 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
       );
       expect(await fixture.engine.listIds("default")).toEqual(["src"]);
     });
+  });
+});
+
+describe("smallest", () => {
+  it("equals filter + sort + slice", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 40 }),
+        (items, k) => {
+          const keep = (n: number) => n % 7 !== 3;
+          const cmp = (a: number, b: number) => a - b;
+          expect(smallest(items, k, keep, cmp)).toEqual(items.filter(keep).sort(cmp).slice(0, k));
+        },
+      ),
+    );
   });
 });

@@ -25,9 +25,9 @@ import {
   quote,
 } from "../core/ids.js";
 import { planImport } from "../core/import-plan.js";
-import type { SessionKey, StorageEngine, StorageListener } from "../storage/engine.js";
+import type { RootRecord, SessionKey, StorageEngine, StorageListener } from "../storage/engine.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
-import { createdMsOf, metaOf, parentOf } from "./meta.js";
+import { metaOf } from "./meta.js";
 import { decodePageToken, encodePageToken } from "./page-token.js";
 import { Session, type SessionContext } from "./session.js";
 
@@ -197,6 +197,9 @@ export class SessionStore {
    * One page of a workspace's sessions, ordered by creation time (newest
    * first by default), top-level or the subagents of one parent. Corrupt
    * sessions are listed with health CORRUPT.
+   *
+   * Filtering, ordering and paging run on the engine's roots (first records
+   * only); full records are read for the sessions of the page only.
    */
   async list(input: ListInput = {}): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
     const workspace = checkWorkspace(input.workspace);
@@ -213,23 +216,45 @@ export class SessionStore {
       throw invalidArgument("invalid page_token: it belongs to a different listing");
     }
     const sign = order === "desc" ? -1 : 1;
-    const compare = (aMs: number, aId: string, bMs: number, bId: string) =>
-      sign * (aMs - bMs || (aId < bId ? -1 : aId > bId ? 1 : 0));
-    const records = (await this.engine.list(workspace))
-      .filter((r) => parentOf(r) === parent)
-      .map((r) => ({ r, ms: createdMsOf(r) }))
-      .filter(
-        ({ r, ms }) =>
-          after === undefined || compare(ms, r.sessionId, after.createdMs, after.id) > 0,
-      )
-      .sort((a, b) => compare(a.ms, a.r.sessionId, b.ms, b.r.sessionId));
-    const page = records.slice(0, pageSize);
+    const compare = (a: RootRecord, b: RootRecord) =>
+      sign *
+      (a.createdAtMs - b.createdAtMs ||
+        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+    const afterKey = (r: RootRecord) =>
+      after === undefined ||
+      sign *
+        (r.createdAtMs - after.createdMs ||
+          (r.sessionId < after.id ? -1 : r.sessionId > after.id ? 1 : 0)) >
+        0;
+    const roots = await this.engine.listRoots(workspace);
+    // One more than the page: whether there is a next page.
+    const first = smallest(
+      roots,
+      pageSize + 1,
+      (r) => r.parentSessionId === parent && afterKey(r),
+      compare,
+    );
+    const page = first.slice(0, pageSize);
+    const records = new Map(
+      (
+        await this.engine.list(
+          workspace,
+          page.map((r) => r.sessionId),
+        )
+      ).map((r) => [r.sessionId, r]),
+    );
+    const sessions: SessionMeta[] = [];
+    for (const r of page) {
+      const record = records.get(r.sessionId);
+      // Deleted since the roots were read: left out.
+      if (record !== undefined) sessions.push(metaOf(record));
+    }
     const last = page[page.length - 1];
     const nextPageToken =
-      records.length > pageSize && last !== undefined
-        ? encodePageToken({ createdMs: last.ms, id: last.r.sessionId, order, parent })
+      first.length > pageSize && last !== undefined
+        ? encodePageToken({ createdMs: last.createdAtMs, id: last.sessionId, order, parent })
         : "";
-    return { sessions: page.map(({ r }) => metaOf(r)), nextPageToken };
+    return { sessions, nextPageToken };
   }
 
   /**
@@ -246,13 +271,20 @@ export class SessionStore {
     const order: string[] = [key.sessionId];
     if (opts.includeSubagents) {
       const children = new Map<string, string[]>();
-      for (const r of await this.engine.list(key.workspace)) {
-        const p = parentOf(r);
-        if (p !== "") children.set(p, [...(children.get(p) ?? []), r.sessionId]);
+      for (const r of await this.engine.listRoots(key.workspace)) {
+        const p = r.parentSessionId;
+        if (p === "") continue;
+        const siblings = children.get(p);
+        if (siblings === undefined) children.set(p, [r.sessionId]);
+        else siblings.push(r.sessionId);
       }
+      const queued = new Set(order);
       for (let i = 0; i < order.length; i++) {
         for (const c of children.get(order[i] as string) ?? []) {
-          if (!order.includes(c)) order.push(c);
+          if (!queued.has(c)) {
+            queued.add(c);
+            order.push(c);
+          }
         }
       }
     }
@@ -376,4 +408,56 @@ function sameCreateParams(existing: SessionInfo, wanted: SessionInfo): boolean {
     existing.agentType === wanted.agentType &&
     equals(StructSchema, struct(existing.metadata), struct(wanted.metadata))
   );
+}
+
+/**
+ * The `k` smallest items under `compare` among those `keep` accepts, in
+ * order: a bounded max-heap, O(n log k), instead of sorting every session
+ * of a workspace to show one page.
+ */
+export function smallest<T>(
+  items: readonly T[],
+  k: number,
+  keep: (item: T) => boolean,
+  compare: (a: T, b: T) => number,
+): T[] {
+  const heap: T[] = [];
+  if (k <= 0) return heap;
+  const up = (i: number) => {
+    const item = heap[i] as T;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent] as T;
+      if (compare(p, item) >= 0) break;
+      heap[i] = p;
+      i = parent;
+    }
+    heap[i] = item;
+  };
+  const down = (i: number) => {
+    const item = heap[i] as T;
+    const n = heap.length;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      const right = child + 1;
+      if (right < n && compare(heap[right] as T, heap[child] as T) > 0) child = right;
+      const c = heap[child] as T;
+      if (compare(c, item) <= 0) break;
+      heap[i] = c;
+      i = child;
+    }
+    heap[i] = item;
+  };
+  for (const item of items) {
+    if (!keep(item)) continue;
+    if (heap.length < k) {
+      heap.push(item);
+      up(heap.length - 1);
+    } else if (compare(item, heap[0] as T) < 0) {
+      heap[0] = item;
+      down(0);
+    }
+  }
+  return heap.sort(compare);
 }

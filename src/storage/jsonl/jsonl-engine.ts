@@ -7,6 +7,7 @@ import type {
   AppendResult,
   EntryPage,
   Planner,
+  RootRecord,
   SessionKey,
   SessionRecord,
   StorageEngine,
@@ -14,13 +15,17 @@ import type {
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
 import { recordOf } from "../record.js";
-import { createExclusive, ensureDir, removeStaleTemps } from "./create-file.js";
+import { createExclusive, ensureDir, removeStaleTemps, TEMP_GRACE_MS } from "./create-file.js";
 import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
-import { sessionIdOf, sessionPath, sessionsDir } from "./paths.js";
+import { isTempName, sessionPath, sessionsDir } from "./paths.js";
 import { encodeRecords } from "./record.js";
+import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
+
+/** Sessions of one `list(workspace, ids)` call read at the same time. */
+const LIST_CONCURRENCY = 16;
 
 export interface JsonlEngineOptions {
   /** Root of the data: `<dataDir>/<workspace>/sessions/<id>.jsonl`. */
@@ -61,18 +66,24 @@ export class JsonlEngine implements StorageEngine {
   private readonly fileOptions: Omit<SessionFileOptions, "onAppended">;
   private readonly cache: SessionCache;
   private readonly listeners = new Listeners();
-  private readonly prepared = new Map<string, Promise<void>>();
+  /** Directories whose stale temp files are removed (or being removed), by path. */
+  private readonly cleaned = new Map<string, Promise<void>>();
   private readonly memo = new RecordMemo();
+  private readonly index: RootIndex;
   private closed = false;
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
     this.ops = o.fs ?? nodeFs;
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
+    this.index = new RootIndex(this.ops, this.dataDir, {
+      syncReads: this.ops === nodeFs,
+      onDirRead: (dir, names) => this.cleanListed(dir, names),
+    });
     this.fileOptions = {
       ops: this.ops,
       staleMs: o.lockStaleMs ?? 10_000,
-      leaseIdleMs: o.leaseIdleMs ?? 25,
+      leaseIdleMs: o.leaseIdleMs ?? 500,
       lockEnabled: !o.debug?.noCrossProcessLock,
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
@@ -96,6 +107,7 @@ export class JsonlEngine implements StorageEngine {
       const session = this.newSession(key, file);
       session.seed(log, content, await this.ops.stat(file));
       this.cache.put(key, session);
+      this.index.added(key.workspace, key.sessionId, file, log.root);
     } catch (err) {
       throw ioError(err, `creating session ${quote(key.sessionId)}`);
     }
@@ -117,26 +129,27 @@ export class JsonlEngine implements StorageEngine {
 
   async listIds(workspace: string): Promise<string[]> {
     this.checkOpen();
-    await this.prepare(workspace);
-    const ids = new Set<string>();
-    for (const dir of [false, true].map((sub) => sessionsDir(this.dataDir, workspace, sub))) {
-      for (const name of await this.readdirOrEmpty(dir)) {
-        const id = sessionIdOf(name);
-        if (id !== undefined) ids.add(id);
-      }
-    }
-    return [...ids];
+    return this.index.ids(workspace);
+  }
+
+  async listRoots(workspace: string): Promise<RootRecord[]> {
+    this.checkOpen();
+    return this.index.roots(workspace);
   }
 
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
     this.checkOpen();
     const ids = sessionIds ?? (await this.listIds(workspace));
-    const out: SessionRecord[] = [];
-    for (const sessionId of ids) {
-      const record = await this.recordOf({ workspace, sessionId });
-      if (record !== undefined) out.push(record);
-    }
-    return out;
+    const out: (SessionRecord | undefined)[] = new Array(ids.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const i = next++;
+        out[i] = await this.recordOf({ workspace, sessionId: ids[i] as string });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker));
+    return out.filter((r): r is SessionRecord => r !== undefined);
   }
 
   async workspaces(): Promise<string[]> {
@@ -151,14 +164,19 @@ export class JsonlEngine implements StorageEngine {
   async delete(key: SessionKey): Promise<boolean> {
     this.checkOpen();
     let removed: boolean;
+    let file = "";
     try {
-      removed = await this.use(key, (s) => s.remove());
+      removed = await this.use(key, (s) => {
+        file = s.path;
+        return s.remove();
+      });
     } catch (err) {
       if (isSessiondError(err, "NOT_FOUND")) return false;
       throw err;
     }
-    const session = this.cache.drop(key);
-    if (session !== undefined) this.memo.delete(session.path);
+    this.cache.drop(key);
+    this.memo.delete(file);
+    this.index.removed(key.workspace, key.sessionId, file);
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }
@@ -224,44 +242,93 @@ export class JsonlEngine implements StorageEngine {
     return undefined;
   }
 
-  /** The listing record of one session (undefined when it does not exist). */
+  /**
+   * The listing record of one session (undefined when it does not exist):
+   * from the cached session, else remembered for the file's stat signature,
+   * else from a full read. One stat for a top-level session that is not
+   * cached (it both locates the file and checks the remembered record).
+   */
   private async recordOf(key: SessionKey): Promise<SessionRecord | undefined> {
     const cached = this.cache.get(key);
-    const file = cached?.path ?? (await this.locate(key));
-    if (file === undefined) return undefined;
-    const session = cached ?? this.newSession(key, file);
-    let sig: string | undefined;
-    try {
-      if (cached === undefined) {
-        const memo = await this.memo.lookup(this.ops, file);
-        if (memo.record !== undefined) return memo.record;
-        sig = memo.sig;
+    if (cached !== undefined) return this.loadRecord(key, cached, undefined);
+    for (const subagent of [false, true]) {
+      const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
+      let memo: Awaited<ReturnType<RecordMemo["lookup"]>>;
+      try {
+        memo = await this.memo.lookup(this.ops, file);
+      } catch (err) {
+        if (errnoCode(err) === "ENOENT") continue;
+        throw ioError(err, `listing ${quote(key.sessionId)}`);
       }
-      const record = recordOf(key.workspace, await session.load());
-      if (sig !== undefined) this.memo.store(file, sig, record);
-      return record;
+      if (memo.record !== undefined) return memo.record;
+      const session = this.newSession(key, file);
+      try {
+        return await this.loadRecord(key, session, memo.sig);
+      } finally {
+        await session.close();
+      }
+    }
+    return undefined;
+  }
+
+  /** The record of a full read of `session`; remembered under `sig` when given. */
+  private async loadRecord(
+    key: SessionKey,
+    session: SessionFile,
+    sig: string | undefined,
+  ): Promise<SessionRecord | undefined> {
+    let record: SessionRecord;
+    try {
+      record = recordOf(key.workspace, await session.load());
     } catch (err) {
       if (isSessiondError(err, "NOT_FOUND") || errnoCode(err) === "ENOENT") return undefined;
       if (!isSessiondError(err, "DATA_LOSS")) throw ioError(err, `listing ${quote(key.sessionId)}`);
-      const record = corruptRecord(key, session.prefix, err.message);
-      if (sig !== undefined) this.memo.store(file, sig, record);
-      return record;
-    } finally {
-      if (cached === undefined) await session.close();
+      record = corruptRecord(key, session.prefix, err.message);
     }
+    if (sig !== undefined) this.memo.store(session.path, sig, record);
+    if (record.root !== undefined) {
+      this.index.seen(key.workspace, key.sessionId, session.path, record.root);
+    }
+    return record;
   }
 
-  /** Removes temp files left by crashed creates, once per workspace and engine. */
+  /**
+   * Removes temp files left by crashed creates, once per directory and
+   * engine: before the first create in a workspace (reading the
+   * directories), or from the names the root index read anyway when a
+   * listing comes first (no second readdir of a big directory).
+   */
   private prepare(workspace: string): Promise<void> {
-    let done = this.prepared.get(workspace);
-    if (done === undefined) {
-      done = (async () => {
-        for (const sub of [false, true]) {
-          await removeStaleTemps(this.ops, sessionsDir(this.dataDir, workspace, sub));
+    return Promise.all(
+      [false, true].map((sub) => {
+        const dir = sessionsDir(this.dataDir, workspace, sub);
+        return this.cleanOnce(dir, () => removeStaleTemps(this.ops, dir));
+      }),
+    ).then(() => undefined);
+  }
+
+  /** The first read of `dir` by the root index: its stale temp files go. */
+  private cleanListed(dir: string, names: readonly string[]): Promise<void> {
+    return this.cleanOnce(dir, async () => {
+      const now = Date.now();
+      for (const name of names) {
+        if (!isTempName(name)) continue;
+        const p = path.join(dir, name);
+        try {
+          if (now - (await this.ops.stat(p)).mtimeMs >= TEMP_GRACE_MS) await this.ops.unlink(p);
+        } catch (err) {
+          if (errnoCode(err) !== "ENOENT") throw err;
         }
-      })();
-      this.prepared.set(workspace, done);
-      done.catch(() => this.prepared.delete(workspace));
+      }
+    });
+  }
+
+  private cleanOnce(dir: string, clean: () => Promise<unknown>): Promise<void> {
+    let done = this.cleaned.get(dir);
+    if (done === undefined) {
+      done = clean().then(() => undefined);
+      this.cleaned.set(dir, done);
+      done.catch(() => this.cleaned.delete(dir));
     }
     return done;
   }

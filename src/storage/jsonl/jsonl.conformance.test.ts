@@ -7,6 +7,7 @@ import { JsonlEngine } from "./jsonl-engine.js";
 describeStorageConformance("jsonl", async () => {
   const dataDir = await mkdtemp(path.join(tmpdir(), "sessiond-jsonl-conf-"));
   let engine = new JsonlEngine({ dataDir });
+  const siblings: JsonlEngine[] = [];
   return {
     engine,
     reopen: async () => {
@@ -14,8 +15,14 @@ describeStorageConformance("jsonl", async () => {
       engine = new JsonlEngine({ dataDir });
       return engine;
     },
+    sibling: async () => {
+      const other = new JsonlEngine({ dataDir });
+      siblings.push(other);
+      return other;
+    },
     cleanup: async () => {
       await engine.close();
+      for (const other of siblings) await other.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

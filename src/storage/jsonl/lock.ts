@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -42,6 +43,8 @@ const RETRY_MAX_MS = 8;
 /** Held at least this long before the holder looks for waiters. */
 const FAIR_SHARE_MS = 50;
 const MARKER_CHECK_EVERY_MS = 5;
+/** How often an idle holder looks for a waiting process. */
+const IDLE_POLL_MS = 10;
 /** Longer than a waiter's longest poll interval, so the waiter wins the hand-over. */
 const YIELD_MS = 3 * RETRY_MAX_MS;
 
@@ -142,7 +145,12 @@ export class FileLease {
     this.yieldUntil = Date.now() + YIELD_MS;
   }
 
-  /** Called when the writer has nothing queued: keep the lease a little longer. */
+  /**
+   * Called when the writer has nothing queued: keep the lease for up to
+   * `idleMs`, so a session appended to every few hundred ms does not pay a
+   * mkdir + rmdir per append, but let go at once when another process waits
+   * (its marker is polled every IDLE_POLL_MS with a cheap stat).
+   */
   idle(): void {
     if (!this.held) return;
     this.cancelIdle();
@@ -150,7 +158,17 @@ export class FileLease {
       void this.release();
       return;
     }
-    this.idleTimer = setTimeout(() => void this.release(), this.o.idleMs);
+    const until = Date.now() + this.o.idleMs;
+    const tick = () => {
+      this.idleTimer = undefined;
+      if (Date.now() >= until || existsSync(this.marker)) {
+        void this.release();
+        return;
+      }
+      this.idleTimer = setTimeout(tick, IDLE_POLL_MS);
+      this.idleTimer.unref();
+    };
+    this.idleTimer = setTimeout(tick, Math.min(IDLE_POLL_MS, this.o.idleMs));
     this.idleTimer.unref();
   }
 
