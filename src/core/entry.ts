@@ -1,4 +1,4 @@
-import { toJson } from "@bufbuild/protobuf";
+import { toJsonString } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
@@ -125,18 +125,21 @@ export function toolResultCallId(entry: Entry): string | undefined {
 }
 
 /**
- * Entries must have a JSON form, because that is how logs are stored and
- * exported: a google.protobuf.Value with no kind, or a NaN / Infinity
- * number, is valid on the wire but has none. Refused as INVALID_ARGUMENT
- * before anything is queued, rather than failing in storage as "outcome
- * unknown".
+ * The size of an entry as stored (its canonical JSON, UTF-8 bytes), which is
+ * what the per-entry limit bounds; one serialisation also proves the entry
+ * has a JSON form at all, which every stored entry needs: a
+ * google.protobuf.Value with no kind, or a NaN / Infinity number, is valid on
+ * the wire but has none. That is refused as INVALID_ARGUMENT before anything
+ * is queued, rather than failing in storage as "outcome unknown".
  */
-export function checkJsonForm(entry: Entry): void {
+export function storedSize(entry: Entry): number {
+  let json: string;
   try {
-    toJson(EntrySchema, entry);
+    json = toJsonString(EntrySchema, entry);
   } catch (err) {
     throw invalidArgument(
       `entry ${quote(entry.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
+  return Buffer.byteLength(json, "utf8");
 }

@@ -5,7 +5,7 @@
 export interface StoreLimits {
   /** Entries in one Append. */
   maxEntriesPerAppend: number;
-  /** Serialized size of one entry (protobuf binary). */
+  /** Size of one entry as stored (its canonical JSON, UTF-8 bytes). */
   maxEntryBytes: number;
   /** Page size used when a request gives 0. */
   defaultPageSize: number;

@@ -1,4 +1,4 @@
-import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type SessionMeta,
@@ -16,7 +16,7 @@ import {
   planRewind,
   type RewindInput,
 } from "../core/append-plan.js";
-import { checkJsonForm, entryKind, entryPreview, roleOf } from "../core/entry.js";
+import { entryKind, entryPreview, roleOf, storedSize } from "../core/entry.js";
 import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
@@ -94,11 +94,10 @@ export class Session {
       );
     }
     for (const e of list) {
-      checkJsonForm(e);
-      const size = toBinary(EntrySchema, e).length;
+      const size = storedSize(e);
       if (size > maxEntryBytes) {
         throw resourceExhausted(
-          `entry ${quote(e.id)} is ${size} bytes, over the limit of ${maxEntryBytes}`,
+          `entry ${quote(e.id)} is ${size} bytes as stored, over the limit of ${maxEntryBytes}`,
         );
       }
     }

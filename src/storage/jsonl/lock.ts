@@ -136,10 +136,8 @@ export class FileLease {
     if (now - this.acquiredAt < FAIR_SHARE_MS) return;
     if (now - this.lastMarkerCheck < MARKER_CHECK_EVERY_MS) return;
     this.lastMarkerCheck = now;
-    const someoneWaits = await fsp.stat(this.marker).then(
-      () => true,
-      () => false,
-    );
+    // A sync existence check: microseconds, where an async stat is a thread-pool round trip.
+    const someoneWaits = existsSync(this.marker);
     if (!someoneWaits) return;
     await this.release();
     this.yieldUntil = Date.now() + YIELD_MS;
