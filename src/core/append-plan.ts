@@ -1,7 +1,14 @@
-import { clone, create, equals } from "@bufbuild/protobuf";
+import { clone, create, equals, toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
+import {
+  aborted,
+  alreadyExists,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  resourceExhausted,
+} from "./errors.js";
 import { compactionFloor } from "./fold.js";
 import { checkEntryId, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
@@ -30,6 +37,8 @@ export interface AppendInput extends Expectations {
 export interface PlanContext {
   /** Clock for timestamps the caller left empty. */
   now?: () => Date;
+  /** Largest entry as stored (canonical JSON, UTF-8 bytes); RESOURCE_EXHAUSTED beyond. */
+  maxEntryBytes?: number;
   /** Id generator for entries the caller left without id. */
   newId?: () => string;
 }
@@ -42,6 +51,12 @@ export interface AppendPlan {
   entries: Entry[];
   /** Every entry already existed identically: nothing is written. */
   deduplicated: boolean;
+  /**
+   * The canonical JSON of each entry of `write` (seq included), computed
+   * once here, where the size limit and the JSON form are checked, and
+   * reused by engines that store JSON.
+   */
+  json?: string[];
 }
 
 function checkExpectations(log: SessionLog, x: Expectations): void {
@@ -268,6 +283,8 @@ export function planAppend(
   const view = new BatchView(log);
   let leaf = log.leafId;
   let seq = log.headSeq;
+  const json: string[] = [];
+  const maxEntryBytes = ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY;
   const stamp = toTimestamp(now());
   for (const e of batch) {
     if (view.added.has(e.id)) throw invalidArgument(`duplicate entry id ${quote(e.id)} in batch`);
@@ -296,10 +313,35 @@ export function planAppend(
     }
     if (e.timestamp === undefined) e.timestamp = stamp;
     e.seq = BigInt(++seq);
+    json.push(storedJson(e, maxEntryBytes));
     view.added.set(e.id, e);
     leaf = k.case === "leaf" ? k.value.leafId : e.id;
   }
-  return { write: batch, entries: batch, deduplicated: false };
+  return { write: batch, entries: batch, deduplicated: false, json };
+}
+
+/**
+ * An entry's canonical JSON, which is how it is stored: it must exist (a
+ * google.protobuf.Value with no kind, or a NaN / Infinity number, is valid
+ * on the wire but has none) and fit the size limit. Refused before anything
+ * is written, rather than failing in storage as "outcome unknown".
+ */
+function storedJson(e: Entry, maxBytes: number): string {
+  let text: string;
+  try {
+    text = toJsonString(EntrySchema, e);
+  } catch (err) {
+    throw invalidArgument(
+      `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  const size = text.length <= maxBytes / 3 ? text.length : Buffer.byteLength(text, "utf8");
+  if (size > maxBytes) {
+    throw resourceExhausted(
+      `entry ${quote(e.id)} is ${size} bytes as stored, over the limit of ${maxBytes}`,
+    );
+  }
+  return text;
 }
 
 /** Resolves a rewind / fork target: an entry id first, else the newest Label with that text. */

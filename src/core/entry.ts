@@ -1,9 +1,6 @@
-import { toJsonString } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
-import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
-import { invalidArgument } from "./errors.js";
-import { quote } from "./ids.js";
 
 /** The `case` names of Entry's oneof, e.g. "message" or "leaf". */
 export type EntryCase = NonNullable<Entry["kind"]["case"]>;
@@ -122,24 +119,4 @@ export function toolCallIds(entry: Entry): string[] {
 export function toolResultCallId(entry: Entry): string | undefined {
   if (entry.kind.case !== "message" || entry.kind.value.role !== Role.TOOL) return undefined;
   return entry.kind.value.toolCallId;
-}
-
-/**
- * The size of an entry as stored (its canonical JSON, UTF-8 bytes), which is
- * what the per-entry limit bounds; one serialisation also proves the entry
- * has a JSON form at all, which every stored entry needs: a
- * google.protobuf.Value with no kind, or a NaN / Infinity number, is valid on
- * the wire but has none. That is refused as INVALID_ARGUMENT before anything
- * is queued, rather than failing in storage as "outcome unknown".
- */
-export function storedSize(entry: Entry): number {
-  let json: string;
-  try {
-    json = toJsonString(EntrySchema, entry);
-  } catch (err) {
-    throw invalidArgument(
-      `entry ${quote(entry.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  return Buffer.byteLength(json, "utf8");
 }

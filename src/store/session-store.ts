@@ -85,7 +85,7 @@ export class SessionStore {
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.now = options.now ?? (() => new Date());
-    const plan: PlanContext = { now: this.now };
+    const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     this.ctx = {
       engine,
       limits: this.limits,

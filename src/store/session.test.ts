@@ -221,7 +221,7 @@ describe.each(ENGINE_FACTORIES)("Session on $name", (factory) => {
         '"big"',
       );
       expect(await snapshot()).toEqual(before);
-      expect((await session.append(user("fits", "x".repeat(400)))).headSeq).toBe(2);
+      expect((await session.append(user("fits", "x".repeat(300)))).headSeq).toBe(2);
     });
   });
 

@@ -16,7 +16,7 @@ import {
   planRewind,
   type RewindInput,
 } from "../core/append-plan.js";
-import { entryKind, entryPreview, roleOf, storedSize } from "../core/entry.js";
+import { entryKind, entryPreview, roleOf } from "../core/entry.js";
 import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
@@ -87,19 +87,11 @@ export class Session {
     const list = (Array.isArray(entries) ? entries : [entries]).map((e) =>
       create(EntrySchema, e as MessageInitShape<typeof EntrySchema>),
     );
-    const { maxEntriesPerAppend, maxEntryBytes } = this.ctx.limits;
+    const { maxEntriesPerAppend } = this.ctx.limits;
     if (list.length > maxEntriesPerAppend) {
       throw resourceExhausted(
         `append of ${list.length} entries exceeds the limit of ${maxEntriesPerAppend}`,
       );
-    }
-    for (const e of list) {
-      const size = storedSize(e);
-      if (size > maxEntryBytes) {
-        throw resourceExhausted(
-          `entry ${quote(e.id)} is ${size} bytes as stored, over the limit of ${maxEntryBytes}`,
-        );
-      }
     }
     const input = { entries: list, ...opts };
     return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));

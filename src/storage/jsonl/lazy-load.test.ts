@@ -52,7 +52,7 @@ function lineOf(seq: number, payload: string): string {
 describe("lazy entries", () => {
   it("materialise toBinary-equal to eagerly decoded ones, for every kind", () => {
     const entries = allKinds();
-    const buf = Buffer.from(entries.map(encodeRecord).join(""));
+    const buf = Buffer.from(entries.map((e) => encodeRecord(e)).join(""));
     const log = new SessionLog("20260101-000000-cafebabe");
     expect(scan(buf, 0, log).verdict.kind).toBe("ok");
     expect(log.headSeq).toBe(entries.length);

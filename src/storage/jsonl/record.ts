@@ -1,8 +1,9 @@
 import { crc32 } from "node:zlib";
-import { fromJson, toJsonString } from "@bufbuild/protobuf";
+import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { EntryMeta } from "../../core/session-log.js";
 import { metaOfJson, scanMeta } from "./entry-meta.js";
+import { decodeEntry } from "./fast-decode.js";
 
 /**
  * One record is one line:
@@ -25,18 +26,26 @@ const SUFFIX = Buffer.from('","entry":');
 const CLOSE = 0x7d; // "}"
 const MAX_SEQ_DIGITS = 16;
 
-/** The line of one entry, newline included (a string: batches are joined before encoding). */
-export function encodeRecord(entry: Entry): string {
-  const payload = toJsonString(EntrySchema, entry);
+/**
+ * The line of one entry, newline included (a string: batches are joined
+ * before encoding). `payload` is the entry's canonical JSON when the planner
+ * already made it (AppendPlan.json), so it is not serialised twice.
+ */
+export function encodeRecord(entry: Entry, payload = toJsonString(EntrySchema, entry)): string {
   const seq = String(entry.seq);
   const crc = crc32(payload, crc32(seq)).toString(16).padStart(8, "0");
   return `{"seq":${seq},"crc":"${crc}","entry":${payload}}\n`;
 }
 
 /** The bytes of several entries, ready for one write. */
-export function encodeRecords(entries: readonly Entry[]): Buffer {
+export function encodeRecords(
+  entries: readonly Entry[],
+  payloads: readonly (string | undefined)[] = [],
+): Buffer {
   let text = "";
-  for (const e of entries) text += encodeRecord(e);
+  entries.forEach((e, i) => {
+    text += encodeRecord(e, payloads[i]);
+  });
   return Buffer.from(text);
 }
 
@@ -128,12 +137,14 @@ export function readMeta(buf: Buffer, frame: IntactRecord, meta: EntryMeta): str
  * Parses the payload of an intact record into an Entry and checks that it
  * carries the header's seq. Unknown fields are ignored: a record with a
  * valid checksum was written by some sessiond, maybe a newer one.
+ * `decodeEntry` is `fromJson` with a fast path for our writer's layout
+ * (fast-decode.ts).
  */
 export function decodePayload(buf: Buffer, frame: IntactRecord): Entry | string {
   let entry: Entry;
   try {
     const json = JSON.parse(buf.toString("utf8", frame.start, frame.end));
-    entry = fromJson(EntrySchema, json, { ignoreUnknownFields: true });
+    entry = decodeEntry(json, { ignoreUnknownFields: true });
   } catch (err) {
     return notAnEntry(err);
   }

@@ -170,6 +170,7 @@ export class SessionFile {
     }
     const planned: { op: AppendOp; result: AppendResult }[] = [];
     const entries: Entry[] = [];
+    const payloads: (string | undefined)[] = [];
     for (const op of batch) {
       let plan: AppendPlan;
       try {
@@ -181,12 +182,13 @@ export class SessionFile {
         continue;
       }
       entries.push(...plan.write);
+      for (let i = 0; i < plan.write.length; i++) payloads.push(plan.json?.[i]);
       planned.push({ op, result: { ...plan, headSeq: log.headSeq, leafId: log.leafId } });
     }
     if (entries.length > 0) {
       try {
         this.checkLease();
-        await this.state.writeDurably(encodeRecords(entries), writeAt);
+        await this.state.writeDurably(encodeRecords(entries, payloads), writeAt);
         this.checkLease();
       } catch (err) {
         // Outcome unknown: the bytes may or may not be in the file, which is the truth.

@@ -1,0 +1,551 @@
+import {
+  create,
+  equals,
+  fromJson,
+  type JsonObject,
+  type JsonReadOptions,
+  type JsonValue,
+  type MessageInitShape,
+  toBinary,
+  toJsonString,
+} from "@bufbuild/protobuf";
+import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  type ContentPartSchema,
+  type Entry,
+  EntrySchema,
+  Role,
+} from "../../../gen/sessiond/v1/entry_pb.js";
+import { decodeEntry, tryDecodeEntry } from "./fast-decode.js";
+
+/**
+ * decodeEntry must be fromJson(EntrySchema, …) exactly: on our writer's
+ * output it takes the fast path and builds the very same message; on
+ * anything else it falls back and gives fromJson's result or error.
+ */
+
+type Kind = NonNullable<MessageInitShape<typeof EntrySchema>["kind"]>;
+type Part = MessageInitShape<typeof ContentPartSchema>["part"];
+
+const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+
+// Strings of string fields: well-formed UTF-16 (fromJson rejects lone surrogates).
+const special = fc.constantFrom(
+  "",
+  '"',
+  "\\",
+  '\\"\\n',
+  "\n\r\t\b\f",
+  "\u0000\u0001\u001f\u007f",
+  "\u2028\u2029",
+  "é ü ß",
+  "日本語のテキスト",
+  "😀👍🏽‍",
+  "\ud83d\ude00",
+  "</script>",
+  "\\u0041",
+  "ROLE_USER",
+  "x".repeat(600),
+);
+const text = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 30 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.string({ maxLength: 10 }),
+  special,
+);
+
+// Strings inside Struct / Value data: anything, lone surrogates included (fromJson does not check them).
+const anyUtf16 = fc.oneof(
+  text,
+  fc.string({
+    unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    maxLength: 8,
+  }),
+);
+const dataKey = fc
+  .oneof(
+    anyUtf16,
+    fc.constantFrom("constructor", "toString", "hasOwnProperty", "0", "1", "-1", "a.b", ""),
+  )
+  .filter((k) => k !== "__proto__");
+const dataNumber = fc
+  .oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.constantFrom(
+      0,
+      1,
+      -1,
+      0.5,
+      1e21,
+      1e-7,
+      2 ** 53 + 2,
+      -(2 ** 60),
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+    ),
+  )
+  .map((d) => (Object.is(d, -0) ? 0 : d));
+
+const data = fc.letrec<{ value: JsonValue; list: JsonValue[]; struct: JsonObject }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.boolean(),
+    dataNumber,
+    anyUtf16,
+    tie("list"),
+    tie("struct"),
+  ),
+  list: fc.array(tie("value"), { maxLength: 4 }),
+  struct: fc.dictionary(dataKey, tie("value"), { maxKeys: 4, noNullPrototype: true }),
+}));
+
+const UINT64_MAX = 2n ** 64n - 1n;
+const u64 = fc.oneof(
+  fc.bigInt({ min: 0n, max: UINT64_MAX }),
+  fc.bigInt({ min: 0n, max: 100_000n }),
+  fc.constantFrom(
+    0n,
+    1n,
+    UINT64_MAX,
+    UINT64_MAX - 1n,
+    2n ** 53n,
+    2n ** 53n + 1n,
+    2n ** 63n,
+    2n ** 63n - 1n,
+  ),
+);
+const u32 = fc.oneof(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(0, 1, 0xffffffff));
+
+const MIN_SECONDS = -62135596800n; // 0001-01-01T00:00:00Z
+const MAX_SECONDS = 253402300799n; // 9999-12-31T23:59:59Z
+const timestamp: fc.Arbitrary<Timestamp> = fc
+  .tuple(
+    fc.oneof(
+      fc.bigInt({ min: MIN_SECONDS, max: MAX_SECONDS }),
+      fc.bigInt({ min: -4_000_000_000n, max: 4_000_000_000n }),
+      fc.constantFrom(
+        MIN_SECONDS,
+        MAX_SECONDS,
+        -1n,
+        0n,
+        1n,
+        951782400n, // 2000-02-29
+        -2203891200n, // 1900-03-01
+        -2208988801n, // 1899-12-31T23:59:59
+        1709164800n, // 2024-02-29
+        -62104060800n, // 0001-12-31
+      ),
+    ),
+    fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 0, max: 999 }).map((ms) => ms * 1_000_000),
+      fc.integer({ min: 0, max: 999_999 }).map((us) => us * 1_000),
+      fc.integer({ min: 0, max: 999_999_999 }),
+      fc.constantFrom(1, 999_999_999, 100_000_000, 10),
+    ),
+  )
+  .map(([seconds, nanos]) => create(TimestampSchema, { seconds, nanos }));
+
+const allBytes = new Uint8Array(256).map((_, i) => i);
+const bytes = fc.oneof(
+  fc.uint8Array({ maxLength: 40 }),
+  fc.constant(allBytes),
+  fc.constant(new Uint8Array(0)),
+);
+
+const part: fc.Arbitrary<Part> = fc.oneof(
+  text.map((value) => ({ case: "text" as const, value })),
+  fc
+    .record({ thinking: text, signature: opt(text) })
+    .map((value) => ({ case: "thinking" as const, value })),
+  fc.record({ mimeType: text, data: bytes }).map((value) => ({ case: "image" as const, value })),
+  fc.record({ id: text, name: text, args: opt(data.value) }).map(({ id, name, args }) => ({
+    case: "toolCall" as const,
+    value: {
+      id,
+      name,
+      arguments: args === undefined ? undefined : fromJson(ValueSchema, args),
+    },
+  })),
+  // a ContentPart with no part set
+  fc.constant(undefined),
+);
+
+const usage = fc.record({
+  inputTokens: u64,
+  outputTokens: u64,
+  cacheReadTokens: u64,
+  cacheWriteTokens: u64,
+});
+
+const kind: fc.Arbitrary<Kind | undefined> = fc.oneof(
+  fc
+    .record({
+      sessionId: text,
+      title: opt(text),
+      cwd: opt(text),
+      createdAt: opt(timestamp),
+      formatVersion: u32,
+      parentSessionId: opt(text),
+      agentType: opt(text),
+      spawnDepth: u32,
+      forkedFrom: opt(fc.record({ sessionId: text, entryId: text })),
+      metadata: opt(data.struct),
+    })
+    .map((value) => ({ case: "sessionInfo" as const, value })),
+  fc
+    .record({
+      role: fc.constantFrom(Role.UNSPECIFIED, Role.USER, Role.ASSISTANT, Role.TOOL),
+      content: fc.array(
+        part.map((p) => ({ part: p })),
+        { maxLength: 4 },
+      ),
+      toolCallId: opt(text),
+      toolName: opt(text),
+      isError: fc.boolean(),
+      model: opt(text),
+      provider: opt(text),
+      usage: opt(usage),
+      stopReason: opt(text),
+      metadata: opt(data.struct),
+    })
+    .map((value) => ({ case: "message" as const, value })),
+  fc
+    .record({ model: text, provider: opt(text) })
+    .map((value) => ({ case: "modelChange" as const, value })),
+  fc
+    .record({ thinkingLevel: text })
+    .map((value) => ({ case: "thinkingLevelChange" as const, value })),
+  fc
+    .record({
+      summary: text,
+      replacesEntryIds: fc.array(text, { maxLength: 5 }),
+      tokensBefore: opt(u64),
+    })
+    .map((value) => ({ case: "compaction" as const, value })),
+  fc
+    .record({ summary: text, fromId: text })
+    .map((value) => ({ case: "branchSummary" as const, value })),
+  fc.record({ label: text }).map((value) => ({ case: "label" as const, value })),
+  fc.record({ leafId: text }).map((value) => ({ case: "leaf" as const, value })),
+  fc
+    .record({ namespace: text, data: opt(data.struct) })
+    .map((value) => ({ case: "custom" as const, value })),
+  fc.constant(undefined),
+);
+
+const entryArb: fc.Arbitrary<Entry> = fc
+  .record({ id: text, parentId: opt(text), timestamp: opt(timestamp), seq: u64, kind })
+  .map((init) => create(EntrySchema, init));
+
+/**
+ * Deep identity of two decoded values: same prototypes, same own keys
+ * (an unset optional field is absent in both, not undefined in one), same
+ * primitives (Object.is), same bytes. Stricter than toStrictEqual, and not
+ * fooled by a data key named "constructor".
+ */
+function expectIdentical(got: unknown, want: unknown, at = "$"): void {
+  if (typeof got !== "object" || got === null || typeof want !== "object" || want === null) {
+    if (!Object.is(got, want)) {
+      expect.fail(`${at}: ${String(got)} (${typeof got}) !== ${String(want)} (${typeof want})`);
+    }
+    return;
+  }
+  const proto = Object.getPrototypeOf(got);
+  // the same prototype (or, where fromJson set one from a "__proto__" key, an identical one)
+  if (proto !== Object.getPrototypeOf(want)) {
+    expectIdentical(proto, Object.getPrototypeOf(want), `${at}.[[Prototype]]`);
+  }
+  const keys = Reflect.ownKeys(got).map(String).sort();
+  expect(keys, `${at}: keys`).toEqual(Reflect.ownKeys(want).map(String).sort());
+  if (got instanceof Uint8Array) {
+    expect(Buffer.from(got).equals(Buffer.from(want as Uint8Array)), `${at}: bytes`).toBe(true);
+    return;
+  }
+  for (const k of keys) {
+    expectIdentical(
+      (got as Record<string, unknown>)[k],
+      (want as Record<string, unknown>)[k],
+      `${at}.${k}`,
+    );
+  }
+}
+
+/** What fromJson makes of `json`: the entry, or its error message. */
+function viaFromJson(json: unknown, options?: Partial<JsonReadOptions>) {
+  try {
+    return { entry: fromJson(EntrySchema, json as JsonValue, options) };
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
+function viaDecodeEntry(json: unknown, options?: Partial<JsonReadOptions>) {
+  try {
+    return { entry: decodeEntry(json, options) };
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
+/** decodeEntry gives exactly what fromJson gives (result or error), with and without ignoreUnknownFields. */
+function expectSameAsFromJson(json: unknown) {
+  for (const options of [undefined, { ignoreUnknownFields: true }]) {
+    const want = viaFromJson(json, options);
+    const got = viaDecodeEntry(json, options);
+    expectIdentical(got, want);
+    if (got.entry !== undefined && want.entry !== undefined) {
+      expect(toBinary(EntrySchema, got.entry)).toEqual(toBinary(EntrySchema, want.entry));
+    }
+  }
+}
+
+const parsed = (e: Entry) => JSON.parse(toJsonString(EntrySchema, e)) as Record<string, unknown>;
+
+describe("decodeEntry", () => {
+  it("decodes every entry our writer produces like fromJson, on the fast path", () => {
+    const seen = new Map<string, number>();
+    fc.assert(
+      fc.property(entryArb, (e) => {
+        const k = e.kind.case ?? "none";
+        seen.set(k, (seen.get(k) ?? 0) + 1);
+        const fast = tryDecodeEntry(parsed(e));
+        expect(fast).toBeDefined();
+        const decoded = decodeEntry(parsed(e));
+        const reflective = fromJson(EntrySchema, parsed(e) as JsonValue);
+        expect(equals(EntrySchema, decoded, e)).toBe(true);
+        expect(toBinary(EntrySchema, decoded)).toEqual(toBinary(EntrySchema, reflective));
+        // same objects, field for field: defaults present, unset optionals absent, same types
+        expectIdentical(decoded, reflective);
+        // the result owns its data: nothing is shared with the parsed JSON
+        const json = parsed(e);
+        const again = decodeEntry(json);
+        if (again.kind.case === "custom" && again.kind.value.data !== undefined) {
+          expect(again.kind.value.data).not.toBe((json.custom as Record<string, unknown>).data);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    for (const k of [
+      "sessionInfo",
+      "message",
+      "modelChange",
+      "thinkingLevelChange",
+      "compaction",
+      "branchSummary",
+      "label",
+      "leaf",
+      "custom",
+      "none",
+    ]) {
+      expect(seen.get(k) ?? 0).toBeGreaterThan(50);
+    }
+  }, 120_000);
+
+  it("timestamps: every second of the range, 0/3/6/9 fraction digits, as fromJson", () => {
+    fc.assert(
+      fc.property(timestamp, (t) => {
+        const e = create(EntrySchema, { id: "t", seq: 1n, timestamp: t });
+        const json = parsed(e);
+        expectIdentical(
+          tryDecodeEntry(json)?.timestamp,
+          fromJson(EntrySchema, json as JsonValue).timestamp,
+        );
+      }),
+      { numRuns: 5000 },
+    );
+    // runs of close timestamps, as in a session (the decoder caches the last minute it read)
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: MIN_SECONDS, max: MAX_SECONDS - 10_000n }),
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 999_999_999 })),
+          {
+            minLength: 1,
+            maxLength: 30,
+          },
+        ),
+        (start, steps) => {
+          let seconds = start;
+          for (const [delta, nanos] of steps) {
+            seconds += BigInt(delta);
+            const json = parsed(create(EntrySchema, { id: "t", timestamp: { seconds, nanos } }));
+            expectIdentical(
+              tryDecodeEntry(json)?.timestamp,
+              fromJson(EntrySchema, json as JsonValue).timestamp,
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+    for (const s of [
+      "2024-02-29T12:00:00Z",
+      "2000-01-01T00:00:00.1Z",
+      "1970-01-01T00:00:00.12345678Z",
+    ]) {
+      const json = { id: "t", timestamp: s };
+      expectIdentical(tryDecodeEntry(json), fromJson(EntrySchema, json as JsonValue));
+    }
+  });
+
+  it("a Value argument of null is a null Value, on the fast path", () => {
+    const json = {
+      id: "x",
+      message: { content: [{ toolCall: { id: "c", name: "n", arguments: null } }] },
+    };
+    expectIdentical(tryDecodeEntry(json), fromJson(EntrySchema, json as JsonValue));
+  });
+
+  // Not what our writer emits, but read the same way fromJson reads it.
+  const handled: [string, unknown][] = [
+    ["seq with leading zeros", { id: "x", seq: "0002" }],
+    ["bytes url-safe base64", { id: "x", message: { content: [{ image: { data: "-_-_" } }] } }],
+    ["bytes unpadded base64", { id: "x", message: { content: [{ image: { data: "AQI" } }] } }],
+    [
+      "default values written out",
+      { id: "", seq: "0", message: { role: "ROLE_UNSPECIFIED", isError: false, content: [] } },
+    ],
+    ["empty usage, empty Struct", { id: "x", message: { usage: {}, metadata: {} } }],
+    ["timestamp with 1 fraction digit", { id: "x", timestamp: "1969-07-20T20:17:40.5Z" }],
+  ];
+
+  it.each(handled)("fast path, same as fromJson: %s", (_, json) => {
+    expect(tryDecodeEntry(json)).toBeDefined();
+    expectSameAsFromJson(json);
+  });
+
+  const base = (): Record<string, unknown> => ({
+    id: "e2",
+    parentId: "e1",
+    timestamp: "2025-01-15T09:30:00.123Z",
+    seq: "2",
+    message: {
+      role: "ROLE_ASSISTANT",
+      content: [
+        { text: "hi" },
+        { toolCall: { id: "c1", name: "read", arguments: { path: "a.ts", lines: [1, 2] } } },
+      ],
+      usage: { inputTokens: "10", outputTokens: "2" },
+      model: "m",
+    },
+  });
+  const withMessage = (patch: Record<string, unknown>) => {
+    const j = base();
+    j.message = { ...(j.message as object), ...patch };
+    return j;
+  };
+  const deep = (depth: number): unknown => {
+    let v: unknown = "leaf";
+    for (let i = 0; i < depth; i++) v = i % 2 === 0 ? { k: v } : [v];
+    return v;
+  };
+
+  const fallbacks: [string, unknown][] = [
+    ["unknown top-level key", { ...base(), extra: 1 }],
+    ["unknown nested key", withMessage({ extra: "x" })],
+    ["unknown key in a content part", withMessage({ content: [{ text: "a", extra: 1 }] })],
+    ["number where a string belongs", { ...base(), id: 5 }],
+    ["number where a string belongs, nested", withMessage({ model: 5 })],
+    ["number where a string belongs, in a kind", { id: "x", leaf: { leafId: 3 } }],
+    ["seq as a JSON number", { ...base(), seq: 2 }],
+    ["seq with an exponent", { ...base(), seq: "1e3" }],
+    ["seq negative", { ...base(), seq: "-1" }],
+    ["seq above 2^64-1", { ...base(), seq: "18446744073709551616" }],
+    ["seq empty", { ...base(), seq: "" }],
+    ["seq with spaces", { ...base(), seq: " 2" }],
+    ["proto field name", { id: "x", parent_id: "p", seq: "1" }],
+    ["proto and JSON name both", { id: "x", parent_id: "p", parentId: "p", seq: "1" }],
+    ["null optional field", { ...base(), parentId: null }],
+    ["null message field", { ...base(), timestamp: null }],
+    ["null oneof", { id: "x", leaf: null }],
+    ["null text part", withMessage({ content: [{ text: null }] })],
+    ["null list", withMessage({ content: null })],
+    ["null list item", { id: "x", compaction: { replacesEntryIds: ["a", null] } }],
+    ["two kinds", { ...base(), leaf: { leafId: "x" } }],
+    [
+      "two parts in one content part",
+      withMessage({ content: [{ text: "a", thinking: { thinking: "b" } }] }),
+    ],
+    ["lone surrogate in a string field", withMessage({ content: [{ text: "a\ud800b" }] })],
+    ["lone surrogate in an id", { ...base(), id: "\udc00" }],
+    ["unknown enum name", withMessage({ role: "ROLE_SYSTEM" })],
+    ["enum as a number", withMessage({ role: 2 })],
+    ["enum out of range", withMessage({ role: 7 })],
+    ["timestamp with an offset", { ...base(), timestamp: "2025-01-15T10:30:00+01:00" }],
+    ["timestamp lowercase", { ...base(), timestamp: "2025-01-15t09:30:00z" }],
+    ["timestamp February 30", { ...base(), timestamp: "2021-02-30T00:00:00Z" }],
+    ["timestamp February 29 of a non-leap year", { ...base(), timestamp: "2100-02-29T00:00:00Z" }],
+    ["timestamp hour 24", { ...base(), timestamp: "2021-02-28T24:00:00Z" }],
+    ["timestamp leap second", { ...base(), timestamp: "2016-12-31T23:59:60Z" }],
+    ["timestamp year 0", { ...base(), timestamp: "0000-12-31T00:00:00Z" }],
+    ["timestamp 10 fraction digits", { ...base(), timestamp: "2025-01-15T09:30:00.1234567891Z" }],
+    ["timestamp empty fraction", { ...base(), timestamp: "2025-01-15T09:30:00.Z" }],
+    ["timestamp as a number", { ...base(), timestamp: 1700000000 }],
+    ["timestamp as an object", { ...base(), timestamp: { seconds: "1" } }],
+    ["uint32 as a string", { id: "r", sessionInfo: { sessionId: "s", formatVersion: "1" } }],
+    ["uint32 negative", { id: "r", sessionInfo: { sessionId: "s", formatVersion: -1 } }],
+    ["uint32 too big", { id: "r", sessionInfo: { sessionId: "s", spawnDepth: 2 ** 32 } }],
+    ["uint32 fractional", { id: "r", sessionInfo: { sessionId: "s", spawnDepth: 1.5 } }],
+    ["bool as a string", withMessage({ isError: "true" })],
+    ["usage as a number", withMessage({ usage: { inputTokens: 10 } })],
+    ["bytes not base64", withMessage({ content: [{ image: { mimeType: "x", data: "!!!" } }] })],
+    [
+      "__proto__ key in Struct data",
+      JSON.parse('{"id":"c","custom":{"namespace":"n","data":{"__proto__":{"a":1},"b":2}}}'),
+    ],
+    [
+      "__proto__ key in Value data",
+      JSON.parse('{"id":"c","message":{"content":[{"toolCall":{"arguments":{"__proto__":1}}}]}}'),
+    ],
+    ["Struct field as an array", { id: "c", custom: { namespace: "n", data: [1] } }],
+    ["Struct field as a string", { id: "c", custom: { namespace: "n", data: "x" } }],
+    ["data nested 40 deep", { id: "c", custom: { namespace: "n", data: { d: deep(40) } } }],
+    [
+      "data nested 200 deep (fromJson's recursion limit)",
+      { id: "c", custom: { namespace: "n", data: { d: deep(200) } } },
+    ],
+    [
+      "arguments nested 200 deep",
+      withMessage({ content: [{ toolCall: { arguments: deep(200) } }] }),
+    ],
+    ["content not an array", withMessage({ content: { text: "a" } })],
+    ["message not an object", { id: "x", message: "hello" }],
+    ["entry is null", null],
+    ["entry is an array", [{ id: "x" }]],
+    ["entry is a string", "x"],
+    ["entry is a number", 3],
+    ["entry is undefined", undefined],
+  ];
+
+  it.each(fallbacks)("falls back to fromJson: %s", (_, json) => {
+    expect(tryDecodeEntry(json)).toBeUndefined();
+    expectSameAsFromJson(json);
+  });
+
+  it("objects that are not plain JSON objects fall back", () => {
+    const proto = { id: "inherited" };
+    const json = Object.create(proto) as Record<string, unknown>;
+    json.seq = "1";
+    expect(tryDecodeEntry(json)).toBeUndefined();
+    expectIdentical(decodeEntry(json), fromJson(EntrySchema, json as JsonValue));
+    const bare = Object.assign(Object.create(null), { id: "x" });
+    expect(tryDecodeEntry(bare)).toBeUndefined();
+    expectIdentical(decodeEntry(bare), fromJson(EntrySchema, bare as JsonValue));
+  });
+
+  it("errors are fromJson's own (the caller reports them as DATA_LOSS)", () => {
+    expect(() => decodeEntry({ id: 5 })).toThrow(
+      /cannot decode field sessiond\.v1\.Entry\.id from JSON/,
+    );
+    expect(() => decodeEntry({ id: "x", extra: 1 })).toThrow(/key "extra" is unknown/);
+    expectIdentical(
+      decodeEntry({ id: "x", extra: 1 }, { ignoreUnknownFields: true }),
+      create(EntrySchema, { id: "x" }),
+    );
+  });
+});
