@@ -25,7 +25,8 @@ function newestSource(dir) {
 
 const built =
   existsSync(stamp) &&
-  Math.max(newestSource(join(root, "src")), newestSource(join(root, "gen"))) <= statSync(stamp).mtimeMs;
+  Math.max(newestSource(join(root, "src")), newestSource(join(root, "gen"))) <=
+    statSync(stamp).mtimeMs;
 
 if (built) {
   await import("../dist/src/cli/main.js");

@@ -10,11 +10,19 @@ const TSX = ["--import", "tsx"];
  * a process with the server they measure) and returns the JSON object it
  * prints as its last stdout line.
  */
-export async function runClient<T>(script: string, args: Record<string, unknown>, timeoutMs = 600_000): Promise<T> {
-  const child = spawn(process.execPath, [...TSX, join(REPO, "bench", script), JSON.stringify(args)], {
-    cwd: REPO,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+export async function runClient<T>(
+  script: string,
+  args: Record<string, unknown>,
+  timeoutMs = 600_000,
+): Promise<T> {
+  const child = spawn(
+    process.execPath,
+    [...TSX, join(REPO, "bench", script), JSON.stringify(args)],
+    {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   let out = "";
   child.stdout?.on("data", (d: Buffer) => {
     out += d.toString();
@@ -38,7 +46,10 @@ export interface ServerProcess {
  * Starts a server process that prints "listening on <url>," on stdout:
  * `sessiond serve` (bin/sessiond.js) or the echo baseline.
  */
-export async function startProcess(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+export async function startProcess(
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
   const proc = spawn(process.execPath, argv, {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
@@ -92,7 +103,8 @@ export function startEcho(): Promise<ServerProcess> {
 /** Resident and peak resident memory of a process, bytes (Linux /proc). */
 export function memoryOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  const kb = (key: string) =>
+    Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb("VmRSS"), peak: kb("VmHWM") };
 }
 

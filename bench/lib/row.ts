@@ -22,25 +22,22 @@ export interface Row {
 }
 
 /** A row whose figure must not exceed `limit` × baseline (latency, time, memory). */
-export function atMost(
-  r: Omit<Row, "ratio" | "pass" | "target">,
-  limit: number,
-): Row {
+export function atMost(r: Omit<Row, "ratio" | "pass" | "target">, limit: number): Row {
   const ratio = r.sessiond / r.baseline;
   return { ...r, ratio, target: `ratio <= ${limit}`, pass: ratio <= limit };
 }
 
 /** A row whose figure must reach at least `limit` × baseline (throughput). */
-export function atLeast(
-  r: Omit<Row, "ratio" | "pass" | "target">,
-  limit: number,
-): Row {
+export function atLeast(r: Omit<Row, "ratio" | "pass" | "target">, limit: number): Row {
   const ratio = r.sessiond / r.baseline;
   return { ...r, ratio, target: `ratio >= ${limit}`, pass: ratio >= limit };
 }
 
 /** A row held to an absolute limit (the baseline column shows the limit). */
-export function absoluteAtMost(r: Omit<Row, "ratio" | "pass" | "target" | "baseline" | "baselineName">, limit: number): Row {
+export function absoluteAtMost(
+  r: Omit<Row, "ratio" | "pass" | "target" | "baseline" | "baselineName">,
+  limit: number,
+): Row {
   return {
     ...r,
     baseline: limit,
@@ -52,11 +49,18 @@ export function absoluteAtMost(r: Omit<Row, "ratio" | "pass" | "target" | "basel
 }
 
 const fmt = (n: number) =>
-  !Number.isFinite(n) ? String(n) : Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toFixed(3);
+  !Number.isFinite(n)
+    ? String(n)
+    : Math.abs(n) >= 100
+      ? n.toFixed(0)
+      : Math.abs(n) >= 1
+        ? n.toFixed(2)
+        : n.toFixed(3);
 
 /** The table as Markdown (pasted into the README as is). */
 export function renderTable(rows: readonly Row[]): string {
-  const head = "| # | scenario | unit | sessiond | baseline | baseline is | ratio | target | result |";
+  const head =
+    "| # | scenario | unit | sessiond | baseline | baseline is | ratio | target | result |";
   const sep = "|---|---|---|---|---|---|---|---|---|";
   const lines = rows.map(
     (r) =>
