@@ -898,7 +898,7 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
         });
       });
 
-      it("sees the sessions another instance creates and deletes (a second process)", async (ctx) => {
+      it("sees the sessions another instance creates and deletes (a second process; skipped for engines that live in one process, like memory)", async (ctx) => {
         if (harness.sibling === undefined) ctx.skip();
         const other = await (harness.sibling as () => Promise<StorageEngine>)();
         await createSession("mine");
