@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick] [-- --only 1,2]`: runs every scenario in one
  * process tree (servers and clients are child processes on 127.0.0.1),
  * measures each baseline in the same run next to sessiond, prints one table
- * and writes it as JSON to bench/results/latest.json. Targets are ratios
+ * and writes it as JSON to bench/results/latest.json (a --quick smoke run
+ * writes quick.json instead, so it never replaces the figures of a full run). Targets are ratios
  * against same-run baselines because these machines are shared and noisy.
  */
 import { execSync } from "node:child_process";
@@ -63,7 +64,7 @@ process.stdout.write(
 );
 mkdirSync(join(REPO, "bench/results"), { recursive: true });
 writeFileSync(
-  join(REPO, "bench/results/latest.json"),
+  join(REPO, "bench/results", quick ? "quick.json" : "latest.json"),
   `${JSON.stringify({ quick, machine, rows, failures }, null, 2)}\n`,
 );
 process.exitCode = failures.length > 0 ? 1 : 0;
