@@ -165,6 +165,14 @@ export const serve: Command = {
         DEFAULT_SHUTDOWN_GRACE_MS,
       ),
     };
+    // A promise rejection nobody awaited (a bug) must not take every client
+    // down with it: log it as one JSON line and keep serving.
+    process.on("unhandledRejection", (reason) => {
+      const error = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+      process.stderr.write(
+        `${JSON.stringify({ time: new Date().toISOString(), event: "unhandledRejection", error })}\n`,
+      );
+    });
     const store = new SessionStore(engine, { limits });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
