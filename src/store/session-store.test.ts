@@ -4,8 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import { assistant, compaction, label, user } from "../core/test-helpers.js";
-import { SessionStore, type StoreOptions, smallest } from "./session-store.js";
+import { SessionStore, type StoreOptions } from "./session-store.js";
 import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
+import { smallest } from "./top-k.js";
 
 const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);
 const BAD_SESSION_IDS = ["../x", "a/b", ".hidden", "", "a".repeat(200), "a\u0000b"];

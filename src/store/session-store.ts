@@ -1,4 +1,4 @@
-import { clone, create, equals, fromJson, type JsonObject } from "@bufbuild/protobuf";
+import { create, equals, fromJson, type JsonObject } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Entry,
@@ -16,6 +16,7 @@ import {
   isSessiondError,
   notFound,
 } from "../core/errors.js";
+import { planFork } from "../core/fork-plan.js";
 import {
   checkSessionId,
   checkSessionRef,
@@ -30,6 +31,7 @@ import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
 import { decodePageToken, encodePageToken } from "./page-token.js";
 import { Session, type SessionContext } from "./session.js";
+import { smallest } from "./top-k.js";
 
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
@@ -313,49 +315,20 @@ export class SessionStore {
     const log = await this.engine.load(source);
     const target = input.entry ? resolveTarget(log, input.entry) : log.get(log.leafId);
     if (target === undefined) throw notFound(`session ${quote(source.sessionId)} has no leaf`);
-    const path = log.path(target.id);
-    const from = log.info;
-    let pathTitle: string | undefined;
-    for (const e of path) {
-      if (e.kind.case === "sessionInfo" && e.kind.value.title !== undefined)
-        pathTitle = e.kind.value.title;
-    }
-    let rootId = newEntryId();
-    while (path.some((e) => e.id === rootId)) rootId = newEntryId();
-    const createdAt = toTimestamp(this.now());
-    const root = create(EntrySchema, {
-      id: rootId,
-      seq: 1n,
-      timestamp: createdAt,
-      kind: {
-        case: "sessionInfo",
-        value: {
-          sessionId,
-          title: input.title ?? pathTitle,
-          cwd: from.cwd,
-          createdAt,
-          formatVersion: FORMAT_VERSION,
-          forkedFrom: { sessionId: source.sessionId, entryId: target.id },
-          metadata: from.metadata,
-        },
-      },
-    });
-    const copies: Entry[] = path.slice(1).map((e, i) => {
-      const copy = clone(EntrySchema, e);
-      copy.seq = BigInt(i + 2);
-      if (i === 0) copy.parentId = rootId;
-      if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = sessionId;
-      return copy;
+    const [root, ...copies] = planFork(log, target.id, {
+      sessionId,
+      title: input.title,
+      createdAt: toTimestamp(this.now()),
     });
     const key = { workspace: source.workspace, sessionId };
     try {
-      await this.engine.create(key, [root, ...copies]);
+      await this.engine.create(key, [root as Entry, ...copies]);
     } catch (err) {
       // A retried fork (same new id, same source and fork point) is idempotent, like create.
       if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
       const existing = (await this.engine.load(key)).info;
       const f = existing.forkedFrom;
-      const wanted = root.kind.case === "sessionInfo" ? root.kind.value.title : undefined;
+      const wanted = root?.kind.case === "sessionInfo" ? root.kind.value.title : undefined;
       if (
         f?.sessionId !== source.sessionId ||
         f.entryId !== target.id ||
@@ -408,56 +381,4 @@ function sameCreateParams(existing: SessionInfo, wanted: SessionInfo): boolean {
     existing.agentType === wanted.agentType &&
     equals(StructSchema, struct(existing.metadata), struct(wanted.metadata))
   );
-}
-
-/**
- * The `k` smallest items under `compare` among those `keep` accepts, in
- * order: a bounded max-heap, O(n log k), instead of sorting every session
- * of a workspace to show one page.
- */
-export function smallest<T>(
-  items: readonly T[],
-  k: number,
-  keep: (item: T) => boolean,
-  compare: (a: T, b: T) => number,
-): T[] {
-  const heap: T[] = [];
-  if (k <= 0) return heap;
-  const up = (i: number) => {
-    const item = heap[i] as T;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = heap[parent] as T;
-      if (compare(p, item) >= 0) break;
-      heap[i] = p;
-      i = parent;
-    }
-    heap[i] = item;
-  };
-  const down = (i: number) => {
-    const item = heap[i] as T;
-    const n = heap.length;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n && compare(heap[right] as T, heap[child] as T) > 0) child = right;
-      const c = heap[child] as T;
-      if (compare(c, item) <= 0) break;
-      heap[i] = c;
-      i = child;
-    }
-    heap[i] = item;
-  };
-  for (const item of items) {
-    if (!keep(item)) continue;
-    if (heap.length < k) {
-      heap.push(item);
-      up(heap.length - 1);
-    } else if (compare(item, heap[0] as T) < 0) {
-      heap[0] = item;
-      down(0);
-    }
-  }
-  return heap.sort(compare);
 }
