@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend, planReset, planRewind, resolveTarget } from "./append-plan.js";
+import { planAppend } from "./append-plan.js";
 import { ENTRY_ID_PATTERN } from "./ids.js";
+import { planReset, planRewind, resolveTarget } from "./move-plan.js";
 import type { SessionLog } from "./session-log.js";
 import {
   appendBatch,

@@ -1,18 +1,9 @@
-import { clone, create, equals, toJsonString } from "@bufbuild/protobuf";
+import { clone, equals, toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
-import {
-  aborted,
-  alreadyExists,
-  failedPrecondition,
-  invalidArgument,
-  notFound,
-  resourceExhausted,
-} from "./errors.js";
-import { compactionFloor } from "./fold.js";
+import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
-import { isOnPathTo } from "./tree.js";
 
 /**
  * Append planning: turns a client's request into the exact entries to write
@@ -342,86 +333,4 @@ function storedJson(e: Entry, maxBytes: number): string {
     );
   }
   return text;
-}
-
-/** Resolves a rewind / fork target: an entry id first, else the newest Label with that text. */
-export function resolveTarget(log: SessionLog, target: string): Entry {
-  const byId = log.get(target) ?? log.get(log.labelTarget(target) ?? "");
-  if (byId === undefined) {
-    throw notFound(`no entry or label ${quote(target)} in session ${quote(log.sessionId)}`);
-  }
-  if (byId.kind.case === "leaf") {
-    throw invalidArgument(`entry ${quote(byId.id)} is a Leaf entry and cannot be a target`);
-  }
-  return byId;
-}
-
-export interface MoveInput extends Expectations {
-  /** Id for the Leaf entry, so that a retried rewind is de-duplicated. */
-  entryId?: string | undefined;
-}
-
-export interface RewindInput extends MoveInput {
-  /** Entry id or label. */
-  target: string;
-  allowBeforeCompaction?: boolean | undefined;
-}
-
-/**
- * A retry of an acknowledged move (its Leaf entry id is already stored)
- * returns the stored entry before any other check, as a retried Append does:
- * the leaf, the head, a label or the compaction floor may all have moved
- * since. `target` is the request's target (an entry id, or the label text
- * that named the stored target); the stored Leaf's parent may differ.
- */
-function retriedMove(log: SessionLog, x: MoveInput, target: string): AppendPlan | undefined {
-  if (x.entryId === undefined) return undefined;
-  const stored = log.get(x.entryId);
-  if (stored === undefined) return undefined;
-  if (stored.kind.case === "leaf") {
-    const movedTo = log.get(stored.kind.value.leafId);
-    const sameTarget =
-      movedTo?.id === target ||
-      (movedTo?.kind.case === "label" && movedTo.kind.value.label === target);
-    if (sameTarget) return { write: [], entries: [stored], deduplicated: true };
-  }
-  throw alreadyExists(`entry ${quote(x.entryId)} already exists with other content`);
-}
-
-function planMove(log: SessionLog, targetId: string, x: MoveInput, ctx: PlanContext): AppendPlan {
-  const leafEntry = create(EntrySchema, {
-    id: x.entryId ?? "",
-    parentId: log.leafId,
-    kind: { case: "leaf", value: { leafId: targetId } },
-  });
-  return planAppend(log, { entries: [leafEntry], ...expectationsOf(x) }, ctx, true);
-}
-
-function expectationsOf(x: Expectations): Expectations {
-  return { expectedSeq: x.expectedSeq, expectedLeafId: x.expectedLeafId };
-}
-
-/**
- * Plans a Rewind: a Leaf entry pointing at the target. A target that is
- * neither the compaction floor of the current path nor below it fails with
- * FAILED_PRECONDITION unless allowBeforeCompaction.
- */
-export function planRewind(log: SessionLog, x: RewindInput, ctx: PlanContext = {}): AppendPlan {
-  const retry = retriedMove(log, x, x.target);
-  if (retry !== undefined) return retry;
-  const target = resolveTarget(log, x.target);
-  if (!x.allowBeforeCompaction) {
-    const floor = compactionFloor(log.path());
-    if (floor !== undefined && !isOnPathTo(log.lookup, floor, target.id)) {
-      throw failedPrecondition(
-        `cannot rewind session ${quote(log.sessionId)} to ${quote(target.id)}: it lies before the compaction floor ${quote(floor)} (set allow_before_compaction to force)`,
-      );
-    }
-  }
-  return planMove(log, target.id, x, ctx);
-}
-
-/** Plans a Reset: a Leaf entry pointing at the root (empty context, history kept). */
-export function planReset(log: SessionLog, x: MoveInput, ctx: PlanContext = {}): AppendPlan {
-  return retriedMove(log, x, log.root.id) ?? planMove(log, log.root.id, x, ctx);
 }

@@ -1,14 +1,9 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import {
-  type AppendInput,
-  type AppendPlan,
-  planAppend,
-  planRewind,
-  type RewindInput,
-} from "./append-plan.js";
+import { type AppendInput, type AppendPlan, planAppend } from "./append-plan.js";
 import { type ErrorCode, isSessiondError, type SessiondError } from "./errors.js";
+import { planRewind, type RewindInput } from "./move-plan.js";
 import { SessionLog } from "./session-log.js";
 
 /**

@@ -8,8 +8,9 @@ import { create, fromJson, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend, planReset, planRewind } from "../core/append-plan.js";
+import { planAppend } from "../core/append-plan.js";
 import { type ErrorCode, isSessiondError, SessiondError } from "../core/errors.js";
+import { planReset, planRewind } from "../core/move-plan.js";
 import type { Planner } from "./engine.js";
 
 /** A timestamp with sub-millisecond precision (round trips must keep the nanos). */

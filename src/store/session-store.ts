@@ -7,7 +7,7 @@ import {
   SessionInfoSchema,
 } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
-import { type PlanContext, resolveTarget } from "../core/append-plan.js";
+import type { PlanContext } from "../core/append-plan.js";
 import { FORMAT_VERSION, toTimestamp } from "../core/entry.js";
 import {
   alreadyExists,
@@ -26,6 +26,7 @@ import {
   quote,
 } from "../core/ids.js";
 import { planImport } from "../core/import-plan.js";
+import { resolveTarget } from "../core/move-plan.js";
 import type { RootRecord, SessionKey, StorageEngine, StorageListener } from "../storage/engine.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";

@@ -7,19 +7,12 @@ import {
   TreeNodeSchema,
   View,
 } from "../../gen/sessiond/v1/session_pb.js";
-import {
-  type Expectations,
-  type MoveInput,
-  type PlanContext,
-  planAppend,
-  planReset,
-  planRewind,
-  type RewindInput,
-} from "../core/append-plan.js";
+import { type Expectations, type PlanContext, planAppend } from "../core/append-plan.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
 import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
+import { type MoveInput, planReset, planRewind, type RewindInput } from "../core/move-plan.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
 import { memoizedState } from "./state-memo.js";
