@@ -14,6 +14,7 @@ import {
 import type { StorageEngine } from "../storage/engine.js";
 import { JsonlEngine } from "../storage/jsonl/index.js";
 import { MemoryEngine } from "../storage/memory.js";
+import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 
@@ -26,7 +27,9 @@ Serves StoreService and SessionService (gRPC, gRPC-Web and Connect on one port).
 Flags:
   --listen HOST:PORT          address to bind (default ${DEFAULT_LISTEN}; port 0 = any free port)
   --data-dir DIR              where the jsonl engine stores sessions (default ${DEFAULT_DATA_DIR})
-  --storage KIND              jsonl (default) or memory
+  --storage KIND              jsonl (default), memory, or postgres://user@host:port/db
+  --pg-pool-size N            PostgreSQL connections (default 10)
+  --pg-statement-timeout-ms N PostgreSQL statement_timeout, 0 = none (default 0)
   --auth-tokens FILE          bearer tokens: {"tokens":[{"token":"...","workspaces":["*"]}]}
   --insecure                  allow a non-loopback address without tokens
   --compress                  compress responses (gzip/br) for clients that accept it (default off)
@@ -70,6 +73,8 @@ const OPTIONS = {
   "heartbeat-ms": { type: "string" },
   "shutdown-grace-ms": { type: "string" },
   "idle-timeout-ms": { type: "string" },
+  "pg-pool-size": { type: "string" },
+  "pg-statement-timeout-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -105,7 +110,19 @@ export const serve: Command = {
     let engine: StorageEngine;
     if (kind === "jsonl") engine = new JsonlEngine({ dataDir });
     else if (kind === "memory") engine = new MemoryEngine();
-    else throw new CliError(`--storage must be jsonl or memory, got "${kind}"`, 2);
+    else if (/^postgres(ql)?:\/\//.test(kind)) {
+      try {
+        engine = await PostgresEngine.open({
+          url: kind,
+          poolSize: intFlag("pg-pool-size", v["pg-pool-size"], 10),
+          statementTimeoutMs: intFlag("pg-statement-timeout-ms", v["pg-statement-timeout-ms"], 0),
+        });
+      } catch (err) {
+        throw new CliError(`--storage postgres: ${(err as Error).message}`);
+      }
+    } else {
+      throw new CliError(`--storage must be jsonl, memory or postgres://..., got "${kind}"`, 2);
+    }
     let tokens: ServerConfig["tokens"] = [];
     if (v["auth-tokens"] !== undefined) {
       try {
@@ -181,7 +198,12 @@ export const serve: Command = {
       await store.close();
       throw new CliError((err as Error).message);
     }
-    const where = kind === "jsonl" ? `jsonl files in ${dataDir}` : "memory (lost on exit)";
+    const where =
+      kind === "jsonl"
+        ? `jsonl files in ${dataDir}`
+        : kind === "memory"
+          ? "memory (lost on exit)"
+          : `postgres at ${new URL(kind).host}${new URL(kind).pathname}`;
     process.stdout.write(`sessiond listening on ${server.url}, storing ${where}\n`);
     await new Promise<void>((done) => {
       const stop = () => {

@@ -1,0 +1,94 @@
+import type { Sql } from "postgres";
+import { failedPrecondition } from "../../core/errors.js";
+
+/**
+ * The versioned schema of the PostgreSQL engine. Migrations are applied in
+ * order at start-up, each in its own transaction, under a transaction-level
+ * advisory lock so that replicas starting together do not race. A database
+ * whose schema is newer than the code knows is refused (an older sessiond
+ * must not write into a layout it does not understand).
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "sessions and entries",
+    sql: `
+CREATE TABLE sessiond_sessions (
+  workspace         text    NOT NULL,
+  session_id        text    NOT NULL,
+  -- changes when a session is deleted and created again under the same id:
+  -- a replica's cached log of the old incarnation is then dropped
+  incarnation       bigint  GENERATED ALWAYS AS IDENTITY,
+  created_at_ms     bigint  NOT NULL,
+  parent_session_id text    NOT NULL DEFAULT '',
+  head_seq          integer NOT NULL,
+  leaf_id           text    NOT NULL,
+  message_count     integer NOT NULL,
+  title             text,
+  updated_at_ms     bigint  NOT NULL,
+  PRIMARY KEY (workspace, session_id)
+);
+-- listing: newest first (keyset on created_at_ms, session_id), subagents by parent
+CREATE INDEX sessiond_sessions_by_created
+  ON sessiond_sessions (workspace, created_at_ms DESC, session_id DESC);
+CREATE INDEX sessiond_sessions_by_parent
+  ON sessiond_sessions (workspace, parent_session_id, created_at_ms DESC, session_id DESC)
+  WHERE parent_session_id <> '';
+
+CREATE TABLE sessiond_entries (
+  workspace  text    NOT NULL,
+  session_id text    NOT NULL,
+  seq        integer NOT NULL CHECK (seq >= 1),
+  id         text    NOT NULL,
+  parent_id  text,
+  kind       text,
+  -- the entry's canonical proto JSON (toJsonString), exactly the JSONL payload;
+  -- text, not jsonb: jsonb refuses \\u0000 and reorders keys
+  payload    text    NOT NULL,
+  PRIMARY KEY (workspace, session_id, seq),
+  UNIQUE (workspace, session_id, id),
+  FOREIGN KEY (workspace, session_id)
+    REFERENCES sessiond_sessions (workspace, session_id) ON DELETE CASCADE
+);
+`,
+  },
+];
+
+/** The newest schema version this code knows. */
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
+
+/** Arbitrary constant key of the advisory lock that serialises migrations. */
+const MIGRATION_LOCK = 0x5e55_10d;
+
+/** Brings the database to SCHEMA_VERSION; returns the version found before. */
+export async function migrate(sql: Sql): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS sessiond_migrations (
+      version     integer     PRIMARY KEY,
+      description text        NOT NULL,
+      applied_at  timestamptz NOT NULL DEFAULT now()
+    )`;
+    const [row] = await tx<
+      { v: number | null }[]
+    >`SELECT max(version) AS v FROM sessiond_migrations`;
+    const current = row?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw failedPrecondition(
+        `the database schema is version ${current}, newer than this sessiond knows (${SCHEMA_VERSION}): upgrade sessiond, or point it at another database`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      await tx.unsafe(m.sql);
+      await tx`INSERT INTO sessiond_migrations (version, description) VALUES (${m.version}, ${m.description})`;
+    }
+    return current;
+  });
+}

@@ -1,0 +1,204 @@
+/**
+ * A throwaway PostgreSQL server for tests.
+ *
+ * `startPostgres()` uses the server named by `SESSIOND_TEST_PG_URL` when set;
+ * otherwise it runs `initdb` + `pg_ctl start` in a fresh temp dir on a free
+ * port bound to 127.0.0.1 (as the `postgres` user when running as root:
+ * initdb refuses root), and `stop()` runs `pg_ctl stop -m fast` and removes
+ * the dir. A process exit with the cluster still running stops it too.
+ *
+ * When the binaries are missing it throws in CI (`CI=true`: PostgreSQL tests
+ * must run there) and returns undefined elsewhere, so that a test file can
+ * skip loudly (see `pgSkipReason`).
+ *
+ * `createDatabase(url)` makes a database with a random name on that server
+ * (one per test file, for isolation) and returns its URL and a drop function.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import postgres from "postgres";
+
+const run = promisify(execFile);
+
+export interface PgServer {
+  /** postgres://user@127.0.0.1:port/postgres (or SESSIOND_TEST_PG_URL). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Why PostgreSQL tests cannot run here, or undefined when they can. */
+export function pgSkipReason(): string | undefined {
+  if (process.env.SESSIOND_TEST_PG_URL) return undefined;
+  return findBinary("initdb") === undefined || findBinary("pg_ctl") === undefined
+    ? "PostgreSQL binaries (initdb, pg_ctl) not found on PATH and SESSIOND_TEST_PG_URL not set"
+    : undefined;
+}
+
+function findBinary(name: string): string | undefined {
+  try {
+    return (
+      execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs a PostgreSQL binary as the postgres user when we are root (initdb refuses root). */
+function asPostgres(argv: string[]): [string, string[]] {
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  return root ? ["runuser", ["-u", "postgres", "--", ...argv]] : [argv[0] as string, argv.slice(1)];
+}
+
+function idOf(flag: "-u" | "-g"): number {
+  return Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+}
+
+/** Starts a throwaway cluster (or uses SESSIOND_TEST_PG_URL); undefined when PostgreSQL is unavailable outside CI. */
+export async function startPostgres(): Promise<PgServer | undefined> {
+  const given = process.env.SESSIOND_TEST_PG_URL;
+  if (given) return { url: given, stop: async () => {} };
+  const reason = pgSkipReason();
+  if (reason !== undefined) {
+    if (process.env.CI === "true") {
+      throw new Error(`${reason}: PostgreSQL tests must run in CI`);
+    }
+    return undefined;
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), "sessiond-pg-"));
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  if (root) {
+    chownSync(dir, idOf("-u"), idOf("-g"));
+    chmodSync(dir, 0o700);
+  }
+  const pgdata = join(dir, "data");
+  const port = await freePort();
+  let started = false;
+  const stopSync = () => {
+    if (!started) return;
+    started = false;
+    try {
+      const [cmd, args] = asPostgres(["pg_ctl", "-D", pgdata, "-m", "immediate", "-w", "stop"]);
+      execFileSync(cmd, args, { stdio: "ignore" });
+    } catch {
+      // already gone
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", stopSync);
+  try {
+    let [cmd, args] = asPostgres([
+      "initdb",
+      "-D",
+      pgdata,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--no-sync",
+      "--encoding=UTF8",
+      "--locale=C",
+    ]);
+    await run(cmd, args);
+    [cmd, args] = asPostgres([
+      "pg_ctl",
+      "-D",
+      pgdata,
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+      "-l",
+      join(dir, "log"),
+      "-w",
+      "-t",
+      "30",
+      "start",
+    ]);
+    await run(cmd, args);
+    started = true;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    process.removeListener("exit", stopSync);
+    throw err;
+  }
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await waitForConnections(url);
+  return {
+    url,
+    stop: async () => {
+      process.removeListener("exit", stopSync);
+      if (!started) return;
+      started = false;
+      const [cmd, args] = asPostgres(["pg_ctl", "-D", pgdata, "-m", "fast", "-w", "stop"]);
+      try {
+        await run(cmd, args);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+async function waitForConnections(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    try {
+      await sql`SELECT 1`;
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
+}
+
+/** A database URL with `db` as its database name. */
+export function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+/** Creates a database with a random name; `drop` removes it (terminating its connections). */
+export async function createDatabase(
+  serverUrl: string,
+  prefix = "sessiond_test",
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+  return {
+    url: withDatabase(serverUrl, name),
+    name,
+    drop: async () => {
+      const a = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await a.end({ timeout: 1 });
+      }
+    },
+  };
+}
