@@ -51,6 +51,9 @@ function nodeErrorCodes(err: unknown): string[] {
 function retryable(ce: ConnectError, signal: AbortSignal): boolean {
   if (ce.code === Code.Unavailable) return true;
   if (signal.aborted) return false;
+  // HTTP/2 REFUSED_STREAM: the server did not process the stream (it was
+  // going away); RFC 9113 §8.7 says such a request can be retried safely.
+  if (ce.message.includes("NGHTTP2_REFUSED_STREAM")) return true;
   if (ce.code === Code.Canceled) return true;
   return ce.code === Code.Aborted && nodeErrorCodes(ce.cause).some((c) => DISCONNECTED.has(c));
 }
