@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { toJsonString } from "@bufbuild/protobuf";
 import postgres from "postgres";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
@@ -20,11 +21,13 @@ import type {
   SessionKey,
   SessionRecord,
   StorageEngine,
+  StorageEvent,
   StorageListener,
 } from "../engine.js";
 import { decodeEntry } from "../jsonl/fast-decode.js";
 import { Listeners } from "../listeners.js";
 import { recordOf, rootRecordOfEntry } from "../record.js";
+import { CHANNEL, NotifyListener, notifyPayload, parsePayload } from "./notify.js";
 import { migrate } from "./schema.js";
 
 /** A query runner: the pool or a transaction. */
@@ -130,13 +133,21 @@ export class PostgresEngine implements StorageEngine {
   /** Every database call running (close waits for them). */
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
+  /** This replica's id in NOTIFY payloads: its own wake-ups are already emitted after COMMIT. */
+  private readonly replica = randomUUID();
+  /** The LISTEN connection, opened by the first subscribe. */
+  private notifyListener: NotifyListener | undefined;
+  private readonly url: string;
+  private readonly connectTimeoutSec: number;
 
   constructor(opts: PostgresEngineOptions) {
+    this.url = opts.url;
+    this.connectTimeoutSec = opts.connectTimeoutSec ?? 5;
     this.cacheSessions = opts.cacheSessions ?? 256;
     this.insertChunk = opts.insertChunk ?? 1000;
     this.sql = postgres(opts.url, {
       max: opts.poolSize ?? 10,
-      connect_timeout: opts.connectTimeoutSec ?? 5,
+      connect_timeout: this.connectTimeoutSec,
       idle_timeout: 60,
       fetch_types: false,
       onnotice: () => {},
@@ -313,6 +324,7 @@ export class PostgresEngine implements StorageEngine {
             );
           }
           await this.insertEntries(tx, key, entries, json);
+          await this.notify(tx, { type: "created", ...key, headSeq: log.headSeq });
           return row.incarnation;
         }),
       );
@@ -404,6 +416,7 @@ export class PostgresEngine implements StorageEngine {
               message_count = ${rec.messageCount}, title = ${rec.title ?? null},
               updated_at_ms = ${rec.updatedAtMs}
             WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+          await this.notify(tx, { type: "appended", ...key, headSeq: rec.headSeq });
           wrote = true;
         }),
       );
@@ -581,9 +594,12 @@ export class PostgresEngine implements StorageEngine {
       const rows = await this.db(
         "deleting a session",
         () => this.sql`
-          DELETE FROM sessiond_sessions
-          WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-          RETURNING 1`,
+          WITH d AS (
+            DELETE FROM sessiond_sessions
+            WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+            RETURNING 1)
+          SELECT pg_notify(${CHANNEL}, ${notifyPayload(this.replica, { type: "deleted", ...key, headSeq: 0 })})
+          FROM d`,
       );
       this.cache.delete(k);
       return rows.length > 0;
@@ -592,11 +608,72 @@ export class PostgresEngine implements StorageEngine {
     return removed;
   }
 
+  /**
+   * Queues the wake-up for other replicas in the transaction `tx`: NOTIFY
+   * is delivered on COMMIT only, so it never precedes durable data.
+   */
+  private async notify(tx: Q, event: StorageEvent): Promise<void> {
+    await tx`SELECT pg_notify(${CHANNEL}, ${notifyPayload(this.replica, event)})`;
+  }
+
   subscribe(listener: StorageListener): () => void {
+    // An engine nobody watches needs no LISTEN connection.
+    if (this.notifyListener === undefined && !this.closed) {
+      this.notifyListener = new NotifyListener({
+        url: this.url,
+        connectTimeoutSec: this.connectTimeoutSec,
+        onPayload: (payload) => this.onNotify(payload),
+        onRelisten: () => this.resync(),
+      });
+      this.notifyListener.start();
+    }
     return this.listeners.subscribe(listener);
   }
 
-  /** Finishes queued and running operations, then closes the pool. */
+  /** A commit of another replica: wake this replica's subscribers. */
+  private onNotify(payload: string): void {
+    if (this.closed) return;
+    const n = parsePayload(payload);
+    if (n === undefined || n.replica === this.replica) return;
+    this.listeners.emit(n.event);
+  }
+
+  /**
+   * After each re-LISTEN (a reconnect): NOTIFYs sent while the connection
+   * was down are lost, so every cached session gets an event with its head
+   * seq as stored NOW (read after LISTEN, so no commit falls between the
+   * two): "appended" when it exists, "deleted" when it is gone. The cached
+   * head would not do: a watcher already at the cached head would read
+   * nothing. Watched sessions are read on every event, so they are cached.
+   */
+  private async resync(): Promise<void> {
+    if (this.closed || this.cache.size === 0) return;
+    const keys = [...this.cache.keys()].map((k) => {
+      const [w, s] = k.split("\n");
+      return { w, s };
+    });
+    const rows = await this.db(
+      "resyncing watches",
+      () =>
+        this.sql<{ workspace: string; session_id: string; head_seq: number }[]>`
+        SELECT s.workspace, s.session_id, s.head_seq
+        FROM json_to_recordset(${JSON.stringify(keys)}::text::json) AS k(w text, s text)
+        JOIN sessiond_sessions s ON s.workspace = k.w AND s.session_id = k.s`,
+    );
+    if (this.closed) return;
+    const found = new Set<string>();
+    for (const r of rows) {
+      const key = { workspace: r.workspace, sessionId: r.session_id };
+      found.add(cacheKey(key));
+      this.listeners.emit({ type: "appended", ...key, headSeq: r.head_seq });
+    }
+    for (const { w, s } of keys) {
+      const key = { workspace: w as string, sessionId: s as string };
+      if (!found.has(cacheKey(key))) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
+    }
+  }
+
+  /** Finishes queued and running operations, then closes the LISTEN connection and the pool. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -605,6 +682,7 @@ export class PostgresEngine implements StorageEngine {
     }
     this.listeners.clear();
     this.cache.clear();
+    await this.notifyListener?.end();
     // Nothing of ours is running now, so the connections can go at once. A
     // graceful end() alone can hang after a connection was reset by the
     // server (porsager/postgres#1097, #1130): the timeout ends it anyway.

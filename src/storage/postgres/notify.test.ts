@@ -1,0 +1,157 @@
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createDatabase,
+  type PgServer,
+  pgSkipReason,
+  startPostgres,
+} from "../../../test/harness/postgres.js";
+import { appendOf, rootEntry, seqs, settle, userMsg } from "../conformance-helpers.js";
+import type { StorageEvent } from "../engine.js";
+import { PostgresEngine } from "./postgres-engine.js";
+
+const skip = process.env.CI === "true" ? undefined : pgSkipReason();
+
+/** Resolves once `pred` holds for an event seen so far (or later); rejects after `ms`. */
+function waitFor(
+  events: StorageEvent[],
+  pred: (e: StorageEvent) => boolean,
+  ms = 5_000,
+): Promise<StorageEvent> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      const hit = events.find(pred);
+      if (hit !== undefined) return resolve(hit);
+      if (Date.now() > deadline) {
+        return reject(new Error(`no matching event within ${ms} ms: ${JSON.stringify(events)}`));
+      }
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
+
+if (skip !== undefined) {
+  console.warn(`\n*** PostgreSQL notify tests SKIPPED: ${skip} ***\n`);
+  it.skip(`PostgreSQL notify tests (skipped: ${skip})`, () => {});
+} else {
+  let server: PgServer | undefined;
+  let db: Awaited<ReturnType<typeof createDatabase>> | undefined;
+  let admin: postgres.Sql | undefined;
+
+  beforeAll(async () => {
+    server = await startPostgres();
+    if (server === undefined) throw new Error("PostgreSQL is not available");
+    db = await createDatabase(server.url);
+    admin = postgres(db.url, { max: 1, onnotice: () => {} });
+  });
+
+  afterAll(async () => {
+    await admin?.end({ timeout: 1 });
+    await db?.drop();
+    await server?.stop();
+  });
+
+  async function replicas(): Promise<[PostgresEngine, PostgresEngine]> {
+    if (db === undefined) throw new Error("no database");
+    return [await PostgresEngine.open({ url: db.url }), await PostgresEngine.open({ url: db.url })];
+  }
+
+  /** Pids of the LISTEN connections on the test database. */
+  async function listenPids(): Promise<number[]> {
+    if (admin === undefined || db === undefined) throw new Error("no database");
+    const rows = await admin<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = ${db.name} AND application_name = 'sessiond-listen'
+        AND query ILIKE 'LISTEN%'`;
+    return rows.map((r) => r.pid);
+  }
+
+  async function waitForListen(n: number): Promise<number[]> {
+    for (const deadline = Date.now() + 5_000; ; ) {
+      const pids = await listenPids();
+      if (pids.length === n) return pids;
+      if (Date.now() > deadline) throw new Error(`expected ${n} LISTEN connections, got ${pids}`);
+      await settle(20);
+    }
+  }
+
+  describe("postgres engine: watches across replicas (LISTEN/NOTIFY)", () => {
+    it("wakes a subscriber of replica A for appends made through replica B", async () => {
+      const [a, b] = await replicas();
+      try {
+        const k = { workspace: "default", sessionId: "cross" };
+        const events: StorageEvent[] = [];
+        a.subscribe((e) => events.push(e));
+        await waitForListen(1);
+        expect(await listenPids()).toHaveLength(1); // B has no subscriber: no LISTEN
+
+        await b.create(k, [rootEntry(k.sessionId)]);
+        await waitFor(events, (e) => e.type === "created" && e.sessionId === k.sessionId);
+
+        await b.append(k, appendOf([userMsg("m1"), userMsg("m2")]));
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 3);
+        expect(seqs((await a.read(k, 1, 100)).entries)).toEqual([2, 3]);
+
+        for (let i = 0; i < 48; i++) await b.append(k, appendOf([userMsg(`n${i}`)]));
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 51);
+        expect(seqs((await a.read(k, 0, 1000)).entries)).toEqual(
+          Array.from({ length: 51 }, (_, i) => i + 1),
+        );
+        // Heads only grow, in commit order (one session, one row lock).
+        const heads = events.filter((e) => e.type === "appended").map((e) => e.headSeq);
+        expect(heads).toEqual([...heads].sort((x, y) => x - y));
+
+        // A's own append: one event (its own NOTIFY is ignored).
+        const before = events.length;
+        await a.append(k, appendOf([userMsg("own")]));
+        await settle(200);
+        expect(events.slice(before)).toEqual([{ type: "appended", ...k, headSeq: 52 }]);
+
+        await b.delete(k);
+        await waitFor(events, (e) => e.type === "deleted" && e.sessionId === k.sessionId);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+      expect(await listenPids()).toEqual([]);
+    });
+
+    it("no watcher is stuck when A's LISTEN connection is killed while B appends", async () => {
+      const [a, b] = await replicas();
+      try {
+        const k = { workspace: "default", sessionId: "killed" };
+        const events: StorageEvent[] = [];
+        a.subscribe((e) => events.push(e));
+        await waitForListen(1);
+        await b.create(k, [rootEntry(k.sessionId)]);
+        await a.read(k, 0, 10); // a watcher's read: the session is in A's cache
+
+        const writer = (async () => {
+          for (let i = 0; i < 60; i++) await b.append(k, appendOf([userMsg(`k${i}`)]));
+        })();
+        await waitFor(events, (e) => e.headSeq >= 10);
+        const [pid] = await waitForListen(1);
+        await admin?.unsafe("SELECT pg_terminate_backend($1)", [pid as number]);
+        await writer;
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 61);
+        expect(seqs((await a.read(k, 0, 1000)).entries)).toEqual(
+          Array.from({ length: 61 }, (_, i) => i + 1),
+        );
+
+        // With no append after it, a reconnect alone resyncs: A's cached
+        // session gets an event with the head as stored now.
+        const [pid2] = await waitForListen(1);
+        expect(pid2).not.toBe(pid);
+        events.length = 0;
+        await admin?.unsafe("SELECT pg_terminate_backend($1)", [pid2 as number]);
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 61);
+        await waitForListen(1);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import postgres from "postgres";
+import type { StorageEvent, StorageEventType } from "../engine.js";
+
+/** The channel every replica NOTIFYs on and LISTENs to. */
+export const CHANNEL = "sessiond_events";
+
+/** The NOTIFY payload: a wake-up, never data (a few hundred bytes at most: ids are <= 64 chars). */
+interface Wire {
+  /** event type */
+  t: StorageEventType;
+  w: string;
+  s: string;
+  /** head seq */
+  h: number;
+  /** the replica that committed it */
+  r: string;
+}
+
+export function notifyPayload(replica: string, e: StorageEvent): string {
+  const wire: Wire = { t: e.type, w: e.workspace, s: e.sessionId, h: e.headSeq, r: replica };
+  return JSON.stringify(wire);
+}
+
+/** The event and its replica, or undefined for a payload that is not ours. */
+export function parsePayload(
+  payload: string,
+): { replica: string; event: StorageEvent } | undefined {
+  let v: Partial<Wire>;
+  try {
+    v = JSON.parse(payload) as Partial<Wire>;
+  } catch {
+    return undefined;
+  }
+  if (
+    (v.t !== "created" && v.t !== "appended" && v.t !== "deleted") ||
+    typeof v.w !== "string" ||
+    typeof v.s !== "string" ||
+    typeof v.h !== "number" ||
+    typeof v.r !== "string"
+  ) {
+    return undefined;
+  }
+  return { replica: v.r, event: { type: v.t, workspace: v.w, sessionId: v.s, headSeq: v.h } };
+}
+
+export interface ListenerOptions {
+  url: string;
+  connectTimeoutSec: number;
+  /** Called with each NOTIFY payload of the channel. */
+  onPayload: (payload: string) => void;
+  /**
+   * Called after every successful LISTEN but the very first one (that is,
+   * after each reconnect, or after a first attempt that failed): NOTIFYs
+   * sent while not listening are lost, so the caller resyncs. A rejection
+   * is retried (LISTEN and all) after a delay.
+   */
+  onRelisten: () => Promise<void>;
+}
+
+const MIN_DELAY_MS = 100;
+const MAX_DELAY_MS = 5_000;
+
+/**
+ * One LISTEN connection of its own (a postgres.js instance with max 1),
+ * not `sql.listen` of the pool: the driver's re-LISTEN after a reconnect is
+ * tried once and, when it fails (database still down past the connect
+ * timeout), drops the listener silently. Here every close of the
+ * connection starts a loop that LISTENs again (backoff 0.1 s .. 5 s) until
+ * it succeeds or `end()` is called, then runs `onRelisten`.
+ */
+export class NotifyListener {
+  private readonly sql: postgres.Sql;
+  private looping = false;
+  /** Set when the connection closed while the loop ran: LISTEN again. */
+  private again = false;
+  private ended = false;
+  /** Once anything was listened to or failed, a successful LISTEN may have missed NOTIFYs. */
+  private missed = false;
+  private wakeSleep: (() => void) | undefined;
+
+  constructor(private readonly opts: ListenerOptions) {
+    // `onnotify` is the driver option its own `sql.listen` uses; its typings lack it.
+    const options: postgres.Options<Record<string, never>> & {
+      onnotify: (channel: string, payload: string) => void;
+    } = {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      connect_timeout: opts.connectTimeoutSec,
+      fetch_types: false,
+      onnotice: () => {},
+      connection: { application_name: "sessiond-listen" },
+      onnotify: (channel, payload) => {
+        if (channel === CHANNEL) opts.onPayload(payload);
+      },
+      // Called for every close of the connection (terminated, reset, failed connect).
+      onclose: () => this.start(),
+    };
+    this.sql = postgres(opts.url, options);
+  }
+
+  /** LISTENs (again); no-op while a (re)LISTEN is already under way. */
+  start(): void {
+    if (this.ended) return;
+    if (this.looping) {
+      this.again = true;
+      return;
+    }
+    this.looping = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    let delay = MIN_DELAY_MS;
+    try {
+      while (!this.ended) {
+        this.again = false;
+        try {
+          await this.sql.unsafe(`LISTEN ${CHANNEL}`);
+          if (this.missed) await this.opts.onRelisten();
+          this.missed = true;
+          if (!this.again) return;
+          delay = MIN_DELAY_MS;
+        } catch {
+          this.missed = true;
+          // Connection refused / lost, or the resync failed: try again.
+          await this.sleep(delay);
+          delay = Math.min(delay * 2, MAX_DELAY_MS);
+        }
+      }
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.wakeSleep = done;
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+    }).then(() => {
+      this.wakeSleep = undefined;
+    });
+  }
+
+  /** Closes the connection at once (never waits for the server: porsager/postgres#1097). */
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.wakeSleep?.();
+    await this.sql.end({ timeout: 0 });
+  }
+}
