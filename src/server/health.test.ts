@@ -1,56 +1,18 @@
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
-import { Code, ConnectError, type ConnectRouter, createClient } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { afterEach, describe, expect, it } from "vitest";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { describe, expect, it } from "vitest";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { HealthStatus, registerHealth, ServingStatus } from "./health.js";
+import { startTestServer } from "./test-server.js";
 
 const STORE = "sessiond.v1.StoreService";
 const SESSION = "sessiond.v1.SessionService";
 
-interface TestServer {
-  baseUrl: string;
-  close(): Promise<void>;
-}
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-/** h2c server on an ephemeral loopback port; close() also ends open sessions (Node 20). */
-async function startServer(
-  routes: (router: ConnectRouter) => void,
-  shutdownSignal?: AbortSignal,
-): Promise<TestServer> {
-  const server = http2.createServer(
-    connectNodeAdapter({ routes, ...(shutdownSignal ? { shutdownSignal } : {}) }),
-  );
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const handle: TestServer = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  servers.push(handle);
-  return handle;
-}
-
 async function healthClient(status: HealthStatus, shutdownSignal?: AbortSignal) {
-  const { baseUrl } = await startServer((router) => registerHealth(router, status), shutdownSignal);
+  const { baseUrl } = await startTestServer(
+    (router) => registerHealth(router, status),
+    shutdownSignal,
+  );
   return createClient(Health, createGrpcTransport({ baseUrl }));
 }
 

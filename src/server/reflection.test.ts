@@ -1,6 +1,4 @@
 import { execFile } from "node:child_process";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { create, createFileRegistry, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
@@ -11,8 +9,8 @@ import {
   timestampFromDate,
 } from "@bufbuild/protobuf/wkt";
 import { type ConnectRouter, createClient, createConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { afterEach, describe, expect, it } from "vitest";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { describe, expect, it } from "vitest";
 import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
 import {
   ServerReflection,
@@ -31,6 +29,7 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { HealthStatus, registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
+import { startTestServer } from "./test-server.js";
 
 const BUF = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const NOT_FOUND = 5;
@@ -43,41 +42,6 @@ const SESSIOND = {
   ],
   services: [StoreService.typeName, SessionService.typeName, Health.typeName],
 };
-
-interface TestServer {
-  baseUrl: string;
-  close(): Promise<void>;
-}
-
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-/** h2c server on an ephemeral loopback port; close() also ends open sessions (Node 20). */
-async function startServer(routes: (router: ConnectRouter) => void): Promise<TestServer> {
-  const server = http2.createServer(connectNodeAdapter({ routes }));
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const handle: TestServer = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  servers.push(handle);
-  return handle;
-}
 
 /**
  * The sessiond surface as far as generic clients see it: health, reflection
@@ -162,7 +126,7 @@ function runBuf(args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 describe("server reflection over gRPC (Connect client)", () => {
   it("list_services names the sessiond, health and reflection services", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const [res] = await reflect(baseUrl, [
       { host: "h", messageRequest: { case: "listServices", value: "" } },
     ]);
@@ -183,7 +147,7 @@ describe("server reflection over gRPC (Connect client)", () => {
   }, 15_000);
 
   it("file_containing_symbol returns the file and all its imports, self-contained", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const [res] = await reflect(baseUrl, [
       { messageRequest: { case: "fileContainingSymbol", value: "sessiond.v1.SessionService" } },
     ]);
@@ -215,7 +179,7 @@ describe("server reflection over gRPC (Connect client)", () => {
   }, 15_000);
 
   it("resolves methods, messages, nested types, fields, enum values and file names", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const cases: [NonNullable<Request["messageRequest"]>, string][] = [
       [
         { case: "fileContainingSymbol", value: "sessiond.v1.StoreService.ListSessions" },
@@ -257,7 +221,7 @@ describe("server reflection over gRPC (Connect client)", () => {
   }, 15_000);
 
   it("answers misses with error_response NOT_FOUND and keeps the stream going", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const answers = await reflect(baseUrl, [
       { messageRequest: { case: "fileContainingSymbol", value: "nope.v1.Nope" } },
       { messageRequest: { case: "fileByFilename", value: "nope/v1/nope.proto" } },
@@ -287,7 +251,7 @@ describe("server reflection over gRPC (Connect client)", () => {
   }, 15_000);
 
   it("serves v1alpha with the same answers", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const client = createClient(ServerReflectionV1alpha, createGrpcTransport({ baseUrl }));
     const answers = await collect(
       client.serverReflectionInfo(
@@ -325,7 +289,7 @@ describe("server reflection over gRPC (Connect client)", () => {
 
 describe("buf curl with no local protos", () => {
   it("--list-methods lists the StoreService methods via reflection", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     // With reflection, --list-methods takes the BASE url (a service path
     // there would be prefixed to the reflection method and 404).
     for (const reflectProtocol of ["grpc-v1", "grpc-v1alpha"]) {
@@ -350,7 +314,7 @@ describe("buf curl with no local protos", () => {
   }, 60_000);
 
   it("calls Health/Check and a StoreService method, schema from reflection", async () => {
-    const { baseUrl } = await startServer(sessiondRoutes);
+    const { baseUrl } = await startTestServer(sessiondRoutes);
     const grpc = ["curl", "--protocol", "grpc", "--http2-prior-knowledge"];
     const health = await runBuf([...grpc, `${baseUrl}/grpc.health.v1.Health/Check`, "-d", "{}"]);
     expect(health.stderr).toBe("");
