@@ -2,4 +2,4 @@
 export { parseTokensFile } from "./auth.js";
 export type { ServerConfig, ServerLimits, TlsConfig, TokenGrant } from "./config.js";
 export * from "./defaults.js";
-export { type RouteHook, type RunningServer, startServer } from "./server.js";
+export { type RunningServer, startServer } from "./server.js";

@@ -1,7 +1,6 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { isIP } from "node:net";
-import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
 import {
@@ -37,9 +36,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Extra services mounted next to ours (tests, extensions). */
-export type RouteHook = (router: ConnectRouter, deps: ServiceDeps) => void;
-
 function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
   if (isIP(host) === 4) return host.startsWith("127.");
@@ -54,7 +50,6 @@ function isLoopback(host: string): boolean {
 export async function startServer(
   store: SessionStore,
   config: ServerConfig,
-  hooks: readonly RouteHook[] = [],
 ): Promise<RunningServer> {
   if (config.tokens.length === 0 && !config.insecure && !isLoopback(config.host)) {
     throw new Error(
@@ -85,7 +80,6 @@ export async function startServer(
         ],
         services: [StoreService.typeName, SessionService.typeName, Health.typeName],
       });
-      for (const hook of hooks) hook(router, deps);
     },
     interceptors: [edgeInterceptor(log, inFlight), authInterceptor(config.tokens)],
     readMaxBytes: config.limits.maxMessageBytes,
