@@ -88,7 +88,7 @@ export function cpuMsOf(pid: number): number {
  * module start-up do not. (CPU time, because wall time to "listening"
  * varies by ±200 ms on a busy machine; CPU time by a few tens of ms.)
  */
-export async function timedStart(
+async function timedStart(
   dataDir: string,
 ): Promise<{ server: ServerProcess; ms: number; cpuMs: number }> {
   const t0 = performance.now();
@@ -96,7 +96,51 @@ export async function timedStart(
   return { server, ms: performance.now() - t0, cpuMs: cpuMsOf(server.pid) };
 }
 
-/** Median start-up CPU on the data minus the same on an empty dir, clamped at 0. */
-export function startupExcess(dataCpuMs: readonly number[], emptyCpuMs: readonly number[]): number {
-  return Math.max(0, median(dataCpuMs) - median(emptyCpuMs));
+/**
+ * Restarts of sessiond for "first call after a restart" rows: each `restart`
+ * starts a server on an empty dir (stopped at once) and one on the data dir,
+ * records the start-up CPU and wall time of both, runs `use` on the data
+ * server and stops it. `excessMs` is the median start-up CPU on the data
+ * minus the same on the empty dir (clamped at 0): work done at start-up for
+ * the data belongs to the first call.
+ */
+export class RestartMeter {
+  private readonly cpuData: number[] = [];
+  private readonly cpuEmpty: number[] = [];
+  private readonly wallData: number[] = [];
+  private readonly wallEmpty: number[] = [];
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly emptyDir: string,
+  ) {}
+
+  async restart<T>(use: (server: ServerProcess) => Promise<T>): Promise<T> {
+    const empty = await timedStart(this.emptyDir);
+    this.wallEmpty.push(empty.ms);
+    this.cpuEmpty.push(empty.cpuMs);
+    await empty.server.stop();
+    const { server, ms, cpuMs } = await timedStart(this.dataDir);
+    this.wallData.push(ms);
+    this.cpuData.push(cpuMs);
+    try {
+      return await use(server);
+    } finally {
+      await server.stop();
+    }
+  }
+
+  get excessMs(): number {
+    return Math.max(0, median(this.cpuData) - median(this.cpuEmpty));
+  }
+
+  details(): Record<string, unknown> {
+    return {
+      startupExcessMs: this.excessMs,
+      startupCpuMs: this.cpuData,
+      startupEmptyCpuMs: this.cpuEmpty,
+      startupWallMs: this.wallData,
+      startupEmptyWallMs: this.wallEmpty,
+    };
+  }
 }

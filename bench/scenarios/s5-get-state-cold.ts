@@ -18,7 +18,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { type FloorResult, startupExcess, timedStart } from "../lib/floors.js";
+import { type FloorResult, RestartMeter } from "../lib/floors.js";
 import { bigSession } from "../lib/generate.js";
 import { memoryOf, resetPeak, runClient } from "../lib/procs.js";
 import { atMost, type Row } from "../lib/row.js";
@@ -45,21 +45,10 @@ export const getStateCold: Scenario = {
     const rssBefore: number[] = [];
     const rssAfter: number[] = [];
     const floors: FloorResult[] = [];
-    const startData: number[] = [];
-    const startEmpty: number[] = [];
-    const cpuData: number[] = [];
-    const cpuEmpty: number[] = [];
+    const restarts = new RestartMeter(big.dataDir, emptyDir);
     for (let r = 0; r < reps; r++) {
       ctx.log(`repetition ${r + 1}/${reps}: restart, first GetState, parse floor`);
-      const empty = await timedStart(emptyDir);
-      startEmpty.push(empty.ms);
-      cpuEmpty.push(empty.cpuMs);
-      await empty.server.stop();
-
-      const { server, ms, cpuMs } = await timedStart(big.dataDir);
-      startData.push(ms);
-      cpuData.push(cpuMs);
-      try {
+      await restarts.restart(async (server) => {
         resetPeak(server.pid);
         const before = memoryOf(server.pid);
         const call = await runClient<FirstCall>("clients/data-first-call.ts", {
@@ -77,9 +66,7 @@ export const getStateCold: Scenario = {
         growth.push(after.peak - before.rss);
         rssBefore.push(before.rss);
         rssAfter.push(after.rss);
-      } finally {
-        await server.stop();
-      }
+      });
       const floor = await runClient<FloorResult>("clients/data-floor.ts", {
         kind: "parse",
         file: big.file,
@@ -87,7 +74,7 @@ export const getStateCold: Scenario = {
       if (floor.count !== big.entries) throw new Error(`parse floor saw ${floor.count} lines`);
       floors.push(floor);
     }
-    const excess = startupExcess(cpuData, cpuEmpty);
+    const excess = restarts.excessMs;
     const floorMs = median(floors.map((f) => f.ms));
     return [
       atMost(
@@ -100,11 +87,7 @@ export const getStateCold: Scenario = {
           baselineName: "parse floor (read+split+JSON.parse, fresh process)",
           details: {
             firstCallMs: firstMs,
-            startupExcessMs: excess,
-            startupCpuMs: cpuData,
-            startupEmptyCpuMs: cpuEmpty,
-            startupWallMs: startData,
-            startupEmptyWallMs: startEmpty,
+            ...restarts.details(),
             floorMs: floors.map((f) => f.ms),
             fileBytes: big.bytes,
           },

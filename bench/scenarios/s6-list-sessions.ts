@@ -20,7 +20,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { type FloorResult, startupExcess, timedStart } from "../lib/floors.js";
+import { type FloorResult, RestartMeter } from "../lib/floors.js";
 import {
   type Conversation,
   sessionsDirOf,
@@ -78,21 +78,10 @@ export const listSessions: Scenario = {
     let warm: number[] = [];
     const floors: FloorResult[] = [];
     const piRuns: PiRun[] = [];
-    const startData: number[] = [];
-    const startEmpty: number[] = [];
-    const cpuData: number[] = [];
-    const cpuEmpty: number[] = [];
+    const restarts = new RestartMeter(dataDir, emptyDir);
     for (let r = 0; r < reps; r++) {
       ctx.log(`repetition ${r + 1}/${reps}: restart + first page, first-line floor, pi list`);
-      const empty = await timedStart(emptyDir);
-      startEmpty.push(empty.ms);
-      cpuEmpty.push(empty.cpuMs);
-      await empty.server.stop();
-
-      const { server, ms, cpuMs } = await timedStart(dataDir);
-      startData.push(ms);
-      cpuData.push(cpuMs);
-      try {
+      await restarts.restart(async (server) => {
         const call = await runClient<FirstCall>("clients/data-first-call.ts", {
           url: server.url,
           call: "list",
@@ -106,9 +95,7 @@ export const listSessions: Scenario = {
         }
         firstMs.push(call.firstMs);
         if (call.warm.length > 0) warm = call.warm;
-      } finally {
-        await server.stop();
-      }
+      });
 
       const floor = await runClient<FloorResult>("clients/data-floor.ts", {
         kind: "first-line",
@@ -121,15 +108,10 @@ export const listSessions: Scenario = {
       if (piRun.count !== count) throw new Error(`pi listed ${piRun.count} sessions of ${count}`);
       piRuns.push(piRun);
     }
-    const excess = startupExcess(cpuData, cpuEmpty);
-    const cold = median(firstMs) + excess;
+    const cold = median(firstMs) + restarts.excessMs;
     const coldDetails = {
       firstCallMs: firstMs,
-      startupExcessMs: excess,
-      startupCpuMs: cpuData,
-      startupEmptyCpuMs: cpuEmpty,
-      startupWallMs: startData,
-      startupEmptyWallMs: startEmpty,
+      ...restarts.details(),
       sessions: count,
       entries,
     };
