@@ -17,6 +17,7 @@ import { MemoryEngine } from "../storage/memory.js";
 import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
+import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
 
 const L = DEFAULT_SERVER_LIMITS;
 
@@ -107,8 +108,19 @@ export const serve: Command = {
     const { host, port } = splitListen(v.listen ?? DEFAULT_LISTEN);
     const kind = v.storage ?? "jsonl";
     const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
+    let debug: DebugSwitches;
+    try {
+      debug = parseDebugSwitches(process.env.SESSIOND_DEBUG);
+    } catch (err) {
+      throw new CliError((err as Error).message, 2);
+    }
+    if (Object.keys(debug).length > 0) {
+      process.stderr.write(
+        `WARNING: SESSIOND_DEBUG=${Object.keys(debug).join(",")}: durability rules are switched OFF (tests only)\n`,
+      );
+    }
     let engine: StorageEngine;
-    if (kind === "jsonl") engine = new JsonlEngine({ dataDir });
+    if (kind === "jsonl") engine = new JsonlEngine({ dataDir, debug });
     else if (kind === "memory") engine = new MemoryEngine();
     else if (/^postgres(ql)?:\/\//.test(kind)) {
       try {
@@ -181,6 +193,7 @@ export const serve: Command = {
         v["shutdown-grace-ms"],
         DEFAULT_SHUTDOWN_GRACE_MS,
       ),
+      debug: { noSubscribeFirst: debug.noSubscribeFirst },
     };
     // A promise rejection nobody awaited (a bug) must not take every client
     // down with it: log it as one JSON line and keep serving.

@@ -58,6 +58,8 @@ export interface ServerConfig {
   readonly idleTimeoutMs: number;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */
   readonly shutdownGraceMs: number;
+  /** Negative-control switches for the reliability battery; never set in production. */
+  readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
   /** Where request logs go (one JSON line each); default stderr. */
   readonly log?: ((line: string) => void) | undefined;
 }

@@ -115,6 +115,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
           signal: ctx.signal,
           heartbeatMs: deps.config.heartbeatMs,
           pageSize: store.limits.defaultPageSize,
+          noSubscribeFirst: deps.config.debug?.noSubscribeFirst === true,
         });
       } finally {
         release();

@@ -18,6 +18,12 @@ export interface WatchEntriesOptions {
   signal: AbortSignal;
   heartbeatMs: number;
   pageSize: number;
+  /**
+   * Negative control (tests only): replay first, subscribe after, and never
+   * re-read at heartbeats: the classic bug where an append that lands
+   * between the replay and the subscription is not seen until another one.
+   */
+  noSubscribeFirst?: boolean;
 }
 
 function heartbeat(headSeq: number): WatchEntriesResponse {
@@ -44,6 +50,8 @@ export async function* watchEntries(
 ): AsyncGenerator<WatchEntriesResponse> {
   const { engine, key, signal, pageSize } = opts;
   const wake = new Wakeup();
+  const late = opts.noSubscribeFirst === true;
+  let replayed = late ? await engine.read(key, opts.afterSeq, pageSize) : undefined;
   const { tail, stop } = opts.hub.watch(key, () => wake.notify());
   try {
     let last = opts.afterSeq;
@@ -54,8 +62,10 @@ export async function* watchEntries(
     let fromTail = false;
     for (let first = true; ; first = false) {
       const page =
+        replayed ??
         (fromTail ? tail.slice(last, pageSize) : undefined) ??
         (await engine.read(key, last, pageSize));
+      replayed = undefined;
       if (first && last > page.headSeq) {
         throw invalidArgument(
           `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
@@ -72,7 +82,11 @@ export async function* watchEntries(
         continue;
       }
       if (beat) yield heartbeat(Math.max(page.headSeq, last));
-      const woke = await wake.wait(opts.heartbeatMs, signal);
+      let woke = await wake.wait(opts.heartbeatMs, signal);
+      while (late && woke === "timeout") {
+        yield heartbeat(last);
+        woke = await wake.wait(opts.heartbeatMs, signal);
+      }
       if (woke === "aborted") throw signal.reason;
       beat = woke === "timeout";
       fromTail = woke === "notified";

@@ -30,6 +30,8 @@ export interface StartOptions {
   port?: number;
   /** Give up after this long waiting for "listening on". */
   timeoutMs?: number;
+  /** Extra environment, e.g. SESSIOND_DEBUG for the reliability battery's negative controls. */
+  env?: Record<string, string>;
 }
 
 /** Starts `sessiond serve` as a real process on 127.0.0.1 and waits until it listens. */
@@ -44,7 +46,11 @@ export async function startSessiond(opts: StartOptions = {}): Promise<SessiondPr
     dataDir,
     ...(opts.args ?? []),
   ];
-  const proc = spawn(process.execPath, args, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, args, {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: opts.env === undefined ? process.env : { ...process.env, ...opts.env },
+  });
   let out = "";
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => {

@@ -27,6 +27,8 @@ export interface FileStateOptions {
   readonly ops: FsOps;
   readonly noFsync: boolean;
   readonly noTailRepair: boolean;
+  /** Negative control: write at the end this process believes, without re-reading the file under the lock. */
+  readonly noFencing?: boolean;
 }
 
 /** Bytes kept from just before the known end, to notice a file rewritten behind our back. */
@@ -95,6 +97,7 @@ export class FileState {
   async prepareWrite(): Promise<{ log: SessionLog; writeAt: number }> {
     const st = await this.statFile();
     const fd = await this.openForWrite(st);
+    if (this.o.noFencing && this.log !== undefined) return { log: this.log, writeAt: this.end };
     const log = await this.catchUp(st, true);
     const torn = this.tornTail;
     this.tornTail = undefined;

@@ -50,6 +50,10 @@ export interface JsonlEngineOptions {
     noTailRepair?: boolean;
     /** Take no cross-process lock (two processes then corrupt each other's appends). */
     noCrossProcessLock?: boolean;
+    /** Keep the lock but skip the fencing re-read under it: write where this process last wrote. */
+    noFencing?: boolean;
+    /** Skip directory fsyncs only (a power cut may then lose created / linked names). */
+    noDirFsync?: boolean;
   };
 }
 
@@ -74,7 +78,7 @@ export class JsonlEngine implements StorageEngine {
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
-    this.ops = o.fs ?? nodeFs;
+    this.ops = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: this.ops === nodeFs,
@@ -87,6 +91,7 @@ export class JsonlEngine implements StorageEngine {
       lockEnabled: !o.debug?.noCrossProcessLock,
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
+      noFencing: o.debug?.noFencing === true,
     };
   }
 
@@ -345,4 +350,18 @@ export class JsonlEngine implements StorageEngine {
   private checkOpen(): void {
     if (this.closed) throw unavailable("storage is closed");
   }
+}
+
+/**
+ * Negative control `debug.noDirFsync`: the same fs, except that an fsync of
+ * a directory does nothing (file fsyncs still happen).
+ */
+function withoutDirFsync(ops: FsOps): FsOps {
+  return {
+    ...ops,
+    fsync: async (fd) => {
+      if ((await ops.fstat(fd)).isDirectory()) return;
+      await ops.fsync(fd);
+    },
+  };
 }

@@ -1,0 +1,43 @@
+/**
+ * Negative-control switches for the reliability battery (test/reliability).
+ * Each turns ONE durability rule off so that the test proving the rule can
+ * be shown to fail without it; a test that still passes with its rule off
+ * proves nothing. Read from `SESSIOND_DEBUG` (comma-separated names) by
+ * `sessiond serve` only, announced loudly on stderr, never documented as a
+ * feature.
+ */
+
+/** Each switch, with the rule it turns off. */
+export const DEBUG_SWITCHES = {
+  /** jsonl: no fdatasync / fsync at all. Caught by T2 (power loss). */
+  noFsync: "fdatasync / fsync before acknowledging",
+  /** jsonl: no directory fsync (file data still synced). Caught by T2. */
+  noDirFsync: "directory fsync after create / link / unlink",
+  /** jsonl: append after a torn tail without repairing it. Caught by T2 / T5. */
+  noTailRepair: "torn-tail repair before appending",
+  /** jsonl: no cross-process lock. Caught by T4. */
+  noCrossProcessLock: "cross-process lock",
+  /** jsonl: lock kept, but no re-read of the file under it. Caught by T4. */
+  noFencing: "fencing re-read under the lock",
+  /** server: WatchEntries replays before subscribing. Caught by T7. */
+  noSubscribeFirst: "subscribe before replay (WatchEntries)",
+} as const;
+
+export type DebugSwitch = keyof typeof DEBUG_SWITCHES;
+export type DebugSwitches = Partial<Record<DebugSwitch, true>>;
+
+/** Parses `SESSIOND_DEBUG`; unknown names are an error (a typo must not pass silently). */
+export function parseDebugSwitches(value: string | undefined): DebugSwitches {
+  const out: DebugSwitches = {};
+  for (const raw of (value ?? "").split(",")) {
+    const name = raw.trim();
+    if (name === "") continue;
+    if (!Object.hasOwn(DEBUG_SWITCHES, name)) {
+      throw new Error(
+        `SESSIOND_DEBUG: unknown switch "${name}" (known: ${Object.keys(DEBUG_SWITCHES).join(", ")})`,
+      );
+    }
+    out[name as DebugSwitch] = true;
+  }
+  return out;
+}
