@@ -1,5 +1,6 @@
 import { append } from "./append.js";
 import type { CliContext, Command } from "./command.js";
+import { copy } from "./copy.js";
 import { errorLine } from "./error-line.js";
 import { exportCommand } from "./export.js";
 import { fork } from "./fork.js";
@@ -26,6 +27,7 @@ const COMMANDS: readonly Command[] = [
   rm,
   exportCommand,
   importCommand,
+  copy,
   fsck,
 ];
 
