@@ -20,7 +20,36 @@ import { isTempName, tempName } from "./paths.js";
 /** Temp files younger than this may belong to a create in flight in another process. */
 export const TEMP_GRACE_MS = 60_000;
 
-/** Creates `dir` and its missing parents, fsyncing the parent of each new directory. */
+/**
+ * Paths (files and directories) whose name this process made durable by
+ * fsyncing their directory, per file system. A name found in place is not
+ * trusted: a failed directory fsync (here or in a crashed process) leaves
+ * a name that the page cache shows but a power cut drops, so it is made
+ * durable once before anything that depends on it is acknowledged.
+ */
+const durable = new WeakMap<FsOps, Set<string>>();
+
+export function durableNames(ops: FsOps): Set<string> {
+  let set = durable.get(ops);
+  if (set === undefined) {
+    set = new Set();
+    durable.set(ops, set);
+  }
+  return set;
+}
+
+/** Fsyncs the directory of `p` unless this process already made the name `p` durable. */
+export async function makeNameDurable(ops: FsOps, p: string): Promise<void> {
+  const known = durableNames(ops);
+  if (known.has(p)) return;
+  await fsyncDir(ops, path.dirname(p));
+  known.add(p);
+}
+
+/**
+ * Creates `dir` and its missing parents, fsyncing the parent of each new
+ * directory (and of `dir` itself once, when it was found in place).
+ */
 export async function ensureDir(ops: FsOps, dir: string, sync: boolean) {
   const missing: string[] = [];
   for (let d = dir; d !== path.dirname(d); d = path.dirname(d)) {
@@ -32,14 +61,17 @@ export async function ensureDir(ops: FsOps, dir: string, sync: boolean) {
       missing.unshift(d);
     }
   }
+  if (missing.length === 0 && sync) await makeNameDurable(ops, dir);
   for (const d of missing) {
     try {
       await ops.mkdir(d);
     } catch (err) {
       if (errnoCode(err) !== "EEXIST") throw err;
-      continue;
     }
-    if (sync) await fsyncDir(ops, path.dirname(d));
+    if (sync) {
+      await fsyncDir(ops, path.dirname(d));
+      durableNames(ops).add(d);
+    }
   }
 }
 
@@ -77,7 +109,10 @@ export async function createExclusive(
   } finally {
     await ops.unlink(temp).catch(() => undefined);
   }
-  if (linked && sync) await fsyncDir(ops, dir);
+  if (linked && sync) {
+    await fsyncDir(ops, dir);
+    durableNames(ops).add(file);
+  }
 }
 
 /** Deletes temp files older than the grace period from `dir`; returns how many. */

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { dataLoss, notFound, type SessiondError, unavailable } from "../../core/errors.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
+import { makeNameDurable } from "./create-file.js";
 import { closeQuietly, errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
 import { type CorruptHandler, scan } from "./reader.js";
 import { repairTail } from "./repair.js";
@@ -52,6 +53,14 @@ export class FileState {
   /** The writer's handle (opened "r+", positional writes) and the inode it belongs to. */
   private fd: number | undefined;
   private fdIno = -1;
+  /**
+   * After a failed write or fdatasync: where the bytes of unknown
+   * durability start, and the inode. Kept across `reset`. Linux marks the
+   * dirty pages of a failed sync clean, so the cache may show records the
+   * disk never got and that no later fdatasync writes: the next writer
+   * writes them again and fdatasyncs before appending after them.
+   */
+  private unsynced: { from: number; ino: number } | undefined;
 
   constructor(
     private readonly key: SessionKey,
@@ -59,6 +68,11 @@ export class FileState {
     private readonly name: string,
     private readonly o: FileStateOptions,
   ) {}
+
+  /** True while bytes of a failed write or sync wait to be written again (not evictable). */
+  get suspect(): boolean {
+    return this.unsynced !== undefined;
+  }
 
   /**
    * The readable prefix after a DATA_LOSS (for listings); undefined when
@@ -101,18 +115,43 @@ export class FileState {
     const log = await this.catchUp(st, true);
     const torn = this.tornTail;
     this.tornTail = undefined;
-    if (torn === undefined) return { log, writeAt: this.end };
-    if (this.o.noTailRepair) return { log, writeAt: this.end + torn.length };
-    await repairTail(this.o.ops, this.path, fd, this.end, torn, { noFsync: this.o.noFsync });
+    try {
+      await this.rewriteUnsynced(fd, st.ino);
+      if (torn === undefined) return { log, writeAt: this.end };
+      if (this.o.noTailRepair) return { log, writeAt: this.end + torn.length };
+      await repairTail(this.o.ops, this.path, fd, this.end, torn, { noFsync: this.o.noFsync });
+    } catch (err) {
+      // A failed sync is fatal for the handle: never fdatasync it again.
+      await this.reset();
+      throw err;
+    }
     this.tornSig = undefined;
     return { log, writeAt: this.end };
+  }
+
+  /** Writes the records after a failed write / sync again and fdatasyncs them (see `unsynced`). */
+  private async rewriteUnsynced(fd: number, ino: number): Promise<void> {
+    const u = this.unsynced;
+    if (u === undefined) return;
+    if (u.ino === ino && this.end > u.from) {
+      const bytes = await this.readRange(u.from, this.end - u.from);
+      await writeAll(this.o.ops, fd, bytes, u.from);
+      if (!this.o.noFsync) await this.o.ops.fdatasync(fd);
+    }
+    this.unsynced = undefined;
   }
 
   /** Writes `bytes` at `writeAt` (looping on short writes) and fdatasyncs once. */
   async writeDurably(bytes: Buffer, writeAt: number): Promise<void> {
     const fd = this.fd as number;
-    await writeAll(this.o.ops, fd, bytes, writeAt);
-    if (!this.o.noFsync) await this.o.ops.fdatasync(fd);
+    try {
+      await writeAll(this.o.ops, fd, bytes, writeAt);
+      if (!this.o.noFsync) await this.o.ops.fdatasync(fd);
+    } catch (err) {
+      const from = Math.min(this.unsynced?.from ?? writeAt, writeAt);
+      this.unsynced = { from, ino: this.fdIno };
+      throw err;
+    }
     this.end = writeAt + bytes.length;
     this.keepProbe(bytes);
   }
@@ -176,6 +215,13 @@ export class FileState {
     this.fd = fd;
     this.fdIno = (await this.o.ops.fstat(fd)).ino;
     if (this.fdIno !== st.ino) throw unavailable(`${this.name}: the file was replaced; retry`);
+    // A name left by a create whose directory fsync failed is not durable yet.
+    try {
+      if (!this.o.noFsync) await makeNameDurable(this.o.ops, this.path);
+    } catch (err) {
+      await this.closeHandle();
+      throw err;
+    }
     return fd;
   }
 

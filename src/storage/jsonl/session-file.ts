@@ -117,8 +117,18 @@ export class SessionFile {
 
   private enqueue(op: AppendOp | DeleteOp): void {
     this.queue.push(op);
+    this.startDrain();
+  }
+
+  /**
+   * Starts draining unless a drain runs. An op queued after the running
+   * drain saw an empty queue but before its promise settled would
+   * otherwise wait forever: the drain that ends checks the queue again.
+   */
+  private startDrain(): void {
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
+      if (this.queue.length > 0) this.startDrain();
     });
   }
 
