@@ -86,6 +86,34 @@ describe("after a failed sync", () => {
     expect((await scanFile(fileOf(dataDir, k))).verdict.kind).toBe("ok");
   });
 
+  it("a retried create after a failed directory fsync fsyncs the directory before answering ALREADY_EXISTS", async () => {
+    const fs = instrumentedFs();
+    const engine = new JsonlEngine({ dataDir, fs: fs.ops });
+    const dirSyncs: string[] = [];
+    try {
+      await engine.create(keyOf("other"), [rootEntry("other")]);
+      fs.hooks.fsync = async (fd: number) => {
+        if (!(await nodeFs.fstat(fd)).isDirectory()) return undefined;
+        fs.hooks.fsync = undefined;
+        throw errno("EIO");
+      };
+      const root = rootEntry(k.sessionId);
+      await expectCode(engine.create(k, [root]), "UNAVAILABLE");
+      fs.hooks.fsync = async (fd: number) => {
+        if ((await nodeFs.fstat(fd)).isDirectory()) dirSyncs.push("dir");
+        return undefined;
+      };
+      // The store turns this ALREADY_EXISTS into a successful idempotent
+      // create, so the name must be durable by now.
+      await expectCode(engine.create(k, [root]), "ALREADY_EXISTS");
+      expect(dirSyncs).toEqual(["dir"]);
+      await expectCode(engine.create(k, [root]), "ALREADY_EXISTS");
+      expect(dirSyncs).toEqual(["dir"]);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("a create whose directory fsync failed: the next append fsyncs the directory before it is acknowledged", async () => {
     const fs = instrumentedFs();
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });

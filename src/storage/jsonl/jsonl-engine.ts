@@ -15,7 +15,13 @@ import type {
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
 import { recordOf } from "../record.js";
-import { createExclusive, ensureDir, removeStaleTemps, TEMP_GRACE_MS } from "./create-file.js";
+import {
+  createExclusive,
+  ensureDir,
+  makeNameDurable,
+  removeStaleTemps,
+  TEMP_GRACE_MS,
+} from "./create-file.js";
 import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
 import { isTempName, sessionPath, sessionsDir } from "./paths.js";
@@ -104,11 +110,23 @@ export class JsonlEngine implements StorageEngine {
     const content = encodeRecords(entries);
     try {
       await this.prepare(key.workspace);
-      if ((await this.locate(key)) !== undefined) {
+      const existing = await this.locate(key);
+      if (existing !== undefined) {
+        // The store answers a retried create as a success when the existing
+        // session is the same: its name must then be durable too (the first
+        // attempt may have failed at the directory fsync).
+        if (sync) await makeNameDurable(this.ops, existing);
         throw alreadyExists(`session ${quote(key.sessionId)} already exists`);
       }
       await ensureDir(this.ops, path.dirname(file), sync);
-      await createExclusive(this.ops, file, key.sessionId, content, sync);
+      try {
+        await createExclusive(this.ops, file, key.sessionId, content, sync);
+      } catch (err) {
+        if (sync && isSessiondError(err) && err.code === "ALREADY_EXISTS") {
+          await makeNameDurable(this.ops, file);
+        }
+        throw err;
+      }
       const session = this.newSession(key, file);
       session.seed(log, content, await this.ops.stat(file));
       this.cache.put(key, session);
