@@ -11,7 +11,7 @@ import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js
 import { planAppend } from "../core/append-plan.js";
 import { type ErrorCode, isSessiondError, SessiondError } from "../core/errors.js";
 import { planReset, planRewind } from "../core/move-plan.js";
-import type { Planner } from "./engine.js";
+import type { Planner, RootPageQuery, RootRecord } from "./engine.js";
 
 /** A timestamp with sub-millisecond precision (round trips must keep the nanos). */
 export function ts(seconds: number, nanos = 123_456_789): Timestamp {
@@ -377,4 +377,26 @@ export function forkLikeEntries(sessionId: string): Entry[] {
 /** Message entries among `entries`. */
 export function countMessages(entries: readonly Entry[]): number {
   return entries.filter((e) => e.kind.case === "message").length;
+}
+
+/**
+ * The page `StorageEngine.pageRoots` must return, computed the plain way
+ * from every root (`listRoots`): filter on the parent and the keyset, sort
+ * by (createdAtMs, sessionId) with JavaScript's string order, reverse for
+ * "desc", cut at `limit`. The store's top-k (src/store/top-k.ts) is checked
+ * against the same filter + sort + slice.
+ */
+export function expectedRootPage(roots: readonly RootRecord[], q: RootPageQuery): RootRecord[] {
+  const sign = q.order === "desc" ? -1 : 1;
+  const cmp = (aMs: number, aId: string, bMs: number, bId: string) =>
+    sign * (aMs - bMs || (aId < bId ? -1 : aId > bId ? 1 : 0));
+  const after = q.after;
+  return roots
+    .filter(
+      (r) =>
+        r.parentSessionId === q.parentSessionId &&
+        (after === undefined || cmp(r.createdAtMs, r.sessionId, after.createdMs, after.id) > 0),
+    )
+    .sort((a, b) => cmp(a.createdAtMs, a.sessionId, b.createdAtMs, b.sessionId))
+    .slice(0, q.limit);
 }

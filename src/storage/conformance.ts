@@ -29,6 +29,7 @@ import {
   assistantMsg,
   countMessages,
   expectCode,
+  expectedRootPage,
   expectSameEntries,
   forkLikeEntries,
   kindless,
@@ -42,7 +43,14 @@ import {
   ts,
   userMsg,
 } from "./conformance-helpers.js";
-import type { Planner, RootRecord, SessionKey, StorageEngine, StorageEvent } from "./engine.js";
+import type {
+  Planner,
+  RootPageQuery,
+  RootRecord,
+  SessionKey,
+  StorageEngine,
+  StorageEvent,
+} from "./engine.js";
 
 export interface ConformanceHarness {
   engine: StorageEngine;
@@ -1123,6 +1131,193 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
           );
         }
       });
+    });
+  });
+}
+
+/**
+ * The optional capabilities of StorageEngine (`pageRoots`, `deleteMany`),
+ * for the engines that have them; a test of a capability the engine lacks
+ * is skipped. Same factory contract as `describeStorageConformance`.
+ *
+ * `pageRoots` is checked against the plain selection from `listRoots`
+ * (`expectedRootPage`: what the store does without it) on the same data,
+ * page after page to the end.
+ */
+export function describeCapabilityConformance(name: string, factory: ConformanceFactory): void {
+  describe(`storage capabilities: ${name}`, () => {
+    let harness: ConformanceHarness;
+    let engine: StorageEngine;
+
+    beforeEach(async () => {
+      harness = await factory();
+      engine = harness.engine;
+    });
+
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+
+    /** What pages are compared on: the sort key, the health and the root's id. */
+    function summary(roots: readonly RootRecord[]): string[] {
+      return roots.map(
+        (r) =>
+          `${r.sessionId} @${r.createdAtMs} parent=${r.parentSessionId} ${r.health} root=${r.root?.id}`,
+      );
+    }
+
+    /** Ids chosen to tell bytewise order from locale order: case, '-', '_', digits. */
+    const TOP_IDS = ["A", "a", "a-", "a_", "B", "b", "Z", "z", "0", "9", "a-b", "aB"].flatMap(
+      (p, i) => Array.from({ length: 7 }, (_, n) => `${p}${(n * 5 + i) % 7}`),
+    );
+
+    /**
+     * 84 top-level sessions on 4 creation times (so most keys tie on time
+     * and are ordered by id), one of them before 1970; 12 subagents of
+     * "a-1", 5 of "B2", 1 of a subagent.
+     */
+    async function population(): Promise<string[]> {
+      const parents: string[] = [];
+      for (const [i, id] of TOP_IDS.entries()) {
+        const timestamp = i === 5 ? ts(-86_400, 0) : ts(1_767_225_600 + (i % 4) * 60, 0);
+        await engine.create(key(id), [rootEntry(id, { timestamp })]);
+      }
+      for (const [parent, n] of [
+        ["a-1", 12],
+        ["B2", 5],
+      ] as const) {
+        parents.push(parent);
+        for (let i = 0; i < n; i++) {
+          const id = `${parent}-sub_${(i * 7) % n}`;
+          const timestamp = ts(1_767_225_600 + (i % 3), 0);
+          await engine.create(key(id), [rootEntry(id, { parentSessionId: parent, timestamp })]);
+        }
+      }
+      await engine.create(key("a-1-sub_0-sub"), [
+        rootEntry("a-1-sub_0-sub", { parentSessionId: "a-1-sub_0" }),
+      ]);
+      parents.push("a-1-sub_0");
+      return parents;
+    }
+
+    /** Pages through one listing with `pageRoots`, checking each page against `listRoots`. */
+    async function pageThrough(
+      e: StorageEngine,
+      q: Omit<RootPageQuery, "after">,
+      between?: (after: NonNullable<RootPageQuery["after"]>) => Promise<void>,
+    ): Promise<RootRecord[]> {
+      const pageRoots = e.pageRoots?.bind(e) as NonNullable<StorageEngine["pageRoots"]>;
+      const seen: RootRecord[] = [];
+      let after: RootPageQuery["after"];
+      for (let n = 0; ; n++) {
+        if (after !== undefined && between !== undefined) await between(after);
+        const query = { ...q, after };
+        const page = await pageRoots(WS, query);
+        const expected = expectedRootPage(await e.listRoots(WS), query);
+        expect(summary(page), `page ${n} of ${JSON.stringify(query)}`).toEqual(summary(expected));
+        seen.push(...page);
+        const last = page[page.length - 1];
+        if (page.length < q.limit || last === undefined) return seen;
+        after = { createdMs: last.createdAtMs, id: last.sessionId };
+      }
+    }
+
+    it("pageRoots: every page is the plain selection from listRoots, to the end (both orders, top level and subagents, equal creation times)", async (ctx) => {
+      if (engine.pageRoots === undefined) ctx.skip();
+      const parents = await population();
+      const roots = await engine.listRoots(WS);
+      for (const order of ["desc", "asc"] as const) {
+        for (const parentSessionId of ["", ...parents, "nobody"]) {
+          const whole = expectedRootPage(roots, { parentSessionId, order, limit: 1_000 });
+          for (const limit of [2, 7, 1_000]) {
+            const seen = await pageThrough(engine, { parentSessionId, order, limit });
+            expect(summary(seen), `${order} ${parentSessionId} by ${limit}`).toEqual(
+              summary(whole),
+            );
+          }
+        }
+      }
+      // The data covers what it should: a creation time before 1970 first.
+      const oldest = expectedRootPage(roots, { parentSessionId: "", order: "asc", limit: 1 });
+      expect(summary(oldest)).toEqual(["A4 @-86400000 parent= ok root=root-A4"]);
+    });
+
+    it("pageRoots: sessions deleted and created between pages, the previous page's last one too", async (ctx) => {
+      if (engine.pageRoots === undefined) ctx.skip();
+      await population();
+      for (const order of ["desc", "asc"] as const) {
+        let made = 0;
+        const q = { parentSessionId: "", order, limit: 5 };
+        const seen = await pageThrough(engine, q, async (after) => {
+          // The keyset anchor (the last session handed out) goes, and one
+          // session on each side of it; new ones land on both sides too.
+          const current = expectedRootPage(await engine.listRoots(WS), { ...q, limit: 1_000 });
+          const gone = new Set([after.id, current[0]?.sessionId, current.at(-1)?.sessionId]);
+          for (const id of gone) {
+            if (id !== undefined) expect(await engine.delete(key(id))).toBe(true);
+          }
+          for (const seconds of [1_767_225_600, 1_767_225_660, 1_767_225_900]) {
+            const id = `late-${order}-${made++}`;
+            await engine.create(key(id), [rootEntry(id, { timestamp: ts(seconds, 0) })]);
+          }
+        });
+        // Nothing handed out twice, and every page was checked against listRoots.
+        const ids = seen.map((r) => r.sessionId);
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(ids.length).toBeGreaterThan(20);
+      }
+    });
+
+    it("pageRoots: an unknown workspace or parent gives an empty page", async (ctx) => {
+      if (engine.pageRoots === undefined) ctx.skip();
+      await population();
+      for (const order of ["desc", "asc"] as const) {
+        const q = { parentSessionId: "", order, limit: 10 };
+        expect(await engine.pageRoots?.("nowhere", q)).toEqual([]);
+        expect(await engine.pageRoots?.(WS, { ...q, parentSessionId: "A0" })).toEqual([]);
+      }
+    });
+
+    it("deleteMany: removes the sessions at once, returns those that existed in the order given, announces each", async (ctx) => {
+      if (engine.deleteMany === undefined) ctx.skip();
+      for (const id of ["parent", "bystander"]) await engine.create(key(id), [rootEntry(id)]);
+      await engine.create(key("child"), [rootEntry("child", { parentSessionId: "parent" })]);
+      await engine.create(key("grandchild"), [
+        rootEntry("grandchild", { parentSessionId: "child" }),
+      ]);
+      await engine.append(key("child"), appendOf([userMsg("c1")]));
+      await engine.create(key("parent", "elsewhere"), [rootEntry("parent")]);
+      const events: StorageEvent[] = [];
+      const off = engine.subscribe((e) => events.push(e));
+      const removed = await engine.deleteMany?.(WS, [
+        "parent",
+        "missing",
+        "child",
+        "grandchild",
+        "child",
+      ]);
+      expect(removed).toEqual(["parent", "child", "grandchild"]);
+      for (const id of ["parent", "child", "grandchild"]) {
+        await expectCode(engine.load(key(id)), "NOT_FOUND");
+      }
+      expect(
+        events.filter((e) => e.type === "deleted").map((e) => `${e.workspace}/${e.sessionId}`),
+      ).toEqual(["default/parent", "default/child", "default/grandchild"]);
+      off();
+      expect(await engine.deleteMany?.(WS, ["parent", "child"])).toEqual([]);
+      expect(await engine.deleteMany?.(WS, [])).toEqual([]);
+      const check = async (e: StorageEngine) => {
+        expect(await e.listIds(WS)).toEqual(["bystander"]);
+        expect(await e.listIds("elsewhere")).toEqual(["parent"]);
+      };
+      await check(engine);
+      if (harness.reopen !== undefined) {
+        engine = await harness.reopen();
+        await check(engine);
+      }
+      // A deleted id can be created again.
+      await engine.create(key("child"), [rootEntry("child", { id: "new-root" })]);
+      expect((await engine.load(key("child"))).headSeq).toBe(1);
     });
   });
 }

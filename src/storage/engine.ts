@@ -71,9 +71,17 @@ export interface RootRecord {
   readonly sessionId: string;
   /** The root SessionInfo entry; undefined when the first record is unreadable. */
   readonly root: Entry | undefined;
-  /** The root's SessionInfo created_at in ms (0 when unreadable or unset). */
+  /**
+   * The root's SessionInfo created_at in ms (0 when unset). For an
+   * unreadable root: 0, or the value an engine that keeps it apart from the
+   * root recorded when the session was created (postgres: a column), so
+   * that a session whose root was damaged later keeps its place.
+   */
   readonly createdAtMs: number;
-  /** The root's parent_session_id: "" for a top-level session (and an unreadable root). */
+  /**
+   * The root's parent_session_id: "" for a top-level session. For an
+   * unreadable root: "", or the recorded value, like `createdAtMs`.
+   */
   readonly parentSessionId: string;
   /**
    * Health of the FIRST record only: "corrupt" when it is missing or
@@ -82,6 +90,24 @@ export interface RootRecord {
   readonly health: "ok" | "corrupt";
   /** For a corrupt first record: what is wrong. */
   readonly healthDetail: string;
+}
+
+/**
+ * One page of roots (see `StorageEngine.pageRoots`): the roots whose
+ * `parentSessionId` equals `parentSessionId`, ordered by `createdAtMs`,
+ * then by `sessionId` in JavaScript string order (UTF-16 code units; ids
+ * are ASCII, so bytewise), both ascending for "asc" and both descending
+ * for "desc"; only those strictly after `after` in that order; the first
+ * `limit` of them.
+ */
+export interface RootPageQuery {
+  /** "" for top-level sessions, else the parent whose subagents are listed. */
+  readonly parentSessionId: string;
+  readonly order: "asc" | "desc";
+  /** Keyset: the sort key of the last root of the previous page. */
+  readonly after?: { readonly createdMs: number; readonly id: string } | undefined;
+  /** At most this many roots (>= 1). */
+  readonly limit: number;
 }
 
 export type StorageEventType = "created" | "appended" | "deleted";
@@ -141,6 +167,16 @@ export interface StorageEngine {
   listRoots(workspace: string): Promise<RootRecord[]>;
 
   /**
+   * OPTIONAL: one listing page chosen by the engine (an index in SQL)
+   * rather than by the store over every root of `listRoots`. Must return
+   * exactly the roots, in order, that `listRoots` filtered, sorted and cut
+   * as `RootPageQuery` says would give on the same data: the store uses it
+   * when present, else that selection in JavaScript (src/store/top-k.ts),
+   * and tests compare the two. Engines without an index have no use for it.
+   */
+  pageRoots?(workspace: string, query: RootPageQuery): Promise<RootRecord[]>;
+
+  /**
    * Records of the given sessions (or of all of the workspace), corrupt ones
    * included. Costs a full read of each session not already loaded: pass the
    * ids of one page (see `listRoots`), not a whole workspace.
@@ -152,6 +188,17 @@ export interface StorageEngine {
 
   /** Deletes a session durably; false when it did not exist. */
   delete(key: SessionKey): Promise<boolean>;
+
+  /**
+   * OPTIONAL: deletes several sessions of a workspace atomically, all or
+   * nothing (a parent with its subagents: DeleteSession with subagents).
+   * Returns the ids that existed and are now gone, in the order given; ids
+   * that did not exist are skipped, like `delete` returning false. Each
+   * removed session gets its own "deleted" event, after the deletion is
+   * durable. Engines that cannot delete several sessions atomically leave
+   * it out, and the store deletes one by one, children first.
+   */
+  deleteMany?(workspace: string, sessionIds: readonly string[]): Promise<string[]>;
 
   /** Registers a listener for durable changes; returns the unsubscribe function. */
   subscribe(listener: StorageListener): () => void;

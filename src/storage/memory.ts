@@ -115,6 +115,17 @@ export class MemoryEngine implements StorageEngine {
     return removed;
   }
 
+  /** Atomic for free: nothing else runs between two synchronous deletes. */
+  async deleteMany(workspace: string, sessionIds: readonly string[]): Promise<string[]> {
+    this.checkOpen();
+    const space = this.spaces.get(workspace);
+    const removed = [...new Set(sessionIds)].filter((id) => space?.delete(id) ?? false);
+    for (const sessionId of removed) {
+      this.listeners.emit({ type: "deleted", workspace, sessionId, headSeq: 0 });
+    }
+    return removed;
+  }
+
   subscribe(listener: StorageListener): () => void {
     return this.listeners.subscribe(listener);
   }

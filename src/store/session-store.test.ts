@@ -1,11 +1,26 @@
 import { toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import postgres from "postgres";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import {
+  createDatabase,
+  type PgServer,
+  pgSkipReason,
+  startPostgres,
+} from "../../test/harness/postgres.js";
 import { assistant, compaction, label, user } from "../core/test-helpers.js";
+import type { StorageEngine, StorageEvent } from "../storage/engine.js";
+import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
+import { encodePageToken } from "./page-token.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
+import {
+  ENGINE_FACTORIES,
+  type EngineFactory,
+  type EngineFixture,
+  expectCode,
+} from "./test-model.js";
 import { smallest } from "./top-k.js";
 
 const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);
@@ -16,7 +31,71 @@ function bytesOf(entries: readonly Entry[]): string[] {
   return entries.map((e) => Buffer.from(toBinary(EntrySchema, e)).toString("hex"));
 }
 
-describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
+// ---------------------------------------------------------------------------
+// PostgreSQL: the whole store suite runs on it too (it has the optional
+// engine capabilities, pageRoots and deleteMany, that memory and JSONL
+// lack or only partly have), plus the tests of its SQL paths at the end.
+
+const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
+if (pgSkip !== undefined) {
+  console.warn(`\n*** SessionStore on PostgreSQL SKIPPED: ${pgSkip} ***\n`);
+}
+
+let pgServer: PgServer | undefined;
+let pgDb: Awaited<ReturnType<typeof createDatabase>> | undefined;
+let pgAdmin: postgres.Sql | undefined;
+
+/** One cluster and database for the file, started on first use; emptied by each fixture. */
+async function pgDatabase(): Promise<{ url: string; admin: postgres.Sql }> {
+  if (pgDb === undefined || pgAdmin === undefined) {
+    pgServer ??= await startPostgres();
+    if (pgServer === undefined) throw new Error("PostgreSQL is not available");
+    pgDb = await createDatabase(pgServer.url);
+    pgAdmin = postgres(pgDb.url, { max: 1, onnotice: () => {} });
+  }
+  return { url: pgDb.url, admin: pgAdmin };
+}
+
+afterAll(async () => {
+  await pgAdmin?.end({ timeout: 1 });
+  await pgDb?.drop();
+  await pgServer?.stop();
+});
+
+/** A PostgreSQL engine on the file's database, emptied; more options for some tests. */
+async function openPostgres(
+  extra: Partial<PostgresEngineOptions> = {},
+): Promise<{ engine: PostgresEngine; url: string; admin: postgres.Sql }> {
+  const { url, admin } = await pgDatabase();
+  const engine = await PostgresEngine.open({ url, ...extra });
+  await admin.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
+  return { engine, url, admin };
+}
+
+const postgresFactory: EngineFactory = {
+  name: "postgres",
+  reopens: true,
+  async open() {
+    const opened = await openPostgres();
+    let engine: StorageEngine = opened.engine;
+    return {
+      get engine() {
+        return engine;
+      },
+      reopen: async () => {
+        await engine.close();
+        engine = await PostgresEngine.open({ url: opened.url });
+        return engine;
+      },
+      dispose: () => engine.close(),
+    };
+  },
+};
+
+const FACTORIES: readonly EngineFactory[] =
+  pgSkip === undefined ? [...ENGINE_FACTORIES, postgresFactory] : ENGINE_FACTORIES;
+
+describe.each(FACTORIES)("SessionStore on $name", (factory) => {
   let fixture: EngineFixture;
   let clockMs: number;
   let store: SessionStore;
@@ -302,6 +381,19 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
       await createMany(3);
       for (const token of ["garbage!", "bm90IGpzb24", Buffer.from("[1,2]").toString("base64url")]) {
         await expectCode(() => store.list({ pageToken: token }), "INVALID_ARGUMENT", "page_token");
+      }
+    });
+
+    it("rejects a well-formed page token with a key no listing issues", async () => {
+      await createMany(3);
+      for (const [createdMs, id] of [
+        [T0 + 0.5, "s-1"],
+        [T0, "../x"],
+        [T0, "a\u0000b"],
+        [T0, ""],
+      ] as const) {
+        const pageToken = encodePageToken({ createdMs, id, order: "desc", parent: "" });
+        await expectCode(() => store.list({ pageToken }), "INVALID_ARGUMENT", "page_token");
       }
     });
 
@@ -612,6 +704,225 @@ describe.each(ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
       );
       expect(await fixture.engine.listIds("default")).toEqual(["src"]);
     });
+  });
+});
+
+describe.skipIf(pgSkip !== undefined)("SessionStore on postgres: the SQL paths", () => {
+  let engine: PostgresEngine;
+  let url: string;
+  let admin: postgres.Sql;
+  const others: PostgresEngine[] = [];
+  let clockMs = T0;
+
+  beforeEach(async () => {
+    ({ engine, url, admin } = await openPostgres());
+    clockMs = T0;
+  });
+
+  afterEach(async () => {
+    await engine.close();
+    for (const o of others.splice(0)) await o.close();
+  });
+
+  function storeOn(e: StorageEngine): SessionStore {
+    return new SessionStore(e, { now: () => new Date(clockMs) });
+  }
+
+  async function replica(extra: Partial<PostgresEngineOptions> = {}): Promise<PostgresEngine> {
+    const e = await PostgresEngine.open({ url, ...extra });
+    others.push(e);
+    return e;
+  }
+
+  /** The same engine without pageRoots: the store then picks each page in JavaScript (top-k). */
+  function jsPaging(e: StorageEngine): StorageEngine {
+    return new Proxy(e, {
+      get(target, prop) {
+        if (prop === "pageRoots") return undefined;
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  }
+
+  async function count(table: "sessiond_sessions" | "sessiond_entries", id: string) {
+    const [row] = await admin<{ n: string }[]>`
+      SELECT count(*) AS n FROM ${admin(table)} WHERE session_id = ${id}`;
+    return Number(row?.n);
+  }
+
+  it("gives the same pages and page tokens with the SQL keyset as with the JavaScript top-k, also with deletions between pages", async () => {
+    const sql = storeOn(engine);
+    const js = storeOn(jsPaging(engine));
+    expect(engine.pageRoots).toBeDefined();
+    expect(jsPaging(engine).pageRoots).toBeUndefined();
+    const prefixes = ["a", "B", "a-", "a_", "Z", "0"];
+    const parents: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const id = `${prefixes[i % prefixes.length]}${(i * 37) % 150}`;
+      await sql.create({ sessionId: id });
+      if (i % 10 === 0) {
+        parents.push(id);
+        for (let j = 0; j < 1 + (i % 4); j++) {
+          await sql.create({ sessionId: `${id}-sub${(j * 3) % 4}`, parentSessionId: id });
+        }
+      }
+      if (i % 4 === 3) clockMs += 1000; // four sessions per creation time
+    }
+    const withSubagents = parents[3] as string;
+    let made = 0;
+    for (const order of ["newest", "oldest"] as const) {
+      for (const parentSessionId of [undefined, withSubagents]) {
+        for (const pageSize of [7, 40]) {
+          let tokenSql = "";
+          let tokenJs = "";
+          const seen: string[] = [];
+          for (let n = 0; ; n++) {
+            const a = await sql.list({ order, parentSessionId, pageSize, pageToken: tokenSql });
+            const b = await js.list({ order, parentSessionId, pageSize, pageToken: tokenJs });
+            const what = `${order} ${parentSessionId ?? "top"} by ${pageSize}, page ${n}`;
+            expect(
+              a.sessions.map((m) => m.id),
+              what,
+            ).toEqual(b.sessions.map((m) => m.id));
+            expect(a.nextPageToken, what).toBe(b.nextPageToken);
+            seen.push(...a.sessions.map((m) => m.id));
+            tokenSql = a.nextPageToken;
+            tokenJs = b.nextPageToken;
+            if (tokenSql === "") break;
+            if (n % 2 === 0) {
+              // The page's last session (the keyset anchor) goes, with its
+              // subagents if any, and new sessions appear on both sides.
+              const last = a.sessions.at(-1)?.id as string;
+              if (last !== withSubagents) {
+                await sql.delete(undefined, last, { includeSubagents: true });
+              }
+              clockMs += 1000;
+              await sql.create({ sessionId: `late-${made++}` });
+              await sql.create({ sessionId: `late-${made++}`, parentSessionId: withSubagents });
+            }
+          }
+          expect(new Set(seen).size).toBe(seen.length);
+        }
+      }
+    }
+  });
+
+  it("deletes a session with its subagents in one transaction: all or nothing, NOT_FOUND as before, watchers of another replica hear each deletion", async () => {
+    const store = storeOn(engine);
+    await store.create({ sessionId: "parent" });
+    await store.create({ sessionId: "child-1", parentSessionId: "parent" });
+    await store.create({ sessionId: "child-2", parentSessionId: "parent" });
+    await store.create({ sessionId: "grandchild", parentSessionId: "child-1" });
+    await store.create({ sessionId: "bystander" });
+    const family = ["child-1", "child-2", "grandchild", "parent"];
+    const other = await replica();
+    const heard: StorageEvent[] = [];
+    other.subscribe((e) => heard.push(e));
+    await new Promise((r) => setTimeout(r, 300)); // the replica's LISTEN is up
+    await admin.unsafe(`
+      CREATE OR REPLACE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'refused: %', OLD.session_id; END $$;
+      CREATE TRIGGER refuse_delete BEFORE DELETE ON sessiond_sessions
+        FOR EACH ROW WHEN (OLD.session_id = 'grandchild') EXECUTE FUNCTION refuse_delete();`);
+    try {
+      await expectCode(
+        () => store.delete(undefined, "parent", { includeSubagents: true }),
+        "UNAVAILABLE",
+        "refused: grandchild",
+      );
+    } finally {
+      await admin.unsafe("DROP TRIGGER refuse_delete ON sessiond_sessions");
+    }
+    expect((await other.listIds("default")).sort()).toEqual(["bystander", ...family]);
+    for (const id of family) expect((await store.get(undefined, id)).id).toBe(id);
+
+    const deleted = await store.delete(undefined, "pare", { includeSubagents: true });
+    expect(deleted[0]).toBe("parent");
+    expect([...deleted].sort()).toEqual(family);
+    await vi.waitFor(() =>
+      expect(
+        heard
+          .filter((e) => e.type === "deleted")
+          .map((e) => e.sessionId)
+          .sort(),
+      ).toEqual(family),
+    );
+    expect(heard.filter((e) => e.type === "deleted" && e.sessionId === "bystander")).toEqual([]);
+    for (const id of family) {
+      await expectCode(() => store.get(undefined, id), "NOT_FOUND");
+      expect(await count("sessiond_entries", id)).toBe(0);
+    }
+    await expectCode(
+      () => store.delete(undefined, "parent", { includeSubagents: true }),
+      "NOT_FOUND",
+      "parent",
+    );
+    expect(await other.listIds("default")).toEqual(["bystander"]);
+  });
+
+  it("creates a fork in one transaction: a failure midway leaves no row, a retry succeeds, racing replicas create it once", async () => {
+    // Two rows per INSERT: a fork of 9 entries is 1 + 5 statements in its transaction.
+    const chunky = await replica({ insertChunk: 2 });
+    const store = storeOn(chunky);
+    await store.create({ sessionId: "src", title: "Source" });
+    const src = await store.open(undefined, "src");
+    await src.append(
+      Array.from({ length: 8 }, (_, i) =>
+        i % 2 === 0 ? user(`u${i}`, `question ${i}`) : assistant(`a${i}`, `answer ${i}`),
+      ),
+    );
+    const watcher = await replica();
+    const heard: StorageEvent[] = [];
+    watcher.subscribe((e) => heard.push(e));
+    await new Promise((r) => setTimeout(r, 300));
+    // Counts the fork's rows as they are inserted (a sequence is not rolled
+    // back), and fails the insert of seq 7: three INSERTs in.
+    await admin.unsafe(`
+      CREATE SEQUENCE IF NOT EXISTS fork_rows;
+      CREATE OR REPLACE FUNCTION fail_fork() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM nextval('fork_rows');
+          IF NEW.seq = 7 THEN RAISE EXCEPTION 'forced failure at seq %', NEW.seq; END IF;
+          RETURN NEW;
+        END $$;
+      CREATE TRIGGER fail_fork BEFORE INSERT ON sessiond_entries
+        FOR EACH ROW WHEN (NEW.session_id = 'fork-1') EXECUTE FUNCTION fail_fork();`);
+    try {
+      await expectCode(
+        () => store.fork(undefined, "src", { sessionId: "fork-1" }),
+        "UNAVAILABLE",
+        "forced failure at seq 7",
+      );
+      const [rows] = await admin<{ n: string }[]>`SELECT last_value AS n FROM fork_rows`;
+      expect(Number(rows?.n)).toBe(7); // seqs 1..6 were written, then rolled back
+    } finally {
+      await admin.unsafe("DROP TRIGGER fail_fork ON sessiond_entries; DROP SEQUENCE fork_rows");
+    }
+    expect(await count("sessiond_sessions", "fork-1")).toBe(0);
+    expect(await count("sessiond_entries", "fork-1")).toBe(0);
+    await expectCode(() => store.get(undefined, "fork-1"), "NOT_FOUND");
+    expect(await watcher.listIds("default")).toEqual(["src"]);
+
+    const fork = await store.fork(undefined, "src", { sessionId: "fork-1" });
+    expect(fork.headSeq).toBe(9n);
+    expect(fork.forkedFrom?.sessionId).toBe("src");
+    expect(await count("sessiond_entries", "fork-1")).toBe(9);
+    await vi.waitFor(() =>
+      expect(heard.filter((e) => e.sessionId === "fork-1").map((e) => e.type)).toEqual(["created"]),
+    );
+
+    // Two replicas fork to one new id at once: one creates it, the other's
+    // create conflicts and the retry rule returns the same session.
+    const [x, y] = await Promise.all([
+      store.fork(undefined, "src", { sessionId: "fork-2", entry: "a5" }),
+      storeOn(watcher).fork(undefined, "src", { sessionId: "fork-2", entry: "a5" }),
+    ]);
+    expect(x.id).toBe("fork-2");
+    expect(y.headSeq).toBe(x.headSeq);
+    expect(x.headSeq).toBe(7n);
+    expect(await count("sessiond_sessions", "fork-2")).toBe(1);
+    expect(await count("sessiond_entries", "fork-2")).toBe(7);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   newEntryId,
   newSessionId,
   quote,
+  SESSION_ID_PATTERN,
 } from "../core/ids.js";
 import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
@@ -202,7 +203,10 @@ export class SessionStore {
    * sessions are listed with health CORRUPT.
    *
    * Filtering, ordering and paging run on the engine's roots (first records
-   * only); full records are read for the sessions of the page only.
+   * only); full records are read for the sessions of the page only. An
+   * engine with an index picks the page itself (`pageRoots`: a keyset query
+   * in PostgreSQL); otherwise the store picks it from every root of the
+   * workspace with a bounded top-k. Both give the same page.
    */
   async list(input: ListInput = {}): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
     const workspace = checkWorkspace(input.workspace);
@@ -218,25 +222,26 @@ export class SessionStore {
     if (after !== undefined && (after.order !== order || after.parent !== parent)) {
       throw invalidArgument("invalid page_token: it belongs to a different listing");
     }
-    const sign = order === "desc" ? -1 : 1;
-    const compare = (a: RootRecord, b: RootRecord) =>
-      sign *
-      (a.createdAtMs - b.createdAtMs ||
-        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
-    const afterKey = (r: RootRecord) =>
-      after === undefined ||
-      sign *
-        (r.createdAtMs - after.createdMs ||
-          (r.sessionId < after.id ? -1 : r.sessionId > after.id ? 1 : 0)) >
-        0;
-    const roots = await this.engine.listRoots(workspace);
+    // A key this store never issues (a forged token): creation times are
+    // whole ms and ids obey the id pattern. An engine may not be able to
+    // compare with anything else (a fraction against a bigint column, a NUL
+    // in a text parameter).
+    if (
+      after !== undefined &&
+      (!Number.isInteger(after.createdMs) || !SESSION_ID_PATTERN.test(after.id))
+    ) {
+      throw invalidArgument("invalid page_token: pass next_page_token unchanged");
+    }
     // One more than the page: whether there is a next page.
-    const first = smallest(
-      roots,
-      pageSize + 1,
-      (r) => r.parentSessionId === parent && afterKey(r),
-      compare,
-    );
+    const first =
+      this.engine.pageRoots !== undefined
+        ? await this.engine.pageRoots(workspace, {
+            parentSessionId: parent,
+            order,
+            after: after && { createdMs: after.createdMs, id: after.id },
+            limit: pageSize + 1,
+          })
+        : await this.pickPage(workspace, parent, order, after, pageSize + 1);
     const page = first.slice(0, pageSize);
     const records = new Map(
       (
@@ -261,9 +266,40 @@ export class SessionStore {
   }
 
   /**
+   * The first `limit` roots of a listing, chosen here from every root of
+   * the workspace (`listRoots`) with a bounded top-k: what `pageRoots` of
+   * an engine must match (see StorageEngine.pageRoots).
+   */
+  private async pickPage(
+    workspace: string,
+    parent: string,
+    order: "asc" | "desc",
+    after: { createdMs: number; id: string } | undefined,
+    limit: number,
+  ): Promise<RootRecord[]> {
+    const sign = order === "desc" ? -1 : 1;
+    const compare = (a: RootRecord, b: RootRecord) =>
+      sign *
+      (a.createdAtMs - b.createdAtMs ||
+        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+    const afterKey = (r: RootRecord) =>
+      after === undefined ||
+      sign *
+        (r.createdAtMs - after.createdMs ||
+          (r.sessionId < after.id ? -1 : r.sessionId > after.id ? 1 : 0)) >
+        0;
+    const roots = await this.engine.listRoots(workspace);
+    return smallest(roots, limit, (r) => r.parentSessionId === parent && afterKey(r), compare);
+  }
+
+  /**
    * Deletes a session; with includeSubagents also its subagents,
-   * recursively (children first, so a crash midway leaves no orphan whose
-   * parent is gone while it remains). Returns the deleted ids.
+   * recursively. Returns the deleted ids, the session first.
+   *
+   * An engine that can delete several sessions atomically (`deleteMany`,
+   * PostgreSQL: one transaction) removes the whole family at once or
+   * nothing. Otherwise they go one by one, children first, so that a crash
+   * midway leaves no orphan whose parent is gone while it remains.
    */
   async delete(
     workspaceIn: string | undefined,
@@ -289,6 +325,9 @@ export class SessionStore {
             order.push(c);
           }
         }
+      }
+      if (this.engine.deleteMany !== undefined) {
+        return this.engine.deleteMany(key.workspace, order);
       }
     }
     const deleted: string[] = [];

@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import type { StorageEvent, StorageEventType } from "../engine.js";
+import type { Q } from "./context.js";
 
 /** The channel every replica NOTIFYs on and LISTENs to. */
 export const CHANNEL = "sessiond_events";
@@ -19,6 +20,15 @@ interface Wire {
 export function notifyPayload(replica: string, e: StorageEvent): string {
   const wire: Wire = { t: e.type, w: e.workspace, s: e.sessionId, h: e.headSeq, r: replica };
   return JSON.stringify(wire);
+}
+
+/**
+ * Queues the wake-up for other replicas in the transaction `tx`: NOTIFY is
+ * delivered on COMMIT only, so it never precedes durable data (and a
+ * rolled-back transaction wakes nobody).
+ */
+export async function notifyIn(tx: Q, replica: string, event: StorageEvent): Promise<void> {
+  await tx`SELECT pg_notify(${CHANNEL}, ${notifyPayload(replica, event)})`;
 }
 
 /** The event and its replica, or undefined for a payload that is not ours. */

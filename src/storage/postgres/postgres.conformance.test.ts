@@ -1,16 +1,31 @@
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   createDatabase,
   type PgServer,
   pgSkipReason,
   startPostgres,
+  withDatabase,
 } from "../../../test/harness/postgres.js";
-import { describeStorageConformance } from "../conformance.js";
-import { appendOf, expectCode, rootEntry, seqs, userMsg } from "../conformance-helpers.js";
-import type { StorageEngine } from "../engine.js";
+import {
+  type ConformanceFactory,
+  describeCapabilityConformance,
+  describeStorageConformance,
+} from "../conformance.js";
+import {
+  appendOf,
+  expectCode,
+  expectedRootPage,
+  rootEntry,
+  seqs,
+  settle,
+  ts,
+  userMsg,
+} from "../conformance-helpers.js";
+import type { StorageEngine, StorageEvent } from "../engine.js";
+import { pageRootsQuery } from "./listing.js";
 import { PostgresEngine } from "./postgres-engine.js";
-import { SCHEMA_VERSION } from "./schema.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 
 const skip = process.env.CI === "true" ? undefined : pgSkipReason();
 
@@ -34,46 +49,86 @@ if (skip !== undefined) {
     return server.url;
   }
 
+  type TestDb = Awaited<ReturnType<typeof createDatabase>>;
+
   /**
    * The conformance suite wants empty storage per test: one database for the
    * suite, emptied before each test (CREATE DATABASE costs ~250 ms here, a
    * TRUNCATE a few ms). Every engine of the previous test is closed by then.
    */
-  let suiteDb: Awaited<ReturnType<typeof createDatabase>> | undefined;
-  let admin: postgres.Sql | undefined;
+  function suiteFactory(makeDb: () => Promise<TestDb>): ConformanceFactory {
+    let suiteDb: TestDb | undefined;
+    let admin: postgres.Sql | undefined;
 
-  afterAll(async () => {
-    await admin?.end({ timeout: 1 });
-    await suiteDb?.drop();
-  });
+    afterAll(async () => {
+      await admin?.end({ timeout: 1 });
+      await suiteDb?.drop();
+    });
 
-  describeStorageConformance("postgres", async () => {
-    if (suiteDb === undefined) {
-      suiteDb = await createDatabase(serverUrl());
-      admin = postgres(suiteDb.url, { max: 1, onnotice: () => {} });
+    return async () => {
+      if (suiteDb === undefined) {
+        suiteDb = await makeDb();
+        admin = postgres(suiteDb.url, { max: 1, onnotice: () => {} });
+      }
+      const db = suiteDb;
+      let engine = await PostgresEngine.open({ url: db.url });
+      await admin?.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
+      const siblings: PostgresEngine[] = [];
+      return {
+        engine,
+        reopen: async () => {
+          await engine.close();
+          engine = await PostgresEngine.open({ url: db.url });
+          return engine;
+        },
+        sibling: async () => {
+          const other = await PostgresEngine.open({ url: db.url });
+          siblings.push(other);
+          return other;
+        },
+        cleanup: async () => {
+          await engine.close();
+          for (const other of siblings) await other.close();
+        },
+      };
+    };
+  }
+
+  /**
+   * A database whose default collation is ICU en-US, not C: there '-' and
+   * '_' are skipped at the first level and case is folded, so ids sort
+   * otherwise than JavaScript's <. The listing must not care.
+   */
+  async function createIcuDatabase(): Promise<TestDb> {
+    const url = serverUrl();
+    const name = `sessiond_icu_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+    const a = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await a.unsafe(
+        `CREATE DATABASE "${name}" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
+      );
+    } finally {
+      await a.end({ timeout: 1 });
     }
-    const db = suiteDb;
-    let engine = await PostgresEngine.open({ url: db.url });
-    await admin?.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
-    const siblings: PostgresEngine[] = [];
     return {
-      engine,
-      reopen: async () => {
-        await engine.close();
-        engine = await PostgresEngine.open({ url: db.url });
-        return engine;
-      },
-      sibling: async () => {
-        const other = await PostgresEngine.open({ url: db.url });
-        siblings.push(other);
-        return other;
-      },
-      cleanup: async () => {
-        await engine.close();
-        for (const other of siblings) await other.close();
+      url: withDatabase(url, name),
+      name,
+      drop: async () => {
+        const b = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          await b.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        } finally {
+          await b.end({ timeout: 1 });
+        }
       },
     };
-  });
+  }
+
+  const factory = suiteFactory(() => createDatabase(serverUrl()));
+
+  describeStorageConformance("postgres", factory);
+  describeCapabilityConformance("postgres", factory);
+  describeCapabilityConformance("postgres (ICU en-US collation)", suiteFactory(createIcuDatabase));
 
   describe("postgres engine: replicas, schema and failures", () => {
     it("two replicas appending to one session: seqs dense, every acknowledged entry once", async () => {
@@ -217,6 +272,224 @@ if (skip !== undefined) {
         );
       } finally {
         await engine.close();
+      }
+    });
+  });
+
+  describe("postgres engine: listing pages and deletes in SQL", () => {
+    interface PlanNode {
+      "Node Type": string;
+      "Index Name"?: string;
+      "Index Cond"?: string;
+      Filter?: string;
+      Plans?: PlanNode[];
+    }
+
+    function nodesOf(n: PlanNode): PlanNode[] {
+      return [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+    }
+
+    it.each([
+      ["C", () => createDatabase(serverUrl())],
+      ["ICU en-US", createIcuDatabase],
+    ] as const)(
+      "pages with an index scan on sessiond_sessions_page, keyset in the index condition, no sort (%s collation)",
+      async (_collation, makeDb) => {
+        const db = await makeDb();
+        const engine = await PostgresEngine.open({ url: db.url });
+        const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+        try {
+          // 20 000 sessions in 4 workspaces, one in 5 a subagent; 3 per creation time.
+          await sql`
+            INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, parent_session_id,
+              head_seq, leaf_id, message_count, updated_at_ms)
+            SELECT 'w' || (i % 4), 's-' || i, 1000 + i / 3,
+              CASE WHEN i % 5 = 0 THEN 's-' || (i - 4) ELSE '' END, 1, 'r', 0, 0
+            FROM generate_series(1, 20000) AS i`;
+          await sql`
+            INSERT INTO sessiond_entries (workspace, session_id, seq, id, payload)
+            SELECT workspace, session_id, 1, 'r-' || session_id, '{}' FROM sessiond_sessions`;
+          await sql`ANALYZE`;
+          const after = { createdMs: 3000, id: "s-6001" };
+          for (const q of [
+            { parentSessionId: "", order: "desc", limit: 51 },
+            { parentSessionId: "", order: "desc", limit: 51, after },
+            { parentSessionId: "", order: "asc", limit: 51 },
+            { parentSessionId: "", order: "asc", limit: 51, after },
+            { parentSessionId: "s-6001", order: "desc", limit: 51, after },
+            { parentSessionId: "s-6001", order: "asc", limit: 51 },
+          ] as const) {
+            const [row] = await sql<{ "QUERY PLAN": [{ Plan: PlanNode }] }[]>`
+              EXPLAIN (FORMAT JSON) ${pageRootsQuery(sql, "w1", q)}`;
+            const plan = row?.["QUERY PLAN"][0].Plan as PlanNode;
+            const nodes = nodesOf(plan);
+            const what = `${JSON.stringify(q)}: ${JSON.stringify(plan, null, 1)}`;
+            expect(plan["Node Type"], what).toBe("Limit");
+            expect(
+              nodes.map((n) => n["Node Type"]),
+              what,
+            ).not.toContain("Sort");
+            const scan = nodes.find((n) => n["Index Name"] === "sessiond_sessions_page");
+            expect(scan?.["Node Type"], what).toMatch(/^Index (Only )?Scan$/);
+            expect(scan?.Filter, what).toBeUndefined();
+            if ("after" in q) expect(scan?.["Index Cond"], what).toMatch(/created_at_ms/);
+          }
+        } finally {
+          await sql.end({ timeout: 1 });
+          await engine.close();
+          await db.drop();
+        }
+      },
+    );
+
+    it("migrates a version-1 database: the page index replaces the two listing indexes, data kept", async () => {
+      const db = await createDatabase(serverUrl());
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        const v1 = MIGRATIONS.find((m) => m.version === 1) as (typeof MIGRATIONS)[number];
+        await sql.begin(async (tx) => {
+          await tx`CREATE TABLE sessiond_migrations (
+            version integer PRIMARY KEY, description text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now())`;
+          await tx.unsafe(v1.sql);
+          await tx`INSERT INTO sessiond_migrations (version, description) VALUES (1, ${v1.description})`;
+        });
+        const indexes = async () =>
+          (
+            await sql<{ indexname: string }[]>`
+              SELECT indexname FROM pg_indexes WHERE tablename = 'sessiond_sessions' ORDER BY 1`
+          ).map((r) => r.indexname);
+        expect(await indexes()).toContain("sessiond_sessions_by_created");
+        // Sessions written under version 1 (the columns are the same).
+        for (const [i, id] of ["b", "a", "C"].entries()) {
+          await sql`
+            INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, head_seq, leaf_id,
+              message_count, updated_at_ms)
+            VALUES ('w', ${id}, ${1000 + (i % 2)}, 1, ${`root-${id}`}, 0, 0)`;
+        }
+        const engine = await PostgresEngine.open({ url: db.url });
+        try {
+          expect(await indexes()).toEqual(["sessiond_sessions_page", "sessiond_sessions_pkey"]);
+          const [v] = await sql<{ v: number }[]>`SELECT max(version) AS v FROM sessiond_migrations`;
+          expect(v?.v).toBe(SCHEMA_VERSION);
+          // No seq-1 entries were written above: give them, as a create would have.
+          for (const id of ["a", "b", "C"]) {
+            await sql`
+              INSERT INTO sessiond_entries (workspace, session_id, seq, id, payload)
+              VALUES ('w', ${id}, 1, ${`root-${id}`}, '{}')`;
+          }
+          const page = await engine.pageRoots("w", {
+            parentSessionId: "",
+            order: "desc",
+            limit: 10,
+          });
+          expect(page.map((r) => `${r.sessionId}@${r.createdAtMs}`)).toEqual([
+            "a@1001",
+            "b@1000",
+            "C@1000",
+          ]);
+        } finally {
+          await engine.close();
+        }
+      } finally {
+        await sql.end({ timeout: 1 });
+        await db.drop();
+      }
+    });
+
+    it("keeps a session whose root was damaged in its place: listRoots and pageRoots agree", async () => {
+      const db = await createDatabase(serverUrl());
+      const engine = await PostgresEngine.open({ url: db.url });
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        const at = (s: number) => ({ timestamp: ts(1_767_225_600 + s, 0) });
+        for (const [i, id] of ["p", "q", "r"].entries()) {
+          await engine.create({ workspace: "w", sessionId: id }, [rootEntry(id, at(i))]);
+        }
+        for (const [i, id] of ["p-1", "p-2"].entries()) {
+          await engine.create({ workspace: "w", sessionId: id }, [
+            rootEntry(id, { ...at(10 + i), parentSessionId: "p" }),
+          ]);
+        }
+        await sql`
+          UPDATE sessiond_entries SET payload = 'not json'
+          WHERE workspace = 'w' AND session_id IN ('q', 'p-2') AND seq = 1`;
+        const roots = await engine.listRoots("w");
+        const damaged = roots.filter((r) => r.health === "corrupt").map((r) => r.sessionId);
+        expect(damaged.sort()).toEqual(["p-2", "q"]);
+        const q = roots.find((r) => r.sessionId === "q");
+        expect(q?.createdAtMs).toBe((1_767_225_600 + 1) * 1000);
+        expect(q?.healthDetail).toMatch(/corrupt at seq 1/);
+        expect(roots.find((r) => r.sessionId === "p-2")?.parentSessionId).toBe("p");
+        for (const parentSessionId of ["", "p"]) {
+          for (const order of ["asc", "desc"] as const) {
+            const query = { parentSessionId, order, limit: 10 };
+            const page = await engine.pageRoots("w", query);
+            expect(page).toEqual(expectedRootPage(roots, query));
+          }
+        }
+        const top = await engine.pageRoots("w", { parentSessionId: "", order: "asc", limit: 10 });
+        expect(top.map((r) => `${r.sessionId}:${r.health}`)).toEqual(["p:ok", "q:corrupt", "r:ok"]);
+      } finally {
+        await sql.end({ timeout: 1 });
+        await engine.close();
+        await db.drop();
+      }
+    });
+
+    it("deleteMany is all or nothing: a failure on the last row removes none and wakes nobody", async () => {
+      const db = await createDatabase(serverUrl());
+      const a = await PostgresEngine.open({ url: db.url });
+      const b = await PostgresEngine.open({ url: db.url });
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        const ids = ["parent", "child-1", "child-2", "grandchild"];
+        for (const id of ids) {
+          const parentSessionId =
+            id === "parent" ? undefined : id === "grandchild" ? "child-1" : "parent";
+          await a.create({ workspace: "w", sessionId: id }, [rootEntry(id, { parentSessionId })]);
+          await a.append({ workspace: "w", sessionId: id }, appendOf([userMsg(`${id}-m`)]));
+        }
+        const heard: StorageEvent[] = [];
+        const here: StorageEvent[] = [];
+        b.subscribe((e) => heard.push(e));
+        a.subscribe((e) => here.push(e));
+        await settle(300); // b's LISTEN is up
+        await sql.unsafe(`
+          CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN RAISE EXCEPTION 'refused: %', OLD.session_id; END $$;
+          CREATE TRIGGER refuse BEFORE DELETE ON sessiond_sessions
+            FOR EACH ROW WHEN (OLD.session_id = 'grandchild') EXECUTE FUNCTION refuse();`);
+        const err = await expectCode(a.deleteMany("w", ids), "UNAVAILABLE");
+        expect(err.message).toMatch(/refused: grandchild/);
+        await settle(300);
+        expect(heard.filter((e) => e.type === "deleted")).toEqual([]);
+        expect(here.filter((e) => e.type === "deleted")).toEqual([]);
+        for (const e of [a, b]) {
+          expect((await e.listIds("w")).sort()).toEqual([...ids].sort());
+          for (const id of ids)
+            expect((await e.load({ workspace: "w", sessionId: id })).headSeq).toBe(2);
+        }
+        const [count] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM sessiond_entries`;
+        expect(Number(count?.n)).toBe(8);
+
+        await sql.unsafe("DROP TRIGGER refuse ON sessiond_sessions");
+        expect(await a.deleteMany("w", ids)).toEqual(ids);
+        // b hears one NOTIFY per session; a emits its own events after COMMIT.
+        await vi.waitFor(() =>
+          expect(heard.filter((e) => e.type === "deleted").map((e) => e.sessionId)).toEqual(ids),
+        );
+        expect(here.filter((e) => e.type === "deleted").map((e) => e.sessionId)).toEqual(ids);
+        expect(await b.listIds("w")).toEqual([]);
+        for (const id of ids)
+          await expectCode(b.load({ workspace: "w", sessionId: id }), "NOT_FOUND");
+        const [left] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM sessiond_entries`;
+        expect(Number(left?.n)).toBe(0);
+      } finally {
+        await sql.end({ timeout: 1 });
+        await a.close();
+        await b.close();
+        await db.drop();
       }
     });
   });

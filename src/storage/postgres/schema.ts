@@ -58,6 +58,28 @@ CREATE TABLE sessiond_entries (
 );
 `,
   },
+  {
+    version: 2,
+    description: "keyset listing index in bytewise id order",
+    sql: `
+-- Listing pages are chosen in SQL (listing.ts, pageRoots): filter on the
+-- parent ('' = top level), order by created_at_ms then session_id, keyset
+-- after the previous page's last key, LIMIT. This one index serves that
+-- for top-level sessions and for a parent's subagents alike, both orders
+-- (scanned backwards for oldest first), with no sort.
+-- session_id is ordered COLLATE "C" (bytewise: the order of JavaScript's <
+-- on ASCII ids, which the JSONL and memory engines' listings use) whatever
+-- the database's collation; under en_US, say, '-' and '_' would be skipped
+-- and case folded, and pages would come out in another order.
+CREATE INDEX sessiond_sessions_page
+  ON sessiond_sessions (workspace, parent_session_id, created_at_ms DESC,
+    session_id COLLATE "C" DESC);
+-- Superseded by sessiond_sessions_page (they order ids by the database's
+-- collation, and no other query uses them): not kept up on every create.
+DROP INDEX sessiond_sessions_by_created;
+DROP INDEX sessiond_sessions_by_parent;
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,0 +1,114 @@
+import { dataLoss } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import { SessionLog } from "../../core/session-log.js";
+import type { SessionKey } from "../engine.js";
+import { missing, type PgContext, type Q } from "./context.js";
+import { decodePayload } from "./rows.js";
+import { type Cached, cacheKey } from "./session-cache.js";
+
+/**
+ * Catch-up: bringing a replica's cached log up to what is stored. Other
+ * replicas append to the same sessions, so a cached log is never trusted
+ * as is: every use reads the stored head and the rows past the cached one.
+ * A session deleted and created again elsewhere has a new incarnation; its
+ * cached log is then dropped and read again from seq 1.
+ */
+
+/** Applies stored rows (seq order) to `log`; DATA_LOSS when they break the log. */
+function applyRows(
+  key: SessionKey,
+  log: SessionLog,
+  rows: readonly { seq: number; payload: string }[],
+): void {
+  for (const r of rows) log.apply(decodePayload(key, r.seq, r.payload));
+}
+
+function headMismatch(key: SessionKey, stored: number, have: number) {
+  return dataLoss(
+    `session ${quote(key.sessionId)} in workspace ${quote(key.workspace)}: head seq ${stored} but ${have} entries stored`,
+  );
+}
+
+/**
+ * The session's log caught up with the tables, outside a transaction:
+ * ONE statement (one snapshot, one round trip when nothing changed) reads
+ * the session row LEFT JOIN the rows past the cached head, so the head and
+ * the rows agree. Call in the session's turn (`cache.withKey`).
+ */
+export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionLog> {
+  const k = cacheKey(key);
+  let cached = ctx.cache.get(k);
+  for (let attempt = 0; ; attempt++) {
+    const after = cached?.log.headSeq ?? 0;
+    const rows = await ctx.db(
+      "reading a session",
+      () => ctx.sql<
+        { incarnation: string; head_seq: number; seq: number | null; payload: string | null }[]
+      >`
+        SELECT s.incarnation, s.head_seq, e.seq, e.payload
+        FROM sessiond_sessions s
+        LEFT JOIN sessiond_entries e
+          ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq > ${after}
+        WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
+        ORDER BY e.seq`,
+    );
+    const first = rows[0];
+    if (first === undefined) {
+      ctx.cache.drop(k);
+      throw missing(key);
+    }
+    if (cached !== undefined && cached.incarnation !== first.incarnation) {
+      // Deleted and created again (by another replica): start over.
+      ctx.cache.drop(k);
+      cached = undefined;
+      if (attempt === 0) continue;
+    }
+    const c: Cached = cached ?? {
+      incarnation: first.incarnation,
+      log: new SessionLog(key.sessionId),
+    };
+    const fresh = rows.filter((r) => r.seq !== null) as { seq: number; payload: string }[];
+    try {
+      applyRows(key, c.log, fresh);
+      if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
+    } catch (err) {
+      ctx.cache.drop(k);
+      throw err;
+    }
+    ctx.cache.remember(k, c);
+    return c.log;
+  }
+}
+
+/**
+ * In the append transaction `tx`: locks the session row (`SELECT ... FOR
+ * UPDATE`, which serialises writers of the session across replicas) and
+ * brings the cached log up to the stored head. NOT_FOUND when the row is
+ * gone. The caller drops the cached log when the transaction fails.
+ */
+export async function lockAndCatchUp(ctx: PgContext, tx: Q, key: SessionKey): Promise<Cached> {
+  const k = cacheKey(key);
+  const [row] = await tx<{ incarnation: string; head_seq: number }[]>`
+    SELECT incarnation, head_seq FROM sessiond_sessions
+    WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+    FOR UPDATE`;
+  if (row === undefined) {
+    ctx.cache.drop(k);
+    throw missing(key);
+  }
+  let c = ctx.cache.get(k);
+  if (c === undefined || c.incarnation !== row.incarnation) {
+    c = { incarnation: row.incarnation, log: new SessionLog(key.sessionId) };
+  }
+  // The cache is dropped on any failure of the transaction (see append.ts).
+  ctx.cache.remember(k, c);
+  if (c.log.headSeq < row.head_seq) {
+    const rows = await tx<{ seq: number; payload: string }[]>`
+      SELECT seq, payload FROM sessiond_entries
+      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId} AND seq > ${c.log.headSeq}
+      ORDER BY seq`;
+    applyRows(key, c.log, rows);
+  }
+  if (c.log.headSeq !== row.head_seq) throw headMismatch(key, row.head_seq, c.log.headSeq);
+  return c;
+}

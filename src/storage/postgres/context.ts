@@ -1,0 +1,35 @@
+import type postgres from "postgres";
+import { notFound, type SessiondError } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { SessionKey } from "../engine.js";
+import type { SessionCache } from "./session-cache.js";
+
+/** A query runner: the pool or a transaction. */
+export type Q = postgres.ISql;
+
+/**
+ * What the engine's parts share, handed to each of them by PostgresEngine.
+ * The parts are plain functions over this context rather than methods, so
+ * that each file holds one concept (catch-up, append, listing, ...) and the
+ * engine class only wires them to the StorageEngine contract.
+ */
+export interface PgContext {
+  /** The pool. */
+  readonly sql: postgres.Sql;
+  /** Parsed logs of this replica, and the per-session turns that guard them. */
+  readonly cache: SessionCache;
+  /** This replica's id in NOTIFY payloads (see notify.ts). */
+  readonly replica: string;
+  /** Rows per INSERT statement. */
+  readonly insertChunk: number;
+  /**
+   * Runs `fn`, turning database and connection failures into UNAVAILABLE
+   * naming `what`; `close()` waits for every call running through here.
+   */
+  db<T>(what: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** NOT_FOUND for a session, worded like the other engines. */
+export function missing(k: SessionKey): SessiondError {
+  return notFound(`session ${quote(k.sessionId)} not found in workspace ${quote(k.workspace)}`);
+}

@@ -1,0 +1,163 @@
+import { toJsonString } from "@bufbuild/protobuf";
+import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { dataLoss, invalidArgument } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
+import { decodeEntry } from "../jsonl/fast-decode.js";
+import { rootRecordOfEntry } from "../record.js";
+import type { Q } from "./context.js";
+
+/**
+ * Row <-> entry mapping. An entry is stored as its canonical proto JSON
+ * (byte for byte the JSONL engine's payload, so both engines fold the same
+ * data and `sessiond copy` moves payloads unchanged), next to the few
+ * columns queries need (id, parent_id, kind). Reading decodes with the
+ * JSONL engine's decoder for the same reason.
+ */
+
+/** One row of sessiond_entries as written. */
+interface EntryRow {
+  workspace: string;
+  session_id: string;
+  seq: number;
+  id: string;
+  parent_id: string | null;
+  kind: string | null;
+  payload: string;
+}
+
+const ENTRY_COLUMNS = [
+  "workspace",
+  "session_id",
+  "seq",
+  "id",
+  "parent_id",
+  "kind",
+  "payload",
+] as const;
+
+/** Decodes a stored payload; DATA_LOSS naming the row when it is not a valid entry. */
+export function decodePayload(k: SessionKey, seq: number, payload: string): Entry {
+  try {
+    return decodeEntry(JSON.parse(payload), { ignoreUnknownFields: true });
+  } catch (err) {
+    throw dataLoss(
+      `session ${quote(k.sessionId)} in workspace ${quote(k.workspace)} is corrupt at seq ${seq}: payload is not a valid entry (${err instanceof Error ? err.message : String(err)})`,
+      err,
+    );
+  }
+}
+
+/** The payload of an entry; INVALID_ARGUMENT when protobuf cannot write it as JSON. */
+export function jsonOf(e: Entry): string {
+  try {
+    return toJsonString(EntrySchema, e);
+  } catch (err) {
+    throw invalidArgument(
+      `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/**
+ * Inserts `entries` (with their payloads `json`, same order) in statements
+ * of at most `chunk` rows: one multi-row INSERT per chunk keeps a big
+ * create or import to a few round trips without hitting the protocol's
+ * 65535-parameter limit (7 parameters a row).
+ */
+export async function insertEntries(
+  tx: Q,
+  key: SessionKey,
+  entries: readonly Entry[],
+  json: readonly string[],
+  chunk: number,
+): Promise<void> {
+  for (let start = 0; start < entries.length; start += chunk) {
+    const rows: EntryRow[] = [];
+    const end = Math.min(entries.length, start + chunk);
+    for (let i = start; i < end; i++) {
+      const e = entries[i] as Entry;
+      rows.push({
+        workspace: key.workspace,
+        session_id: key.sessionId,
+        seq: Number(e.seq),
+        id: e.id,
+        parent_id: e.parentId ?? null,
+        kind: e.kind.case ?? null,
+        payload: json[i] as string,
+      });
+    }
+    await tx`INSERT INTO sessiond_entries ${tx(rows, ...ENTRY_COLUMNS)}`;
+  }
+}
+
+/** A session row joined with its seq-1 entry, as the root listings read it. */
+export interface RootRow {
+  session_id: string;
+  /** bigint: the driver hands it over as a string. */
+  created_at_ms: string;
+  parent_session_id: string;
+  payload: string;
+}
+
+/**
+ * The root record of a row; a payload that does not decode gives a corrupt
+ * record. The sort key (created_at_ms, parent_session_id) comes from the
+ * row's columns, written from the root at create and never changed: they
+ * are what the SQL page query (pageRoots) orders and filters on, so
+ * `listRoots` and `pageRoots` agree even on a session whose root was
+ * damaged after it was created (it keeps its place rather than moving to
+ * the top level at time 0).
+ */
+export function rootRecordOfRow(workspace: string, r: RootRow): RootRecord {
+  const createdAtMs = Number(r.created_at_ms);
+  const parentSessionId = r.parent_session_id;
+  try {
+    const root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload);
+    return { ...rootRecordOfEntry(r.session_id, root), createdAtMs, parentSessionId };
+  } catch (err) {
+    return {
+      sessionId: r.session_id,
+      root: undefined,
+      createdAtMs,
+      parentSessionId,
+      health: "corrupt",
+      healthDetail: err instanceof Error ? err.message : String(err),
+    };
+  }
+}
+
+/** A session row (counters kept current by every append) joined with its seq-1 entry. */
+export interface RecordRow {
+  session_id: string;
+  head_seq: number;
+  leaf_id: string;
+  message_count: number;
+  title: string | null;
+  /** bigint: the driver hands it over as a string. */
+  updated_at_ms: string;
+  payload: string;
+}
+
+/** The listing record of a row: no entry but the root is read. */
+export function sessionRecordOfRow(workspace: string, r: RecordRow): SessionRecord {
+  let root: Entry | undefined;
+  let healthDetail = "";
+  try {
+    root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload);
+  } catch (err) {
+    healthDetail = err instanceof Error ? err.message : String(err);
+  }
+  return {
+    workspace,
+    sessionId: r.session_id,
+    root,
+    title: r.title ?? undefined,
+    headSeq: r.head_seq,
+    leafId: r.leaf_id,
+    messageCount: r.message_count,
+    updatedAtMs: Number(r.updated_at_ms),
+    health: root === undefined ? "corrupt" : "ok",
+    healthDetail,
+  };
+}
