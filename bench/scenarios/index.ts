@@ -8,6 +8,7 @@ import { listSessions } from "./s6-list-sessions.js";
 import { watchFanout } from "./s7-watch-fanout.js";
 import { memory } from "./s8-memory.js";
 import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
+import { postgresRows } from "./s10-postgres.js";
 
 /** Every scenario of `npm run bench`, in table order. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario[] = [
   watchFanout,
   memory,
   embeddedVsPi,
+  postgresRows,
 ];
