@@ -1158,6 +1158,16 @@ export function describeCapabilityConformance(name: string, factory: Conformance
       await harness.cleanup();
     });
 
+    it("exists (when the engine has it): true for a session, false for a missing or deleted one", async () => {
+      if (engine.exists === undefined) return;
+      await engine.create(key("here"), [rootEntry("here")]);
+      expect(await engine.exists(key("here"))).toBe(true);
+      expect(await engine.exists(key("her"))).toBe(false);
+      expect(await engine.exists({ workspace: "other-ws", sessionId: "here" })).toBe(false);
+      expect(await engine.delete(key("here"))).toBe(true);
+      expect(await engine.exists(key("here"))).toBe(false);
+    });
+
     /** What pages are compared on: the sort key, the health and the root's id. */
     function summary(roots: readonly RootRecord[]): string[] {
       return roots.map(

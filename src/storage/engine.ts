@@ -177,6 +177,15 @@ export interface StorageEngine {
   pageRoots?(workspace: string, query: RootPageQuery): Promise<RootRecord[]>;
 
   /**
+   * OPTIONAL: whether a session exists, without listing the workspace. The
+   * store resolves a full session id with it before falling back to prefix
+   * matching over `listIds`, which costs a query of every id per call on a
+   * database. May answer true from a cache: a stale true is harmless, as
+   * the operation that follows fails with NOT_FOUND on a deleted session.
+   */
+  exists?(key: SessionKey): Promise<boolean>;
+
+  /**
    * Records of the given sessions (or of all of the workspace), corrupt ones
    * included. Costs a full read of each session not already loaded: pass the
    * ids of one page (see `listRoots`), not a whole workspace.

@@ -160,6 +160,10 @@ export class SessionStore {
   async resolve(workspaceIn: string | undefined, ref: string): Promise<SessionKey> {
     const workspace = checkWorkspace(workspaceIn);
     checkSessionId(ref, "session");
+    // The hot path: a full id, checked without listing the workspace.
+    if (await this.engine.exists?.({ workspace, sessionId: ref })) {
+      return { workspace, sessionId: ref };
+    }
     const ids = await this.engine.listIds(workspace);
     // A client-chosen id may be shorter than a prefix is allowed to be.
     if (ids.includes(ref)) return { workspace, sessionId: ref };

@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import type { RootPageQuery, RootRecord, SessionRecord } from "../engine.js";
+import type { RootPageQuery, RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { type RecordRow, type RootRow, rootRecordOfRow, sessionRecordOfRow } from "./rows.js";
 
@@ -18,6 +18,18 @@ export async function listIds(ctx: PgContext, workspace: string): Promise<string
       SELECT session_id FROM sessiond_sessions WHERE workspace = ${workspace}`,
   );
   return rows.map((r) => r.session_id);
+}
+
+/** Whether the session has a row (one primary-key lookup). */
+export async function sessionExists(ctx: PgContext, key: SessionKey): Promise<boolean> {
+  const rows = await ctx.db(
+    "looking up a session",
+    () =>
+      ctx.sql`
+      SELECT 1 FROM sessiond_sessions
+      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
+  );
+  return rows.length > 0;
 }
 
 export async function listRoots(ctx: PgContext, workspace: string): Promise<RootRecord[]> {

@@ -20,7 +20,14 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
-import { listIds, listRecords, listRoots, listWorkspaces, pageRoots } from "./listing.js";
+import {
+  listIds,
+  listRecords,
+  listRoots,
+  listWorkspaces,
+  pageRoots,
+  sessionExists,
+} from "./listing.js";
 import { NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
 import { migrate } from "./schema.js";
@@ -170,6 +177,13 @@ export class PostgresEngine implements StorageEngine {
   async listIds(workspace: string): Promise<string[]> {
     await this.begin();
     return listIds(this.ctx, workspace);
+  }
+
+  /** From the cache when this replica holds the session's log, else one primary-key lookup. */
+  async exists(key: SessionKey): Promise<boolean> {
+    if (this.cache.get(cacheKey(key)) !== undefined) return true;
+    await this.begin();
+    return sessionExists(this.ctx, key);
   }
 
   async listRoots(workspace: string): Promise<RootRecord[]> {
