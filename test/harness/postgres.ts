@@ -13,8 +13,12 @@
  *
  * `createDatabase(url)` makes a database with a random name on that server
  * (one per test file, for isolation) and returns its URL and a drop function.
+ *
+ * `sharedPostgres()` is one server per process (a vitest test file, a
+ * reliability script), started on first use and stopped when the process
+ * exits (or, when ended by a signal, soon after: a detached watchdog).
  */
-import { execFile, execFileSync } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -101,8 +105,13 @@ export async function startPostgres(): Promise<PgServer | undefined> {
       // already gone
     }
     rmSync(dir, { recursive: true, force: true });
+    stopWatchdog(watchdog);
   };
   process.once("exit", stopSync);
+  // A test runner may end this process without an "exit" event (vitest ends
+  // its workers with a signal): a detached watchdog stops the cluster and
+  // removes its dir once this process is gone.
+  const watchdog = startWatchdog(pgdata, dir);
   try {
     let [cmd, args] = asPostgres([
       "initdb",
@@ -134,6 +143,7 @@ export async function startPostgres(): Promise<PgServer | undefined> {
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     process.removeListener("exit", stopSync);
+    stopWatchdog(watchdog);
     throw err;
   }
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -142,6 +152,7 @@ export async function startPostgres(): Promise<PgServer | undefined> {
     url,
     stop: async () => {
       process.removeListener("exit", stopSync);
+      stopWatchdog(watchdog);
       if (!started) return;
       started = false;
       const [cmd, args] = asPostgres(["pg_ctl", "-D", pgdata, "-m", "fast", "-w", "stop"]);
@@ -152,6 +163,35 @@ export async function startPostgres(): Promise<PgServer | undefined> {
       }
     },
   };
+}
+
+/**
+ * A detached shell that polls this process and, once it is gone, stops the
+ * cluster (`pg_ctl stop -m immediate`) and removes its dir. Killed (by pid)
+ * by a normal stop.
+ */
+function startWatchdog(pgdata: string, dir: string): ChildProcess | undefined {
+  const [cmd, args] = asPostgres(["pg_ctl", "-D", pgdata, "-m", "immediate", "-w", "stop"]);
+  const q = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${[cmd, ...args].map(q).join(" ")} >/dev/null 2>&1; rm -rf ${q(dir)}`;
+  try {
+    const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+    child.on("error", () => {});
+    child.unref();
+    return child;
+  } catch {
+    return undefined;
+  }
+}
+
+function stopWatchdog(child: ChildProcess | undefined): void {
+  if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+    try {
+      process.kill(child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }
 
 async function waitForConnections(url: string, timeoutMs = 30_000): Promise<void> {
@@ -201,4 +241,34 @@ export async function createDatabase(
       }
     },
   };
+}
+
+let shared: Promise<PgServer> | undefined;
+
+/**
+ * One PostgreSQL server for this whole process (SESSIOND_TEST_PG_URL, or a
+ * throwaway cluster started on first use; the exit hook of `startPostgres`
+ * stops it). Unlike `startPostgres` it never returns undefined: a caller
+ * that asked for PostgreSQL fails loudly when there is none.
+ */
+export function sharedPostgres(): Promise<PgServer> {
+  shared ??= startPostgres().then((pg) => {
+    if (pg === undefined) {
+      throw new Error(
+        `PostgreSQL was asked for (SESSIOND_TEST_STORAGE=postgres or a PostgreSQL test) but is unavailable: ${pgSkipReason()}`,
+      );
+    }
+    const self = shared;
+    return {
+      url: pg.url,
+      stop: async () => {
+        if (shared === self) shared = undefined;
+        await pg.stop();
+      },
+    };
+  });
+  shared.catch(() => {
+    shared = undefined; // a later call may try again
+  });
+  return shared;
 }

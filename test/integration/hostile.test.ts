@@ -6,7 +6,9 @@
  * port. Every request must get its expected code (never INTERNAL / UNKNOWN)
  * with a message free of stack traces and paths; afterwards no file may exist
  * outside the data dir, the data dir holds only session files, and the server
- * is alive and still serving.
+ * is alive and still serving. On PostgreSQL (SESSIOND_TEST_STORAGE=postgres)
+ * the data dir must stay empty and the tables hold only well-formed ids in
+ * the workspaces we used.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -24,13 +26,14 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import type { View } from "../../gen/sessiond/v1/session_pb.js";
 import { AppendRequestSchema } from "../../gen/sessiond/v1/session_service_pb.js";
 import type { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
-import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
+import { ON_POSTGRES, REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
 
 const MAX_MESSAGE_BYTES = 65_536;
 const MAX_DEADLINE_MS = 120_000;
@@ -87,10 +90,42 @@ interface Tally {
 
 const tally: Tally = { requests: 0, unexpected: [], knownUpstream: [] };
 
+/**
+ * Rows of a PostgreSQL-backed server's tables that a hostile request could
+ * have produced: a session in a workspace we never used, a session id or an
+ * entry id outside its allowlist pattern, an entry whose session is missing.
+ */
+async function unexpectedRows(url: string, used: ReadonlySet<string>): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const out: string[] = [];
+    const sessions = await sql<{ workspace: string; session_id: string }[]>`
+      SELECT workspace, session_id FROM sessiond_sessions`;
+    for (const r of sessions) {
+      if (!used.has(r.workspace))
+        out.push(`db: session in unused workspace ${JSON.stringify(r.workspace)}`);
+      if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(r.session_id)) {
+        out.push(`db: malformed session id ${JSON.stringify(r.session_id.slice(0, 80))}`);
+      }
+    }
+    const badEntries = await sql<{ session_id: string; id: string }[]>`
+      SELECT session_id, id FROM sessiond_entries WHERE id !~ '^[A-Za-z0-9_-]{1,64}$' LIMIT 20`;
+    for (const r of badEntries) {
+      out.push(`db: malformed entry id ${JSON.stringify(r.id.slice(0, 80))} in ${r.session_id}`);
+    }
+    if (sessions.length === 0) out.push("db: no sessions at all (is this the server's database?)");
+    return out;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
 /** A message a client may see: no stack trace, no server path, bounded size. */
 function badMessage(message: string, dataDir: string): string | undefined {
   if (/\n\s+at |\.ts:\d+|\.js:\d+|node_modules/.test(message)) return "stack trace";
   if (message.includes(dataDir) || message.includes(REPO)) return "server path";
+  // On PostgreSQL: neither the connection URL nor the database's name.
+  if (/postgres(ql)?:\/\/|sessiond_it_/i.test(message)) return "database URL";
   if (message.length > 2_048) return `message of ${message.length} chars`;
   return undefined;
 }
@@ -1057,7 +1092,15 @@ describe("T6 hostile requests", () => {
       const resolved = realpathSync(p);
       const r = relative(real, resolved);
       if (lstatSync(p).isSymbolicLink() || r.startsWith("..") || r === "") outside.push(p);
+      // On PostgreSQL the server keeps nothing in its data dir.
+      else if (ON_POSTGRES) inside.push(`${rel} (a file in the data dir of a PostgreSQL server)`);
       else if (!allowed.test(rel)) inside.push(rel);
+    }
+    if (ON_POSTGRES) {
+      // The PostgreSQL equivalent of "only session files inside": only the
+      // workspaces we used, well-formed session and entry ids, nothing else.
+      expect(server.stdout()).toContain("storing postgres at");
+      inside.push(...(await unexpectedRows(server.storage, usedWorkspaces)));
     }
 
     // No INTERNAL / UNKNOWN in the server's request log (bar the known upstream parse errors).
