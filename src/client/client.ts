@@ -55,19 +55,35 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
     baseUrl: opts.baseUrl,
     httpVersion: "2" as const,
     interceptors,
-    defaultTimeoutMs: opts.timeoutMs,
     nodeOptions: opts.tls,
   };
   const protocol = opts.protocol ?? "grpc";
-  const transport =
+  const base =
     protocol === "grpc"
       ? createGrpcTransport(common)
       : protocol === "connect"
         ? createConnectTransport(common)
         : createGrpcWebTransport(common);
+  const transport = unaryDeadline(base, opts.timeoutMs);
   return {
     store: createClient(StoreService, transport),
     session: createClient(SessionService, transport),
     transport,
+  };
+}
+
+/**
+ * Applies a default deadline to unary calls only. connect's
+ * `defaultTimeoutMs` would also end every watch stream after that time
+ * (DEADLINE_EXCEEDED), which is never what a watcher wants. A deadline
+ * given on a call still wins.
+ */
+function unaryDeadline(base: Transport, timeoutMs: number | undefined): Transport {
+  if (timeoutMs === undefined) return base;
+  return {
+    unary: (method, signal, callTimeoutMs, header, input, contextValues) =>
+      base.unary(method, signal, callTimeoutMs ?? timeoutMs, header, input, contextValues),
+    stream: (method, signal, callTimeoutMs, header, input, contextValues) =>
+      base.stream(method, signal, callTimeoutMs, header, input, contextValues),
   };
 }
