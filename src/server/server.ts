@@ -115,7 +115,13 @@ export async function startServer(
   });
   // Connections that stop talking (a half-sent preface, garbage after SETTINGS
   // that Node answers with GOAWAY but never closes) are cut after the idle time.
+  // Sockets are tracked too: a closed session can leave its socket half-open
+  // (FIN sent, the client never closes its side), and server.close() waits
+  // for it; shutdown destroys what is left.
+  const sockets = new Set<import("node:net").Socket>();
   server.on("connection", (socket: import("node:net").Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
     if (config.idleTimeoutMs > 0) socket.setTimeout(config.idleTimeoutMs, () => socket.destroy());
   });
   // Garbage on the port must never take the process down.
@@ -143,6 +149,7 @@ export async function startServer(
       for (const s of sessions) s.close();
       const forced = setTimeout(() => {
         for (const s of sessions) s.destroy();
+        for (const s of sockets) s.destroy();
       }, 1000);
       await stopped;
       clearTimeout(forced);
