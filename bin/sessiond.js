@@ -4,7 +4,7 @@
 // node starts faster and idles ~35 MB smaller than with the TypeScript
 // loader. Otherwise it runs the TypeScript sources through tsx, so a fresh
 // checkout works with no build step and a stale build is never used.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,10 +23,19 @@ function newestSource(dir) {
   return newest;
 }
 
+/**
+ * The stamp holds the time the build STARTED (ms): a source edited while
+ * tsc was running is newer than that, so the build counts as stale. (The
+ * stamp's own mtime, taken when the build ended, would hide such an edit.)
+ */
+function builtAt() {
+  if (!existsSync(stamp)) return -1;
+  const at = Number(readFileSync(stamp, "utf8"));
+  return Number.isFinite(at) && at > 0 ? at : -1;
+}
+
 const built =
-  existsSync(stamp) &&
-  Math.max(newestSource(join(root, "src")), newestSource(join(root, "gen"))) <=
-    statSync(stamp).mtimeMs;
+  Math.max(newestSource(join(root, "src")), newestSource(join(root, "gen"))) <= builtAt();
 
 if (built) {
   await import("../dist/src/cli/main.js");
