@@ -225,6 +225,41 @@ export class SessionLog {
   }
 
   /**
+   * Drops the entries after seq `headSeq`, as if they had never been
+   * applied (leaf, counters, title and labels included). A reader uses it
+   * for the records of a write whose last record is missing (a torn tail:
+   * the write is all or nothing). Costs the dropped entries, plus a walk
+   * back over older entries only when a dropped one was a Label or a
+   * titled SessionInfo.
+   */
+  truncate(headSeq: number): void {
+    const keep = Math.max(0, headSeq);
+    if (keep >= this.list.length) return;
+    const labels = new Set<string>();
+    let title = false;
+    while (this.list.length > keep) {
+      const slot = this.list.pop() as Slot;
+      this.byId.delete(slot.id);
+      if (slot.kind === "message") this.messages--;
+      else if (slot.kind === "label") labels.add(slot.aux as string);
+      else if (slot.kind === "sessionInfo" && slot.aux !== undefined) title = true;
+    }
+    const last = this.list[this.list.length - 1];
+    this.leaf = last === undefined ? "" : last.kind === "leaf" ? (last.aux as string) : last.id;
+    for (const label of labels) this.labelIndex.delete(label);
+    if (title) this.titleValue = undefined;
+    for (let i = this.list.length - 1; i >= 0 && (title || labels.size > 0); i--) {
+      const slot = this.list[i] as Slot;
+      if (slot.kind === "label" && labels.delete(slot.aux as string)) {
+        this.labelIndex.set(slot.aux as string, slot.id);
+      } else if (title && slot.kind === "sessionInfo" && slot.aux !== undefined) {
+        this.titleValue = slot.aux;
+        title = false;
+      }
+    }
+  }
+
+  /**
    * Adds the next entry. Throws DATA_LOSS when the entry would break a log
    * invariant: a stored log that does so is corrupt, and a planner that
    * produces one has a bug that must not reach the disk.

@@ -18,7 +18,10 @@ import { checkFrame } from "./record.js";
  * newline-terminated, frame and CRC right, header seq 1, the payload JSON
  * an object whose seq is 1, a SessionInfo without a parent, a well-formed
  * created_at. A file that fails any of these is listed with health
- * "corrupt". Turning the JSON into a proto Entry costs several times more
+ * "corrupt". A first record with the `more` marker (record.ts; the engine
+ * creates files without markers, but a file may be put together by other
+ * means) is read the same way: only the full read of a page record would
+ * call a file cut inside its first write corrupt. Turning the JSON into a proto Entry costs several times more
  * than everything else together (about 5 µs, as much as reading the file),
  * so it is deferred until `root` is first read: a listing of 10,000
  * sessions filters and orders on created_at and parent_session_id, taken

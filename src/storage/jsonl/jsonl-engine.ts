@@ -25,7 +25,7 @@ import {
 import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
 import { isTempName, sessionPath, sessionsDir } from "./paths.js";
-import { encodeRecords } from "./record.js";
+import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
@@ -107,7 +107,7 @@ export class JsonlEngine implements StorageEngine {
     const subagent = Boolean(log.info.parentSessionId);
     const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
     const sync = !this.fileOptions.noFsync;
-    const content = encodeRecords(entries);
+    const content = encodeFileContent(entries);
     try {
       await this.prepare(key.workspace);
       const existing = await this.locate(key);

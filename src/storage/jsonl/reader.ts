@@ -18,7 +18,10 @@ import { checkFrame, decodePayload, type IntactRecord, readMeta } from "./record
  * - torn tail: the line is not intact (cut, zeros, garbage, bad checksum)
  *   and no intact line follows it. This is what a crash in the middle of
  *   an append leaves; nothing acknowledged lies behind it, so readers
- *   ignore it and the next writer repairs it (repair.ts).
+ *   ignore it and the next writer repairs it (repair.ts). The unit is the
+ *   write, not the line: the complete records of a write whose last record
+ *   is missing (the file ends, or only torn bytes follow) belong to the
+ *   torn tail too, so a batch is read all or nothing (record.ts, `more`).
  * - corrupt: an intact line follows the damage (something was written
  *   after it, maybe acknowledged), or the invalid line is itself intact (a
  *   whole record with a wrong seq or a broken invariant: a duplicated or
@@ -128,9 +131,17 @@ function nextIntactLine(buf: Buffer, from: number): number {
 
 /**
  * Scans `buf`, which holds the file's bytes from offset `base`, where `base`
- * is the end of the records already in `log`. Valid records are applied to
- * `log` as they are read, so after a "corrupt" verdict the log holds the
- * readable prefix. `onCorrupt` reports a record that fails to decode later.
+ * is the end of the records already in `log` (always the end of a write).
+ * Valid records are applied to `log` as they are read, so after a "corrupt"
+ * verdict the log holds the readable prefix. `onCorrupt` reports a record
+ * that fails to decode later.
+ *
+ * A write is all or nothing: its records are applied as they come, and
+ * when its last record (the one without the `more` marker, record.ts) is
+ * missing, because the file ends or only torn bytes follow, they are taken
+ * back out of the log (`truncate`): the valid prefix, `end` and the torn
+ * tail all start where that write starts. Damage inside a write that is
+ * followed by an intact record is corruption, as anywhere else.
  */
 export function scan(
   buf: Buffer,
@@ -142,6 +153,7 @@ export function scan(
   let pos = 0;
   let nl = buf.indexOf(NEWLINE, 0);
   let frame: IntactRecord | string = nl < 0 ? NO_NEWLINE : checkFrame(buf, 0, nl);
+  const unit: Unit = { start: 0, head: log.headSeq, last: undefined, lastEager: false };
   while (pos < buf.length) {
     const line = log.headSeq + 1;
     let reason: string;
@@ -155,9 +167,15 @@ export function scan(
       const nextNl = next < buf.length ? buf.indexOf(NEWLINE, next) : -1;
       const nextFrame =
         next >= buf.length ? "" : nextNl < 0 ? NO_NEWLINE : checkFrame(buf, next, nextNl);
-      const eager = line === 1 || typeof nextFrame === "string";
+      const eager = line === 1 || (!frame.more && typeof nextFrame === "string");
       const failed = tryApply(log, buf, frame, eager ? undefined : lazy);
       if (failed === undefined) {
+        if (!frame.more) {
+          unit.start = next;
+          unit.head = log.headSeq;
+          unit.last = frame;
+          unit.lastEager = eager;
+        }
         pos = next;
         nl = nextNl;
         frame = nextFrame;
@@ -172,7 +190,52 @@ export function scan(
       const why = `${reason}, followed by an intact record at byte ${base + later}`;
       return { end: offset, verdict: { kind: "corrupt", line, offset, reason: why } };
     }
-    return { end: offset, verdict: { kind: "torn", line, offset, reason } };
+    if (unit.start === pos) return { end: offset, verdict: { kind: "torn", line, offset, reason } };
+    return tornWrite(buf, base, log, unit, `line ${line}: ${reason}`);
   }
-  return { end: base + pos, verdict: { kind: "ok" } };
+  if (unit.start === pos) return { end: base + pos, verdict: { kind: "ok" } };
+  return tornWrite(buf, base, log, unit, "the file ends");
+}
+
+/** The write a scan is in: where it starts, and what the scan knows of the one before it. */
+interface Unit {
+  /** Offset in the buffer where the write starts (= end of the last complete write). */
+  start: number;
+  /** The log's head seq before it. */
+  head: number;
+  /** The last record of the last complete write of this buffer, and whether it was decoded. */
+  last: IntactRecord | undefined;
+  lastEager: boolean;
+}
+
+/**
+ * The verdict for a write whose last record is missing (`why`: what comes
+ * instead) and nothing intact after it: its records leave the log and it
+ * is a torn tail from `unitStart`. The last record of the write before it,
+ * applied lazily while more records seemed to follow, is applied again
+ * decoded, as the last valid record of a scan always is; if it does not
+ * decode, that record is an intact invalid line: corrupt.
+ */
+function tornWrite(
+  buf: Buffer,
+  base: number,
+  log: SessionLog,
+  unit: Unit,
+  why: string,
+): ScanResult {
+  const whole = log.headSeq - unit.head;
+  const last = unit.last;
+  if (last !== undefined && !unit.lastEager) {
+    log.truncate(unit.head - 1);
+    const failed = tryApply(log, buf, last, undefined);
+    if (failed !== undefined) {
+      const offset = base + buf.lastIndexOf(NEWLINE, last.start) + 1;
+      return { end: offset, verdict: { kind: "corrupt", line: unit.head, offset, reason: failed } };
+    }
+  } else {
+    log.truncate(unit.head);
+  }
+  const offset = base + unit.start;
+  const reason = `incomplete write: ${whole} whole record(s), then ${why}, before the write's last record`;
+  return { end: offset, verdict: { kind: "torn", line: unit.head + 1, offset, reason } };
 }

@@ -8,54 +8,99 @@ import { decodeEntry } from "./fast-decode.js";
 /**
  * One record is one line:
  *
- *   {"seq":12,"crc":"1a2b3c4d","entry":<payload>}\n
+ *   {"seq":12,"crc":"1a2b3c4d","entry":<payload>}\n              the last record of its write
+ *   {"seq":12,"crc":"1a2b3c4d","more":true,"entry":<payload>}\n  more records of its write follow
  *
  * where <payload> is the canonical proto JSON of the Entry and crc is the
- * CRC-32 (8 lowercase hex digits) of the seq's decimal digits followed by
- * the payload's UTF-8 bytes. Covering the seq too means that any flipped
- * byte of a line, header included, makes it fail the check. The header
- * has a fixed shape so that the reader can find the payload by position and
- * check the CRC on the bytes as stored: a flipped digit that still parses
- * is caught, and no byte is ever re-serialised to be verified. The line is
- * still plain JSON, so `jq` and friends can read the files.
+ * CRC-32 (8 lowercase hex digits) of the seq's decimal digits, then a "+"
+ * for a record with the `more` marker, then the payload's UTF-8 bytes.
+ * Covering the seq too means that any flipped byte of a line, header
+ * included, makes it fail the check; covering the marker means that a
+ * record cannot lose or gain it and still pass (a cut write never looks
+ * complete). The header has a fixed shape (one of the two above) so that
+ * the reader can find the payload by position and check the CRC on the
+ * bytes as stored: a flipped digit that still parses is caught, and no
+ * byte is ever re-serialised to be verified. The line is still plain JSON,
+ * so `jq` and friends can read the files.
+ *
+ * The unit of atomicity is the write (an Append's batch, a group commit's
+ * requests): every record of a write but its last carries the
+ * marker, so a reader tells a write cut by a crash after some of its lines
+ * from a complete one (reader.ts). Files written before the marker existed
+ * have none: each of their lines is a write of its own, read as before.
  */
 
 const PREFIX = Buffer.from('{"seq":');
 const MIDDLE = Buffer.from(',"crc":"');
 const SUFFIX = Buffer.from('","entry":');
+/** The header's end for a record that is not the last of its write. */
+const MORE_SUFFIX = Buffer.from('","more":true,"entry":');
+/** What the marker adds to the CRC input, between the seq digits and the payload. */
+const MORE_CRC = Buffer.from("+");
 const CLOSE = 0x7d; // "}"
 const MAX_SEQ_DIGITS = 16;
 
 /**
  * The line of one entry, newline included (a string: batches are joined
  * before encoding). `payload` is the entry's canonical JSON when the planner
- * already made it (AppendPlan.json), so it is not serialised twice.
+ * already made it (AppendPlan.json), so it is not serialised twice. `more`:
+ * further records of the same write follow this one.
  */
-export function encodeRecord(entry: Entry, payload = toJsonString(EntrySchema, entry)): string {
+export function encodeRecord(
+  entry: Entry,
+  payload = toJsonString(EntrySchema, entry),
+  more = false,
+): string {
   const seq = String(entry.seq);
-  const crc = crc32(payload, crc32(seq)).toString(16).padStart(8, "0");
-  return `{"seq":${seq},"crc":"${crc}","entry":${payload}}\n`;
+  const crc = crc32(payload, crc32(more ? `${seq}+` : seq))
+    .toString(16)
+    .padStart(8, "0");
+  const marker = more ? '"more":true,' : "";
+  return `{"seq":${seq},"crc":"${crc}",${marker}"entry":${payload}}\n`;
 }
 
-/** The bytes of several entries, ready for one write. */
+/**
+ * The bytes of several entries, ready for ONE write: one unit of
+ * atomicity (every record but the last carries the `more` marker), read
+ * all or nothing.
+ */
 export function encodeRecords(
   entries: readonly Entry[],
   payloads: readonly (string | undefined)[] = [],
 ): Buffer {
   let text = "";
+  const last = entries.length - 1;
   entries.forEach((e, i) => {
-    text += encodeRecord(e, payloads[i]);
+    text += encodeRecord(e, payloads[i], i < last);
   });
+  return Buffer.from(text);
+}
+
+/**
+ * The content of a new file (create, fork, copy): no `more` markers, every
+ * record a unit of its own, like a file written before the marker existed.
+ * A new file is made visible whole (temp file, fsync, `link`: never cut),
+ * so the marker would add nothing, and a copied session keeps the bytes
+ * of a file whose appends wrote one entry each.
+ */
+export function encodeFileContent(entries: readonly Entry[]): Buffer {
+  let text = "";
+  for (const e of entries) text += encodeRecord(e);
   return Buffer.from(text);
 }
 
 /** A line whose framing and checksum are right: it was written whole by a writer. */
 export interface IntactRecord {
   readonly seq: number;
-  /** Payload bounds inside the buffer. */
+  /** Payload bounds inside the buffer (the line's newline is at `end + 1`). */
   readonly start: number;
   readonly end: number;
+  /** The `more` marker: not the last record of its write. */
+  readonly more: boolean;
 }
+
+/** Where a payload is stored (what decoding needs of a frame). */
+export type PayloadBounds = Pick<IntactRecord, "seq" | "start" | "end">;
 
 /** True when `token` is at `buf[at]` (a byte loop: cheaper than `compare` on a few bytes). */
 function matchAt(buf: Buffer, at: number, end: number, token: Buffer): boolean {
@@ -98,12 +143,20 @@ export function checkFrame(buf: Buffer, start: number, end: number): IntactRecor
     crc = crc * 16 + v;
   }
   at += 8;
-  if (!matchAt(buf, at, end, SUFFIX)) return "bad header after checksum";
-  at += SUFFIX.length;
+  let more = false;
+  if (matchAt(buf, at, end, SUFFIX)) {
+    at += SUFFIX.length;
+  } else if (matchAt(buf, at, end, MORE_SUFFIX)) {
+    at += MORE_SUFFIX.length;
+    more = true;
+  } else {
+    return "bad header after checksum";
+  }
   if (end - at < 2 || buf[end - 1] !== CLOSE) return "record is not closed";
-  const seqCrc = crc32(buf.subarray(digits, digitsEnd));
+  let seqCrc = crc32(buf.subarray(digits, digitsEnd));
+  if (more) seqCrc = crc32(MORE_CRC, seqCrc);
   if (crc32(buf.subarray(at, end - 1), seqCrc) !== crc) return "checksum mismatch";
-  return { seq, start: at, end: end - 1 };
+  return { seq, start: at, end: end - 1, more };
 }
 
 function notAnEntry(err: unknown): string {
@@ -118,7 +171,7 @@ function notAnEntry(err: unknown): string {
  * is not a valid entry. The rest of the payload is checked when the entry
  * is decoded (`decodePayload`).
  */
-export function readMeta(buf: Buffer, frame: IntactRecord, meta: EntryMeta): string | undefined {
+export function readMeta(buf: Buffer, frame: PayloadBounds, meta: EntryMeta): string | undefined {
   if (!scanMeta(buf, frame.start, frame.end, meta)) {
     let json: unknown;
     try {
@@ -140,7 +193,7 @@ export function readMeta(buf: Buffer, frame: IntactRecord, meta: EntryMeta): str
  * `decodeEntry` is `fromJson` with a fast path for our writer's layout
  * (fast-decode.ts).
  */
-export function decodePayload(buf: Buffer, frame: IntactRecord): Entry | string {
+export function decodePayload(buf: Buffer, frame: PayloadBounds): Entry | string {
   let entry: Entry;
   try {
     const json = JSON.parse(buf.toString("utf8", frame.start, frame.end));

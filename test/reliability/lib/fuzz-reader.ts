@@ -1,6 +1,12 @@
 /**
  * T5, part 1: the JSONL reader against random valid logs with random damage.
  *
+ * A log is written as random writes (`ends`: one record per write, the only
+ * shape of files written before the `more` marker, or several records per
+ * write, every one but the last marked), and its last write may be cut by
+ * a crash (`crash`: a strict prefix of that write's bytes) before the
+ * damage is applied.
+ *
  * Damage is generated as plain data (a `DamageSpec`, readable in a
  * counterexample) and applied by `applyDamage`; lifted from
  * src/storage/jsonl/testdata/arbitraries.ts, plus the classic torn write (a
@@ -9,12 +15,17 @@
  * tail). The oracle (`expectedRead`) derives the answer from the original
  * lines alone, never from the reader:
  *
- * - the longest prefix of original lines kept intact is what must be read;
- * - when nothing follows that prefix the verdict is "ok";
+ * - the longest prefix of original lines kept intact is what must be read,
+ *   as far as it holds whole writes: the records of a write whose last
+ *   record is not kept are part of the torn tail (a write is all or
+ *   nothing);
+ * - when nothing follows that prefix and it ends with a whole write, the
+ *   verdict is "ok";
  * - when a whole line known to be a record (an original one, or the valid
  *   record added after garbage) follows the damage, it is "corrupt" and the
- *   reader must name line kept+1 (engine: DATA_LOSS mentioning it);
- * - otherwise it is a torn tail: exactly the prefix, no error.
+ *   reader must name line kept+1, kept counting every intact original line
+ *   (engine: DATA_LOSS mentioning it);
+ * - otherwise it is a torn tail: exactly the prefix of whole writes, no error.
  *
  * Every record the reader returns must be byte-for-byte the entry written
  * at that seq (never invented, never joined from two lines).
@@ -33,7 +44,7 @@ import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { scan } from "../../../src/storage/jsonl/reader.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
-import { validLog } from "../../../src/storage/jsonl/testdata/arbitraries.js";
+import { encodeLines, writtenLog } from "../../../src/storage/jsonl/testdata/arbitraries.js";
 
 export const SID = "fuzz";
 export const WS = "default";
@@ -61,6 +72,10 @@ export interface TrailingRecord {
 
 export interface ReaderCase {
   readonly entries: Entry[];
+  /** Per entry: the last record of its write (see writesOf in arbitraries.ts). */
+  readonly ends: boolean[];
+  /** A crash in the last write: the fraction of its bytes (last byte excluded) that reached the file. */
+  readonly crash: number | undefined;
   readonly damages: DamageSpec[];
   readonly trailing: TrailingRecord | undefined;
 }
@@ -103,21 +118,30 @@ export function damageArb(hugeLines: boolean): fc.Arbitrary<DamageSpec> {
 }
 
 export function readerCaseArb(maxEntries: number, hugeLines: boolean): fc.Arbitrary<ReaderCase> {
-  return fc.record({
-    entries: validLog(SID, maxEntries),
-    damages: fc.oneof(
-      { arbitrary: fc.constant<DamageSpec[]>([]), weight: 1 },
-      { arbitrary: fc.array(damageArb(hugeLines), { minLength: 1, maxLength: 1 }), weight: 8 },
-      { arbitrary: fc.array(damageArb(hugeLines), { minLength: 2, maxLength: 4 }), weight: 3 },
-    ),
-    trailing: fc.oneof(
-      { arbitrary: fc.constant(undefined), weight: 5 },
-      {
-        arbitrary: fc.record({ garbage: bytes, seq: fc.integer({ min: 1, max: maxEntries + 2 }) }),
-        weight: 1,
-      },
-    ),
-  });
+  return fc
+    .record({
+      log: writtenLog(SID, maxEntries),
+      crash: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 2 },
+        { arbitrary: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), weight: 1 },
+      ),
+      damages: fc.oneof(
+        { arbitrary: fc.constant<DamageSpec[]>([]), weight: 1 },
+        { arbitrary: fc.array(damageArb(hugeLines), { minLength: 1, maxLength: 1 }), weight: 8 },
+        { arbitrary: fc.array(damageArb(hugeLines), { minLength: 2, maxLength: 4 }), weight: 3 },
+      ),
+      trailing: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 5 },
+        {
+          arbitrary: fc.record({
+            garbage: bytes,
+            seq: fc.integer({ min: 1, max: maxEntries + 2 }),
+          }),
+          weight: 1,
+        },
+      ),
+    })
+    .map(({ log: [entries, ends], ...rest }) => ({ entries, ends, ...rest }));
 }
 
 function splitLines(buf: Buffer): Buffer[] {
@@ -211,16 +235,27 @@ export function applyDamage(b: Buffer, d: DamageSpec, entries: number): Buffer {
 
 export interface Built {
   readonly lines: Buffer[];
+  readonly ends: boolean[];
   readonly damaged: Buffer;
   /** Whole lines that are valid records somewhere (the originals, the trailing record). */
   readonly known: Set<string>;
 }
 
+/** The bytes of the log as written, its last write cut short when `crash` is set. */
+function written(lines: readonly Buffer[], ends: readonly boolean[], crash: number | undefined) {
+  const all = Buffer.concat(lines);
+  if (crash === undefined) return all;
+  let first = lines.length - 1;
+  while (first > 0 && ends[first - 1] === false) first--;
+  const start = lines.slice(0, first).reduce((n, l) => n + l.length, 0);
+  return all.subarray(0, start + Math.floor(crash * (all.length - start - 1)));
+}
+
 export function build(c: ReaderCase): Built {
-  const lines = c.entries.map((e) => Buffer.from(encodeRecord(e)));
+  const lines = encodeLines(c.entries, c.ends);
   let damaged = c.damages.reduce<Buffer>(
     (b, d) => applyDamage(b, d, c.entries.length),
-    Buffer.concat(lines),
+    written(lines, c.ends, c.crash),
   );
   const known = new Set(lines.map((l) => l.toString("latin1")));
   if (c.trailing !== undefined) {
@@ -229,14 +264,14 @@ export function build(c: ReaderCase): Built {
     damaged = Buffer.concat([damaged, glue, Buffer.from("\n"), rec]);
     known.add(rec.toString("latin1"));
   }
-  return { lines, damaged, known };
+  return { lines, ends: c.ends, damaged, known };
 }
 
 export type Kind = "ok" | "torn" | "corrupt";
 
 /** What a reader must make of `damaged` (see the file comment). */
 export function expectedRead(b: Built): { kept: number; kind: Kind } {
-  const { damaged, lines, known } = b;
+  const { damaged, lines, ends, known } = b;
   let pos = 0;
   let kept = 0;
   for (const line of lines) {
@@ -245,10 +280,14 @@ export function expectedRead(b: Built): { kept: number; kind: Kind } {
     pos += line.length;
     kept++;
   }
-  if (pos === damaged.length) return { kept, kind: "ok" };
+  // The prefix of whole writes.
+  let whole = kept;
+  while (whole > 0 && ends[whole - 1] === false) whole--;
+  if (pos === damaged.length)
+    return whole === kept ? { kept, kind: "ok" } : { kept: whole, kind: "torn" };
   const rest = splitLines(damaged.subarray(pos));
   const intactLater = rest.some((l) => l.at(-1) === 0x0a && known.has(l.toString("latin1")));
-  return { kept, kind: intactLater ? "corrupt" : "torn" };
+  return intactLater ? { kept, kind: "corrupt" } : { kept: whole, kind: "torn" };
 }
 
 /** Longest a single scan may take before it counts as a hang (a 1.5 MB line included). */
@@ -398,5 +437,7 @@ export function describeCase(c: ReaderCase): string {
     return `${k}(${args.join(",")})`;
   });
   const t = c.trailing === undefined ? "" : ` + garbage/record(seq ${c.trailing.seq})`;
-  return `${c.entries.length} entries, damage ${ds.join(" → ")}${t}`;
+  const writes = c.ends.filter((e) => e).length;
+  const crash = c.crash === undefined ? "" : `, last write cut at ${+c.crash.toFixed(4)}`;
+  return `${c.entries.length} entries in ${writes} writes${crash}, damage ${ds.join(" → ")}${t}`;
 }

@@ -55,6 +55,10 @@ export async function auditLines(
   let unterminatedBytes = 0;
   let firstBad = false;
   let midFileDamage = false;
+  // Ids of the current write (records with the `more` marker, then the one
+  // without): a write whose last record is missing is not stored, exactly
+  // as the engine's reader says (a batch is all or nothing).
+  let openWrite: { id: string; seq: number }[] = [];
   for (let pos = 0; pos < buf.length; ) {
     const nl = buf.indexOf(0x0a, pos);
     if (nl < 0) {
@@ -79,7 +83,11 @@ export async function auditLines(
       orphans++;
     }
     ids.set(entry.id, (ids.get(entry.id) ?? 0) + 1);
-    if (!firstBad && !seqOf.has(entry.id)) seqOf.set(entry.id, seq);
+    if (firstBad) continue;
+    openWrite.push({ id: entry.id, seq });
+    if (typeof frame !== "string" && frame.more) continue;
+    for (const r of openWrite) if (!seqOf.has(r.id)) seqOf.set(r.id, r.seq);
+    openWrite = [];
   }
   return {
     sessionId,

@@ -6,6 +6,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { type Entry, EntrySchema, Role } from "../../../../gen/sessiond/v1/entry_pb.js";
 import { ts } from "../../conformance-helpers.js";
+import { encodeRecord } from "../record.js";
 
 type Kind = NonNullable<MessageInitShape<typeof EntrySchema>["kind"]>;
 const text = fc.string({ unit: "binary", maxLength: 40 });
@@ -63,6 +64,36 @@ export function validLog(sessionId: string, max = 25): fc.Arbitrary<Entry[]> {
       });
       return entries;
     });
+}
+
+/**
+ * How a log of `n` entries was written: `ends[i]` is true when entry i is
+ * the last record of its write (no `more` marker). A third of the time
+ * every entry ends a write (one record per write, the only shape of a file
+ * written before the marker existed); otherwise writes of random sizes.
+ * The last entry always ends one: the log as written is complete.
+ */
+export function writesOf(n: number): fc.Arbitrary<boolean[]> {
+  const ends = (flags: boolean[]) => flags.map((f, i) => f || i === n - 1);
+  return fc.oneof(
+    { arbitrary: fc.constant(Array.from({ length: n }, () => true)), weight: 1 },
+    {
+      arbitrary: fc.array(fc.boolean(), { minLength: n, maxLength: n }).map(ends),
+      weight: 2,
+    },
+  );
+}
+
+/** A valid log and how it was written (see `writesOf`). */
+export function writtenLog(sessionId: string, max = 25): fc.Arbitrary<[Entry[], boolean[]]> {
+  return validLog(sessionId, max).chain((entries) =>
+    fc.tuple(fc.constant(entries), writesOf(entries.length)),
+  );
+}
+
+/** The lines of a log as its writes wrote them (`more` on every record that does not end one). */
+export function encodeLines(entries: readonly Entry[], ends: readonly boolean[]): Buffer[] {
+  return entries.map((e, i) => Buffer.from(encodeRecord(e, undefined, ends[i] === false)));
 }
 
 /** One kind of damage, applied to a buffer holding a log. */
@@ -134,10 +165,18 @@ export const damageArb: fc.Arbitrary<Damage> = fc.oneof(
 
 /**
  * What a reader must make of `damaged`, derived from the original lines
- * alone: the longest prefix of original lines kept intact, and whether an
- * original line reappears whole after the damage (then it is corruption).
+ * alone (and `ends`, how they were written: see `writesOf`; by default one
+ * write per line): the longest prefix of original lines kept intact, and
+ * whether an original line reappears whole after the damage (then it is
+ * corruption, and the reader names the first line after that prefix).
+ * Otherwise the damage is a torn tail, and the unit is the write: the
+ * records of a write whose last record is not kept are not read.
  */
-export function expectedRead(damaged: Buffer, lines: readonly Buffer[]) {
+export function expectedRead(
+  damaged: Buffer,
+  lines: readonly Buffer[],
+  ends: readonly boolean[] = lines.map(() => true),
+) {
   let pos = 0;
   let kept = 0;
   for (const line of lines) {
@@ -146,9 +185,13 @@ export function expectedRead(damaged: Buffer, lines: readonly Buffer[]) {
     pos += line.length;
     kept++;
   }
-  if (pos === damaged.length) return { kept, kind: "ok" as const };
+  let whole = kept;
+  while (whole > 0 && ends[whole - 1] === false) whole--;
+  if (pos === damaged.length) {
+    return whole === kept ? { kept, kind: "ok" as const } : { kept: whole, kind: "torn" as const };
+  }
   const known = new Set(lines.map((l) => l.toString("latin1")));
   const rest = splitLines(damaged.subarray(pos));
   const intactLater = rest.some((l) => l.at(-1) === 0x0a && known.has(l.toString("latin1")));
-  return { kept, kind: intactLater ? ("corrupt" as const) : ("torn" as const) };
+  return intactLater ? { kept, kind: "corrupt" as const } : { kept: whole, kind: "torn" as const };
 }
