@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import { existsSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
@@ -36,6 +37,8 @@ export interface LeaseOptions {
   readonly idleMs: number;
   /** false only for the negative-control switch `debug.noCrossProcessLock`. */
   readonly enabled: boolean;
+  /** The fs under proper-lockfile (tests slow it down to open race windows); node's by default. */
+  readonly fs?: typeof fs;
 }
 
 const RETRY_MIN_MS = 1;
@@ -68,6 +71,10 @@ export class FileLease {
   private lostError: SessiondError | undefined;
   private readonly lockPath: string;
   private readonly marker: string;
+  /** True from a successful acquire until the release has removed the lock dir. */
+  private holding = false;
+  /** The fs proper-lockfile uses: node's, with stale-lock breaking serialised (see `breakingFs`). */
+  private readonly lockFs: typeof fs;
 
   constructor(
     readonly file: string,
@@ -75,6 +82,7 @@ export class FileLease {
   ) {
     this.lockPath = lockPathOf(file);
     this.marker = waitMarkerOf(file);
+    this.lockFs = breakingFs(o.fs ?? fs, this.lockPath, o.staleMs, () => this.holding);
   }
 
   /** True while this process holds the lock. */
@@ -105,7 +113,9 @@ export class FileLease {
           stale: this.o.staleMs,
           retries: 0,
           onCompromised: (err) => this.compromised(err),
+          fs: this.lockFs,
         });
+        this.holding = true;
         break;
       } catch (err) {
         const code = errnoCode(err);
@@ -180,6 +190,7 @@ export class FileLease {
     this.releasing = fn()
       .catch(() => undefined)
       .finally(() => {
+        this.holding = false;
         this.releasing = undefined;
       });
     return this.releasing;
@@ -202,6 +213,7 @@ export class FileLease {
   private compromised(err: Error): void {
     this.cancelIdle();
     this.releaseFn = undefined;
+    this.holding = false;
     this.lostError = unavailable(
       `lost the lock on ${path.basename(this.file)} (${err.message}); outcome unknown`,
       err,
@@ -212,4 +224,56 @@ export class FileLease {
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
   }
+}
+
+/** Suffix of the directory that serialises the breaking of a stale lock. */
+const BREAKER_SUFFIX = ".break";
+
+/**
+ * node's fs for proper-lockfile, except that removing the lock dir while
+ * NOT holding it (proper-lockfile breaking a stale lock) is serialised.
+ *
+ * proper-lockfile breaks a stale lock as stat → "stale" → rmdir → mkdir.
+ * Two waiters that both saw the old lock stale can interleave: the first
+ * removes it and takes a fresh lock, the second then removes that FRESH
+ * lock and takes one too, and both write (the fencing check cannot help:
+ * both pass it before either writes). Found by the reliability battery
+ * (T4: four processes, holders killed with SIGKILL, 8065 acknowledged
+ * entries overwritten in one run). Here a breaker first takes
+ * `<lock>.break` (an atomic mkdir), re-checks under it that the lock is
+ * still stale, and only then removes it. A waiter that finds the lock
+ * fresh again, or another breaker at work, reports ELOCKED and retries
+ * later. A breaker dir left by a crash is itself broken after `staleMs`
+ * (breaking takes milliseconds, so a live breaker is never that old).
+ */
+function breakingFs(
+  base: typeof fs,
+  lockPath: string,
+  staleMs: number,
+  holding: () => boolean,
+): typeof fs {
+  const breaker = lockPath + BREAKER_SUFFIX;
+  const locked = () =>
+    Object.assign(new Error("lock is held (breaking it was refused)"), { code: "ELOCKED" });
+  const rmdir = ((target: fs.PathLike, cb: (err: NodeJS.ErrnoException | null) => void) => {
+    if (String(target) !== lockPath || holding()) return base.rmdir(target, cb);
+    base.mkdir(breaker, (err) => {
+      if (err) {
+        if (err.code !== "EEXIST") return cb(err);
+        // A breaker left by a crash: remove it, and let the next attempt break the lock.
+        return base.stat(breaker, (e, st) => {
+          if (!e && st.mtimeMs < Date.now() - staleMs)
+            return base.rmdir(breaker, () => cb(locked()));
+          cb(locked());
+        });
+      }
+      const done = (result: NodeJS.ErrnoException | null) => base.rmdir(breaker, () => cb(result));
+      base.stat(lockPath, (e, st) => {
+        if (e) return done(e.code === "ENOENT" ? null : e);
+        if (st.mtimeMs >= Date.now() - staleMs) return done(locked());
+        base.rmdir(lockPath, (e2) => done(e2 && e2.code !== "ENOENT" ? e2 : null));
+      });
+    });
+  }) as typeof fs.rmdir;
+  return { ...base, rmdir };
 }
