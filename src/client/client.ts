@@ -11,6 +11,9 @@ import { type RetryOptions, retryInterceptor } from "./retry-interceptor.js";
 
 export type Protocol = "grpc" | "connect" | "grpc-web";
 
+/** The server's default `--max-message-bytes`. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 export interface SessiondClientOptions {
   /** e.g. http://127.0.0.1:50051 (h2c) or https://host:port (TLS). */
   baseUrl: string;
@@ -22,6 +25,15 @@ export interface SessiondClientOptions {
   retry?: RetryOptions | false;
   /** Default deadline of unary calls, ms. */
   timeoutMs?: number;
+  /**
+   * Largest request message sent (default 4 MiB, the server's default
+   * `--max-message-bytes`); a larger one fails here with RESOURCE_EXHAUSTED
+   * without being sent. Set it to the server's limit: an oversize message
+   * sent anyway is refused by the server, but connect-node keeps the rest
+   * of its upload pending, and ~90 of those wedge the connection (see the
+   * README, Limits).
+   */
+  maxMessageBytes?: number;
   /** TLS: CA to trust, and a client certificate for mTLS. */
   tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
   /** Extra interceptors (run inside ids and retry). */
@@ -56,6 +68,7 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
     httpVersion: "2" as const,
     interceptors,
     nodeOptions: opts.tls,
+    writeMaxBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
   };
   const protocol = opts.protocol ?? "grpc";
   const base =

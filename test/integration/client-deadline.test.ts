@@ -53,3 +53,29 @@ test("a client timeoutMs still bounds unary calls, and a per-call deadline wins"
   const ok = await c.store.listSessions({ workspace: ws }, { timeoutMs: 10_000 });
   expect(ok.sessions.length).toBe(1);
 });
+
+test("a message over the client's maxMessageBytes fails locally with RESOURCE_EXHAUSTED, and the connection stays usable", async () => {
+  const c = createSessiondClient({ baseUrl: server.url, maxMessageBytes: 64 * 1024, retry: false });
+  const { session } = await c.store.createSession({ workspace: ws });
+  const id = session?.id as string;
+  const big = "x".repeat(100_000);
+  for (let i = 0; i < 150; i++) {
+    const err = await c.session
+      .append({
+        workspace: ws,
+        session: id,
+        entries: [
+          {
+            kind: {
+              case: "message",
+              value: { role: 1, content: [{ part: { case: "text", value: big } }] },
+            },
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(ConnectError.from(err).code).toBe(Code.ResourceExhausted);
+  }
+  const got = await c.store.getSession({ workspace: ws, session: id });
+  expect(got.session?.headSeq).toBe(1n);
+});
