@@ -40,6 +40,8 @@ export class Replica {
     readonly name: string,
     private readonly dbUrl: string,
     private readonly extraArgs: readonly string[] = [],
+    /** Extra environment (SESSIOND_DEBUG for a negative control). */
+    private readonly env?: Record<string, string>,
   ) {}
 
   get url(): string {
@@ -68,6 +70,7 @@ export class Replica {
       dataDir: prev?.dataDir,
       args: ["--storage", this.dbUrl, ...this.extraArgs],
       timeoutMs: 60_000,
+      ...(this.env === undefined ? {} : { env: this.env }),
     });
     this.port = this.proc.port;
     this.starts++;
