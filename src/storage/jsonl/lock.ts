@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { lock } from "proper-lockfile";
 import { notFound, type SessiondError, unavailable } from "../../core/errors.js";
 import { errnoCode } from "./fs-ops.js";
+import { ownerIsDead, ownerPathOf, ownerRecord } from "./lock-owner.js";
 
 /**
  * The cross-process write lock of one session file, held as a short lease.
@@ -116,6 +117,7 @@ export class FileLease {
           fs: this.lockFs,
         });
         this.holding = true;
+        this.writeOwner();
         break;
       } catch (err) {
         const code = errnoCode(err);
@@ -126,6 +128,8 @@ export class FileLease {
         if (Date.now() > deadline) {
           throw unavailable(`${path.basename(this.file)} stays locked by another process`);
         }
+        // A holder that died on this machine (kill -9, then a restart): take over now.
+        if (await this.breakIfOwnerDead()) continue;
         waited = true;
         await this.touchMarker();
         await sleep(RETRY_MIN_MS + Math.random() * (RETRY_MAX_MS - RETRY_MIN_MS));
@@ -196,6 +200,38 @@ export class FileLease {
     return this.releasing;
   }
 
+  /** Records this process as the holder (best effort: without it, waiters fall back to the mtime). */
+  private writeOwner(): void {
+    const record = ownerRecord();
+    if (record === undefined) return;
+    try {
+      fs.writeFileSync(ownerPathOf(this.lockPath), record);
+    } catch {
+      // The lock is held all the same; a dead holder is then found by its mtime only.
+    }
+  }
+
+  /**
+   * Breaks the lock when its owner file names a process of this machine
+   * that no longer runs (see lock-owner.ts), serialised with every other
+   * breaker; true when the lock is gone and taking it may be retried.
+   */
+  private async breakIfOwnerDead(): Promise<boolean> {
+    const ownerPath = ownerPathOf(this.lockPath);
+    let seen: string;
+    try {
+      seen = await fsp.readFile(ownerPath, "utf8");
+    } catch {
+      return false;
+    }
+    if (!ownerIsDead(seen)) return false;
+    const verdict = await breakUnder(this.o.fs ?? fs, this.lockPath, this.o.staleMs, async () => {
+      const now = await fsp.readFile(ownerPath, "utf8").catch(() => undefined);
+      return now === seen ? "break" : "held";
+    });
+    return verdict !== "held";
+  }
+
   /** Removes the wait marker of a deleted file (best effort; a waiter recreates it). */
   async forget(): Promise<void> {
     await fsp.rm(this.marker, { force: true }).catch(() => undefined);
@@ -229,22 +265,68 @@ export class FileLease {
 /** Suffix of the directory that serialises the breaking of a stale lock. */
 const BREAKER_SUFFIX = ".break";
 
+type Verdict = "gone" | "break" | "held";
+
+function call<T>(
+  run: (cb: (err: NodeJS.ErrnoException | null, v?: T) => void) => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => run((err, v) => (err ? reject(err) : resolve(v as T))));
+}
+
+const ignoreMissing = (err: unknown) => {
+  if (errnoCode(err) !== "ENOENT") throw err;
+};
+
 /**
- * node's fs for proper-lockfile, except that removing the lock dir while
- * NOT holding it (proper-lockfile breaking a stale lock) is serialised.
+ * Breaks a lock, serialised with every other breaker: takes `<lock>.break`
+ * (an atomic mkdir), asks `verdict` UNDER it whether the lock is still to
+ * be broken, and only then removes the owner file and the lock dir.
  *
- * proper-lockfile breaks a stale lock as stat → "stale" → rmdir → mkdir.
- * Two waiters that both saw the old lock stale can interleave: the first
- * removes it and takes a fresh lock, the second then removes that FRESH
- * lock and takes one too, and both write (the fencing check cannot help:
- * both pass it before either writes). Found by the reliability battery
- * (T4: four processes, holders killed with SIGKILL, 8065 acknowledged
- * entries overwritten in one run). Here a breaker first takes
- * `<lock>.break` (an atomic mkdir), re-checks under it that the lock is
- * still stale, and only then removes it. A waiter that finds the lock
- * fresh again, or another breaker at work, reports ELOCKED and retries
- * later. A breaker dir left by a crash is itself broken after `staleMs`
- * (breaking takes milliseconds, so a live breaker is never that old).
+ * Why: proper-lockfile breaks a stale lock as stat → "stale" → rmdir →
+ * mkdir. Two waiters that both saw the old lock stale could interleave: the
+ * first removed it and took a fresh lock, the second then removed that
+ * FRESH lock and took one too, and both wrote (the fencing check cannot
+ * help: both pass it before either writes). Found by the reliability
+ * battery (T4: four processes, holders killed with SIGKILL, 8065
+ * acknowledged entries overwritten in one run). Under the breaker the lock
+ * dir cannot change hands: only breakers remove a lock they do not hold.
+ * A breaker dir left by a crash is removed after `staleMs` (breaking takes
+ * milliseconds). Resolves "gone" / "break" when the lock is no longer
+ * there (mkdir may be tried), "held" when breaking was refused.
+ */
+async function breakUnder(
+  base: typeof fs,
+  lockPath: string,
+  staleMs: number,
+  verdict: () => Promise<Verdict>,
+): Promise<Verdict> {
+  const breaker = lockPath + BREAKER_SUFFIX;
+  try {
+    await call((cb) => base.mkdir(breaker, cb));
+  } catch (err) {
+    if (errnoCode(err) !== "EEXIST") throw err;
+    const st = await call<fs.Stats>((cb) => base.stat(breaker, cb)).catch(() => undefined);
+    if (st !== undefined && st.mtimeMs < Date.now() - staleMs) {
+      await call((cb) => base.rmdir(breaker, cb)).catch(() => undefined);
+    }
+    return "held";
+  }
+  try {
+    const v = await verdict();
+    if (v !== "break") return v;
+    await call((cb) => base.unlink(ownerPathOf(lockPath), cb)).catch(ignoreMissing);
+    await call((cb) => base.rmdir(lockPath, cb)).catch(ignoreMissing);
+    return "break";
+  } finally {
+    await call((cb) => base.rmdir(breaker, cb)).catch(() => undefined);
+  }
+}
+
+/**
+ * node's fs for proper-lockfile, except for rmdir of the lock dir: when
+ * this process holds the lock (release), the owner file goes first; when
+ * it does not (proper-lockfile breaking a stale lock), the break goes
+ * through `breakUnder` with the mtime re-checked under the breaker.
  */
 function breakingFs(
   base: typeof fs,
@@ -252,28 +334,26 @@ function breakingFs(
   staleMs: number,
   holding: () => boolean,
 ): typeof fs {
-  const breaker = lockPath + BREAKER_SUFFIX;
   const locked = () =>
     Object.assign(new Error("lock is held (breaking it was refused)"), { code: "ELOCKED" });
+  const stale = async (): Promise<Verdict> => {
+    try {
+      const st = await call<fs.Stats>((cb) => base.stat(lockPath, cb));
+      return st.mtimeMs < Date.now() - staleMs ? "break" : "held";
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return "gone";
+      throw err;
+    }
+  };
   const rmdir = ((target: fs.PathLike, cb: (err: NodeJS.ErrnoException | null) => void) => {
-    if (String(target) !== lockPath || holding()) return base.rmdir(target, cb);
-    base.mkdir(breaker, (err) => {
-      if (err) {
-        if (err.code !== "EEXIST") return cb(err);
-        // A breaker left by a crash: remove it, and let the next attempt break the lock.
-        return base.stat(breaker, (e, st) => {
-          if (!e && st.mtimeMs < Date.now() - staleMs)
-            return base.rmdir(breaker, () => cb(locked()));
-          cb(locked());
-        });
-      }
-      const done = (result: NodeJS.ErrnoException | null) => base.rmdir(breaker, () => cb(result));
-      base.stat(lockPath, (e, st) => {
-        if (e) return done(e.code === "ENOENT" ? null : e);
-        if (st.mtimeMs >= Date.now() - staleMs) return done(locked());
-        base.rmdir(lockPath, (e2) => done(e2 && e2.code !== "ENOENT" ? e2 : null));
-      });
-    });
+    if (String(target) !== lockPath) return base.rmdir(target, cb);
+    if (holding()) {
+      return base.unlink(ownerPathOf(lockPath), () => base.rmdir(target, cb));
+    }
+    breakUnder(base, lockPath, staleMs, stale).then(
+      (v) => cb(v === "held" ? locked() : null),
+      (err: NodeJS.ErrnoException) => cb(err),
+    );
   }) as typeof fs.rmdir;
   return { ...base, rmdir };
 }
