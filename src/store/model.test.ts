@@ -1,17 +1,19 @@
-import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { type SessionState, View } from "../../gen/sessiond/v1/session_pb.js";
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { View } from "../../gen/sessiond/v1/session_pb.js";
 import type { Session } from "./session.js";
 import { SessionStore } from "./session-store.js";
 import {
+  allEntries,
+  asModel,
   ENGINE_FACTORIES,
   type EngineFixture,
   expectCode,
-  type ModelEntry,
-  type ModelMessage,
   ModelSession,
+  messageEntry,
+  messagesOf,
+  pick,
   StoreModel,
 } from "./test-model.js";
 
@@ -30,73 +32,6 @@ interface Real {
 type Cmd = fc.AsyncCommand<StoreModel, Real>;
 
 const LABELS = ["alpha", "beta", "gamma"];
-
-function pick<T>(items: readonly T[], n: number): T {
-  return items[n % items.length] as T;
-}
-
-function textOf(message: Message | undefined): string {
-  return (message?.content ?? [])
-    .map((p) => (p.part.case === "text" ? p.part.value : `<${p.part.case}>`))
-    .join("");
-}
-
-function messageEntry(id: string, role: "user" | "assistant", text: string, parentId?: string) {
-  return create(EntrySchema, {
-    id,
-    parentId,
-    kind: {
-      case: "message",
-      value: {
-        role: role === "user" ? Role.USER : Role.ASSISTANT,
-        content: [{ part: { case: "text", value: text } }],
-      },
-    },
-  });
-}
-
-/** A stored entry in the model's terms. */
-function asModel(e: Entry): ModelEntry {
-  const base = { id: e.id, parentId: e.parentId };
-  const k = e.kind;
-  switch (k.case) {
-    case "sessionInfo":
-      return { ...base, kind: "info" };
-    case "message":
-      return {
-        ...base,
-        kind: "message",
-        role: k.value.role === Role.USER ? "user" : "assistant",
-        text: textOf(k.value),
-      };
-    case "label":
-      return { ...base, kind: "label", text: k.value.label };
-    case "compaction":
-      return {
-        ...base,
-        kind: "compaction",
-        text: k.value.summary,
-        replaces: k.value.replacesEntryIds,
-      };
-    case "leaf":
-      return { ...base, kind: "leaf", target: k.value.leafId };
-    default:
-      throw new Error(`unexpected entry kind ${k.case} for ${e.id}`);
-  }
-}
-
-function messagesOf(state: SessionState): ModelMessage[] {
-  return state.messages.map((m) => ({ entryId: m.entryId, text: textOf(m.message) }));
-}
-
-async function allEntries(session: Session): Promise<Entry[]> {
-  const all: Entry[] = [];
-  for (;;) {
-    const page = await session.entries(all.length, 100);
-    if (page.entries.length === 0) return all;
-    all.push(...page.entries);
-  }
-}
 
 /** Checks every session of the model against the store. */
 async function verify(m: StoreModel, r: Real): Promise<void> {

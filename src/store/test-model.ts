@@ -10,10 +10,14 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
 import { expect } from "vitest";
+import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
 import { type ErrorCode, isSessiondError, type SessiondError } from "../core/errors.js";
 import type { StorageEngine } from "../storage/engine.js";
 import { MemoryEngine } from "../storage/memory.js";
+import type { Session } from "./session.js";
 
 // ---------------------------------------------------------------------------
 // Engines
@@ -278,5 +282,84 @@ export class StoreModel {
     this.sessions.set(forkId, fork);
     this.current = forkId;
     return fork;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The real store in the model's terms (shared by the model test and the
+// reliability battery's T5)
+
+/** Item `n` of a non-empty list, wrapping around. */
+export function pick<T>(items: readonly T[], n: number): T {
+  return items[n % items.length] as T;
+}
+
+/** A message's text parts joined; other parts as <kind>. */
+export function textOf(message: Message | undefined): string {
+  return (message?.content ?? [])
+    .map((p) => (p.part.case === "text" ? p.part.value : `<${p.part.case}>`))
+    .join("");
+}
+
+export function messageEntry(
+  id: string,
+  role: "user" | "assistant",
+  text: string,
+  parentId?: string,
+) {
+  return create(EntrySchema, {
+    id,
+    parentId,
+    kind: {
+      case: "message",
+      value: {
+        role: role === "user" ? Role.USER : Role.ASSISTANT,
+        content: [{ part: { case: "text", value: text } }],
+      },
+    },
+  });
+}
+
+/** A stored entry in the model's terms. */
+export function asModel(e: Entry): ModelEntry {
+  const base = { id: e.id, parentId: e.parentId };
+  const k = e.kind;
+  switch (k.case) {
+    case "sessionInfo":
+      return { ...base, kind: "info" };
+    case "message":
+      return {
+        ...base,
+        kind: "message",
+        role: k.value.role === Role.USER ? "user" : "assistant",
+        text: textOf(k.value),
+      };
+    case "label":
+      return { ...base, kind: "label", text: k.value.label };
+    case "compaction":
+      return {
+        ...base,
+        kind: "compaction",
+        text: k.value.summary,
+        replaces: k.value.replacesEntryIds,
+      };
+    case "leaf":
+      return { ...base, kind: "leaf", target: k.value.leafId };
+    default:
+      throw new Error(`unexpected entry kind ${k.case} for ${e.id}`);
+  }
+}
+
+export function messagesOf(state: SessionState): ModelMessage[] {
+  return state.messages.map((m) => ({ entryId: m.entryId, text: textOf(m.message) }));
+}
+
+/** Every entry of a session, read page by page. */
+export async function allEntries(session: Session): Promise<Entry[]> {
+  const all: Entry[] = [];
+  for (;;) {
+    const page = await session.entries(all.length, 100);
+    if (page.entries.length === 0) return all;
+    all.push(...page.entries);
   }
 }

@@ -22,22 +22,23 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import { type Entry, EntrySchema, type Message, Role } from "../../../gen/sessiond/v1/entry_pb.js";
-import { type SessionState, View } from "../../../gen/sessiond/v1/session_pb.js";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { View } from "../../../gen/sessiond/v1/session_pb.js";
 import { type ErrorCode, isSessiondError } from "../../../src/core/errors.js";
 import type { StorageEngine } from "../../../src/storage/engine.js";
 import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
 import { MemoryEngine } from "../../../src/storage/memory.js";
-import type { Session } from "../../../src/store/session.js";
 import { SessionStore } from "../../../src/store/session-store.js";
 import {
-  type ModelEntry,
-  type ModelMessage,
+  allEntries,
+  asModel,
   ModelSession,
+  messageEntry,
+  messagesOf,
+  pick,
   StoreModel,
 } from "../../../src/store/test-model.js";
 
@@ -182,72 +183,6 @@ export interface Real {
 }
 
 type Cmd = fc.AsyncCommand<StoreModel, Real>;
-
-function pick<T>(items: readonly T[], n: number): T {
-  return items[n % items.length] as T;
-}
-
-function textOf(message: Message | undefined): string {
-  return (message?.content ?? [])
-    .map((p) => (p.part.case === "text" ? p.part.value : `<${p.part.case}>`))
-    .join("");
-}
-
-function messageEntry(id: string, role: "user" | "assistant", text: string, parentId?: string) {
-  return create(EntrySchema, {
-    id,
-    parentId,
-    kind: {
-      case: "message",
-      value: {
-        role: role === "user" ? Role.USER : Role.ASSISTANT,
-        content: [{ part: { case: "text", value: text } }],
-      },
-    },
-  });
-}
-
-function asModel(e: Entry): ModelEntry {
-  const base = { id: e.id, parentId: e.parentId };
-  const k = e.kind;
-  switch (k.case) {
-    case "sessionInfo":
-      return { ...base, kind: "info" };
-    case "message":
-      return {
-        ...base,
-        kind: "message",
-        role: k.value.role === Role.USER ? "user" : "assistant",
-        text: textOf(k.value),
-      };
-    case "label":
-      return { ...base, kind: "label", text: k.value.label };
-    case "compaction":
-      return {
-        ...base,
-        kind: "compaction",
-        text: k.value.summary,
-        replaces: k.value.replacesEntryIds,
-      };
-    case "leaf":
-      return { ...base, kind: "leaf", target: k.value.leafId };
-    default:
-      throw new Divergence(`unexpected entry kind ${k.case} for ${e.id}`);
-  }
-}
-
-function messagesOf(state: SessionState): ModelMessage[] {
-  return state.messages.map((m) => ({ entryId: m.entryId, text: textOf(m.message) }));
-}
-
-async function allEntries(session: Session): Promise<Entry[]> {
-  const all: Entry[] = [];
-  for (;;) {
-    const page = await session.entries(all.length, 100);
-    if (page.entries.length === 0) return all;
-    all.push(...page.entries);
-  }
-}
 
 /** Checks one session of the model against the store. */
 async function verifySession(s: ModelSession, r: Real): Promise<void> {
