@@ -35,16 +35,15 @@
  * and a torn tail after a kill is too rare for `noTailRepair` to be caught
  * reliably (T2 / T5 prove that rule).
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { readdir, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createSessiondClient } from "../../src/client/index.js";
-import { BIN, REPO, type SessiondProcess } from "../harness/server.js";
+import type { SessiondProcess } from "../harness/server.js";
 import { isMain, main, type ReliabilityTest, type RunOptions } from "./lib/battery.js";
-import { auditDataDir, checkLedger, type DirAudit } from "./lib/jsonl-check.js";
+import { auditDataDir, checkLedger, type DirAudit, fsck } from "./lib/jsonl-check.js";
 import { startWithRetry } from "./lib/kill-server.js";
 import { Ledger, WORKSPACE, Writer } from "./lib/kill-writers.js";
 import { Rng } from "./lib/random.js";
@@ -72,28 +71,6 @@ async function lockDirs(dataDir: string): Promise<string[]> {
 function sessionOfLock(lock: string): string {
   const base = lock.slice(lock.lastIndexOf("/") + 1);
   return base.slice(1, -".jsonl.lock".length);
-}
-
-/** Runs `sessiond fsck --data-dir DIR`; resolves to its exit code and output. */
-function fsck(dataDir: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "fsck", "--data-dir", dataDir], {
-      cwd: REPO,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
 }
 
 const median = (xs: readonly number[]) =>

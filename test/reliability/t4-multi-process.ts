@@ -41,9 +41,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createSessiondClient } from "../../src/client/index.js";
-import { BIN, REPO, type SessiondProcess } from "../harness/server.js";
+import { REPO, type SessiondProcess } from "../harness/server.js";
 import { isMain, main, type ReliabilityTest, type RunOptions } from "./lib/battery.js";
-import { auditDataDir, checkLedger } from "./lib/jsonl-check.js";
+import { auditDataDir, checkLedger, fsck } from "./lib/jsonl-check.js";
 import { startWithRetry } from "./lib/kill-server.js";
 import { Ledger, WORKSPACE, Writer } from "./lib/kill-writers.js";
 import { Rng } from "./lib/random.js";
@@ -55,28 +55,6 @@ interface WorkerProc {
   readonly proc: ChildProcess;
   readonly exited: Promise<void>;
   stderr: string;
-}
-
-/** Runs `sessiond fsck --data-dir DIR`; resolves to its exit code and output. */
-function fsck(dataDir: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "fsck", "--data-dir", dataDir], {
-      cwd: REPO,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
 }
 
 /** Line → process slot ("A".."D"): the first character of every entry id this test writes. */

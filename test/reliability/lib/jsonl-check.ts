@@ -8,10 +8,12 @@
  * repaired or written, so run it while no writer is active (after a kill
  * -9, or between rounds) or expect torn tails from appends in flight.
  */
+import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { checkFile, type FileStatus, findSessionFiles } from "../../../src/cli/fsck-scan.js";
 import { checkFrame, decodePayload } from "../../../src/storage/jsonl/record.js";
+import { BIN, REPO } from "../../harness/server.js";
 
 /** What one session file holds, read line by line. */
 export interface FileAudit {
@@ -228,4 +230,26 @@ export function sumOf(audit: DirAudit, f: (a: FileAudit) => number): number {
   let n = 0;
   for (const a of audit.files.values()) n += f(a);
   return n;
+}
+
+/** Runs `sessiond fsck --data-dir DIR`; resolves to its exit code and output. */
+export function fsck(dataDir: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, "fsck", "--data-dir", dataDir], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
 }
