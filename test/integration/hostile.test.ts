@@ -11,15 +11,7 @@
  * the workspaces we used.
  */
 import { randomBytes } from "node:crypto";
-import {
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -34,6 +26,15 @@ import { AppendRequestSchema } from "../../gen/sessiond/v1/session_service_pb.js
 import type { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
 import { ON_POSTGRES, REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
+import {
+  envelope,
+  h2frame,
+  listNames,
+  PREFACE,
+  rawCall,
+  SETTINGS,
+  walk,
+} from "../reliability/lib/hostile-wire.js";
 
 const MAX_MESSAGE_BYTES = 65_536;
 const MAX_DEADLINE_MS = 120_000;
@@ -145,96 +146,6 @@ function userText(text: string, id = ""): Entry {
   });
 }
 
-/** Everything (relative) under a directory, without following links. */
-function walk(root: string): string[] {
-  const out: string[] = [];
-  const visit = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const p = join(dir, name);
-      out.push(relative(root, p));
-      if (lstatSync(p).isDirectory()) visit(p);
-    }
-  };
-  visit(root);
-  return out;
-}
-
-const list = (dir: string) => {
-  try {
-    return new Set(readdirSync(dir));
-  } catch {
-    return new Set<string>();
-  }
-};
-
-/** One raw HTTP/2 request; the answer as a code name (gRPC status, Connect JSON or HTTP status). */
-async function rawCall(
-  session: http2.ClientHttp2Session,
-  path: string,
-  contentType: string,
-  body: Buffer,
-  extra: http2.OutgoingHttpHeaders = {},
-): Promise<{ code: string; message: string }> {
-  return new Promise((resolve) => {
-    const req = session.request({
-      ":method": "POST",
-      ":path": path,
-      "content-type": contentType,
-      te: "trailers",
-      ...extra,
-    });
-    req.setTimeout(10_000, () => req.close(http2.constants.NGHTTP2_CANCEL));
-    let headers: http2.IncomingHttpHeaders = {};
-    let data = "";
-    req.on("response", (h) => {
-      headers = { ...headers, ...h };
-    });
-    req.on("trailers", (t) => {
-      headers = { ...headers, ...t };
-    });
-    req.on("data", (d: Buffer) => {
-      data += d.toString("utf8");
-    });
-    req.on("error", (e) => resolve({ code: "StreamError", message: String(e) }));
-    req.on("close", () => {
-      const grpc = headers["grpc-status"];
-      if (typeof grpc === "string") {
-        const message = decodeURIComponent(String(headers["grpc-message"] ?? ""));
-        resolve({ code: grpc === "0" ? "Ok" : (Code[Number(grpc)] ?? `grpc-${grpc}`), message });
-        return;
-      }
-      const status = Number(headers[":status"]);
-      if (contentType.startsWith("application/json") || contentType === "application/proto") {
-        try {
-          const json = JSON.parse(data) as { code?: string; message?: string };
-          const code = (json.code ?? "")
-            .split("_")
-            .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-            .join("");
-          resolve({
-            code: code || (status === 200 ? "Ok" : `http-${status}`),
-            message: json.message ?? "",
-          });
-          return;
-        } catch {
-          // fall through to the HTTP status
-        }
-      }
-      resolve({ code: status === 200 ? "Ok" : `http-${status}`, message: data.slice(0, 200) });
-    });
-    req.end(body);
-  });
-}
-
-/** A gRPC length-prefixed message. */
-function envelope(payload: Uint8Array, flags = 0, length = payload.length): Buffer {
-  const b = Buffer.alloc(5 + payload.length);
-  b[0] = flags;
-  b.writeUInt32BE(length, 1);
-  Buffer.from(payload).copy(b, 5);
-  return b;
-}
-
 describe("T6 hostile requests", () => {
   let server: SessiondProcess;
   let parent: string;
@@ -255,7 +166,7 @@ describe("T6 hostile requests", () => {
     parent = mkdtempSync(join(tmpdir(), "sessiond-t6-"));
     dataDir = join(parent, "data");
     mkdirSync(dataDir);
-    for (const r of roots()) before.set(r, list(r));
+    for (const r of roots()) before.set(r, listNames(r));
     passwdMtime = statSync("/etc/passwd").mtimeMs;
     server = await startSessiond({
       dataDir,
@@ -981,17 +892,6 @@ describe("T6 hostile requests", () => {
   });
 
   it("drops connections that send garbage and keeps serving", async () => {
-    const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-    const SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
-    const h2frame = (type: number, flags: number, stream: number, payload: Buffer) => {
-      const b = Buffer.alloc(9 + payload.length);
-      b.writeUIntBE(payload.length, 0, 3);
-      b[3] = type;
-      b[4] = flags;
-      b.writeUInt32BE(stream, 5);
-      payload.copy(b, 9);
-      return b;
-    };
     /** Writes bytes; resolves with whether the server closed the socket, and any GOAWAY error code. */
     const probe = (bytes: Buffer, waitMs = 3_000) =>
       new Promise<{ closed: boolean; goaway?: number }>((resolve) => {
@@ -1092,7 +992,7 @@ describe("T6 hostile requests", () => {
     const outside: string[] = [];
     for (const r of roots()) {
       const was = before.get(r) ?? new Set<string>();
-      for (const name of list(r)) {
+      for (const name of listNames(r)) {
         if (was.has(name)) continue;
         if (r === parent || suspicious(name)) outside.push(join(r, name));
       }
