@@ -44,7 +44,11 @@ import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { scan } from "../../../src/storage/jsonl/reader.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
-import { encodeLines, writtenLog } from "../../../src/storage/jsonl/testdata/arbitraries.js";
+import {
+  encodeLines,
+  splitLines,
+  writtenLog,
+} from "../../../src/storage/jsonl/testdata/arbitraries.js";
 
 export const SID = "fuzz";
 export const WS = "default";
@@ -142,18 +146,6 @@ export function readerCaseArb(maxEntries: number, hugeLines: boolean): fc.Arbitr
       ),
     })
     .map(({ log: [entries, ends], ...rest }) => ({ entries, ends, ...rest }));
-}
-
-function splitLines(buf: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  let pos = 0;
-  while (pos < buf.length) {
-    const nl = buf.indexOf(0x0a, pos);
-    const end = nl < 0 ? buf.length : nl + 1;
-    out.push(buf.subarray(pos, end));
-    pos = end;
-  }
-  return out;
 }
 
 const at = (buf: Buffer, f: number) => Math.floor(f * buf.length);

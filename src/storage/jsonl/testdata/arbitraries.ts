@@ -99,7 +99,8 @@ export function encodeLines(entries: readonly Entry[], ends: readonly boolean[])
 /** One kind of damage, applied to a buffer holding a log. */
 export type Damage = (buf: Buffer) => Buffer;
 
-function splitLines(buf: Buffer): Buffer[] {
+/** A buffer's lines, each with its newline (the last may lack one). */
+export function splitLines(buf: Buffer): Buffer[] {
   const out: Buffer[] = [];
   let pos = 0;
   while (pos < buf.length) {
