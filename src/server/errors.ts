@@ -28,11 +28,32 @@ export function toConnectError(err: unknown): ConnectError {
     const code = CODES[err.code];
     return new ConnectError(code === Code.Internal ? "internal error" : err.message, code);
   }
+  if (clientGone(err)) return new ConnectError("the client went away", Code.Canceled);
   return new ConnectError("internal error", Code.Internal);
+}
+
+/**
+ * Node's errors for writing to a stream the client has already reset or
+ * closed. connect-node throws them into a streaming handler's generator
+ * when its next message cannot be written: the call ended from the client's
+ * side (CANCELED), not a server fault (once logged as INTERNAL when a
+ * WatchSessions client left mid-write).
+ */
+const CLIENT_GONE = new Set([
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_STREAM_CANCEL",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ERR_STREAM_WRITE_AFTER_END",
+]);
+
+function clientGone(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && CLIENT_GONE.has(code);
 }
 
 /** True when the error is one we did not expect (worth a log line with details). */
 export function isUnexpected(err: unknown): boolean {
   if (err instanceof ConnectError) return err.code === Code.Internal || err.code === Code.Unknown;
-  return !isSessiondError(err) || err.code === "INTERNAL";
+  return clientGone(err) ? false : !isSessiondError(err) || err.code === "INTERNAL";
 }
