@@ -20,7 +20,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import { failedPrecondition, isSessiondError } from "../core/errors.js";
@@ -1078,6 +1078,9 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
       it("does not let a throwing listener fail a change or starve other listeners", async () => {
         const k = key("noisy");
         const seen: StorageEvent[] = [];
+        // The engine reports the bug as a process warning; capture it instead of printing it.
+        const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+        onTestFinished(() => warn.mockRestore());
         engine.subscribe(() => {
           throw new Error("listener bug");
         });
@@ -1089,6 +1092,7 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
         await vi.waitFor(() =>
           expect(seen.map((e) => e.type)).toEqual(["created", "appended", "deleted"]),
         );
+        expect(warn).toHaveBeenCalledWith(expect.stringContaining("storage listener failed"));
       });
     });
 
