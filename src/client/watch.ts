@@ -44,29 +44,39 @@ export async function* watchEntriesResumable(
   let last = BigInt(opts.afterSeq ?? 0);
   const base = opts.retryDelayMs ?? 100;
   let delay = base;
-  while (!opts.signal?.aborted) {
-    try {
-      const stream = client.session.watchEntries(
-        { workspace: opts.workspace ?? "", session: opts.session, afterSeq: last },
-        { signal: opts.signal },
-      );
-      for await (const msg of stream) {
-        delay = base;
-        if (msg.event.case === "entry") {
-          if (msg.event.value.seq <= last) continue;
-          last = msg.event.value.seq;
+  // Leaving the loop early (break, return, a throw in the caller's loop body)
+  // must end the server stream too: connect's response iterator does not
+  // cancel the call when it is returned, so the stream (and the process) would
+  // live on.
+  const left = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, left.signal]) : left.signal;
+  try {
+    while (!signal.aborted) {
+      try {
+        const stream = client.session.watchEntries(
+          { workspace: opts.workspace ?? "", session: opts.session, afterSeq: last },
+          { signal },
+        );
+        for await (const msg of stream) {
+          delay = base;
+          if (msg.event.case === "entry") {
+            if (msg.event.value.seq <= last) continue;
+            last = msg.event.value.seq;
+          }
+          yield msg;
         }
-        yield msg;
+        // A clean end (e.g. a proxy closing the stream): reconnect after a pause.
+        await new Promise((r) => setTimeout(r, delay));
+      } catch (err) {
+        const ce = ConnectError.from(err);
+        if (signal.aborted) return;
+        if (!RESUMABLE.has(ce.code)) throw ce;
+        opts.onReconnect?.(ce, last);
+        await new Promise((r) => setTimeout(r, delay / 2 + Math.random() * (delay / 2)));
+        delay = Math.min(delay * 2, 5000);
       }
-      // A clean end (e.g. a proxy closing the stream): reconnect after a pause.
-      await new Promise((r) => setTimeout(r, delay));
-    } catch (err) {
-      const ce = ConnectError.from(err);
-      if (opts.signal?.aborted) return;
-      if (!RESUMABLE.has(ce.code)) throw ce;
-      opts.onReconnect?.(ce, last);
-      await new Promise((r) => setTimeout(r, delay / 2 + Math.random() * (delay / 2)));
-      delay = Math.min(delay * 2, 5000);
     }
+  } finally {
+    left.abort();
   }
 }
