@@ -8,7 +8,9 @@ const HELP = `Usage: sessiond fork ID [ENTRY] [flags]
 
 Creates a new session from the path root → ENTRY of session ID (ENTRY: an
 entry id, a unique prefix of one, or a label; default the current leaf).
-Entry ids are kept; the source session is untouched. Prints the new id.
+Entry ids are kept; the source session is untouched. Prints the new id
+alone on stdout (F=$(sessiond fork ID) works); on a terminal, the number of
+entries copied and the new leaf go to stderr.
 
 Flags:
   --title T               title of the new session (default: the source's)
@@ -41,7 +43,10 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     if (meta !== undefined) await println(jsonLine(SessionMetaSchema, meta));
     return 0;
   }
-  await println(`forked into ${meta?.id} (${meta?.entryCount} entries, leaf ${meta?.leafId})`);
+  await println(meta?.id ?? "");
+  if (ctx.stderrTty) {
+    process.stderr.write(`forked ${meta?.entryCount} entries, leaf ${meta?.leafId}\n`);
+  }
   return 0;
 }
 
