@@ -8,35 +8,23 @@
  * /usr/bin/python3. Without them the test is skipped loudly, except under
  * CI=true (CI installs them, so a missing one there is a failure).
  */
-import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { missingPythonTools, PYTHON } from "../harness/python.js";
 import { REPO, serverUnderTest } from "../harness/server.js";
 
 const run = promisify(execFile);
-const PYTHON = "/usr/bin/python3";
 const CLIENT = join(REPO, "test/python/sessiond_client.py");
 const BUF = join(REPO, "node_modules/.bin/buf");
 const PROTOS = ["entry", "session", "store_service", "session_service"].map(
   (name) => `sessiond/v1/${name}.proto`,
 );
-const INSTALL =
-  "apt-get install -y --no-install-recommends python3-grpcio python3-protobuf protobuf-compiler";
 
-/** Why the Python toolchain is unusable here, or undefined when it is fine. */
-function missingTools(): string | undefined {
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  const py = spawnSync(PYTHON, ["-c", "import grpc, google.protobuf"], { timeout: 15_000 });
-  if (py.status !== 0) return `${PYTHON} cannot import grpc / google.protobuf (${INSTALL})`;
-  const protoc = spawnSync("protoc", ["--version"], { timeout: 15_000 });
-  if (protoc.status !== 0) return `protoc not found (${INSTALL})`;
-  return undefined;
-}
-
-const missing = missingTools();
+const missing = missingPythonTools();
 const inCi = process.env.CI === "true";
 if (missing !== undefined && !inCi) {
   console.warn(`\n*** SKIPPING the Python interop test: ${missing} ***\n`);

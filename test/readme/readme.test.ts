@@ -1,0 +1,91 @@
+/**
+ * Every README code block a user would paste runs as written: shell, Python
+ * and TypeScript blocks are run in document order against a server this
+ * test starts, twice over (a snippet must also work the second time, on the
+ * data the first run left). The only edit is the port: the README's
+ * 127.0.0.1:50051 becomes the test server's. A block that cannot run here
+ * says why in a `readme-test: skip` directive (see blocks.ts), and
+ * `readme-test: expect` directives check what a block prints.
+ *
+ * Where each block runs, as a user in a clone would: shell and Python in the
+ * repository root (`npx buf`, `gen_py/`), TypeScript in a fresh directory
+ * inside the checkout, where `import ... from "sessiond"` resolves to this
+ * package by its own name and `./.sessiond` is the example's own.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { missingPythonTools, PYTHON } from "../harness/python.js";
+import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
+import { type CodeBlock, codeBlocks } from "./blocks.js";
+
+const RUNNABLE = new Set(["sh", "bash", "ts", "python"]);
+const blocks = codeBlocks(readFileSync(join(REPO, "README.md"), "utf8")).filter((b) =>
+  RUNNABLE.has(b.lang),
+);
+const toRun = blocks.filter((b) => b.skip === undefined);
+
+const missingPython = missingPythonTools();
+const inCi = process.env.CI === "true";
+const skipPython = missingPython !== undefined && !inCi;
+if (skipPython) {
+  console.warn(`\n*** SKIPPING the README's Python blocks: ${missingPython} ***\n`);
+}
+
+let server: SessiondProcess;
+let tsDir: string;
+
+beforeAll(async () => {
+  server = await startSessiond();
+  tsDir = mkdtempSync(join(REPO, ".tmp-readme-"));
+});
+afterAll(async () => {
+  await server?.stop();
+  if (tsDir) rmSync(tsDir, { recursive: true, force: true });
+});
+
+function run(block: CodeBlock, index: number): { status: number | null; out: string; err: string } {
+  const code = block.code.replaceAll("127.0.0.1:50051", `127.0.0.1:${server.port}`);
+  const common = { encoding: "utf8" as const, timeout: 120_000, env: { ...process.env } };
+  if (block.lang === "ts") {
+    const file = join(tsDir, `block-${index}.mts`);
+    writeFileSync(file, code);
+    const r = spawnSync(process.execPath, ["--import", "tsx", file], { ...common, cwd: tsDir });
+    return { status: r.status, out: r.stdout, err: r.stderr };
+  }
+  if ((block.lang === "python" || block.needs === "python") && missingPython !== undefined) {
+    throw new Error(`CI=true but ${missingPython}`);
+  }
+  if (block.lang === "python") {
+    const r = spawnSync(PYTHON, ["-"], { ...common, cwd: REPO, input: code });
+    return { status: r.status, out: r.stdout, err: r.stderr };
+  }
+  const r = spawnSync("bash", ["-euo", "pipefail", "-c", code], { ...common, cwd: REPO });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("README code blocks", () => {
+  it("every block a user would paste is run, or says why it cannot be", () => {
+    expect(toRun.length).toBeGreaterThan(0);
+    for (const b of blocks) {
+      if (b.skip !== undefined) expect(b.skip, `README.md:${b.line}`).not.toBe("");
+    }
+  });
+
+  for (const pass of [1, 2]) {
+    toRun.forEach((block, index) => {
+      const name = `pass ${pass}: ${block.lang} block at README.md:${block.line}`;
+      if ((block.lang === "python" || block.needs === "python") && skipPython) {
+        it.skip(`${name} (SKIPPED: ${missingPython})`, () => {});
+        return;
+      }
+      it(name, { timeout: 150_000 }, () => {
+        const r = run(block, index);
+        const shown = `exit ${r.status}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
+        expect(r.status, shown).toBe(0);
+        for (const pattern of block.expect) expect(r.out, shown).toMatch(pattern);
+      });
+    });
+  }
+});
