@@ -2,6 +2,7 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
+import { terminalLine } from "./terminal-text.js";
 
 /**
  * How an entry is named on one line, shared by `show` (tree nodes) and
@@ -48,9 +49,10 @@ export function shortId(id: string): string {
   return id.slice(0, SHORT_ID);
 }
 
-/** One entry of the raw log as "seq  id  kind  preview" (for `tail`). */
+/** One entry of the raw log as "seq  id  kind  preview" (for `tail`), safe for a terminal. */
 export function entryLine(entry: Entry): string {
   const kind = kindLabel(entryKind(entry), roleOf(entry));
   const preview = entryPreview(entry);
-  return `${String(entry.seq).padStart(5)}  ${entry.id}  ${kind.padEnd(10)}${preview ? ` ${preview}` : ""}`.trimEnd();
+  const line = `${String(entry.seq).padStart(5)}  ${entry.id}  ${kind.padEnd(10)}${preview ? ` ${preview}` : ""}`;
+  return terminalLine(line.trimEnd());
 }

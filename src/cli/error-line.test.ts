@@ -22,4 +22,9 @@ describe("errorLine", () => {
     const bug = new TypeError("x is undefined\n    at foo (bar.ts:1:1)");
     expect(errorLine(bug)).toEqual({ message: "x is undefined", exitCode: 1 });
   });
+
+  it("escapes terminal control sequences quoted in a server's message", () => {
+    const err = new ConnectError('label "\x1b]0;owned\x07" not found', Code.NotFound);
+    expect(errorLine(err).message).toBe('label "\\x1b]0;owned\\x07" not found (not_found)');
+  });
 });

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CliError } from "./command.js";
+import { terminalLine } from "./terminal-text.js";
 
 /**
  * The one place where anything a command throws becomes what a person sees:
@@ -24,8 +25,12 @@ export function errorLine(err: unknown): { message: string; exitCode: number } {
   return { message: oneLine(message), exitCode: 1 };
 }
 
-/** Keeps the first line: a multi-line message would break "one line per error". */
+/**
+ * Keeps the first line: a multi-line message would break "one line per
+ * error". Messages quote ids and text from sessions, so they are escaped
+ * for the terminal like any other output.
+ */
 function oneLine(message: string): string {
   const first = message.split("\n", 1)[0] ?? "";
-  return first.trim() === "" ? "unknown error" : first;
+  return first.trim() === "" ? "unknown error" : terminalLine(first);
 }

@@ -12,6 +12,7 @@ import {
   style,
   truncate,
 } from "./output.js";
+import { terminalLine } from "./terminal-text.js";
 
 const HELP = `Usage: sessiond ls [flags]
 
@@ -40,11 +41,11 @@ const OPTIONS = {
 function row(s: SessionMeta): string[] {
   const health =
     s.health === Health.CORRUPT
-      ? `CORRUPT${s.healthDetail ? `: ${truncate(s.healthDetail, 60)}` : ""}`
+      ? `CORRUPT${s.healthDetail ? `: ${truncate(terminalLine(s.healthDetail), 60)}` : ""}`
       : "ok";
   return [
     s.id,
-    truncate(s.title ?? "", 40),
+    truncate(terminalLine(s.title ?? ""), 40),
     String(s.entryCount),
     String(s.messageCount),
     formatTime(timestampMillis(s.updatedAt)),

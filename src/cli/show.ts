@@ -9,6 +9,7 @@ import { type CliContext, CliError, type Command, parse, positionals } from "./c
 import { roleName } from "./entry-format.js";
 import { resolveEntryRef } from "./entry-ref.js";
 import { jsonLine, printHelp, println, style } from "./output.js";
+import { terminalLine, terminalLines } from "./terminal-text.js";
 import { renderTree } from "./tree-render.js";
 
 const HELP = `Usage: sessiond show ID [flags]
@@ -62,8 +63,9 @@ async function showState(
   for (const m of res.state?.messages ?? []) {
     const msg = m.message;
     if (msg === undefined) continue;
-    const who = msg.toolName ? `${roleName(msg.role)}(${msg.toolName})` : roleName(msg.role);
-    const [first = "", ...more] = messageText(msg).split("\n");
+    const role = roleName(msg.role);
+    const who = msg.toolName ? `${role}(${terminalLine(msg.toolName)})` : role;
+    const [first = "", ...more] = terminalLines(messageText(msg));
     await println(`${style.bold(`${who}:`, color)} ${first}`);
     for (const line of more) await println(`  ${line}`);
   }

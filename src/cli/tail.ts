@@ -6,6 +6,7 @@ import { type CliContext, CliError, type Command, intFlag, parse, positionals } 
 import { entryLine } from "./entry-format.js";
 import { codeName } from "./error-line.js";
 import { jsonLine, printHelp, println } from "./output.js";
+import { terminalLine } from "./terminal-text.js";
 
 const HELP = `Usage: sessiond tail ID [flags]
 
@@ -76,7 +77,7 @@ async function follow(conn: Connection, session: string, after: bigint, json: bo
         if (disconnected) return;
         disconnected = true;
         process.stderr.write(
-          `sessiond: connection lost (${err.rawMessage}, ${codeName(err.code)}); reconnecting after seq ${seq}\n`,
+          `sessiond: connection lost (${terminalLine(err.rawMessage)}, ${codeName(err.code)}); reconnecting after seq ${seq}\n`,
         );
       },
     });

@@ -1,6 +1,7 @@
 import { EntryKind, type TreeNode } from "../../gen/sessiond/v1/session_pb.js";
 import { kindLabel, shortId } from "./entry-format.js";
 import { style } from "./output.js";
+import { terminalLine } from "./terminal-text.js";
 
 /**
  * Draws a session tree (the nodes of GetTree) as text lines. A pure
@@ -45,6 +46,7 @@ function describe(node: TreeNode, o: RenderOptions): string {
   else text = node.preview;
   let line = `${marker}${id} ${kind}${text ? `  ${text}` : ""}`;
   if (node.id === o.leafId) line += "  ← leaf";
+  line = terminalLine(line);
   const color = o.color ?? false;
   return node.onCurrentPath ? style.bold(line, color) : line;
 }
