@@ -1,7 +1,9 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
 import { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
 import { timestampMillis } from "../core/entry.js";
-import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
+import { shortId } from "../core/ids.js";
+import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
 import { type Command, intFlag, parse, positionals } from "./command.js";
 import {
   formatTable,
@@ -21,14 +23,17 @@ Lists the sessions of a workspace, newest first: the top-level ones, or with
 with health CORRUPT.
 
 Flags:
-  --parent ID             list the subagents of this session (full id or prefix)
+  --parent ID             list the subagents of this session (full id, short id or
+                          prefix; a deleted session by its full id only)
   --all                   follow page tokens to the end (default: one page)
   --limit N               at most N sessions (default: the server's page size)
   --oldest-first          oldest session first
 ${CLIENT_FLAGS_HELP}
 
-Output: a table (id, title, entries, messages, updated, health); with --json
-one SessionMeta (proto JSON) per line.`;
+Output: a table (short id, title, entries, messages, updated, health); with
+--json one SessionMeta (proto JSON, full ids) per line. The short id of a
+generated id (YYYYMMDD-HHMMSS-<8 hex>) is its random part; every command
+takes it, or a unique prefix of it, like the full id.`;
 
 const OPTIONS = {
   ...CLIENT_OPTIONS,
@@ -44,13 +49,35 @@ function row(s: SessionMeta): string[] {
       ? `CORRUPT${s.healthDetail ? `: ${truncate(terminalLine(s.healthDetail), 60)}` : ""}`
       : "ok";
   return [
-    s.id,
+    shortId(s.id),
     truncate(terminalLine(s.title ?? ""), 40),
     String(s.entryCount),
     String(s.messageCount),
     formatTime(timestampMillis(s.updatedAt)),
     health,
   ];
+}
+
+/**
+ * The full id of the --parent session: the server lists by full id, and
+ * resolving first lets people pass a short id or a prefix. The subagents of
+ * a deleted session stay, but its id no longer resolves: a reference not
+ * found is listed as a full id when it has subagents. A prefix of a deleted
+ * session cannot be resolved: the error says to give the full id.
+ */
+async function parentId({ client, workspace }: Connection, ref: string): Promise<string> {
+  try {
+    return (await client.store.getSession({ workspace, session: ref })).session?.id ?? ref;
+  } catch (err) {
+    const ce = ConnectError.from(err);
+    if (ce.code !== Code.NotFound) throw err;
+    const probe = await client.store.listSessions({ workspace, parentSessionId: ref, pageSize: 1 });
+    if (probe.sessions.length > 0) return ref;
+    throw new ConnectError(
+      `${ce.rawMessage} (the subagents of a deleted session are listed by its full id)`,
+      Code.NotFound,
+    );
+  }
 }
 
 export const ls: Command = {
@@ -64,12 +91,7 @@ export const ls: Command = {
     const limit = intFlag("limit", v.limit, 0);
     const conn = connect(v, ctx);
     const { workspace, client } = conn;
-    let parentSessionId: string | undefined;
-    if (v.parent !== undefined) {
-      // The server lists by full id; resolving first lets people pass a prefix.
-      const parent = await client.store.getSession({ workspace, session: v.parent });
-      parentSessionId = parent.session?.id;
-    }
+    const parentSessionId = v.parent === undefined ? undefined : await parentId(conn, v.parent);
     const order = v["oldest-first"] ? SortOrder.OLDEST_FIRST : SortOrder.NEWEST_FIRST;
     const sessions: SessionMeta[] = [];
     let pageToken = "";

@@ -2,11 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   checkEntryId,
   checkSessionId,
+  checkSessionPrefix,
   checkSessionRef,
   checkWorkspace,
   ENTRY_ID_PATTERN,
+  matchesSessionRef,
   newEntryId,
   newSessionId,
+  shortId,
 } from "./ids.js";
 import { expectError } from "./test-helpers.js";
 
@@ -70,23 +73,68 @@ describe("checkWorkspace", () => {
 });
 
 describe("checkSessionRef", () => {
-  it("accepts a full id or a prefix of at least 4 characters", () => {
+  it("accepts a full id or a prefix", () => {
     expect(checkSessionRef("2026")).toBe("2026");
     expect(checkSessionRef("20260304-050607-0a1b2c3d")).toBe("20260304-050607-0a1b2c3d");
   });
 
-  it("rejects a prefix shorter than 4 characters with INVALID_ARGUMENT", () => {
-    const err = expectError(() => checkSessionRef("202"), "INVALID_ARGUMENT", '"202"');
-    expect(err.message).toContain("4");
+  it("refuses an empty reference as missing: 'session is required'", () => {
+    const err = expectError(() => checkSessionRef(""), "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/^session is required/);
   });
 
-  it.each([...HOSTILE, ["a dot", "abcd.x"]])("rejects %s with INVALID_ARGUMENT", (_, ref) => {
-    expectError(() => checkSessionRef(ref), "INVALID_ARGUMENT");
-  });
+  it.each([...HOSTILE.filter(([, ref]) => ref !== ""), ["a dot", "abcd.x"]])(
+    "rejects %s with INVALID_ARGUMENT",
+    (_, ref) => {
+      expectError(() => checkSessionRef(ref), "INVALID_ARGUMENT", "invalid session");
+    },
+  );
 
   it("rejects a 10 KB reference without echoing it whole", () => {
     const err = expectError(() => checkSessionRef(HUGE), "INVALID_ARGUMENT");
     expect(err.message.length).toBeLessThan(400);
+  });
+});
+
+describe("checkSessionPrefix", () => {
+  it("accepts a prefix of at least 4 characters", () => {
+    expect(checkSessionPrefix("2026")).toBe("2026");
+  });
+
+  it("rejects a prefix shorter than 4 characters with INVALID_ARGUMENT", () => {
+    const err = expectError(() => checkSessionPrefix("202"), "INVALID_ARGUMENT", '"202"');
+    expect(err.message).toContain("4");
+  });
+});
+
+describe("shortId", () => {
+  it("is the random part of a generated id", () => {
+    expect(shortId("20260304-050607-0a1b2c3d")).toBe("0a1b2c3d");
+    expect(shortId(newSessionId())).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  it.each([
+    ["a client-chosen id", "my-session_1"],
+    ["an id that only looks generated (upper-case hex)", "20260304-050607-0A1B2C3D"],
+    ["an id with a longer tail", "20260304-050607-0a1b2c3d9"],
+  ])("is %s itself", (_, id) => {
+    expect(shortId(id)).toBe(id);
+  });
+});
+
+describe("matchesSessionRef", () => {
+  const id = "20260304-050607-0a1b2c3d";
+
+  it("matches a prefix of the id and a prefix of its random part", () => {
+    expect(matchesSessionRef(id, "2026")).toBe(true);
+    expect(matchesSessionRef(id, "0a1b")).toBe(true);
+    expect(matchesSessionRef(id, "0a1b2c3d")).toBe(true);
+  });
+
+  it("does not match the middle of the id, nor the random part of a client-chosen id", () => {
+    expect(matchesSessionRef(id, "0506")).toBe(false);
+    expect(matchesSessionRef(id, "1b2c")).toBe(false);
+    expect(matchesSessionRef("team-0a1b2c3d", "0a1b")).toBe(false);
   });
 });
 

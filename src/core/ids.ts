@@ -46,15 +46,55 @@ export function checkWorkspace(workspace: string | undefined): string {
   return ws;
 }
 
-/** A session reference is a full id or a prefix; both obey the session id pattern. */
+/**
+ * A session reference: a full id, a prefix of one, or a prefix of a short
+ * id (see `shortId`); all obey the session id pattern. Empty is refused as
+ * missing rather than as malformed: a client that forgot the field should
+ * learn that.
+ */
 export function checkSessionRef(ref: string): string {
-  checkSessionId(ref, "session");
+  if (ref === "") {
+    throw invalidArgument(
+      "session is required: give its full id, its short id or a unique prefix of either",
+    );
+  }
+  return checkSessionId(ref, "session");
+}
+
+/** A reference that is not a full id must be long enough to mean something. */
+export function checkSessionPrefix(ref: string): string {
   if (ref.length < MIN_PREFIX_LENGTH) {
     throw invalidArgument(
       `session ${quote(ref)} is too short: give the full id or a prefix of at least ${MIN_PREFIX_LENGTH} characters`,
     );
   }
   return ref;
+}
+
+/** A session id as `newSessionId` makes them: YYYYMMDD-HHMMSS-<8 hex>. */
+export const GENERATED_SESSION_ID_PATTERN = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$/;
+
+/** Length of the random part of a generated id. */
+const RANDOM_PART_LENGTH = 8;
+
+/**
+ * The short form of a session id, for people: the random part of a
+ * generated id (the 8 hex after the last dash), as git shows short hashes,
+ * because sessions of one day share their first 16 characters; any other
+ * (client-chosen) id is its own short form.
+ */
+export function shortId(id: string): string {
+  return GENERATED_SESSION_ID_PATTERN.test(id) ? id.slice(-RANDOM_PART_LENGTH) : id;
+}
+
+/**
+ * Whether a reference (already checked, at least MIN_PREFIX_LENGTH long)
+ * addresses a session id: it prefixes the id or the id's short form. What
+ * "several sessions match" means; the PostgreSQL engine says the same in
+ * SQL (storage/postgres/listing.ts).
+ */
+export function matchesSessionRef(id: string, ref: string): boolean {
+  return id.startsWith(ref) || shortId(id).startsWith(ref);
 }
 
 /** Time-sortable session id: YYYYMMDD-HHMMSS-<8 hex>, UTC. */

@@ -24,6 +24,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import { failedPrecondition, isSessiondError } from "../core/errors.js";
+import { matchesSessionRef } from "../core/ids.js";
 import {
   appendOf,
   assistantMsg,
@@ -1170,6 +1171,39 @@ export function describeCapabilityConformance(name: string, factory: Conformance
       expect(await engine.exists({ workspace: "other-ws", sessionId: "here" })).toBe(false);
       expect(await engine.delete(key("here"))).toBe(true);
       expect(await engine.exists(key("here"))).toBe(false);
+    });
+
+    it("idsByRef (when the engine has it): the first ids in bytewise order that matchesSessionRef picks from listIds", async () => {
+      if (engine.idsByRef === undefined) return;
+      // Prefixes shared across ids and random parts, with characters whose
+      // bytewise order differs from a locale's: case, '-', '_', digits.
+      const ids = [
+        "20260304-050607-0a1b2c3d",
+        "20260304-050607-0a1bffff",
+        "20260305-000000-2026abcd",
+        "20260306-111111-abcdef01",
+        "20260306-111111-ABCDEF01",
+        "0a1b-client",
+        "0a1b_client",
+        "0a1bZ",
+        "0a1B",
+        "team-0a1b2c3d",
+        "abcd",
+        "abcd-e",
+      ];
+      for (const id of ids) await engine.create(key(id), [rootEntry(id)]);
+      await engine.create(key("0a1b9999", "other-ws"), [rootEntry("0a1b9999")]);
+      const refs = ["0a1b", "0a1b2", "0a1bf", "2026", "20260306", "abcd", "abcdef01", "ABCD"];
+      refs.push("0a1b_", "0a1b-", "0a1B", "team", "0506", "ffff", "20260304-050607-0a1b2c3d");
+      const all = await engine.listIds(WS);
+      for (const ref of refs) {
+        const wanted = all.filter((id) => matchesSessionRef(id, ref)).sort();
+        for (const limit of [1, 2, 6]) {
+          expect(await engine.idsByRef(WS, ref, limit), `${ref} limit ${limit}`).toEqual(
+            wanted.slice(0, limit),
+          );
+        }
+      }
     });
 
     /** What pages are compared on: the sort key, the health and the root's id. */

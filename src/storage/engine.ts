@@ -186,6 +186,16 @@ export interface StorageEngine {
   exists?(key: SessionKey): Promise<boolean>;
 
   /**
+   * OPTIONAL, only with `exists`: the ids of a workspace that a session
+   * reference addresses (`matchesSessionRef` of core/ids.ts: a prefix of
+   * the id or of its short id), the first `limit` in id order (bytewise),
+   * without listing every id. The store asks it only after `exists` said
+   * the reference is not a full id. Engines without an index leave it out,
+   * and the store matches over `listIds`.
+   */
+  idsByRef?(workspace: string, ref: string, limit: number): Promise<string[]>;
+
+  /**
    * Records of the given sessions (or of all of the workspace), corrupt ones
    * included. Costs a full read of each session not already loaded: pass the
    * ids of one page (see `listRoots`), not a whole workspace.

@@ -10,6 +10,7 @@ import {
   pgSkipReason,
   startPostgres,
 } from "../../test/harness/postgres.js";
+import { shortId } from "../core/ids.js";
 import { assistant, compaction, label, user } from "../core/test-helpers.js";
 import type { StorageEngine, StorageEvent } from "../storage/engine.js";
 import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
@@ -291,6 +292,68 @@ describe.each(FACTORIES)("SessionStore on $name", (factory) => {
         await expectCode(() => store.get(undefined, ref), "INVALID_ARGUMENT");
       },
     );
+  });
+
+  describe("short ids", () => {
+    // Client-chosen ids in the generated shape are generated ids to the
+    // store (shortId goes by the shape): they give fixed random parts.
+    const A = "20260304-050607-0a1b2c3d";
+    const B = "20260304-050607-ffee0011";
+
+    it("finds a generated session by a unique prefix of its random part", async () => {
+      for (const sessionId of [A, B]) await store.create({ sessionId });
+      expect((await store.get(undefined, "0a1b")).id).toBe(A);
+      expect((await store.get(undefined, "ffee0011")).id).toBe(B);
+      expect((await store.open(undefined, "ffee")).id).toBe(B);
+      expect(await store.delete(undefined, "0a1b2c")).toEqual([A]);
+    });
+
+    it("finds each of 30 sessions generated in the same second by the short id", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) ids.push((await store.create()).session.id);
+      expect(new Set(ids.map((id) => id.slice(0, 16))).size).toBe(1);
+      for (const id of ids) expect((await store.get(undefined, shortId(id))).id).toBe(id);
+    });
+
+    it("answers FAILED_PRECONDITION naming both when one id's prefix is another's short-id prefix", async () => {
+      const other = "20250101-000000-2026abcd";
+      for (const sessionId of [A, other]) await store.create({ sessionId });
+      await expectCode(() => store.get(undefined, "2026"), "FAILED_PRECONDITION", A, other);
+      expect((await store.get(undefined, "2026a")).id).toBe(other);
+    });
+
+    it("answers FAILED_PRECONDITION naming both when two short ids share the prefix", async () => {
+      const twin = "20260305-101010-0a1b9999";
+      for (const sessionId of [A, B, twin]) await store.create({ sessionId });
+      await expectCode(() => store.get(undefined, "0a1b"), "FAILED_PRECONDITION", A, twin);
+      expect((await store.get(undefined, "0a1b9")).id).toBe(twin);
+    });
+
+    it("names the first 5 candidates in id order and marks that there are more", async () => {
+      const ids = ["a", "b", "c", "d", "e", "f", "g"].map((c) => `20260304-0506${c}0-x`);
+      for (const sessionId of [...ids].reverse()) await store.create({ sessionId });
+      const err = await expectCode(() => store.get(undefined, "2026"), "FAILED_PRECONDITION");
+      expect(err.message).toContain(`it matches ${ids.slice(0, 5).join(", ")}, …`);
+    });
+
+    it("prefers an exact client-chosen id over a short id it prefixes", async () => {
+      for (const sessionId of ["0a1b", A]) await store.create({ sessionId });
+      expect((await store.get(undefined, "0a1b")).id).toBe("0a1b");
+      expect((await store.get(undefined, "0a1b2")).id).toBe(A);
+    });
+
+    it("does not match the middle of an id or the tail of a client-chosen id", async () => {
+      for (const sessionId of [A, "team-0a1b2c3d"]) await store.create({ sessionId });
+      await expectCode(() => store.get(undefined, "0506"), "NOT_FOUND", '"0506"');
+      expect((await store.get(undefined, "0a1b")).id).toBe(A);
+      await expectCode(() => store.get(undefined, "2c3d"), "NOT_FOUND");
+    });
+
+    it("keeps short-id matches inside the workspace", async () => {
+      await store.create({ workspace: "elsewhere", sessionId: A });
+      await expectCode(() => store.get(undefined, "0a1b"), "NOT_FOUND");
+      expect((await store.get("elsewhere", "0a1b")).id).toBe(A);
+    });
   });
 
   describe("list", () => {

@@ -19,8 +19,10 @@ import {
 import { planFork } from "../core/fork-plan.js";
 import {
   checkSessionId,
+  checkSessionPrefix,
   checkSessionRef,
   checkWorkspace,
+  matchesSessionRef,
   newEntryId,
   newSessionId,
   quote,
@@ -153,29 +155,39 @@ export class SessionStore {
   }
 
   /**
-   * Resolves a full id or a unique prefix (≥ 4 characters) to a session id.
-   * An exact id wins over a longer id it prefixes. No match → NOT_FOUND;
-   * several → FAILED_PRECONDITION naming some candidates.
+   * Resolves a reference to a session id: the full id, or a unique prefix
+   * (≥ 4 characters) of the id or of its short id (core/ids.ts `shortId`).
+   * An exact id wins over any other match. No match → NOT_FOUND; several
+   * → FAILED_PRECONDITION naming some candidates.
    */
   async resolve(workspaceIn: string | undefined, ref: string): Promise<SessionKey> {
     const workspace = checkWorkspace(workspaceIn);
-    checkSessionId(ref, "session");
-    // The hot path: a full id, checked without listing the workspace.
-    if (await this.engine.exists?.({ workspace, sessionId: ref })) {
-      return { workspace, sessionId: ref };
-    }
-    const ids = await this.engine.listIds(workspace);
-    // A client-chosen id may be shorter than a prefix is allowed to be.
-    if (ids.includes(ref)) return { workspace, sessionId: ref };
     checkSessionRef(ref);
-    const matches = ids.filter((id) => id.startsWith(ref)).sort();
+    const key = { workspace, sessionId: ref };
+    // The hot path: a full id, checked without listing the workspace.
+    if (await this.engine.exists?.(key)) return key;
+    let matches: string[];
+    if (this.engine.exists !== undefined && this.engine.idsByRef !== undefined) {
+      checkSessionPrefix(ref);
+      matches = await this.engine.idsByRef(workspace, ref, CANDIDATES_SHOWN + 1);
+    } else {
+      const ids = await this.engine.listIds(workspace);
+      // A client-chosen id may be shorter than a prefix is allowed to be.
+      if (ids.includes(ref)) return key;
+      checkSessionPrefix(ref);
+      matches = ids
+        .filter((id) => matchesSessionRef(id, ref))
+        .sort()
+        .slice(0, CANDIDATES_SHOWN + 1);
+    }
     if (matches.length === 0) {
       throw notFound(`session ${quote(ref)} not found in workspace ${quote(workspace)}`);
     }
     if (matches.length > 1) {
       const shown = matches.slice(0, CANDIDATES_SHOWN).join(", ");
+      const more = matches.length > CANDIDATES_SHOWN ? ", …" : "";
       throw failedPrecondition(
-        `session prefix ${quote(ref)} is ambiguous: ${matches.length} sessions match (${shown}${matches.length > CANDIDATES_SHOWN ? ", …" : ""})`,
+        `session ${quote(ref)} is ambiguous in workspace ${quote(workspace)}: it matches ${shown}${more} (give more characters or the full id)`,
       );
     }
     return { workspace, sessionId: matches[0] as string };

@@ -32,6 +32,55 @@ export async function sessionExists(ctx: PgContext, key: SessionKey): Promise<bo
   return rows.length > 0;
 }
 
+/**
+ * The query of `idsByRef`, not yet run (the tests EXPLAIN it): the ids a
+ * reference prefixes, and, for a reference that can be one (4 to 8
+ * lower-case hex), the generated ids whose random part it prefixes
+ * (`matchesSessionRef` in core/ids.ts). Each half is a range scan of an
+ * index of migration 3: a prefix is the range [ref, ref + U+007F), as ids
+ * are ASCII below U+007F, compared COLLATE "C" like the indexes; the
+ * generated-id pattern is written out literally so that the planner can
+ * match it with the partial index's predicate.
+ */
+export function idsByRefQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  ref: string,
+  limit: number,
+): postgres.PendingQuery<{ session_id: string }[]> {
+  const end = `${ref}\u007f`;
+  const byId = sql`
+    (SELECT session_id FROM sessiond_sessions
+    WHERE workspace = ${workspace}
+      AND session_id COLLATE "C" >= ${ref} AND session_id COLLATE "C" < ${end}
+    ORDER BY session_id COLLATE "C"
+    LIMIT ${limit})`;
+  if (!/^[0-9a-f]{4,8}$/.test(ref)) return sql<{ session_id: string }[]>`${byId}`;
+  return sql<{ session_id: string }[]>`
+    ${byId}
+    UNION
+    (SELECT session_id FROM sessiond_sessions
+    WHERE workspace = ${workspace}
+      AND session_id ~ '^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$'
+      AND right(session_id, 8) COLLATE "C" >= ${ref} AND right(session_id, 8) COLLATE "C" < ${end}
+    ORDER BY session_id COLLATE "C"
+    LIMIT ${limit})`;
+}
+
+/** See `StorageEngine.idsByRef` and `idsByRefQuery`. */
+export async function idsByRef(
+  ctx: PgContext,
+  workspace: string,
+  ref: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await ctx.db("looking up a session", () =>
+    idsByRefQuery(ctx.sql, workspace, ref, limit),
+  );
+  const ids = rows.map((r) => r.session_id);
+  return ids.sort().slice(0, limit);
+}
+
 export async function listRoots(ctx: PgContext, workspace: string): Promise<RootRecord[]> {
   const rows = await ctx.db(
     "listing sessions",

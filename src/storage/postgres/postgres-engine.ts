@@ -21,6 +21,7 @@ import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
 import {
+  idsByRef,
   listIds,
   listRecords,
   listRoots,
@@ -184,6 +185,12 @@ export class PostgresEngine implements StorageEngine {
     if (this.cache.get(cacheKey(key)) !== undefined) return true;
     await this.begin();
     return sessionExists(this.ctx, key);
+  }
+
+  /** A prefix of an id or of its short id, by range scans on indexes (listing.ts). */
+  async idsByRef(workspace: string, ref: string, limit: number): Promise<string[]> {
+    await this.begin();
+    return idsByRef(this.ctx, workspace, ref, limit);
   }
 
   async listRoots(workspace: string): Promise<RootRecord[]> {

@@ -23,7 +23,7 @@ import {
   userMsg,
 } from "../conformance-helpers.js";
 import type { StorageEngine, StorageEvent } from "../engine.js";
-import { pageRootsQuery } from "./listing.js";
+import { idsByRefQuery, pageRootsQuery } from "./listing.js";
 import { PostgresEngine } from "./postgres-engine.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 
@@ -342,6 +342,54 @@ if (skip !== undefined) {
       },
     );
 
+    it.each([
+      ["C", () => createDatabase(serverUrl())],
+      ["ICU en-US", createIcuDatabase],
+    ] as const)(
+      "resolves a session reference with index range scans, not a scan of the workspace (%s collation)",
+      async (_collation, makeDb) => {
+        const db = await makeDb();
+        const engine = await PostgresEngine.open({ url: db.url });
+        const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+        try {
+          // 20 000 generated ids and 20 000 client-chosen ones in 4 workspaces.
+          await sql`
+            INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, head_seq, leaf_id,
+              message_count, updated_at_ms)
+            SELECT 'w' || (i % 4),
+              CASE WHEN i % 2 = 0 THEN '20260304-0506' || lpad((i % 100)::text, 2, '0') || '-' ||
+                lpad(to_hex(i * 2654435761 % 4294967296), 8, '0') ELSE 's-' || i END,
+              1000 + i, 1, 'r', 0, 0
+            FROM generate_series(1, 40000) AS i`;
+          await sql`ANALYZE`;
+          for (const [ref, indexes] of [
+            ["0a1b", ["sessiond_sessions_id_prefix", "sessiond_sessions_short_id"]],
+            ["2026", ["sessiond_sessions_id_prefix", "sessiond_sessions_short_id"]],
+            ["s-12", ["sessiond_sessions_id_prefix"]],
+          ] as const) {
+            const [row] = await sql<{ "QUERY PLAN": [{ Plan: PlanNode }] }[]>`
+              EXPLAIN (FORMAT JSON) ${idsByRefQuery(sql, "w1", ref, 6)}`;
+            const plan = row?.["QUERY PLAN"][0].Plan as PlanNode;
+            const nodes = nodesOf(plan);
+            const what = `${ref}: ${JSON.stringify(plan, null, 1)}`;
+            expect(
+              nodes.map((n) => n["Node Type"]),
+              what,
+            ).not.toContain("Seq Scan");
+            for (const index of indexes) {
+              const scan = nodes.find((n) => n["Index Name"] === index);
+              expect(scan?.["Node Type"], what).toMatch(/^(Index (Only )?Scan|Bitmap Index Scan)$/);
+              expect(scan?.["Index Cond"], what).toMatch(/>=/);
+            }
+          }
+        } finally {
+          await sql.end({ timeout: 1 });
+          await engine.close();
+          await db.drop();
+        }
+      },
+    );
+
     it("migrates a version-1 database: the page index replaces the two listing indexes, data kept", async () => {
       const db = await createDatabase(serverUrl());
       const sql = postgres(db.url, { max: 1, onnotice: () => {} });
@@ -369,7 +417,12 @@ if (skip !== undefined) {
         }
         const engine = await PostgresEngine.open({ url: db.url });
         try {
-          expect(await indexes()).toEqual(["sessiond_sessions_page", "sessiond_sessions_pkey"]);
+          expect(await indexes()).toEqual([
+            "sessiond_sessions_id_prefix",
+            "sessiond_sessions_page",
+            "sessiond_sessions_pkey",
+            "sessiond_sessions_short_id",
+          ]);
           const [v] = await sql<{ v: number }[]>`SELECT max(version) AS v FROM sessiond_migrations`;
           expect(v?.v).toBe(SCHEMA_VERSION);
           // No seq-1 entries were written above: give them, as a create would have.

@@ -80,6 +80,22 @@ DROP INDEX sessiond_sessions_by_created;
 DROP INDEX sessiond_sessions_by_parent;
 `,
   },
+  {
+    version: 3,
+    description: "session references: prefixes of ids and of short ids",
+    sql: `
+-- A session is addressed by a prefix of its id or of its short id (the
+-- random part of a generated id, YYYYMMDD-HHMMSS-<8 hex>); listing.ts,
+-- idsByRef, looks each up as a range scan. Bytewise (COLLATE "C"), so that
+-- a prefix is a range whatever the database's collation; the primary key
+-- orders ids by that collation and cannot serve it.
+CREATE INDEX sessiond_sessions_id_prefix
+  ON sessiond_sessions (workspace, session_id COLLATE "C");
+CREATE INDEX sessiond_sessions_short_id
+  ON sessiond_sessions (workspace, (right(session_id, 8)) COLLATE "C")
+  WHERE session_id ~ '^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$';
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
