@@ -1,6 +1,7 @@
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../client/client.js";
 import { createSessiondClient, type Protocol, type SessiondClient } from "../client/index.js";
 import { DEFAULT_WORKSPACE } from "../core/ids.js";
-import { type CliContext, CliError } from "./command.js";
+import { type CliContext, CliError, intFlag } from "./command.js";
 
 /**
  * The flags every client subcommand shares, and the one place that turns
@@ -16,6 +17,7 @@ export const CLIENT_OPTIONS = {
   token: { type: "string" },
   workspace: { type: "string", short: "w" },
   protocol: { type: "string" },
+  "max-message-bytes": { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -26,22 +28,40 @@ export const CLIENT_FLAGS_HELP = `Common flags:
   --token T               bearer token (default $SESSIOND_TOKEN)
   -w, --workspace W       workspace (default "${DEFAULT_WORKSPACE}")
   --protocol P            grpc (default), connect or grpc-web
+  --max-message-bytes N   largest request to send (default ${DEFAULT_MAX_MESSAGE_BYTES}); set it to
+                          the server's --max-message-bytes to send larger messages
   --json                  machine-readable output (proto JSON, one object per line)
   -h, --help              show this help`;
 
 const PROTOCOLS: readonly Protocol[] = ["grpc", "connect", "grpc-web"];
+
+/** The gRPC length prefix is 32 bits; no message can be larger. */
+const MAX_GRPC_MESSAGE_BYTES = 0xffffffff;
 
 export interface ClientFlagValues {
   server?: string | undefined;
   token?: string | undefined;
   workspace?: string | undefined;
   protocol?: string | undefined;
+  "max-message-bytes"?: string | undefined;
 }
 
 export interface Connection {
   readonly client: SessiondClient;
   /** The workspace every request names. */
   readonly workspace: string;
+}
+
+/**
+ * The client refuses larger requests itself (see SessiondClientOptions), so
+ * without this flag the CLI could not use a server's higher limit.
+ */
+function maxMessageBytes(value: string | undefined): number {
+  const n = intFlag("max-message-bytes", value, DEFAULT_MAX_MESSAGE_BYTES);
+  if (n < 1 || n > MAX_GRPC_MESSAGE_BYTES) {
+    throw new CliError(`--max-message-bytes must be 1..${MAX_GRPC_MESSAGE_BYTES}, got ${n}`, 2);
+  }
+  return n;
 }
 
 /** Builds the client from the shared flags; bad values are usage errors (exit 2). */
@@ -65,6 +85,7 @@ export function connect(values: ClientFlagValues, ctx: CliContext): Connection {
     baseUrl: server.replace(/\/+$/, ""),
     protocol,
     ...(token ? { token } : {}),
+    maxMessageBytes: maxMessageBytes(values["max-message-bytes"]),
   });
   return { client, workspace: values.workspace ?? DEFAULT_WORKSPACE };
 }

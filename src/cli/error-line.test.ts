@@ -27,4 +27,14 @@ describe("errorLine", () => {
     const err = new ConnectError('label "\x1b]0;owned\x07" not found', Code.NotFound);
     expect(errorLine(err).message).toBe('label "\\x1b]0;owned\\x07" not found (not_found)');
   });
+
+  it("names --max-message-bytes when the client refuses an oversize request", () => {
+    const err = new ConnectError(
+      "message size 5000052 is larger than configured writeMaxBytes 4194304",
+      Code.ResourceExhausted,
+    );
+    expect(errorLine(err).message).toBe(
+      "request of 5000052 bytes is over the client's limit of 4194304 (raise it with --max-message-bytes, up to the server's --max-message-bytes) (resource_exhausted)",
+    );
+  });
 });

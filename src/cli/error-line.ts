@@ -19,10 +19,23 @@ export function codeName(code: Code): string {
 export function errorLine(err: unknown): { message: string; exitCode: number } {
   if (err instanceof CliError) return { message: oneLine(err.message), exitCode: err.exitCode };
   if (err instanceof ConnectError) {
-    return { message: oneLine(`${err.rawMessage} (${codeName(err.code)})`), exitCode: 1 };
+    const message = clientLimit(err) ?? err.rawMessage;
+    return { message: oneLine(`${message} (${codeName(err.code)})`), exitCode: 1 };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { message: oneLine(message), exitCode: 1 };
+}
+
+/**
+ * connect-node's own refusal of an oversize request names its internal
+ * option; say which flag raises the limit instead.
+ */
+function clientLimit(err: ConnectError): string | undefined {
+  const m = /^message size (\d+) is larger than configured writeMaxBytes (\d+)$/.exec(
+    err.rawMessage,
+  );
+  if (err.code !== Code.ResourceExhausted || m === null) return undefined;
+  return `request of ${m[1]} bytes is over the client's limit of ${m[2]} (raise it with --max-message-bytes, up to the server's --max-message-bytes)`;
 }
 
 /**
