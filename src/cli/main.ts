@@ -5,6 +5,7 @@ import { errorLine } from "./error-line.js";
 import { exportCommand } from "./export.js";
 import { fork } from "./fork.js";
 import { fsck } from "./fsck.js";
+import { parseTopLevel } from "./global-flags.js";
 import { importCommand } from "./import.js";
 import { ls } from "./ls.js";
 import { newCommand } from "./new.js";
@@ -13,6 +14,7 @@ import { rm } from "./rm.js";
 import { serve } from "./serve.js";
 import { show } from "./show.js";
 import { tail } from "./tail.js";
+import { packageVersion } from "./version.js";
 
 /** Every subcommand, in the order `sessiond --help` lists them. */
 const COMMANDS: readonly Command[] = [
@@ -34,7 +36,15 @@ const COMMANDS: readonly Command[] = [
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
-  return `Usage: sessiond <command> [flags]\n\nCommands:\n${lines.join("\n")}\n\nRun 'sessiond <command> --help' for the flags of a command.`;
+  return `Usage: sessiond [client flags] <command> [flags]
+       sessiond --version
+
+Commands:
+${lines.join("\n")}
+
+Run 'sessiond <command> --help' for the flags of a command. The common client
+flags (--server, --token, -w, --protocol, --max-message-bytes, --json) may also
+come before the command: sessiond -w team ls.`;
 }
 
 /** The environment and the terminal, read once here and nowhere else. */
@@ -49,11 +59,16 @@ function context(): CliContext {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === "--help" || name === "-h") {
-    process.stdout.write(`${usage()}\n`);
-    return name === undefined ? 2 : 0;
+  const top = parseTopLevel(argv);
+  if (top.kind === "version") {
+    process.stdout.write(`sessiond ${packageVersion()}\n`);
+    return 0;
   }
+  if (top.kind !== "command") {
+    process.stdout.write(`${usage()}\n`);
+    return top.kind === "help" ? 0 : 2;
+  }
+  const { name, argv: rest } = top;
   if (name === "help") {
     const topic = COMMANDS.find((c) => c.name === rest[0]);
     process.stdout.write(`${topic?.help ?? usage()}\n`);
