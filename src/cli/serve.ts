@@ -120,8 +120,14 @@ export const serve: Command = {
       );
     }
     let engine: StorageEngine;
-    if (kind === "jsonl") engine = new JsonlEngine({ dataDir, debug });
-    else if (kind === "memory") engine = new MemoryEngine();
+    if (kind === "jsonl") {
+      try {
+        engine = new JsonlEngine({ dataDir, debug });
+      } catch (err) {
+        // A data dir the engine cannot use stops the server here, before "listening".
+        throw new CliError((err as Error).message);
+      }
+    } else if (kind === "memory") engine = new MemoryEngine();
     else if (/^postgres(ql)?:\/\//.test(kind)) {
       try {
         engine = await PostgresEngine.open({

@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import { isSessiondError, type SessiondError, unavailable } from "../../core/errors.js";
 
 /**
  * The file-system calls the JSONL engine makes, as one replaceable object.
@@ -135,14 +134,4 @@ export async function closeQuietly(ops: FsOps, fd: number | undefined): Promise<
   } catch {
     // The handle is being abandoned; there is nothing useful to do with the error.
   }
-}
-
-/**
- * A SessiondError as is; any other (fs) error as UNAVAILABLE naming what
- * failed and the errno code, so that no raw error escapes the engine.
- */
-export function ioError(err: unknown, doing: string): SessiondError {
-  if (isSessiondError(err)) return err;
-  const what = errnoCode(err) ?? (err instanceof Error ? err.message : String(err));
-  return unavailable(`${doing} failed (${what})`, err);
 }

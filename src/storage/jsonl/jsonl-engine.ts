@@ -22,7 +22,9 @@ import {
   removeStaleTemps,
   TEMP_GRACE_MS,
 } from "./create-file.js";
-import { errnoCode, type FsOps, ioError, nodeFs } from "./fs-ops.js";
+import { checkDataDir, type DataDirNeed } from "./data-dir.js";
+import { ioError } from "./fs-errors.js";
+import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
 import { isTempName, sessionPath, sessionsDir } from "./paths.js";
 import { encodeFileContent } from "./record.js";
@@ -44,6 +46,14 @@ export interface JsonlEngineOptions {
   lockStaleMs?: number;
   /** The file system (tests inject faults or count calls here). Default: node:fs. */
   fs?: FsOps;
+  /**
+   * What the data dir must allow, checked when the engine is made (with
+   * node:fs, also under an injected `fs`); a SessiondError otherwise, see
+   * data-dir.ts. "writable" (default) also creates it; "readable" is for a
+   * store that is only read, e.g. a read-only snapshot being copied (its
+   * listings then leave crashed creates' temp files in place).
+   */
+  need?: DataDirNeed;
   /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
@@ -84,14 +94,18 @@ export class JsonlEngine implements StorageEngine {
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
+    const need = o.need ?? "writable";
+    checkDataDir(this.dataDir, need);
     this.ops = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: this.ops === nodeFs,
-      onDirRead: (dir, names) => this.cleanListed(dir, names),
+      // A reader leaves crashed creates' temp files alone: its dir may be read-only.
+      onDirRead: need === "writable" ? (dir, names) => this.cleanListed(dir, names) : undefined,
     });
     this.fileOptions = {
       ops: this.ops,
+      dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
       leaseIdleMs: o.leaseIdleMs ?? 500,
       lockEnabled: !o.debug?.noCrossProcessLock,
@@ -132,7 +146,7 @@ export class JsonlEngine implements StorageEngine {
       this.cache.put(key, session);
       this.index.added(key.workspace, key.sessionId, file, log.root);
     } catch (err) {
-      throw ioError(err, `creating session ${quote(key.sessionId)}`);
+      throw ioError(err, `creating session ${quote(key.sessionId)}`, this.dataDir);
     }
     this.listeners.emit({ type: "created", ...key, headSeq: log.headSeq });
   }
@@ -259,7 +273,7 @@ export class JsonlEngine implements StorageEngine {
         await this.ops.stat(file);
         return file;
       } catch (err) {
-        if (errnoCode(err) !== "ENOENT") throw ioError(err, "locating a session");
+        if (errnoCode(err) !== "ENOENT") throw ioError(err, "locating a session", this.dataDir);
       }
     }
     return undefined;
@@ -281,7 +295,7 @@ export class JsonlEngine implements StorageEngine {
         memo = await this.memo.lookup(this.ops, file);
       } catch (err) {
         if (errnoCode(err) === "ENOENT") continue;
-        throw ioError(err, `listing ${quote(key.sessionId)}`);
+        throw ioError(err, `listing ${quote(key.sessionId)}`, this.dataDir);
       }
       if (memo.record !== undefined) return memo.record;
       const session = this.newSession(key, file);
@@ -305,7 +319,9 @@ export class JsonlEngine implements StorageEngine {
       record = recordOf(key.workspace, await session.load());
     } catch (err) {
       if (isSessiondError(err, "NOT_FOUND") || errnoCode(err) === "ENOENT") return undefined;
-      if (!isSessiondError(err, "DATA_LOSS")) throw ioError(err, `listing ${quote(key.sessionId)}`);
+      if (!isSessiondError(err, "DATA_LOSS")) {
+        throw ioError(err, `listing ${quote(key.sessionId)}`, this.dataDir);
+      }
       record = corruptRecord(key, session.prefix, err.message);
     }
     if (sig !== undefined) this.memo.store(session.path, sig, record);
@@ -340,7 +356,9 @@ export class JsonlEngine implements StorageEngine {
         try {
           if (now - (await this.ops.stat(p)).mtimeMs >= TEMP_GRACE_MS) await this.ops.unlink(p);
         } catch (err) {
-          if (errnoCode(err) !== "ENOENT") throw err;
+          if (errnoCode(err) !== "ENOENT") {
+            throw ioError(err, "removing a crashed create's temp file", this.dataDir);
+          }
         }
       }
     });
@@ -361,7 +379,7 @@ export class JsonlEngine implements StorageEngine {
       return await this.ops.readdir(dir);
     } catch (err) {
       if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return [];
-      throw ioError(err, "listing sessions");
+      throw ioError(err, "listing sessions", this.dataDir);
     }
   }
 

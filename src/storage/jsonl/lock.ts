@@ -96,7 +96,11 @@ export class FileLease {
     return this.lostError;
   }
 
-  /** Takes the lock unless the lease is still held; UNAVAILABLE when it cannot. */
+  /**
+   * Takes the lock unless the lease is still held: NOT_FOUND when the file
+   * is gone, UNAVAILABLE when another process keeps it, the raw fs error
+   * otherwise.
+   */
   async acquire(): Promise<void> {
     this.cancelIdle();
     if (this.releasing !== undefined) await this.releasing;
@@ -122,9 +126,8 @@ export class FileLease {
       } catch (err) {
         const code = errnoCode(err);
         if (code === "ENOENT") throw notFound(`${path.basename(this.file)} not found`);
-        if (code !== "ELOCKED") {
-          throw unavailable(`cannot lock ${path.basename(this.file)}: ${code ?? String(err)}`, err);
-        }
+        // The caller codes other fs errors (a read-only or full disk is not worth a retry).
+        if (code !== "ELOCKED") throw err;
         if (Date.now() > deadline) {
           throw unavailable(`${path.basename(this.file)} stays locked by another process`);
         }

@@ -10,7 +10,8 @@ import {
   readFirstLineSync,
   rootOfFirstLine,
 } from "./first-line.js";
-import { errnoCode, type FsOps, ioError } from "./fs-ops.js";
+import { ioError } from "./fs-errors.js";
+import { errnoCode, type FsOps } from "./fs-ops.js";
 import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
 
 /**
@@ -210,6 +211,12 @@ export class RootIndex {
     return index;
   }
 
+  /** A session file that is a directory is listed as corrupt; any other error fails the listing. */
+  private failed(err: unknown, sessionId: string): "EISDIR" {
+    if (errnoCode(err) === "EISDIR") return "EISDIR";
+    throw ioError(err, `listing session ${quote(sessionId)}`, this.dataDir);
+  }
+
   /** Revalidates one directory: one stat, and a readdir if it changed; true when it is missing. */
   private async refreshDir(d: DirState): Promise<boolean> {
     const gen = d.gen;
@@ -218,7 +225,7 @@ export class RootIndex {
     try {
       st = await this.ops.stat(d.dir);
     } catch (err) {
-      if (!isMissing(err)) throw ioError(err, "listing sessions");
+      if (!isMissing(err)) throw ioError(err, "listing sessions", this.dataDir);
     }
     const sig = st === undefined ? MISSING : `${st.ino}:${st.mtimeMs}`;
     if (sig === d.sig && gen === d.gen) return st === undefined;
@@ -227,7 +234,7 @@ export class RootIndex {
       try {
         names = await this.ops.readdir(d.dir);
       } catch (err) {
-        if (!isMissing(err)) throw ioError(err, "listing sessions");
+        if (!isMissing(err)) throw ioError(err, "listing sessions", this.dataDir);
       }
     }
     if (st !== undefined) await this.onDirRead?.(d.dir, names);
@@ -271,7 +278,7 @@ export class RootIndex {
         try {
           line = await readFirstLine(this.ops, fileOf(d, id), scratch);
         } catch (err) {
-          line = failed(err, id);
+          line = this.failed(err, id);
         }
         install(workspace, d, id, line);
       }
@@ -304,7 +311,7 @@ export class RootIndex {
         try {
           line = readFirstLineSync(fileOf(d, id), scratch);
         } catch (err) {
-          line = failed(err, id);
+          line = this.failed(err, id);
         }
         install(workspace, d, id, line);
         elapsed = performance.now() - start;
@@ -346,11 +353,6 @@ function fileOf(d: DirState, id: string): string {
 function touched(d: DirState): void {
   d.sig = undefined;
   d.gen++;
-}
-
-function failed(err: unknown, sessionId: string): "EISDIR" {
-  if (errnoCode(err) === "EISDIR") return "EISDIR";
-  throw ioError(err, `listing session ${quote(sessionId)}`);
 }
 
 function isMissing(err: unknown): boolean {

@@ -6,7 +6,7 @@ import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type { AppendResult, Planner, SessionKey } from "../engine.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
-import { ioError } from "./fs-ops.js";
+import { ioError } from "./fs-errors.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
 
@@ -23,6 +23,8 @@ import { encodeRecords } from "./record.js";
  */
 
 export interface SessionFileOptions extends FileStateOptions {
+  /** The engine's data dir: error messages name paths relative to it. */
+  readonly dataDir: string;
   readonly staleMs: number;
   readonly leaseIdleMs: number;
   readonly lockEnabled: boolean;
@@ -162,7 +164,8 @@ export class SessionFile {
     try {
       await this.lease.acquire();
     } catch (err) {
-      for (const op of batch) op.reject(err);
+      const error = this.error(err, "locking");
+      for (const op of batch) op.reject(error);
       return;
     }
     await this.exclusive(() => this.commit(batch));
@@ -231,7 +234,7 @@ export class SessionFile {
   }
 
   private error(err: unknown, doing: string): SessiondError {
-    const unknown = doing === "writing" ? "; outcome unknown" : "";
-    return ioError(err, `${doing} ${this.name}${unknown}`);
+    const note = doing === "writing" ? "outcome unknown" : undefined;
+    return ioError(err, `${doing} ${this.name}`, this.o.dataDir, note);
   }
 }

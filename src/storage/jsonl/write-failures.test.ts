@@ -10,7 +10,7 @@ import { errno, instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * When a write, an fdatasync or the lock fails, the append must not be
- * reported as done ("outcome unknown" is UNAVAILABLE), the engine must
+ * reported as done (an error saying "outcome unknown"), the engine must
  * re-read the file instead of trusting its cache, and the file must stay
  * valid for the next append.
  */
@@ -65,7 +65,7 @@ describe("write failures", () => {
         fs.hooks.write = undefined;
         throw errno("ENOSPC");
       };
-      await expectCode(engine.append(k, appendOf([userMsg("lost")])), "UNAVAILABLE");
+      await expectCode(engine.append(k, appendOf([userMsg("lost")])), "RESOURCE_EXHAUSTED");
       const r = await engine.append(k, appendOf([userMsg("kept")]));
       expect(r.headSeq).toBe(2);
     } finally {
