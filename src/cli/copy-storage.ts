@@ -1,4 +1,3 @@
-import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { StorageEngine } from "../storage/engine.js";
 import { JsonlEngine } from "../storage/jsonl/index.js";
@@ -71,8 +70,12 @@ export function sameStorage(a: StorageSpec, b: StorageSpec): boolean {
 }
 
 export interface OpenOptions {
-  /** The source must exist (a missing JSONL dir is a typo, not an empty store). */
-  mustExist: boolean;
+  /**
+   * The source: only read, so a JSONL dir must exist (a missing one is a
+   * typo, not an empty store) but need not be writable (a read-only
+   * snapshot will do). A target is made if missing and must take files.
+   */
+  readOnly: boolean;
   /** Sessions copied at the same time: sizes the pool and the engine caches. */
   concurrency: number;
 }
@@ -86,13 +89,13 @@ export async function openStorage(
   // Small caches: the copy touches each session once, so memory stays bounded.
   const cacheSessions = Math.max(2, o.concurrency * 2);
   if (spec.kind === "jsonl") {
-    if (o.mustExist) {
-      const st = await stat(spec.dir).catch(() => undefined);
-      if (st === undefined || !st.isDirectory()) {
-        throw new CliError(`--${flag}: data directory ${spec.dir} does not exist`);
-      }
+    try {
+      // Checked once here: a target that cannot take files fails now, not once per session.
+      const need = o.readOnly ? "readable" : "writable";
+      return new JsonlEngine({ dataDir: spec.dir, cacheSessions, need });
+    } catch (err) {
+      throw new CliError(`--${flag}: ${(err as Error).message}`);
     }
-    return new JsonlEngine({ dataDir: spec.dir, cacheSessions });
   }
   try {
     // open() connects and applies the schema: a bad URL fails here, once, not per session.

@@ -121,10 +121,10 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   let target: StorageEngine | undefined;
   let verifier: StorageEngine | undefined;
   try {
-    source = await openStorage("from", from, { mustExist: true, concurrency });
-    target = await openStorage("to", to, { mustExist: false, concurrency });
+    source = await openStorage("from", from, { readOnly: true, concurrency });
+    target = await openStorage("to", to, { readOnly: false, concurrency });
     // A second instance reads the copies back from durable storage, not from the writer's cache.
-    verifier = await openStorage("to", to, { mustExist: false, concurrency });
+    verifier = await openStorage("to", to, { readOnly: false, concurrency });
     const progress = new Progress(
       ctx.stderrTty && !v.json ? process.stderr : undefined,
       "copy",

@@ -1,6 +1,6 @@
-import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { DEFAULT_DATA_DIR } from "../server/defaults.js";
+import { checkDataDir } from "../storage/jsonl/data-dir.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { checkFile, type FileReport, type FileStatus, findSessionFiles } from "./fsck-scan.js";
 import { printHelp, println, style } from "./output.js";
@@ -76,9 +76,10 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   if (v.help) return printHelp(HELP);
   positionals("fsck", args, []);
   const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
-  const st = await stat(dataDir).catch(() => undefined);
-  if (st === undefined || !st.isDirectory()) {
-    throw new CliError(`data directory ${dataDir} does not exist`);
+  try {
+    checkDataDir(dataDir, "readable");
+  } catch (err) {
+    throw new CliError((err as Error).message);
   }
   const files = await findSessionFiles(dataDir);
   const progress = new Progress(
