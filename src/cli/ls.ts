@@ -4,7 +4,7 @@ import { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import { shortId } from "../core/ids.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
-import { type Command, intFlag, parse, positionals } from "./command.js";
+import { type Command, parse, positionals } from "./command.js";
 import {
   formatTable,
   formatTime,
@@ -14,6 +14,7 @@ import {
   style,
   truncate,
 } from "./output.js";
+import { listSessionPages, pageLimit } from "./session-pages.js";
 import { terminalLine } from "./terminal-text.js";
 
 const HELP = `Usage: sessiond ls [flags]
@@ -25,8 +26,8 @@ with health CORRUPT.
 Flags:
   --parent ID             list the subagents of this session (full id, short id or
                           prefix; a deleted session by its full id only)
-  --all                   follow page tokens to the end (default: one page)
-  --limit N               at most N sessions (default: the server's page size)
+  --all                   every session (default: one page of the server's page size)
+  --limit N               the first N sessions, read in as many pages as needed
   --oldest-first          oldest session first
 ${CLIENT_FLAGS_HELP}
 
@@ -88,29 +89,23 @@ export const ls: Command = {
     const { values: v, positionals: args } = parse("ls", argv, OPTIONS);
     if (v.help) return printHelp(HELP);
     positionals("ls", args, []);
-    const limit = intFlag("limit", v.limit, 0);
+    const limit = pageLimit(v.limit, v.all ?? false);
     const conn = connect(v, ctx);
     const { workspace, client } = conn;
     const parentSessionId = v.parent === undefined ? undefined : await parentId(conn, v.parent);
     const order = v["oldest-first"] ? SortOrder.OLDEST_FIRST : SortOrder.NEWEST_FIRST;
-    const sessions: SessionMeta[] = [];
-    let pageToken = "";
-    let more = false;
-    do {
-      const pageSize = limit > 0 ? limit - sessions.length : 0;
-      const page = await client.store.listSessions({
-        workspace,
-        parentSessionId,
-        pageSize,
-        pageToken,
-        order,
-      });
-      sessions.push(...page.sessions);
-      pageToken = page.nextPageToken;
-      more = pageToken !== "";
-      if (v.json) for (const s of page.sessions) await println(jsonLine(SessionMetaSchema, s));
-    } while (more && v.all && (limit === 0 || sessions.length < limit));
-    if (v.json) return 0;
+    const request = { workspace, parentSessionId, order };
+    const { sessions, more } = await listSessionPages(client, request, limit);
+    // On stderr even when piped: a script must not take one page for the whole list.
+    if (more) {
+      process.stderr.write(
+        `sessiond: ${sessions.length} sessions shown, more exist (--limit N or --all for more)\n`,
+      );
+    }
+    if (v.json) {
+      for (const s of sessions) await println(jsonLine(SessionMetaSchema, s));
+      return 0;
+    }
     if (sessions.length === 0) {
       await println(`no sessions in workspace "${workspace}"`);
       return 0;
@@ -123,9 +118,6 @@ export const ls: Command = {
     const [header, ...rest] = lines;
     await println(style.bold(header as string, ctx.color));
     for (const line of rest) await println(line);
-    if (more && !v.all && ctx.stderrTty) {
-      process.stderr.write("(more sessions: use --all to list every page)\n");
-    }
     return 0;
   },
 };

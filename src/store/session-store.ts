@@ -231,7 +231,9 @@ export class SessionStore {
     const order = input.order === "oldest" ? "asc" : "desc";
     const size = input.pageSize ?? 0;
     if (!Number.isSafeInteger(size) || size < 0 || size > this.limits.maxPageSize) {
-      throw invalidArgument(`page_size ${size} is out of range (max ${this.limits.maxPageSize})`);
+      throw invalidArgument(
+        `page_size ${size} is out of range 0..${this.limits.maxPageSize} (0: the default, ${this.limits.defaultPageSize})`,
+      );
     }
     const pageSize = size === 0 ? this.limits.defaultPageSize : size;
     const after = input.pageToken ? decodePageToken(input.pageToken) : undefined;
