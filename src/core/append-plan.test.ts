@@ -132,6 +132,59 @@ describe("planAppend: entry ids", () => {
   });
 });
 
+describe("planAppend: errors name the entry by its position in the batch", () => {
+  const log = buildLog(user("u1", "hi"));
+  const withServerIds = (entries: Entry[]) => {
+    let n = 0;
+    return planAppend(log, { entries }, { now: () => CLOCK, newId: () => `assigned-${n++}` });
+  };
+
+  /** A USER message whose role the client forgot to set. */
+  function roleless(id: string): Entry {
+    const e = user(id, "no role");
+    if (e.kind.case === "message") e.kind.value.role = 0;
+    return e;
+  }
+
+  it("'role is not set' names entries[2], not an id the server assigned", () => {
+    const err = expectRejected(
+      log,
+      () => withServerIds([user("", "a"), user("", "b"), roleless("")]),
+      "INVALID_ARGUMENT",
+    );
+    expect(err.message).toBe("entries[2]: message role is not set");
+  });
+
+  it("'role is not set' keeps the id the client chose next to the position", () => {
+    const err = expectRejected(
+      log,
+      () => withServerIds([user("", "a"), roleless("mine")]),
+      "INVALID_ARGUMENT",
+    );
+    expect(err.message).toBe('entries[1] (id "mine"): message role is not set');
+  });
+
+  it("a tree rule names the position of an entry without id: an unknown parent", () => {
+    const err = expectRejected(
+      log,
+      () => withServerIds([user("", "a"), user("", "b", "ghost")]),
+      "INVALID_ARGUMENT",
+    );
+    expect(err.message).toBe('entries[1]: parent "ghost" not found');
+  });
+
+  it("a duplicate id names both positions", () => {
+    const err = expectRejected(
+      log,
+      () => withServerIds([user("d1", "a"), user("", "b"), user("d1", "c")]),
+      "INVALID_ARGUMENT",
+    );
+    expect(err.message).toBe(
+      'entries[2] (id "d1"): duplicate entry id, already used by entries[0]',
+    );
+  });
+});
+
 describe("planAppend: tool results", () => {
   it("accept an answer to an unanswered call on the path", () => {
     const log = buildLog(user("u1", "q"), assistant("a2", "calling", ["k1", "k2"]));

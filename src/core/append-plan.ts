@@ -67,61 +67,68 @@ function checkExpectations(log: SessionLog, x: Expectations): void {
   }
 }
 
+/**
+ * How errors name an entry of a request: by its position in the batch,
+ * which the caller always knows, with its id when the caller chose it (an
+ * id assigned here would mean nothing to them).
+ */
+function entryName(index: number, e: Entry, idGiven: boolean): string {
+  return idGiven ? `entries[${index}] (id ${quote(e.id)})` : `entries[${index}]`;
+}
+
 /** Checks the fields every kind requires; throws INVALID_ARGUMENT naming the entry. */
-function checkShape(e: Entry, allowLeaf: boolean): void {
+function checkShape(e: Entry, allowLeaf: boolean, who: string): void {
   const k = e.kind;
-  const id = quote(e.id);
   switch (k.case) {
     case undefined:
-      throw invalidArgument(`entry ${id}: kind is not set`);
+      throw invalidArgument(`${who}: kind is not set`);
     case "leaf":
       if (!allowLeaf) {
-        throw invalidArgument(`entry ${id}: Leaf entries are written by Rewind and Reset only`);
+        throw invalidArgument(`${who}: Leaf entries are written by Rewind and Reset only`);
       }
       break;
     case "message": {
       const m = k.value;
       if (m.role === Role.UNSPECIFIED || Role[m.role] === undefined) {
-        throw invalidArgument(`entry ${id}: message role is not set`);
+        throw invalidArgument(`${who}: message role is not set`);
       }
       for (const p of m.content) {
-        if (p.part.case === undefined) throw invalidArgument(`entry ${id}: empty content part`);
+        if (p.part.case === undefined) throw invalidArgument(`${who}: empty content part`);
         if (p.part.case === "toolCall") {
           if (m.role !== Role.ASSISTANT) {
-            throw invalidArgument(`entry ${id}: only ASSISTANT messages may carry tool calls`);
+            throw invalidArgument(`${who}: only ASSISTANT messages may carry tool calls`);
           }
-          if (p.part.value.id === "") throw invalidArgument(`entry ${id}: a tool call has no id`);
+          if (p.part.value.id === "") throw invalidArgument(`${who}: a tool call has no id`);
         }
       }
       if (m.role === Role.TOOL && !m.toolCallId) {
-        throw invalidArgument(`entry ${id}: a TOOL message needs tool_call_id`);
+        throw invalidArgument(`${who}: a TOOL message needs tool_call_id`);
       }
       break;
     }
     case "modelChange":
-      if (k.value.model === "") throw invalidArgument(`entry ${id}: model change without model`);
+      if (k.value.model === "") throw invalidArgument(`${who}: model change without model`);
       break;
     case "thinkingLevelChange":
       if (k.value.thinkingLevel === "") {
-        throw invalidArgument(`entry ${id}: thinking level change without level`);
+        throw invalidArgument(`${who}: thinking level change without level`);
       }
       break;
     case "compaction":
       if (k.value.replacesEntryIds.length === 0) {
-        throw invalidArgument(`entry ${id}: compaction replaces no entries`);
+        throw invalidArgument(`${who}: compaction replaces no entries`);
       }
       break;
     case "branchSummary":
-      if (k.value.fromId === "")
-        throw invalidArgument(`entry ${id}: branch summary without from_id`);
+      if (k.value.fromId === "") throw invalidArgument(`${who}: branch summary without from_id`);
       break;
     case "label":
       if (k.value.label === "" || k.value.label.length > 128) {
-        throw invalidArgument(`entry ${id}: label must have 1 to 128 characters`);
+        throw invalidArgument(`${who}: label must have 1 to 128 characters`);
       }
       break;
     case "custom":
-      if (k.value.namespace === "") throw invalidArgument(`entry ${id}: custom without namespace`);
+      if (k.value.namespace === "") throw invalidArgument(`${who}: custom without namespace`);
       break;
     default:
       break;
@@ -157,7 +164,7 @@ class BatchView {
  * (the CONTEXT would then hold a result without its call, which LLM APIs
  * reject).
  */
-function checkToolResult(view: BatchView, e: Entry, callId: string): void {
+function checkToolResult(view: BatchView, e: Entry, callId: string, who: string): void {
   let current = e.parentId;
   const seen = new Set<string>();
   const compactedBy = new Map<string, string>();
@@ -167,7 +174,7 @@ function checkToolResult(view: BatchView, e: Entry, callId: string): void {
     if (p === undefined) break;
     if (toolResultCallId(p) === callId) {
       throw invalidArgument(
-        `entry ${quote(e.id)}: tool call ${quote(callId)} is already answered by ${quote(p.id)}`,
+        `${who}: tool call ${quote(callId)} is already answered by ${quote(p.id)}`,
       );
     }
     if (p.kind.case === "compaction") {
@@ -177,18 +184,21 @@ function checkToolResult(view: BatchView, e: Entry, callId: string): void {
       const compaction = compactedBy.get(p.id);
       if (compaction === undefined) return;
       throw invalidArgument(
-        `entry ${quote(e.id)}: tool call ${quote(callId)} of ${quote(p.id)} was replaced by compaction ${quote(compaction)}`,
+        `${who}: tool call ${quote(callId)} of ${quote(p.id)} was replaced by compaction ${quote(compaction)}`,
       );
     }
     current = p.parentId;
   }
-  throw invalidArgument(
-    `entry ${quote(e.id)}: no ASSISTANT tool call ${quote(callId)} on its path to answer`,
-  );
+  throw invalidArgument(`${who}: no ASSISTANT tool call ${quote(callId)} on its path to answer`);
 }
 
 /** A compaction replaces entries of its own path only, never splitting a call from its result. */
-function checkCompaction(view: BatchView, e: Entry, replaces: readonly string[]): void {
+function checkCompaction(
+  view: BatchView,
+  e: Entry,
+  replaces: readonly string[],
+  who: string,
+): void {
   const path = new Map<string, Entry>();
   for (let id = e.parentId; id !== undefined; ) {
     const p = view.lookup(id);
@@ -200,14 +210,10 @@ function checkCompaction(view: BatchView, e: Entry, replaces: readonly string[])
   for (const id of replaces) {
     const target = path.get(id);
     if (target === undefined) {
-      throw invalidArgument(
-        `entry ${quote(e.id)}: compaction replaces ${quote(id)}, which is not on its path`,
-      );
+      throw invalidArgument(`${who}: compaction replaces ${quote(id)}, which is not on its path`);
     }
     if (target.parentId === undefined) {
-      throw invalidArgument(
-        `entry ${quote(e.id)}: compaction cannot replace the root ${quote(id)}`,
-      );
+      throw invalidArgument(`${who}: compaction cannot replace the root ${quote(id)}`);
     }
   }
   // Every call/result pair on the path must be replaced together or not at all.
@@ -219,7 +225,7 @@ function checkCompaction(view: BatchView, e: Entry, replaces: readonly string[])
     const owner = callOwner.get(callId);
     if (owner !== undefined && replaced.has(owner) !== replaced.has(p.id)) {
       throw invalidArgument(
-        `entry ${quote(e.id)}: compaction separates tool call ${quote(callId)} (${quote(owner)}) from its result ${quote(p.id)}`,
+        `${who}: compaction separates tool call ${quote(callId)} (${quote(owner)}) from its result ${quote(p.id)}`,
       );
     }
   }
@@ -240,11 +246,14 @@ export function planAppend(
   if (input.entries.length === 0) throw invalidArgument("append needs at least one entry");
   const now = ctx.now ?? (() => new Date());
   const newId = ctx.newId ?? newEntryId;
-  const batch = input.entries.map((e) => {
+  const names: string[] = [];
+  const batch = input.entries.map((e, i) => {
     const copy = clone(EntrySchema, e);
-    if (copy.id === "") copy.id = newId();
-    checkEntryId(copy.id);
-    checkShape(copy, allowLeaf);
+    const idGiven = copy.id !== "";
+    if (idGiven) checkEntryId(copy.id, `id of entries[${i}]`);
+    else copy.id = newId();
+    names.push(entryName(i, copy, idGiven));
+    checkShape(copy, allowLeaf, names[i] as string);
     if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = log.sessionId;
     return copy;
   });
@@ -277,34 +286,38 @@ export function planAppend(
   const json: string[] = [];
   const maxEntryBytes = ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY;
   const stamp = toTimestamp(now());
-  for (const e of batch) {
-    if (view.added.has(e.id)) throw invalidArgument(`duplicate entry id ${quote(e.id)} in batch`);
+  for (const [i, e] of batch.entries()) {
+    const who = names[i] as string;
+    if (view.added.has(e.id)) {
+      const first = batch.findIndex((b) => b.id === e.id);
+      throw invalidArgument(`${who}: duplicate entry id, already used by entries[${first}]`);
+    }
     if (e.parentId === undefined) e.parentId = leaf;
     const parent = view.lookup(e.parentId);
     if (parent === undefined) {
-      throw invalidArgument(`entry ${quote(e.id)}: parent ${quote(e.parentId)} not found`);
+      throw invalidArgument(`${who}: parent ${quote(e.parentId)} not found`);
     }
     if (parent.kind.case === "leaf") {
       throw invalidArgument(
-        `entry ${quote(e.id)}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
+        `${who}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
       );
     }
     const k = e.kind;
     if (k.case === "message" && k.value.role === Role.TOOL) {
-      checkToolResult(view, e, k.value.toolCallId as string);
+      checkToolResult(view, e, k.value.toolCallId as string, who);
     } else if (k.case === "compaction") {
-      checkCompaction(view, e, k.value.replacesEntryIds);
+      checkCompaction(view, e, k.value.replacesEntryIds, who);
     } else if (k.case === "branchSummary" && view.lookup(k.value.fromId) === undefined) {
-      throw invalidArgument(`entry ${quote(e.id)}: from_id ${quote(k.value.fromId)} not found`);
+      throw invalidArgument(`${who}: from_id ${quote(k.value.fromId)} not found`);
     } else if (k.case === "leaf") {
       const target = view.lookup(k.value.leafId);
       if (target === undefined || target.kind.case === "leaf") {
-        throw invalidArgument(`entry ${quote(e.id)}: leaf target ${quote(k.value.leafId)} invalid`);
+        throw invalidArgument(`${who}: leaf target ${quote(k.value.leafId)} invalid`);
       }
     }
     if (e.timestamp === undefined) e.timestamp = stamp;
     e.seq = BigInt(++seq);
-    json.push(storedJson(e, maxEntryBytes));
+    json.push(storedJson(e, maxEntryBytes, who));
     view.added.set(e.id, e);
     leaf = k.case === "leaf" ? k.value.leafId : e.id;
   }
@@ -317,20 +330,18 @@ export function planAppend(
  * on the wire but has none) and fit the size limit. Refused before anything
  * is written, rather than failing in storage as "outcome unknown".
  */
-function storedJson(e: Entry, maxBytes: number): string {
+function storedJson(e: Entry, maxBytes: number, who: string): string {
   let text: string;
   try {
     text = toJsonString(EntrySchema, e);
   } catch (err) {
     throw invalidArgument(
-      `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+      `${who} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
   const size = text.length <= maxBytes / 3 ? text.length : Buffer.byteLength(text, "utf8");
   if (size > maxBytes) {
-    throw resourceExhausted(
-      `entry ${quote(e.id)} is ${size} bytes as stored, over the limit of ${maxBytes}`,
-    );
+    throw resourceExhausted(`${who} is ${size} bytes as stored, over the limit of ${maxBytes}`);
   }
   return text;
 }

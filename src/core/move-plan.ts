@@ -77,6 +77,9 @@ function expectationsOf(x: Expectations): Expectations {
  * FAILED_PRECONDITION unless allowBeforeCompaction.
  */
 export function planRewind(log: SessionLog, x: RewindInput, ctx: PlanContext = {}): AppendPlan {
+  if (x.target === "") {
+    throw invalidArgument("target is required: the entry id or label to rewind to");
+  }
   const retry = retriedMove(log, x, x.target);
   if (retry !== undefined) return retry;
   const target = resolveTarget(log, x.target);

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import type { SessionInfo } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
 import type { SessionRecord } from "../storage/engine.js";
 
@@ -13,7 +14,7 @@ export function metaOf(record: SessionRecord): SessionMeta {
     title: record.title ?? info?.title,
     cwd: info?.cwd,
     createdAt: info?.createdAt,
-    updatedAt: record.updatedAtMs > 0 ? timestampFromMs(record.updatedAtMs) : info?.createdAt,
+    updatedAt: updatedAt(record, info),
     entryCount: BigInt(record.headSeq),
     messageCount: BigInt(record.messageCount),
     leafId: record.leafId,
@@ -26,4 +27,15 @@ export function metaOf(record: SessionRecord): SessionMeta {
     health: record.health === "ok" ? Health.OK : Health.CORRUPT,
     healthDetail: record.healthDetail,
   });
+}
+
+/**
+ * The newest entry's time, but never before the session was created: a
+ * fork's copied entries keep their original (older) timestamps, and an
+ * import may carry any.
+ */
+function updatedAt(record: SessionRecord, info: SessionInfo | undefined): Timestamp | undefined {
+  const created = info?.createdAt;
+  if (created !== undefined && record.updatedAtMs <= timestampMs(created)) return created;
+  return record.updatedAtMs > 0 ? timestampFromMs(record.updatedAtMs) : created;
 }

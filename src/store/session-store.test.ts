@@ -1,4 +1,5 @@
 import { toBinary } from "@bufbuild/protobuf";
+import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import postgres from "postgres";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -356,6 +357,41 @@ describe.each(FACTORIES)("SessionStore on $name", (factory) => {
     });
   });
 
+  describe("missing arguments", () => {
+    it.each([
+      ["get", () => store.get(undefined, "")],
+      ["open", () => store.open(undefined, "")],
+      ["delete", () => store.delete(undefined, "")],
+      ["fork", () => store.fork(undefined, "")],
+    ] as const)("%s of an empty session says 'session is required'", async (_, call) => {
+      await store.create({ sessionId: "some-session" });
+      const err = await expectCode(call, "INVALID_ARGUMENT");
+      expect(err.message).toMatch(/^session is required/);
+    });
+
+    it("rewind with an empty target says 'target is required' and writes nothing", async () => {
+      await store.create({ sessionId: "s1" });
+      const s = await store.open(undefined, "s1");
+      await s.append(user("u1", "hi"));
+      const err = await expectCode(() => s.rewind(""), "INVALID_ARGUMENT");
+      expect(err.message).toMatch(/^target is required/);
+      expect((await s.meta()).headSeq).toBe(2n);
+    });
+
+    it("an append error names the entry without id by its position in the batch", async () => {
+      await store.create({ sessionId: "s1" });
+      const s = await store.open(undefined, "s1");
+      const roleless = user("", "no role");
+      if (roleless.kind.case === "message") roleless.kind.value.role = 0;
+      const err = await expectCode(
+        () => s.append([user("", "fine"), roleless]),
+        "INVALID_ARGUMENT",
+      );
+      expect(err.message).toBe("entries[1]: message role is not set");
+      expect((await s.meta()).headSeq).toBe(1n);
+    });
+  });
+
   describe("list", () => {
     it("lists newest first by default and oldest first on request", async () => {
       const ids = await createMany(5);
@@ -668,6 +704,16 @@ describe.each(FACTORIES)("SessionStore on $name", (factory) => {
         "ALREADY_EXISTS",
       );
       expect((await store.get(undefined, "fork-retry")).headSeq).toBe(first.headSeq);
+    });
+
+    it("a fork's updated_at is not before its created_at, though its copies keep older timestamps", async () => {
+      await source();
+      tick(3600);
+      const meta = await store.fork(undefined, "src", { entry: "u3" });
+      expect(timestampMs(meta.createdAt as Timestamp)).toBe(clockMs);
+      expect(timestampMs(meta.updatedAt as Timestamp)).toBe(clockMs);
+      const listed = (await store.list()).sessions.find((m) => m.id === meta.id);
+      expect(timestampMs(listed?.updatedAt as Timestamp)).toBe(clockMs);
     });
 
     it("takes the title that is current on the forked path, not a newer one from another branch", async () => {
