@@ -1,4 +1,12 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type Interceptor,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 
 export interface RetryOptions {
   /** Attempts in total, including the first (default 5). */
@@ -42,6 +50,51 @@ function nodeErrorCodes(err: unknown): string[] {
 }
 
 /**
+ * Node error codes of a connection that was never made: the request did
+ * not reach the server, so it did nothing.
+ */
+const NOT_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/**
+ * Whether a retryable failure may have come after the server acted on the
+ * request (a reset connection, a server-side UNAVAILABLE mid-operation), as
+ * opposed to a request that never reached it.
+ */
+function outcomeUnknown(ce: ConnectError): boolean {
+  if (ce.message.includes("NGHTTP2_REFUSED_STREAM")) return false;
+  return !nodeErrorCodes(ce.cause).some((c) => NOT_CONNECTED.has(c));
+}
+
+/**
+ * A DeleteSession retried after an attempt whose outcome is unknown, and
+ * answered NOT_FOUND: that attempt most likely deleted the session. The
+ * caller asked for it to be gone and it is, so the call succeeds, with no
+ * deleted ids (which ones the lost attempt removed is not known). Every
+ * other retried call is idempotent through the ids fixed before the first
+ * attempt (idsInterceptor); a delete has no such id.
+ */
+function alreadyDeleted(req: UnaryRequest, ce: ConnectError): UnaryResponse | undefined {
+  const isDelete =
+    req.service.typeName === StoreService.typeName &&
+    req.method.name === StoreService.method.deleteSession.name;
+  if (ce.code !== Code.NotFound || !isDelete) return undefined;
+  return {
+    stream: false,
+    service: req.service,
+    method: req.method,
+    header: new Headers(),
+    trailer: new Headers(),
+    message: create(req.method.output),
+  };
+}
+
+/**
  * UNAVAILABLE, or a call cut off by the transport (the server died or reset
  * the connection mid-call: outcome unknown, like UNAVAILABLE). connect-node
  * reports a reset connection as ABORTED with the Node error as its cause, and
@@ -62,7 +115,9 @@ function retryable(ce: ConnectError, signal: AbortSignal): boolean {
  * Retries unary calls that failed with UNAVAILABLE (server restarting,
  * shutting down, connection refused) or lost their connection mid-call,
  * with exponential backoff and jitter.
- * Safe because idsInterceptor has fixed every id before the first attempt.
+ * Safe because idsInterceptor has fixed every id before the first attempt,
+ * and a retried DeleteSession that finds the session gone after an unknown
+ * outcome succeeds (alreadyDeleted).
  * Streams are not retried here: watchEntriesResumable resumes them by seq.
  */
 export function retryInterceptor(opts: RetryOptions = {}): Interceptor {
@@ -71,12 +126,16 @@ export function retryInterceptor(opts: RetryOptions = {}): Interceptor {
   const max = opts.maxDelayMs ?? 2000;
   return (next) => async (req) => {
     if (req.stream) return next(req);
+    let unknown = false;
     for (let attempt = 1; ; attempt++) {
       try {
         return await next(req);
       } catch (err) {
         const ce = ConnectError.from(err);
+        const gone = unknown ? alreadyDeleted(req, ce) : undefined;
+        if (gone !== undefined) return gone;
         if (!retryable(ce, req.signal) || attempt >= maxAttempts || req.signal.aborted) throw err;
+        unknown ||= outcomeUnknown(ce);
         const delay = Math.min(max, base * 2 ** (attempt - 1));
         await sleep(delay / 2 + Math.random() * (delay / 2), req.signal);
       }
