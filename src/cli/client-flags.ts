@@ -48,6 +48,8 @@ export interface ClientFlagValues {
 
 export interface Connection {
   readonly client: SessiondClient;
+  /** The server's URL as given, for messages about the connection. */
+  readonly server: string;
   /** The workspace every request names. */
   readonly workspace: string;
 }
@@ -87,5 +89,5 @@ export function connect(values: ClientFlagValues, ctx: CliContext): Connection {
     ...(token ? { token } : {}),
     maxMessageBytes: maxMessageBytes(values["max-message-bytes"]),
   });
-  return { client, workspace: values.workspace ?? DEFAULT_WORKSPACE };
+  return { client, server, workspace: values.workspace ?? DEFAULT_WORKSPACE };
 }

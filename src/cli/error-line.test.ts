@@ -37,4 +37,24 @@ describe("errorLine", () => {
       "request of 5000052 bytes is over the client's limit of 4194304 (raise it with --max-message-bytes, up to the server's --max-message-bytes) (resource_exhausted)",
     );
   });
+
+  it("turns OpenSSL's wrong-version error (https:// to a plaintext server) into its remedy", () => {
+    const openssl = Object.assign(
+      new Error("80BC:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:x.c:350:\n"),
+      { code: "ERR_SSL_WRONG_VERSION_NUMBER", reason: "wrong version number" },
+    );
+    const err = new ConnectError(openssl.message, Code.Internal, undefined, undefined, openssl);
+    expect(errorLine(err).message).toBe(
+      "TLS handshake failed: is the server plaintext? use http://",
+    );
+  });
+
+  it("names OpenSSL's reason for any other TLS failure, without its source file", () => {
+    const openssl = Object.assign(new Error("80BC:error:0A000410:SSL routines::alert:ssl.c:1:"), {
+      code: "ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE",
+      reason: "sslv3 alert handshake failure",
+    });
+    const err = new ConnectError(openssl.message, Code.Internal, undefined, undefined, openssl);
+    expect(errorLine(err).message).toBe("TLS handshake failed: sslv3 alert handshake failure");
+  });
 });

@@ -18,12 +18,42 @@ export function codeName(code: Code): string {
 /** The line to print after "sessiond: " and the exit code (2 for usage errors, else 1). */
 export function errorLine(err: unknown): { message: string; exitCode: number } {
   if (err instanceof CliError) return { message: oneLine(err.message), exitCode: err.exitCode };
-  if (err instanceof ConnectError) {
-    const message = clientLimit(err) ?? err.rawMessage;
-    return { message: oneLine(`${message} (${codeName(err.code)})`), exitCode: 1 };
-  }
+  if (err instanceof ConnectError) return { message: connectErrorText(err), exitCode: 1 };
   const message = err instanceof Error ? err.message : String(err);
   return { message: oneLine(message), exitCode: 1 };
+}
+
+/**
+ * A server or transport error as one line: its message and its code, e.g.
+ * "... (not_found)". A failed TLS handshake has no code worth showing: the
+ * "internal" connect gives it would read as a server bug.
+ */
+export function connectErrorText(err: ConnectError): string {
+  const tls = tlsFailure(err);
+  if (tls !== undefined) return tls;
+  return oneLine(`${clientLimit(err) ?? err.rawMessage} (${codeName(err.code)})`);
+}
+
+/** OpenSSL's answers when the peer's first bytes are not TLS at all. */
+const NOT_TLS = new Set([
+  "ERR_SSL_WRONG_VERSION_NUMBER",
+  "ERR_SSL_PACKET_LENGTH_TOO_LONG",
+  "ERR_SSL_HTTP_REQUEST",
+]);
+
+/**
+ * OpenSSL's messages ("80BC…:error:0A00010B:SSL routines:ssl3_get_record:
+ * wrong version number:../deps/openssl/…") name its source files, not the
+ * cause. The usual one, https:// to a plaintext server, gets its remedy.
+ */
+function tlsFailure(err: ConnectError): string | undefined {
+  for (let cause = err.cause; cause instanceof Error; cause = cause.cause) {
+    const { code, reason } = cause as Error & { code?: unknown; reason?: unknown };
+    if (typeof code !== "string" || !code.startsWith("ERR_SSL_")) continue;
+    if (NOT_TLS.has(code)) return "TLS handshake failed: is the server plaintext? use http://";
+    return `TLS handshake failed: ${typeof reason === "string" ? reason : code}`;
+  }
+  return undefined;
 }
 
 /**

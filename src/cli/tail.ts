@@ -4,17 +4,17 @@ import { watchEntriesResumable } from "../client/index.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, intFlag, parse, positionals } from "./command.js";
 import { entryLine } from "./entry-format.js";
-import { codeName } from "./error-line.js";
 import { jsonLine, printHelp, println } from "./output.js";
-import { terminalLine } from "./terminal-text.js";
+import { ReconnectNotes } from "./reconnect-notes.js";
 
 const HELP = `Usage: sessiond tail ID [flags]
 
 Prints the raw log of a session, one entry per line: seq, entry id, kind or
 role, preview. With -f it keeps following new entries as they are appended
 (like tail -f), reconnecting by itself when the server restarts or the
-connection drops, without missing or repeating an entry; a note goes to
-stderr on each disconnect. Stop it with Ctrl-C.
+connection drops, without missing or repeating an entry. stderr says when
+the connection is lost, every 10 s while reconnecting fails (with the attempt
+count and the last error), and when it is back. Stop it with Ctrl-C.
 
 Flags:
   -f, --follow            keep printing new entries
@@ -66,26 +66,20 @@ async function follow(conn: Connection, session: string, after: bigint, json: bo
   const stop = () => abort.abort();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  let disconnected = false;
+  const notes = new ReconnectNotes(conn.server);
+  const note = (line: string | undefined) => {
+    if (line !== undefined) process.stderr.write(`sessiond: ${line}\n`);
+  };
   try {
     const stream = watchEntriesResumable(conn.client, {
       workspace: conn.workspace,
       session,
       afterSeq: after,
       signal: abort.signal,
-      onReconnect: (err: ConnectError, seq: bigint) => {
-        if (disconnected) return;
-        disconnected = true;
-        process.stderr.write(
-          `sessiond: connection lost (${terminalLine(err.rawMessage)}, ${codeName(err.code)}); reconnecting after seq ${seq}\n`,
-        );
-      },
+      onReconnect: (err: ConnectError, seq: bigint) => note(notes.failed(err, seq)),
     });
     for await (const msg of stream) {
-      if (disconnected) {
-        disconnected = false;
-        process.stderr.write("sessiond: reconnected\n");
-      }
+      note(notes.delivered());
       if (msg.event.case !== "entry") continue;
       const e = msg.event.value;
       await println(json ? jsonLine(EntrySchema, e) : entryLine(e));
