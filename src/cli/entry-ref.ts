@@ -1,4 +1,5 @@
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
+import { readTree } from "../client/index.js";
 import type { Connection } from "./client-flags.js";
 import { CliError } from "./command.js";
 
@@ -13,7 +14,7 @@ export async function resolveEntryRef(
   session: string,
   ref: string,
 ): Promise<string> {
-  const tree = await conn.client.session.getTree({ workspace: conn.workspace, session });
+  const tree = await readTree(conn.client, { workspace: conn.workspace, session });
   const nodes = tree.nodes.filter((n) => n.kind !== EntryKind.LEAF);
   if (nodes.some((n) => n.id === ref || n.label === ref)) return ref;
   const matches = nodes.filter((n) => n.id.startsWith(ref));

@@ -3,6 +3,7 @@ import {
   GetStateResponseSchema,
   GetTreeResponseSchema,
 } from "../../gen/sessiond/v1/session_service_pb.js";
+import { readState, readTree } from "../client/index.js";
 import { messageText } from "../core/entry.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
@@ -28,8 +29,12 @@ Flags:
   --full-ids              print whole entry ids
 ${CLIENT_FLAGS_HELP}
 
+Large sessions are read page by page (one snapshot: entries appended while
+reading are left out) and printed whole.
+
 With --json: the GetTree response (or with --state / --history the GetState
-response) as proto JSON.`;
+response) as proto JSON, one line: every page merged into one response, as
+if it had come unpaged (next_page_token empty).`;
 
 const OPTIONS = {
   ...CLIENT_OPTIONS,
@@ -50,7 +55,7 @@ async function showState(
   color: boolean,
 ): Promise<void> {
   const atEntryId = at === undefined ? undefined : await resolveEntryRef(conn, session, at);
-  const res = await conn.client.session.getState({
+  const res = await readState(conn.client, {
     workspace: conn.workspace,
     session,
     view,
@@ -86,7 +91,7 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     await showState(conn, session, view, v.at, json, ctx.color);
     return 0;
   }
-  const tree = await conn.client.session.getTree({ workspace: conn.workspace, session });
+  const tree = await readTree(conn.client, { workspace: conn.workspace, session });
   if (json) {
     await println(jsonLine(GetTreeResponseSchema, tree));
     return 0;

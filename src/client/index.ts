@@ -5,5 +5,6 @@ export {
   type SessiondClient,
   type SessiondClientOptions,
 } from "./client.js";
+export { readState, readTree } from "./read-pages.js";
 export type { RetryOptions } from "./retry-interceptor.js";
 export { type ResumableWatchOptions, watchEntriesResumable } from "./watch.js";

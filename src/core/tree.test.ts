@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { expectError, idsOf, info, user } from "./test-helpers.js";
+import { buildLog, expectError, idsOf, info, user } from "./test-helpers.js";
 import {
   checkTree,
   childrenIndex,
@@ -8,6 +8,7 @@ import {
   isOnPathTo,
   type Lookup,
   lowestCommonAncestor,
+  pathIdsAfter,
   pathTo,
 } from "./tree.js";
 
@@ -199,5 +200,42 @@ describe("checkTree", () => {
     const entries = chain(100_000);
     entries.push(user("c1", "", "c2"), user("c2", "", "c1"));
     expectError(() => checkTree(entries), "INVALID_ARGUMENT", "cycle");
+  });
+});
+
+describe("pathIdsAfter", () => {
+  //   root(1) ─ a(2) ─ b(3) ─ c(4)
+  //               └─ x(5) ─ y(6)
+  const log = buildLog(
+    user("a", "q1"),
+    user("b", "a1"),
+    user("c", "q2"),
+    user("x", "other", "a"),
+    user("y", "q3"),
+  );
+  const withSeq = (seq: number, id: string, parentId?: string): Entry => ({
+    ...user(id, "", parentId),
+    seq: BigInt(seq),
+  });
+
+  it("gives the whole path for afterSeq 0", () => {
+    expect([...pathIdsAfter(log.lookup, "y", 0)].sort()).toEqual(
+      [log.root.id, "a", "x", "y"].sort(),
+    );
+  });
+
+  it("leaves out the path entries at or below afterSeq", () => {
+    expect([...pathIdsAfter(log.lookup, "y", 2)].sort()).toEqual(["x", "y"]);
+    expect([...pathIdsAfter(log.lookup, "c", 3)]).toEqual(["c"]);
+    expect(pathIdsAfter(log.lookup, "c", 4).size).toBe(0);
+  });
+
+  it("reports an unknown leaf as not found", () => {
+    expectError(() => pathIdsAfter(log.lookup, "nope", 0), "INVALID_ARGUMENT", '"nope"');
+  });
+
+  it("reports a parent that does not precede its child instead of looping on a cycle", () => {
+    const entries = [withSeq(1, "p", "q"), withSeq(2, "q", "p")];
+    expectError(() => pathIdsAfter(lookupOf(entries), "q", 0), "INVALID_ARGUMENT", '"q"', '"p"');
   });
 });

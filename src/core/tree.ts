@@ -116,3 +116,33 @@ export function checkTree(entries: readonly Entry[]): Map<string, Entry> {
   }
   return byId;
 }
+
+/**
+ * Ids of the entries on the path root → `leafId` whose seq is above
+ * `afterSeq`. In a stored log a parent precedes its child, so seqs fall on
+ * the walk up from the leaf and it stops at the first entry at or below
+ * `afterSeq`: a page of the tree costs the part of the path it can hold,
+ * not the whole path. A parent whose seq does not fall is reported (an
+ * unordered or cyclic set of entries would otherwise give a wrong answer or
+ * no answer).
+ */
+export function pathIdsAfter(lookup: Lookup, leafId: string, afterSeq: number): Set<string> {
+  const ids = new Set<string>();
+  let entry = lookup(leafId);
+  if (entry === undefined) throw invalidArgument(`entry ${quote(leafId)} not found`);
+  while (entry.seq > afterSeq) {
+    ids.add(entry.id);
+    if (entry.parentId === undefined) break;
+    const parent = lookup(entry.parentId);
+    if (parent === undefined) {
+      throw invalidArgument(`missing parent entry ${quote(entry.parentId)} of ${quote(entry.id)}`);
+    }
+    if (parent.seq >= entry.seq) {
+      throw invalidArgument(
+        `entry ${quote(entry.id)} does not follow its parent ${quote(parent.id)} in seq order`,
+      );
+    }
+    entry = parent;
+  }
+  return ids;
+}

@@ -10,7 +10,8 @@ import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { sessionKey } from "./event-hub.js";
-import { stateResponse } from "./state-response.js";
+import { isJsonCodec, pageBudget, treeNodeSize } from "./page-budget.js";
+import { stateResponse, stateSizes } from "./state-response.js";
 import { watchEntries } from "./watch-entries.js";
 
 /** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
@@ -48,6 +49,8 @@ function appendResponse(result: AppendResult) {
 /** SessionService over the Session facade. */
 export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
   const { store } = deps;
+  // Pages of GetTree and GetState fit the largest response connect-node will send.
+  const budget = pageBudget(deps.config.limits.maxMessageBytes);
   const open = (
     ctx: HandlerContext,
     req: { workspace: string; session: string },
@@ -86,8 +89,16 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
     async getState(req, ctx) {
       const session = await open(ctx, req);
-      const state = await session.state({ atEntryId: req.atEntryId, view: req.view });
-      return stateResponse(state, ctx.requestHeader.get("content-type"));
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const page = await session.statePage({
+        atEntryId: req.atEntryId,
+        view: req.view,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        maxBytes: budget,
+        ...stateSizes(json),
+      });
+      return stateResponse(page.state, page.nextPageToken, json);
     },
 
     async getEntries(req, ctx) {
@@ -98,8 +109,18 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
     async getTree(req, ctx) {
       const session = await open(ctx, req);
-      const tree = await session.tree();
-      return { nodes: tree.nodes, leafId: tree.leafId, headSeq: BigInt(tree.headSeq) };
+      const page = await session.treePage({
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        maxBytes: budget,
+        sizeOf: treeNodeSize(isJsonCodec(ctx.requestHeader.get("content-type"))),
+      });
+      return {
+        nodes: page.nodes,
+        leafId: page.leafId,
+        headSeq: BigInt(page.headSeq),
+        nextPageToken: page.nextPageToken,
+      };
     },
 
     async *watchEntries(req, ctx) {

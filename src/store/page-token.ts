@@ -1,9 +1,38 @@
 import { invalidArgument } from "../core/errors.js";
 
 /**
+ * Page tokens are opaque to clients: base64url of a JSON array of the
+ * fields that say where the next page starts and which listing or snapshot
+ * it continues. Each reader decodes the array and checks its shape, so a
+ * forged or mangled token is INVALID_ARGUMENT, never a wrong page.
+ */
+export type TokenField = string | number;
+
+/** The error of a token this server did not issue (or that was mangled). */
+export const badPageToken = () =>
+  invalidArgument("invalid page_token: pass next_page_token unchanged");
+
+export function encodeToken(fields: readonly TokenField[]): string {
+  return Buffer.from(JSON.stringify(fields)).toString("base64url");
+}
+
+/** The fields of a token; the caller checks their number and types. */
+export function decodeToken(token: string): unknown[] {
+  if (token.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(token)) throw badPageToken();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+  } catch {
+    throw badPageToken();
+  }
+  if (!Array.isArray(parsed)) throw badPageToken();
+  return parsed;
+}
+
+/**
  * Keyset page tokens for ListSessions: the sort key of the last session of
  * the page, plus the listing it belongs to, so that a token is never applied
- * to a different listing. Opaque to clients (base64url JSON).
+ * to a different listing.
  */
 export interface PageKey {
   /** createdAt (ms) of the last session on the page. */
@@ -17,29 +46,19 @@ export interface PageKey {
 }
 
 export function encodePageToken(key: PageKey): string {
-  return Buffer.from(JSON.stringify([key.createdMs, key.id, key.order, key.parent])).toString(
-    "base64url",
-  );
+  return encodeToken([key.createdMs, key.id, key.order, key.parent]);
 }
 
 export function decodePageToken(token: string): PageKey {
-  const bad = () => invalidArgument("invalid page_token: pass next_page_token unchanged");
-  if (token.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(token)) throw bad();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-  } catch {
-    throw bad();
-  }
+  const parsed = decodeToken(token);
   if (
-    !Array.isArray(parsed) ||
     parsed.length !== 4 ||
     typeof parsed[0] !== "number" ||
     typeof parsed[1] !== "string" ||
     (parsed[2] !== "desc" && parsed[2] !== "asc") ||
     typeof parsed[3] !== "string"
   ) {
-    throw bad();
+    throw badPageToken();
   }
   return { createdMs: parsed[0], id: parsed[1], order: parsed[2], parent: parsed[3] };
 }

@@ -3,18 +3,32 @@ import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type SessionMeta,
   type SessionState,
+  type StateMessage,
   type TreeNode,
   TreeNodeSchema,
   View,
 } from "../../gen/sessiond/v1/session_pb.js";
 import { type Expectations, type PlanContext, planAppend } from "../core/append-plan.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
-import { invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
+import { aborted, invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
 import { quote } from "../core/ids.js";
 import { type MoveInput, planReset, planRewind, type RewindInput } from "../core/move-plan.js";
+import type { SessionLog } from "../core/session-log.js";
+import { pathIdsAfter } from "../core/tree.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
+import { fillPage, itemsFrom, type PageRequest } from "./page-fill.js";
+import { badPageToken } from "./page-token.js";
+import {
+  decodeStateToken,
+  decodeTreeToken,
+  encodeStateToken,
+  encodeTreeToken,
+  type Snapshot,
+  type StateCursor,
+  type TreeCursor,
+} from "./snapshot-token.js";
 import { memoizedState } from "./state-memo.js";
 
 /** An entry as callers may give it: a full Entry or its init shape. */
@@ -34,6 +48,24 @@ export interface SessionTree {
   nodes: TreeNode[];
   leafId: string;
   headSeq: number;
+}
+
+/** A page of the tree; leafId and headSeq are the snapshot's, on every page. */
+export interface TreePage extends SessionTree {
+  /** Empty on the last page. */
+  nextPageToken: string;
+}
+
+export interface StatePageRequest extends StateOptions, PageRequest<StateMessage> {
+  /** Bytes the response needs besides the messages (taken from maxBytes). */
+  sizeOfRest?: ((state: SessionState) => number) | undefined;
+}
+
+/** A page of a state: the fold, with this page's messages. Shared: read-only. */
+export interface StatePage {
+  state: SessionState;
+  /** Empty on the last page. */
+  nextPageToken: string;
 }
 
 /** What Session needs from its store (kept narrow so the facade stays a thin layer). */
@@ -107,22 +139,79 @@ export class Session {
    * returned state is shared and must be treated as read-only.
    */
   async state(opts: StateOptions = {}): Promise<SessionState> {
+    return (await this.statePage(opts)).state;
+  }
+
+  /**
+   * One page of a state: the fold with a run of its messages. The first page
+   * pins a snapshot (head seq, current leaf, the entry folded to) in its
+   * token; every later page is cut from the same fold, whatever was appended
+   * in between. Without a count or budget the one page is the whole state.
+   */
+  async statePage(req: StatePageRequest = {}): Promise<StatePage> {
     const log = await this.ctx.engine.load(this.key);
-    const at = opts.atEntryId ?? log.leafId;
-    const target = log.get(at);
+    const view = req.view === View.HISTORY ? View.HISTORY : View.CONTEXT;
+    let cursor: StateCursor;
+    if (req.pageToken) {
+      cursor = decodeStateToken(this.key, req.pageToken);
+      if (cursor.view !== view || (req.atEntryId !== undefined && req.atEntryId !== cursor.at)) {
+        throw invalidArgument("invalid page_token: it was issued for another view or at_entry_id");
+      }
+      this.checkSnapshot(log, cursor, [cursor.leafId, cursor.at]);
+    } else {
+      const at = req.atEntryId ?? log.leafId;
+      cursor = { headSeq: log.headSeq, leafId: log.leafId, at, view, offset: 0 };
+    }
+    const state = this.fold(log, cursor);
+    const messages = state.messages;
+    if (cursor.offset > 0 && cursor.offset >= messages.length) throw badPageToken();
+    const rest = req.sizeOfRest?.(state) ?? 0;
+    const maxBytes = req.maxBytes === undefined ? undefined : req.maxBytes - rest;
+    const page = fillPage(itemsFrom(messages, cursor.offset), { ...req, maxBytes });
+    const end = cursor.offset + page.length;
+    const whole = cursor.offset === 0 && end === messages.length;
+    return {
+      state: whole ? state : { ...state, messages: page },
+      nextPageToken:
+        end < messages.length ? encodeStateToken(this.key, { ...cursor, offset: end }) : "",
+    };
+  }
+
+  /** The fold of a cursor's snapshot, memoized (shared, read-only). */
+  private fold(log: SessionLog, c: StateCursor): SessionState {
+    const target = log.get(c.at);
     if (target === undefined) {
-      throw notFound(`entry ${quote(at)} not found in session ${quote(this.id)}`);
+      throw notFound(`entry ${quote(c.at)} not found in session ${quote(this.id)}`);
     }
     if (target.kind.case === "leaf") {
-      throw invalidArgument(`entry ${quote(at)} is a Leaf entry and has no state`);
+      throw invalidArgument(`entry ${quote(c.at)} is a Leaf entry and has no state`);
     }
-    const view = opts.view === View.HISTORY ? View.HISTORY : View.CONTEXT;
-    return memoizedState(log, at, view, () => {
-      const state = foldPath(log.path(at), view);
-      state.headSeq = BigInt(log.headSeq);
-      state.currentLeafId = log.leafId;
+    const key = { at: c.at, view: c.view, headSeq: c.headSeq, currentLeafId: c.leafId };
+    return memoizedState(log, key, () => {
+      const state = foldPath(log.path(c.at), c.view);
+      state.headSeq = BigInt(c.headSeq);
+      state.currentLeafId = c.leafId;
       return state;
     });
+  }
+
+  /**
+   * A token's snapshot must still be in the log: `ids` present at or below
+   * its head seq. Otherwise the session was deleted and re-created since
+   * the first page (a log never loses acknowledged entries).
+   */
+  private checkSnapshot(log: SessionLog, snapshot: Snapshot, ids: readonly string[]): void {
+    const gone =
+      snapshot.headSeq > log.headSeq ||
+      ids.some((id) => {
+        const e = log.get(id);
+        return e === undefined || e.seq > snapshot.headSeq;
+      });
+    if (gone) {
+      throw aborted(
+        `session ${quote(this.id)} is not the one the page_token was issued for (deleted and re-created?): read again from the first page`,
+      );
+    }
   }
 
   /** A page of the raw log: entries with seq > afterSeq. */
@@ -138,23 +227,53 @@ export class Session {
   }
 
   /** Every entry's shape, with the current path marked: enough to draw the tree. */
-  async tree(): Promise<SessionTree> {
+  tree(): Promise<SessionTree> {
+    return this.treePage();
+  }
+
+  /**
+   * One page of the tree, in seq order. The first page pins a snapshot
+   * (head seq, current leaf) in its token; later pages leave out entries
+   * appended since and mark the path to the snapshot's leaf. Without a
+   * count or budget the one page is the whole tree.
+   */
+  async treePage(req: PageRequest<TreeNode> = {}): Promise<TreePage> {
     const log = await this.ctx.engine.load(this.key);
-    const onPath = new Set(log.path().map((e) => e.id));
-    const nodes = log.entries().map((e) =>
-      create(TreeNodeSchema, {
-        id: e.id,
-        parentId: e.parentId,
-        kind: entryKind(e),
-        seq: e.seq,
-        label: e.kind.case === "label" ? e.kind.value.label : undefined,
-        onCurrentPath: onPath.has(e.id),
-        role: roleOf(e),
-        preview: entryPreview(e),
-        timestamp: e.timestamp,
-        leafId: e.kind.case === "leaf" ? e.kind.value.leafId : undefined,
-      }),
-    );
-    return { nodes, leafId: log.leafId, headSeq: log.headSeq };
+    let cursor: TreeCursor;
+    if (req.pageToken) {
+      cursor = decodeTreeToken(this.key, req.pageToken);
+      this.checkSnapshot(log, cursor, [cursor.leafId]);
+    } else {
+      cursor = { headSeq: log.headSeq, leafId: log.leafId, afterSeq: 0 };
+    }
+    const onPath = pathIdsAfter(log.lookup, cursor.leafId, cursor.afterSeq);
+    const nodes = fillPage(treeNodes(log, cursor, onPath), req);
+    const end = cursor.afterSeq + nodes.length;
+    return {
+      nodes,
+      leafId: cursor.leafId,
+      headSeq: cursor.headSeq,
+      nextPageToken:
+        end < cursor.headSeq ? encodeTreeToken(this.key, { ...cursor, afterSeq: end }) : "",
+    };
+  }
+}
+
+/** The tree nodes of a cursor's snapshot from its start on, built as they are taken. */
+function* treeNodes(log: SessionLog, c: TreeCursor, onPath: Set<string>): Generator<TreeNode> {
+  for (let seq = c.afterSeq + 1; seq <= c.headSeq; seq++) {
+    const e = log.at(seq) as Entry;
+    yield create(TreeNodeSchema, {
+      id: e.id,
+      parentId: e.parentId,
+      kind: entryKind(e),
+      seq: e.seq,
+      label: e.kind.case === "label" ? e.kind.value.label : undefined,
+      onCurrentPath: onPath.has(e.id),
+      role: roleOf(e),
+      preview: entryPreview(e),
+      timestamp: e.timestamp,
+      leafId: e.kind.case === "leaf" ? e.kind.value.leafId : undefined,
+    });
   }
 }

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/session_service.proto.
  */
 export const file_sessiond_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJIoABCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlld0IOCgxfYXRfZW50cnlfaWQiPAoQR2V0U3RhdGVSZXNwb25zZRIoCgVzdGF0ZRgBIAEoCzIZLnNlc3Npb25kLnYxLlNlc3Npb25TdGF0ZSJZChFHZXRFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQSDQoFbGltaXQYBCABKA0iSwoSR2V0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCI0Cg5HZXRUcmVlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCSJaCg9HZXRUcmVlUmVzcG9uc2USJAoFbm9kZXMYASADKAsyFS5zZXNzaW9uZC52MS5UcmVlTm9kZRIPCgdsZWFmX2lkGAIgASgJEhAKCGhlYWRfc2VxGAMgASgEIkwKE1dhdGNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEIkcKCUhlYXJ0YmVhdBIQCghoZWFkX3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJxChRXYXRjaEVudHJpZXNSZXNwb25zZRIjCgVlbnRyeRgBIAEoCzISLnNlc3Npb25kLnYxLkVudHJ5SAASKwoJaGVhcnRiZWF0GAIgASgLMhYuc2Vzc2lvbmQudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQyiwQKDlNlc3Npb25TZXJ2aWNlEkEKBkFwcGVuZBIaLnNlc3Npb25kLnYxLkFwcGVuZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5BcHBlbmRSZXNwb25zZRJBCgZSZXdpbmQSGi5zZXNzaW9uZC52MS5SZXdpbmRSZXF1ZXN0Ghsuc2Vzc2lvbmQudjEuUmV3aW5kUmVzcG9uc2USPgoFUmVzZXQSGS5zZXNzaW9uZC52MS5SZXNldFJlcXVlc3QaGi5zZXNzaW9uZC52MS5SZXNldFJlc3BvbnNlEkcKCEdldFN0YXRlEhwuc2Vzc2lvbmQudjEuR2V0U3RhdGVSZXF1ZXN0Gh0uc2Vzc2lvbmQudjEuR2V0U3RhdGVSZXNwb25zZRJNCgpHZXRFbnRyaWVzEh4uc2Vzc2lvbmQudjEuR2V0RW50cmllc1JlcXVlc3QaHy5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVzcG9uc2USRAoHR2V0VHJlZRIbLnNlc3Npb25kLnYxLkdldFRyZWVSZXF1ZXN0Ghwuc2Vzc2lvbmQudjEuR2V0VHJlZVJlc3BvbnNlElUKDFdhdGNoRW50cmllcxIgLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5XYXRjaEVudHJpZXNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJIqcBCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlldxIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCUIOCgxfYXRfZW50cnlfaWQiVQoQR2V0U3RhdGVSZXNwb25zZRIoCgVzdGF0ZRgBIAEoCzIZLnNlc3Npb25kLnYxLlNlc3Npb25TdGF0ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWQoRR2V0RW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEEg0KBWxpbWl0GAQgASgNIksKEkdldEVudHJpZXNSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSEAoIaGVhZF9zZXEYAiABKAQiWwoOR2V0VHJlZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkicwoPR2V0VHJlZVJlc3BvbnNlEiQKBW5vZGVzGAEgAygLMhUuc2Vzc2lvbmQudjEuVHJlZU5vZGUSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkiTAoTV2F0Y2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQiRwoJSGVhcnRiZWF0EhAKCGhlYWRfc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInEKFFdhdGNoRW50cmllc1Jlc3BvbnNlEiMKBWVudHJ5GAEgASgLMhIuc2Vzc2lvbmQudjEuRW50cnlIABIrCgloZWFydGJlYXQYAiABKAsyFi5zZXNzaW9uZC52MS5IZWFydGJlYXRIAEIHCgVldmVudDKLBAoOU2Vzc2lvblNlcnZpY2USQQoGQXBwZW5kEhouc2Vzc2lvbmQudjEuQXBwZW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLkFwcGVuZFJlc3BvbnNlEkEKBlJld2luZBIaLnNlc3Npb25kLnYxLlJld2luZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5SZXdpbmRSZXNwb25zZRI+CgVSZXNldBIZLnNlc3Npb25kLnYxLlJlc2V0UmVxdWVzdBoaLnNlc3Npb25kLnYxLlJlc2V0UmVzcG9uc2USRwoIR2V0U3RhdGUSHC5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlcXVlc3QaHS5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlc3BvbnNlEk0KCkdldEVudHJpZXMSHi5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXNwb25zZRJECgdHZXRUcmVlEhsuc2Vzc2lvbmQudjEuR2V0VHJlZVJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRUcmVlUmVzcG9uc2USVQoMV2F0Y2hFbnRyaWVzEiAuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVxdWVzdBohLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
 
 /**
  * AppendRequest adds entries to a session.
@@ -367,6 +367,23 @@ export type GetStateRequest = Message<"sessiond.v1.GetStateRequest"> & {
    * @generated from field: sessiond.v1.View view = 4;
    */
   view: View;
+
+  /**
+   * At most this many messages in this response; 0 = as many as fit. The
+   * server may return fewer: every page also stays within its
+   * --max-message-bytes (one message larger than that still comes alone).
+   *
+   * @generated from field: uint32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous response; empty for the first page.
+   * Send the other fields unchanged with it.
+   *
+   * @generated from field: string page_token = 6;
+   */
+  pageToken: string;
 };
 
 /**
@@ -377,17 +394,25 @@ export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_session_service, 7);
 
 /**
- * GetStateResponse carries the fold.
+ * GetStateResponse carries the fold, or one page of it.
  *
  * @generated from message sessiond.v1.GetStateResponse
  */
 export type GetStateResponse = Message<"sessiond.v1.GetStateResponse"> & {
   /**
-   * The state.
+   * The state; its messages are this page's run of the fold's messages.
    *
    * @generated from field: sessiond.v1.SessionState state = 1;
    */
   state?: SessionState | undefined;
+
+  /**
+   * Non-empty when more messages follow: pass it as page_token. Empty on
+   * the last (or only) page. Opaque.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -486,6 +511,22 @@ export type GetTreeRequest = Message<"sessiond.v1.GetTreeRequest"> & {
    * @generated from field: string session = 2;
    */
   session: string;
+
+  /**
+   * At most this many nodes in this response; 0 = as many as fit. The
+   * server may return fewer: every page also stays within its
+   * --max-message-bytes.
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
 };
 
 /**
@@ -496,31 +537,40 @@ export const GetTreeRequestSchema: GenMessage<GetTreeRequest> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_session_service, 11);
 
 /**
- * GetTreeResponse is the whole tree.
+ * GetTreeResponse is the tree, or one page of it.
  *
  * @generated from message sessiond.v1.GetTreeResponse
  */
 export type GetTreeResponse = Message<"sessiond.v1.GetTreeResponse"> & {
   /**
-   * Every entry, in seq order.
+   * The entries of this page, in seq order (every entry when
+   * next_page_token is empty and no page_token was sent).
    *
    * @generated from field: repeated sessiond.v1.TreeNode nodes = 1;
    */
   nodes: TreeNode[];
 
   /**
-   * The current leaf.
+   * The current leaf (of the first page's snapshot, on every page).
    *
    * @generated from field: string leaf_id = 2;
    */
   leafId: string;
 
   /**
-   * The head seq.
+   * The head seq (of the first page's snapshot, on every page).
    *
    * @generated from field: uint64 head_seq = 3;
    */
   headSeq: bigint;
+
+  /**
+   * Non-empty when more nodes follow: pass it as page_token. Empty on the
+   * last (or only) page. Opaque.
+   *
+   * @generated from field: string next_page_token = 4;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -694,7 +744,22 @@ export const SessionService: GenService<{
   /**
    * GetState folds the path root -> at_entry_id (default: the current leaf)
    * into a SessionState in the CONTEXT or HISTORY view.
-   * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (a Leaf entry).
+   *
+   * Paging: the state's messages come in pages; every page carries the same
+   * fold (model, label, custom, leaf ids, head seq, ...) with the next run of
+   * messages. A response with a non-empty next_page_token is NOT the whole
+   * state: call again with the same request and page_token set to it, until
+   * next_page_token is empty, and concatenate the messages. A caller that
+   * never sends page_size gets as many messages as fit in one response (every
+   * state that fits the server's --max-message-bytes arrives whole, as it did
+   * before paging existed) and must check next_page_token.
+   * Consistency: every page is cut from the fold of the first page's
+   * snapshot (its head seq, current leaf and fold target), also while
+   * entries are appended or the leaf moves between pages.
+   * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (a Leaf entry, a
+   * malformed page_token or one issued for another session, view or
+   * at_entry_id), ABORTED (the session was deleted and re-created since the
+   * first page: read again from the first page).
    *
    * @generated from rpc sessiond.v1.SessionService.GetState
    */
@@ -717,7 +782,20 @@ export const SessionService: GenService<{
   /**
    * GetTree returns every entry's shape (id, parent, kind, seq, label,
    * on-current-path): enough to draw the tree.
-   * Errors: NOT_FOUND.
+   *
+   * Paging: nodes come in seq order, in pages. A response with a non-empty
+   * next_page_token is NOT the whole tree: call again with the same request
+   * and page_token set to it, until next_page_token is empty. A caller that
+   * never sends page_size gets as many nodes as fit in one response (every
+   * tree that fits the server's --max-message-bytes arrives whole, as it did
+   * before paging existed) and must check next_page_token.
+   * Consistency: every page describes the first page's snapshot: entries
+   * appended after it (seq > its head_seq) are left out, and
+   * on_current_path, leaf_id and head_seq are those of the first page on
+   * every page, also when the leaf moves between pages.
+   * Errors: NOT_FOUND, INVALID_ARGUMENT (a malformed page_token or one
+   * issued for another session), ABORTED (the session was deleted and
+   * re-created since the first page: read again from the first page).
    *
    * @generated from rpc sessiond.v1.SessionService.GetTree
    */
