@@ -52,8 +52,8 @@ export interface ServerConfig {
   /** Interval of watch heartbeats, ms. */
   readonly heartbeatMs: number;
   /**
-   * A connection with no traffic for this long is closed, ms. Watch streams
-   * stay busy through heartbeats; half-open or garbage connections do not.
+   * A connection with no open stream and no traffic for this long is closed,
+   * ms (0 = never): it cuts peers that connect and go silent, never a watch.
    */
   readonly idleTimeoutMs: number;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */

@@ -18,6 +18,7 @@ import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, InFlight, shuttingDown } from "./edge.js";
 import { EventHub } from "./event-hub.js";
 import { HealthStatus, registerHealth } from "./health.js";
+import { closeIdleConnections } from "./idle-connections.js";
 import { registerReflection } from "./reflection.js";
 import { SessionFeed } from "./session-feed.js";
 import { sessionService } from "./session-service.js";
@@ -101,6 +102,8 @@ export async function startServer(
           rejectUnauthorized: config.tls.clientCa !== undefined,
           allowHTTP1: true,
           settings,
+          // A peer silent before TLS is up is idle too.
+          ...(config.idleTimeoutMs > 0 ? { handshakeTimeout: config.idleTimeoutMs } : {}),
         },
         handler,
       )
@@ -113,8 +116,7 @@ export async function startServer(
     s.on("close", () => sessions.delete(s));
     s.on("error", () => s.destroy());
   });
-  // Connections that stop talking (a half-sent preface, garbage after SETTINGS
-  // that Node answers with GOAWAY but never closes) are cut after the idle time.
+  closeIdleConnections(server, config.idleTimeoutMs);
   // Sockets are tracked too: a closed session can leave its socket half-open
   // (FIN sent, the client never closes its side), and server.close() waits
   // for it; shutdown destroys what is left.
@@ -122,7 +124,6 @@ export async function startServer(
   server.on("connection", (socket: import("node:net").Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
-    if (config.idleTimeoutMs > 0) socket.setTimeout(config.idleTimeoutMs, () => socket.destroy());
   });
   // Garbage on the port must never take the process down.
   server.on("sessionError", () => {});
