@@ -31,6 +31,11 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   });
   if (v.json) await println(jsonLine(DeleteSessionResponseSchema, res));
   else for (const id of res.deletedSessionIds) await println(`deleted ${id}`);
+  // The client answers a retried delete that found the session already gone
+  // with success and no ids (which ones the lost attempt removed is unknown).
+  if (!v.json && res.deletedSessionIds.length === 0) {
+    process.stderr.write(`sessiond: ${session} was already deleted (by an earlier attempt)\n`);
+  }
   return 0;
 }
 
