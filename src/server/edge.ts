@@ -1,5 +1,7 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { isUnexpected, toConnectError } from "./errors.js";
+import { type CallRecord, callRecordKey } from "./call-log.js";
+import { toConnectError } from "./errors.js";
+import { responseLimit } from "./response-size.js";
 
 /** Counts unary calls in flight, so shutdown can wait for appends to finish. */
 export class InFlight {
@@ -28,71 +30,76 @@ export class InFlight {
   }
 }
 
-interface Fields {
-  method: string;
-  workspace?: string;
-  session?: string;
+/** The log fields of a request message: its workspace and session, when it has them. */
+function describe(record: CallRecord, method: string, message: unknown): void {
+  const m = (message ?? {}) as { workspace?: unknown; session?: unknown };
+  record.method = method;
+  if (typeof m.workspace === "string") record.workspace = m.workspace || "default";
+  if (typeof m.session === "string") record.session = m.session.slice(0, 128);
 }
 
-function fieldsOf(method: string, message: unknown): Fields {
-  const m = (message ?? {}) as { workspace?: unknown; session?: unknown };
-  const fields: Fields = { method };
-  if (typeof m.workspace === "string") fields.workspace = m.workspace || "default";
-  if (typeof m.session === "string") fields.session = m.session.slice(0, 128);
-  return fields;
+/**
+ * The single input of a server-streaming call, read ahead so that its
+ * fields can be logged, and the input again for the handler (which still
+ * checks that no second message follows).
+ */
+async function readFirst<T>(
+  input: AsyncIterable<T>,
+): Promise<{ first: T | undefined; input: AsyncIterable<T> }> {
+  const it = input[Symbol.asyncIterator]();
+  const head = await it.next();
+  async function* again(): AsyncGenerator<T> {
+    if (head.done) return;
+    yield head.value;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  }
+  return { first: head.done ? undefined : head.value, input: again() };
 }
 
 /**
  * The outermost interceptor: every error leaves as a ConnectError with the
  * right code (domain errors mapped in errors.ts; anything else INTERNAL with
- * no details), and every call writes one JSON log line (method, workspace,
- * session, code, ms). Unexpected errors are logged with their stack on the
- * server side only.
+ * no details), every response is held to the max message size, and what the
+ * call was and how it ended is recorded for its log line (call-log.ts).
  */
-export function edgeInterceptor(log: (line: string) => void, inFlight: InFlight): Interceptor {
-  const write = (fields: Fields, start: number, err?: unknown) => {
-    const code = err === undefined ? "ok" : Code[toConnectError(err).code];
-    const line: Record<string, unknown> = {
-      time: new Date().toISOString(),
-      ...fields,
-      code,
-      ms: Math.round((performance.now() - start) * 100) / 100,
-    };
-    if (err !== undefined && isUnexpected(err)) {
-      line.error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    }
-    log(JSON.stringify(line));
-  };
-
+export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): Interceptor {
   return (next) => async (req) => {
-    const start = performance.now();
+    const record = req.contextValues.get(callRecordKey) ?? {};
     const method = `${req.service.typeName}/${req.method.name}`;
-    const fields = fieldsOf(method, req.stream ? undefined : req.message);
-    if (!req.stream) inFlight.enter();
-    let res: Awaited<ReturnType<typeof next>>;
+    const limit = responseLimit(req.method.output, req.header.get("content-type"), maxMessageBytes);
+    const unary = !req.stream;
+    if (unary) inFlight.enter();
     try {
-      res = await next(req);
+      let call = req;
+      if (!req.stream) describe(record, method, req.message);
+      else if (req.method.methodKind === "server_streaming") {
+        const { first, input } = await readFirst(req.message);
+        describe(record, method, first);
+        call = { ...req, message: input };
+      } else describe(record, method, undefined);
+      const res = await next(call);
+      if (!res.stream) {
+        const message = limit(res.message);
+        record.succeeded = true;
+        return { ...res, message };
+      }
+      const source = res.message;
+      async function* guarded() {
+        try {
+          for await (const message of source) yield limit(message);
+          record.succeeded = true;
+        } catch (err) {
+          record.error = err;
+          throw toConnectError(err);
+        }
+      }
+      return { ...res, message: guarded() };
     } catch (err) {
-      write(fields, start, err);
+      record.error = err;
       throw toConnectError(err);
     } finally {
-      if (!req.stream) inFlight.leave();
+      if (unary) inFlight.leave();
     }
-    if (!res.stream) {
-      write(fields, start);
-      return res;
-    }
-    const source = res.message;
-    async function* guarded() {
-      try {
-        yield* source;
-        write(fields, start);
-      } catch (err) {
-        write(fields, start, err);
-        throw toConnectError(err);
-      }
-    }
-    return { ...res, message: guarded() };
   };
 }
 

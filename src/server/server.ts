@@ -13,6 +13,7 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
+import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, InFlight, shuttingDown } from "./edge.js";
@@ -68,6 +69,7 @@ export async function startServer(
   };
   const inFlight = new InFlight();
   const shutdown = new AbortController();
+  const calls = new CallLog(log);
   const handler = connectNodeAdapter({
     routes: (router) => {
       router.service(StoreService, storeService(deps));
@@ -82,7 +84,11 @@ export async function startServer(
         services: [StoreService.typeName, SessionService.typeName, Health.typeName],
       });
     },
-    interceptors: [edgeInterceptor(log, inFlight), authInterceptor(config.tokens)],
+    interceptors: [
+      edgeInterceptor(inFlight, config.limits.maxMessageBytes),
+      authInterceptor(config.tokens),
+    ],
+    contextValues: calls.contextValues,
     readMaxBytes: config.limits.maxMessageBytes,
     writeMaxBytes: config.limits.maxMessageBytes,
     // 0 means "no limit" for us; for connect-node it would refuse every deadline.
@@ -105,9 +111,9 @@ export async function startServer(
           // A peer silent before TLS is up is idle too.
           ...(config.idleTimeoutMs > 0 ? { handshakeTimeout: config.idleTimeoutMs } : {}),
         },
-        handler,
+        calls.wrap(handler),
       )
-    : http2.createServer({ settings }, handler);
+    : http2.createServer({ settings }, calls.wrap(handler));
 
   // Node 20's close() leaves open sessions alone: track them to end them on shutdown.
   const sessions = new Set<http2.ServerHttp2Session>();

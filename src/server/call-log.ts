@@ -1,0 +1,140 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import {
+  Code,
+  type ContextValues,
+  createContextKey,
+  createContextValues,
+} from "@connectrpc/connect";
+import { isUnexpected, toConnectError } from "./errors.js";
+import { type SentResponse, type SentStatus, sentStatus } from "./sent-status.js";
+
+/** What the edge interceptor learns about a call; connect-node refuses some before it runs. */
+export interface CallRecord {
+  method?: string;
+  workspace?: string;
+  session?: string;
+  /** The handler returned, or its stream ended, without an error. */
+  succeeded?: boolean;
+  /** What the handler (or reading the request) threw. */
+  error?: unknown;
+}
+
+/** Hands the edge interceptor the record of the request it runs for (undefined outside CallLog). */
+export const callRecordKey = createContextKey<CallRecord | undefined>(undefined, {
+  description: "sessiond call record",
+});
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+/**
+ * One JSON log line per request (method, workspace, session, code, ms),
+ * written when its response is done, with the code the client received as
+ * sent on the wire. Requests connect-node refuses before any interceptor
+ * (over the size limit, undecodable, unknown path) are logged too, named by
+ * their path. Unexpected errors are logged with their stack on the server
+ * side only.
+ */
+export class CallLog {
+  private readonly records = new WeakMap<Request, CallRecord>();
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  /** connect-node's `contextValues` option: carries the request's record to the interceptors. */
+  readonly contextValues = (req: Request): ContextValues => {
+    const values = createContextValues();
+    values.set(callRecordKey, this.records.get(req));
+    return values;
+  };
+
+  /** Wraps connect-node's request handler. */
+  wrap(handler: (req: Request, res: Response) => void): (req: Request, res: Response) => void {
+    return (req, res) => {
+      const start = performance.now();
+      const record: CallRecord = {};
+      this.records.set(req, record);
+      let logged = false;
+      const done = (sent: SentResponse | undefined) => {
+        if (logged) return;
+        logged = true;
+        const status = sent && sentStatus(String(req.headers["content-type"] ?? ""), sent);
+        this.log(JSON.stringify(lineOf(req, record, status, start)));
+      };
+      tapResponse(res, done);
+      // A response that never ends: the client left (or reset the stream) first.
+      res.once("close", () => done(undefined));
+      handler(req, res);
+    };
+  }
+}
+
+/**
+ * Calls `done` with what the response sent when connect-node ends it. Its
+ * end, not the stream's close: the stream of an answered oversize upload
+ * stays open until the client stops sending.
+ */
+function tapResponse(res: Response, done: (sent: SentResponse) => void): void {
+  const methods = res as unknown as Record<string, (...args: unknown[]) => unknown>;
+  let last: Uint8Array | undefined;
+  const trailers: Record<string, unknown> = {};
+  const tap = (name: string, before: (args: unknown[]) => void) => {
+    const original = methods[name]?.bind(res);
+    if (original === undefined) return;
+    methods[name] = (...args) => {
+      before(args);
+      return original(...args);
+    };
+  };
+  tap("write", (args) => {
+    if (args[0] instanceof Uint8Array) last = args[0];
+  });
+  tap("addTrailers", (args) => Object.assign(trailers, args[0]));
+  tap("end", (args) => {
+    if (args[0] instanceof Uint8Array) last = args[0];
+    done({
+      httpStatus: res.statusCode,
+      headers: "stream" in res ? res.stream?.sentHeaders : undefined,
+      trailers,
+      last,
+    });
+  });
+}
+
+function lineOf(
+  req: Request,
+  record: CallRecord,
+  sent: SentStatus | undefined,
+  start: number,
+): Record<string, unknown> {
+  const line: Record<string, unknown> = {
+    time: new Date().toISOString(),
+    method: record.method ?? (req.url ?? "").split("?")[0]?.slice(1, 200),
+  };
+  if (record.workspace !== undefined) line.workspace = record.workspace;
+  if (record.session !== undefined) line.session = record.session;
+  if (sent !== undefined && "http" in sent) {
+    line.code = `HTTP ${sent.http}`;
+    line.ms = msSince(start);
+    return line;
+  }
+  // Without a status on the wire the client left before the answer: its own cancel.
+  const code =
+    sent?.code ??
+    (record.error !== undefined
+      ? toConnectError(record.error).code
+      : record.succeeded
+        ? 0
+        : Code.Canceled);
+  line.code = code === 0 ? "ok" : Code[code];
+  line.ms = msSince(start);
+  if (record.error !== undefined && isUnexpected(record.error)) {
+    const err = record.error;
+    line.error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  } else if (code === Code.Internal || code === Code.Unknown) {
+    line.error = sent?.message;
+  }
+  return line;
+}
+
+const msSince = (start: number) => Math.round((performance.now() - start) * 100) / 100;
