@@ -1,28 +1,18 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
-import postgres from "postgres";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type postgres from "postgres";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
-import {
-  createDatabase,
-  type PgServer,
-  pgSkipReason,
-  startPostgres,
-} from "../../test/harness/postgres.js";
 import { shortId } from "../core/ids.js";
 import { assistant, compaction, label, user } from "../core/test-helpers.js";
 import type { StorageEngine, StorageEvent } from "../storage/engine.js";
 import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
 import { encodePageToken } from "./page-token.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import {
-  ENGINE_FACTORIES,
-  type EngineFactory,
-  type EngineFixture,
-  expectCode,
-} from "./test-model.js";
+import { type EngineFixture, expectCode } from "./test-model.js";
+import { openPostgres, pgSkip, STORE_ENGINE_FACTORIES } from "./test-postgres.js";
 import { smallest } from "./top-k.js";
 
 const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);
@@ -33,71 +23,11 @@ function bytesOf(entries: readonly Entry[]): string[] {
   return entries.map((e) => Buffer.from(toBinary(EntrySchema, e)).toString("hex"));
 }
 
-// ---------------------------------------------------------------------------
-// PostgreSQL: the whole store suite runs on it too (it has the optional
-// engine capabilities, pageRoots and deleteMany, that memory and JSONL
-// lack or only partly have), plus the tests of its SQL paths at the end.
+// The whole store suite runs on PostgreSQL too (it has the optional engine
+// capabilities, pageRoots and deleteMany, that memory and JSONL lack or only
+// partly have), plus the tests of its SQL paths at the end.
 
-const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
-if (pgSkip !== undefined) {
-  console.warn(`\n*** SessionStore on PostgreSQL SKIPPED: ${pgSkip} ***\n`);
-}
-
-let pgServer: PgServer | undefined;
-let pgDb: Awaited<ReturnType<typeof createDatabase>> | undefined;
-let pgAdmin: postgres.Sql | undefined;
-
-/** One cluster and database for the file, started on first use; emptied by each fixture. */
-async function pgDatabase(): Promise<{ url: string; admin: postgres.Sql }> {
-  if (pgDb === undefined || pgAdmin === undefined) {
-    pgServer ??= await startPostgres();
-    if (pgServer === undefined) throw new Error("PostgreSQL is not available");
-    pgDb = await createDatabase(pgServer.url);
-    pgAdmin = postgres(pgDb.url, { max: 1, onnotice: () => {} });
-  }
-  return { url: pgDb.url, admin: pgAdmin };
-}
-
-afterAll(async () => {
-  await pgAdmin?.end({ timeout: 1 });
-  await pgDb?.drop();
-  await pgServer?.stop();
-});
-
-/** A PostgreSQL engine on the file's database, emptied; more options for some tests. */
-async function openPostgres(
-  extra: Partial<PostgresEngineOptions> = {},
-): Promise<{ engine: PostgresEngine; url: string; admin: postgres.Sql }> {
-  const { url, admin } = await pgDatabase();
-  const engine = await PostgresEngine.open({ url, ...extra });
-  await admin.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
-  return { engine, url, admin };
-}
-
-const postgresFactory: EngineFactory = {
-  name: "postgres",
-  reopens: true,
-  async open() {
-    const opened = await openPostgres();
-    let engine: StorageEngine = opened.engine;
-    return {
-      get engine() {
-        return engine;
-      },
-      reopen: async () => {
-        await engine.close();
-        engine = await PostgresEngine.open({ url: opened.url });
-        return engine;
-      },
-      dispose: () => engine.close(),
-    };
-  },
-};
-
-const FACTORIES: readonly EngineFactory[] =
-  pgSkip === undefined ? [...ENGINE_FACTORIES, postgresFactory] : ENGINE_FACTORIES;
-
-describe.each(FACTORIES)("SessionStore on $name", (factory) => {
+describe.each(STORE_ENGINE_FACTORIES)("SessionStore on $name", (factory) => {
   let fixture: EngineFixture;
   let clockMs: number;
   let store: SessionStore;

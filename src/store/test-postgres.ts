@@ -1,0 +1,79 @@
+/**
+ * The PostgreSQL engine for store-level test files, and the list of every
+ * engine such a file runs against (the memory and JSONL engines of
+ * test-model.ts, plus PostgreSQL when it can run here). Importing this
+ * module registers an afterAll hook that drops the file's database and
+ * stops the cluster the file started, so it is for vitest files only.
+ */
+import postgres from "postgres";
+import { afterAll } from "vitest";
+import {
+  createDatabase,
+  type PgServer,
+  pgSkipReason,
+  startPostgres,
+} from "../../test/harness/postgres.js";
+import type { StorageEngine } from "../storage/engine.js";
+import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
+import { ENGINE_FACTORIES, type EngineFactory } from "./test-model.js";
+
+/** Why PostgreSQL tests cannot run here (never set in CI, where they must run). */
+export const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
+if (pgSkip !== undefined) {
+  console.warn(`\n*** SessionStore on PostgreSQL SKIPPED: ${pgSkip} ***\n`);
+}
+
+let pgServer: PgServer | undefined;
+let pgDb: Awaited<ReturnType<typeof createDatabase>> | undefined;
+let pgAdmin: postgres.Sql | undefined;
+
+/** One cluster and database for the file, started on first use; emptied by each fixture. */
+async function pgDatabase(): Promise<{ url: string; admin: postgres.Sql }> {
+  if (pgDb === undefined || pgAdmin === undefined) {
+    pgServer ??= await startPostgres();
+    if (pgServer === undefined) throw new Error("PostgreSQL is not available");
+    pgDb = await createDatabase(pgServer.url);
+    pgAdmin = postgres(pgDb.url, { max: 1, onnotice: () => {} });
+  }
+  return { url: pgDb.url, admin: pgAdmin };
+}
+
+afterAll(async () => {
+  await pgAdmin?.end({ timeout: 1 });
+  await pgDb?.drop();
+  await pgServer?.stop();
+});
+
+/** A PostgreSQL engine on the file's database, emptied; more options for some tests. */
+export async function openPostgres(
+  extra: Partial<PostgresEngineOptions> = {},
+): Promise<{ engine: PostgresEngine; url: string; admin: postgres.Sql }> {
+  const { url, admin } = await pgDatabase();
+  const engine = await PostgresEngine.open({ url, ...extra });
+  await admin.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
+  return { engine, url, admin };
+}
+
+const postgresFactory: EngineFactory = {
+  name: "postgres",
+  reopens: true,
+  async open() {
+    const opened = await openPostgres();
+    let engine: StorageEngine = opened.engine;
+    return {
+      get engine() {
+        return engine;
+      },
+      reopen: async () => {
+        await engine.close();
+        engine = await PostgresEngine.open({ url: opened.url });
+        return engine;
+      },
+      dispose: () => engine.close(),
+    };
+  },
+};
+
+/** Every engine a store-level suite runs against: memory, JSONL and PostgreSQL. */
+export const STORE_ENGINE_FACTORIES: readonly EngineFactory[] =
+  pgSkip === undefined ? [...ENGINE_FACTORIES, postgresFactory] : ENGINE_FACTORIES;
