@@ -328,9 +328,11 @@ export function planAppend(
  * An entry's canonical JSON, which is how it is stored: it must exist (a
  * google.protobuf.Value with no kind, or a NaN / Infinity number, is valid
  * on the wire but has none) and fit the size limit. Refused before anything
- * is written, rather than failing in storage as "outcome unknown".
+ * is written, rather than failing in storage as "outcome unknown". Exported
+ * for the entries written without planAppend: the SessionInfo roots of
+ * CreateSession, Fork and Import.
  */
-function storedJson(e: Entry, maxBytes: number, who: string): string {
+export function storedJson(e: Entry, maxBytes: number, who: string): string {
   let text: string;
   try {
     text = toJsonString(EntrySchema, e);

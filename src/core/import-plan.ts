@@ -1,8 +1,8 @@
 import { clone } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend } from "./append-plan.js";
+import { type PlanContext, planAppend, storedJson } from "./append-plan.js";
 import { invalidArgument, isSessiondError } from "./errors.js";
-import { quote } from "./ids.js";
+import { checkEntryId, quote } from "./ids.js";
 import { SessionLog } from "./session-log.js";
 import { checkTree } from "./tree.js";
 
@@ -11,11 +11,17 @@ import { checkTree } from "./tree.js";
  * stored as session `sessionId`: one tree (unique ids, one root, no cycle,
  * no missing parent), the root a SessionInfo, and every other entry passing
  * the same rules as a live Append (tool results, compactions, Leaf targets),
- * replayed in the given order. Returns the entries as they will be stored:
- * seqs renumbered densely, the root's session_id set to the new id.
- * Throws INVALID_ARGUMENT naming the offending entry; nothing is stored.
+ * replayed in the given order, the root included for its id and stored
+ * form. Returns the entries as they will be stored: seqs renumbered
+ * densely, the root's session_id set to the new id. Throws
+ * INVALID_ARGUMENT (RESOURCE_EXHAUSTED for an entry over
+ * `ctx.maxEntryBytes`) naming the offending entry; nothing is stored.
  */
-export function planImport(sessionId: string, entries: readonly Entry[]): Entry[] {
+export function planImport(
+  sessionId: string,
+  entries: readonly Entry[],
+  ctx: PlanContext = {},
+): Entry[] {
   if (entries.length === 0) throw invalidArgument("an imported session needs at least one entry");
   checkTree(entries);
   const [first, ...rest] = entries as [Entry, ...Entry[]];
@@ -24,9 +30,15 @@ export function planImport(sessionId: string, entries: readonly Entry[]): Entry[
       `imported entry ${quote(first.id)}: the first entry must be a SessionInfo root`,
     );
   }
+  checkEntryId(first.id, "id of the imported root");
   const root = clone(EntrySchema, first);
   root.seq = 1n;
   if (root.kind.case === "sessionInfo") root.kind.value.sessionId = sessionId;
+  storedJson(
+    root,
+    ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY,
+    `imported entry ${quote(root.id)}`,
+  );
   const log = SessionLog.from(sessionId, [root]);
   for (const e of rest) {
     if (e.parentId === undefined) {
@@ -38,10 +50,12 @@ export function planImport(sessionId: string, entries: readonly Entry[]): Entry[
       );
     }
     try {
-      const plan = planAppend(log, { entries: [e] }, {}, true);
+      const plan = planAppend(log, { entries: [e] }, ctx, true);
       for (const w of plan.write) log.apply(w);
     } catch (err) {
-      if (isSessiondError(err, "INVALID_ARGUMENT")) throw err;
+      if (isSessiondError(err, "INVALID_ARGUMENT") || isSessiondError(err, "RESOURCE_EXHAUSTED")) {
+        throw err;
+      }
       if (isSessiondError(err))
         throw invalidArgument(`imported entry ${quote(e.id)}: ${err.message}`);
       throw err;

@@ -7,7 +7,7 @@ import {
   SessionInfoSchema,
 } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
-import type { PlanContext } from "../core/append-plan.js";
+import { type PlanContext, storedJson } from "../core/append-plan.js";
 import { FORMAT_VERSION, toTimestamp } from "../core/entry.js";
 import {
   alreadyExists,
@@ -138,6 +138,7 @@ export class SessionStore {
       timestamp: info.createdAt,
       kind: { case: "sessionInfo", value: info },
     });
+    storedJson(root, this.limits.maxEntryBytes, `the SessionInfo of session ${quote(sessionId)}`);
     const key = { workspace, sessionId };
     try {
       await this.engine.create(key, [root]);
@@ -378,6 +379,11 @@ export class SessionStore {
       title: input.title,
       createdAt: toTimestamp(this.now()),
     });
+    storedJson(
+      root as Entry,
+      this.limits.maxEntryBytes,
+      `the SessionInfo of fork ${quote(sessionId)}`,
+    );
     const key = { workspace: source.workspace, sessionId };
     try {
       await this.engine.create(key, [root as Entry, ...copies]);
@@ -415,7 +421,7 @@ export class SessionStore {
     const recorded = first?.kind.case === "sessionInfo" ? first.kind.value.sessionId : "";
     const sessionId = checkSessionId(opts.sessionId ?? (recorded || newSessionId(this.now())));
     const key = { workspace, sessionId };
-    await this.engine.create(key, planImport(sessionId, entries));
+    await this.engine.create(key, planImport(sessionId, entries, this.ctx.plan));
     return this.metaOfKey(key);
   }
 
