@@ -59,15 +59,19 @@ function restOf(state: SessionState): SessionState {
 export function stateSizes(json: boolean): {
   sizeOf: (m: StateMessage) => number;
   sizeOfRest: (state: SessionState) => number;
+  knownSize: (state: SessionState) => number | undefined;
 } {
   return json
     ? {
         sizeOf: jsonMessageSize,
         sizeOfRest: (s) => Buffer.byteLength(toJsonString(SessionStateSchema, restOf(s))),
+        knownSize: () => undefined,
       }
     : {
         sizeOf: (m) => framedMessage(m).length,
         sizeOfRest: (s) => toBinary(SessionStateSchema, restOf(s)).length,
+        // A warm GetState answered whole before needs no sizing again.
+        knownSize: (s) => encodedStates.get(s)?.length,
       };
 }
 

@@ -268,6 +268,22 @@ describe.each(ENGINE_FACTORIES)("Session paging on $name", (factory) => {
       );
     });
 
+    it("answers a state whose known size fits whole, without sizing its messages", async () => {
+      let sized = 0;
+      const sizeOf = () => ++sized;
+      const page = await session.statePage({ maxBytes: 100, sizeOf, knownSize: () => 100 });
+      expect(page.nextPageToken).toBe("");
+      expect(page.state).toBe(await session.state());
+      expect(sized).toBe(0);
+    });
+
+    it("still pages a state whose known size is over the budget", async () => {
+      const sizeOf = () => 10;
+      const page = await session.statePage({ maxBytes: 25, sizeOf, knownSize: () => 26 });
+      expect(page.state.messages).toHaveLength(2);
+      expect(page.nextPageToken).not.toBe("");
+    });
+
     it("without a count or budget is one page: the whole state", async () => {
       await session.append([assistant("t0", "calls", ["call-1"]), toolResult("t1", "call-1")]);
       const page = await session.statePage({ view: View.HISTORY });

@@ -59,6 +59,11 @@ export interface TreePage extends SessionTree {
 export interface StatePageRequest extends StateOptions, PageRequest<StateMessage> {
   /** Bytes the response needs besides the messages (taken from maxBytes). */
   sizeOfRest?: ((state: SessionState) => number) | undefined;
+  /**
+   * The whole state's size when the caller knows it without measuring (an
+   * encoding it kept): a state that fits is then answered whole, unsized.
+   */
+  knownSize?: ((state: SessionState) => number | undefined) | undefined;
 }
 
 /** A page of a state: the fold, with this page's messages. Shared: read-only. */
@@ -165,6 +170,10 @@ export class Session {
     const state = this.fold(log, cursor);
     const messages = state.messages;
     if (cursor.offset > 0 && cursor.offset >= messages.length) throw badPageToken();
+    if (cursor.offset === 0 && !req.pageSize && req.maxBytes !== undefined) {
+      const size = req.knownSize?.(state);
+      if (size !== undefined && size <= req.maxBytes) return { state, nextPageToken: "" };
+    }
     const rest = req.sizeOfRest?.(state) ?? 0;
     const maxBytes = req.maxBytes === undefined ? undefined : req.maxBytes - rest;
     const page = fillPage(itemsFrom(messages, cursor.offset), { ...req, maxBytes });
