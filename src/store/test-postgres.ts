@@ -17,8 +17,13 @@ import type { StorageEngine } from "../storage/engine.js";
 import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
 import { ENGINE_FACTORIES, type EngineFactory } from "./test-model.js";
 
-/** Why PostgreSQL tests cannot run here (never set in CI, where they must run). */
-export const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
+/** Why PostgreSQL tests cannot run here (in CI they must, unless a mutation run turns them off). */
+export const pgSkip =
+  process.env.SESSIOND_TEST_PG === "off"
+    ? "SESSIOND_TEST_PG=off"
+    : process.env.CI === "true"
+      ? undefined
+      : pgSkipReason();
 if (pgSkip !== undefined) {
   console.warn(`\n*** SessionStore on PostgreSQL SKIPPED: ${pgSkip} ***\n`);
 }

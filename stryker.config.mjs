@@ -1,0 +1,38 @@
+// Mutation testing (issue 11): `npm run test:mutation [-- --quick [--base REF]]`,
+// see test/mutation/run.ts. This file is the full run; the script narrows `mutate`
+// for --quick and reads the JSON report.
+
+/** The code whose every rule must have a test that fails without it. */
+export const MUTATED = [
+  "src/core/**/*.ts",
+  "src/store/**/*.ts",
+  // The JSONL engine's record / reader / repair code: framing and CRC (record.ts),
+  // the indexed fields read from the payload bytes (entry-meta.ts) and the payload
+  // decoder (fast-decode.ts) that record.ts reads every line with, damage
+  // classification (reader.ts) and the torn-tail cut (repair.ts).
+  "src/storage/jsonl/record.ts",
+  "src/storage/jsonl/entry-meta.ts",
+  "src/storage/jsonl/fast-decode.ts",
+  "src/storage/jsonl/reader.ts",
+  "src/storage/jsonl/repair.ts",
+];
+
+/** Tests and test support (test-helpers.ts, test-model.ts, ...) inside those folders: never mutated. */
+export const NOT_MUTATED = ["src/**/*.test.ts", "src/**/test-*.ts", "src/**/testdata/**"];
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: "vitest",
+  plugins: ["@stryker-mutator/vitest-runner"],
+  vitest: { configFile: "test/mutation/vitest.config.ts" },
+  coverageAnalysis: "perTest",
+  mutate: [...MUTATED, ...NOT_MUTATED.map((glob) => `!${glob}`)],
+  concurrency: 2,
+  reporters: ["clear-text", "progress", "json", "html"],
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  htmlReporter: { fileName: "reports/mutation/mutation.html" },
+  clearTextReporter: { allowColor: false, reportTests: false, reportMutants: false },
+  tempDirName: ".stryker-tmp",
+  ignorePatterns: ["dist", "gen_py", "bench", "reports", ".sessiond", "coverage"],
+  thresholds: { high: 90, low: 80, break: null },
+};

@@ -1,0 +1,179 @@
+/**
+ * Reads Stryker's JSON report (the mutation-testing-report-schema) into the
+ * figures issue 11 asks for: per folder, how many mutants the tests killed
+ * and how many they let live, and the list of those left to explain.
+ */
+import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** Stryker's mutant statuses, as the JSON report spells them. */
+export type MutantStatus =
+  | "Killed"
+  | "Survived"
+  | "NoCoverage"
+  | "Timeout"
+  | "CompileError"
+  | "RuntimeError"
+  | "Ignored"
+  | "Pending";
+
+/** The part of a report mutant this script reads. */
+export interface ReportMutant {
+  mutatorName: string;
+  replacement?: string;
+  status: MutantStatus;
+  statusReason?: string;
+  location: { start: { line: number; column: number } };
+}
+
+export interface Report {
+  files: Record<string, { mutants: ReportMutant[] }>;
+}
+
+/** The reason Stryker gives a mutant disabled by a comment that says no why. */
+const REASONLESS_DISABLE = "Ignored using a comment";
+
+export function readReport(file: string): Report {
+  return JSON.parse(readFileSync(file, "utf8")) as Report;
+}
+
+/** A mutant no test detects and no comment explains: survived, no coverage, or disabled without a reason. */
+export function isUnexplained(mutant: ReportMutant): boolean {
+  if (mutant.status === "Survived" || mutant.status === "NoCoverage") return true;
+  return (
+    mutant.status === "Ignored" &&
+    (mutant.statusReason ?? REASONLESS_DISABLE) === REASONLESS_DISABLE
+  );
+}
+
+export interface Tally {
+  killed: number;
+  survived: number;
+  timeout: number;
+  noCoverage: number;
+  ignored: number;
+  /** Mutants that could not run (a runtime or compile error): not counted in the score. */
+  errors: number;
+}
+
+/** Counts per folder of the mutated files, plus "all". */
+export function tallyByFolder(report: Report): Map<string, Tally> {
+  const tallies = new Map<string, Tally>();
+  const add = (key: string, status: MutantStatus) => {
+    let tally = tallies.get(key);
+    if (tally === undefined) {
+      tally = { killed: 0, survived: 0, timeout: 0, noCoverage: 0, ignored: 0, errors: 0 };
+      tallies.set(key, tally);
+    }
+    switch (status) {
+      case "Killed":
+        tally.killed++;
+        break;
+      case "Survived":
+        tally.survived++;
+        break;
+      case "Timeout":
+        tally.timeout++;
+        break;
+      case "NoCoverage":
+        tally.noCoverage++;
+        break;
+      case "Ignored":
+        tally.ignored++;
+        break;
+      case "CompileError":
+      case "RuntimeError":
+        tally.errors++;
+        break;
+      case "Pending":
+        break;
+    }
+  };
+  for (const file of Object.keys(report.files).sort()) {
+    for (const mutant of report.files[file]?.mutants ?? []) {
+      add(dirname(file), mutant.status);
+      add("all", mutant.status);
+    }
+  }
+  const all = tallies.get("all");
+  if (all !== undefined) {
+    tallies.delete("all");
+    tallies.set("all", all);
+  }
+  return tallies;
+}
+
+/**
+ * Stryker's mutation score: detected (killed or timed out) over detected
+ * plus undetected (survived or not covered); ignored and errored mutants
+ * are left out. NaN when nothing counts.
+ */
+export function score(tally: Tally): number {
+  const detected = tally.killed + tally.timeout;
+  return (100 * detected) / (detected + tally.survived + tally.noCoverage);
+}
+
+const COLUMNS = ["killed", "survived", "timeout", "no coverage", "ignored", "errors", "score"];
+
+function rows(tallies: Map<string, Tally>): string[][] {
+  return [...tallies].map(([folder, t]) => [
+    folder,
+    String(t.killed),
+    String(t.survived),
+    String(t.timeout),
+    String(t.noCoverage),
+    String(t.ignored),
+    String(t.errors),
+    Number.isNaN(score(t)) ? "-" : `${score(t).toFixed(1)} %`,
+  ]);
+}
+
+/** The per-folder table for a terminal. */
+export function folderTable(tallies: Map<string, Tally>): string {
+  const table = [["folder", ...COLUMNS], ...rows(tallies)];
+  const widths =
+    table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
+  return table
+    .map((row) =>
+      row
+        .map((cell, i) => (i === 0 ? cell.padEnd : cell.padStart).call(cell, widths[i] ?? 0))
+        .join("  "),
+    )
+    .join("\n");
+}
+
+/** The per-folder table in Markdown. */
+export function folderTableMarkdown(tallies: Map<string, Tally>): string {
+  const header = `| folder | ${COLUMNS.join(" | ")} |`;
+  const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
+  return [header, rule, ...rows(tallies).map((row) => `| ${row.join(" | ")} |`)].join("\n");
+}
+
+/** One line per unexplained mutant: `line:column Mutator -> replacement [status]`, grouped by file. */
+export function unexplainedByFile(report: Report): Map<string, string[]> {
+  const byFile = new Map<string, string[]>();
+  for (const file of Object.keys(report.files).sort()) {
+    const mutants = (report.files[file]?.mutants ?? [])
+      .filter(isUnexplained)
+      .sort(
+        (a, b) =>
+          a.location.start.line - b.location.start.line ||
+          a.location.start.column - b.location.start.column,
+      );
+    if (mutants.length === 0) continue;
+    byFile.set(
+      file,
+      mutants.map((m) => {
+        const status = m.status === "Ignored" ? "disabled without a reason" : m.status;
+        return `${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} -> ${oneLine(m.replacement ?? "")} [${status}]`;
+      }),
+    );
+  }
+  return byFile;
+}
+
+/** A replacement on one line, cut to a readable length. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 100 ? `${flat.slice(0, 97)}...` : flat;
+}

@@ -1,0 +1,140 @@
+/**
+ * `npm run test:mutation [-- --quick [--base REF]]`
+ * `npm run test:mutation -- --report FILE [--markdown FILE]`
+ *
+ * Runs StrykerJS (stryker.config.mjs) over the mutated set: src/core,
+ * src/store and the JSONL engine's record / reader / repair code. Prints
+ * the per-folder table (killed / survived / timeout / no coverage /
+ * ignored / score) and writes the mutants left to explain, by file, to
+ * reports/mutation/survivors.txt (survivors-quick.txt for --quick); the
+ * JSON and HTML reports are mutation.* (quick.* for --quick) there.
+ *
+ * --quick mutates only the files of that set changed since REF (default
+ * HEAD~1, working tree included) and exits 1 when any of their mutants is
+ * unexplained: it survived, no test covers it, or a `// Stryker disable`
+ * comment turned it off without saying why after a colon. Nothing changed,
+ * or no such commit (first commit, shallow clone): exit 0 with a message.
+ *
+ * --report FILE.json prints the table of an existing JSON report and
+ * writes its survivors list to FILE-survivors.txt, without running
+ * anything; --markdown FILE also writes both as Markdown
+ * (test/mutation/baseline.md is made that way).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Stryker } from "@stryker-mutator/core";
+import { changedMutatedFiles } from "./changed-files.js";
+import {
+  folderTable,
+  folderTableMarkdown,
+  isUnexplained,
+  readReport,
+  tallyByFolder,
+  unexplainedByFile,
+} from "./report.js";
+
+const ROOT = new URL("../../", import.meta.url);
+const OUT = "reports/mutation";
+
+const argv = process.argv.slice(2);
+const arg = (name: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const quick = argv.includes("--quick");
+const base = arg("--base") ?? "HEAD~1";
+const existingReport = arg("--report");
+const markdownFile = arg("--markdown");
+
+process.chdir(fileURLToPath(ROOT));
+
+if (existingReport !== undefined) {
+  summarise(existingReport, existingReport.replace(/(\.json)?$/, "-survivors.txt"));
+  process.exit(0);
+}
+
+const config = (await import(new URL("stryker.config.mjs", ROOT).href)) as {
+  MUTATED: string[];
+  NOT_MUTATED: string[];
+};
+
+let mutate: string[] | undefined;
+if (quick) {
+  const changed = changedMutatedFiles(base, config.MUTATED, config.NOT_MUTATED);
+  if ("noBase" in changed) {
+    console.log(`mutation --quick: ${changed.noBase}; nothing to compare with, skipped`);
+    process.exit(0);
+  }
+  if (changed.files.length === 0) {
+    console.log(
+      `mutation --quick: no file of the mutated set changed since ${base}; nothing to do`,
+    );
+    process.exit(0);
+  }
+  mutate = changed.files;
+  console.log(`mutation --quick: mutating what changed since ${base}:\n  ${mutate.join("\n  ")}`);
+}
+
+const name = quick ? "quick" : "mutation";
+const jsonFile = `${OUT}/${name}.json`;
+const started = Date.now();
+try {
+  await new Stryker({
+    ...(mutate !== undefined && { mutate }),
+    jsonReporter: { fileName: jsonFile },
+    htmlReporter: { fileName: `${OUT}/${name}.html` },
+    allowConsoleColors: process.stdout.isTTY === true,
+  }).runMutationTest();
+} catch (err) {
+  console.error(`mutation: Stryker failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(2);
+}
+const minutes = (Date.now() - started) / 60_000;
+console.log(`\nmutation: done in ${minutes.toFixed(1)} min`);
+
+const unexplained = summarise(jsonFile, `${OUT}/survivors${quick ? "-quick" : ""}.txt`);
+if (quick && unexplained.length > 0) {
+  console.log(
+    `\nmutation --quick: FAILED, ${unexplained.length} mutant(s) in the changed files are not explained.\n` +
+      "Kill each with a test named after the rule it proves, or, when no test can tell the\n" +
+      "mutant from the code (equivalent), disable it on its line with the reason:\n" +
+      "  // Stryker disable next-line <Mutator>: <why no observable difference>\n",
+  );
+  for (const line of unexplained) console.log(`  ${line}`);
+  process.exit(1);
+}
+process.exit(0);
+
+/** Prints the table, writes the survivors list (and Markdown if asked); returns the unexplained mutants. */
+function summarise(reportFile: string, survivorsFile: string): string[] {
+  const report = readReport(reportFile);
+  const tallies = tallyByFolder(report);
+  const byFile = unexplainedByFile(report);
+  const unexplained = [...byFile.values()].flat();
+  console.log(`\n${folderTable(tallies)}\n`);
+  mkdirSync(dirname(survivorsFile), { recursive: true });
+  writeFileSync(
+    survivorsFile,
+    [...byFile]
+      .map(([file, lines]) => `${file} (${lines.length})\n${lines.join("\n")}\n`)
+      .join("\n"),
+  );
+  const explained = Object.values(report.files)
+    .flatMap((f) => f.mutants)
+    .filter((m) => m.status === "Ignored" && !isUnexplained(m)).length;
+  console.log(
+    `${unexplained.length} unexplained mutant(s) listed in ${survivorsFile}; ${explained} disabled with a reason`,
+  );
+  if (markdownFile !== undefined) {
+    const sections = [...byFile].map(
+      ([file, lines]) =>
+        `### ${file} (${lines.length})\n\n${lines.map((l) => `- \`${l}\``).join("\n")}\n`,
+    );
+    writeFileSync(
+      markdownFile,
+      `${folderTableMarkdown(tallies)}\n\n## Unexplained mutants by file\n\n${sections.join("\n")}`,
+    );
+  }
+  return unexplained;
+}

@@ -1,0 +1,25 @@
+import { fileURLToPath } from "node:url";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * The tests a mutation run may use: in-process unit tests only. Stryker
+ * switches mutants on inside the test process, so a test that does its work
+ * in a spawned process would never see them, and PostgreSQL makes every run
+ * slow; `SESSIOND_TEST_PG=off` drops the PostgreSQL engine from the store
+ * suites (src/store/test-postgres.ts).
+ */
+export default defineConfig({
+  root: fileURLToPath(new URL("../..", import.meta.url)),
+  test: {
+    include: ["src/**/*.test.ts"],
+    exclude: [
+      ...configDefaults.exclude,
+      "src/storage/postgres/**",
+      "src/storage/jsonl/two-processes.test.ts",
+      "src/server/reflection.test.ts",
+    ],
+    env: { SESSIOND_TEST_PG: "off" },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
