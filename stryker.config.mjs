@@ -23,12 +23,17 @@ export const NOT_MUTATED = ["src/**/*.test.ts", "src/**/test-*.ts", "src/**/test
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "vitest",
-  plugins: ["@stryker-mutator/vitest-runner"],
+  plugins: ["@stryker-mutator/vitest-runner", "./test/mutation/survivors-so-far.mjs"],
   vitest: { configFile: "test/mutation/vitest.config.ts" },
   coverageAnalysis: "perTest",
+  // A static mutant (module-level code: a pattern, a table) is only seen by a
+  // fresh load of every module, so each one reruns the whole suite: 477 of
+  // 3741 here, estimated at 44 % of a full run. They are left out (counted,
+  // not tested) unless `npm run test:mutation -- --static`.
+  ignoreStatic: true,
   mutate: [...MUTATED, ...NOT_MUTATED.map((glob) => `!${glob}`)],
   concurrency: 2,
-  reporters: ["clear-text", "progress", "json", "html"],
+  reporters: ["clear-text", "progress", "json", "html", "survivors-so-far"],
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   clearTextReporter: { allowColor: false, reportTests: false, reportMutants: false },

@@ -20,7 +20,7 @@ export function changedMutatedFiles(
 ): ChangedFiles {
   const baseCommit = git(["rev-parse", "--verify", "-q", `${base}^{commit}`])?.trim();
   if (baseCommit === undefined) {
-    return { noBase: `${base} is not a commit here (first commit, or a shallow clone)` };
+    return { noBase: `${base} names no commit in this clone` };
   }
   const since = git(["merge-base", baseCommit, "HEAD"])?.trim() ?? baseCommit;
   const pathspecs = [

@@ -33,6 +33,11 @@ export interface Report {
 /** The reason Stryker gives a mutant disabled by a comment that says no why. */
 const REASONLESS_DISABLE = "Ignored using a comment";
 
+/** A static mutant left out by `ignoreStatic` (stryker.config.mjs): not tested, not disabled. */
+export function isStaticNotRun(mutant: ReportMutant): boolean {
+  return mutant.status === "Ignored" && (mutant.statusReason ?? "").startsWith("Static mutant");
+}
+
 export function readReport(file: string): Report {
   return JSON.parse(readFileSync(file, "utf8")) as Report;
 }
@@ -51,7 +56,10 @@ export interface Tally {
   survived: number;
   timeout: number;
   noCoverage: number;
+  /** Disabled by a `// Stryker disable` comment. */
   ignored: number;
+  /** Static mutants left out by `ignoreStatic`. */
+  staticNotRun: number;
   /** Mutants that could not run (a runtime or compile error): not counted in the score. */
   errors: number;
 }
@@ -59,13 +67,21 @@ export interface Tally {
 /** Counts per folder of the mutated files, plus "all". */
 export function tallyByFolder(report: Report): Map<string, Tally> {
   const tallies = new Map<string, Tally>();
-  const add = (key: string, status: MutantStatus) => {
+  const add = (key: string, mutant: ReportMutant) => {
     let tally = tallies.get(key);
     if (tally === undefined) {
-      tally = { killed: 0, survived: 0, timeout: 0, noCoverage: 0, ignored: 0, errors: 0 };
+      tally = {
+        killed: 0,
+        survived: 0,
+        timeout: 0,
+        noCoverage: 0,
+        ignored: 0,
+        staticNotRun: 0,
+        errors: 0,
+      };
       tallies.set(key, tally);
     }
-    switch (status) {
+    switch (mutant.status) {
       case "Killed":
         tally.killed++;
         break;
@@ -79,7 +95,8 @@ export function tallyByFolder(report: Report): Map<string, Tally> {
         tally.noCoverage++;
         break;
       case "Ignored":
-        tally.ignored++;
+        if (isStaticNotRun(mutant)) tally.staticNotRun++;
+        else tally.ignored++;
         break;
       case "CompileError":
       case "RuntimeError":
@@ -91,8 +108,8 @@ export function tallyByFolder(report: Report): Map<string, Tally> {
   };
   for (const file of Object.keys(report.files).sort()) {
     for (const mutant of report.files[file]?.mutants ?? []) {
-      add(dirname(file), mutant.status);
-      add("all", mutant.status);
+      add(dirname(file), mutant);
+      add("all", mutant);
     }
   }
   const all = tallies.get("all");
@@ -113,7 +130,16 @@ export function score(tally: Tally): number {
   return (100 * detected) / (detected + tally.survived + tally.noCoverage);
 }
 
-const COLUMNS = ["killed", "survived", "timeout", "no coverage", "ignored", "errors", "score"];
+const COLUMNS = [
+  "killed",
+  "survived",
+  "timeout",
+  "no coverage",
+  "ignored",
+  "static, not run",
+  "errors",
+  "score",
+];
 
 function rows(tallies: Map<string, Tally>): string[][] {
   return [...tallies].map(([folder, t]) => [
@@ -123,6 +149,7 @@ function rows(tallies: Map<string, Tally>): string[][] {
     String(t.timeout),
     String(t.noCoverage),
     String(t.ignored),
+    String(t.staticNotRun),
     String(t.errors),
     Number.isNaN(score(t)) ? "-" : `${score(t).toFixed(1)} %`,
   ]);

@@ -1,5 +1,5 @@
 /**
- * `npm run test:mutation [-- --quick [--base REF]]`
+ * `npm run test:mutation [-- --quick [--base REF]] [-- --static]`
  * `npm run test:mutation -- --report FILE [--markdown FILE]`
  *
  * Runs StrykerJS (stryker.config.mjs) over the mutated set: src/core,
@@ -13,7 +13,11 @@
  * HEAD~1, working tree included) and exits 1 when any of their mutants is
  * unexplained: it survived, no test covers it, or a `// Stryker disable`
  * comment turned it off without saying why after a colon. Nothing changed,
- * or no such commit (first commit, shallow clone): exit 0 with a message.
+ * or no HEAD~1 (first commit, shallow clone): exit 0 with a message; an
+ * explicit --base that names no commit is an error (exit 2).
+ *
+ * Static mutants (module-level code, see stryker.config.mjs) are counted
+ * but not tested, in both modes, unless --static.
  *
  * --report FILE.json prints the table of an existing JSON report and
  * writes its survivors list to FILE-survivors.txt, without running
@@ -43,6 +47,7 @@ const arg = (name: string) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const quick = argv.includes("--quick");
+const withStatic = argv.includes("--static");
 const base = arg("--base") ?? "HEAD~1";
 const existingReport = arg("--report");
 const markdownFile = arg("--markdown");
@@ -63,6 +68,10 @@ let mutate: string[] | undefined;
 if (quick) {
   const changed = changedMutatedFiles(base, config.MUTATED, config.NOT_MUTATED);
   if ("noBase" in changed) {
+    if (arg("--base") !== undefined) {
+      console.error(`mutation --quick: ${changed.noBase}`);
+      process.exit(2);
+    }
     console.log(`mutation --quick: ${changed.noBase}; nothing to compare with, skipped`);
     process.exit(0);
   }
@@ -78,10 +87,12 @@ if (quick) {
 
 const name = quick ? "quick" : "mutation";
 const jsonFile = `${OUT}/${name}.json`;
+if (withStatic) process.env.SESSIOND_MUTATION_ISOLATE = "1";
 const started = Date.now();
 try {
   await new Stryker({
     ...(mutate !== undefined && { mutate }),
+    ...(withStatic && { ignoreStatic: false }),
     jsonReporter: { fileName: jsonFile },
     htmlReporter: { fileName: `${OUT}/${name}.html` },
     allowConsoleColors: process.stdout.isTTY === true,
