@@ -101,7 +101,7 @@ describe.each(STORE_ENGINE_FACTORIES)("Import rules on $name", (factory) => {
       importing([info("r1"), user("u1", "q", "ghost")]),
       "INVALID_ARGUMENT",
       '"u1"',
-      '"ghost"',
+      'missing parent "ghost"',
     );
   });
 
@@ -118,9 +118,9 @@ describe.each(STORE_ENGINE_FACTORIES)("Import rules on $name", (factory) => {
   it("Import refuses a log whose first entry is not its root: INVALID_ARGUMENT, nothing stored", async () => {
     await expectRefused(
       fixture,
-      importing([user("u1", "q", "r1"), info("r1")]),
+      importing([info("s2", "retitled", "r1"), info("r1")]),
       "INVALID_ARGUMENT",
-      '"u1"',
+      '"s2"',
       "SessionInfo root",
     );
   });

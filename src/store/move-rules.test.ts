@@ -104,19 +104,19 @@ describe.each(STORE_ENGINE_FACTORIES)("Rewind and Reset rules on $name", (factor
     );
   });
 
-  it("Rewind refuses an entry id that a non-Leaf entry holds: ALREADY_EXISTS, nothing stored", async () => {
+  it("Rewind refuses an entry id that a non-Leaf entry holds, before resolving its target: ALREADY_EXISTS, nothing stored", async () => {
     await expectRefused(
       fixture,
-      () => session.rewind("a2", { entryId: "u1" }),
+      () => session.rewind("ghost", { entryId: "u1" }),
       "ALREADY_EXISTS",
       '"u1"',
     );
   });
 
-  it("Rewind refuses the entry id of an earlier move to another target: ALREADY_EXISTS, nothing stored", async () => {
+  it("Rewind refuses the entry id of an earlier move to another target, before the compaction floor check: ALREADY_EXISTS, nothing stored", async () => {
     await expectRefused(
       fixture,
-      () => session.rewind("a2", { entryId: "move-1" }),
+      () => session.rewind("u2", { entryId: "move-1" }),
       "ALREADY_EXISTS",
       '"move-1"',
     );
