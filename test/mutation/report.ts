@@ -64,8 +64,8 @@ export interface Tally {
   errors: number;
 }
 
-/** Counts per folder of the mutated files, plus "all". */
-export function tallyByFolder(report: Report): Map<string, Tally> {
+/** Counts per folder (or per file) of the mutated files, plus "all". */
+export function tally(report: Report, by: "folder" | "file"): Map<string, Tally> {
   const tallies = new Map<string, Tally>();
   const add = (key: string, mutant: ReportMutant) => {
     let tally = tallies.get(key);
@@ -108,7 +108,7 @@ export function tallyByFolder(report: Report): Map<string, Tally> {
   };
   for (const file of Object.keys(report.files).sort()) {
     for (const mutant of report.files[file]?.mutants ?? []) {
-      add(dirname(file), mutant);
+      add(by === "folder" ? dirname(file) : file, mutant);
       add("all", mutant);
     }
   }
@@ -155,23 +155,22 @@ function rows(tallies: Map<string, Tally>): string[][] {
   ]);
 }
 
-/** The per-folder table for a terminal. */
-export function folderTable(tallies: Map<string, Tally>): string {
-  const table = [["folder", ...COLUMNS], ...rows(tallies)];
-  const widths =
-    table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
-  return table
+/** The table for a terminal; `what` names the first column. */
+export function table(tallies: Map<string, Tally>, what: string): string {
+  const cells = [[what, ...COLUMNS], ...rows(tallies)];
+  const widths = cells[0]?.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
+  return cells
     .map((row) =>
       row
-        .map((cell, i) => (i === 0 ? cell.padEnd : cell.padStart).call(cell, widths[i] ?? 0))
+        .map((cell, i) => (i === 0 ? cell.padEnd : cell.padStart).call(cell, widths?.[i] ?? 0))
         .join("  "),
     )
     .join("\n");
 }
 
-/** The per-folder table in Markdown. */
-export function folderTableMarkdown(tallies: Map<string, Tally>): string {
-  const header = `| folder | ${COLUMNS.join(" | ")} |`;
+/** The table in Markdown; `what` names the first column. */
+export function tableMarkdown(tallies: Map<string, Tally>, what: string): string {
+  const header = `| ${what} | ${COLUMNS.join(" | ")} |`;
   const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
   return [header, rule, ...rows(tallies).map((row) => `| ${row.join(" | ")} |`)].join("\n");
 }

@@ -30,11 +30,12 @@ import { fileURLToPath } from "node:url";
 import { Stryker } from "@stryker-mutator/core";
 import { changedMutatedFiles } from "./changed-files.js";
 import {
-  folderTable,
-  folderTableMarkdown,
+  isStaticNotRun,
   isUnexplained,
   readReport,
-  tallyByFolder,
+  table,
+  tableMarkdown,
+  tally,
   unexplainedByFile,
 } from "./report.js";
 
@@ -120,10 +121,10 @@ process.exit(0);
 /** Prints the table, writes the survivors list (and Markdown if asked); returns the unexplained mutants. */
 function summarise(reportFile: string, survivorsFile: string): string[] {
   const report = readReport(reportFile);
-  const tallies = tallyByFolder(report);
+  const byFolder = tally(report, "folder");
   const byFile = unexplainedByFile(report);
   const unexplained = [...byFile.values()].flat();
-  console.log(`\n${folderTable(tallies)}\n`);
+  console.log(`\n${table(byFolder, "folder")}\n`);
   mkdirSync(dirname(survivorsFile), { recursive: true });
   writeFileSync(
     survivorsFile,
@@ -133,7 +134,7 @@ function summarise(reportFile: string, survivorsFile: string): string[] {
   );
   const explained = Object.values(report.files)
     .flatMap((f) => f.mutants)
-    .filter((m) => m.status === "Ignored" && !isUnexplained(m)).length;
+    .filter((m) => m.status === "Ignored" && !isUnexplained(m) && !isStaticNotRun(m)).length;
   console.log(
     `${unexplained.length} unexplained mutant(s) listed in ${survivorsFile}; ${explained} disabled with a reason`,
   );
@@ -144,7 +145,11 @@ function summarise(reportFile: string, survivorsFile: string): string[] {
     );
     writeFileSync(
       markdownFile,
-      `${folderTableMarkdown(tallies)}\n\n## Unexplained mutants by file\n\n${sections.join("\n")}`,
+      [
+        tableMarkdown(byFolder, "folder"),
+        tableMarkdown(tally(report, "file"), "file"),
+        `## Unexplained mutants by file\n\n${sections.join("\n")}`,
+      ].join("\n\n"),
     );
   }
   return unexplained;
