@@ -23,7 +23,14 @@ export interface ReportMutant {
   replacement?: string;
   status: MutantStatus;
   statusReason?: string;
-  location: { start: { line: number; column: number } };
+  location: { start: Position; end: Position };
+  coveredBy?: string[];
+  killedBy?: string[];
+}
+
+interface Position {
+  line: number;
+  column: number;
 }
 
 export interface Report {
@@ -40,6 +47,42 @@ export function isStaticNotRun(mutant: ReportMutant): boolean {
 
 export function readReport(file: string): Report {
   return JSON.parse(readFileSync(file, "utf8")) as Report;
+}
+
+/** Stryker `mutate` entries (`file:line-line`) covering the lines of every static mutant left out. */
+export function staticRanges(report: Report): string[] {
+  const ranges = new Set<string>();
+  for (const [file, { mutants }] of Object.entries(report.files)) {
+    for (const m of mutants.filter(isStaticNotRun)) {
+      ranges.add(`${file}:${m.location.start.line}-${m.location.end.line}`);
+    }
+  }
+  return [...ranges].sort();
+}
+
+/**
+ * `report` with each static mutant it left out replaced by that mutant's
+ * result in `staticRun` (same file, place, mutator and replacement). Their
+ * test ids belong to the other run, so they are dropped.
+ */
+export function withStaticResults(report: Report, staticRun: Report): Report {
+  const key = (file: string, m: ReportMutant) =>
+    JSON.stringify([file, m.location, m.mutatorName, m.replacement]);
+  const results = new Map<string, ReportMutant>();
+  for (const [file, { mutants }] of Object.entries(staticRun.files)) {
+    for (const m of mutants) results.set(key(file, m), m);
+  }
+  const files: Report["files"] = {};
+  for (const [file, entry] of Object.entries(report.files)) {
+    const mutants = entry.mutants.map((m) => {
+      const result = isStaticNotRun(m) ? results.get(key(file, m)) : undefined;
+      if (result === undefined) return m;
+      const { coveredBy: _covered, killedBy: _killed, ...rest } = result;
+      return { ...m, ...rest, static: true };
+    });
+    files[file] = { ...entry, mutants };
+  }
+  return { ...report, files };
 }
 
 /** A mutant no test detects and no comment explains: survived, no coverage, or disabled without a reason. */

@@ -1,5 +1,5 @@
 /**
- * `npm run test:mutation [-- --quick [--base REF]] [-- --static]`
+ * `npm run test:mutation [-- --quick [--base REF]] [-- --no-static]`
  * `npm run test:mutation -- --report FILE [--markdown FILE]`
  *
  * Runs StrykerJS (stryker.config.mjs) over the mutated set: src/core,
@@ -16,8 +16,10 @@
  * or no HEAD~1 (first commit, shallow clone): exit 0 with a message; an
  * explicit --base that names no commit is an error (exit 2).
  *
- * Static mutants (module-level code, see stryker.config.mjs) are counted
- * but not tested, in both modes, unless --static.
+ * Static mutants (module-level code, see stryker.config.mjs) run in a
+ * second Stryker run over their lines only, with modules loaded afresh,
+ * and their results replace the "static, not run" entries of the JSON
+ * report (the HTML report stays the first run's). --no-static skips it.
  *
  * --report FILE.json prints the table of an existing JSON report and
  * writes its survivors list to FILE-survivors.txt, without running
@@ -33,10 +35,12 @@ import {
   isStaticNotRun,
   isUnexplained,
   readReport,
+  staticRanges,
   table,
   tableMarkdown,
   tally,
   unexplainedByFile,
+  withStaticResults,
 } from "./report.js";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -48,7 +52,7 @@ const arg = (name: string) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const quick = argv.includes("--quick");
-const withStatic = argv.includes("--static");
+const noStatic = argv.includes("--no-static");
 const base = arg("--base") ?? "HEAD~1";
 const existingReport = arg("--report");
 const markdownFile = arg("--markdown");
@@ -88,19 +92,30 @@ if (quick) {
 
 const name = quick ? "quick" : "mutation";
 const jsonFile = `${OUT}/${name}.json`;
-if (withStatic) process.env.SESSIOND_MUTATION_ISOLATE = "1";
 const started = Date.now();
-try {
-  await new Stryker({
-    ...(mutate !== undefined && { mutate }),
-    ...(withStatic && { ignoreStatic: false }),
-    jsonReporter: { fileName: jsonFile },
-    htmlReporter: { fileName: `${OUT}/${name}.html` },
-    allowConsoleColors: process.stdout.isTTY === true,
-  }).runMutationTest();
-} catch (err) {
-  console.error(`mutation: Stryker failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(2);
+await stryker({
+  ...(mutate !== undefined && { mutate }),
+  jsonReporter: { fileName: jsonFile },
+  htmlReporter: { fileName: `${OUT}/${name}.html` },
+});
+const firstPass = readReport(jsonFile);
+const ranges = staticRanges(firstPass);
+if (!noStatic && ranges.length > 0) {
+  const count = Object.values(firstPass.files)
+    .flatMap((f) => f.mutants)
+    .filter(isStaticNotRun).length;
+  console.log(`\nmutation: second pass, ${count} static mutant(s), modules loaded afresh for each`);
+  process.env.SESSIOND_MUTATION_ISOLATE = "1";
+  const staticFile = `${OUT}/${name}-static.json`;
+  await stryker({
+    mutate: ranges,
+    ignoreStatic: false,
+    reporters: ["progress", "json"],
+    warnings: { slow: false },
+    jsonReporter: { fileName: staticFile },
+  });
+  const merged = withStaticResults(firstPass, readReport(staticFile));
+  writeFileSync(jsonFile, JSON.stringify(merged));
 }
 const minutes = (Date.now() - started) / 60_000;
 console.log(`\nmutation: done in ${minutes.toFixed(1)} min`);
@@ -117,6 +132,19 @@ if (quick && unexplained.length > 0) {
   process.exit(1);
 }
 process.exit(0);
+
+/** One Stryker run with stryker.config.mjs and these overrides; exit 2 when it fails. */
+async function stryker(options: Record<string, unknown>): Promise<void> {
+  try {
+    await new Stryker({
+      ...options,
+      allowConsoleColors: process.stdout.isTTY === true,
+    }).runMutationTest();
+  } catch (err) {
+    console.error(`mutation: Stryker failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(2);
+  }
+}
 
 /** Prints the table, writes the survivors list (and Markdown if asked); returns the unexplained mutants. */
 function summarise(reportFile: string, survivorsFile: string): string[] {

@@ -21,7 +21,7 @@ export default defineConfig({
     env: { SESSIOND_TEST_PG: "off" },
     // One module graph for all test files (about half the time per mutant; no
     // src test mocks modules or changes the environment). A static mutant needs
-    // the modules loaded afresh: run.ts --static sets SESSIOND_MUTATION_ISOLATE.
+    // the modules loaded afresh: the static pass of run.ts sets SESSIOND_MUTATION_ISOLATE.
     isolate: process.env.SESSIOND_MUTATION_ISOLATE === "1",
     testTimeout: 60_000,
     hookTimeout: 60_000,
