@@ -1,5 +1,6 @@
 /**
  * `npm run test:mutation [-- --quick [--base REF]] [-- --no-static]`
+ * `npm run test:mutation -- --files A.ts,B.ts [--name NAME] [--concurrency N]`
  * `npm run test:mutation -- --report FILE [--markdown FILE]`
  *
  * Runs StrykerJS (stryker.config.mjs) over the mutated set: src/core,
@@ -20,6 +21,12 @@
  * second Stryker run over their lines only, with modules loaded afresh,
  * and their results replace the "static, not run" entries of the JSON
  * report (the HTML report stays the first run's). --no-static skips it.
+ *
+ * --files mutates just those files (comma-separated paths or globs of the
+ * mutated set) and, like --quick, exits 1 on an unexplained mutant: the loop
+ * for killing one file's survivors. Its reports are files-NAME.* (NAME
+ * defaults to the first file's base name) and Stryker's sandbox is its own,
+ * so runs over different files can go on side by side.
  *
  * --report FILE.json prints the table of an existing JSON report and
  * writes its survivors list to FILE-survivors.txt, without running
@@ -56,6 +63,8 @@ const noStatic = argv.includes("--no-static");
 const base = arg("--base") ?? "HEAD~1";
 const existingReport = arg("--report");
 const markdownFile = arg("--markdown");
+const filesArg = arg("--files");
+const concurrency = arg("--concurrency");
 
 process.chdir(fileURLToPath(ROOT));
 
@@ -90,10 +99,20 @@ if (quick) {
   console.log(`mutation --quick: mutating what changed since ${base}:\n  ${mutate.join("\n  ")}`);
 }
 
-const name = quick ? "quick" : "mutation";
+if (filesArg !== undefined) {
+  mutate = filesArg.split(",").filter((f) => f.length > 0);
+  console.log(`mutation --files: mutating\n  ${mutate.join("\n  ")}`);
+}
+const checked = quick || filesArg !== undefined;
+const name = filesArg !== undefined ? `files-${arg("--name") ?? baseName(mutate?.[0] ?? "")}` : quick ? "quick" : "mutation";
 const jsonFile = `${OUT}/${name}.json`;
 const started = Date.now();
+const sandbox = {
+  tempDirName: `.stryker-tmp${name === "mutation" ? "" : `-${name}`}`,
+  ...(concurrency !== undefined && { concurrency: Number(concurrency) }),
+};
 await stryker({
+  ...sandbox,
   ...(mutate !== undefined && { mutate }),
   jsonReporter: { fileName: jsonFile },
   htmlReporter: { fileName: `${OUT}/${name}.html` },
@@ -108,6 +127,7 @@ if (!noStatic && ranges.length > 0) {
   process.env.SESSIOND_MUTATION_ISOLATE = "1";
   const staticFile = `${OUT}/${name}-static.json`;
   await stryker({
+    ...sandbox,
     mutate: ranges,
     ignoreStatic: false,
     reporters: ["progress", "json"],
@@ -120,10 +140,13 @@ if (!noStatic && ranges.length > 0) {
 const minutes = (Date.now() - started) / 60_000;
 console.log(`\nmutation: done in ${minutes.toFixed(1)} min`);
 
-const unexplained = summarise(jsonFile, `${OUT}/survivors${quick ? "-quick" : ""}.txt`);
-if (quick && unexplained.length > 0) {
+const unexplained = summarise(
+  jsonFile,
+  `${OUT}/survivors${name === "mutation" ? "" : `-${name}`}.txt`,
+);
+if (checked && unexplained.length > 0) {
   console.log(
-    `\nmutation --quick: FAILED, ${unexplained.length} mutant(s) in the changed files are not explained.\n` +
+    `\nmutation: FAILED, ${unexplained.length} mutant(s) in the mutated files are not explained.\n` +
       "Kill each with a test named after the rule it proves, or, when no test can tell the\n" +
       "mutant from the code (equivalent), disable it on its line with the reason:\n" +
       "  // Stryker disable next-line <Mutator>: <why no observable difference>\n",
@@ -132,6 +155,11 @@ if (quick && unexplained.length > 0) {
   process.exit(1);
 }
 process.exit(0);
+
+/** "src/core/entry.ts" → "entry". */
+function baseName(path: string): string {
+  return (path.split("/").pop() ?? "run").replace(/\.ts$/, "").replace(/[^\w.-]/g, "_");
+}
 
 /** One Stryker run with stryker.config.mjs and these overrides; exit 2 when it fails. */
 async function stryker(options: Record<string, unknown>): Promise<void> {
