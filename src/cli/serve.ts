@@ -47,7 +47,7 @@ Flags:
   --max-deadline-ms N         largest deadline a client may set, 0 = none (default ${L.maxDeadlineMs})
   --heartbeat-ms N            watch heartbeat interval (default ${DEFAULT_HEARTBEAT_MS})
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
-  --idle-timeout-ms N         close connections silent this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
+  --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
   -h, --help                  show this help
 
 Logs one JSON line per request on stderr. SIGTERM / SIGINT shut down gracefully (exit 0).`;
