@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../client/client.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../client/index.js";
 import { createSessiondClient, type Protocol, type SessiondClient } from "../client/index.js";
 import { DEFAULT_WORKSPACE } from "../core/ids.js";
 import { type CliContext, CliError, intFlag } from "./command.js";

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { DEFAULT_DATA_DIR } from "../server/defaults.js";
+import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { checkDataDir } from "../storage/jsonl/data-dir.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { checkFile, type FileReport, type FileStatus, findSessionFiles } from "./fsck-scan.js";

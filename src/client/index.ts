@@ -1,6 +1,7 @@
 /** The TypeScript client of sessiond. */
 export {
   createSessiondClient,
+  DEFAULT_MAX_MESSAGE_BYTES,
   type Protocol,
   type SessiondClient,
   type SessiondClientOptions,

@@ -1,0 +1,89 @@
+// The import boundaries of ARCHITECTURE.md, checked by `npm run lint:imports`
+// (dependency-cruiser) in CI. A rule here is a sentence of ARCHITECTURE.md;
+// change both together.
+
+/** Test code and test support: tests, fixtures, conformance suites, harnesses. */
+const TEST =
+  "(\\.test\\.ts$|(^|/)test-[^/]+\\.ts$|(^|/)testdata/|^src/storage/conformance[^/]*\\.ts$|^test/|^bench/)";
+
+/** A path under one of our layers, excluding test code. */
+const layer = (name) => `^src/${name}/`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      comment: "A cycle makes two modules one concept in two files.",
+      severity: "error",
+      from: { pathNot: TEST },
+      to: { circular: true },
+    },
+    {
+      name: "production-never-imports-tests",
+      comment: "Production code ships; test code and test support do not.",
+      severity: "error",
+      from: { path: "^src/", pathNot: TEST },
+      to: { path: TEST },
+    },
+    {
+      name: "core-is-pure",
+      comment: "src/core imports nothing of ours but the generated messages (gen/).",
+      severity: "error",
+      from: { path: layer("core"), pathNot: TEST },
+      to: { path: "^src/(?!core/)" },
+    },
+    {
+      name: "storage-below-store",
+      comment: "src/storage imports only src/core and gen/.",
+      severity: "error",
+      from: { path: layer("storage"), pathNot: TEST },
+      to: { path: "^src/(?!core/|storage/)" },
+    },
+    {
+      name: "store-below-transports",
+      comment: "src/store imports only src/storage, src/core and gen/.",
+      severity: "error",
+      from: { path: layer("store"), pathNot: TEST },
+      to: { path: "^src/(?!core/|storage/|store/)" },
+    },
+    {
+      name: "server-not-client-or-cli",
+      comment: "The server never imports the client or the CLI.",
+      severity: "error",
+      from: { path: layer("server"), pathNot: TEST },
+      to: { path: "^src/(client|cli)/" },
+    },
+    {
+      name: "client-not-server-store-storage-or-cli",
+      comment: "The client talks to a server over the wire: it imports only core and gen.",
+      severity: "error",
+      from: { path: layer("client"), pathNot: TEST },
+      to: { path: "^src/(server|store|storage|cli)/" },
+    },
+    {
+      name: "cli-uses-server-through-its-index",
+      comment: "The CLI starts the server through src/server/index.ts, never its internals.",
+      severity: "error",
+      from: { path: layer("cli"), pathNot: TEST },
+      to: { path: "^src/server/(?!index\\.ts$)" },
+    },
+    {
+      name: "cli-uses-client-through-its-index",
+      comment: "The CLI is a client like any other: src/client/index.ts only.",
+      severity: "error",
+      from: { path: layer("cli"), pathNot: TEST },
+      to: { path: "^src/client/(?!index\\.ts$)" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|dist|gen_py|reports|\\.stryker-tmp[^/]*)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json"],
+    },
+  },
+};
