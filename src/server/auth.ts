@@ -1,11 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import {
-  Code,
-  ConnectError,
-  createContextKey,
-  type HandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { notFound, SessiondError } from "../core/errors.js";
 import { checkWorkspace, quote } from "../core/ids.js";
 import type { TokenGrant } from "./config.js";
 
@@ -65,14 +60,14 @@ export function authInterceptor(grants: readonly TokenGrant[]): Interceptor {
     if (table.length === 0 || OPEN_SERVICES.has(req.service.typeName)) return next(req);
     const header = req.header.get("authorization") ?? "";
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (match === null) throw new ConnectError("missing bearer token", Code.Unauthenticated);
+    if (match === null) throw new SessiondError("UNAUTHENTICATED", "missing bearer token");
     const presented = digest(match[1] as string);
     let found: Grant | undefined;
     for (const row of table) {
       // Compare against every row so timing does not reveal which one matched.
       if (timingSafeEqual(row.digest, presented) && found === undefined) found = row.grant;
     }
-    if (found === undefined) throw new ConnectError("invalid bearer token", Code.Unauthenticated);
+    if (found === undefined) throw new SessiondError("UNAUTHENTICATED", "invalid bearer token");
     req.contextValues.set(grantKey, found);
     return next(req);
   };
@@ -90,10 +85,7 @@ function allowed(ctx: HandlerContext, workspace: string): boolean {
 export function authorizeSession(ctx: HandlerContext, workspace: string, session: string): string {
   const ws = checkWorkspace(workspace);
   if (!allowed(ctx, ws)) {
-    throw new ConnectError(
-      `session ${quote(session)} not found in workspace ${quote(ws)}`,
-      Code.NotFound,
-    );
+    throw notFound(`session ${quote(session)} not found in workspace ${quote(ws)}`);
   }
   return ws;
 }
@@ -102,7 +94,7 @@ export function authorizeSession(ctx: HandlerContext, workspace: string, session
 export function authorizeWorkspace(ctx: HandlerContext, workspace: string): string {
   const ws = checkWorkspace(workspace);
   if (!allowed(ctx, ws)) {
-    throw new ConnectError(`this token may not use workspace ${quote(ws)}`, Code.PermissionDenied);
+    throw new SessiondError("PERMISSION_DENIED", `this token may not use workspace ${quote(ws)}`);
   }
   return ws;
 }

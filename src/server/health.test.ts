@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { edgeInterceptor, InFlight } from "./edge.js";
 import { HealthStatus, registerHealth, ServingStatus } from "./health.js";
 import { startTestServer } from "./test-server.js";
 
@@ -12,6 +13,7 @@ async function healthClient(status: HealthStatus, shutdownSignal?: AbortSignal) 
   const { baseUrl } = await startTestServer(
     (router) => registerHealth(router, status),
     shutdownSignal,
+    [edgeInterceptor(new InFlight(), 4 * 1024 * 1024)], // maps errors to codes, as in the server
   );
   return createClient(Health, createGrpcTransport({ baseUrl }));
 }

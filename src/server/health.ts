@@ -7,7 +7,7 @@
  * Semantics follow https://github.com/grpc/grpc/blob/master/doc/health-checking.md.
  */
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import {
   Health,
   type HealthCheckRequest,
@@ -17,6 +17,7 @@ import {
   HealthListResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { notFound } from "../core/errors.js";
 
 export { ServingStatus };
 
@@ -110,7 +111,7 @@ export function registerHealth(router: ConnectRouter, status: HealthStatus): voi
     check(req: HealthCheckRequest): HealthCheckResponse {
       const current = status.get(req.service);
       if (current === undefined) {
-        throw new ConnectError(`unknown service "${req.service}"`, Code.NotFound);
+        throw notFound(`unknown service "${req.service}"`);
       }
       return create(HealthCheckResponseSchema, { status: current });
     },

@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { afterEach } from "vitest";
 
@@ -18,13 +18,16 @@ afterEach(async () => {
 /**
  * Serves `routes` on an ephemeral loopback port; closed after each test.
  * close() also ends open HTTP/2 sessions (Node 20's server.close() does not).
+ * `interceptors` are the production ones a test needs (e.g. the edge that
+ * maps domain errors to codes).
  */
 export async function startTestServer(
   routes: (router: ConnectRouter) => void,
   shutdownSignal?: AbortSignal,
+  interceptors: Interceptor[] = [],
 ): Promise<TestServer> {
   const server = http2.createServer(
-    connectNodeAdapter({ routes, ...(shutdownSignal ? { shutdownSignal } : {}) }),
+    connectNodeAdapter({ routes, interceptors, ...(shutdownSignal ? { shutdownSignal } : {}) }),
   );
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
