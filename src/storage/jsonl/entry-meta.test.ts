@@ -252,6 +252,8 @@ describe("scanMeta gives up on what it must not trust", () => {
     ["whitespace after the object", `{"id":"a","seq":"1",${M}} `],
     ["the object not closed after the kind (not JSON)", `{"id":"a","seq":"1",${M}]`],
     ["a kind that is not closed", `{"id":"a","seq":"1","message":{"content":[{}]}`],
+    ["a kind whose nesting is not closed", `{"id":"a","seq":"1","message":{"a":{"b":{}}`],
+    ["cut inside the id", '{"id":"abc'],
     ["cut inside a short string of the kind", `{"id":"a","seq":"1","message":{"role":"ROLE}`],
     [
       "cut inside a long string of the kind",

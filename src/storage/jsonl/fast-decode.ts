@@ -69,11 +69,10 @@ export function decodeEntry(json: unknown, options?: Partial<JsonReadOptions>): 
 export function tryDecodeEntry(json: unknown): Entry | undefined {
   try {
     return entry(json);
-    // Stryker disable next-line BlockStatement: an empty catch block returns undefined as well
   } catch {
     // Not a shape we handle, or malformed: left to the reflective decoder.
-    return undefined;
   }
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------
