@@ -120,9 +120,7 @@ function tryApply(
 /** The first intact line at or after `from`, or -1. */
 function nextIntactLine(buf: Buffer, from: number): number {
   let pos = from;
-  while (pos < buf.length) {
-    const nl = buf.indexOf(NEWLINE, pos);
-    if (nl < 0) return -1;
+  for (let nl = buf.indexOf(NEWLINE, pos); nl !== -1; nl = buf.indexOf(NEWLINE, pos)) {
     if (typeof checkFrame(buf, pos, nl) !== "string") return pos;
     pos = nl + 1;
   }
@@ -153,6 +151,7 @@ export function scan(
   let pos = 0;
   let nl = buf.indexOf(NEWLINE, 0);
   let frame: IntactRecord | string = nl < 0 ? NO_NEWLINE : checkFrame(buf, 0, nl);
+  // Stryker disable next-line BooleanLiteral: lastEager is only read when last is set, and both are set together
   const unit: Unit = { start: 0, head: log.headSeq, last: undefined, lastEager: false };
   while (pos < buf.length) {
     const line = log.headSeq + 1;
@@ -163,10 +162,10 @@ export function scan(
     } else {
       intact = true;
       // The next line is framed now, to know whether this record is the last valid one.
+      // Past the end of the buffer there is no newline: NO_NEWLINE, and the loop ends.
       const next = nl + 1;
-      const nextNl = next < buf.length ? buf.indexOf(NEWLINE, next) : -1;
-      const nextFrame =
-        next >= buf.length ? "" : nextNl < 0 ? NO_NEWLINE : checkFrame(buf, next, nextNl);
+      const nextNl = buf.indexOf(NEWLINE, next);
+      const nextFrame = nextNl === -1 ? NO_NEWLINE : checkFrame(buf, next, nextNl);
       const eager = line === 1 || (!frame.more && typeof nextFrame === "string");
       const failed = tryApply(log, buf, frame, eager ? undefined : lazy);
       if (failed === undefined) {
@@ -186,7 +185,7 @@ export function scan(
     const offset = base + pos;
     if (intact) return { end: offset, verdict: { kind: "corrupt", line, offset, reason } };
     const later = nl < 0 ? -1 : nextIntactLine(buf, nl + 1);
-    if (later >= 0) {
+    if (later !== -1) {
       const why = `${reason}, followed by an intact record at byte ${base + later}`;
       return { end: offset, verdict: { kind: "corrupt", line, offset, reason: why } };
     }
