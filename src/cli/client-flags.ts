@@ -1,5 +1,9 @@
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../client/index.js";
-import { createSessiondClient, type Protocol, type SessiondClient } from "../client/index.js";
+import {
+  createSessiondClient,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type Protocol,
+  type SessiondClient,
+} from "../client/index.js";
 import { DEFAULT_WORKSPACE } from "../core/ids.js";
 import { type CliContext, CliError, intFlag } from "./command.js";
 

@@ -104,7 +104,12 @@ if (filesArg !== undefined) {
   console.log(`mutation --files: mutating\n  ${mutate.join("\n  ")}`);
 }
 const checked = quick || filesArg !== undefined;
-const name = filesArg !== undefined ? `files-${arg("--name") ?? baseName(mutate?.[0] ?? "")}` : quick ? "quick" : "mutation";
+const name =
+  filesArg !== undefined
+    ? `files-${arg("--name") ?? baseName(mutate?.[0] ?? "")}`
+    : quick
+      ? "quick"
+      : "mutation";
 const jsonFile = `${OUT}/${name}.json`;
 const started = Date.now();
 const sandbox = {
