@@ -26,11 +26,6 @@ export function entryKind(entry: Entry): EntryKind {
   return c === undefined ? EntryKind.UNSPECIFIED : KIND_BY_CASE[c];
 }
 
-/** Seq of an entry as a JS number (logs stay far below 2^53 entries). */
-export function seqOf(entry: Entry): number {
-  return Number(entry.seq);
-}
-
 export function toTimestamp(date: Date): Timestamp {
   return timestampFromDate(date);
 }
@@ -56,8 +51,6 @@ export function messageText(message: Message): string {
         break;
       case "image":
         parts.push(`[image ${p.part.value.mimeType}]`);
-        break;
-      default:
         break;
     }
   }

@@ -141,6 +141,22 @@ describe("compaction folding", () => {
     expect(ids(foldPath(log.path()))).toEqual(["c2", "c4"]);
   });
 
+  it("a compaction that replaces no message still present puts its summary at its own position", () => {
+    const log = buildLog(
+      user("u1", "one"),
+      label("l2", "mark"),
+      assistant("a3", "three"),
+      compaction("c4", "only the label", ["l2"]),
+      user("u5", "five"),
+    );
+    expect(rendered(foldPath(log.path()))).toEqual([
+      "u1:USER:one",
+      "a3:ASSISTANT:three",
+      `c4:USER:${COMPACTION_PREFIX}only the label`,
+      "u5:USER:five",
+    ]);
+  });
+
   it("a compaction on another branch does not fold this branch", () => {
     const log = buildLog(
       user("u1", "one"),
@@ -235,6 +251,11 @@ describe("settings come from the path only, last one wins", () => {
     expect(foldPath(log.path()).title).toBe("T2");
   });
 
+  it("a later SessionInfo without a title keeps the title set before it", () => {
+    const log = appendEach(newLog("s1", "root", "T0"), info("i1"), user("u2", "x"));
+    expect(foldPath(log.path()).title).toBe("T0");
+  });
+
   it("a later ModelChange without provider clears the provider", () => {
     const log = buildLog(modelChange("m1", "a", "p"), modelChange("m2", "b"));
     const state = foldPath(log.path());
@@ -304,6 +325,11 @@ describe("compactionFloor", () => {
     expect(compactionFloor(log.path())).toBe("a4");
     expect(compactionFloor(log.path("u3"))).toBe("u1");
     expect(foldPath(log.path()).compactionFloorId).toBe("a4");
+  });
+
+  it("finds a compaction that is the first entry of the given path", () => {
+    const log = buildLog(user("u1", "one"), compaction("c2", "s", ["u1"]), user("u3", "three"));
+    expect(compactionFloor(log.path().slice(2))).toBe("u1");
   });
 
   it("is undefined without a compaction on the path", () => {

@@ -98,8 +98,6 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
         break;
       case "leaf":
         throw invalidArgument(`Leaf entry ${quote(entry.id)} cannot be on a path`);
-      default:
-        break;
     }
   }
   state.messages = items;

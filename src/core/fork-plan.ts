@@ -12,6 +12,8 @@ export interface ForkOptions {
   title?: string | undefined;
   /** Creation time of the new session. */
   createdAt: Timestamp;
+  /** Id generator for the new root; default: random. */
+  newId?: () => string;
 }
 
 /**
@@ -29,8 +31,9 @@ export function planFork(log: SessionLog, targetId: string, o: ForkOptions): Ent
       pathTitle = e.kind.value.title;
     }
   }
-  let rootId = newEntryId();
-  while (path.some((e) => e.id === rootId)) rootId = newEntryId();
+  const newId = o.newId ?? newEntryId;
+  let rootId = newId();
+  while (path.some((e) => e.id === rootId)) rootId = newId();
   const root = create(EntrySchema, {
     id: rootId,
     seq: 1n,

@@ -9,6 +9,7 @@ import {
   matchesSessionRef,
   newEntryId,
   newSessionId,
+  quote,
   shortId,
 } from "./ids.js";
 import { expectError } from "./test-helpers.js";
@@ -26,6 +27,18 @@ const HOSTILE: [string, string][] = [
   ["a NUL byte", "abcd\u0000efgh"],
   ["a space", "abcd efgh"],
 ];
+
+describe("quote", () => {
+  it("shows a value of up to 80 characters whole, as a JSON string", () => {
+    const v = "a".repeat(80);
+    expect(quote(v)).toBe(`"${v}"`);
+    expect(quote('say "hi"')).toBe('"say \\"hi\\""');
+  });
+
+  it("cuts a longer value to 80 characters and says how long it was", () => {
+    expect(quote("a".repeat(81))).toBe(`"${"a".repeat(80)}…(81 chars)"`);
+  });
+});
 
 describe("checkSessionId", () => {
   it("accepts generated and client-chosen ids", () => {
@@ -117,6 +130,7 @@ describe("shortId", () => {
     ["a client-chosen id", "my-session_1"],
     ["an id that only looks generated (upper-case hex)", "20260304-050607-0A1B2C3D"],
     ["an id with a longer tail", "20260304-050607-0a1b2c3d9"],
+    ["an id that ends like a generated one", "x20260304-050607-0a1b2c3d"],
   ])("is %s itself", (_, id) => {
     expect(shortId(id)).toBe(id);
   });

@@ -112,6 +112,7 @@ export function newSessionId(now: Date = new Date()): string {
 const pool = { bytes: Buffer.alloc(0), offset: 0 };
 
 function randomHex(n: number): string {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: refilling the pool early only discards unused random bytes; every id is still n fresh random bytes as hex
   if (pool.offset + n > pool.bytes.length) {
     pool.bytes = randomBytes(4096);
     pool.offset = 0;

@@ -1,9 +1,11 @@
 import { clone, create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { planAppend } from "./append-plan.js";
 import { isSessiondError } from "./errors.js";
 import { planImport } from "./import-plan.js";
-import { assistant, info, toolResult, user } from "./test-helpers.js";
+import { SessionLog } from "./session-log.js";
+import { assistant, expectError, info, toolResult, user } from "./test-helpers.js";
 
 function withSeqs(entries: Entry[]): Entry[] {
   return entries.map((e, i) => {
@@ -71,5 +73,58 @@ describe("planImport", () => {
 
   it("rejects a first entry that is not a SessionInfo", () => {
     rejects(withSeqs([user("a1", "q")]), "SessionInfo");
+  });
+
+  it("rejects a SessionInfo first entry that has a parent: it is not the root", () => {
+    rejects(
+      withSeqs([info("i1", "T", "r1"), info("r1")]),
+      "the first entry must be a SessionInfo root",
+    );
+  });
+
+  it("rejects a root whose id breaks the id rules, naming the root's id", () => {
+    rejects(withSeqs([info("bad id")]), 'invalid id of the imported root "bad id"');
+  });
+
+  it("reports a rule broken on replay in the live Append's own words", () => {
+    const before = withSeqs([info("r1"), user("a1", "q", "r1")]);
+    const orphan = toolResult("t1", "call-9", "a1");
+    const live = SessionLog.from("imported", planImport("imported", before));
+    const liveErr = expectError(
+      () => planAppend(live, { entries: [orphan] }, {}, true),
+      "INVALID_ARGUMENT",
+    );
+    const importErr = expectError(
+      () => planImport("imported", [...before, orphan]),
+      "INVALID_ARGUMENT",
+    );
+    expect(importErr.message).toBe(liveErr.message);
+  });
+
+  it("reports another domain error on replay as INVALID_ARGUMENT naming the imported entry", () => {
+    // The entry without id is given "b", which the next imported entry uses with other content.
+    const entries = withSeqs([info("r1"), user("", "first", "r1"), user("b", "second", "r1")]);
+    const err = expectError(
+      () => planImport("imported", entries, { newId: () => "b" }),
+      "INVALID_ARGUMENT",
+      'imported entry "b": ',
+      "already exists",
+    );
+    expect(err.message).toMatch(/^imported entry "b": entry "b" already exists/);
+  });
+
+  it("lets a fault that is not a domain error through unchanged", () => {
+    const fault = new Error("clock stopped");
+    const entries = withSeqs([info("r1"), user("a1", "q", "r1")]);
+    const now = (): Date => {
+      throw fault;
+    };
+    let thrown: unknown;
+    try {
+      planImport("imported", entries, { now });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBe(fault);
   });
 });

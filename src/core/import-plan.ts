@@ -33,6 +33,7 @@ export function planImport(
   checkEntryId(first.id, "id of the imported root");
   const root = clone(EntrySchema, first);
   root.seq = 1n;
+  // Stryker disable next-line ConditionalExpression: the first entry was checked to be a SessionInfo above; the test only narrows the type of the clone
   if (root.kind.case === "sessionInfo") root.kind.value.sessionId = sessionId;
   storedJson(
     root,
@@ -41,12 +42,11 @@ export function planImport(
   );
   const log = SessionLog.from(sessionId, [root]);
   for (const e of rest) {
-    if (e.parentId === undefined) {
-      throw invalidArgument(`imported entry ${quote(e.id)} has no parent`);
-    }
-    if (log.get(e.parentId) === undefined) {
+    // checkTree found exactly one root, and it is `first`: every other entry names a parent.
+    const parentId = e.parentId as string;
+    if (log.get(parentId) === undefined) {
       throw invalidArgument(
-        `imported entry ${quote(e.id)} comes before its parent ${quote(e.parentId)}`,
+        `imported entry ${quote(e.id)} comes before its parent ${quote(parentId)}`,
       );
     }
     try {

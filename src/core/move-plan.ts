@@ -16,6 +16,7 @@ import { isOnPathTo } from "./tree.js";
 
 /** Resolves a rewind / fork target: an entry id first, else the newest Label with that text. */
 export function resolveTarget(log: SessionLog, target: string): Entry {
+  // Stryker disable next-line StringLiteral: with no such label, no entry has "" or any other text that is not an entry id as its id, so the lookup finds nothing either way
   const byId = log.get(target) ?? log.get(log.labelTarget(target) ?? "");
   if (byId === undefined) {
     throw notFound(`no entry or label ${quote(target)} in session ${quote(log.sessionId)}`);
@@ -45,14 +46,16 @@ export interface RewindInput extends MoveInput {
  * that named the stored target); the stored Leaf's parent may differ.
  */
 function retriedMove(log: SessionLog, x: MoveInput, target: string): AppendPlan | undefined {
+  // Stryker disable next-line ConditionalExpression: without an entry id the lookup below finds no entry and returns undefined as well
   if (x.entryId === undefined) return undefined;
   const stored = log.get(x.entryId);
   if (stored === undefined) return undefined;
   if (stored.kind.case === "leaf") {
-    const movedTo = log.get(stored.kind.value.leafId);
+    // The log admits a Leaf entry only when its target is stored.
+    const movedTo = log.get(stored.kind.value.leafId) as Entry;
     const sameTarget =
-      movedTo?.id === target ||
-      (movedTo?.kind.case === "label" && movedTo.kind.value.label === target);
+      movedTo.id === target ||
+      (movedTo.kind.case === "label" && movedTo.kind.value.label === target);
     if (sameTarget) return { write: [], entries: [stored], deduplicated: true };
   }
   throw alreadyExists(`entry ${quote(x.entryId)} already exists with other content`);

@@ -390,3 +390,80 @@ describe("SessionLog lazy entries (applyLazy)", () => {
     expect(log.at(2)?.id).toBe("u2");
   });
 });
+
+describe("SessionLog lazy entries: each indexed field is checked against the decoded entry", () => {
+  /** everyKind() with the entry at `seq` stored as `stored` instead. */
+  function storedAs(seq: number, stored: Entry) {
+    const entries = everyKind();
+    return lazyLog(entries, new Map(entries.map((e) => [Number(e.seq), e])).set(seq, stored));
+  }
+
+  it("a stored seq other than the indexed one is DATA_LOSS naming the seq", () => {
+    const { log } = storedAs(2, withSeq(user("u2", "hi", "root"), 3));
+    const err = expectError(() => log.at(2), "DATA_LOSS");
+    expect(err.message).toBe('stored at line 2: the entry does not match its indexed seq ("u2")');
+  });
+
+  it("a stored kind other than the indexed one is DATA_LOSS naming the kind", () => {
+    const { log } = storedAs(2, withSeq(label("u2", "hi", "root"), 2));
+    const err = expectError(() => log.at(2), "DATA_LOSS");
+    expect(err.message).toBe('stored at line 2: the entry does not match its indexed kind ("u2")');
+  });
+
+  it("a stored Leaf target other than the indexed one is DATA_LOSS naming the leaf target", () => {
+    const { log } = storedAs(11, withSeq(leaf("v11", "u2", "u10"), 11));
+    const err = expectError(() => log.at(11), "DATA_LOSS");
+    expect(err.message).toBe(
+      'stored at line 11: the entry does not match its indexed leaf target ("v11")',
+    );
+  });
+
+  it("a stored title other than the indexed one is DATA_LOSS naming the title", () => {
+    const { log } = storedAs(12, withSeq(info("i12", "other", "x9"), 12));
+    const err = expectError(() => log.at(12), "DATA_LOSS");
+    expect(err.message).toBe(
+      'stored at line 12: the entry does not match its indexed title ("i12")',
+    );
+  });
+
+  it("a Label with empty text, which JSON leaves out of the meta, indexes and decodes as ''", () => {
+    const entries = [info("root"), label("l2", "", "root")].map((e, i) => withSeq(e, i + 1));
+    const source = new CountingSource(new Map(entries.map((e) => [Number(e.seq), e])));
+    const log = new SessionLog("s1");
+    for (const e of entries) {
+      log.applyLazy(
+        { ...metaOf(e), label: undefined },
+        source,
+        Number(e.seq) * 10,
+        Number(e.seq) * 10 + 5,
+      );
+    }
+    expect(log.labelTarget("")).toBe("l2");
+    expect(log.at(2)?.id).toBe("l2");
+  });
+
+  it("a title in the meta of an entry that is no SessionInfo is ignored", () => {
+    const entries = [info("root", "first"), user("u2", "hi", "root")].map((e, i) =>
+      withSeq(e, i + 1),
+    );
+    const source = new CountingSource(new Map(entries.map((e) => [Number(e.seq), e])));
+    const log = new SessionLog("s1");
+    for (const e of entries) {
+      log.applyLazy(
+        e.id === "u2" ? { ...metaOf(e), title: "stray" } : metaOf(e),
+        source,
+        Number(e.seq) * 10,
+        Number(e.seq) * 10 + 5,
+      );
+    }
+    expect(log.title).toBe("first");
+    expect(log.at(2)?.id).toBe("u2");
+  });
+
+  it("a Leaf entry whose meta has no target is refused like one pointing at nothing", () => {
+    const { log, source } = lazyLog(everyKind().slice(0, 10));
+    const meta = { ...metaOf(withSeq(leaf("v11", "x9", "u10"), 11)), leafId: undefined };
+    const err = expectError(() => log.applyLazy(meta, source, 110, 115), "DATA_LOSS");
+    expect(err.message).toBe('session "s1" seq 11: Leaf entry "v11" points at no valid entry');
+  });
+});

@@ -64,6 +64,7 @@ function auxOf(kind: Entry["kind"]): string | undefined {
       return kind.value.label;
     case "sessionInfo":
       return kind.value.title;
+    // Stryker disable next-line ConditionalExpression: emptied, this last clause falls out of the switch and the function returns undefined all the same
     default:
       return undefined;
   }
@@ -91,7 +92,8 @@ function auxOf(kind: Entry["kind"]): string | undefined {
  */
 export class SessionLog {
   private readonly list: Slot[] = [];
-  private readonly byId = new Map<string, Slot>();
+  /** Keyed `string | undefined` so that an absent parent or Leaf target is simply not found. */
+  private readonly byId = new Map<string | undefined, Slot>();
   private readonly labelIndex = new Map<string, string>();
   private leaf = "";
   private messages = 0;
@@ -134,13 +136,12 @@ export class SessionLog {
     return this.entryOf(first);
   }
 
-  /** The SessionInfo of the root entry. */
+  /**
+   * The SessionInfo of the root entry: `admit` takes only a SessionInfo as
+   * first entry, and `entryOf` refuses a decoded entry of another kind.
+   */
   get info(): SessionInfo {
-    const k = this.root.kind;
-    if (k.case !== "sessionInfo") {
-      throw dataLoss(`session ${quote(this.sessionId)}: first entry is not a SessionInfo`);
-    }
-    return k.value;
+    return this.root.kind.value as SessionInfo;
   }
 
   get last(): Entry | undefined {
@@ -200,26 +201,10 @@ export class SessionLog {
    */
   applyAll(entries: readonly Entry[]): void {
     const length = this.list.length;
-    const leaf = this.leaf;
-    const messages = this.messages;
-    const title = this.titleValue;
-    const labelUndo: Array<[string, string | undefined]> = [];
     try {
-      for (const e of entries) {
-        if (e.kind.case === "label") {
-          labelUndo.push([e.kind.value.label, this.labelIndex.get(e.kind.value.label)]);
-        }
-        this.apply(e);
-      }
+      for (const e of entries) this.apply(e);
     } catch (err) {
-      while (this.list.length > length) this.byId.delete((this.list.pop() as Slot).id);
-      for (const [label, before] of labelUndo.reverse()) {
-        if (before === undefined) this.labelIndex.delete(label);
-        else this.labelIndex.set(label, before);
-      }
-      this.leaf = leaf;
-      this.messages = messages;
-      this.titleValue = title;
+      this.truncate(length);
       throw err;
     }
   }
@@ -228,35 +213,36 @@ export class SessionLog {
    * Drops the entries after seq `headSeq`, as if they had never been
    * applied (leaf, counters, title and labels included). A reader uses it
    * for the records of a write whose last record is missing (a torn tail:
-   * the write is all or nothing). Costs the dropped entries, plus a walk
-   * back over older entries only when a dropped one was a Label or a
-   * titled SessionInfo.
+   * the write is all or nothing), and `applyAll` to roll a batch back.
+   * Costs the dropped entries, a walk back to the newest titled
+   * SessionInfo, and one to the newest Label of each dropped label text.
    */
   truncate(headSeq: number): void {
     const keep = Math.max(0, headSeq);
-    if (keep >= this.list.length) return;
     const labels = new Set<string>();
-    let title = false;
     while (this.list.length > keep) {
       const slot = this.list.pop() as Slot;
       this.byId.delete(slot.id);
       if (slot.kind === "message") this.messages--;
       else if (slot.kind === "label") labels.add(slot.aux as string);
-      else if (slot.kind === "sessionInfo" && slot.aux !== undefined) title = true;
     }
     const last = this.list[this.list.length - 1];
     this.leaf = last === undefined ? "" : last.kind === "leaf" ? (last.aux as string) : last.id;
-    for (const label of labels) this.labelIndex.delete(label);
-    if (title) this.titleValue = undefined;
-    for (let i = this.list.length - 1; i >= 0 && (title || labels.size > 0); i--) {
-      const slot = this.list[i] as Slot;
-      if (slot.kind === "label" && labels.delete(slot.aux as string)) {
-        this.labelIndex.set(slot.aux as string, slot.id);
-      } else if (title && slot.kind === "sessionInfo" && slot.aux !== undefined) {
-        this.titleValue = slot.aux;
-        title = false;
-      }
+    for (const label of labels) {
+      const newest = this.newest((s) => s.kind === "label" && s.aux === label);
+      if (newest === undefined) this.labelIndex.delete(label);
+      else this.labelIndex.set(label, newest.id);
     }
+    this.titleValue = this.newest((s) => s.kind === "sessionInfo" && s.aux !== undefined)?.aux;
+  }
+
+  /** The newest slot that passes `test`. */
+  private newest(test: (slot: Slot) => boolean): Slot | undefined {
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const slot = this.list[i] as Slot;
+      if (test(slot)) return slot;
+    }
+    return undefined;
   }
 
   /**
@@ -288,7 +274,7 @@ export class SessionLog {
   applyLazy(meta: EntryMeta, source: EntrySource, start: number, end: number): void {
     const aux =
       meta.kind === "leaf"
-        ? (meta.leafId ?? "")
+        ? meta.leafId
         : meta.kind === "label"
           ? (meta.label ?? "")
           : meta.kind === "sessionInfo"
@@ -317,14 +303,14 @@ export class SessionLog {
         throw this.refuse(expected, "the first entry must be a SessionInfo root");
       }
     } else {
-      parent = parentId === undefined ? undefined : this.byId.get(parentId);
+      parent = this.byId.get(parentId);
       if (parent === undefined)
         throw this.refuse(expected, `entry ${quote(id)} has no parent in the log`);
       if (parent.kind === "leaf")
         throw this.refuse(expected, `entry ${quote(id)} has a Leaf entry as parent`);
     }
     if (kind === "leaf") {
-      const target = this.byId.get(aux as string);
+      const target = this.byId.get(aux);
       if (target === undefined || target.kind === "leaf") {
         throw this.refuse(expected, `Leaf entry ${quote(id)} points at no valid entry`);
       }
@@ -344,8 +330,6 @@ export class SessionLog {
         break;
       case "sessionInfo":
         if (aux !== undefined) this.titleValue = aux;
-        break;
-      default:
         break;
     }
     this.leaf = id;
@@ -381,7 +365,7 @@ export class SessionLog {
     if (entry.parentId !== slot.parent?.id) return "parent";
     if (Number(entry.seq) !== slot.seq) return "seq";
     if (entry.kind.case !== slot.kind) return "kind";
-    if (slot.kind !== undefined && auxOf(entry.kind) !== slot.aux) {
+    if (auxOf(entry.kind) !== slot.aux) {
       return slot.kind === "leaf" ? "leaf target" : slot.kind === "label" ? "label" : "title";
     }
     return undefined;

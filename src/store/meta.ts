@@ -36,6 +36,12 @@ export function metaOf(record: SessionRecord): SessionMeta {
  */
 function updatedAt(record: SessionRecord, info: SessionInfo | undefined): Timestamp | undefined {
   const created = info?.createdAt;
-  if (created !== undefined && record.updatedAtMs <= timestampMs(created)) return created;
+  if (
+    created !== undefined &&
+    // Stryker disable next-line EqualityOperator: at equal times both branches give the same instant
+    record.updatedAtMs <= timestampMs(created)
+  ) {
+    return created;
+  }
   return record.updatedAtMs > 0 ? timestampFromMs(record.updatedAtMs) : created;
 }

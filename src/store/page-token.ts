@@ -23,7 +23,7 @@ export function decodeToken(token: string): unknown[] {
   try {
     parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
   } catch {
-    throw badPageToken();
+    // Not JSON: parsed stays undefined and is refused below.
   }
   if (!Array.isArray(parsed)) throw badPageToken();
   return parsed;

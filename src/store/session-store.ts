@@ -297,9 +297,13 @@ export class SessionStore {
     limit: number,
   ): Promise<RootRecord[]> {
     const sign = order === "desc" ? -1 : 1;
+    // A workspace's roots have distinct ids, so compare never sees two equal keys: only
+    // the sign of the result counts, and the id comparison never yields 0.
     const compare = (a: RootRecord, b: RootRecord) =>
+      // Stryker disable next-line ArithmeticOperator: sign / d has the sign of sign * d, and d is never 0 (distinct ids)
       sign *
       (a.createdAtMs - b.createdAtMs ||
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: the two ids always differ, so < / <= and > / >= / true agree
         (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
     const afterKey = (r: RootRecord) =>
       after === undefined ||
@@ -331,14 +335,16 @@ export class SessionStore {
       const children = new Map<string, string[]>();
       for (const r of await this.engine.listRoots(key.workspace)) {
         const p = r.parentSessionId;
+        // Stryker disable next-line ConditionalExpression,StringLiteral: top-level roots filed under "" are never looked up, as "" is no session id
         if (p === "") continue;
         const siblings = children.get(p);
         if (siblings === undefined) children.set(p, [r.sessionId]);
         else siblings.push(r.sessionId);
       }
       const queued = new Set(order);
-      for (let i = 0; i < order.length; i++) {
-        for (const c of children.get(order[i] as string) ?? []) {
+      // Visits the ids pushed while it runs: a breadth-first walk.
+      for (const id of order) {
+        for (const c of children.get(id) ?? []) {
           if (!queued.has(c)) {
             queued.add(c);
             order.push(c);
@@ -372,8 +378,7 @@ export class SessionStore {
     const sessionId =
       input.sessionId === undefined ? newSessionId(this.now()) : checkSessionId(input.sessionId);
     const log = await this.engine.load(source);
-    const target = input.entry ? resolveTarget(log, input.entry) : log.get(log.leafId);
-    if (target === undefined) throw notFound(`session ${quote(source.sessionId)} has no leaf`);
+    const target = resolveTarget(log, input.entry || log.leafId);
     const [root, ...copies] = planFork(log, target.id, {
       sessionId,
       title: input.title,
@@ -392,6 +397,7 @@ export class SessionStore {
       if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
       const existing = (await this.engine.load(key)).info;
       const f = existing.forkedFrom;
+      // Stryker disable next-line ConditionalExpression,OptionalChaining: planFork always returns the fork's SessionInfo root first; the test only narrows its type
       const wanted = root?.kind.case === "sessionInfo" ? root.kind.value.title : undefined;
       if (
         f?.sessionId !== source.sessionId ||

@@ -17,6 +17,7 @@ export function smallest<T>(
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const p = heap[parent] as T;
+      // Stryker disable next-line EqualityOperator: moving an item above a parent that compares equal keeps a valid heap and the same selection under compare
       if (compare(p, item) >= 0) break;
       heap[i] = p;
       i = parent;
@@ -30,8 +31,15 @@ export function smallest<T>(
       let child = 2 * i + 1;
       if (child >= n) break;
       const right = child + 1;
-      if (right < n && compare(heap[right] as T, heap[child] as T) > 0) child = right;
+      if (
+        right < n &&
+        // Stryker disable next-line EqualityOperator: of two children that compare equal either may move up; the heap and the selection under compare are the same
+        compare(heap[right] as T, heap[child] as T) > 0
+      ) {
+        child = right;
+      }
       const c = heap[child] as T;
+      // Stryker disable next-line EqualityOperator: moving an item below a child that compares equal keeps a valid heap and the same selection under compare
       if (compare(c, item) <= 0) break;
       heap[i] = c;
       i = child;
@@ -43,7 +51,10 @@ export function smallest<T>(
     if (heap.length < k) {
       heap.push(item);
       up(heap.length - 1);
-    } else if (compare(item, heap[0] as T) < 0) {
+      continue;
+    }
+    // Stryker disable next-line EqualityOperator: replacing the largest kept item with one that compares equal leaves the same selection under compare
+    if (compare(item, heap[0] as T) < 0) {
       heap[0] = item;
       down(0);
     }
