@@ -27,6 +27,7 @@ export function planFork(log: SessionLog, targetId: string, o: ForkOptions): Ent
   const from = log.info;
   let pathTitle: string | undefined;
   for (const e of path) {
+    // Stryker disable next-line ConditionalExpression: only SessionInfo has a title field; for any other kind `e.kind.value.title` reads undefined, which the title test skips just the same (the kind test is there for the type)
     if (e.kind.case === "sessionInfo" && e.kind.value.title !== undefined) {
       pathTitle = e.kind.value.title;
     }

@@ -234,6 +234,15 @@ describe("pathIdsAfter", () => {
     expectError(() => pathIdsAfter(log.lookup, "nope", 0), "INVALID_ARGUMENT", '"nope"');
   });
 
+  it("reports a missing parent, naming it and its child", () => {
+    const entries = [withSeq(1, "r"), withSeq(3, "c", "gone")];
+    expectError(
+      () => pathIdsAfter(lookupOf(entries), "c", 0),
+      "INVALID_ARGUMENT",
+      'missing parent entry "gone" of "c"',
+    );
+  });
+
   it("reports a parent that does not precede its child instead of looping on a cycle", () => {
     const entries = [withSeq(1, "p", "q"), withSeq(2, "q", "p")];
     expectError(() => pathIdsAfter(lookupOf(entries), "q", 0), "INVALID_ARGUMENT", '"q"', '"p"');

@@ -98,19 +98,18 @@ export function checkTree(entries: readonly Entry[]): Map<string, Entry> {
   const done = new Set<string>();
   for (const e of entries) {
     const seen = new Set<string>();
-    let current: Entry | undefined = e;
-    while (current !== undefined && !done.has(current.id)) {
+    let current: Entry = e;
+    while (!done.has(current.id)) {
       if (seen.has(current.id))
         throw invalidArgument(`cycle in the entry tree at ${quote(current.id)}`);
       seen.add(current.id);
       const parentId: string | undefined = current.parentId;
       if (parentId === undefined) break;
-      current = byId.get(parentId);
-      if (current === undefined) {
-        throw invalidArgument(
-          `entry ${quote([...seen].pop() ?? "")} names missing parent ${quote(parentId)}`,
-        );
+      const parent = byId.get(parentId);
+      if (parent === undefined) {
+        throw invalidArgument(`entry ${quote(current.id)} names missing parent ${quote(parentId)}`);
       }
+      current = parent;
     }
     for (const id of seen) done.add(id);
   }
