@@ -47,6 +47,14 @@ module.exports = {
       to: { path: "^src/(?!core/|storage/|store/)" },
     },
     {
+      name: "server-not-storage",
+      comment:
+        "The server reaches storage only through the store (watching included), tests too: a second transport must not need more.",
+      severity: "error",
+      from: { path: layer("server") },
+      to: { path: "^src/storage/" },
+    },
+    {
       name: "server-not-client-or-cli",
       comment: "The server never imports the client or the CLI.",
       severity: "error",

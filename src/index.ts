@@ -17,7 +17,7 @@ export {
 } from "./core/errors.js";
 export { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, foldPath } from "./core/fold.js";
 export { shortId } from "./core/ids.js";
-export type { AppendResult, StorageEngine } from "./storage/engine.js";
+export type { StorageEngine } from "./storage/engine.js";
 export { JsonlEngine } from "./storage/jsonl/index.js";
 export { MemoryEngine } from "./storage/memory.js";
 export * from "./store/index.js";

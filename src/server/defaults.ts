@@ -11,7 +11,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxDeadlineMs: 0,
 };
 
-export const DEFAULT_HEARTBEAT_MS = 5000;
+/** Watch heartbeats: the store's default is the server's (flag --heartbeat-ms). */
+export { DEFAULT_HEARTBEAT_MS } from "../store/index.js";
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 export const DEFAULT_LISTEN = "127.0.0.1:50051";

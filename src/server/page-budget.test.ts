@@ -5,8 +5,7 @@ import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind, type TreeNode, TreeNodeSchema } from "../../gen/sessiond/v1/session_pb.js";
 import { GetTreeResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
 import { label, user } from "../core/test-helpers.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { SessionStore } from "../store/session-store.js";
+import { openStore } from "../index.js";
 import { pageBudget, treeNodeSize } from "./page-budget.js";
 
 /** Text that costs the most on the wire: escapes in JSON, 3- and 4-byte UTF-8, quotes. */
@@ -68,12 +67,11 @@ describe("treeNodeSize", () => {
 });
 
 describe("a GetTree page", () => {
-  const engine = new MemoryEngine();
-  afterEach(() => engine.close());
+  const store = openStore({ memory: true });
+  afterEach(() => store.close());
 
   /** 3000 entries with the costliest previews and labels. */
   async function nastySession() {
-    const store = new SessionStore(engine);
     await store.create({ sessionId: "big" });
     const session = await store.open(undefined, "big");
     for (let b = 0; b < 3; b++) {

@@ -17,11 +17,9 @@ import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, InFlight, shuttingDown } from "./edge.js";
-import { EventHub } from "./event-hub.js";
 import { HealthStatus, registerHealth } from "./health.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { registerReflection } from "./reflection.js";
-import { SessionFeed } from "./session-feed.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
 import { WatchSlots } from "./watch-slots.js";
@@ -61,8 +59,6 @@ export async function startServer(
   const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const deps: ServiceDeps = {
     store,
-    hub: new EventHub(store.engine),
-    feed: new SessionFeed(store.engine),
     slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
     health: new HealthStatus(),
     config,
@@ -160,8 +156,6 @@ export async function startServer(
       }, 1000);
       await stopped;
       clearTimeout(forced);
-      deps.hub.close();
-      deps.feed.close();
       await store.close();
     })();
     return closing;

@@ -5,14 +5,13 @@ import {
   type SessionService,
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
-import type { AppendResult } from "../storage/engine.js";
+import type { AppendResult } from "../store/index.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
-import { sessionKey } from "./event-hub.js";
 import { isJsonCodec, pageBudget, treeNodeSize } from "./page-budget.js";
 import { stateResponse, stateSizes } from "./state-response.js";
-import { watchEntries } from "./watch-entries.js";
+import { watchEntriesResponses } from "./watch-entries.js";
 
 /** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
 function seqArg(value: bigint, what: string): number {
@@ -126,21 +125,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
     async *watchEntries(req, ctx) {
       const session = await open(ctx, req);
       const afterSeq = seqArg(req.afterSeq, "after_seq");
-      const release = deps.slots.acquire(sessionKey(session.workspace, session.id));
-      try {
-        yield* watchEntries({
-          engine: store.engine,
-          hub: deps.hub,
-          key: session.key,
-          afterSeq,
-          signal: ctx.signal,
-          heartbeatMs: deps.config.heartbeatMs,
-          pageSize: store.limits.defaultPageSize,
-          noSubscribeFirst: deps.config.debug?.noSubscribeFirst === true,
-        });
-      } finally {
-        release();
-      }
+      yield* watchEntriesResponses(deps, session, afterSeq, ctx.signal);
     },
   };
 }

@@ -4,8 +4,7 @@ import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { GetStateResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
 import { foldPath } from "../core/fold.js";
 import { assistant, buildLog, compaction, custom, label, user } from "../core/test-helpers.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { SessionStore } from "../store/session-store.js";
+import { openStore } from "../index.js";
 import { pageBudget } from "./page-budget.js";
 import { stateResponse, stateSizes } from "./state-response.js";
 
@@ -47,11 +46,10 @@ describe("stateResponse", () => {
 });
 
 describe("a GetState page", () => {
-  const engine = new MemoryEngine();
-  afterEach(() => engine.close());
+  const store = openStore({ memory: true });
+  afterEach(() => store.close());
 
   it("fills most of the largest response but never goes over it, in binary and in JSON", async () => {
-    const store = new SessionStore(engine);
     await store.create({ sessionId: "big" });
     const session = await store.open(undefined, "big");
     // The fold's other fields take room on every page too.

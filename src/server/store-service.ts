@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { SortOrder, type StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 import { authorizeSession, authorizeWorkspace } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
-import { watchSessions } from "./watch-sessions.js";
+import { watchSessionsResponses } from "./watch-sessions.js";
 
 /** StoreService over the SessionStore: translation of requests, nothing more. */
 export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService> {
@@ -59,19 +59,7 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
 
     async *watchSessions(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
-      const release = deps.slots.acquire(undefined);
-      try {
-        yield* watchSessions({
-          store,
-          feed: deps.feed,
-          workspace,
-          afterCursor: req.afterCursor,
-          signal: ctx.signal,
-          heartbeatMs: deps.config.heartbeatMs,
-        });
-      } finally {
-        release();
-      }
+      yield* watchSessionsResponses(deps, workspace, req.afterCursor, ctx.signal);
     },
   };
 }

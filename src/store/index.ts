@@ -1,4 +1,5 @@
-/** The repository layer: SessionStore over any engine, and the Session facade. */
+/** The repository layer: SessionStore over any engine, the Session facade, and watching. */
+export type { AppendResult, EntryPage } from "../storage/engine.js";
 export { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 export { metaOf } from "./meta.js";
 export type { PageRequest } from "./page-fill.js";
@@ -19,3 +20,13 @@ export {
   SessionStore,
   type StoreOptions,
 } from "./session-store.js";
+export {
+  DEFAULT_HEARTBEAT_MS,
+  type EntryWatchEvent,
+  type EntryWatchOptions,
+  type SessionChange,
+  type SessionWatchEvent,
+  type SessionWatchOptions,
+  StoreWatch,
+  type WatchedStore,
+} from "./watch/index.js";

@@ -36,6 +36,7 @@ import { metaOf } from "./meta.js";
 import { decodePageToken, encodePageToken } from "./page-token.js";
 import { Session, type SessionContext } from "./session.js";
 import { smallest } from "./top-k.js";
+import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";
 
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
@@ -84,6 +85,8 @@ export class SessionStore {
   readonly limits: StoreLimits;
   private readonly now: () => Date;
   private readonly ctx: SessionContext;
+  /** Live watching (Session.watch, watchSessions); starts with the first watcher. */
+  private readonly watcher: StoreWatch;
 
   constructor(
     readonly engine: StorageEngine,
@@ -92,11 +95,13 @@ export class SessionStore {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.now = options.now ?? (() => new Date());
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
+    this.watcher = new StoreWatch(this);
     this.ctx = {
       engine,
       limits: this.limits,
       plan,
       meta: (key) => this.metaOfKey(key),
+      watch: this.watcher,
     };
   }
 
@@ -431,12 +436,26 @@ export class SessionStore {
     return this.metaOfKey(key);
   }
 
+  /**
+   * Watches the sessions of a workspace: "created", "updated" (entries
+   * appended) and "deleted" events after `cursor`, and heartbeats carrying
+   * the newest cursor. Resuming with the cursor of the last event seen
+   * misses nothing and repeats nothing; a cursor this store cannot resume
+   * exactly gets a snapshot ("updated" per session) first. Ends when
+   * `signal` aborts or the loop is left.
+   */
+  watchSessions(options: SessionWatchOptions = {}): AsyncGenerator<SessionWatchEvent> {
+    return this.watcher.sessions(options);
+  }
+
   /** Storage events (created / appended / deleted) for watchers. */
   subscribe(listener: StorageListener): () => void {
     return this.engine.subscribe(listener);
   }
 
+  /** Stops the watchers' engine subscriptions, then closes the engine. */
   close(): Promise<void> {
+    this.watcher.close();
     return this.engine.close();
   }
 }

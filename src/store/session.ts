@@ -30,6 +30,7 @@ import {
   type TreeCursor,
 } from "./snapshot-token.js";
 import { memoizedState } from "./state-memo.js";
+import type { EntryWatchEvent, EntryWatchOptions, StoreWatch } from "./watch/index.js";
 
 /** An entry as callers may give it: a full Entry or its init shape. */
 export type EntryInput = Entry | MessageInitShape<typeof EntrySchema>;
@@ -79,6 +80,7 @@ export interface SessionContext {
   readonly limits: StoreLimits;
   readonly plan: PlanContext;
   meta(key: SessionKey): Promise<SessionMeta>;
+  readonly watch: StoreWatch;
 }
 
 /**
@@ -233,6 +235,18 @@ export class Session {
       throw invalidArgument(`limit ${limit} is out of range (max page size ${maxPageSize})`);
     }
     return this.ctx.engine.read(this.key, afterSeq, limit === 0 ? defaultPageSize : limit);
+  }
+
+  /**
+   * Watches this session live: first its entries with seq > `afterSeq`
+   * (default 0, the whole log), then each new entry once durable, in seq
+   * order, with a heartbeat after `heartbeatMs` without one. Resuming with
+   * the seq of the last entry seen misses nothing and repeats nothing. Ends
+   * when `signal` aborts or the loop is left (`break`); NOT_FOUND when the
+   * session is deleted while watched.
+   */
+  watch(options: EntryWatchOptions = {}): AsyncGenerator<EntryWatchEvent> {
+    return this.ctx.watch.entries(this.key, options);
   }
 
   /** Every entry's shape, with the current path marked: enough to draw the tree. */

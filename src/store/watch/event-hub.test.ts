@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { planAppend } from "../core/append-plan.js";
-import { user } from "../core/test-helpers.js";
-import type { StorageEngine } from "../storage/engine.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { SessionStore } from "../store/session-store.js";
+import { planAppend } from "../../core/append-plan.js";
+import { user } from "../../core/test-helpers.js";
+import type { StorageEngine } from "../../storage/engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import { SessionStore } from "../session-store.js";
 import { EventHub } from "./event-hub.js";
 
 /** A memory engine that counts reads, to see how many the hub makes. */

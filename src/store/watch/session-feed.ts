@@ -1,21 +1,22 @@
 import { randomBytes } from "node:crypto";
-import { invalidArgument } from "../core/errors.js";
-import type { StorageEngine, StorageEvent } from "../storage/engine.js";
+import { invalidArgument } from "../../core/errors.js";
+import type { StorageEngine, StorageEvent } from "../../storage/engine.js";
 
-/** One numbered workspace event. */
+/** One numbered workspace event; `n` orders the events of every workspace together. */
 export interface FeedEvent {
   readonly n: number;
   readonly event: StorageEvent;
 }
 
 /**
- * The recent session events of every workspace, numbered, for resumable
- * WatchSessions. A cursor is `<epoch>.<n>`: the epoch changes on every server
- * start, and only the last `capacity` events are kept. A cursor from another
- * epoch or older than the buffer cannot be resumed exactly; the watcher then
- * gets a snapshot (an UPDATED event per existing session) before live events,
- * which is the documented "resync" contract. Consecutive "appended" events of
- * one session are coalesced (watchers want the latest state, not each entry).
+ * The recent session events of every workspace, numbered, so that a watch
+ * of a workspace's sessions can resume. A cursor is `<epoch>.<n>`: the epoch
+ * is new for every feed (every store, so every server start), and only the
+ * last `capacity` events are kept. A cursor from another epoch or older than
+ * the buffer cannot be resumed exactly; the watcher then gets a snapshot (an
+ * "updated" event per existing session) before live events, which is the
+ * documented "resync" contract. Consecutive "appended" events of one session
+ * are coalesced (watchers want the latest state, not each entry).
  */
 export class SessionFeed {
   readonly epoch = randomBytes(4).toString("hex");
@@ -48,6 +49,7 @@ export class SessionFeed {
     for (const l of this.listeners) l();
   }
 
+  /** The cursor a watcher passes back to resume after event `n`. */
   cursor(n: number): string {
     return `${this.epoch}.${n}`;
   }
@@ -83,6 +85,7 @@ export class SessionFeed {
     return () => this.listeners.delete(listener);
   }
 
+  /** Stops listening to the engine and drops the listeners. */
   close(): void {
     this.unsubscribe();
     this.listeners.clear();

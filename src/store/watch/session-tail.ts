@@ -1,0 +1,68 @@
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { SessionKey, StorageEngine, StorageEvent } from "../../storage/engine.js";
+
+/**
+ * The newest entries of one watched session, consecutive by seq, shared by
+ * all of its watchers: refreshed from the engine once per append event,
+ * then every watcher is woken. Events carry no data, so the tail reads the
+ * log itself, and only durable entries are ever handed out.
+ */
+export class SessionTail {
+  /** The wake-ups of the session's watchers, run after each refresh. */
+  readonly watchers = new Set<() => void>();
+  private entries: Entry[] = [];
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly engine: StorageEngine,
+    private readonly key: SessionKey,
+    private readonly capacity: number,
+  ) {}
+
+  private get lastSeq(): number {
+    const last = this.entries[this.entries.length - 1];
+    return last === undefined ? 0 : Number(last.seq);
+  }
+
+  /**
+   * Refreshes the tail for one event of the session, then wakes the
+   * watchers. Events are handled one at a time, in order, so a wake-up
+   * never runs before the entries of its event are in the tail.
+   */
+  onEvent(event: StorageEvent): void {
+    this.chain = this.chain.then(async () => {
+      if (event.type === "appended") {
+        try {
+          await this.load(event.headSeq);
+        } catch {
+          this.entries = []; // e.g. deleted meanwhile: watchers read the engine and see why
+        }
+      } else {
+        this.entries = [];
+      }
+      for (const wake of this.watchers) wake();
+    });
+  }
+
+  private async load(headSeq: number): Promise<void> {
+    let after = this.entries.length > 0 ? this.lastSeq : Math.max(0, headSeq - this.capacity);
+    while (after < headSeq) {
+      const page = await this.engine.read(this.key, after, this.capacity);
+      if (page.entries.length === 0) break;
+      this.entries.push(...page.entries);
+      after = this.lastSeq;
+    }
+    if (this.entries.length > this.capacity) this.entries = this.entries.slice(-this.capacity);
+  }
+
+  /**
+   * Entries with seq > afterSeq (at most `limit`), or undefined when the
+   * tail does not reach back that far (the caller reads the engine).
+   */
+  slice(afterSeq: number, limit: number): { entries: Entry[]; headSeq: number } | undefined {
+    const first = this.entries[0];
+    if (first === undefined || afterSeq < Number(first.seq) - 1) return undefined;
+    const start = afterSeq - (Number(first.seq) - 1);
+    return { entries: this.entries.slice(start, start + limit), headSeq: this.lastSeq };
+  }
+}

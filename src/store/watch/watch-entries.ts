@@ -1,0 +1,112 @@
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { invalidArgument } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { SessionKey, StorageEngine } from "../../storage/engine.js";
+import type { EventHub } from "./event-hub.js";
+import { Wakeup } from "./wakeup.js";
+
+/** What a watch of one session yields: its entries in seq order, and heartbeats. */
+export type EntryWatchEvent =
+  | { readonly type: "entry"; readonly entry: Entry }
+  /** The watch is alive and caught up to `headSeq`, the session's head when it was sent. */
+  | { readonly type: "heartbeat"; readonly headSeq: number };
+
+/** How to watch one session; only the cursor and a way out matter to most callers. */
+export interface EntryWatchOptions {
+  /**
+   * Replay the entries with seq > afterSeq first (default 0: the whole log).
+   * Pass the seq of the last entry seen to resume with no gap and no
+   * duplicate; beyond the head seq is INVALID_ARGUMENT.
+   */
+  afterSeq?: number | undefined;
+  /** Ends the watch: the iterator then throws `signal.reason`. Leaving the loop (`break`) ends it too. */
+  signal?: AbortSignal | undefined;
+  /** A heartbeat after this long without entries, ms (default DEFAULT_HEARTBEAT_MS). */
+  heartbeatMs?: number | undefined;
+  /** Entries read from the log at a time while replaying (default: the store's page size). */
+  pageSize?: number | undefined;
+  /**
+   * Negative control for the reliability battery, never set otherwise:
+   * replay first, subscribe after, and never re-read at heartbeats, the
+   * classic bug where an append that lands between the replay and the
+   * subscription is not seen until another one.
+   */
+  noSubscribeFirst?: boolean | undefined;
+}
+
+/** The entries loop's inputs, every default applied (see StoreWatch). */
+export interface EntriesLoop {
+  readonly engine: StorageEngine;
+  readonly hub: EventHub;
+  readonly key: SessionKey;
+  readonly afterSeq: number;
+  readonly signal: AbortSignal;
+  readonly heartbeatMs: number;
+  readonly pageSize: number;
+  readonly noSubscribeFirst: boolean;
+}
+
+/**
+ * The loop of a watch of one session. Order matters: subscribe FIRST, then
+ * replay from the log, then wait for wake-ups; a notification that arrives
+ * during the replay leaves the wake-up flag set, so nothing falls between
+ * replay and live. Notifications carry no data: every entry is read back
+ * from the engine by seq (only durable entries are readable), and the
+ * cursor `last` drops anything already sent, so each entry goes out exactly
+ * once, in seq order. A slow consumer holds at most one page in memory (the
+ * generator only reads on demand). A heartbeat with the head seq goes out
+ * once the backlog is replayed and after every quiet interval; each interval
+ * also re-reads the log, which picks up appends made by other processes. A
+ * deleted session ends the watch with NOT_FOUND (thrown by the read).
+ */
+export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatchEvent> {
+  const { engine, key, signal, pageSize } = loop;
+  if (loop.afterSeq < 0 || !Number.isSafeInteger(loop.afterSeq)) {
+    throw invalidArgument(`after_seq ${loop.afterSeq} is out of range`);
+  }
+  const wake = new Wakeup();
+  const late = loop.noSubscribeFirst;
+  let replayed = late ? await engine.read(key, loop.afterSeq, pageSize) : undefined;
+  const { tail, stop } = loop.hub.watch(key, () => wake.notify());
+  try {
+    let last = loop.afterSeq;
+    let beat = true;
+    // After a wake-up the hub's tail usually has the new entries; the first
+    // pass and every quiet interval read the engine (which also notices
+    // appends made by other processes).
+    let fromTail = false;
+    for (let first = true; ; first = false) {
+      const page =
+        replayed ??
+        (fromTail ? tail.slice(last, pageSize) : undefined) ??
+        (await engine.read(key, last, pageSize));
+      replayed = undefined;
+      if (first && last > page.headSeq) {
+        throw invalidArgument(
+          `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
+        );
+      }
+      for (const entry of page.entries) {
+        const seq = Number(entry.seq);
+        if (seq <= last) continue;
+        last = seq;
+        yield { type: "entry", entry };
+      }
+      if (page.entries.length >= pageSize) {
+        fromTail = false;
+        continue;
+      }
+      if (beat) yield { type: "heartbeat", headSeq: Math.max(page.headSeq, last) };
+      let woke = await wake.wait(loop.heartbeatMs, signal);
+      while (late && woke === "timeout") {
+        yield { type: "heartbeat", headSeq: last };
+        woke = await wake.wait(loop.heartbeatMs, signal);
+      }
+      if (woke === "aborted") throw signal.reason;
+      beat = woke === "timeout";
+      fromTail = woke === "notified";
+    }
+  } finally {
+    stop();
+  }
+}
