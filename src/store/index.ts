@@ -13,10 +13,10 @@ export {
   type StatePageRequest,
   type TreePage,
 } from "./session.js";
+export type { ListInput } from "./session-listing.js";
 export {
   type CreateSessionInput,
   type ForkInput,
-  type ListInput,
   SessionStore,
   type StoreOptions,
 } from "./session-store.js";

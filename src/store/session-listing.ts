@@ -1,0 +1,129 @@
+/**
+ * Listing a workspace's sessions page by page (ListSessions): the page
+ * size and token rules, and where the page is picked (by the engine's
+ * index, or here from every root with a bounded top-k).
+ */
+
+import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import { invalidArgument } from "../core/errors.js";
+import { checkSessionId, checkWorkspace, SESSION_ID_PATTERN } from "../core/ids.js";
+import type { RootRecord, StorageEngine } from "../storage/engine.js";
+import type { StoreLimits } from "./limits.js";
+import { metaOf } from "./meta.js";
+import { decodePageToken, encodePageToken } from "./page-token.js";
+import { smallest } from "./top-k.js";
+
+export interface ListInput {
+  workspace?: string | undefined;
+  /** Unset: top-level sessions; set: the subagents of that session. */
+  parentSessionId?: string | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+  order?: "newest" | "oldest" | undefined;
+}
+
+/**
+ * One page of a workspace's sessions, ordered by creation time (newest
+ * first by default), top-level or the subagents of one parent. Corrupt
+ * sessions are listed with health CORRUPT.
+ *
+ * Filtering, ordering and paging run on the engine's roots (first records
+ * only); full records are read for the sessions of the page only. An
+ * engine with an index picks the page itself (`pageRoots`: a keyset query
+ * in PostgreSQL); otherwise the store picks it from every root of the
+ * workspace with a bounded top-k. Both give the same page.
+ */
+export async function listSessions(
+  engine: StorageEngine,
+  limits: StoreLimits,
+  input: ListInput,
+): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
+  const workspace = checkWorkspace(input.workspace);
+  const parent = input.parentSessionId ?? "";
+  if (parent !== "") checkSessionId(parent, "parent_session_id");
+  const order = input.order === "oldest" ? "asc" : "desc";
+  const size = input.pageSize ?? 0;
+  if (!Number.isSafeInteger(size) || size < 0 || size > limits.maxPageSize) {
+    throw invalidArgument(
+      `page_size ${size} is out of range 0..${limits.maxPageSize} (0: the default, ${limits.defaultPageSize})`,
+    );
+  }
+  const pageSize = size === 0 ? limits.defaultPageSize : size;
+  const after = input.pageToken ? decodePageToken(input.pageToken) : undefined;
+  if (after !== undefined && (after.order !== order || after.parent !== parent)) {
+    throw invalidArgument("invalid page_token: it belongs to a different listing");
+  }
+  // A key this store never issues (a forged token): creation times are
+  // whole ms and ids obey the id pattern. An engine may not be able to
+  // compare with anything else (a fraction against a bigint column, a NUL
+  // in a text parameter).
+  if (
+    after !== undefined &&
+    (!Number.isInteger(after.createdMs) || !SESSION_ID_PATTERN.test(after.id))
+  ) {
+    throw invalidArgument("invalid page_token: pass next_page_token unchanged");
+  }
+  // One more than the page: whether there is a next page.
+  const first =
+    engine.pageRoots !== undefined
+      ? await engine.pageRoots(workspace, {
+          parentSessionId: parent,
+          order,
+          after: after && { createdMs: after.createdMs, id: after.id },
+          limit: pageSize + 1,
+        })
+      : await pickPage(engine, workspace, parent, order, after, pageSize + 1);
+  const page = first.slice(0, pageSize);
+  const records = new Map(
+    (
+      await engine.list(
+        workspace,
+        page.map((r) => r.sessionId),
+      )
+    ).map((r) => [r.sessionId, r]),
+  );
+  const sessions: SessionMeta[] = [];
+  for (const r of page) {
+    const record = records.get(r.sessionId);
+    // Deleted since the roots were read: left out.
+    if (record !== undefined) sessions.push(metaOf(record));
+  }
+  const last = page[page.length - 1];
+  const nextPageToken =
+    first.length > pageSize && last !== undefined
+      ? encodePageToken({ createdMs: last.createdAtMs, id: last.sessionId, order, parent })
+      : "";
+  return { sessions, nextPageToken };
+}
+
+/**
+ * The first `limit` roots of a listing, chosen here from every root of
+ * the workspace (`listRoots`) with a bounded top-k: what `pageRoots` of
+ * an engine must match (see StorageEngine.pageRoots).
+ */
+async function pickPage(
+  engine: StorageEngine,
+  workspace: string,
+  parent: string,
+  order: "asc" | "desc",
+  after: { createdMs: number; id: string } | undefined,
+  limit: number,
+): Promise<RootRecord[]> {
+  const sign = order === "desc" ? -1 : 1;
+  // A workspace's roots have distinct ids, so compare never sees two equal keys: only
+  // the sign of the result counts, and the id comparison never yields 0.
+  const compare = (a: RootRecord, b: RootRecord) =>
+    // Stryker disable next-line ArithmeticOperator: sign / d has the sign of sign * d, and d is never 0 (distinct ids)
+    sign *
+    (a.createdAtMs - b.createdAtMs ||
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the two ids always differ, so < / <= and > / >= / true agree
+      (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  const afterKey = (r: RootRecord) =>
+    after === undefined ||
+    sign *
+      (r.createdAtMs - after.createdMs ||
+        (r.sessionId < after.id ? -1 : r.sessionId > after.id ? 1 : 0)) >
+      0;
+  const roots = await engine.listRoots(workspace);
+  return smallest(roots, limit, (r) => r.parentSessionId === parent && afterKey(r), compare);
+}
