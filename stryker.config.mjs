@@ -17,8 +17,8 @@ export const MUTATED = [
   "src/storage/jsonl/repair.ts",
 ];
 
-/** Tests and test support (test-helpers.ts, test-model.ts, ...) inside those folders: never mutated. */
-export const NOT_MUTATED = ["src/**/*.test.ts", "src/**/test-*.ts", "src/**/testdata/**"];
+/** Unit tests sit next to their code; test support lives under test/. Never mutated. */
+export const NOT_MUTATED = ["src/**/*.test.ts"];
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { assistant, branchSummary, info, user } from "../core/test-helpers.js";
+import { assistant, branchSummary, info, user } from "../../test/support/fixtures.js";
 import { CliError } from "./command.js";
 import { batches, planReplay, reRoot } from "./import-replay.js";
 

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend } from "./append-plan.js";
-import type { SessionLog } from "./session-log.js";
 import {
   assistant,
   buildLog,
@@ -11,7 +9,9 @@ import {
   idsOf,
   toolResult,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { planAppend } from "./append-plan.js";
+import type { SessionLog } from "./session-log.js";
 
 /**
  * A call id made again later on the same path (providers that number their

@@ -2,8 +2,6 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend, storedJson } from "./append-plan.js";
-import type { SessionLog } from "./session-log.js";
 import {
   appendBatch,
   buildLog,
@@ -13,7 +11,9 @@ import {
   leaf,
   newLog,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { planAppend, storedJson } from "./append-plan.js";
+import type { SessionLog } from "./session-log.js";
 
 function plan(log: SessionLog, entries: Entry[]) {
   return planAppend(log, { entries }, { now: () => CLOCK });

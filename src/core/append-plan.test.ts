@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { planAppend } from "./append-plan.js";
-import { ENTRY_ID_PATTERN } from "./ids.js";
-import { planReset, planRewind, resolveTarget } from "./move-plan.js";
-import type { SessionLog } from "./session-log.js";
 import {
   appendBatch,
   assistant,
@@ -19,7 +15,11 @@ import {
   rewindTo,
   toolResult,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { planAppend } from "./append-plan.js";
+import { ENTRY_ID_PATTERN } from "./ids.js";
+import { planReset, planRewind, resolveTarget } from "./move-plan.js";
+import type { SessionLog } from "./session-log.js";
 
 /** Plans an append of `entries` (nothing is applied). */
 function plan(log: SessionLog, entries: Entry[], x = {}) {

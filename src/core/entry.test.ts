@@ -10,14 +10,6 @@ import {
 } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
 import {
-  entryKind,
-  entryPreview,
-  messageText,
-  roleOf,
-  toolCallIds,
-  toolResultCallId,
-} from "./entry.js";
-import {
   assistant,
   branchSummary,
   compaction,
@@ -30,7 +22,15 @@ import {
   thinkingLevel,
   toolResult,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import {
+  entryKind,
+  entryPreview,
+  messageText,
+  roleOf,
+  toolCallIds,
+  toolResultCallId,
+} from "./entry.js";
 
 type PartInit = MessageInitShape<typeof ContentPartSchema>["part"];
 

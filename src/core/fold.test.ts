@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { type SessionState, View } from "../../gen/sessiond/v1/session_pb.js";
-import { messageText } from "./entry.js";
-import { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, compactionFloor, foldPath } from "./fold.js";
 import {
   appendBatch,
   appendEach,
@@ -21,7 +19,9 @@ import {
   thinkingLevel,
   toolResult,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { messageText } from "./entry.js";
+import { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, compactionFloor, foldPath } from "./fold.js";
 
 /** The messages of a state as "entryId:ROLE:text", easy to compare whole. */
 function rendered(state: SessionState): string[] {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { appendEach, CLOCK, idsOf, info, newLog, user } from "../../test/support/fixtures.js";
 import { toTimestamp } from "./entry.js";
 import { type ForkOptions, planFork } from "./fork-plan.js";
-import { appendEach, CLOCK, idsOf, info, newLog, user } from "./test-helpers.js";
 
 const AT: ForkOptions = { sessionId: "s2", createdAt: toTimestamp(CLOCK) };
 

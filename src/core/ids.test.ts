@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expectError } from "../../test/support/fixtures.js";
 import {
   checkEntryId,
   checkSessionId,
@@ -12,7 +13,6 @@ import {
   quote,
   shortId,
 } from "./ids.js";
-import { expectError } from "./test-helpers.js";
 
 const HUGE = "a".repeat(10 * 1024);
 

@@ -1,11 +1,11 @@
 import { clone, create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { assistant, expectError, info, toolResult, user } from "../../test/support/fixtures.js";
 import { planAppend } from "./append-plan.js";
 import { isSessiondError } from "./errors.js";
 import { planImport } from "./import-plan.js";
 import { SessionLog } from "./session-log.js";
-import { assistant, expectError, info, toolResult, user } from "./test-helpers.js";
 
 function withSeqs(entries: Entry[]): Entry[] {
   return entries.map((e, i) => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { planReset, planRewind } from "./move-plan.js";
 import {
   appendBatch,
   assistant,
@@ -8,7 +7,8 @@ import {
   label,
   rewindTo,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { planReset, planRewind } from "./move-plan.js";
 
 describe("a retried move is recognised by its target", () => {
   it("a rewind's entryId reused with a target other than the stored Label's text fails with ALREADY_EXISTS", () => {

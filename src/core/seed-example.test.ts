@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { foldPath } from "./fold.js";
-import { SessionLog } from "./session-log.js";
 import {
   appendBatch,
   appendEach,
@@ -10,7 +8,9 @@ import {
   newLog,
   rewindTo,
   user,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { foldPath } from "./fold.js";
+import { SessionLog } from "./session-log.js";
 
 /**
  * The design note's example (seed/000_f44af186fb375291.txt), replayed through

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import {
+  assistant,
+  expectError,
+  info,
+  label,
+  leaf,
+  user,
+  withSeq,
+} from "../../test/support/fixtures.js";
 import { SessionLog } from "./session-log.js";
-import { assistant, expectError, info, label, leaf, user, withSeq } from "./test-helpers.js";
 
 /** A log of `entries` given in seq order, each parented on the one before. */
 function chain(...entries: Entry[]): SessionLog {

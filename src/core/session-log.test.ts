@@ -1,8 +1,6 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { dataLoss } from "./errors.js";
-import { type EntryMeta, type EntrySource, SessionLog } from "./session-log.js";
 import {
   appendEach,
   assistant,
@@ -22,7 +20,9 @@ import {
   thinkingLevel,
   user,
   withSeq,
-} from "./test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { dataLoss } from "./errors.js";
+import { type EntryMeta, type EntrySource, SessionLog } from "./session-log.js";
 
 /** A log with root (1) → u1 (2) → a2 (3), built with raw applies. */
 function rawLog(): SessionLog {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { buildLog, expectError, idsOf, info, user } from "./test-helpers.js";
+import { buildLog, expectError, idsOf, info, user } from "../../test/support/fixtures.js";
 import {
   checkTree,
   childrenIndex,

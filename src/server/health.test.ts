@@ -2,9 +2,9 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { startTestServer } from "../../test/support/test-server.js";
 import { edgeInterceptor, InFlight } from "./edge.js";
 import { HealthStatus, registerHealth, ServingStatus } from "./health.js";
-import { startTestServer } from "./test-server.js";
 
 const STORE = "sessiond.v1.StoreService";
 const SESSION = "sessiond.v1.SessionService";

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind, type TreeNode, TreeNodeSchema } from "../../gen/sessiond/v1/session_pb.js";
 import { GetTreeResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
-import { label, user } from "../core/test-helpers.js";
+import { label, user } from "../../test/support/fixtures.js";
 import { openStore } from "../index.js";
 import { pageBudget, treeNodeSize } from "./page-budget.js";
 

@@ -27,9 +27,9 @@ import {
   GetSessionResponseSchema,
   StoreService,
 } from "../../gen/sessiond/v1/store_service_pb.js";
+import { startTestServer } from "../../test/support/test-server.js";
 import { HealthStatus, registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
-import { startTestServer } from "./test-server.js";
 
 const BUF = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const NOT_FOUND = 5;

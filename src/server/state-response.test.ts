@@ -2,8 +2,15 @@ import { create, fromBinary, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { GetStateResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
+import {
+  assistant,
+  buildLog,
+  compaction,
+  custom,
+  label,
+  user,
+} from "../../test/support/fixtures.js";
 import { foldPath } from "../core/fold.js";
-import { assistant, buildLog, compaction, custom, label, user } from "../core/test-helpers.js";
 import { openStore } from "../index.js";
 import { pageBudget } from "./page-budget.js";
 import { stateResponse, stateSizes } from "./state-response.js";

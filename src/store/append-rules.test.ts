@@ -19,12 +19,12 @@ import {
   thinkingLevel,
   toolResult,
   user,
-} from "../core/test-helpers.js";
+} from "../../test/support/fixtures.js";
+import { expectRefused } from "../../test/support/refusals.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import type { Session } from "./session.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import type { EngineFixture } from "./test-model.js";
-import { STORE_ENGINE_FACTORIES } from "./test-postgres.js";
-import { expectRefused } from "./test-refusals.js";
 
 /**
  * One test per validation rule of Append (src/core/append-plan.ts and the

@@ -1,9 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, it } from "vitest";
+import { expectRefused } from "../../test/support/refusals.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import { type CreateSessionInput, SessionStore } from "./session-store.js";
-import type { EngineFixture } from "./test-model.js";
-import { STORE_ENGINE_FACTORIES } from "./test-postgres.js";
-import { expectRefused } from "./test-refusals.js";
 
 /**
  * One test per validation rule of CreateSession (SessionStore.create): each

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { expectCode } from "../../test/support/store-model.js";
 import { unavailable } from "../core/errors.js";
 import { matchesSessionRef } from "../core/ids.js";
 import type {
@@ -15,7 +16,6 @@ import type {
 } from "../storage/engine.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "./session-store.js";
-import { expectCode } from "./test-model.js";
 
 /**
  * How the store uses the OPTIONAL capabilities of a storage engine (see

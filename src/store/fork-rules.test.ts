@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, it } from "vitest";
-import { assistant, label, user } from "../core/test-helpers.js";
+import { assistant, label, user } from "../../test/support/fixtures.js";
+import { expectRefused } from "../../test/support/refusals.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import { SessionStore } from "./session-store.js";
-import type { EngineFixture } from "./test-model.js";
-import { STORE_ENGINE_FACTORIES } from "./test-postgres.js";
-import { expectRefused } from "./test-refusals.js";
 
 /**
  * One test per validation rule of Fork (SessionStore.fork and the target

@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { assistant, info, kindless, leaf, toolResult, user } from "../core/test-helpers.js";
+import { assistant, info, kindless, leaf, toolResult, user } from "../../test/support/fixtures.js";
+import { expectRefused } from "../../test/support/refusals.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import type { EngineFixture } from "./test-model.js";
-import { STORE_ENGINE_FACTORIES } from "./test-postgres.js";
-import { expectRefused } from "./test-refusals.js";
 
 /**
  * One test per validation rule of Import (src/core/import-plan.ts: one tree

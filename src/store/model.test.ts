@@ -2,8 +2,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
-import type { Session } from "./session.js";
-import { SessionStore } from "./session-store.js";
 import {
   allEntries,
   asModel,
@@ -15,7 +13,9 @@ import {
   messagesOf,
   pick,
   StoreModel,
-} from "./test-model.js";
+} from "../../test/support/store-model.js";
+import type { Session } from "./session.js";
+import { SessionStore } from "./session-store.js";
 
 /**
  * Model-based test of the store: random sequences of appends, rewinds,

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, it } from "vitest";
-import { assistant, compaction, user } from "../core/test-helpers.js";
+import { assistant, compaction, user } from "../../test/support/fixtures.js";
+import { expectRefused } from "../../test/support/refusals.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import type { Session } from "./session.js";
 import { SessionStore } from "./session-store.js";
-import type { EngineFixture } from "./test-model.js";
-import { STORE_ENGINE_FACTORIES } from "./test-postgres.js";
-import { expectRefused } from "./test-refusals.js";
 
 /**
  * One test per validation rule of Rewind and Reset (src/core/move-plan.ts,

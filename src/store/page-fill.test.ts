@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectError } from "../core/test-helpers.js";
+import { expectError } from "../../test/support/fixtures.js";
 import { fillPage, itemsFrom } from "./page-fill.js";
 
 const sizes = [3, 4, 10, 2, 2];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectError } from "../core/test-helpers.js";
+import { expectError } from "../../test/support/fixtures.js";
 import { decodePageToken, decodeToken, encodePageToken, encodeToken } from "./page-token.js";
 
 /** A token of arbitrary JSON, as a client forging one would write it. */

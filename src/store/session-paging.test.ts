@@ -12,12 +12,16 @@ import {
   modelChange,
   toolResult,
   user,
-} from "../core/test-helpers.js";
+} from "../../test/support/fixtures.js";
+import {
+  ENGINE_FACTORIES,
+  type EngineFixture,
+  expectCode,
+} from "../../test/support/store-model.js";
 import type { PageRequest } from "./page-fill.js";
 import type { Session, StatePageRequest } from "./session.js";
 import { SessionStore } from "./session-store.js";
 import { encodeStateToken, encodeTreeToken } from "./snapshot-token.js";
-import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
 
 const CLOCK = new Date("2026-03-04T05:06:07.000Z");
 

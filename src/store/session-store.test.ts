@@ -5,14 +5,14 @@ import type postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import { assistant, compaction, label, user } from "../../test/support/fixtures.js";
+import { openPostgres, pgSkip, STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import { type EngineFixture, expectCode } from "../../test/support/store-model.js";
 import { shortId } from "../core/ids.js";
-import { assistant, compaction, label, user } from "../core/test-helpers.js";
 import type { StorageEngine, StorageEvent } from "../storage/engine.js";
 import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
 import { encodePageToken } from "./page-token.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import { type EngineFixture, expectCode } from "./test-model.js";
-import { openPostgres, pgSkip, STORE_ENGINE_FACTORIES } from "./test-postgres.js";
 import { smallest } from "./top-k.js";
 
 const T0 = Date.UTC(2026, 2, 4, 5, 6, 7);

@@ -8,7 +8,6 @@ import {
   SessionStateSchema,
   View,
 } from "../../gen/sessiond/v1/session_pb.js";
-import { messageText } from "../core/entry.js";
 import {
   assistant,
   branchSummary,
@@ -21,10 +20,15 @@ import {
   thinkingLevel,
   toolResult,
   user,
-} from "../core/test-helpers.js";
+} from "../../test/support/fixtures.js";
+import {
+  ENGINE_FACTORIES,
+  type EngineFixture,
+  expectCode,
+} from "../../test/support/store-model.js";
+import { messageText } from "../core/entry.js";
 import type { Session } from "./session.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";
-import { ENGINE_FACTORIES, type EngineFixture, expectCode } from "./test-model.js";
 
 const CLOCK = new Date("2026-03-04T05:06:07.000Z");
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
-import { expectError } from "../core/test-helpers.js";
+import { expectError } from "../../test/support/fixtures.js";
 import { encodeToken, type TokenField } from "./page-token.js";
 import {
   decodeStateToken,

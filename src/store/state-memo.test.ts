@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type SessionState, SessionStateSchema, View } from "../../gen/sessiond/v1/session_pb.js";
-import { newLog } from "../core/test-helpers.js";
+import { newLog } from "../../test/support/fixtures.js";
 import { type FoldKey, memoizedState } from "./state-memo.js";
 
 /** The key of the n-th distinct fold of one log (distinct head seqs). */

@@ -19,7 +19,7 @@ import {
   thinkingLevel,
   toolResult,
   user,
-} from "../../src/core/test-helpers.js";
+} from "../support/fixtures.js";
 import type { SessionKey, StorageEngine } from "../../src/storage/engine.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
 import { MemoryEngine } from "../../src/storage/memory.js";

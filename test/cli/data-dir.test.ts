@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { rootEntry } from "../../src/storage/conformance-helpers.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
-import { IS_ROOT } from "../../src/storage/jsonl/testdata/unwritable-dir.js";
+import { IS_ROOT } from "../support/jsonl/unwritable-dir.js";
 import { runCli as sessiond } from "../harness/cli.js";
 import { BIN, REPO } from "../harness/server.js";
 

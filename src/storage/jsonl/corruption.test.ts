@@ -1,6 +1,5 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
 import {
   brokenFiles,
   fileOf,
@@ -10,7 +9,8 @@ import {
   seedSession,
   tempDir,
   withEngine,
-} from "./testdata/fixtures.js";
+} from "../../../test/support/jsonl/fixtures.js";
+import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
 
 /**
  * Damage followed by a valid record is not a torn tail: records behind it

@@ -1,9 +1,15 @@
 import { readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  tempDir,
+  withEngine,
+} from "../../../test/support/jsonl/fixtures.js";
+import { instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
-import { fileOf, keyOf, removeDir, tempDir, withEngine } from "./testdata/fixtures.js";
-import { instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * A create is a temp file, fsynced, linked into place and the directory

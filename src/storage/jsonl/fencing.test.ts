@@ -1,8 +1,15 @@
 import { readFile, truncate } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  lineStarts,
+  removeDir,
+  scanFile,
+  tempDir,
+} from "../../../test/support/jsonl/fixtures.js";
 import { appendOf, expectCode, rootEntry, seqs, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { fileOf, keyOf, lineStarts, removeDir, scanFile, tempDir } from "./testdata/fixtures.js";
 
 /**
  * Another writer (here a second engine on the same directory, standing in

@@ -1,11 +1,17 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  tempDir,
+  withEngine,
+} from "../../../test/support/jsonl/fixtures.js";
+import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
+import { freeze } from "../../../test/support/jsonl/unwritable-dir.js";
 import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { fileOf, keyOf, removeDir, tempDir, withEngine } from "./testdata/fixtures.js";
-import { errno, instrumentedFs } from "./testdata/instrumented-fs.js";
-import { freeze } from "./testdata/unwritable-dir.js";
 
 /**
  * A file-system error that a retry cannot fix is answered with a code

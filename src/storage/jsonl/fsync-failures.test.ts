@@ -1,10 +1,16 @@
 import { appendFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  scanFile,
+  tempDir,
+} from "../../../test/support/jsonl/fixtures.js";
+import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { fileOf, keyOf, removeDir, scanFile, tempDir } from "./testdata/fixtures.js";
-import { errno, instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * Found by T3 (test/reliability/t3-io-errors.ts, on the simulated disk of

@@ -1,8 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  scanFile,
+  tempDir,
+} from "../../../test/support/jsonl/fixtures.js";
+import { instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { appendOf, rootEntry, seqs, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { fileOf, keyOf, removeDir, scanFile, tempDir } from "./testdata/fixtures.js";
-import { instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * Concurrent appends to one session share one write and one fdatasync

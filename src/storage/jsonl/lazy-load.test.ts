@@ -4,6 +4,13 @@ import { crc32 } from "node:zlib";
 import { create, toBinary, toJson, toJsonString } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  tempDir,
+  withEngine,
+} from "../../../test/support/jsonl/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { SessionLog } from "../../core/session-log.js";
 import { forkLikeEntries, rootEntry, userMsg } from "../conformance-helpers.js";
@@ -12,7 +19,6 @@ import { metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 import { nodeFs } from "./fs-ops.js";
 import { scan } from "./reader.js";
 import { checkFrame, decodePayload, encodeRecord } from "./record.js";
-import { fileOf, keyOf, removeDir, tempDir, withEngine } from "./testdata/fixtures.js";
 
 /**
  * Loading is lazy: the reader indexes id, parent, seq and kind of each

@@ -1,10 +1,10 @@
 import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { lockPathOf } from "./lock.js";
-import { fileOf, keyOf, removeDir, tempDir } from "./testdata/fixtures.js";
 
 /**
  * The cross-process lock is held as a short lease: kept across a burst of

@@ -6,14 +6,6 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { Health } from "../../../gen/sessiond/v1/session_pb.js";
-import { SessionStore } from "../../store/session-store.js";
-import { appendOf, rootEntry, settle, ts, userMsg } from "../conformance-helpers.js";
-import type { RootRecord } from "../engine.js";
-import { timestampJsonMs } from "./first-line.js";
-import { type FsOps, nodeFs } from "./fs-ops.js";
-import { sessionsDir } from "./paths.js";
-import { encodeRecord } from "./record.js";
-import { RootIndex } from "./root-index.js";
 import {
   fileOf,
   keyOf,
@@ -23,7 +15,15 @@ import {
   tempDir,
   WS,
   withEngine,
-} from "./testdata/fixtures.js";
+} from "../../../test/support/jsonl/fixtures.js";
+import { SessionStore } from "../../store/session-store.js";
+import { appendOf, rootEntry, settle, ts, userMsg } from "../conformance-helpers.js";
+import type { RootRecord } from "../engine.js";
+import { timestampJsonMs } from "./first-line.js";
+import { type FsOps, nodeFs } from "./fs-ops.js";
+import { sessionsDir } from "./paths.js";
+import { encodeRecord } from "./record.js";
+import { RootIndex } from "./root-index.js";
 
 /**
  * Listing reads first lines only: the roots of every session come from the

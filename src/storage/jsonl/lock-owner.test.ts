@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { FileLease, lockPathOf } from "./lock.js";
 import { ownerIsDead, ownerPathOf, ownerRecord, selfIdentity } from "./lock-owner.js";
-import { removeDir, tempDir } from "./testdata/fixtures.js";
 
 /**
  * After kill -9 and a restart on the same machine, the dead process's

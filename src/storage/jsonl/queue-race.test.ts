@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { keyOf, removeDir, tempDir } from "./testdata/fixtures.js";
 
 /**
  * Found by T2 (test/reliability/t2-power-loss.ts): an append queued in the

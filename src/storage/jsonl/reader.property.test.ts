@@ -4,6 +4,13 @@ import { create, type MessageInitShape, toJson, toJsonString } from "@bufbuild/p
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import {
+  damageArb,
+  encodeLines,
+  expectedRead,
+  writtenLog,
+} from "../../../test/support/jsonl/arbitraries.js";
+import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { type EntryMeta, SessionLog } from "../../core/session-log.js";
 import { ts } from "../conformance-helpers.js";
@@ -13,8 +20,6 @@ import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { scan } from "./reader.js";
 import { readMeta } from "./record.js";
-import { damageArb, encodeLines, expectedRead, writtenLog } from "./testdata/arbitraries.js";
-import { fileOf, keyOf, removeDir, tempDir } from "./testdata/fixtures.js";
 
 /**
  * The reader against random valid logs, written as random writes (one

@@ -3,8 +3,8 @@ import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { FileLease, lockPathOf } from "./lock.js";
-import { removeDir, tempDir } from "./testdata/fixtures.js";
 
 /**
  * Regression (found by the reliability battery, T4): two waiters that both

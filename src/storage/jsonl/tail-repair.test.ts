@@ -1,10 +1,10 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
 import { brokenName, repairTail } from "./repair.js";
-import { removeDir, tempDir } from "./testdata/fixtures.js";
-import { errno, instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * `repairTail` on its own, through an injected FsOps: the order of its

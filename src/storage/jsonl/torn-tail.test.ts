@@ -1,8 +1,6 @@
 import { appendFile, readFile, truncate, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
-import { encodeRecord } from "./record.js";
 import {
   brokenFiles,
   fileOf,
@@ -13,7 +11,9 @@ import {
   seedSession,
   tempDir,
   withEngine,
-} from "./testdata/fixtures.js";
+} from "../../../test/support/jsonl/fixtures.js";
+import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
+import { encodeRecord } from "./record.js";
 
 /**
  * A crash in the middle of an append leaves a torn tail. Readers must see

@@ -3,6 +3,18 @@ import { crc32 } from "node:zlib";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import {
+  brokenFiles,
+  fileOf,
+  keyOf,
+  lineStarts,
+  removeDir,
+  scanFile,
+  seedSession,
+  tempDir,
+  WS,
+  withEngine,
+} from "../../../test/support/jsonl/fixtures.js";
 import { checkFile } from "../../cli/fsck-scan.js";
 import { planAppend } from "../../core/append-plan.js";
 import { SessionLog } from "../../core/session-log.js";
@@ -17,18 +29,6 @@ import {
 import { rootOfFirstLine } from "./first-line.js";
 import { scan } from "./reader.js";
 import { checkFrame, encodeRecord, encodeRecords } from "./record.js";
-import {
-  brokenFiles,
-  fileOf,
-  keyOf,
-  lineStarts,
-  removeDir,
-  scanFile,
-  seedSession,
-  tempDir,
-  WS,
-  withEngine,
-} from "./testdata/fixtures.js";
 
 /**
  * A batch (one Append; or a group commit's requests) is ONE write of

@@ -3,9 +3,15 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  tempDir,
+  withEngine,
+} from "../../../test/support/jsonl/fixtures.js";
 import { rootEntry } from "../conformance-helpers.js";
 import { checkFrame, decodePayload } from "./record.js";
-import { fileOf, keyOf, removeDir, tempDir, withEngine } from "./testdata/fixtures.js";
 
 /**
  * Two OS processes appending to one session: the cross-process lock plus
@@ -14,7 +20,9 @@ import { fileOf, keyOf, removeDir, tempDir, withEngine } from "./testdata/fixtur
  * lock and must show violations, or the test proves nothing.
  */
 
-const WORKER = fileURLToPath(new URL("./testdata/append-worker.ts", import.meta.url));
+const WORKER = fileURLToPath(
+  new URL("../../../test/support/jsonl/append-worker.ts", import.meta.url),
+);
 const k = keyOf("shared");
 const PER_PROCESS = 1500;
 

@@ -1,12 +1,18 @@
 import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  fileOf,
+  keyOf,
+  removeDir,
+  scanFile,
+  tempDir,
+} from "../../../test/support/jsonl/fixtures.js";
+import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { lockPathOf } from "./lock.js";
-import { fileOf, keyOf, removeDir, scanFile, tempDir } from "./testdata/fixtures.js";
-import { errno, instrumentedFs } from "./testdata/instrumented-fs.js";
 
 /**
  * When a write, an fdatasync or the lock fails, the append must not be

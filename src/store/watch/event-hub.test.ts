@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { user } from "../../../test/support/fixtures.js";
 import { planAppend } from "../../core/append-plan.js";
-import { user } from "../../core/test-helpers.js";
 import type { StorageEngine } from "../../storage/engine.js";
 import { MemoryEngine } from "../../storage/memory.js";
 import { SessionStore } from "../session-store.js";

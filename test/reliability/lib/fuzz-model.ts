@@ -40,7 +40,7 @@ import {
   messagesOf,
   pick,
   StoreModel,
-} from "../../../src/store/test-model.js";
+} from "../../support/store-model.js";
 
 const WS = "default";
 const LABELS = ["alpha", "beta", "gamma"];

@@ -9,7 +9,7 @@
  *
  * Damage is generated as plain data (a `DamageSpec`, readable in a
  * counterexample) and applied by `applyDamage`; lifted from
- * src/storage/jsonl/testdata/arbitraries.ts, plus the classic torn write (a
+ * test/support/jsonl/arbitraries.ts, plus the classic torn write (a
  * prefix of the next record), zeros and garbage mid-file, and "garbage
  * followed by a valid record" (the shape of an append glued onto a torn
  * tail). The oracle (`expectedRead`) derives the answer from the original
@@ -44,11 +44,7 @@ import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { scan } from "../../../src/storage/jsonl/reader.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
-import {
-  encodeLines,
-  splitLines,
-  writtenLog,
-} from "../../../src/storage/jsonl/testdata/arbitraries.js";
+import { encodeLines, splitLines, writtenLog } from "../../support/jsonl/arbitraries.js";
 
 export const SID = "fuzz";
 export const WS = "default";

@@ -1,10 +1,10 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { type AppendInput, type AppendPlan, planAppend } from "./append-plan.js";
-import { type ErrorCode, isSessiondError, type SessiondError } from "./errors.js";
-import { planRewind, type RewindInput } from "./move-plan.js";
-import { SessionLog } from "./session-log.js";
+import { type AppendInput, type AppendPlan, planAppend } from "../../src/core/append-plan.js";
+import { type ErrorCode, isSessiondError, type SessiondError } from "../../src/core/errors.js";
+import { planRewind, type RewindInput } from "../../src/core/move-plan.js";
+import { SessionLog } from "../../src/core/session-log.js";
 
 /**
  * Builders and a log factory for the core's unit tests. Entries are real

@@ -4,7 +4,7 @@
  * answer it itself (a hook returning a value replaces the real call, e.g.
  * a short write).
  */
-import { type FsOps, nodeFs } from "../fs-ops.js";
+import { type FsOps, nodeFs } from "../../../src/storage/jsonl/fs-ops.js";
 
 export type OpName = keyof FsOps;
 export type Hook = (...args: never[]) => unknown;

@@ -14,10 +14,10 @@ import { create } from "@bufbuild/protobuf";
 import { expect } from "vitest";
 import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
-import { type ErrorCode, isSessiondError, type SessiondError } from "../core/errors.js";
-import type { StorageEngine } from "../storage/engine.js";
-import { MemoryEngine } from "../storage/memory.js";
-import type { Session } from "./session.js";
+import { type ErrorCode, isSessiondError, type SessiondError } from "../../src/core/errors.js";
+import type { StorageEngine } from "../../src/storage/engine.js";
+import { MemoryEngine } from "../../src/storage/memory.js";
+import type { Session } from "../../src/store/session.js";
 
 // ---------------------------------------------------------------------------
 // Engines

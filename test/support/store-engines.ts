@@ -7,15 +7,10 @@
  */
 import postgres from "postgres";
 import { afterAll } from "vitest";
-import {
-  createDatabase,
-  type PgServer,
-  pgSkipReason,
-  startPostgres,
-} from "../../test/harness/postgres.js";
-import type { StorageEngine } from "../storage/engine.js";
-import { PostgresEngine, type PostgresEngineOptions } from "../storage/postgres/index.js";
-import { ENGINE_FACTORIES, type EngineFactory } from "./test-model.js";
+import type { StorageEngine } from "../../src/storage/engine.js";
+import { PostgresEngine, type PostgresEngineOptions } from "../../src/storage/postgres/index.js";
+import { createDatabase, type PgServer, pgSkipReason, startPostgres } from "../harness/postgres.js";
+import { ENGINE_FACTORIES, type EngineFactory } from "./store-model.js";
 
 /** Why PostgreSQL tests cannot run here (in CI they must, unless a mutation run turns them off). */
 export const pgSkip =

@@ -8,10 +8,10 @@
  *     "streams":4,"noLock":false,"startAt":<epoch ms>}'
  */
 import { create } from "@bufbuild/protobuf";
-import { EntrySchema, Role } from "../../../../gen/sessiond/v1/entry_pb.js";
-import { planAppend } from "../../../core/append-plan.js";
-import { isSessiondError } from "../../../core/errors.js";
-import { JsonlEngine } from "../jsonl-engine.js";
+import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { planAppend } from "../../../src/core/append-plan.js";
+import { isSessiondError } from "../../../src/core/errors.js";
+import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 
 interface Args {
   dataDir: string;

@@ -6,12 +6,12 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { SessionLog } from "../../../core/session-log.js";
-import { appendOf, rootEntry, userMsg } from "../../conformance-helpers.js";
-import type { SessionKey } from "../../engine.js";
-import { JsonlEngine, type JsonlEngineOptions } from "../jsonl-engine.js";
-import { sessionPath } from "../paths.js";
-import { type ScanResult, scan } from "../reader.js";
+import { SessionLog } from "../../../src/core/session-log.js";
+import { appendOf, rootEntry, userMsg } from "../../../src/storage/conformance-helpers.js";
+import type { SessionKey } from "../../../src/storage/engine.js";
+import { JsonlEngine, type JsonlEngineOptions } from "../../../src/storage/jsonl/jsonl-engine.js";
+import { sessionPath } from "../../../src/storage/jsonl/paths.js";
+import { type ScanResult, scan } from "../../../src/storage/jsonl/reader.js";
 
 export const WS = "default";
 
