@@ -1,34 +1,8 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { toConnectError } from "./errors.js";
+import type { InFlight } from "./in-flight.js";
 import { responseLimit } from "./response-size.js";
-
-/** Counts unary calls in flight, so shutdown can wait for appends to finish. */
-export class InFlight {
-  private count = 0;
-  private idle: Array<() => void> = [];
-
-  enter(): void {
-    this.count++;
-  }
-
-  leave(): void {
-    this.count--;
-    if (this.count === 0) for (const resolve of this.idle.splice(0)) resolve();
-  }
-
-  /** Resolves when no call is in flight (or after `timeoutMs`). */
-  drained(timeoutMs: number): Promise<void> {
-    if (this.count === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.idle.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-}
 
 /** The log fields of a request message: its workspace and session, when it has them. */
 function describe(record: CallRecord, method: string, message: unknown): void {

@@ -3,8 +3,9 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { startTestServer } from "../../test/support/test-server.js";
-import { edgeInterceptor, InFlight } from "./edge.js";
+import { edgeInterceptor } from "./edge.js";
 import { HealthStatus, registerHealth, ServingStatus } from "./health.js";
+import { InFlight } from "./in-flight.js";
 
 const STORE = "sessiond.v1.StoreService";
 const SESSION = "sessiond.v1.SessionService";

@@ -13,7 +13,7 @@ import type {
   StorageListener,
 } from "./engine.js";
 import { Listeners } from "./listeners.js";
-import { recordOf, rootRecordOf } from "./record.js";
+import { recordOf, rootRecordOf } from "./session-record.js";
 
 /**
  * The in-memory engine: for tests and ephemeral use. Everything is lost when

@@ -4,7 +4,7 @@ import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { RootRecord } from "../engine.js";
-import { rootRecordOfEntry } from "../record.js";
+import { rootRecordOfEntry } from "../session-record.js";
 import { closeQuietly, errnoCode, type FsOps } from "./fs-ops.js";
 import { checkFrame } from "./record.js";
 

@@ -14,7 +14,7 @@ import type {
   StorageListener,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
-import { recordOf } from "../record.js";
+import { recordOf } from "../session-record.js";
 import {
   createExclusive,
   ensureDir,

@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
-import { recordOf } from "../record.js";
+import { recordOf } from "../session-record.js";
 import type { FsOps } from "./fs-ops.js";
 
 /**

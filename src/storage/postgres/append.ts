@@ -2,7 +2,7 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessiondError, unavailable } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { AppendResult, Planner, SessionKey, StorageEvent } from "../engine.js";
-import { recordOf } from "../record.js";
+import { recordOf } from "../session-record.js";
 import { lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";

@@ -3,7 +3,7 @@ import { alreadyExists } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
-import { recordOf, rootRecordOfEntry } from "../record.js";
+import { recordOf, rootRecordOfEntry } from "../session-record.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";

@@ -4,7 +4,7 @@ import { dataLoss, invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import { decodeEntry } from "../jsonl/fast-decode.js";
-import { rootRecordOfEntry } from "../record.js";
+import { rootRecordOfEntry } from "../session-record.js";
 import type { Q } from "./context.js";
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * Listing records of a session (SessionRecord, RootRecord) made from its log, shared by the
+ * engines. Not to be confused with jsonl/record.ts, the framing of one JSONL line.
+ */
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import type { SessionLog } from "../core/session-log.js";
