@@ -19,11 +19,11 @@ import {
 import { SessionStore } from "../../store/session-store.js";
 import { appendOf, rootEntry, settle, ts, userMsg } from "../conformance-helpers.js";
 import type { RootRecord } from "../engine.js";
-import { timestampJsonMs } from "./first-line.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
 import { sessionsDir } from "./paths.js";
 import { encodeRecord } from "./record.js";
 import { RootIndex } from "./root-index.js";
+import { timestampJsonMs } from "./timestamp-json.js";
 
 /**
  * Listing reads first lines only: the roots of every session come from the

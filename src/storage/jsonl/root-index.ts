@@ -2,16 +2,10 @@ import type { Stats } from "node:fs";
 import * as path from "node:path";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { quote } from "../../core/ids.js";
-import {
-  FIRST_BLOCK,
-  type FirstLine,
-  IndexedRoot,
-  readFirstLine,
-  readFirstLineSync,
-  rootOfFirstLine,
-} from "./first-line.js";
+import { FIRST_BLOCK, type FirstLine, readFirstLine, readFirstLineSync } from "./first-line.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps } from "./fs-ops.js";
+import { IndexedRoot, rootOfFirstLine } from "./indexed-root.js";
 import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
 
 /**
@@ -28,7 +22,7 @@ import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
  *   stat'ed (within the timestamp granularity) may change again without
  *   its mtime moving, so such a read is not trusted and the directory is
  *   read again next time (git's "racily clean" rule).
- * - The root of each file comes from its first line only (first-line.ts),
+ * - The root of each file comes from its first line only (indexed-root.ts),
  *   read on first use: on the real file system with synchronous calls in
  *   slices of a few ms (the cheapest way for files in the page cache),
  *   switching to `concurrency` parallel asynchronous reads when the reads

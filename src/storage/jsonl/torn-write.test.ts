@@ -26,7 +26,7 @@ import {
   rootEntry,
   userMsg,
 } from "../conformance-helpers.js";
-import { rootOfFirstLine } from "./first-line.js";
+import { rootOfFirstLine } from "./indexed-root.js";
 import { scan } from "./reader.js";
 import { checkFrame, encodeRecord, encodeRecords } from "./record.js";
 
