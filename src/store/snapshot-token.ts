@@ -32,8 +32,8 @@ export interface StateCursor extends Snapshot {
   readonly offset: number;
 }
 
-const isCount = (v: unknown): v is number =>
-  typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+/** A seq or an offset: Number.isSafeInteger is false for anything but a number. */
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 /** The fields shared by both tokens, checked against the session the request names. */
 function snapshotOf(fields: unknown[], kind: string, key: SessionKey): Snapshot {
