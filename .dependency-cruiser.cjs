@@ -3,7 +3,7 @@
 // change both together.
 
 /** Test code and test support: tests, fixtures, conformance suites, harnesses. */
-const TEST = "(\\.test\\.ts$|^src/storage/conformance[^/]*\\.ts$|^test/|^bench/)";
+const TEST = "(\\.test\\.ts$|^test/|^bench/)";
 
 /** A path under one of our layers, excluding test code. */
 const layer = (name) => `^src/${name}/`;

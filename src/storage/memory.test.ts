@@ -1,6 +1,6 @@
 import { clone } from "@bufbuild/protobuf";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { describeStorageConformance } from "./conformance.js";
+import { describeStorageConformance } from "../../test/conformance/storage/index.js";
 import { MemoryEngine } from "./memory.js";
 
 describeStorageConformance("memory", async () => {

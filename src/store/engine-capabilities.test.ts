@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { expectCode } from "../../test/support/store-model.js";
+import { expectCode } from "../../test/support/fixtures.js";
 import { unavailable } from "../core/errors.js";
 import { matchesSessionRef } from "../core/ids.js";
 import type {

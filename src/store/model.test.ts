@@ -2,12 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
+import { expectCode } from "../../test/support/fixtures.js";
 import {
   allEntries,
   asModel,
   ENGINE_FACTORIES,
   type EngineFixture,
-  expectCode,
   ModelSession,
   messageEntry,
   messagesOf,

@@ -8,16 +8,13 @@ import {
 import {
   assistant,
   compaction,
+  expectCode,
   label,
   modelChange,
   toolResult,
   user,
 } from "../../test/support/fixtures.js";
-import {
-  ENGINE_FACTORIES,
-  type EngineFixture,
-  expectCode,
-} from "../../test/support/store-model.js";
+import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
 import type { PageRequest } from "./page-fill.js";
 import type { Session, StatePageRequest } from "./session.js";
 import { SessionStore } from "./session-store.js";

@@ -13,6 +13,7 @@ import {
   branchSummary,
   compaction,
   custom,
+  expectCode,
   kindless,
   label,
   leaf,
@@ -21,11 +22,7 @@ import {
   toolResult,
   user,
 } from "../../test/support/fixtures.js";
-import {
-  ENGINE_FACTORIES,
-  type EngineFixture,
-  expectCode,
-} from "../../test/support/store-model.js";
+import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
 import { messageText } from "../core/entry.js";
 import type { Session } from "./session.js";
 import { SessionStore, type StoreOptions } from "./session-store.js";

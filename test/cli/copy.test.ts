@@ -9,6 +9,13 @@ import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { SessionMetaSchema, SessionStateSchema, View } from "../../gen/sessiond/v1/session_pb.js";
 import { copySessions } from "../../src/cli/copy-sessions.js";
 import { describeSpec, parseStorageSpec, sameStorage } from "../../src/cli/copy-storage.js";
+import type { SessionKey, StorageEngine } from "../../src/storage/engine.js";
+import { JsonlEngine } from "../../src/storage/jsonl/index.js";
+import { MemoryEngine } from "../../src/storage/memory.js";
+import { PostgresEngine } from "../../src/storage/postgres/index.js";
+import { SessionStore } from "../../src/store/session-store.js";
+import { createDatabase, type PgServer, pgSkipReason, startPostgres } from "../harness/postgres.js";
+import { BIN, REPO, removeDataDir } from "../harness/server.js";
 import {
   assistant,
   branchSummary,
@@ -20,13 +27,6 @@ import {
   toolResult,
   user,
 } from "../support/fixtures.js";
-import type { SessionKey, StorageEngine } from "../../src/storage/engine.js";
-import { JsonlEngine } from "../../src/storage/jsonl/index.js";
-import { MemoryEngine } from "../../src/storage/memory.js";
-import { PostgresEngine } from "../../src/storage/postgres/index.js";
-import { SessionStore } from "../../src/store/session-store.js";
-import { createDatabase, type PgServer, pgSkipReason, startPostgres } from "../harness/postgres.js";
-import { BIN, REPO, removeDataDir } from "../harness/server.js";
 
 /**
  * `sessiond copy`: the real CLI as a child process, copying a JSONL data

@@ -3,11 +3,11 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { rootEntry } from "../../src/storage/conformance-helpers.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
-import { IS_ROOT } from "../support/jsonl/unwritable-dir.js";
 import { runCli as sessiond } from "../harness/cli.js";
 import { BIN, REPO } from "../harness/server.js";
+import { rootEntry } from "../support/fixtures.js";
+import { IS_ROOT } from "../support/jsonl/unwritable-dir.js";
 
 /**
  * A data dir the JSONL engine cannot use stops the command at once with one

@@ -9,7 +9,8 @@ import { expect } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import type { ErrorCode, SessiondError } from "../../src/core/errors.js";
 import type { StorageEngine } from "../../src/storage/engine.js";
-import { type EngineFixture, expectCode } from "./store-model.js";
+import { expectCode } from "./fixtures.js";
+import type { EngineFixture } from "./store-model.js";
 
 /** One stored session as a client could observe it. */
 interface StoredSession {

@@ -1,6 +1,6 @@
 /**
- * Test support for the store layer: the engines the store tests run against,
- * an assertion for rejected calls, and a deliberately naive model of a store
+ * Test support for the store layer: the engines the store tests run against
+ * and a deliberately naive model of a store
  * (entries with parents, a leaf pointer, path and fold written from the
  * spec's words) that the model-based test compares the real store with.
  * Nothing here calls the tree or fold code of src/core: an independent model
@@ -10,14 +10,12 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
-import { expect } from "vitest";
-import { type Entry, EntrySchema, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
-import { type ErrorCode, isSessiondError, type SessiondError } from "../../src/core/errors.js";
 import type { StorageEngine } from "../../src/storage/engine.js";
 import { MemoryEngine } from "../../src/storage/memory.js";
 import type { Session } from "../../src/store/session.js";
+import { assistant, user } from "./fixtures.js";
 
 // ---------------------------------------------------------------------------
 // Engines
@@ -55,11 +53,11 @@ type JsonlEngineClass = new (options: { dataDir: string }) => StorageEngine;
 /**
  * The JSONL engine on a fresh temp dir, when src/storage/jsonl exists. The
  * specifier is a variable so that this file typechecks before the engine
- * is written.
+ * is written. Both paths are relative to this file (test/support/).
  */
 async function jsonlFactory(): Promise<EngineFactory | undefined> {
-  const specifier: string = "../storage/jsonl/index.js";
-  if (!existsSync(new URL("../storage/jsonl/index.ts", import.meta.url))) return undefined;
+  const specifier: string = "../../src/storage/jsonl/index.js";
+  if (!existsSync(new URL("../../src/storage/jsonl/index.ts", import.meta.url))) return undefined;
   const { JsonlEngine } = (await import(specifier)) as { JsonlEngine?: JsonlEngineClass };
   if (JsonlEngine === undefined) return undefined;
   return {
@@ -91,39 +89,6 @@ export const ENGINE_FACTORIES: readonly EngineFactory[] = [
   memoryFactory,
   ...[await jsonlFactory()].filter((f): f is EngineFactory => f !== undefined),
 ];
-
-// ---------------------------------------------------------------------------
-// Errors
-
-/**
- * Awaits `call` (which must reject, not throw synchronously) and expects a
- * SessiondError with `code` whose message contains every one of `mentions`.
- */
-export async function expectCode(
-  call: () => Promise<unknown>,
-  code: ErrorCode,
-  ...mentions: string[]
-): Promise<SessiondError> {
-  let pending: Promise<unknown>;
-  try {
-    pending = call();
-  } catch (err) {
-    throw new Error(
-      `expected a rejected promise, but the call threw synchronously: ${String(err)}`,
-    );
-  }
-  let thrown: unknown;
-  try {
-    await pending;
-  } catch (err) {
-    thrown = err;
-  }
-  if (thrown === undefined) throw new Error(`expected ${code}, but the call succeeded`);
-  expect(isSessiondError(thrown, code), `expected ${code}, got: ${String(thrown)}`).toBe(true);
-  const err = thrown as SessiondError;
-  for (const m of mentions) expect(err.message).toContain(m);
-  return err;
-}
 
 // ---------------------------------------------------------------------------
 // The model
@@ -301,23 +266,14 @@ export function textOf(message: Message | undefined): string {
     .join("");
 }
 
+/** A message in the model's terms (user() / assistant() of the fixtures). */
 export function messageEntry(
   id: string,
   role: "user" | "assistant",
   text: string,
   parentId?: string,
-) {
-  return create(EntrySchema, {
-    id,
-    parentId,
-    kind: {
-      case: "message",
-      value: {
-        role: role === "user" ? Role.USER : Role.ASSISTANT,
-        content: [{ part: { case: "text", value: text } }],
-      },
-    },
-  });
+): Entry {
+  return role === "user" ? user(id, text, parentId) : assistant(id, text, [], parentId);
 }
 
 /** A stored entry in the model's terms. */

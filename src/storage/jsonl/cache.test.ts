@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -7,7 +8,6 @@ import {
   tempDir,
 } from "../../../test/support/jsonl/fixtures.js";
 import { instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
-import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -29,7 +29,7 @@ describe("session cache", () => {
     for (let round = 0; round < 5; round++) {
       await Promise.all(
         keys.flatMap((k) =>
-          [0, 1, 2].map((j) => engine.append(k, appendOf([userMsg(`r${round}-${j}`)]))),
+          [0, 1, 2].map((j) => engine.append(k, appendOf([user(`r${round}-${j}`)]))),
         ),
       );
       for (const k of keys) expect((await engine.load(k)).headSeq).toBe(1 + 3 * (round + 1));

@@ -1,5 +1,6 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, expectCode, user } from "../../../test/support/fixtures.js";
 import {
   brokenFiles,
   fileOf,
@@ -10,7 +11,6 @@ import {
   tempDir,
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
-import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
 
 /**
  * Damage followed by a valid record is not a torn tail: records behind it
@@ -73,8 +73,8 @@ describe("mid-file corruption", () => {
         for (const attempt of [
           e.load(bad),
           e.read(bad, 0, 10),
-          e.append(bad, appendOf([userMsg("refused")])),
-          e.append(bad, appendOf([userMsg("refused-again")])),
+          e.append(bad, appendOf([user("refused")])),
+          e.append(bad, appendOf([user("refused-again")])),
         ]) {
           const err = await expectCode(attempt, "DATA_LOSS");
           expect(err.message).toContain(`line ${LINE}`);
@@ -83,7 +83,7 @@ describe("mid-file corruption", () => {
         expect(await readFile(file)).toEqual(before);
         expect(await brokenFiles(file)).toEqual([]);
 
-        await e.append(good, appendOf([userMsg("still-fine")]));
+        await e.append(good, appendOf([user("still-fine")]));
         expect((await e.load(good)).headSeq).toBe(3);
 
         const records = await e.list("default");
@@ -102,7 +102,7 @@ describe("mid-file corruption", () => {
     await editLine(file, ENTRIES, flipDigit);
     await withEngine(dataDir, async (e) => {
       expect((await e.load(bad)).headSeq).toBe(ENTRIES - 1);
-      const r = await e.append(bad, appendOf([userMsg("after")]));
+      const r = await e.append(bad, appendOf([user("after")]));
       expect(r.headSeq).toBe(ENTRIES);
     });
     expect(await brokenFiles(file)).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expectCode, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -9,7 +10,6 @@ import {
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
 import { instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
-import { expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 
 /**
  * A create is a temp file, fsynced, linked into place and the directory
@@ -84,7 +84,7 @@ describe("create", () => {
 
   it("writes nothing for entries that do not form a valid log", async () => {
     await withEngine(dataDir, async (e) => {
-      await expect(e.create(k, [userMsg("not-a-root", "x", { seq: 1 })])).rejects.toThrow();
+      await expect(e.create(k, [user("not-a-root", "x", { seq: 1 })])).rejects.toThrow();
       expect(await e.listIds("default")).toEqual([]);
     });
   });

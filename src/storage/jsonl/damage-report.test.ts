@@ -2,9 +2,9 @@ import { crc32 } from "node:zlib";
 import { toJsonString } from "@bufbuild/protobuf";
 import { beforeEach, describe, expect, it } from "vitest";
 import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { rootEntry, user } from "../../../test/support/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { SessionLog } from "../../core/session-log.js";
-import { rootEntry, userMsg } from "../conformance-helpers.js";
 import { scan } from "./reader.js";
 import { encodeRecord } from "./record.js";
 
@@ -20,7 +20,7 @@ const SESSION = "20260101-000000-d4a4a6e5";
 /** Records 1 and 2, already scanned into the log. */
 const PREFIX = Buffer.from(
   encodeRecord(rootEntry(SESSION, { id: "m1" })) +
-    encodeRecord(userMsg("m2", "text of m2", { parentId: "m1", seq: 2 })),
+    encodeRecord(user("m2", "text of m2", { parentId: "m1", seq: 2 })),
 );
 const BASE = PREFIX.length;
 
@@ -33,7 +33,7 @@ interface RecordOptions {
 
 /** The line of message m<seq>, a child of m<seq - 1>, with a valid checksum. */
 function line(seq: number, o: RecordOptions = {}): string {
-  const entry = userMsg(`m${seq}`, `text of m${seq}`, { parentId: `m${seq - 1}`, seq });
+  const entry = user(`m${seq}`, `text of m${seq}`, { parentId: `m${seq - 1}`, seq });
   let payload = toJsonString(EntrySchema, entry);
   if (o.undecodable === true) payload = `${payload.slice(0, -1)},"timestamp":"not a time"}`;
   const crc = crc32(payload, crc32(o.more === true ? `${seq}+` : String(seq)))

@@ -1,11 +1,11 @@
 import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { rootEntry } from "../../../test/support/fixtures.js";
 import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { freeze, fullDisk, IS_ROOT } from "../../../test/support/jsonl/unwritable-dir.js";
 import { isSessiondError, type SessiondError } from "../../core/errors.js";
 import { openStore } from "../../index.js";
-import { rootEntry } from "../conformance-helpers.js";
 import { checkDataDir } from "./data-dir.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { tempName } from "./paths.js";

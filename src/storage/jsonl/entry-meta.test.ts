@@ -2,8 +2,8 @@ import { create, type MessageInitShape, toJsonString } from "@bufbuild/protobuf"
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { ts } from "../../../test/support/fixtures.js";
 import type { EntryMeta } from "../../core/session-log.js";
-import { ts } from "../conformance-helpers.js";
 import { clearMeta, metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 import { checkFrame, encodeRecord } from "./record.js";
 

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, expectCode, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -10,7 +11,6 @@ import {
 } from "../../../test/support/jsonl/fixtures.js";
 import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
 import { freeze } from "../../../test/support/jsonl/unwritable-dir.js";
-import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -47,10 +47,7 @@ describe("file-system errors as codes", () => {
     };
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });
     try {
-      const err = await expectCode(
-        engine.append(k, appendOf([userMsg("m")])),
-        "FAILED_PRECONDITION",
-      );
+      const err = await expectCode(engine.append(k, appendOf([user("m")])), "FAILED_PRECONDITION");
       expect(err.message).toContain("permission denied (EACCES on default/sessions/victim.jsonl)");
       expect(err.message).not.toContain(dataDir);
     } finally {
@@ -66,10 +63,7 @@ describe("file-system errors as codes", () => {
     };
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });
     try {
-      const err = await expectCode(
-        engine.append(k, appendOf([userMsg("m")])),
-        "RESOURCE_EXHAUSTED",
-      );
+      const err = await expectCode(engine.append(k, appendOf([user("m")])), "RESOURCE_EXHAUSTED");
       expect(err.message).toContain("no space left on the device (ENOSPC)");
       expect(err.message).toContain("outcome unknown");
     } finally {
@@ -117,10 +111,7 @@ describe("file-system errors as codes", () => {
     thaws.push(frozen.thaw);
     const engine = new JsonlEngine({ dataDir });
     try {
-      const err = await expectCode(
-        engine.append(k, appendOf([userMsg("m")])),
-        "FAILED_PRECONDITION",
-      );
+      const err = await expectCode(engine.append(k, appendOf([user("m")])), "FAILED_PRECONDITION");
       expect(err.message).toContain(`${frozen.errno} on default/sessions/.victim.jsonl.lock`);
     } finally {
       await engine.close();
@@ -136,8 +127,8 @@ describe("file-system errors as codes", () => {
     };
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });
     try {
-      await expectCode(engine.append(k, appendOf([userMsg("m")])), "UNAVAILABLE");
-      expect((await engine.append(k, appendOf([userMsg("m")]))).headSeq).toBe(2);
+      await expectCode(engine.append(k, appendOf([user("m")])), "UNAVAILABLE");
+      expect((await engine.append(k, appendOf([user("m")]))).headSeq).toBe(2);
     } finally {
       await engine.close();
     }

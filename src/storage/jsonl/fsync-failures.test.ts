@@ -1,5 +1,6 @@
 import { appendFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, expectCode, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -8,7 +9,6 @@ import {
   tempDir,
 } from "../../../test/support/jsonl/fixtures.js";
 import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
-import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
@@ -32,19 +32,19 @@ describe("after a failed sync", () => {
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });
     try {
       await engine.create(k, [rootEntry(k.sessionId)]);
-      await engine.append(k, appendOf([userMsg("before")]));
+      await engine.append(k, appendOf([user("before")]));
       fs.hooks.fdatasync = () => {
         fs.hooks.fdatasync = undefined;
         throw errno("EIO");
       };
-      await expectCode(engine.append(k, appendOf([userMsg("unsure")])), "UNAVAILABLE");
+      await expectCode(engine.append(k, appendOf([user("unsure")])), "UNAVAILABLE");
       const writes: number[] = [];
       fs.hooks.write = (_fd: number, _b: Buffer, _o: number, _l: number, pos: number) => {
         writes.push(pos);
         return undefined;
       };
       const syncs = fs.counts.fdatasync ?? 0;
-      const r = await engine.append(k, appendOf([userMsg("after")]));
+      const r = await engine.append(k, appendOf([user("after")]));
       expect(r.headSeq).toBe(4);
       // The "unsure" record is written again where it is, then "after" behind it.
       expect(writes).toHaveLength(2);
@@ -61,7 +61,7 @@ describe("after a failed sync", () => {
     const engine = new JsonlEngine({ dataDir, fs: fs.ops });
     try {
       await engine.create(k, [rootEntry(k.sessionId)]);
-      await engine.append(k, appendOf([userMsg("m2")]));
+      await engine.append(k, appendOf([user("m2")]));
       await appendFile(fileOf(dataDir, k), "half a line");
       const failed = new Set<number>();
       let retried = 0;
@@ -82,8 +82,8 @@ describe("after a failed sync", () => {
         };
         return undefined;
       };
-      await expectCode(engine.append(k, appendOf([userMsg("x")])), "UNAVAILABLE");
-      const r = await engine.append(k, appendOf([userMsg("y")]));
+      await expectCode(engine.append(k, appendOf([user("x")])), "UNAVAILABLE");
+      const r = await engine.append(k, appendOf([user("y")]));
       expect(r.headSeq).toBe(3);
       expect(retried).toBe(0);
     } finally {
@@ -136,11 +136,11 @@ describe("after a failed sync", () => {
         if ((await nodeFs.fstat(fd)).isDirectory()) dirSyncs.push("dir");
         return undefined;
       };
-      const r = await engine.append(k, appendOf([userMsg("after")]));
+      const r = await engine.append(k, appendOf([user("after")]));
       expect(r.headSeq).toBe(2);
       expect(dirSyncs).toEqual(["dir"]);
       // Once durable, later appends need no directory fsync.
-      await engine.append(k, appendOf([userMsg("later")]));
+      await engine.append(k, appendOf([user("later")]));
       expect(dirSyncs).toEqual(["dir"]);
     } finally {
       await engine.close();

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, rootEntry, seqs, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -7,7 +8,6 @@ import {
   tempDir,
 } from "../../../test/support/jsonl/fixtures.js";
 import { instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
-import { appendOf, rootEntry, seqs, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -29,7 +29,7 @@ describe("group commit", () => {
       await engine.create(k, [rootEntry(k.sessionId)]);
       const before = { ...fs.counts };
       const results = await Promise.all(
-        Array.from({ length: 64 }, (_, i) => engine.append(k, appendOf([userMsg(`g${i}`)]))),
+        Array.from({ length: 64 }, (_, i) => engine.append(k, appendOf([user(`g${i}`)]))),
       );
       const syncs = (fs.counts.fdatasync ?? 0) - (before.fdatasync ?? 0);
       const writes = (fs.counts.write ?? 0) - (before.write ?? 0);
@@ -62,7 +62,7 @@ describe("group commit", () => {
             ? engine.append(k, () => {
                 throw new Error("planner bug");
               })
-            : engine.append(k, appendOf([userMsg(`ok${i}`)])),
+            : engine.append(k, appendOf([user(`ok${i}`)])),
         ),
       );
       expect(results.map((r) => r.status)).toEqual(

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { describeStorageConformance } from "../conformance.js";
+import { describeStorageConformance } from "../../../test/conformance/storage/index.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 describeStorageConformance("jsonl", async () => {

@@ -4,6 +4,7 @@ import { crc32 } from "node:zlib";
 import { create, toBinary, toJson, toJsonString } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { forkLikeEntries, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -13,7 +14,6 @@ import {
 } from "../../../test/support/jsonl/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { SessionLog } from "../../core/session-log.js";
-import { forkLikeEntries, rootEntry, userMsg } from "../conformance-helpers.js";
 import { ensureDir } from "./create-file.js";
 import { metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 import { nodeFs } from "./fs-ops.js";
@@ -42,7 +42,7 @@ function allKinds(): Entry[] {
       kind: { case: "leaf", value: { leafId: "c09" } },
     }),
     create(EntrySchema, { id: "no-kind", parentId: "c09", seq: BigInt(n + 2) }),
-    userMsg("tail", "the last line is decoded at load", { parentId: "no-kind", seq: n + 3 }),
+    user("tail", "the last line is decoded at load", { parentId: "no-kind", seq: n + 3 }),
   );
   return entries;
 }
@@ -103,7 +103,7 @@ describe("a record with a valid checksum that is not a valid entry", () => {
   const k = keyOf("20260101-000000-0badc0de");
   const root = rootEntry(k.sessionId, { id: "root" });
   const msg = (id: string, parentId: string, seq: number) =>
-    toJsonString(EntrySchema, userMsg(id, `text of ${id}`, { parentId, seq }));
+    toJsonString(EntrySchema, user(id, `text of ${id}`, { parentId, seq }));
 
   beforeEach(async () => {
     dataDir = await tempDir();

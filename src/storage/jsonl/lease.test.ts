@@ -1,8 +1,8 @@
 import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, rootEntry, user } from "../../../test/support/fixtures.js";
 import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
-import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { lockPathOf } from "./lock.js";
 
@@ -30,7 +30,7 @@ describe("lease", () => {
     const lockDir = lockPathOf(fileOf(dataDir, k));
     try {
       await engine.create(k, [rootEntry(k.sessionId)]);
-      await engine.append(k, appendOf([userMsg("a")]));
+      await engine.append(k, appendOf([user("a")]));
       expect(await exists(lockDir)).toBe(true);
       await sleep(300);
       expect(await exists(lockDir)).toBe(false);
@@ -43,7 +43,7 @@ describe("lease", () => {
     const engine = new JsonlEngine({ dataDir, leaseIdleMs: 60_000 });
     const lockDir = lockPathOf(fileOf(dataDir, k));
     await engine.create(k, [rootEntry(k.sessionId)]);
-    await engine.append(k, appendOf([userMsg("a")]));
+    await engine.append(k, appendOf([user("a")]));
     expect(await exists(lockDir)).toBe(true);
     await engine.close();
     expect(await exists(lockDir)).toBe(false);
@@ -54,11 +54,11 @@ describe("lease", () => {
     const b = new JsonlEngine({ dataDir, leaseIdleMs: 60_000 });
     try {
       await a.create(k, [rootEntry(k.sessionId)]);
-      await a.append(k, appendOf([userMsg("a")]));
+      await a.append(k, appendOf([user("a")]));
       await new Promise((r) => setTimeout(r, 100));
       expect(await exists(lockPathOf(fileOf(dataDir, k)))).toBe(true); // nobody waits: kept
       const started = Date.now();
-      await b.append(k, appendOf([userMsg("b")]));
+      await b.append(k, appendOf([user("b")]));
       const waited = Date.now() - started;
       expect(waited).toBeLessThan(2_000);
       expect((await b.read(k, 0, 10)).entries.map((e) => e.id).length).toBe(3);

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { Health } from "../../../gen/sessiond/v1/session_pb.js";
+import { appendOf, rootEntry, settle, ts, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -17,7 +18,6 @@ import {
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
 import { SessionStore } from "../../store/session-store.js";
-import { appendOf, rootEntry, settle, ts, userMsg } from "../conformance-helpers.js";
 import type { RootRecord } from "../engine.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
 import { sessionsDir } from "./paths.js";
@@ -78,7 +78,7 @@ function sessionOf(id: string, n: number): Entry[] {
   const entries = [rootEntry(id)];
   for (let seq = 2; seq <= n; seq++) {
     const parentId = (entries[entries.length - 1] as Entry).id;
-    entries.push(userMsg(`m${seq}`, "y".repeat(500), { seq, parentId }));
+    entries.push(user(`m${seq}`, "y".repeat(500), { seq, parentId }));
   }
   return entries;
 }
@@ -230,7 +230,7 @@ describe("listing damaged and foreign files", () => {
       "no-newline": line(1).subarray(0, line(1).length - 1),
       "seq-two": Buffer.concat([line(2), line(3)]),
       "flipped-crc": Buffer.from(line(1).toString().replace('"title of', '"title og')),
-      "not-a-root": encodeRecord(userMsg("m1", "hello", { seq: 1 })),
+      "not-a-root": encodeRecord(user("m1", "hello", { seq: 1 })),
     };
     for (const [id, bytes] of Object.entries(damaged)) await rawSession(id, bytes);
     const dir = sessionsDir(dataDir, WS);
@@ -341,7 +341,7 @@ describe("listing damaged and foreign files", () => {
     const big = rootEntry("big-root", { metadata: { blob: "x".repeat(20_000) } });
     await withEngine(dataDir, async (e) => {
       await e.create(keyOf("big-root"), [big]);
-      await e.append(keyOf("big-root"), appendOf([userMsg("after-big")]));
+      await e.append(keyOf("big-root"), appendOf([user("after-big")]));
     });
     for (const syncReads of [true, false]) {
       const [r] = await new RootIndex(nodeFs, dataDir, { syncReads }).roots(WS);

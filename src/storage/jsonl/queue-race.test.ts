@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, rootEntry, user } from "../../../test/support/fixtures.js";
 import { keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
-import { appendOf, rootEntry, userMsg } from "../conformance-helpers.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -25,9 +25,9 @@ describe("write queue", () => {
       await engine.create(k, [rootEntry(k.sessionId)]);
       // Queue the second append after every possible number of microtask hops.
       for (let hops = 0; hops < 40; hops++) {
-        const first = engine.append(k, appendOf([userMsg(`a${hops}`)]));
+        const first = engine.append(k, appendOf([user(`a${hops}`)]));
         for (let i = 0; i < hops; i++) await Promise.resolve();
-        const second = engine.append(k, appendOf([userMsg(`b${hops}`)]));
+        const second = engine.append(k, appendOf([user(`b${hops}`)]));
         const outcome = await Promise.race([
           Promise.all([first, second]).then(() => "settled"),
           sleep(2_000).then(() => `hung after ${hops} hops`),

@@ -4,6 +4,7 @@ import { create, type MessageInitShape, toJson, toJsonString } from "@bufbuild/p
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { ts } from "../../../test/support/fixtures.js";
 import {
   damageArb,
   encodeLines,
@@ -13,7 +14,6 @@ import {
 import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { type EntryMeta, SessionLog } from "../../core/session-log.js";
-import { ts } from "../conformance-helpers.js";
 import { ensureDir } from "./create-file.js";
 import { metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 import { nodeFs } from "./fs-ops.js";

@@ -2,7 +2,7 @@ import { crc32 } from "node:zlib";
 import { toJson, toJsonString } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
-import { forkLikeEntries } from "../conformance-helpers.js";
+import { forkLikeEntries } from "../../../test/support/fixtures.js";
 import { newMeta } from "./entry-meta.js";
 import { checkFrame, decodePayload, encodeRecord, encodeRecords, readMeta } from "./record.js";
 

@@ -1,6 +1,7 @@
 import { appendFile, readFile, truncate, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, expectCode, user } from "../../../test/support/fixtures.js";
 import {
   brokenFiles,
   fileOf,
@@ -12,7 +13,6 @@ import {
   tempDir,
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
-import { appendOf, expectCode, userMsg } from "../conformance-helpers.js";
 import { encodeRecord } from "./record.js";
 
 /**
@@ -65,7 +65,7 @@ const shapes: Shape[] = [
   {
     name: "partial record",
     async damage(file) {
-      const next = userMsg("m6", "never acknowledged", { parentId: `m${ENTRIES}` });
+      const next = user("m6", "never acknowledged", { parentId: `m${ENTRIES}` });
       next.seq = BigInt(ENTRIES + 1);
       const line = Buffer.from(encodeRecord(next));
       await appendFile(file, line.subarray(0, line.length - 7));
@@ -98,8 +98,8 @@ describe("torn tail", () => {
         expect((await e.read(k, 0, 100)).entries).toHaveLength(valid);
         expect(await readFile(file), "readers never truncate").toEqual(damaged);
 
-        await e.append(k, appendOf([userMsg("after-1")]));
-        await e.append(k, appendOf([userMsg("after-2")]));
+        await e.append(k, appendOf([user("after-1")]));
+        await e.append(k, appendOf([user("after-2")]));
       });
 
       const broken = await brokenFiles(file);
@@ -129,8 +129,8 @@ describe("torn tail", () => {
       await withEngine(
         dataDir,
         async (e) => {
-          await e.append(k, appendOf([userMsg("after-1")]));
-          await e.append(k, appendOf([userMsg("after-2")]));
+          await e.append(k, appendOf([user("after-1")]));
+          await e.append(k, appendOf([user("after-2")]));
         },
         { debug: { noTailRepair: true } },
       );
@@ -143,7 +143,7 @@ describe("torn tail", () => {
   it("a tail repaired by one writer is not repaired again (a single .broken file)", async () => {
     await appendFile(file, Buffer.from("half a line"));
     await withEngine(dataDir, async (e) => {
-      for (let i = 0; i < 5; i++) await e.append(k, appendOf([userMsg(`x${i}`)]));
+      for (let i = 0; i < 5; i++) await e.append(k, appendOf([user(`x${i}`)]));
     });
     expect(await brokenFiles(file)).toHaveLength(1);
     expect((await scanFile(file)).log.headSeq).toBe(ENTRIES + 5);

@@ -4,6 +4,14 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import {
+  appendOf,
+  assistant,
+  expectCode,
+  label,
+  rootEntry,
+  user,
+} from "../../../test/support/fixtures.js";
+import {
   brokenFiles,
   fileOf,
   keyOf,
@@ -18,14 +26,6 @@ import {
 import { checkFile } from "../../cli/fsck-scan.js";
 import { planAppend } from "../../core/append-plan.js";
 import { SessionLog } from "../../core/session-log.js";
-import {
-  appendOf,
-  assistantMsg,
-  expectCode,
-  labelEntry,
-  rootEntry,
-  userMsg,
-} from "../conformance-helpers.js";
 import { rootOfFirstLine } from "./indexed-root.js";
 import { scan } from "./reader.js";
 import { checkFrame, encodeRecord, encodeRecords } from "./record.js";
@@ -60,7 +60,7 @@ describe("torn write (a batch is all or nothing in the file)", () => {
   });
   afterEach(() => removeDir(dataDir));
 
-  const batch = () => [userMsg("b1"), assistantMsg("b2"), userMsg("b3")];
+  const batch = () => [user("b1"), assistant("b2"), user("b3")];
 
   /** The bytes the writer writes for `entries` appended to the seeded session: one write. */
   async function writeOf(entries: Entry[]): Promise<Buffer> {
@@ -136,7 +136,7 @@ describe("torn write (a batch is all or nothing in the file)", () => {
     const bytes = await writeOf(batch());
     const starts = lineStarts(bytes);
     // Line 4 whole, line 5 torn, then a record glued on by a writer that did not repair.
-    const glued = Buffer.from(encodeRecord(userMsg("late", "late", { parentId: "m3", seq: 5 })));
+    const glued = Buffer.from(encodeRecord(user("late", "late", { parentId: "m3", seq: 5 })));
     const damaged = Buffer.concat([
       original,
       bytes.subarray(0, (starts[1] as number) + 20),
@@ -210,7 +210,7 @@ describe("torn write (a batch is all or nothing in the file)", () => {
       await e.load(k);
       await Promise.all(
         [0, 1, 2, 3].map((i) =>
-          e.append(k, appendOf([userMsg(`g${i}a`, "a", { parentId: "m3" }), userMsg(`g${i}b`)])),
+          e.append(k, appendOf([user(`g${i}a`, "a", { parentId: "m3" }), user(`g${i}b`)])),
         ),
       );
     });
@@ -232,8 +232,8 @@ describe("torn write (a batch is all or nothing in the file)", () => {
   it("a create is written without markers; a first line with one still gives the root", async () => {
     const k2 = keyOf("forked");
     const root = rootEntry(k2.sessionId);
-    const entries = [root, userMsg("f2", "x", { parentId: root.id, seq: 2 })];
-    entries.push(userMsg("f3", "y", { parentId: "f2", seq: 3 }));
+    const entries = [root, user("f2", "x", { parentId: root.id, seq: 2 })];
+    entries.push(user("f3", "y", { parentId: "f2", seq: 3 }));
     await withEngine(dataDir, (e) => e.create(k2, entries));
     const created = await readFile(fileOf(dataDir, k2));
     expect(created.includes(MORE)).toBe(false);
@@ -255,7 +255,7 @@ describe("the last whole record before a cut write", () => {
   const sid = "lastdecoded";
   const root = rootEntry(sid, { id: "root" });
   const payload = (id: string, parentId: string, seq: number) =>
-    toJsonString(EntrySchema, userMsg(id, `text of ${id}`, { parentId, seq }));
+    toJsonString(EntrySchema, user(id, `text of ${id}`, { parentId, seq }));
   const lineOf = (seq: number, json: string, more = false) => {
     const crc = crc32(json, crc32(more ? `${seq}+` : String(seq)))
       .toString(16)
@@ -309,14 +309,14 @@ describe("SessionLog.truncate (taking a cut write back out)", () => {
       });
     const all: Entry[] = [
       rootEntry(sid, { title: "t1" }),
-      userMsg("m2", "a", { parentId: `root-${sid}`, seq: 2 }),
-      labelEntry("l3", "x", { parentId: "m2", seq: 3 }),
-      userMsg("m4", "b", { parentId: "l3", seq: 4 }),
-      labelEntry("l5", "x", { parentId: "m4", seq: 5 }),
+      user("m2", "a", { parentId: `root-${sid}`, seq: 2 }),
+      label("l3", "x", { parentId: "m2", seq: 3 }),
+      user("m4", "b", { parentId: "l3", seq: 4 }),
+      label("l5", "x", { parentId: "m4", seq: 5 }),
       titled("s6", "t2", "l5", 6),
-      labelEntry("l7", "y", { parentId: "s6", seq: 7 }),
+      label("l7", "y", { parentId: "s6", seq: 7 }),
       leaf("f8", "m2", "l7", 8),
-      userMsg("m9", "c", { parentId: "m2", seq: 9 }),
+      user("m9", "c", { parentId: "m2", seq: 9 }),
     ];
     for (let keep = 0; keep <= all.length; keep++) {
       const log = SessionLog.from(sid, all);

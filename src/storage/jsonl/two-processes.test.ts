@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { rootEntry } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -10,7 +11,6 @@ import {
   tempDir,
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
-import { rootEntry } from "../conformance-helpers.js";
 import { checkFrame, decodePayload } from "./record.js";
 
 /**

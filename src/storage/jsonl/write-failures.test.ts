@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendOf, expectCode, rootEntry, user } from "../../../test/support/fixtures.js";
 import {
   fileOf,
   keyOf,
@@ -9,7 +10,6 @@ import {
   tempDir,
 } from "../../../test/support/jsonl/fixtures.js";
 import { errno, instrumentedFs } from "../../../test/support/jsonl/instrumented-fs.js";
-import { appendOf, expectCode, rootEntry, userMsg } from "../conformance-helpers.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { lockPathOf } from "./lock.js";
@@ -37,15 +37,15 @@ describe("write failures", () => {
   it("a failed fdatasync rejects the batch with UNAVAILABLE, drops the handle, never retries it", async () => {
     const { engine, fs } = await engineWith();
     try {
-      await engine.append(k, appendOf([userMsg("before")]));
+      await engine.append(k, appendOf([user("before")]));
       fs.hooks.fdatasync = () => {
         fs.hooks.fdatasync = undefined;
         throw errno("EIO");
       };
       const closesBefore = fs.counts.close ?? 0;
       const results = await Promise.allSettled([
-        engine.append(k, appendOf([userMsg("x1")])),
-        engine.append(k, appendOf([userMsg("x2")])),
+        engine.append(k, appendOf([user("x1")])),
+        engine.append(k, appendOf([user("x2")])),
       ]);
       for (const r of results) {
         expect(r.status).toBe("rejected");
@@ -53,7 +53,7 @@ describe("write failures", () => {
         expect(reason.message).toContain("outcome unknown");
       }
       expect(fs.counts.close ?? 0).toBeGreaterThan(closesBefore);
-      const r = await engine.append(k, appendOf([userMsg("after")]));
+      const r = await engine.append(k, appendOf([user("after")]));
       // The failed batch's bytes reached the page cache, so they are in the file.
       expect(r.headSeq).toBe(5);
     } finally {
@@ -71,8 +71,8 @@ describe("write failures", () => {
         fs.hooks.write = undefined;
         throw errno("ENOSPC");
       };
-      await expectCode(engine.append(k, appendOf([userMsg("lost")])), "RESOURCE_EXHAUSTED");
-      const r = await engine.append(k, appendOf([userMsg("kept")]));
+      await expectCode(engine.append(k, appendOf([user("lost")])), "RESOURCE_EXHAUSTED");
+      const r = await engine.append(k, appendOf([user("kept")]));
       expect(r.headSeq).toBe(2);
     } finally {
       await engine.close();
@@ -86,7 +86,7 @@ describe("write failures", () => {
       fs.hooks.write = (fd: number, buf: Buffer, off: number, len: number, pos: number) =>
         nodeFs.write(fd, buf, off, Math.min(len, 7), pos);
       await Promise.all(
-        Array.from({ length: 5 }, (_, i) => engine.append(k, appendOf([userMsg(`s${i}`)]))),
+        Array.from({ length: 5 }, (_, i) => engine.append(k, appendOf([user(`s${i}`)]))),
       );
       expect(fs.counts.write).toBeGreaterThan(20);
     } finally {
@@ -107,9 +107,9 @@ describe("write failures", () => {
         await rmdir(lockDir);
         await sleep(1_600);
       };
-      const err = await expectCode(engine.append(k, appendOf([userMsg("unsure")])), "UNAVAILABLE");
+      const err = await expectCode(engine.append(k, appendOf([user("unsure")])), "UNAVAILABLE");
       expect(err.message).toContain("lost the lock");
-      const r = await engine.append(k, appendOf([userMsg("next")]));
+      const r = await engine.append(k, appendOf([user("next")]));
       expect(r.headSeq).toBe(3);
       await stat(lockDir);
     } finally {

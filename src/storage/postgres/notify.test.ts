@@ -6,7 +6,7 @@ import {
   pgSkipReason,
   startPostgres,
 } from "../../../test/harness/postgres.js";
-import { appendOf, rootEntry, seqs, settle, userMsg } from "../conformance-helpers.js";
+import { appendOf, rootEntry, seqs, settle, user } from "../../../test/support/fixtures.js";
 import type { StorageEvent } from "../engine.js";
 import { PostgresEngine } from "./postgres-engine.js";
 
@@ -90,11 +90,11 @@ if (skip !== undefined) {
         await b.create(k, [rootEntry(k.sessionId)]);
         await waitFor(events, (e) => e.type === "created" && e.sessionId === k.sessionId);
 
-        await b.append(k, appendOf([userMsg("m1"), userMsg("m2")]));
+        await b.append(k, appendOf([user("m1"), user("m2")]));
         await waitFor(events, (e) => e.type === "appended" && e.headSeq === 3);
         expect(seqs((await a.read(k, 1, 100)).entries)).toEqual([2, 3]);
 
-        for (let i = 0; i < 48; i++) await b.append(k, appendOf([userMsg(`n${i}`)]));
+        for (let i = 0; i < 48; i++) await b.append(k, appendOf([user(`n${i}`)]));
         await waitFor(events, (e) => e.type === "appended" && e.headSeq === 51);
         expect(seqs((await a.read(k, 0, 1000)).entries)).toEqual(
           Array.from({ length: 51 }, (_, i) => i + 1),
@@ -105,7 +105,7 @@ if (skip !== undefined) {
 
         // A's own append: one event (its own NOTIFY is ignored).
         const before = events.length;
-        await a.append(k, appendOf([userMsg("own")]));
+        await a.append(k, appendOf([user("own")]));
         await settle(200);
         expect(events.slice(before)).toEqual([{ type: "appended", ...k, headSeq: 52 }]);
 
@@ -129,7 +129,7 @@ if (skip !== undefined) {
         await a.read(k, 0, 10); // a watcher's read: the session is in A's cache
 
         const writer = (async () => {
-          for (let i = 0; i < 60; i++) await b.append(k, appendOf([userMsg(`k${i}`)]));
+          for (let i = 0; i < 60; i++) await b.append(k, appendOf([user(`k${i}`)]));
         })();
         await waitFor(events, (e) => e.headSeq >= 10);
         const [pid] = await waitForListen(1);

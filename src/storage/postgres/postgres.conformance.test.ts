@@ -1,6 +1,12 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
+  type ConformanceFactory,
+  describeCapabilityConformance,
+  describeStorageConformance,
+  expectedRootPage,
+} from "../../../test/conformance/storage/index.js";
+import {
   createDatabase,
   type PgServer,
   pgSkipReason,
@@ -8,20 +14,14 @@ import {
   withDatabase,
 } from "../../../test/harness/postgres.js";
 import {
-  type ConformanceFactory,
-  describeCapabilityConformance,
-  describeStorageConformance,
-} from "../conformance.js";
-import {
   appendOf,
   expectCode,
-  expectedRootPage,
   rootEntry,
   seqs,
   settle,
   ts,
-  userMsg,
-} from "../conformance-helpers.js";
+  user,
+} from "../../../test/support/fixtures.js";
 import type { StorageEngine, StorageEvent } from "../engine.js";
 import { idsByRefQuery, pageRootsQuery } from "./listing.js";
 import { PostgresEngine } from "./postgres-engine.js";
@@ -142,7 +142,7 @@ if (skip !== undefined) {
         const writers = [a, b, a, b].map(async (engine, w) => {
           const acked: string[] = [];
           for (let i = 0; i < 100; i++) {
-            const r = await engine.append(k, appendOf([userMsg(`w${w}-${i}`)]));
+            const r = await engine.append(k, appendOf([user(`w${w}-${i}`)]));
             expect(r.deduplicated).toBe(false);
             acked.push(r.entries[0]?.id as string);
           }
@@ -177,16 +177,16 @@ if (skip !== undefined) {
       try {
         const k = { workspace: "default", sessionId: "phoenix" };
         await a.create(k, [rootEntry(k.sessionId, { id: "old-root" })]);
-        await a.append(k, appendOf([userMsg("o1"), userMsg("o2"), userMsg("o3")]));
+        await a.append(k, appendOf([user("o1"), user("o2"), user("o3")]));
         expect((await a.load(k)).headSeq).toBe(4);
         expect(await b.delete(k)).toBe(true);
         await b.create(k, [rootEntry(k.sessionId, { id: "new-root" })]);
-        await b.append(k, appendOf([userMsg("n1"), userMsg("n2"), userMsg("n3"), userMsg("n4")]));
+        await b.append(k, appendOf([user("n1"), user("n2"), user("n3"), user("n4")]));
         const log = await a.load(k);
         expect(log.root.id).toBe("new-root");
         expect(log.headSeq).toBe(5);
         expect(log.has("o1")).toBe(false);
-        const r = await a.append(k, appendOf([userMsg("after")]));
+        const r = await a.append(k, appendOf([user("after")]));
         expect(seqs(r.entries)).toEqual([6]);
         expect(r.entries[0]?.parentId).toBe("n4");
       } finally {
@@ -240,7 +240,7 @@ if (skip !== undefined) {
         // Refuse new connections to the database and kill the engine's connections.
         await admin.unsafe(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS false`);
         await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${db.name}`;
-        await expectCode(engine.append(k, appendOf([userMsg("lost")])), "UNAVAILABLE");
+        await expectCode(engine.append(k, appendOf([user("lost")])), "UNAVAILABLE");
         await expectCode(engine.load(k), "UNAVAILABLE");
         await expectCode(engine.listIds("default"), "UNAVAILABLE");
         await expectCode(
@@ -248,7 +248,7 @@ if (skip !== undefined) {
           "UNAVAILABLE",
         );
         await admin.unsafe(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS true`);
-        const r = await engine.append(k, appendOf([userMsg("back")]));
+        const r = await engine.append(k, appendOf([user("back")]));
         expect(r.headSeq).toBe(2);
         expect(seqs((await engine.read(k, 0, 100)).entries)).toEqual([1, 2]);
       } finally {
@@ -263,7 +263,7 @@ if (skip !== undefined) {
       try {
         await expectCode(engine.listIds("default"), "UNAVAILABLE");
         await expectCode(
-          engine.append({ workspace: "w", sessionId: "s" }, appendOf([userMsg("x")])),
+          engine.append({ workspace: "w", sessionId: "s" }, appendOf([user("x")])),
           "UNAVAILABLE",
         );
         await expectCode(
@@ -501,7 +501,7 @@ if (skip !== undefined) {
           const parentSessionId =
             id === "parent" ? undefined : id === "grandchild" ? "child-1" : "parent";
           await a.create({ workspace: "w", sessionId: id }, [rootEntry(id, { parentSessionId })]);
-          await a.append({ workspace: "w", sessionId: id }, appendOf([userMsg(`${id}-m`)]));
+          await a.append({ workspace: "w", sessionId: id }, appendOf([user(`${id}-m`)]));
         }
         const heard: StorageEvent[] = [];
         const here: StorageEvent[] = [];

@@ -10,11 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { user } from "../../../test/support/fixtures.js";
+import { expectCode, user } from "../../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../../test/support/store-engines.js";
 import type { EngineFixture } from "../../../test/support/store-model.js";
 import { openStore } from "../../index.js";
-import { expectCode } from "../../storage/conformance-helpers.js";
 import { SessionStore } from "../session-store.js";
 import type { EntryWatchEvent, SessionWatchEvent } from "./index.js";
 

@@ -37,13 +37,13 @@ import fc from "fast-check";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
 import { isSessiondError } from "../../../src/core/errors.js";
 import { SessionLog } from "../../../src/core/session-log.js";
-import { appendOf } from "../../../src/storage/conformance-helpers.js";
 import { ensureDir } from "../../../src/storage/jsonl/create-file.js";
 import { nodeFs } from "../../../src/storage/jsonl/fs-ops.js";
 import { JsonlEngine } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { scan } from "../../../src/storage/jsonl/reader.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
+import { appendOf } from "../../support/fixtures.js";
 import { encodeLines, splitLines, writtenLog } from "../../support/jsonl/arbitraries.js";
 
 export const SID = "fuzz";

@@ -5,8 +5,8 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
-import { ts } from "../../../src/storage/conformance-helpers.js";
 import { encodeRecord } from "../../../src/storage/jsonl/record.js";
+import { ts } from "../fixtures.js";
 
 type Kind = NonNullable<MessageInitShape<typeof EntrySchema>["kind"]>;
 const text = fc.string({ unit: "binary", maxLength: 40 });

@@ -7,11 +7,11 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { SessionLog } from "../../../src/core/session-log.js";
-import { appendOf, rootEntry, userMsg } from "../../../src/storage/conformance-helpers.js";
 import type { SessionKey } from "../../../src/storage/engine.js";
 import { JsonlEngine, type JsonlEngineOptions } from "../../../src/storage/jsonl/jsonl-engine.js";
 import { sessionPath } from "../../../src/storage/jsonl/paths.js";
 import { type ScanResult, scan } from "../../../src/storage/jsonl/reader.js";
+import { appendOf, rootEntry, user } from "../fixtures.js";
 
 export const WS = "default";
 
@@ -35,7 +35,7 @@ export function fileOf(dataDir: string, k: SessionKey, subagent = false): string
 export async function seedSession(engine: JsonlEngine, k: SessionKey, entries: number) {
   await engine.create(k, [rootEntry(k.sessionId)]);
   for (let i = 2; i <= entries; i++) {
-    await engine.append(k, appendOf([userMsg(`m${i}`, `message number ${i}`)]));
+    await engine.append(k, appendOf([user(`m${i}`, `message number ${i}`)]));
   }
 }
 
