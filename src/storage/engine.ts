@@ -4,7 +4,7 @@ import type { SessionLog } from "../core/session-log.js";
 
 /**
  * The storage contract every engine (memory, jsonl, postgres) implements and
- * the conformance suite (conformance.ts) checks. Engines know nothing of the
+ * the conformance suite (test/conformance/storage/) checks. Engines know nothing of the
  * semantics of entries: the store hands them a `Planner` (pure, from
  * src/core) that validates a request against the up-to-date log and says
  * what to write. The engine's job is ordering and durability:

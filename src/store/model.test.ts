@@ -21,7 +21,7 @@ import { SessionStore } from "./session-store.js";
  * Model-based test of the store: random sequences of appends, rewinds,
  * resets, forks, compactions, labels, session switches and (for engines
  * whose storage outlives them) reopens, each checked against the naive
- * model of test-model.ts.
+ * model of test/support/store-model.ts.
  */
 
 interface Real {

@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from "vitest/config";
  * switches mutants on inside the test process, so a test that does its work
  * in a spawned process would never see them, and PostgreSQL makes every run
  * slow; `SESSIOND_TEST_PG=off` drops the PostgreSQL engine from the store
- * suites (src/store/test-postgres.ts).
+ * suites (test/support/store-engines.ts).
  */
 export default defineConfig({
   root: fileURLToPath(new URL("../..", import.meta.url)),

@@ -13,7 +13,7 @@
  *    repaired first).
  * 2. Model-based command sequences (lib/fuzz-model.ts) on the JSONL engine
  *    (with reopens and torn tails left by simulated crashes) and on the
- *    memory engine, against the naive model of src/store/test-model.ts.
+ *    memory engine, against the naive model of test/support/store-model.ts.
  *
  * Violations are counted, never thrown: each chunk of runs is an fc.check
  * whose property records what went wrong and carries on; the first chunk

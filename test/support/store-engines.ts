@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL engine for store-level test files, and the list of every
  * engine such a file runs against (the memory and JSONL engines of
- * test-model.ts, plus PostgreSQL when it can run here). Importing this
+ * store-model.ts, plus PostgreSQL when it can run here). Importing this
  * module registers an afterAll hook that drops the file's database and
  * stops the cluster the file started, so it is for vitest files only.
  */

@@ -1,6 +1,6 @@
 /**
  * T5, part 2: model-based command sequences against the naive in-memory
- * model of src/store/test-model.ts (the commands are lifted from
+ * model of test/support/store-model.ts (the commands are lifted from
  * src/store/model.test.ts, without vitest): append / rewind / reset / fork /
  * compaction / label / read (time travel, entries, tree, state) / watch /
  * session switch, plus on the JSONL engine reopen (a restarted process) and
