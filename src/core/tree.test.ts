@@ -96,6 +96,11 @@ describe("isOnPathTo", () => {
     expect(isOnPathTo(lookup, "y", "c")).toBe(false);
   });
 
+  it("is false, not an error, when the walk meets an unknown entry or a missing parent", () => {
+    expect(isOnPathTo(lookup, "root", "nowhere")).toBe(false);
+    expect(isOnPathTo(lookupOf([user("orphan", "", "gone")]), "root", "orphan")).toBe(false);
+  });
+
   it("is false (and terminates) on a cycle that does not contain the ancestor", () => {
     const cyclic = lookupOf([user("p", "", "q"), user("q", "", "p")]);
     expect(isOnPathTo(cyclic, "root", "p")).toBe(false);
@@ -240,6 +245,15 @@ describe("pathIdsAfter", () => {
       () => pathIdsAfter(lookupOf(entries), "c", 0),
       "INVALID_ARGUMENT",
       'missing parent entry "gone" of "c"',
+    );
+  });
+
+  it("reports a parent with the same seq as its child: a parent precedes its child", () => {
+    const entries = [withSeq(1, "r"), withSeq(2, "p", "r"), withSeq(2, "q", "p")];
+    expectError(
+      () => pathIdsAfter(lookupOf(entries), "q", 0),
+      "INVALID_ARGUMENT",
+      'entry "q" does not follow its parent "p" in seq order',
     );
   });
 
