@@ -45,14 +45,17 @@ export class SessionTail {
   }
 
   private async load(headSeq: number): Promise<void> {
-    let after = this.entries.length > 0 ? this.lastSeq : Math.max(0, headSeq - this.capacity);
+    // A tail that holds entries continues after its newest (seqs start at 1,
+    // so lastSeq is 0 only when it is empty); an empty one starts `capacity`
+    // entries before the head.
+    let after = this.lastSeq || Math.max(0, headSeq - this.capacity);
     while (after < headSeq) {
       const page = await this.engine.read(this.key, after, this.capacity);
       if (page.entries.length === 0) break;
       this.entries.push(...page.entries);
       after = this.lastSeq;
     }
-    if (this.entries.length > this.capacity) this.entries = this.entries.slice(-this.capacity);
+    this.entries = this.entries.slice(-this.capacity); // the newest `capacity` (a shorter tail is copied whole)
   }
 
   /**

@@ -1,0 +1,181 @@
+/**
+ * SessionTail on its own, over a scripted engine: which reads a refresh
+ * makes, what it keeps, which slices it can serve, and when it forgets.
+ */
+import { describe, expect, it } from "vitest";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { user, withSeq } from "../../../test/support/fixtures.js";
+import type { EntryPage, StorageEngine, StorageEvent } from "../../storage/engine.js";
+import { SessionTail } from "./session-tail.js";
+
+const KEY = { workspace: "ws", sessionId: "s" };
+
+/** A log of `n` entries; reads are recorded as [afterSeq, limit]. */
+class ScriptedLog {
+  entries: Entry[] = [];
+  reads: [number, number][] = [];
+  failure: Error | undefined;
+  /** When set, every read answers an empty page with this head (a log that went away). */
+  emptyWithHead: number | undefined;
+
+  grow(n: number): void {
+    for (let i = 0; i < n; i++) {
+      const seq = this.entries.length + 1;
+      this.entries.push(withSeq(user(`e${seq}`), seq));
+    }
+  }
+
+  get head(): number {
+    return this.entries.length;
+  }
+
+  readonly engine = {
+    read: async (_key: unknown, afterSeq: number, limit: number): Promise<EntryPage> => {
+      this.reads.push([afterSeq, limit]);
+      if (this.failure !== undefined) throw this.failure;
+      if (this.emptyWithHead !== undefined) return { entries: [], headSeq: this.emptyWithHead };
+      const entries = this.entries.filter((e) => Number(e.seq) > afterSeq).slice(0, limit);
+      return { entries, headSeq: this.head };
+    },
+  } as unknown as StorageEngine;
+}
+
+const appended = (headSeq: number): StorageEvent => ({ type: "appended", ...KEY, headSeq });
+
+/** Plays one event and resolves once the tail woke its watchers for it. */
+function play(tail: SessionTail, event: StorageEvent): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      tail.watchers.delete(wake);
+      resolve();
+    };
+    tail.watchers.add(wake);
+    tail.onEvent(event);
+  });
+}
+
+const seqsOf = (page: { entries: Entry[] } | undefined) => page?.entries.map((e) => Number(e.seq));
+
+describe("SessionTail", () => {
+  it("serves nothing before its first event", () => {
+    const log = new ScriptedLog();
+    const tail = new SessionTail(log.engine, KEY, 4);
+    expect(tail.slice(0, 10)).toBeUndefined();
+  });
+
+  it("refreshes a fresh tail from head - capacity in one read, and keeps at most capacity entries", async () => {
+    const log = new ScriptedLog();
+    log.grow(10);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(10));
+    expect(log.reads).toEqual([[7, 3]]);
+    expect(seqsOf(tail.slice(7, 100))).toEqual([8, 9, 10]);
+    expect(tail.slice(6, 100)).toBeUndefined();
+  });
+
+  it("refreshes a fresh tail of a short log from the start", async () => {
+    const log = new ScriptedLog();
+    log.grow(2);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(2));
+    expect(log.reads).toEqual([[0, 3]]);
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2]);
+    expect(tail.slice(0, 100)?.headSeq).toBe(2);
+  });
+
+  it("reads only what follows its newest entry, page by page, and trims to capacity", async () => {
+    const log = new ScriptedLog();
+    log.grow(2);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(2));
+    log.reads = [];
+    log.grow(1); // 3 entries: all kept
+    await play(tail, appended(3));
+    expect(log.reads).toEqual([[2, 3]]);
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2, 3]);
+    log.reads = [];
+    log.grow(1); // 4 entries: the oldest goes
+    await play(tail, appended(4));
+    expect(log.reads).toEqual([[3, 3]]);
+    expect(tail.slice(0, 100)).toBeUndefined();
+    expect(seqsOf(tail.slice(1, 100))).toEqual([2, 3, 4]);
+    log.reads = [];
+    log.grow(7); // 11 entries: three pages after 4
+    await play(tail, appended(11));
+    expect(log.reads).toEqual([
+      [4, 3],
+      [7, 3],
+      [10, 3],
+    ]);
+    expect(seqsOf(tail.slice(8, 100))).toEqual([9, 10, 11]);
+    expect(tail.slice(7, 100)).toBeUndefined();
+  });
+
+  it("slices after a seq, at most `limit` entries, with its newest seq as head", async () => {
+    const log = new ScriptedLog();
+    log.grow(8);
+    const tail = new SessionTail(log.engine, KEY, 5); // keeps 4..8
+    await play(tail, appended(8));
+    expect(tail.slice(2, 10)).toBeUndefined(); // 3 is missing
+    expect(seqsOf(tail.slice(3, 10))).toEqual([4, 5, 6, 7, 8]); // just reaches
+    expect(seqsOf(tail.slice(3, 2))).toEqual([4, 5]);
+    expect(seqsOf(tail.slice(5, 2))).toEqual([6, 7]);
+    expect(seqsOf(tail.slice(7, 10))).toEqual([8]);
+    expect(tail.slice(8, 10)).toEqual({ entries: [], headSeq: 8 });
+    expect(tail.slice(4, 2)?.headSeq).toBe(8);
+  });
+
+  it("stops refreshing at an empty page even when the event names a higher head", async () => {
+    const log = new ScriptedLog();
+    log.grow(2);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(2));
+    log.emptyWithHead = 2;
+    await play(tail, appended(9)); // e.g. re-created meanwhile with a shorter log
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2]);
+  });
+
+  it("forgets everything on a failed read, a delete and a create, and still wakes its watchers", async () => {
+    const log = new ScriptedLog();
+    log.grow(2);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(2));
+    log.failure = new Error("gone");
+    log.grow(1);
+    await play(tail, appended(3));
+    expect(tail.slice(0, 100)).toBeUndefined();
+
+    log.failure = undefined;
+    await play(tail, appended(3));
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2, 3]);
+    await play(tail, { type: "deleted", ...KEY, headSeq: 0 });
+    expect(tail.slice(0, 100)).toBeUndefined();
+
+    await play(tail, appended(3));
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2, 3]);
+    await play(tail, { type: "created", ...KEY, headSeq: 3 });
+    expect(tail.slice(0, 100)).toBeUndefined();
+  });
+
+  it("handles events one at a time, in order, waking the watchers after each refresh", async () => {
+    const log = new ScriptedLog();
+    const tail = new SessionTail(log.engine, KEY, 10);
+    const seen: (number[] | undefined)[] = [];
+    let fourth: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      fourth = resolve;
+    });
+    tail.watchers.add(() => {
+      seen.push(seqsOf(tail.slice(0, 100)));
+      if (seen.length === 4) fourth();
+    });
+    log.grow(1);
+    tail.onEvent(appended(1)); // queued: runs after the next line, and reads both
+    log.grow(1);
+    tail.onEvent(appended(2));
+    tail.onEvent({ type: "deleted", ...KEY, headSeq: 0 });
+    tail.onEvent(appended(2));
+    await done;
+    expect(seen).toEqual([[1, 2], [1, 2], undefined, [1, 2]]);
+  });
+});
