@@ -14,6 +14,7 @@ import { expectCode, user } from "../../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../../test/support/store-engines.js";
 import type { EngineFixture } from "../../../test/support/store-model.js";
 import { openStore } from "../../index.js";
+import { MemoryEngine } from "../../storage/memory.js";
 import { SessionStore } from "../session-store.js";
 import type { EntryWatchEvent, SessionWatchEvent } from "./index.js";
 
@@ -172,5 +173,93 @@ describe("embedded watch through openStore", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("StoreWatch options and close", () => {
+  /** A memory engine counting its reads and live subscriptions. */
+  function countedEngine() {
+    const engine = new MemoryEngine();
+    let reads = 0;
+    let subscriptions = 0;
+    const read = engine.read.bind(engine);
+    engine.read = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    const subscribe = engine.subscribe.bind(engine);
+    engine.subscribe = (listener) => {
+      subscriptions++;
+      const off = subscribe(listener);
+      return () => {
+        subscriptions--;
+        off();
+      };
+    };
+    return { engine, reads: () => reads, subscriptions: () => subscriptions };
+  }
+
+  it("Session.watch with noSubscribeFirst replays once and never re-reads at heartbeats", async () => {
+    const { engine, reads } = countedEngine();
+    const store = new SessionStore(engine);
+    await store.create({ sessionId: "late" });
+    const session = await store.open(undefined, "late");
+    const before = reads();
+    const events = await take(
+      session.watch({ noSubscribeFirst: true, heartbeatMs: 10 }),
+      (seen) => seen.length >= 4,
+    );
+    expect(events.slice(1)).toEqual([
+      { type: "heartbeat", headSeq: 1 },
+      { type: "heartbeat", headSeq: 1 },
+      { type: "heartbeat", headSeq: 1 },
+    ]);
+    expect(reads() - before).toBe(1);
+    // Without it, each quiet interval reads the log again.
+    const again = reads();
+    await take(session.watch({ heartbeatMs: 10 }), (seen) => seen.length >= 4);
+    expect(reads() - again).toBe(3);
+  });
+
+  it("watchSessions describes each change with the session's metadata", async () => {
+    const store = new SessionStore(new MemoryEngine());
+    const watching = take(store.watchSessions({ heartbeatMs: 10 }), (seen) =>
+      seen.some((e) => e.type === "created"),
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    await store.create({ sessionId: "described", title: "with a title" });
+    const created = (await watching).find((e) => e.type === "created");
+    expect(created?.type === "created" && created.session.id).toBe("described");
+    expect(created?.type === "created" && created.session.title).toBe("with a title");
+  });
+
+  it("watchSessions ends on its signal and beats at the interval it is given", async () => {
+    const store = new SessionStore(new MemoryEngine());
+    const ac = new AbortController();
+    const started = Date.now();
+    const beats = await take(
+      store.watchSessions({ signal: ac.signal, heartbeatMs: 10 }),
+      (seen) => seen.length >= 3,
+    );
+    // Far below the 5 s default, however loaded the machine.
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(beats.every((e) => e.type === "heartbeat")).toBe(true);
+    const events = store.watchSessions({ signal: ac.signal });
+    expect((await events.next()).value?.type).toBe("heartbeat");
+    const ending = events.next();
+    ac.abort(new Error("enough"));
+    await expect(ending).rejects.toThrow("enough");
+  });
+
+  it("close drops the engine subscriptions of both kinds of watch", async () => {
+    const { engine, subscriptions } = countedEngine();
+    const store = new SessionStore(engine);
+    await store.create({ sessionId: "c" });
+    const session = await store.open(undefined, "c");
+    await take(session.watch(), (seen) => seen.length >= 2);
+    await take(store.watchSessions(), (seen) => seen.length >= 1);
+    expect(subscriptions()).toBe(2);
+    await store.close();
+    expect(subscriptions()).toBe(0);
   });
 });

@@ -6,7 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { appendOf, expectCode, rootEntry, user } from "../../../test/support/fixtures.js";
-import type { SessionKey, StorageEngine } from "../../storage/engine.js";
+import type {
+  SessionKey,
+  StorageEngine,
+  StorageEvent,
+  StorageListener,
+} from "../../storage/engine.js";
 import { MemoryEngine } from "../../storage/memory.js";
 import { EventHub } from "./event-hub.js";
 import { type EntriesLoop, type EntryWatchEvent, watchEntries } from "./watch-entries.js";
@@ -204,5 +209,45 @@ describe("watchEntries", () => {
     expect(reads).toEqual([]);
     await events.return(undefined);
     await late.return(undefined);
+  });
+
+  it("reads the log on its first pass even when the shared tail could serve it, so it sees appends no event told of", async () => {
+    const { engine, reads } = await sessionOf(1); // seqs 1..2
+    // The hub hears only the events played to it by hand.
+    let hear: StorageListener = () => {};
+    const heard = {
+      subscribe: (l: StorageListener) => {
+        hear = l;
+        return () => {};
+      },
+      read: engine.read,
+    } as unknown as StorageEngine;
+    const hub = new EventHub(heard);
+    const probe = hub.watch(KEY, () => {});
+    const filled = new Promise<void>((resolve) => hub.watch(KEY, resolve));
+    hear({ type: "appended", ...KEY, headSeq: 2 } satisfies StorageEvent);
+    await filled; // the tail holds seqs 1..2
+    expect(probe.tail.slice(0, 10)?.entries.length).toBe(2);
+    await engine.append(KEY, appendOf([user("u3")])); // as by another process: unheard
+    reads.length = 0;
+    const events = watchEntries(loopOf(engine, { hub }));
+    expect(await pull(events, 4)).toEqual(["entry 1", "entry 2", "entry 3", "heartbeat 3"]);
+    expect(reads).toEqual([[0, 100]]);
+    await events.return(undefined);
+  });
+
+  it("after a full page from the tail, reads the rest from the log", async () => {
+    const { engine, reads } = await sessionOf(0);
+    const events = watchEntries(loopOf(engine, { pageSize: 2 }));
+    expect(await pull(events, 2)).toEqual(["entry 1", "heartbeat 1"]);
+    reads.length = 0;
+    const woke = pull(events, 3);
+    await engine.append(KEY, appendOf([user("u2"), user("u3"), user("u4")]));
+    expect(await woke).toEqual(["entry 2", "entry 3", "entry 4"]);
+    expect(reads).toEqual([
+      [0, 256], // the hub's tail
+      [3, 2], // after the tail's full page of 2
+    ]);
+    await events.return(undefined);
   });
 });

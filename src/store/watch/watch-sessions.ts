@@ -80,8 +80,9 @@ export async function* watchSessions(loop: SessionsLoop): AsyncGenerator<Session
     }
     yield { type: "heartbeat", cursor: feed.cursor(last) };
     // The first pass runs without waiting: a resumed watcher gets the events
-    // after its cursor at once, not after the next wake-up or heartbeat.
-    let woke: "notified" | "timeout" | "aborted" = "notified";
+    // after its cursor at once, not after the next wake-up or heartbeat. A
+    // pass after a quiet interval ends with a heartbeat.
+    let quiet = false;
     for (;;) {
       const head = feed.head;
       for (const { n, event } of feed.after(workspace, last)) {
@@ -89,12 +90,13 @@ export async function* watchSessions(loop: SessionsLoop): AsyncGenerator<Session
         const change = await changeOf(loop, event, n);
         if (change !== undefined) yield change;
       }
-      if (woke === "timeout") {
+      if (quiet) {
         last = Math.max(last, head);
         yield { type: "heartbeat", cursor: feed.cursor(last) };
       }
-      woke = await wake.wait(loop.heartbeatMs, signal);
+      const woke = await wake.wait(loop.heartbeatMs, signal);
       if (woke === "aborted") throw signal.reason;
+      quiet = woke === "timeout";
     }
   } finally {
     unsubscribe();
