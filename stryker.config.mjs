@@ -38,6 +38,7 @@ export default {
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   clearTextReporter: { allowColor: false, reportTests: false, reportMutants: false },
   tempDirName: ".stryker-tmp",
-  ignorePatterns: ["dist", "gen_py", "bench", "reports", ".sessiond", "coverage"],
+  // Other runs' sandboxes (--files runs side by side) are not part of this one.
+  ignorePatterns: ["dist", "gen_py", "bench", "reports", ".sessiond", "coverage", ".stryker-tmp*"],
   thresholds: { high: 90, low: 80, break: null },
 };
