@@ -172,13 +172,13 @@ export class Session {
     const state = this.fold(log, cursor);
     const messages = state.messages;
     if (cursor.offset > 0 && cursor.offset >= messages.length) throw badPageToken();
-    if (cursor.offset === 0 && !req.pageSize && req.maxBytes !== undefined) {
-      const size = req.knownSize?.(state);
-      if (size !== undefined && size <= req.maxBytes) return { state, nextPageToken: "" };
-    }
+    const budget = req.maxBytes ?? Number.POSITIVE_INFINITY;
+    // A first page without a count whose known size fits the budget is the
+    // whole state, answered unsized (NaN, no known size, never fits).
+    const known = cursor.offset === 0 && !req.pageSize ? req.knownSize?.(state) : undefined;
+    if ((known ?? Number.NaN) <= budget) return { state, nextPageToken: "" };
     const rest = req.sizeOfRest?.(state) ?? 0;
-    const maxBytes = req.maxBytes === undefined ? undefined : req.maxBytes - rest;
-    const page = fillPage(itemsFrom(messages, cursor.offset), { ...req, maxBytes });
+    const page = fillPage(itemsFrom(messages, cursor.offset), { ...req, maxBytes: budget - rest });
     const end = cursor.offset + page.length;
     const whole = cursor.offset === 0 && end === messages.length;
     return {
@@ -291,11 +291,13 @@ function* treeNodes(log: SessionLog, c: TreeCursor, onPath: Set<string>): Genera
       parentId: e.parentId,
       kind: entryKind(e),
       seq: e.seq,
+      // Stryker disable next-line ConditionalExpression: only a Label has a `label` field, so any other kind reads undefined as well (and no kindless entry reaches a log: the planners refuse it)
       label: e.kind.case === "label" ? e.kind.value.label : undefined,
       onCurrentPath: onPath.has(e.id),
       role: roleOf(e),
       preview: entryPreview(e),
       timestamp: e.timestamp,
+      // Stryker disable next-line ConditionalExpression: only a Leaf has a `leafId` field, so any other kind reads undefined as well (and no kindless entry reaches a log: the planners refuse it)
       leafId: e.kind.case === "leaf" ? e.kind.value.leafId : undefined,
     });
   }
