@@ -10,7 +10,7 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig*.json ./
 COPY gen ./gen
 COPY src ./src
 RUN npm run build

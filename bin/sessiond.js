@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// The sessiond command. It runs the compiled JavaScript in dist/ when that
-// build is up to date (`npm run build`; `npm start` builds first): plain
-// node starts faster and idles ~35 MB smaller than with the TypeScript
-// loader. Otherwise it runs the TypeScript sources through tsx, so a fresh
-// checkout works with no build step and a stale build is never used.
+// The sessiond command. It runs the compiled JavaScript in dist/: that is all
+// the npm package ships (`prepack` builds it), and in a checkout `npm run
+// build` makes it (`npm start` builds first).
+//
+// In a checkout (src/ is here) a build older than the sources is not used:
+// the command runs the TypeScript sources through tsx (a devDependency), so
+// tests and a fresh clone never run stale code. Without tsx (production
+// dependencies only) it runs the build it has, and with neither it says how
+// to make one.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+const compiled = join(root, "dist", "src", "cli", "main.js");
 const stamp = join(root, "dist", ".build-stamp");
+const sources = join(root, "src");
 
 /** Newest modification time of the sources a build is made from. */
 function newestSource(dir) {
@@ -34,13 +40,33 @@ function builtAt() {
   return Number.isFinite(at) && at > 0 ? at : -1;
 }
 
-const built =
-  Math.max(newestSource(join(root, "src")), newestSource(join(root, "gen"))) <= builtAt();
+/** The tsx loader's API, or undefined when tsx is not installed. */
+async function tsxApi() {
+  try {
+    return await import("tsx/esm/api");
+  } catch (err) {
+    if (err?.code === "ERR_MODULE_NOT_FOUND") return undefined;
+    throw err;
+  }
+}
 
-if (built) {
+const checkout = existsSync(sources);
+const fresh =
+  existsSync(compiled) &&
+  (!checkout || Math.max(newestSource(sources), newestSource(join(root, "gen"))) <= builtAt());
+
+const tsx = fresh || !checkout ? undefined : await tsxApi();
+if (tsx !== undefined) {
+  tsx.register();
+  await import("../src/cli/main.ts");
+} else if (existsSync(compiled)) {
   await import("../dist/src/cli/main.js");
 } else {
-  const { register } = await import("tsx/esm/api");
-  register();
-  await import("../src/cli/main.ts");
+  process.stderr.write(
+    `sessiond: the compiled code is missing (${compiled}).\n` +
+      (checkout
+        ? "Run `npm run build` in the checkout (or `npm install` for the dev loader, tsx).\n"
+        : "This installation is incomplete: reinstall the sessiond package.\n"),
+  );
+  process.exit(1);
 }

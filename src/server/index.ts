@@ -1,5 +1,34 @@
 /** The network layer: Connect services over the store, auth, limits, watch streams. */
+
+import type { ServerConfig } from "./config.js";
+import {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_SERVER_LIMITS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+} from "./defaults.js";
+
 export { parseTokensFile } from "./auth.js";
 export type { ServerConfig, ServerLimits, TlsConfig, TokenGrant } from "./config.js";
 export * from "./defaults.js";
 export { type RunningServer, startServer } from "./server.js";
+
+/**
+ * A ServerConfig with the defaults `sessiond serve` uses (127.0.0.1:50051, no
+ * tokens, every limit at its default), overridden by `overrides`: for starting
+ * the server in-process, e.g. `startServer(store, serverConfig({ port: 0 }))`.
+ */
+export function serverConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return {
+    host: "127.0.0.1",
+    port: 50051,
+    tokens: [],
+    insecure: false,
+    compression: false,
+    limits: DEFAULT_SERVER_LIMITS,
+    heartbeatMs: DEFAULT_HEARTBEAT_MS,
+    idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+    shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
+    ...overrides,
+  };
+}

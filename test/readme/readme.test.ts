@@ -51,7 +51,11 @@ function run(block: CodeBlock, index: number): { status: number | null; out: str
   if (block.lang === "ts") {
     const file = join(tsDir, `block-${index}.mts`);
     writeFileSync(file, code);
-    const r = spawnSync(process.execPath, ["--import", "tsx", file], { ...common, cwd: tsDir });
+    // The exports map's "sessiond-source" condition resolves "sessiond" to src/ (a stale
+    // or missing dist/ is never what the README is checked against; test/package/run.sh
+    // checks the built package).
+    const args = ["--conditions=sessiond-source", "--import", "tsx", file];
+    const r = spawnSync(process.execPath, args, { ...common, cwd: tsDir });
     return { status: r.status, out: r.stdout, err: r.stderr };
   }
   if ((block.lang === "python" || block.needs === "python") && missingPython !== undefined) {
