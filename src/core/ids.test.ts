@@ -208,4 +208,11 @@ describe("newEntryId", () => {
     expect(a).toMatch(ENTRY_ID_PATTERN);
     expect(a).not.toBe(newEntryId());
   });
+
+  it("stays 16 random hex characters over more ids than one block of random bytes serves", () => {
+    // A block is 4096 bytes, 8 per entry id: 1,500 ids use it up twice whatever was drawn before.
+    const ids = Array.from({ length: 1500 }, () => newEntryId());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 });

@@ -225,7 +225,7 @@ export class SessionLog {
       this.byId.delete(slot.id);
       if (slot.kind === "message") this.messages--;
       // Stryker disable next-line ConditionalExpression: a text no dropped Label had is recomputed to the newest remaining Label with it, which is what the index already holds (or nothing, for a title, a Leaf target or undefined): the test only saves the walks
-      else if (slot.kind === "label") labels.add(slot.aux as string);
+      if (slot.kind === "label") labels.add(slot.aux as string);
     }
     const last = this.list[this.list.length - 1];
     this.leaf = last === undefined ? "" : last.kind === "leaf" ? (last.aux as string) : last.id;
