@@ -211,6 +211,21 @@ describe("watchEntries", () => {
     await late.return(undefined);
   });
 
+  it("with noSubscribeFirst still follows the appends it hears of, and ends on its signal", async () => {
+    const { engine } = await sessionOf(1);
+    const ac = new AbortController();
+    const events = watchEntries(
+      loopOf(engine, { noSubscribeFirst: true, heartbeatMs: LONG, signal: ac.signal }),
+    );
+    expect(await pull(events, 3)).toEqual(["entry 1", "entry 2", "heartbeat 2"]);
+    const heard = next(events);
+    await engine.append(KEY, appendOf([user("u3")]));
+    expect(await heard).toBe("entry 3");
+    const ending = next(events);
+    ac.abort(new Error("late stop"));
+    await expect(ending).rejects.toThrow("late stop");
+  });
+
   it("reads the log on its first pass even when the shared tail could serve it, so it sees appends no event told of", async () => {
     const { engine, reads } = await sessionOf(1); // seqs 1..2
     // The hub hears only the events played to it by hand.

@@ -66,26 +66,19 @@ export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatc
   }
   const wake = new Wakeup();
   const late = loop.noSubscribeFirst;
-  let replayed = late ? await engine.read(key, loop.afterSeq, pageSize) : undefined;
+  const replayed = late ? await engine.read(key, loop.afterSeq, pageSize) : undefined;
   const { tail, stop } = loop.hub.watch(key, () => wake.notify());
   try {
     let last = loop.afterSeq;
+    // The first read (subscribed already, unless late) checks the caller's cursor.
+    let page = replayed ?? (await engine.read(key, last, pageSize));
+    if (last > page.headSeq) {
+      throw invalidArgument(
+        `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
+      );
+    }
     let beat = true;
-    // After a wake-up the hub's tail usually has the new entries; the first
-    // pass and every quiet interval read the engine (which also notices
-    // appends made by other processes).
-    let fromTail = false;
-    for (let first = true; ; first = false) {
-      const page =
-        replayed ??
-        (fromTail ? tail.slice(last, pageSize) : undefined) ??
-        (await engine.read(key, last, pageSize));
-      replayed = undefined;
-      if (first && last > page.headSeq) {
-        throw invalidArgument(
-          `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
-        );
-      }
+    for (;;) {
       for (const entry of page.entries) {
         const seq = Number(entry.seq);
         // Stryker disable next-line ConditionalExpression,EqualityOperator: every page starts after `last` (engine.read and tail.slice both take it), so no entry is ever at or below it; the guard only protects "exactly once" from a misbehaving engine
@@ -93,20 +86,26 @@ export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatc
         last = seq;
         yield { type: "entry", entry };
       }
-      if (page.entries.length >= pageSize) {
-        fromTail = false;
-        continue;
+      // After a full page the next one is read from the engine at once. After
+      // a wake-up the hub's tail usually has the new entries; every quiet
+      // interval reads the engine (which also notices appends made by other
+      // processes).
+      let fromTail = false;
+      if (page.entries.length < pageSize) {
+        // A page short of pageSize ends at the head its read saw: `last` is that head.
+        if (beat) yield { type: "heartbeat", headSeq: last };
+        let woke = await wake.wait(loop.heartbeatMs, signal);
+        while (late && woke === "timeout") {
+          yield { type: "heartbeat", headSeq: last };
+          woke = await wake.wait(loop.heartbeatMs, signal);
+        }
+        if (woke === "aborted") throw signal.reason;
+        beat = woke === "timeout";
+        fromTail = woke === "notified";
       }
-      // A page short of pageSize ends at the head its read saw: `last` is that head.
-      if (beat) yield { type: "heartbeat", headSeq: last };
-      let woke = await wake.wait(loop.heartbeatMs, signal);
-      while (late && woke === "timeout") {
-        yield { type: "heartbeat", headSeq: last };
-        woke = await wake.wait(loop.heartbeatMs, signal);
-      }
-      if (woke === "aborted") throw signal.reason;
-      beat = woke === "timeout";
-      fromTail = woke === "notified";
+      page =
+        (fromTail ? tail.slice(last, pageSize) : undefined) ??
+        (await engine.read(key, last, pageSize));
     }
   } finally {
     stop();
