@@ -140,6 +140,23 @@ describe("torn-tail repair", () => {
     expect(await readFile(file, "utf8")).toBe(GOOD + TAIL);
   });
 
+  it("every file the repair opens is closed again, also when writing the saved copy fails", async () => {
+    const failing = instrumentedFs();
+    failing.hooks.write = () => {
+      throw errno("ENOSPC");
+    };
+    await expect(repair(failing.ops)).rejects.toMatchObject({ code: "ENOSPC" });
+    expect(failing.counts.open).toBe(1);
+    expect(failing.counts.close).toBe(1);
+    expect(await readFile(file, "utf8")).toBe(GOOD + TAIL);
+
+    // (the failed copy stays; the next repair takes the next name, one open more)
+    const ok = instrumentedFs();
+    await repair(ok.ops);
+    expect(ok.counts.open).toBe(3); // <name>: EEXIST, <name>-1, the directory
+    expect(ok.counts.close).toBe(2);
+  });
+
   it("a failure to create the saved copy other than EEXIST fails the repair at once, file uncut", async () => {
     const fs = instrumentedFs();
     let attempts = 0;
