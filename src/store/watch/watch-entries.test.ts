@@ -166,6 +166,29 @@ describe("watchEntries", () => {
     await expectCode(ending, "NOT_FOUND");
   });
 
+  it("ends with NOT_FOUND when the session is deleted and created again between two reads (head below the cursor)", async () => {
+    const { engine } = await sessionOf(3); // seqs 1..4
+    const silent = new MemoryEngine(); // no event: as if another process did both
+    const events = watchEntries(loopOf(engine, { hub: new EventHub(silent), heartbeatMs: 30 }));
+    expect(await pull(events, 5)).toEqual([
+      "entry 1",
+      "entry 2",
+      "entry 3",
+      "entry 4",
+      "heartbeat 4",
+    ]);
+    await engine.delete(KEY);
+    await engine.create(KEY, [rootEntry("s")]);
+    await engine.append(KEY, appendOf([user("again")])); // head 2, below the 4 sent
+    await expectCode(
+      next(events),
+      "NOT_FOUND",
+      '"s"',
+      "deleted and created again",
+      "head seq 2, 4 sent",
+    );
+  });
+
   it("ends by throwing the signal's reason, aborted before or while waiting", async () => {
     const { engine } = await sessionOf(0);
     const before = new AbortController();

@@ -1,5 +1,5 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { invalidArgument } from "../../core/errors.js";
+import { invalidArgument, notFound } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import type { EventHub } from "./event-hub.js";
@@ -57,7 +57,9 @@ export interface EntriesLoop {
  * generator only reads on demand). A heartbeat with the head seq goes out
  * once the backlog is replayed and after every quiet interval; each interval
  * also re-reads the log, which picks up appends made by other processes. A
- * deleted session ends the watch with NOT_FOUND (thrown by the read).
+ * deleted session ends the watch with NOT_FOUND (thrown by the read), and
+ * so does one deleted and created again between two reads (its head is
+ * then below the cursor).
  */
 export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatchEvent> {
   const { engine, key, signal, pageSize } = loop;
@@ -103,9 +105,17 @@ export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatc
         beat = woke === "timeout";
         fromTail = woke === "notified";
       }
-      page =
-        (fromTail ? tail.slice(last, pageSize) : undefined) ??
-        (await engine.read(key, last, pageSize));
+      const sliced = fromTail ? tail.slice(last, pageSize) : undefined;
+      page = sliced ?? (await engine.read(key, last, pageSize));
+      // The log's head below what was sent: the session was deleted and made
+      // again with the same id between two reads (no event told of it, or the
+      // wake-up came late). Its entries are not the ones watched; a tail slice
+      // is only behind, not another log, so it is not asked.
+      if (sliced === undefined && page.headSeq < last) {
+        throw notFound(
+          `session ${quote(key.sessionId)} was deleted and created again while watched (head seq ${page.headSeq}, ${last} sent); watch it anew from 0`,
+        );
+      }
     }
   } finally {
     stop();
