@@ -189,6 +189,26 @@ describe("watchEntries", () => {
     );
   });
 
+  it("a shared tail that is behind the watcher is no sign of a re-created session: it waits and reads the log", async () => {
+    const { engine } = await sessionOf(3); // the log: seqs 1..4
+    // The hub's tail refreshes from a log that is behind (as after a read of
+    // the watcher's own that went past the tail's last refresh).
+    const behind = new MemoryEngine();
+    await behind.create(KEY, [rootEntry("s")]);
+    const events = watchEntries(loopOf(engine, { hub: new EventHub(behind), heartbeatMs: 30 }));
+    expect(await pull(events, 5)).toEqual([
+      "entry 1",
+      "entry 2",
+      "entry 3",
+      "entry 4",
+      "heartbeat 4",
+    ]);
+    const pending = next(events);
+    await behind.append(KEY, appendOf([user("u2")])); // wakes the watcher: the tail's head is 2
+    expect(await pending).toBe("heartbeat 4");
+    await events.return(undefined);
+  });
+
   it("ends by throwing the signal's reason, aborted before or while waiting", async () => {
     const { engine } = await sessionOf(0);
     const before = new AbortController();
