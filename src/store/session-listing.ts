@@ -88,9 +88,10 @@ export async function listSessions(
     // Deleted since the roots were read: left out.
     if (record !== undefined) sessions.push(metaOf(record));
   }
-  const last = page[page.length - 1];
+  // More roots than the page holds: the page is full and its last root is where the next starts.
+  const last = page[pageSize - 1] as RootRecord;
   const nextPageToken =
-    first.length > pageSize && last !== undefined
+    first.length > pageSize
       ? encodePageToken({ createdMs: last.createdAtMs, id: last.sessionId, order, parent })
       : "";
   return { sessions, nextPageToken };

@@ -29,7 +29,7 @@ import {
 } from "../core/ids.js";
 import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
-import type { SessionKey, StorageEngine, StorageListener } from "../storage/engine.js";
+import type { SessionKey, StorageEngine } from "../storage/engine.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
 import { Session, type SessionContext } from "./session.js";
@@ -343,11 +343,6 @@ export class SessionStore {
    */
   watchSessions(options: SessionWatchOptions = {}): AsyncGenerator<SessionWatchEvent> {
     return this.watcher.sessions(options);
-  }
-
-  /** Storage events (created / appended / deleted) for watchers. */
-  subscribe(listener: StorageListener): () => void {
-    return this.engine.subscribe(listener);
   }
 
   /** Stops the watchers' engine subscriptions, then closes the engine. */

@@ -126,7 +126,7 @@ class Watcher {
 
   /** Subscribes first, then replays from the cursor. */
   attach(store: SessionStore): void {
-    this.unsubscribe = store.subscribe((ev) => {
+    this.unsubscribe = store.engine.subscribe((ev) => {
       if (ev.workspace === WS && ev.sessionId === this.sessionId && ev.type !== "deleted") {
         this.wake(store);
       }
