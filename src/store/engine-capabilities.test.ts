@@ -144,6 +144,19 @@ afterEach(async () => {
   await engine.close();
 });
 
+describe("resolving a session on an engine with only one of exists and idsByRef", () => {
+  it("finds a unique prefix by listing the workspace: idsByRef is used only with exists", async () => {
+    for (const only of ["exists", "idsByRef"] as const) {
+      useEngine(only);
+      await store.create({ sessionId: "unique-one" });
+      await store.create({ sessionId: "other" });
+      expect((await store.get(undefined, "uniq")).id).toBe("unique-one");
+      expect(engine.listIdsCalls).toBeGreaterThan(0);
+      await engine.close();
+    }
+  });
+});
+
 describe("resolving a session on an engine with exists and idsByRef", () => {
   beforeEach(async () => {
     useEngine("exists", "idsByRef");

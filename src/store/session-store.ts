@@ -170,10 +170,7 @@ export class SessionStore {
       // A client-chosen id may be shorter than a prefix is allowed to be.
       if (ids.includes(ref)) return key;
       checkSessionPrefix(ref);
-      matches = ids
-        .filter((id) => matchesSessionRef(id, ref))
-        .sort()
-        .slice(0, CANDIDATES_SHOWN + 1);
+      matches = ids.filter((id) => matchesSessionRef(id, ref)).sort();
     }
     if (matches.length === 0) {
       throw notFound(`session ${quote(ref)} not found in workspace ${quote(workspace)}`);
