@@ -84,14 +84,9 @@ export class SessionStore {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.now = options.now ?? (() => new Date());
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
-    this.watcher = new StoreWatch(this);
-    this.ctx = {
-      engine,
-      limits: this.limits,
-      plan,
-      meta: (key) => this.metaOfKey(key),
-      watch: this.watcher,
-    };
+    const meta = (key: SessionKey) => this.metaOfKey(key);
+    this.watcher = new StoreWatch({ engine, limits: this.limits, meta });
+    this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher };
   }
 
   /**

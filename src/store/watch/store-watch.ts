@@ -16,13 +16,15 @@ export const DEFAULT_HEARTBEAT_MS = 5000;
 
 /**
  * What watching needs of a store: its engine (events and reads), its page
- * size, and session metadata. A SessionStore is one; the narrow shape keeps
- * the store free to own a StoreWatch without an import cycle.
+ * size, and the metadata of a session by its full key (NOT_FOUND when gone;
+ * the ids come from the engine's events, so nothing is resolved by prefix).
+ * The narrow shape keeps the store free to own a StoreWatch without an
+ * import cycle.
  */
 export interface WatchedStore {
   readonly engine: StorageEngine;
   readonly limits: StoreLimits;
-  get(workspace: string | undefined, ref: string): Promise<SessionMeta>;
+  meta(key: SessionKey): Promise<SessionMeta>;
 }
 
 /** A signal that never aborts, for watches left with `break` instead. */
@@ -82,7 +84,7 @@ export class StoreWatch {
     yield* watchSessions({
       engine: this.store.engine,
       feed: this.feed,
-      meta: (ws, id) => this.store.get(ws, id),
+      meta: (ws, id) => this.store.meta({ workspace: ws, sessionId: id }),
       workspace,
       cursor: options.cursor ?? "",
       signal: options.signal ?? NEVER,
