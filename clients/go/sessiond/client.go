@@ -1,0 +1,195 @@
+package sessiond
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"time"
+
+	"github.com/sessiond/sessiond/clients/go/sessiondv1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// Client holds the generated clients of both services over one connection.
+// Store and Session are the sessiondv1 interfaces: every RPC and message of
+// the proto is there, unchanged; what this package adds happens in the
+// connection's interceptors (ids before send, retry) and in WatchEntries.
+type Client struct {
+	Store   sessiondv1.StoreServiceClient
+	Session sessiondv1.SessionServiceClient
+
+	conn grpc.ClientConnInterface
+}
+
+// New wraps a connection. The ids-before-send and retry guarantees live in
+// the connection's interceptors: pass a connection made by Dial, or one
+// dialed with the options DialOptions returns. A bare grpc.ClientConn works
+// too, without them.
+func New(conn grpc.ClientConnInterface) *Client {
+	return &Client{
+		Store:   sessiondv1.NewStoreServiceClient(conn),
+		Session: sessiondv1.NewSessionServiceClient(conn),
+		conn:    conn,
+	}
+}
+
+// Dial connects to a sessiond server at target (host:port, e.g.
+// "127.0.0.1:50051") and returns a Client whose connection fills ids before
+// send and retries UNAVAILABLE. Without WithTLS the connection is plaintext
+// HTTP/2 (what `sessiond serve` speaks unless given --tls-cert). Dial does
+// not wait for the connection: the first call does (and is retried while
+// the server is unreachable).
+func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
+	dialOpts, err := DialOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.DialContext(ctx, target, dialOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return New(conn), nil
+}
+
+// Close closes the connection when the Client made it (Dial) or was given
+// one that can be closed.
+func (c *Client) Close() error {
+	if cl, ok := c.conn.(interface{ Close() error }); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+// Conn is the underlying connection.
+func (c *Client) Conn() grpc.ClientConnInterface { return c.conn }
+
+// Option configures Dial and DialOptions.
+type Option func(*config) error
+
+type config struct {
+	token        string
+	tls          *tls.Config
+	retry        RetryPolicy
+	noRetry      bool
+	interceptors []grpc.UnaryClientInterceptor
+	dial         []grpc.DialOption
+}
+
+// WithToken sends `authorization: Bearer <token>` on every call (unary and
+// streaming), as servers started with --auth-tokens require. It is sent on
+// plaintext connections too, because sessiond is commonly served on
+// loopback without TLS; use WithTLS for anything else.
+func WithToken(token string) Option {
+	return func(c *config) error {
+		if token == "" {
+			return errors.New("sessiond: WithToken: empty token")
+		}
+		c.token = token
+		return nil
+	}
+}
+
+// WithTLS connects over TLS, trusting the CA certificates in caPEM (PEM),
+// or the system's roots when caPEM is nil.
+func WithTLS(caPEM []byte) Option {
+	return func(c *config) error {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if caPEM != nil {
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(caPEM) {
+				return errors.New("sessiond: WithTLS: no certificate found in the CA PEM")
+			}
+			cfg.RootCAs = pool
+		}
+		c.tls = cfg
+		return nil
+	}
+}
+
+// WithTLSConfig connects over TLS with a config of your own (e.g. a client
+// certificate for a server started with --tls-client-ca).
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(c *config) error {
+		c.tls = cfg
+		return nil
+	}
+}
+
+// WithRetry sets the retry policy of unary calls (see RetryInterceptor);
+// maxAttempts counts the first attempt, base is the first backoff and
+// maxDelay its cap. Zero values take the defaults (5, 50 ms, 2 s).
+func WithRetry(maxAttempts int, base, maxDelay time.Duration) Option {
+	return func(c *config) error {
+		c.retry = RetryPolicy{MaxAttempts: maxAttempts, BaseDelay: base, MaxDelay: maxDelay}
+		return nil
+	}
+}
+
+// WithoutRetry turns the retry of unary calls off (ids are still filled).
+func WithoutRetry() Option {
+	return func(c *config) error {
+		c.noRetry = true
+		return nil
+	}
+}
+
+// WithUnaryInterceptors adds interceptors that run inside the ids and retry
+// interceptors, once per attempt (e.g. logging, metrics).
+func WithUnaryInterceptors(i ...grpc.UnaryClientInterceptor) Option {
+	return func(c *config) error {
+		c.interceptors = append(c.interceptors, i...)
+		return nil
+	}
+}
+
+// WithDialOptions passes grpc dial options through (keepalive, a dialer,
+// message size limits, ...).
+func WithDialOptions(o ...grpc.DialOption) Option {
+	return func(c *config) error {
+		c.dial = append(c.dial, o...)
+		return nil
+	}
+}
+
+// DialOptions returns the grpc dial options Dial uses, for callers that make
+// the connection themselves: grpc.DialContext(ctx, target,
+// sessiond.DialOptions(...)...) and then New(conn).
+func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
+	c := config{retry: DefaultRetryPolicy}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	var out []grpc.DialOption
+	if c.tls != nil {
+		out = append(out, grpc.WithTransportCredentials(credentials.NewTLS(c.tls)))
+	} else {
+		// grpc-go 1.33 (Debian 12) predates credentials/insecure;
+		// WithInsecure stays supported throughout grpc-go 1.x.
+		out = append(out, grpc.WithInsecure())
+	}
+	if c.token != "" {
+		out = append(out, grpc.WithPerRPCCredentials(bearer{token: c.token}))
+	}
+	chain := []grpc.UnaryClientInterceptor{IDsInterceptor()}
+	if !c.noRetry {
+		chain = append(chain, RetryInterceptor(c.retry))
+	}
+	chain = append(chain, c.interceptors...)
+	out = append(out, grpc.WithChainUnaryInterceptor(chain...))
+	return append(out, c.dial...), nil
+}
+
+// bearer is the per-RPC credential of WithToken.
+type bearer struct{ token string }
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+// RequireTransportSecurity is false so that a token also works against a
+// server on loopback without TLS; grpc-go would otherwise refuse to send it.
+func (b bearer) RequireTransportSecurity() bool { return false }

@@ -1,0 +1,30 @@
+// Package sessiond is the Go client of sessiond, a session store for LLM
+// agents served over gRPC.
+//
+// It wraps the generated stubs of package sessiondv1 (StoreService and
+// SessionService) and adds what makes them safe to use against a server that
+// restarts or a network that drops replies:
+//
+//   - ids before send: ids a caller leaves empty are chosen here, before the
+//     first attempt (entry ids on Append, the Leaf entry id on Rewind and
+//     Reset, the session id on CreateSession and ForkSession). A retried call
+//     carries the same ids and the server de-duplicates it, so "outcome
+//     unknown" is safe to retry.
+//   - retry: unary calls that fail with UNAVAILABLE (or lose their stream to
+//     the peer) are retried with exponential backoff and jitter. ABORTED (a
+//     compare-and-swap conflict) and every other code are returned at once.
+//     A DeleteSession retried after an attempt whose outcome is unknown and
+//     answered NOT_FOUND succeeds with an empty response: the lost attempt
+//     deleted the session.
+//   - resumable watch: Client.WatchEntries returns a Watcher that reconnects
+//     with after_seq = the last entry it delivered, so the caller sees every
+//     entry once, in order, across server restarts.
+//
+// # Errors
+//
+// Every error returned by a call, and by Watcher.Next, is a gRPC status
+// error: status.Code(err) gives its code (codes.NotFound, codes.Aborted,
+// codes.InvalidArgument, ...) and status.Convert(err).Message() the server's
+// message. The codes each RPC returns are documented in the proto
+// (proto/sessiond/v1/*.proto) and on the generated client interfaces.
+package sessiond
