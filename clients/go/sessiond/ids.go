@@ -81,12 +81,12 @@ func FillIDs(req interface{}) bool {
 }
 
 // IDsInterceptor fills empty ids (see FillIDs) before the request leaves the
-// process. It must run outside (before) RetryInterceptor so that every
-// attempt carries the same ids; Dial chains them in that order.
+// process. Dial chains it before RetryInterceptor.
 //
-// The request is modified in place: after the call, the caller's request
-// holds the ids that were sent, so a caller retrying by hand later sends
-// them again.
+// The request is modified in place, which is what makes retries safe: every
+// attempt (RetryInterceptor's, or the caller's own after a timeout) sends
+// the request that already holds the ids of the first, and the caller can
+// read the ids that were sent from it afterwards.
 func IDsInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply interface{}, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		FillIDs(req)
