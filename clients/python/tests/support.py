@@ -1,0 +1,165 @@
+"""What the tests share: the live server they run against, and a way to restart it.
+
+Environment:
+  SESSIOND_URL          the server, e.g. http://127.0.0.1:50051 (tests that need
+                        one are skipped without it)
+  SESSIOND_TOKEN        bearer token for it, when it requires one
+  SESSIOND_CONTROL      "stdio": whoever started the tests can stop / start the
+                        server (see control()); without it those tests are skipped
+  SESSIOND_AUTH_URL, SESSIOND_AUTH_TOKEN   a server started with --auth-tokens
+  SESSIOND_TLS_URL, SESSIOND_TLS_CA        a TLS server and the CA file that signed it
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import unittest
+from typing import Any, Callable, List, Optional
+
+import grpc
+
+from sessiond import RetryPolicy, SessiondClient, new_entry_id
+
+URL = os.environ.get("SESSIOND_URL", "")
+TOKEN = os.environ.get("SESSIOND_TOKEN") or None
+CONTROL = os.environ.get("SESSIOND_CONTROL", "")
+
+#: Generous enough to ride out a server restart (a few seconds).
+PATIENT = RetryPolicy(max_attempts=80, base_delay=0.05, max_delay=0.5)
+
+
+def need_server() -> None:
+    """Skips a test module without a server (call from setUpModule)."""
+    if not URL:
+        raise unittest.SkipTest("SESSIOND_URL is not set: no live server to test against")
+
+
+def need_control() -> None:
+    if CONTROL != "stdio":
+        raise unittest.SkipTest(
+            "SESSIOND_CONTROL=stdio is not set: nothing can restart the server"
+        )
+
+
+def client(**kw: Any) -> SessiondClient:
+    kw.setdefault("token", TOKEN)
+    kw.setdefault("timeout", 20.0)
+    return SessiondClient(URL, **kw)
+
+
+def workspace() -> str:
+    """A workspace of its own per test, so listings see only the test's sessions."""
+    return f"py-{new_entry_id()}"
+
+
+_control_lock = threading.Lock()
+
+
+def control(command: str) -> None:
+    """Asks the process that started the tests to "stop", "start" or "restart" the server.
+
+    Protocol: one line ``SESSIOND-CONTROL <command>`` on stdout; the answer
+    is one line on stdin, ``ok`` once done (the server listens again on the
+    same address and data for start / restart), anything else is an error.
+    """
+    with _control_lock:
+        sys.stdout.write(f"SESSIOND-CONTROL {command}\n")
+        sys.stdout.flush()
+        answer = sys.stdin.readline().strip()
+    if answer != "ok":
+        raise RuntimeError(f"control {command!r} failed: {answer!r}")
+
+
+class LostResponse(grpc.RpcError, grpc.Call, grpc.Future):  # type: ignore[misc]
+    """UNAVAILABLE handed to the client AFTER the server answered: a response lost on the way back."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def details(self) -> str:
+        return "test: the response was lost after the server acted"
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        raise self
+
+    def exception(self, timeout: Optional[float] = None) -> Any:
+        return self
+
+    def traceback(self, timeout: Optional[float] = None) -> Any:
+        return None
+
+    def initial_metadata(self) -> Any:
+        return ()
+
+    def trailing_metadata(self) -> Any:
+        return ()
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> Optional[float]:
+        return None
+
+    def cancel(self) -> bool:
+        return False
+
+    def cancelled(self) -> bool:
+        return False
+
+    def running(self) -> bool:
+        return False
+
+    def done(self) -> bool:
+        return True
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        return False
+
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None:
+        fn(self)
+
+
+class LoseResponses(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Lets a call of the named methods reach the server, then loses its response.
+
+    ``lose[method]`` responses are lost (each attempt that gets through
+    consumes one); every attempt is recorded in ``attempts`` with the code
+    the server answered (or "OK").
+    """
+
+    def __init__(self, **lose: int) -> None:
+        self.lose = dict(lose)
+        self.attempts: List[tuple] = []
+        self._lock = threading.Lock()
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        method = details.method.rsplit("/", 1)[-1]
+        outcome = continuation(details, request)
+        try:
+            outcome.result()
+            code = "OK"
+        except grpc.RpcError:
+            code = outcome.code().name
+        with self._lock:
+            self.attempts.append((method, code))
+            if code == "OK" and self.lose.get(method, 0) > 0:
+                self.lose[method] -= 1
+                return LostResponse()
+        return outcome
+
+    def count(self, method: str) -> int:
+        with self._lock:
+            return sum(1 for m, _ in self.attempts if m == method)
+
+
+class Counter(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Counts the attempts of each method (to tell a retried call from a single one)."""
+
+    def __init__(self) -> None:
+        self.calls: List[str] = []
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        self.calls.append(details.method.rsplit("/", 1)[-1])
+        return continuation(details, request)

@@ -1,0 +1,206 @@
+/**
+ * The Python client package (clients/python) as a user installs it: into a
+ * fresh venv on Debian's /usr/bin/python3, offline, with Debian's
+ * python3-grpcio / python3-protobuf as its dependencies; and a runner for
+ * its unittest suite that can stop and start the server under test when the
+ * suite asks (clients/python/tests/support.py: `SESSIOND-CONTROL <command>`
+ * on stdout, answered by one line on stdin).
+ */
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { cpSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { PYTHON } from "./python.js";
+import { REPO } from "./server.js";
+
+const run = promisify(execFile);
+
+export const PYTHON_CLIENT_DIR = join(REPO, "clients/python");
+export const PYTHON_CLIENT_DEBS =
+  "apt-get install -y --no-install-recommends python3-grpcio python3-protobuf python3-venv python3-pip";
+
+/**
+ * What installing the package needs: grpc and protobuf (its dependencies),
+ * ensurepip (python3-venv) and setuptools + wheel (python3-pip's
+ * dependencies) to build it without an index.
+ */
+export function missingPythonClientTools(): string | undefined {
+  const probe = "import grpc, google.protobuf, setuptools, wheel, ensurepip; ensurepip.version()";
+  try {
+    execFileSync(PYTHON, ["-c", probe], { stdio: "ignore", timeout: 15_000 });
+    return undefined;
+  } catch {
+    return `${PYTHON} cannot import grpc / google.protobuf / setuptools / wheel / ensurepip (${PYTHON_CLIENT_DEBS})`;
+  }
+}
+
+/** The install command, as the README gives it (run from the repository root). */
+export const INSTALL_ARGS = ["install", "--no-index", "--no-build-isolation"];
+
+/**
+ * Makes a venv in `dir` that sees Debian's site packages and installs the
+ * package into it offline. It installs from a copy of clients/python: pip
+ * builds a local project in place, and its build/ and *.egg-info must not
+ * land in the working tree. Returns the venv's python.
+ */
+export async function installPythonClient(dir: string): Promise<{ python: string; log: string }> {
+  const src = join(dir, "src");
+  cpSync(PYTHON_CLIENT_DIR, src, {
+    recursive: true,
+    filter: (p) => !/(__pycache__|\.egg-info|[/\\]build)$/.test(p),
+  });
+  const venv = join(dir, "venv");
+  await run(PYTHON, ["-m", "venv", "--system-site-packages", venv], { timeout: 60_000 });
+  const python = join(venv, "bin/python");
+  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
+  const { stdout, stderr } = await run(python, ["-m", "pip", ...INSTALL_ARGS, src], {
+    timeout: 120_000,
+    env,
+  });
+  return { python, log: stdout + stderr };
+}
+
+export interface UnittestSummary {
+  ran: number;
+  ok: boolean;
+  failures: number;
+  errors: number;
+  skipped: number;
+}
+
+/** Parses the end of `python -m unittest` output ("Ran N tests", "OK (skipped=K)"). */
+export function parseUnittest(output: string): UnittestSummary | undefined {
+  const ran = /^Ran (\d+) tests? in /m.exec(output);
+  const verdict = /^(OK|FAILED)(?: \(([^)]*)\))?\s*$/m.exec(output.slice(ran?.index ?? 0));
+  if (!ran || !verdict) return undefined;
+  const count = (name: string) =>
+    Number(new RegExp(`${name}=(\\d+)`).exec(verdict[2] ?? "")?.[1] ?? 0);
+  return {
+    ran: Number(ran[1]),
+    ok: verdict[1] === "OK",
+    failures: count("failures"),
+    errors: count("errors"),
+    skipped: count("skipped"),
+  };
+}
+
+export interface RunOptions {
+  python: string;
+  /** Environment for the suite (SESSIOND_URL, ...). */
+  env: Record<string, string>;
+  /** Handles `SESSIOND-CONTROL <command>`; a throw answers with the error. */
+  control?: (command: string) => Promise<void>;
+  timeoutMs: number;
+}
+
+/** Runs clients/python/tests with unittest; resolves with its output when it exits. */
+export function runPythonClientTests(
+  opts: RunOptions,
+): Promise<{ code: number | null; stdout: string; stderr: string; controls: string[] }> {
+  const tests = join(PYTHON_CLIENT_DIR, "tests");
+  const proc = spawn(opts.python, ["-m", "unittest", "discover", "-v", "-s", tests, "-t", tests], {
+    cwd: join(opts.python, "../.."), // not the repo: the package must come from the venv
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1", ...opts.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let pending = "";
+  const controls: string[] = [];
+  let chain = Promise.resolve();
+  proc.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  proc.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+    pending += d.toString();
+    let nl = pending.indexOf("\n");
+    while (nl >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      const m = /^SESSIOND-CONTROL (\S+)$/.exec(line.trim());
+      if (m) {
+        const command = m[1] as string;
+        controls.push(command);
+        chain = chain.then(async () => {
+          let answer = "ok";
+          try {
+            if (!opts.control) throw new Error("no control handler");
+            await opts.control(command);
+          } catch (err) {
+            answer = `error: ${(err as Error).message.replace(/\s+/g, " ")}`;
+          }
+          if (proc.exitCode === null) proc.stdin.write(`${answer}\n`);
+        });
+      }
+      nl = pending.indexOf("\n");
+    }
+  });
+  proc.stdin.on("error", () => {}); // the suite may exit before an answer arrives
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`python tests timed out after ${opts.timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, opts.timeoutMs);
+    proc.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      chain.then(() => resolve({ code, stdout, stderr, controls }));
+    });
+  });
+}
+
+/** A CA and a server certificate for 127.0.0.1 signed by it, made with openssl in `dir`. */
+export function makeServerCertificate(dir: string): { ca: string; cert: string; key: string } {
+  const openssl = (...args: string[]) =>
+    execFileSync("openssl", args, { cwd: dir, stdio: "ignore", timeout: 30_000 });
+  openssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=py-test-ca",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+  );
+  writeFileSync(join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\n");
+  openssl(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=127.0.0.1",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+  );
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    "san.ext",
+    "-out",
+    "server.crt",
+  );
+  return { ca: join(dir, "ca.crt"), cert: join(dir, "server.crt"), key: join(dir, "server.key") };
+}
