@@ -68,6 +68,31 @@ module.exports = {
       to: { path: "^src/(server|store|storage|cli)/" },
     },
     {
+      name: "browser-safe",
+      comment:
+        "sessiond/web runs in browsers: it, the transport-free client modules and core import no Node module and not connect-node (test/web bundles it for the browser too).",
+      severity: "error",
+      from: {
+        path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|read-pages|watch)\\.ts$)",
+        pathNot: TEST,
+      },
+      to: { dependencyTypesNot: ["local", "npm"], pathNot: "^gen/" },
+    },
+    {
+      name: "browser-safe-npm",
+      comment: "The browser half never reaches connect-node (Node's http2).",
+      severity: "error",
+      from: { path: "^src/(web/|core/|client/(?!client\\.ts$|index\\.ts$))", pathNot: TEST },
+      to: { path: "@connectrpc/connect-node" },
+    },
+    {
+      name: "web-uses-client-core-only",
+      comment: "sessiond/web shares the client's transport-free modules, never the Node transport.",
+      severity: "error",
+      from: { path: layer("web"), pathNot: TEST },
+      to: { path: "^src/(server|store|storage|cli)/|^src/client/(client|index)\\.ts$" },
+    },
+    {
       name: "cli-uses-server-through-its-index",
       comment: "The CLI starts the server through src/server/index.ts, never its internals.",
       severity: "error",
@@ -84,7 +109,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|dist|gen_py|reports|\\.stryker-tmp[^/]*)/" },
+    exclude: { path: "^(dist|gen_py|reports|\\.stryker-tmp[^/]*)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

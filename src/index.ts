@@ -10,6 +10,7 @@ import { SessionStore, type StoreOptions } from "./store/session-store.js";
 
 export * from "../gen/sessiond/v1/entry_pb.js";
 export * from "../gen/sessiond/v1/session_pb.js";
+export * from "./core/entry-builders.js";
 export {
   type ErrorCode,
   isSessiondError,
@@ -17,6 +18,7 @@ export {
 } from "./core/errors.js";
 export { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, foldPath } from "./core/fold.js";
 export { shortId } from "./core/ids.js";
+export * from "./core/message-text.js";
 export type { StorageEngine } from "./storage/engine.js";
 export { JsonlEngine } from "./storage/jsonl/index.js";
 export { MemoryEngine } from "./storage/memory.js";

@@ -1,11 +1,13 @@
-/** The TypeScript client of sessiond. */
+/** The TypeScript client of sessiond (Node). */
+export * from "../core/entry-builders.js";
+export * from "../core/message-text.js";
 export {
   createSessiondClient,
   DEFAULT_MAX_MESSAGE_BYTES,
   type Protocol,
-  type SessiondClient,
   type SessiondClientOptions,
 } from "./client.js";
 export { readState, readTree } from "./read-pages.js";
 export type { RetryOptions } from "./retry-interceptor.js";
+export type { CommonClientOptions, SessiondClient } from "./sessiond-client.js";
 export { type ResumableWatchOptions, watchEntriesResumable } from "./watch.js";

@@ -6,7 +6,7 @@ import type {
   GetTreeRequestSchema,
   GetTreeResponse,
 } from "../../gen/sessiond/v1/session_service_pb.js";
-import type { SessiondClient } from "./client.js";
+import type { SessiondClient } from "./sessiond-client.js";
 
 /**
  * GetTree and GetState answer in pages once a tree or state outgrows one

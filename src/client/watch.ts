@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { WatchEntriesResponse } from "../../gen/sessiond/v1/session_service_pb.js";
-import type { SessiondClient } from "./client.js";
+import type { SessiondClient } from "./sessiond-client.js";
 
 export interface ResumableWatchOptions {
   workspace?: string;

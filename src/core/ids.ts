@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { invalidArgument } from "./errors.js";
 
 /**
@@ -106,18 +105,25 @@ export function newSessionId(now: Date = new Date()): string {
 }
 
 /**
- * Random bytes drawn in blocks: one `randomBytes` call per id was ~5% of an
- * append's CPU (each call crosses into OpenSSL); a 4 KiB pool serves 512 ids.
+ * Random bytes drawn in blocks: one call per id was ~5% of an append's CPU
+ * (each call crosses into OpenSSL); a 4 KiB pool serves 512 ids. Web
+ * Crypto's getRandomValues (global in Node 20 and every browser) rather than
+ * node:crypto, so the client half of the package (ids before send) also runs
+ * in a browser (sessiond/web).
  */
-const pool = { bytes: Buffer.alloc(0), offset: 0 };
+const pool = { bytes: new Uint8Array(0), offset: 0 };
+
+/** "00" … "ff", so that hex is one table lookup per byte. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 function randomHex(n: number): string {
   // Stryker disable next-line ConditionalExpression,EqualityOperator: refilling the pool early only discards unused random bytes; every id is still n fresh random bytes as hex
   if (pool.offset + n > pool.bytes.length) {
-    pool.bytes = randomBytes(4096);
+    pool.bytes = globalThis.crypto.getRandomValues(new Uint8Array(4096));
     pool.offset = 0;
   }
-  const hex = pool.bytes.toString("hex", pool.offset, pool.offset + n);
+  let hex = "";
+  for (let i = pool.offset; i < pool.offset + n; i++) hex += HEX[pool.bytes[i] as number];
   pool.offset += n;
   return hex;
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,71 +6,16 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 import { createSessiondClient } from "../../src/client/index.js";
+import { makeCertificates } from "../harness/certs.js";
 import { type SessiondProcess, startSessiond } from "../harness/server.js";
 
 /**
  * TLS: one port serves HTTP/2 (gRPC) and HTTP/1.1 (Connect) when given a
  * certificate, and with --tls-client-ca it requires client certificates
- * (mTLS). Certificates are made with openssl at test time.
+ * (mTLS). Certificates are made with openssl at test time (harness/certs.ts).
  */
 const dir = mkdtempSync(join(tmpdir(), "sessiond-tls-"));
 const file = (name: string) => join(dir, name);
-
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-}
-
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
-function makeCertificates(): void {
-  openssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=test-ca",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-  );
-  for (const who of ["server", "client"]) {
-    openssl(
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-subj",
-      `/CN=${who}`,
-      "-keyout",
-      `${who}.key`,
-      "-out",
-      `${who}.csr`,
-    );
-    const ext = file(`${who}.ext`);
-    execFileSync("sh", ["-c", `printf 'subjectAltName=IP:127.0.0.1\\n' > ${ext}`]);
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${who}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-days",
-      "2",
-      "-extfile",
-      ext,
-      "-out",
-      `${who}.crt`,
-    );
-  }
-}
 
 describe("TLS and mTLS", () => {
   let tls: SessiondProcess;
@@ -79,7 +23,7 @@ describe("TLS and mTLS", () => {
   const ca = () => readFileSync(file("ca.crt"));
 
   beforeAll(async () => {
-    makeCertificates();
+    makeCertificates(dir);
     const certFlags = ["--tls-cert", file("server.crt"), "--tls-key", file("server.key")];
     tls = await startSessiond({ args: [...certFlags, "--storage", "memory"] });
     mtls = await startSessiond({

@@ -81,7 +81,7 @@ if (bad.length > 0) {
   process.exit(1);
 }
 for (const need of ["bin/sessiond.js", "dist/src/cli/main.js", "dist/cjs/package.json",
-  "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "proto/sessiond/v1/session_service.proto"]) {
+  "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto"]) {
   if (!files.some((f) => f.path === need)) {
     console.error(`missing from the tarball: ${need}`);
     process.exit(1);

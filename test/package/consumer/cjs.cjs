@@ -12,6 +12,7 @@ const { createSessiondClient, watchEntriesResumable } = require("sessiond/client
 const { PostgresEngine } = require("sessiond/postgres");
 const { SessionService } = require("sessiond/proto");
 const { serverConfig, startServer } = require("sessiond/server");
+const web = require("sessiond/web");
 
 for (const subpath of ["sessiond", "sessiond/client", "sessiond/proto", "sessiond/server"]) {
   const file = require.resolve(subpath);
@@ -20,6 +21,11 @@ for (const subpath of ["sessiond", "sessiond/client", "sessiond/proto", "session
 assert.equal(SessionService.typeName, "sessiond.v1.SessionService");
 assert.equal(typeof PostgresEngine.open, "function");
 assert.equal(typeof startServer, "function");
+assert.equal(
+  typeof web.createSessiondClient({ baseUrl: "https://127.0.0.1:1" }).store.listSessions,
+  "function",
+);
+assert.equal(web.roleName(Role.TOOL), "tool");
 assert.equal(serverConfig().port, 50051);
 
 const text = (value) => [{ part: { case: "text", value } }];

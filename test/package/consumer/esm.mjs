@@ -6,16 +6,32 @@ import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
 import { EntrySchema, openStore, Role, View } from "sessiond";
-import { createSessiondClient, watchEntriesResumable } from "sessiond/client";
+import {
+  assistantMessage,
+  createSessiondClient,
+  transcript,
+  userMessage,
+  watchEntriesResumable,
+} from "sessiond/client";
 import { PostgresEngine } from "sessiond/postgres";
 import { SessionService, StoreService } from "sessiond/proto";
 import { serverConfig, startServer } from "sessiond/server";
+import * as web from "sessiond/web";
 
 assert.equal(EntrySchema.typeName, "sessiond.v1.Entry");
 assert.equal(SessionService.typeName, "sessiond.v1.SessionService");
 assert.equal(StoreService.typeName, "sessiond.v1.StoreService");
 assert.equal(typeof PostgresEngine.open, "function");
+// sessiond/web: the browser client (fetch); its calls run in the repository's
+// web-client test over HTTP/1.1 + TLS, here it must import and build.
+const webClient = web.createSessiondClient({
+  baseUrl: "https://127.0.0.1:1",
+  protocol: "grpc-web",
+});
+assert.equal(typeof webClient.session.append, "function");
+assert.equal(web.textOf(create(EntrySchema, web.userMessage("from the web"))), "from the web");
 
 const text = (value) => [{ part: { case: "text", value } }];
 const message = (id, role, value) => ({
@@ -30,13 +46,13 @@ async function exercise(baseUrl, protocol) {
   const id = session.id;
   const { headSeq } = await client.session.append({
     session: id,
-    entries: [message("u1", Role.USER, "37*19=?"), message("a1", Role.ASSISTANT, "703")],
+    entries: [userMessage("37*19=?", { id: "u1" }), assistantMessage("703", { id: "a1" })],
   });
   assert.equal(headSeq, 3n); // the session_info entry is seq 1
   const { state } = await client.session.getState({ session: id, view: View.CONTEXT });
   assert.deepEqual(
-    state.messages.map((m) => m.entryId),
-    ["u1", "a1"],
+    transcript(state).map((l) => `${l.entryId} ${l.role} ${l.text}`),
+    ["u1 user 37*19=?", "a1 assistant 703"],
   );
   const fork = await client.store.forkSession({ session: id, entry: "u1" });
   assert.notEqual(fork.session.id, id);
@@ -83,4 +99,6 @@ try {
 } finally {
   await server.close();
 }
-console.log("esm: ok (client over grpc and connect, embedded store, in-process server)");
+console.log(
+  "esm: ok (client over grpc and connect, builders, embedded store, in-process server, sessiond/web imports)",
+);

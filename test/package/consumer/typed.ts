@@ -2,10 +2,30 @@
 // types come from the package's .d.ts files (run.sh type-checks it with the
 // repository's tsc, then compiles it and runs it with plain node).
 import { type EntryInput, openStore, Role, type SessionStore, View } from "sessiond";
-import { createSessiondClient, type SessiondClient, watchEntriesResumable } from "sessiond/client";
+import {
+  assistantMessage,
+  createSessiondClient,
+  type EntryInit,
+  type SessiondClient,
+  textOf,
+  toolResult,
+  watchEntriesResumable,
+} from "sessiond/client";
 import { PostgresEngine, type PostgresEngineOptions } from "sessiond/postgres";
 import { type GetStateResponse, SessionService } from "sessiond/proto";
 import { type RunningServer, type ServerConfig, serverConfig, startServer } from "sessiond/server";
+import {
+  createSessiondClient as createWebClient,
+  type SessiondWebClientOptions,
+} from "sessiond/web";
+
+const webOptions: SessiondWebClientOptions = {
+  baseUrl: "https://127.0.0.1:1",
+  protocol: "connect",
+};
+const webClient: SessiondClient = createWebClient(webOptions);
+if (typeof webClient.store.createSession !== "function") fail("web client");
+const result: EntryInit = toolResult("k1", "12°C", { toolName: "weather" });
 
 function fail(what: string): never {
   throw new Error(`typed.ts: ${what}`);
@@ -44,6 +64,9 @@ const { session: meta } = await store.create({ title: "embedded typed" });
 const s = await store.open("default", meta.id);
 await s.append([message("u1", Role.USER, "hi")]);
 if ((await s.state({ view: View.CONTEXT })).messages.length !== 1) fail("embedded state");
+await s.append([assistantMessage("", { toolCalls: [{ id: "k1", name: "weather" }] }), result]);
+const last = (await s.state({ view: View.HISTORY })).messages.at(-1);
+if (textOf(last) !== "12°C") fail(`tool result text: ${textOf(last)}`);
 
 const config: ServerConfig = serverConfig({ port: 0, log: () => {} });
 const server: RunningServer = await startServer(store, config);

@@ -1,0 +1,20 @@
+/**
+ * `sessiond/web`: the client for browsers, over fetch (Connect or gRPC-Web).
+ * Nothing reachable from here may import a Node module: test/web checks it
+ * by bundling this entry for the browser.
+ */
+export * from "../../gen/sessiond/v1/entry_pb.js";
+export * from "../../gen/sessiond/v1/session_pb.js";
+export * from "../../gen/sessiond/v1/session_service_pb.js";
+export * from "../../gen/sessiond/v1/store_service_pb.js";
+export { readState, readTree } from "../client/read-pages.js";
+export type { RetryOptions } from "../client/retry-interceptor.js";
+export type { CommonClientOptions, SessiondClient } from "../client/sessiond-client.js";
+export { type ResumableWatchOptions, watchEntriesResumable } from "../client/watch.js";
+export * from "../core/entry-builders.js";
+export * from "../core/message-text.js";
+export {
+  createSessiondClient,
+  type SessiondWebClientOptions,
+  type WebProtocol,
+} from "./client.js";
