@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeCertificates } from "../harness/certs.js";
 import { type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
 import {
   removeDataDir,
@@ -57,6 +58,9 @@ const LIVE_TESTS = [
   "TestLiveDeleteRetriedAfterLostReplySucceeds",
   "TestLiveWatchEndsWithNotFoundWhenTheSessionIsDeleted",
   "TestLiveWatchCloseEndsNext",
+  "TestLiveReadStateAndReadTreeMergePages",
+  "TestLiveCallTimeoutBindsUnaryCallsOnly",
+  "TestLiveTLSAndToken",
 ];
 const RESTART_TEST = "TestLiveWatchResumesAcrossRestart";
 
@@ -107,11 +111,25 @@ describe("Go client (clients/go)", () => {
     const handshake = mkdtempSync(join(tmpdir(), "sessiond-go-restart-"));
     dirs.push(handshake);
     const restarts: number[] = [];
+    // A second server with TLS and a bearer token, for TestLiveTLSAndToken.
+    const certs = makeCertificates(handshake);
+    const token = "go-client-test-token-0123456789";
+    const tokens = join(handshake, "tokens.json");
+    writeFileSync(tokens, JSON.stringify({ tokens: [{ token, workspaces: ["*"] }] }));
+    const secure = await startSessiond({
+      args: [
+        ...["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey],
+        ...["--auth-tokens", tokens, "--storage", "memory"],
+      ],
+    });
     try {
       const env = {
         ...ws.env,
         SESSIOND_ADDR: new URL(server.url).host,
         ...(server.external ? {} : { SESSIOND_RESTART_DIR: handshake }),
+        SESSIOND_TLS_ADDR: new URL(secure.url).host,
+        SESSIOND_TLS_CA: certs.ca,
+        SESSIOND_TLS_TOKEN: token,
       };
       const child = spawn("go", ["test", "-count=1", "-v", "./sessiond/"], { cwd: ws.dir, env });
       let out = "";
@@ -144,7 +162,7 @@ describe("Go client (clients/go)", () => {
       const expected = [...UNIT_TESTS, ...LIVE_TESTS, ...(server.external ? [] : [RESTART_TEST])];
       expect(results(out, "FAIL")).toEqual([]);
       expect(passed.sort()).toEqual(expected.sort());
-      expect(passed.length).toBe(server.external ? 21 : 22);
+      expect(passed.length).toBe(server.external ? 24 : 25);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);
@@ -157,6 +175,8 @@ describe("Go client (clients/go)", () => {
       }
       expect(out).toMatch(/^ok\s+github\.com\/sessiond\/sessiond\/clients\/go\/sessiond/m);
     } finally {
+      await secure.stop();
+      await removeDataDir(secure.dataDir);
       await current?.stop();
       await server.close();
       if (current !== undefined && current !== server.local) await removeDataDir(current.dataDir);

@@ -73,6 +73,7 @@ type config struct {
 	tls          *tls.Config
 	retry        RetryPolicy
 	noRetry      bool
+	callTimeout  time.Duration
 	interceptors []grpc.UnaryClientInterceptor
 	dial         []grpc.DialOption
 }
@@ -135,6 +136,19 @@ func WithoutRetry() Option {
 	}
 }
 
+// WithCallTimeout gives every unary call that has no deadline of its own
+// one of d, retries included. Watch streams get none: a deadline would end
+// every watch after d, which is never what a watcher wants.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return errors.New("sessiond: WithCallTimeout: the timeout must be positive")
+		}
+		c.callTimeout = d
+		return nil
+	}
+}
+
 // WithUnaryInterceptors adds interceptors that run inside the ids and retry
 // interceptors, once per attempt (e.g. logging, metrics).
 func WithUnaryInterceptors(i ...grpc.UnaryClientInterceptor) Option {
@@ -174,7 +188,11 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	if c.token != "" {
 		out = append(out, grpc.WithPerRPCCredentials(bearer{token: c.token}))
 	}
-	chain := []grpc.UnaryClientInterceptor{IDsInterceptor()}
+	var chain []grpc.UnaryClientInterceptor
+	if c.callTimeout > 0 {
+		chain = append(chain, timeoutInterceptor(c.callTimeout))
+	}
+	chain = append(chain, IDsInterceptor())
 	if !c.noRetry {
 		chain = append(chain, RetryInterceptor(c.retry))
 	}
@@ -193,3 +211,16 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 // RequireTransportSecurity is false so that a token also works against a
 // server on loopback without TLS; grpc-go would otherwise refuse to send it.
 func (b bearer) RequireTransportSecurity() bool { return false }
+
+// timeoutInterceptor applies WithCallTimeout (outermost, so that the
+// deadline covers every attempt).
+func timeoutInterceptor(d time.Duration) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply interface{}, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+}

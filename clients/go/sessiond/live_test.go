@@ -488,3 +488,103 @@ func TestLiveWatchResumesAcrossRestart(t *testing.T) {
 	}
 	t.Logf("resumed after %v", reasons)
 }
+
+func TestLiveReadStateAndReadTreeMergePages(t *testing.T) {
+	c := live(t)
+	ctx := ctxFor(t)
+	id := newSession(t, c)
+	var entries []*sessiondv1.Entry
+	for i := 0; i < 5; i++ {
+		entries = append(entries, UserText(fmt.Sprint("m", i)))
+	}
+	if _, err := c.Session.Append(ctx, &sessiondv1.AppendRequest{Workspace: workspace, Session: id, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	stateReq := &sessiondv1.GetStateRequest{Workspace: workspace, Session: id, PageSize: 2}
+	first, err := c.Session.GetState(ctx, stateReq)
+	if err != nil || len(first.State.Messages) != 2 || first.NextPageToken == "" {
+		t.Fatalf("page 1 of GetState: %v, %v (the server does not page: this test proves nothing)", first, err)
+	}
+	st, err := c.ReadState(ctx, stateReq)
+	if err != nil || st.NextPageToken != "" || len(st.State.Messages) != 5 || TextOf(st.State.Messages[4].Message) != "m4" {
+		t.Fatalf("ReadState: %v, %v", st, err)
+	}
+	tree, err := c.ReadTree(ctx, &sessiondv1.GetTreeRequest{Workspace: workspace, Session: id, PageSize: 2})
+	if err != nil || tree.NextPageToken != "" || len(tree.Nodes) != 6 || tree.Nodes[5].Id != entries[4].Id {
+		t.Fatalf("ReadTree: %v, %v", tree, err)
+	}
+	if stateReq.PageToken != "" {
+		t.Fatal("ReadState modified the caller's request")
+	}
+}
+
+func TestLiveCallTimeoutBindsUnaryCallsOnly(t *testing.T) {
+	writer := live(t)
+	c := live(t, WithCallTimeout(time.Nanosecond))
+	_, err := c.Store.GetSession(context.Background(), &sessiondv1.GetSessionRequest{Workspace: workspace, Session: "whatever"})
+	wantCode(t, err, codes.DeadlineExceeded, "GetSession with a 1 ns call timeout")
+
+	id := newSession(t, writer)
+	w := c.WatchEntries(ctxFor(t), &sessiondv1.WatchEntriesRequest{Workspace: workspace, Session: id, AfterSeq: 1})
+	defer w.Close()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := writer.Session.Append(ctxFor(t), &sessiondv1.AppendRequest{Workspace: workspace, Session: id, Entries: []*sessiondv1.Entry{UserText("late")}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := ev.GetEntry(); e != nil {
+			if e.Seq != 2 || w.Reconnects() != 0 {
+				t.Fatalf("entry %v after %d reconnects, want seq 2 on the first stream", e, w.Reconnects())
+			}
+			break
+		}
+	}
+}
+
+// TestLiveTLSAndToken needs a second server with TLS and bearer tokens:
+// SESSIOND_TLS_ADDR (host:port), SESSIOND_TLS_CA (the CA's PEM file) and
+// SESSIOND_TLS_TOKEN (a token it accepts for every workspace).
+func TestLiveTLSAndToken(t *testing.T) {
+	addr, caFile, token := os.Getenv("SESSIOND_TLS_ADDR"), os.Getenv("SESSIOND_TLS_CA"), os.Getenv("SESSIOND_TLS_TOKEN")
+	if addr == "" || caFile == "" || token == "" {
+		t.Skip("*** SKIPPED: SESSIOND_TLS_ADDR, SESSIOND_TLS_CA and SESSIOND_TLS_TOKEN are not all set (no TLS server with tokens) ***")
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(opts ...Option) *Client {
+		c, err := Dial(context.Background(), addr, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	ctx := ctxFor(t)
+
+	c := dial(WithTLS(ca), WithToken(token))
+	res, err := c.Store.CreateSession(ctx, &sessiondv1.CreateSessionRequest{Workspace: workspace})
+	if err != nil {
+		t.Fatalf("CreateSession over TLS with the token: %v", err)
+	}
+	w := c.WatchEntries(ctx, &sessiondv1.WatchEntriesRequest{Workspace: workspace, Session: res.Session.Id})
+	defer w.Close()
+	if ev, err := w.Next(); err != nil || ev.GetEntry().GetSeq() != 1 {
+		t.Fatalf("a watch carries the token too: %v, %v", ev, err)
+	}
+
+	_, err = dial(WithTLS(ca)).Store.GetSession(ctx, &sessiondv1.GetSessionRequest{Workspace: workspace, Session: res.Session.Id})
+	wantCode(t, err, codes.Unauthenticated, "no token")
+	_, err = dial(WithTLS(ca), WithToken("wrong-token-0123456789")).Store.GetSession(ctx, &sessiondv1.GetSessionRequest{Workspace: workspace, Session: res.Session.Id})
+	wantCode(t, err, codes.Unauthenticated, "a wrong token")
+	_, err = dial(WithToken(token), WithoutRetry()).Store.GetSession(ctx, &sessiondv1.GetSessionRequest{Workspace: workspace, Session: res.Session.Id})
+	wantCode(t, err, codes.Unavailable, "plaintext to a TLS port")
+	if _, err := Dial(ctx, addr, WithTLS([]byte("not a certificate"))); err == nil {
+		t.Fatal("WithTLS accepted a CA without a certificate")
+	}
+}
