@@ -58,7 +58,9 @@ _control_lock = threading.Lock()
 
 
 def control(command: str) -> None:
-    """Asks the process that started the tests to "stop", "start" or "restart" the server.
+    """Asks the process that started the tests to "stop", "start", "restart" or "crash" the server.
+
+    "crash" kills it with SIGKILL and starts it again.
 
     Protocol: one line ``SESSIOND-CONTROL <command>`` on stdout; the answer
     is one line on stdin, ``ok`` once done (the server listens again on the

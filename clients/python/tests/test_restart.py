@@ -55,6 +55,13 @@ class RestartTest(unittest.TestCase):
         self.assertEqual([e.id for e in log[1:]], [req.entries[0].id])
 
     def test_watch_resumes_across_a_restart_without_loss_or_duplicates(self) -> None:
+        self._watch_across("restart")
+
+    def test_watch_resumes_across_a_crash_without_loss_or_duplicates(self) -> None:
+        self._watch_across("crash")
+
+    def _watch_across(self, outage: str) -> None:
+        """``outage``: "restart" (SIGTERM: the server ends its streams) or "crash" (SIGKILL)."""
         c = client(retry=PATIENT)
         self.addCleanup(c.close)
         sid = c.store.create_session(workspace=self.ws).session.id
@@ -93,7 +100,7 @@ class RestartTest(unittest.TestCase):
             self.assertEqual(failure, [])
 
         wait_for(4)
-        control("restart")
+        control(outage)
         # Appended at once: the watch is still backing off, so these come from
         # the replay after its last seq, then live ones.
         c.session.append(
