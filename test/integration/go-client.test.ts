@@ -11,13 +11,13 @@
  * loudly, except under CI=true (a failure there).
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates } from "../harness/certs.js";
-import { type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
+import { GO_CLIENT_DIR, type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
 import {
   removeDataDir,
   type SessiondProcess,
@@ -184,6 +184,11 @@ describe("Go client (clients/go)", () => {
   });
 
   it("the example creates, appends, reads, forks and watches", { timeout: 60_000 }, async () => {
+    const example = readFileSync(join(GO_CLIENT_DIR, "example/main.go"), "utf8");
+    const readme = readFileSync(join(GO_CLIENT_DIR, "README.md"), "utf8");
+    expect(readme, "clients/go/README.md shows example/main.go as it is").toContain(
+      `\`\`\`go\n${example}\`\`\`\n`,
+    );
     const server = await serverUnderTest();
     try {
       const out = await go(ws, ["run", "./example", new URL(server.url).host]);

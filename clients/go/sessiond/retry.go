@@ -3,7 +3,9 @@ package sessiond
 import (
 	"context"
 	"math/rand"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -51,8 +53,23 @@ func (p RetryPolicy) backoff(attempt int) time.Duration {
 	if d > p.MaxDelay {
 		d = p.MaxDelay
 	}
+	return jitter(d)
+}
+
+// jitterRand draws the jitter. Go before 1.20 seeds math/rand's global
+// source with 1 in every process, so every client would draw the same
+// "random" waits and come back in lockstep: seed a source of our own.
+var jitterRand = struct {
+	sync.Mutex
+	*rand.Rand
+}{Rand: rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<32))}
+
+// jitter is a wait drawn from [d/2, d].
+func jitter(d time.Duration) time.Duration {
 	half := d / 2
-	return half + time.Duration(rand.Int63n(int64(d-half)+1))
+	jitterRand.Lock()
+	defer jitterRand.Unlock()
+	return half + time.Duration(jitterRand.Int63n(int64(d-half)+1))
 }
 
 // retryable tells whether a failed attempt may be repeated: UNAVAILABLE (the

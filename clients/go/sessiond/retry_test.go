@@ -94,6 +94,13 @@ func TestDeleteNotFoundStaysNotFoundUnlessAnAttemptMayHaveDeleted(t *testing.T) 
 
 func TestBackoffGrowsWithJitterUpToTheCap(t *testing.T) {
 	p := RetryPolicy{MaxAttempts: 9, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
+	drawn := map[time.Duration]bool{}
+	for i := 0; i < 20; i++ {
+		drawn[p.backoff(1)] = true
+	}
+	if len(drawn) < 2 {
+		t.Fatalf("20 backoffs drew the same wait %v: no jitter", drawn)
+	}
 	for attempt, full := range map[int]time.Duration{1: 100, 2: 200, 3: 400, 4: 800, 5: 1000, 8: 1000} {
 		full *= time.Millisecond
 		for i := 0; i < 50; i++ {

@@ -3,7 +3,6 @@ package sessiond
 import (
 	"context"
 	"io"
-	"math/rand"
 	"sync"
 	"time"
 
@@ -73,8 +72,9 @@ var resumable = map[codes.Code]bool{
 }
 
 // WatchEntries starts a resumable watch of req.Session from req.AfterSeq
-// (0 = the whole log). The stream is opened by the first Next. Cancel ctx or
-// call Close to end it.
+// (0 = the whole log). The stream is opened by the first Next. Close the
+// Watcher (or cancel ctx) when done with it: until then its stream stays
+// open on the server.
 func (c *Client) WatchEntries(ctx context.Context, req *sessiondv1.WatchEntriesRequest, opts ...WatchOption) *Watcher {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{
@@ -155,8 +155,7 @@ func (w *Watcher) broken(err error) error {
 	if w.onReconnect != nil {
 		w.onReconnect(err, w.last)
 	}
-	half := w.delay / 2
-	w.sleep(half + time.Duration(rand.Int63n(int64(w.delay-half)+1)))
+	w.sleep(jitter(w.delay))
 	w.delay *= 2
 	if w.delay > w.maxDelay {
 		w.delay = w.maxDelay
