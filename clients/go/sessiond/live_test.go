@@ -147,7 +147,7 @@ func TestLiveStoreServiceEveryRPC(t *testing.T) {
 	}
 	stop()
 
-	got, err := c.Store.GetSession(ctx, &sessiondv1.GetSessionRequest{Workspace: workspace, Session: id[:18]})
+	got, err := c.Store.GetSession(ctx, &sessiondv1.GetSessionRequest{Workspace: workspace, Session: id[:22]})
 	if err != nil || got.Session.Id != id || got.Session.GetTitle() != title {
 		t.Fatalf("GetSession by prefix: %v, %v", got, err)
 	}
