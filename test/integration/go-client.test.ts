@@ -17,7 +17,13 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates } from "../harness/certs.js";
-import { GO_CLIENT_DIR, type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
+import {
+  GO_CLIENT_DIR,
+  GO_CLIENT_IMPORT,
+  type GoWorkspace,
+  goWorkspace,
+  missingGoTools,
+} from "../harness/go.js";
 import {
   removeDataDir,
   type SessiondProcess,
@@ -97,10 +103,27 @@ describe("Go client (clients/go)", () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it("go vet and gofmt -l are clean", { timeout: 90_000 }, async () => {
+  it("go vet and gofmt -l are clean, go.mod is valid", { timeout: 90_000 }, async () => {
     await go(ws, ["vet", "./..."], 90_000);
     const { stdout } = await run("gofmt", ["-l", "."], { cwd: ws.dir, env: ws.env });
     expect(stdout.trim()).toBe("");
+    // go.mod parses and names the module and its two requirements (module
+    // mode needs the network to go further; CI has none for Go modules).
+    const mod = await run("go", ["mod", "edit", "-json"], {
+      cwd: ws.dir,
+      env: { ...ws.env, GO111MODULE: "on" },
+    });
+    const parsed = JSON.parse(mod.stdout) as {
+      Module: { Path: string };
+      Go: string;
+      Require: Array<{ Path: string; Version: string }>;
+    };
+    expect(parsed.Module.Path).toBe(GO_CLIENT_IMPORT);
+    expect(parsed.Go).toBe("1.19");
+    expect(parsed.Require.map((r) => r.Path).sort()).toEqual([
+      "google.golang.org/grpc",
+      "google.golang.org/protobuf",
+    ]);
   });
 
   it("go test -v passes against a live server, restarted mid-watch", {
