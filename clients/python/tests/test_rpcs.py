@@ -20,6 +20,7 @@ from sessiond import (
     user_message,
 )
 from sessiond.v1 import entry_pb2, session_pb2, store_service_pb2
+from sessiond.v1 import session_service_pb2 as session_pb2_service
 
 
 def setUpModule() -> None:
@@ -192,6 +193,23 @@ class SessionServiceTest(unittest.TestCase):
         paged = self.c.session.get_tree(workspace=self.ws, session=self.sid, page_size=2)
         self.assertEqual(len(paged.nodes), 2)
         self.assertNotEqual(paged.next_page_token, "")
+
+    def test_read_state_and_read_tree_merge_every_page(self) -> None:
+        r = self.append(*[user_message(f"m{i}") for i in range(5)])
+        ids = [e.id for e in r.entries]
+        req = session_pb2_service.GetStateRequest(workspace=self.ws, session=self.sid, page_size=2)
+        first = self.c.session.get_state(req)
+        # The server pages (else this test would prove nothing).
+        self.assertEqual(len(first.state.messages), 2)
+        self.assertNotEqual(first.next_page_token, "")
+        whole = self.c.read_state(req)
+        self.assertEqual([m.entry_id for m in whole.state.messages], ids)
+        self.assertEqual(text_of(whole.state, sep=","), "m0,m1,m2,m3,m4")
+        self.assertEqual(whole.next_page_token, "")
+        self.assertEqual(req.page_token, "")  # the caller's request is left as it was
+        tree = self.c.read_tree(workspace=self.ws, session=self.sid, page_size=2)
+        self.assertEqual([n.id for n in tree.nodes][1:], ids)  # after the session_info root
+        self.assertEqual(tree.next_page_token, "")
 
     def test_rewind_branch_reset_and_time_travel(self) -> None:
         self.append(

@@ -383,6 +383,14 @@ class SessionClient:
         return self._inv.stream(self.stub.WatchEntries, req, headers)
 
 
+def _stuck(method: str) -> SessiondError:
+    """A page that brings nothing yet promises more would make the loop endless."""
+    return SessiondError(
+        grpc.StatusCode.INTERNAL,
+        f"{method}: the server sent an empty page with a next page token",
+    )
+
+
 def _read_pem(v: Union[bytes, str, "os.PathLike[str]", None]) -> Optional[bytes]:
     """PEM bytes, PEM text, or a path to a PEM file."""
     if v is None or isinstance(v, bytes):
@@ -483,6 +491,45 @@ class SessiondClient:
             max_retry_delay=max_retry_delay,
             on_reconnect=on_reconnect,
         )
+
+    def read_state(
+        self, request: Optional[ss.GetStateRequest] = None, **fields: Any
+    ) -> ss.GetStateResponse:
+        """The whole state: GetState page after page, messages merged.
+
+        All pages describe the snapshot of the first (see the proto), so the
+        result is consistent while entries are appended. A ``page_token`` in
+        the request is ignored, and the request itself is not changed.
+        """
+        req = ss.GetStateRequest()
+        req.CopyFrom(_build(ss.GetStateRequest, request, fields))
+        req.page_token = ""
+        res = self.session.get_state(req)
+        while res.next_page_token:
+            req.page_token = res.next_page_token
+            page = self.session.get_state(req)
+            if not page.state.messages and page.next_page_token:
+                raise _stuck("GetState")
+            res.state.messages.extend(page.state.messages)
+            res.next_page_token = page.next_page_token
+        return res
+
+    def read_tree(
+        self, request: Optional[ss.GetTreeRequest] = None, **fields: Any
+    ) -> ss.GetTreeResponse:
+        """Every node of the tree: GetTree page after page, merged (as ``read_state``)."""
+        req = ss.GetTreeRequest()
+        req.CopyFrom(_build(ss.GetTreeRequest, request, fields))
+        req.page_token = ""
+        res = self.session.get_tree(req)
+        while res.next_page_token:
+            req.page_token = res.next_page_token
+            page = self.session.get_tree(req)
+            if not page.nodes and page.next_page_token:
+                raise _stuck("GetTree")
+            res.nodes.extend(page.nodes)
+            res.next_page_token = page.next_page_token
+        return res
 
     def close(self) -> None:
         """Closes the channel; calls and streams still running end with CANCELLED."""
