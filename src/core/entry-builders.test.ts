@@ -214,6 +214,15 @@ describe("reading text back", () => {
         { entryId: "t1", role: "tool", text: "12°C", toolCalls: [], toolCallId: "k1" },
         { entryId: "a2", role: "assistant", text: "It is 12°C.", toolCalls: [] },
       ]);
+      // Without ids or parents: ids are assigned, each entry hangs under the one before.
+      await s.append([userMessage("again"), assistantMessage("and again")]);
+      const tail = transcript(await s.state({ view: View.CONTEXT })).slice(-2);
+      expect(tail.map((l) => l.text)).toEqual(["again", "and again"]);
+      for (const l of tail) expect(l.entryId).toMatch(/^[0-9a-f]{16}$/);
+      const tree = await s.tree();
+      const byId = new Map(tree.nodes.map((n) => [n.id, n]));
+      expect(byId.get(tail[0]?.entryId ?? "")?.parentId).toBe("a2");
+      expect(byId.get(tail[1]?.entryId ?? "")?.parentId).toBe(tail[0]?.entryId);
       expect(transcript({ messages: [create(StateMessageSchema, { entryId: "x" })] })).toEqual([
         { entryId: "x", role: "unspecified", text: "", toolCalls: [] },
       ]);

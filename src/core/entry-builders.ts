@@ -62,12 +62,13 @@ export function toolCallPart(id: string, name: string, args: JsonValue = {}): Co
   };
 }
 
-/** Only the placement fields of an options object (the rest are not Entry fields). */
+/**
+ * Only the placement fields of an options object (the rest are not Entry
+ * fields). Left out, they are undefined: the client and the store treat that
+ * as unset (an id assigned, the entry under the current leaf).
+ */
 function placement(at: EntryPlacement): EntryPlacement {
-  return {
-    ...(at.id === undefined ? {} : { id: at.id }),
-    ...(at.parentId === undefined ? {} : { parentId: at.parentId }),
-  };
+  return { id: at.id, parentId: at.parentId };
 }
 
 function contentOf(content: Content): ContentPartInit[] {

@@ -4,7 +4,7 @@
  *
  *   <!-- readme-test: skip: <why this block cannot run here> -->
  *   <!-- readme-test: expect: <regex its stdout must match> -->
- *   <!-- readme-test: needs: python -->  (runs only where the Python toolchain is)
+ *   <!-- readme-test: needs: python|go -->  (runs only where that toolchain is; under CI=true it must be)
  */
 export interface CodeBlock {
   /** The fence's language ("sh", "ts", "python", ... or "" for none). */
@@ -16,7 +16,7 @@ export interface CodeBlock {
   readonly skip?: string;
   /** Patterns the block's stdout must match. */
   readonly expect: readonly RegExp[];
-  /** A toolchain the block needs beyond Node ("python"). */
+  /** A toolchain the block needs beyond Node ("python" or "go"). */
   readonly needs?: string;
 }
 

@@ -8,33 +8,45 @@
  * `readme-test: expect` directives check what a block prints.
  *
  * Where each block runs, as a user in a clone would: shell and Python in the
- * repository root (`npx buf`, `gen_py/`), TypeScript in a fresh directory
- * inside the checkout, where `import ... from "sessiond"` resolves to this
- * package by its own name and `./.sessiond` is the example's own.
+ * repository root (Python with the `.venv` the README's install block makes),
+ * TypeScript in a fresh directory inside the checkout, where `import ... from
+ * "sessiond"` resolves to this package by its own name and `./.sessiond` is
+ * the example's own; Go as a main package of its own in a GOPATH that holds
+ * clients/go (offline, test/harness/go.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { missingPythonTools, PYTHON } from "../harness/python.js";
+import { type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
+import { missingPythonTools } from "../harness/python.js";
 import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
 import { type CodeBlock, codeBlocks } from "./blocks.js";
 
-const RUNNABLE = new Set(["sh", "bash", "ts", "python"]);
+const RUNNABLE = new Set(["sh", "bash", "ts", "python", "go"]);
 const blocks = codeBlocks(readFileSync(join(REPO, "README.md"), "utf8")).filter((b) =>
   RUNNABLE.has(b.lang),
 );
 const toRun = blocks.filter((b) => b.skip === undefined);
 
-const missingPython = missingPythonTools();
 const inCi = process.env.CI === "true";
-const skipPython = missingPython !== undefined && !inCi;
-if (skipPython) {
-  console.warn(`\n*** SKIPPING the README's Python blocks: ${missingPython} ***\n`);
+/** Why a block's toolchain is missing here (python: grpcio for Debian's python3; go: Go and its sources). */
+const missing: Record<string, string | undefined> = {
+  python: missingPythonTools(),
+  go: missingGoTools(),
+};
+for (const [tool, why] of Object.entries(missing)) {
+  if (why !== undefined && !inCi)
+    console.warn(`\n*** SKIPPING the README's ${tool} blocks: ${why} ***\n`);
 }
+/** The toolchain a block needs, if any: its language, or its `needs:` directive. */
+const needsOf = (b: CodeBlock) => b.needs ?? (b.lang in missing ? b.lang : undefined);
+/** Python blocks run with the venv the README's install block makes (clients/python installed there). */
+const VENV_PYTHON = join(REPO, ".venv/bin/python");
 
 let server: SessiondProcess;
 let tsDir: string;
+let gopath: GoWorkspace | undefined;
 
 beforeAll(async () => {
   server = await startSessiond();
@@ -43,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   if (tsDir) rmSync(tsDir, { recursive: true, force: true });
+  gopath?.remove();
 });
 
 function run(block: CodeBlock, index: number): { status: number | null; out: string; err: string } {
@@ -58,11 +71,24 @@ function run(block: CodeBlock, index: number): { status: number | null; out: str
     const r = spawnSync(process.execPath, args, { ...common, cwd: tsDir });
     return { status: r.status, out: r.stdout, err: r.stderr };
   }
-  if ((block.lang === "python" || block.needs === "python") && missingPython !== undefined) {
-    throw new Error(`CI=true but ${missingPython}`);
-  }
+  const tool = needsOf(block);
+  const lacking = tool === undefined ? undefined : missing[tool];
+  if (lacking !== undefined) throw new Error(`CI=true but ${lacking}`);
   if (block.lang === "python") {
-    const r = spawnSync(PYTHON, ["-"], { ...common, cwd: REPO, input: code });
+    const r = spawnSync(VENV_PYTHON, ["-"], { ...common, cwd: REPO, input: code });
+    return { status: r.status, out: r.stdout, err: r.stderr };
+  }
+  if (block.lang === "go") {
+    // A main package of its own in a GOPATH that holds clients/go (offline, as CI builds it).
+    gopath ??= goWorkspace();
+    const dir = join(gopath.dir, "..", "..", `readme-block-${index}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "main.go"), code);
+    const r = spawnSync("go", ["run", "."], {
+      ...common,
+      cwd: dir,
+      env: { ...gopath.env, PWD: dir },
+    });
     return { status: r.status, out: r.stdout, err: r.stderr };
   }
   const r = spawnSync("bash", ["-euo", "pipefail", "-c", code], { ...common, cwd: REPO });
@@ -80,8 +106,10 @@ describe("README code blocks", () => {
   for (const pass of [1, 2]) {
     toRun.forEach((block, index) => {
       const name = `pass ${pass}: ${block.lang} block at README.md:${block.line}`;
-      if ((block.lang === "python" || block.needs === "python") && skipPython) {
-        it.skip(`${name} (SKIPPED: ${missingPython})`, () => {});
+      const tool = needsOf(block);
+      const lacking = tool === undefined ? undefined : missing[tool];
+      if (lacking !== undefined && !inCi) {
+        it.skip(`${name} (SKIPPED: ${lacking})`, () => {});
         return;
       }
       it(name, { timeout: 150_000 }, () => {
