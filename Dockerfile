@@ -36,10 +36,14 @@ ENTRYPOINT ["node", "bin/sessiond.js"]
 CMD ["serve", "--listen", "0.0.0.0:50051", "--data-dir", "/data"]
 
 # The integration-test runner used by docker-compose's `integration` service:
-# the full dev toolchain plus Python grpcio for the cross-language test.
+# the full dev toolchain plus the Python and Go clients' toolchains (Debian's
+# grpcio / protobuf for Python, Go with Debian's grpc-go / protobuf-go sources)
+# and openssl for the TLS tests.
 FROM node:20-bookworm-slim AS integration
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3-grpcio python3-protobuf protobuf-compiler \
+  && apt-get install -y --no-install-recommends python3-grpcio python3-protobuf python3-venv \
+    python3-pip protobuf-compiler golang-go golang-google-grpc-dev golang-google-protobuf-dev \
+    golang-github-golang-protobuf-1-5-dev openssl \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
