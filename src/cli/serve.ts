@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   DEFAULT_DATA_DIR,
+  DEFAULT_GRPC_SERVER,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_LISTEN,
@@ -47,6 +48,7 @@ Flags:
   --max-deadline-ms N         largest deadline a client may set, 0 = none (default ${L.maxDeadlineMs})
   --heartbeat-ms N            watch heartbeat interval (default ${DEFAULT_HEARTBEAT_MS})
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
+  --grpc-server KIND          who answers native gRPC: grpc-js or connect (default ${DEFAULT_GRPC_SERVER})
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
   -h, --help                  show this help
 
@@ -74,6 +76,7 @@ const OPTIONS = {
   "heartbeat-ms": { type: "string" },
   "shutdown-grace-ms": { type: "string" },
   "idle-timeout-ms": { type: "string" },
+  "grpc-server": { type: "string" },
   "pg-pool-size": { type: "string" },
   "pg-statement-timeout-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -152,6 +155,10 @@ export const serve: Command = {
     if ((v["tls-cert"] === undefined) !== (v["tls-key"] === undefined)) {
       throw new CliError("--tls-cert and --tls-key go together", 2);
     }
+    const grpcServer = v["grpc-server"] ?? DEFAULT_GRPC_SERVER;
+    if (grpcServer !== "grpc-js" && grpcServer !== "connect") {
+      throw new CliError(`--grpc-server must be grpc-js or connect, got "${grpcServer}"`, 2);
+    }
     const limits = {
       maxMessageBytes: intFlag("max-message-bytes", v["max-message-bytes"], L.maxMessageBytes),
       maxEntriesPerAppend: intFlag(
@@ -199,6 +206,7 @@ export const serve: Command = {
         v["shutdown-grace-ms"],
         DEFAULT_SHUTDOWN_GRACE_MS,
       ),
+      grpcServer,
       debug: { noSubscribeFirst: debug.noSubscribeFirst },
     };
     // A promise rejection nobody awaited (a bug) must not take every client

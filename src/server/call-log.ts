@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type {
+  Http2ServerRequest,
+  Http2ServerResponse,
+  OutgoingHttpHeaders,
+  ServerHttp2Stream,
+} from "node:http2";
 import {
   Code,
   type ContextValues,
@@ -59,13 +64,63 @@ export class CallLog {
         if (logged) return;
         logged = true;
         const status = sent && sentStatus(String(req.headers["content-type"] ?? ""), sent);
-        this.log(JSON.stringify(lineOf(req, record, status, start)));
+        this.log(JSON.stringify(lineOf(req.url, record, status, start)));
       };
       tapResponse(res, done);
       // A response that never ends: the client left (or reset the stream) first.
       res.once("close", () => done(undefined));
       handler(req, res);
     };
+  }
+
+  /**
+   * Logs a native gRPC call served on a raw HTTP/2 stream (by grpc-js, not
+   * through connect-node's compat layer), with the status as sent: the
+   * headers of a trailers-only answer or the trailers. The line carries
+   * `"via": "grpc-js"` so it shows which server answered. Returns the
+   * record the edge interceptor fills in for this call.
+   */
+  stream(stream: ServerHttp2Stream, path: string | undefined): CallRecord {
+    const start = performance.now();
+    const record: CallRecord = {};
+    let headers: OutgoingHttpHeaders | undefined;
+    let logged = false;
+    const done = (trailers: OutgoingHttpHeaders | undefined) => {
+      if (logged) return;
+      logged = true;
+      const sent =
+        headers === undefined
+          ? undefined
+          : sentStatus("application/grpc", {
+              httpStatus: Number(headers[":status"] ?? 200),
+              headers,
+              trailers: trailers ?? {},
+              last: undefined,
+            });
+      const line = lineOf(path, record, sent, start);
+      line.via = "grpc-js";
+      this.log(JSON.stringify(line));
+    };
+    const respond = stream.respond.bind(stream);
+    stream.respond = (h, options) => {
+      headers = h;
+      try {
+        respond(h, options);
+      } finally {
+        if (options?.endStream) done(undefined);
+      }
+    };
+    const sendTrailers = stream.sendTrailers.bind(stream);
+    stream.sendTrailers = (t) => {
+      try {
+        sendTrailers(t);
+      } finally {
+        done(t);
+      }
+    };
+    // Closed with no status sent: the client left (or reset the stream) first.
+    stream.once("close", () => done(undefined));
+    return record;
   }
 }
 
@@ -102,14 +157,14 @@ function tapResponse(res: Response, done: (sent: SentResponse) => void): void {
 }
 
 function lineOf(
-  req: Request,
+  url: string | undefined,
   record: CallRecord,
   sent: SentStatus | undefined,
   start: number,
 ): Record<string, unknown> {
   const line: Record<string, unknown> = {
     time: new Date().toISOString(),
-    method: record.method ?? (req.url ?? "").split("?")[0]?.slice(1, 200),
+    method: record.method ?? (url ?? "").split("?")[0]?.slice(1, 200),
   };
   if (record.workspace !== undefined) line.workspace = record.workspace;
   if (record.session !== undefined) line.session = record.session;

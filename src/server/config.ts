@@ -20,6 +20,13 @@ export interface TokenGrant {
   readonly workspaces: readonly string[];
 }
 
+/**
+ * Which server answers native gRPC (application/grpc, application/grpc+proto):
+ * @grpc/grpc-js (the default, several times cheaper per call), or
+ * connect-node, which serves Connect and gRPC-Web either way.
+ */
+export type GrpcServerKind = "grpc-js" | "connect";
+
 /** TLS material, read from files at the edge (CLI). */
 export interface TlsConfig {
   readonly cert: Buffer;
@@ -58,6 +65,8 @@ export interface ServerConfig {
   readonly idleTimeoutMs: number;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */
   readonly shutdownGraceMs: number;
+  /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */
+  readonly grpcServer?: GrpcServerKind | undefined;
   /** Negative-control switches for the reliability battery; never set in production. */
   readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
   /** Where request logs go (one JSON line each); default stderr. */

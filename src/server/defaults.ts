@@ -1,5 +1,5 @@
 import { DEFAULT_LIMITS } from "../store/limits.js";
-import type { ServerLimits } from "./config.js";
+import type { GrpcServerKind, ServerLimits } from "./config.js";
 
 /** Safe defaults for every server limit (each has a flag). */
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -17,3 +17,5 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 export const DEFAULT_LISTEN = "127.0.0.1:50051";
 export const DEFAULT_DATA_DIR = "./.sessiond";
+/** Native gRPC is served by @grpc/grpc-js unless `--grpc-server connect` asks otherwise. */
+export const DEFAULT_GRPC_SERVER: GrpcServerKind = "grpc-js";
