@@ -1,10 +1,13 @@
 /**
  * Shared pieces of the data-* client scripts (rows 4, 5, 6, 9): arguments,
- * the one-line JSON answer `runClient` reads, and gRPC clients of sessiond,
- * the echo baseline and the health service on one HTTP/2 connection each.
+ * the one-line JSON answer `runClient` reads, and clients of sessiond, the
+ * echo baseline and the health service on one HTTP/2 connection each, all
+ * speaking the Connect protocol (binary) with connect-node's client: sessiond
+ * serves it with connect-node, like the connect-node echo baseline (native
+ * gRPC has its own rows, scenario g).
  */
 import { type Client, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { EchoService } from "../../gen/bench/v1/echo_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
@@ -20,15 +23,15 @@ export function answer(result: unknown): never {
   process.exit(0);
 }
 
-/** sessiond over gRPC, no retries, plus the health service on the same connection. */
+/** sessiond over Connect, no retries, plus the health service on the same connection. */
 export function sessiond(url: string): SessiondClient & { health: Client<typeof Health> } {
-  const c = createSessiondClient({ baseUrl: url, protocol: "grpc", retry: false });
+  const c = createSessiondClient({ baseUrl: url, protocol: "connect", retry: false });
   return { ...c, health: createClient(Health, c.transport) };
 }
 
 /** The echo baseline on the same transport settings. */
 export function echo(url: string): Client<typeof EchoService> {
-  return createClient(EchoService, createGrpcTransport({ baseUrl: url }));
+  return createClient(EchoService, createConnectTransport({ baseUrl: url, httpVersion: "2" }));
 }
 
 /** Milliseconds an async call takes, and its result. */

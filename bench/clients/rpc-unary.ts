@@ -8,7 +8,12 @@
  *   sessions (loop i appends to session i % sessions). With `checkDense`
  *   the log of every session is read back afterwards and its seqs must be
  *   1..head with every acknowledged entry present exactly once.
+ * With `op: "getSession"` the sessiond call is a warm GetSession of one
+ * session instead of an Append. With `serverPid` the answer also carries the
+ * server process's CPU time (user + system, /proc/<pid>/stat) over the timed
+ * calls, and per call.
  */
+import { cpuMsOf } from "../lib/floors.js";
 import { summarize } from "../lib/stats.js";
 import {
   answer,
@@ -34,6 +39,10 @@ interface Args {
   sessions?: number;
   durationMs?: number;
   checkDense?: boolean;
+  /** sessiond: what each call is (default append). */
+  op?: "append" | "getSession";
+  /** The server process, to measure its CPU over the timed calls. */
+  serverPid?: number;
 }
 
 const a = args<Args>();
@@ -60,6 +69,17 @@ async function setup(): Promise<{
   const count = a.mode === "latency" ? 1 : (a.sessions ?? 1);
   const sessionIds: string[] = [];
   for (let i = 0; i < count; i++) sessionIds.push(await newSession(c, `bench ${i}`));
+  if (a.op === "getSession") {
+    const session = sessionIds[0] as string;
+    return {
+      sessionIds,
+      call: async () => {
+        const r = await c.store.getSession({ session });
+        if (r.session?.id !== session) throw new Error("GetSession returned another session");
+        return undefined;
+      },
+    };
+  }
   const acked = sessionIds.map(() => [] as string[]);
   const call: Call = async (loop) => {
     const s = loop % sessionIds.length;
@@ -112,17 +132,28 @@ async function setup(): Promise<{
 
 const { call, dense } = await setup();
 
+/** Server CPU ms so far (undefined without serverPid). */
+const serverCpu = () => (a.serverPid === undefined ? undefined : cpuMsOf(a.serverPid));
+/** The server's CPU over `calls` timed calls that started at `cpu0`. */
+function cpuOf(cpu0: number | undefined, calls: number) {
+  const cpu1 = serverCpu();
+  if (cpu0 === undefined || cpu1 === undefined) return {};
+  return { serverCpuMs: cpu1 - cpu0, serverCpuUsPerCall: ((cpu1 - cpu0) * 1000) / calls };
+}
+
 if (a.mode === "latency") {
   for (let i = 0; i < a.warmup; i++) await call(0);
   const samples: number[] = [];
+  const cpu0 = serverCpu();
   for (let i = 0; i < (a.n ?? 1000); i++) {
     const t = now();
     await call(0);
     samples.push(now() - t);
   }
+  const cpu = cpuOf(cpu0, samples.length);
   const s = summarize(samples);
   log(`${a.target} sequential: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms (n=${s.n})`);
-  answer({ ...s, mean: samples.reduce((x, y) => x + y, 0) / samples.length });
+  answer({ ...s, mean: samples.reduce((x, y) => x + y, 0) / samples.length, ...cpu });
 }
 
 const concurrency = a.concurrency ?? 64;
@@ -133,6 +164,7 @@ await Promise.all(
   }),
 );
 const latencies: number[] = [];
+const cpu0 = serverCpu();
 const start = now();
 const deadline = start + (a.durationMs ?? 5000);
 let ops = 0;
@@ -147,9 +179,10 @@ await Promise.all(
   }),
 );
 const seconds = (now() - start) / 1000;
+const cpu = cpuOf(cpu0, ops);
 const lat = summarize(latencies);
 log(
-  `${a.target} x${concurrency}: ${(ops / seconds).toFixed(0)} ops/s, p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms`,
+  `${a.target} x${concurrency}: ${(ops / seconds).toFixed(0)} ops/s, p50 ${lat.p50.toFixed(2)} ms, p99 ${lat.p99.toFixed(2)} ms${"serverCpuUsPerCall" in cpu ? `, server CPU ${cpu.serverCpuUsPerCall?.toFixed(1)} µs/call` : ""}`,
 );
 answer({
   ops,
@@ -157,5 +190,6 @@ answer({
   opsPerSec: ops / seconds,
   p50: lat.p50,
   p99: lat.p99,
+  ...cpu,
   ...(a.checkDense && dense ? { check: await dense() } : {}),
 });

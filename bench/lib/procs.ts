@@ -14,6 +14,7 @@ export async function runClient<T>(
   script: string,
   args: Record<string, unknown>,
   timeoutMs = 600_000,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<T> {
   const child = spawn(
     process.execPath,
@@ -21,6 +22,7 @@ export async function runClient<T>(
     {
       cwd: REPO,
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...env },
     },
   );
   let out = "";
@@ -98,6 +100,11 @@ export function startSessiond(args: string[]): Promise<ServerProcess> {
 /** The echo baseline: the same connect-node stack doing no work. */
 export function startEcho(): Promise<ServerProcess> {
   return startProcess([...TSX, join(REPO, "bench/echo-server.ts")]);
+}
+
+/** The native-gRPC baseline: a bare @grpc/grpc-js server doing no work. */
+export function startGrpcEcho(): Promise<ServerProcess> {
+  return startProcess([...TSX, join(REPO, "bench/grpc-echo-server.ts")]);
 }
 
 /** Resident and peak resident memory of a process, bytes (Linux /proc). */

@@ -1,0 +1,516 @@
+/**
+ * Scenario g: sessiond over native gRPC, called by a plain @grpc/grpc-js
+ * client (bench/clients/grpcjs.ts) as the polyglot fleets call it, against
+ * baselines measured in this run: a bare @grpc/grpc-js echo server
+ * (bench/grpc-echo-server.ts: unary Echo and a Subscribe / Publish fan-out,
+ * same client) and the disk (write + fdatasync of one record-sized line:
+ * sequentially on one file, and on 64 files at once with 64 in flight).
+ *
+ * - g1: durable Append, 1 client, sequential: p50 <= 1.3 × (grpc-js echo
+ *   p50 + fdatasync p50).
+ * - g2: durable Append, 64 clients on 64 sessions (64 in flight, one
+ *   connection): ops/s >= 0.8 × min(grpc-js echo ops/s at 64 in flight, the
+ *   parallel fdatasync floor's ops/s).
+ * - g3: server CPU per warm GetSession (64 in flight; CPU of the server
+ *   process from /proc/<pid>/stat over the timed calls / calls) <= 1.5 ×
+ *   the grpc-js echo server's CPU per Echo measured the same way.
+ * - g7: WatchEntries fan-out to 1,000 watchers on one session, append →
+ *   receipt by the last watcher: p99 <= 1.5 × the grpc-js fan-out's p99
+ *   (Publish → last receipt, same number of streams and connections).
+ * - g8: server RSS per idle WatchEntries stream (1,000 streams) <= 20 KB;
+ *   the grpc-js echo's per idle Subscribe stream is in the details.
+ *
+ * When `sessiond serve` has a `--grpc-server connect|grpc-js` flag, every row
+ * is measured against both server paths in the same repetitions (rows
+ * `gN` for grpc-js, `gN-connect` for connect-node), on the same baselines.
+ * Sides alternate order in each repetition; figures are medians over
+ * repetitions.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchContext, Scenario } from "../lib/context.js";
+import { countFdatasyncs, fsyncFloor } from "../lib/fsync-floor.js";
+import { REPO, runClient, type ServerProcess, startGrpcEcho, startSessiond } from "../lib/procs.js";
+import { absoluteAtMost, atLeast, atMost, type Row } from "../lib/row.js";
+import { median, type Summary } from "../lib/stats.js";
+import { nonDurableSwitches } from "./s1-append-sequential.js";
+
+interface Latency extends Summary {
+  mean: number;
+}
+
+interface Throughput {
+  ops: number;
+  seconds: number;
+  opsPerSec: number;
+  p50: number;
+  p99: number;
+  serverCpuMs?: number;
+  serverCpuUsPerCall?: number;
+}
+
+interface Fanout extends Summary {
+  mean: number;
+  openMs: number;
+  connections: number;
+}
+
+interface Idle {
+  before: number;
+  after: number;
+  perStream: number;
+  streams: number;
+  connections: number;
+  openMs: number;
+}
+
+/** A server path of sessiond's native gRPC (`--grpc-server`), when it has a choice. */
+interface Variant {
+  /** Row id suffix ("" for the default path). */
+  suffix: string;
+  /** In row titles. */
+  label: string;
+  args: string[];
+}
+
+const IN_FLIGHT = 64;
+const PER_CONNECTION = 250;
+const KB = 2 ** 10;
+const MB = 2 ** 20;
+
+/** Both server paths when `serve --help` offers `--grpc-server`, else the default one. */
+export function serverVariants(help: string): Variant[] {
+  if (!/--grpc-server\b/.test(help)) return [{ suffix: "", label: "", args: [] }];
+  return [
+    { suffix: "", label: " [grpc-js server]", args: ["--grpc-server", "grpc-js"] },
+    { suffix: "-connect", label: " [connect-node server]", args: ["--grpc-server", "connect"] },
+  ];
+}
+
+function serveHelp(): string {
+  try {
+    return execFileSync(process.execPath, [join(REPO, "bin/sessiond.js"), "serve", "--help"], {
+      cwd: REPO,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (err) {
+    // `--help` may exit non-zero while still printing the usage.
+    const e = err as { stdout?: string; stderr?: string };
+    return `${e.stdout ?? ""}${e.stderr ?? ""}`;
+  }
+}
+
+const med = <T>(runs: readonly T[], f: (r: T) => number) => median(runs.map(f));
+
+/** Runs `sides` in order, reversed on odd repetitions (neither side always first). */
+async function alternate(r: number, sides: readonly (() => Promise<void>)[]): Promise<void> {
+  const order = r % 2 === 0 ? sides : [...sides].reverse();
+  for (const side of order) await side();
+}
+
+export const nativeGrpc: Scenario = {
+  id: "g",
+  title: "native gRPC (@grpc/grpc-js client) against grpc-js echo and disk baselines",
+  async run(ctx: BenchContext): Promise<Row[]> {
+    const variants = serverVariants(serveHelp());
+    ctx.log(
+      variants.length > 1
+        ? "serve has --grpc-server: measuring the grpc-js and connect-node server paths"
+        : "serve has no --grpc-server flag: measuring the default server path",
+    );
+    const rows: Row[] = [];
+    const echo = await startGrpcEcho();
+    const servers: ServerProcess[] = [];
+    try {
+      for (const v of variants) {
+        servers.push(
+          await startSessiond([
+            "--data-dir",
+            mkdtempSync(join(ctx.tmpDir, `g${v.suffix}-`)),
+            "--max-watchers-per-session",
+            "2000",
+            ...v.args,
+          ]),
+        );
+      }
+      const both = variants.map((v, i) => ({ v, sd: servers[i] as ServerProcess }));
+      rows.push(...(await appendLatency(ctx, echo, both)));
+      rows.push(...(await throughputAndCpu(ctx, echo, both)));
+      rows.push(...(await fanout(ctx, echo, both)));
+    } finally {
+      for (const s of servers) await s.stop();
+      await echo.stop();
+    }
+    rows.push(...(await idleStreams(ctx, variants)));
+    return rows;
+  },
+};
+
+type Pair = { v: Variant; sd: ServerProcess };
+
+/** g1: sequential durable Append vs grpc-js echo p50 + fdatasync p50. */
+async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[]): Promise<Row[]> {
+  const reps = ctx.quick ? 1 : 3;
+  const n = ctx.quick ? 200 : 2000;
+  const warmup = ctx.quick ? 50 : 200;
+  const latency = (url: string, target: "echo" | "sessiond") =>
+    runClient<Latency>("clients/rpc-unary.ts", {
+      via: "grpc-js",
+      target,
+      url,
+      mode: "latency",
+      warmup,
+      n,
+    });
+  // Durability over this path: strace counts fdatasyncs per acknowledged append.
+  const traced = ctx.quick ? 20 : 100;
+  const strace: (number | undefined)[] = [];
+  for (const { sd } of both) {
+    const r = await countFdatasyncs(sd.pid, ctx.tmpDir, () =>
+      runClient("clients/rpc-unary.ts", {
+        via: "grpc-js",
+        target: "sessiond",
+        url: sd.url,
+        mode: "latency",
+        warmup: 0,
+        n: traced,
+      }),
+    );
+    strace.push(r?.calls);
+  }
+  const echoRuns: Latency[] = [];
+  const floorRuns: Summary[] = [];
+  const sdRuns: Latency[][] = both.map(() => []);
+  for (let r = 0; r < reps; r++) {
+    ctx.log(
+      `g1 repetition ${r + 1}/${reps}: grpc-js echo, sessiond over grpc-js (${n} calls each)`,
+    );
+    await alternate(r, [
+      async () => {
+        echoRuns.push(await latency(echo.url, "echo"));
+      },
+      ...both.map(({ sd }, i) => async () => {
+        sdRuns[i]?.push(await latency(sd.url, "sessiond"));
+      }),
+    ]);
+    floorRuns.push(fsyncFloor(ctx.tmpDir, { n, warmup: 50, lineBytes: 600 }));
+  }
+  const echoP50 = med(echoRuns, (x) => x.p50);
+  const floorP50 = med(floorRuns, (x) => x.p50);
+  return both.map(({ v, sd }, i) => {
+    const runs = sdRuns[i] ?? [];
+    const p50 = med(runs, (x) => x.p50);
+    const bad = nonDurableSwitches(v.args);
+    const calls = strace[i];
+    const durability = {
+      ok: bad.length === 0 && (calls === undefined || calls >= traced) && p50 >= floorP50,
+      nonDurableSwitches: bad,
+      strace: calls === undefined ? "not available" : { appends: traced, fdatasyncCalls: calls },
+      appendP50AtLeastFdatasyncP50: p50 >= floorP50,
+    };
+    const row = atMost(
+      {
+        id: `g1${v.suffix}`,
+        scenario: `gRPC: durable Append, 1 client, sequential, ~500 B${v.label}`,
+        unit: "p50 ms",
+        sessiond: p50,
+        baseline: echoP50 + floorP50,
+        baselineName: "grpc-js echo p50 + fdatasync p50",
+        details: {
+          durability,
+          serverArgs: v.args.join(" "),
+          client: "@grpc/grpc-js",
+          repetitions: reps,
+          callsPerRepetition: n,
+          warmup,
+          sessiondP99: med(runs, (x) => x.p99),
+          grpcJsEchoP50: echoP50,
+          grpcJsEchoP99: med(echoRuns, (x) => x.p99),
+          fdatasyncP50: floorP50,
+          fdatasyncP99: med(floorRuns, (x) => x.p99),
+          serverPid: sd.pid,
+          runs: { sessiond: runs, echo: echoRuns, fdatasync: floorRuns },
+        },
+      },
+      1.3,
+    );
+    return durability.ok ? row : { ...row, pass: false };
+  });
+}
+
+/**
+ * g2 and g3: 64 in flight over one connection. Each repetition: the grpc-js
+ * echo (ops/s and its server CPU per call), the parallel fdatasync floor,
+ * and per server path: Append on 64 sessions, then warm GetSession (server
+ * CPU per call).
+ */
+async function throughputAndCpu(
+  ctx: BenchContext,
+  echo: ServerProcess,
+  both: Pair[],
+): Promise<Row[]> {
+  const reps = ctx.quick ? 1 : 3;
+  const durationMs = ctx.quick ? 500 : 3000;
+  const warmup = ctx.quick ? 128 : 1024;
+  const common = { via: "grpc-js", mode: "throughput", warmup, concurrency: IN_FLIGHT, durationMs };
+  const echoRuns: Throughput[] = [];
+  const floorRuns: Throughput[] = [];
+  const floorPool4: Throughput[] = [];
+  const appendRuns: Throughput[][] = both.map(() => []);
+  const getRuns: Throughput[][] = both.map(() => []);
+  const floor = (pool: number) =>
+    runClient<Throughput>(
+      "clients/fsync-parallel.ts",
+      { dir: ctx.tmpDir, files: IN_FLIGHT, durationMs, warmup: 5 },
+      120_000,
+      // 64 writes + fdatasyncs really in flight: one libuv pool thread each.
+      { UV_THREADPOOL_SIZE: String(pool) },
+    );
+  for (let r = 0; r < reps; r++) {
+    ctx.log(
+      `g2/g3 repetition ${r + 1}/${reps}: grpc-js echo, sessiond Append x64 sessions and GetSession, parallel fdatasync; ${IN_FLIGHT} in flight, ${durationMs} ms each`,
+    );
+    await alternate(r, [
+      async () => {
+        echoRuns.push(
+          await runClient<Throughput>("clients/rpc-unary.ts", {
+            ...common,
+            target: "echo",
+            url: echo.url,
+            serverPid: echo.pid,
+          }),
+        );
+      },
+      ...both.map(({ sd }, i) => async () => {
+        appendRuns[i]?.push(
+          await runClient<Throughput>("clients/rpc-unary.ts", {
+            ...common,
+            target: "sessiond",
+            url: sd.url,
+            sessions: IN_FLIGHT,
+            serverPid: sd.pid,
+          }),
+        );
+        getRuns[i]?.push(
+          await runClient<Throughput>("clients/rpc-unary.ts", {
+            ...common,
+            target: "sessiond",
+            op: "getSession",
+            url: sd.url,
+            sessions: 1,
+            serverPid: sd.pid,
+          }),
+        );
+      }),
+      async () => {
+        floorRuns.push(await floor(IN_FLIGHT));
+        // For reference: the same floor through libuv's default pool of 4 (sessiond's).
+        if (!ctx.quick) floorPool4.push(await floor(4));
+      },
+    ]);
+  }
+  const echoOps = med(echoRuns, (x) => x.opsPerSec);
+  const floorOps = med(floorRuns, (x) => x.opsPerSec);
+  const echoCpu = med(echoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
+  const rows: Row[] = [];
+  for (const [i, { v }] of both.entries()) {
+    const ap = appendRuns[i] ?? [];
+    const gs = getRuns[i] ?? [];
+    const bad = nonDurableSwitches(v.args);
+    const limitedBy = floorOps < echoOps ? "parallel fdatasync floor" : "grpc-js echo";
+    const row = atLeast(
+      {
+        id: `g2${v.suffix}`,
+        scenario: `gRPC: durable Append, 64 clients on 64 sessions${v.label}`,
+        unit: "ops/s",
+        sessiond: med(ap, (x) => x.opsPerSec),
+        baseline: Math.min(echoOps, floorOps),
+        baselineName: "min(grpc-js echo ops/s, 64 × fdatasync ops/s), 64 in flight",
+        details: {
+          durability: { ok: bad.length === 0, nonDurableSwitches: bad },
+          serverArgs: v.args.join(" "),
+          client: "@grpc/grpc-js",
+          limitedBy,
+          grpcJsEchoOpsPerSec: echoOps,
+          parallelFdatasyncOpsPerSec: floorOps,
+          parallelFdatasyncP50: med(floorRuns, (x) => x.p50),
+          parallelFdatasyncPool4OpsPerSec: med(floorPool4, (x) => x.opsPerSec),
+          parallelFdatasyncPool4P50: med(floorPool4, (x) => x.p50),
+          sessiondLatencyP50: med(ap, (x) => x.p50),
+          sessiondLatencyP99: med(ap, (x) => x.p99),
+          sessiondCpuUsPerAppend: med(ap, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+          grpcJsEchoLatencyP50: med(echoRuns, (x) => x.p50),
+          inFlight: IN_FLIGHT,
+          connections: 1,
+          repetitions: reps,
+          durationMs,
+          warmup,
+          runs: { sessiond: ap, echo: echoRuns, fdatasync: floorRuns, fdatasyncPool4: floorPool4 },
+        },
+      },
+      0.8,
+    );
+    rows.push(bad.length === 0 ? row : { ...row, pass: false });
+    rows.push(
+      atMost(
+        {
+          id: `g3${v.suffix}`,
+          scenario: `gRPC: server CPU per warm GetSession, 64 in flight${v.label}`,
+          unit: "µs CPU/call",
+          sessiond: med(gs, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+          baseline: echoCpu,
+          baselineName: "grpc-js echo server CPU per Echo (500 B), 64 in flight",
+          details: {
+            serverArgs: v.args.join(" "),
+            client: "@grpc/grpc-js",
+            measuredBy: "/proc/<pid>/stat utime+stime of the server over the timed calls",
+            sessiondOpsPerSec: med(gs, (x) => x.opsPerSec),
+            sessiondP50: med(gs, (x) => x.p50),
+            grpcJsEchoOpsPerSec: echoOps,
+            sessiondCpuMs: gs.map((x) => x.serverCpuMs),
+            echoCpuMs: echoRuns.map((x) => x.serverCpuMs),
+            runs: { sessiond: gs, echo: echoRuns },
+          },
+        },
+        1.5,
+      ),
+    );
+  }
+  return rows;
+}
+
+/** g7: 1,000-watcher fan-out vs the grpc-js echo's Subscribe fan-out. */
+async function fanout(ctx: BenchContext, echo: ServerProcess, both: Pair[]): Promise<Row[]> {
+  const reps = ctx.quick ? 1 : 3;
+  const watchers = ctx.quick ? 200 : 1000;
+  const rounds = ctx.quick ? 20 : 100;
+  const warmup = ctx.quick ? 5 : 20;
+  const common = { via: "grpc-js", watchers, rounds, warmup, perConnection: PER_CONNECTION };
+  const echoRuns: Fanout[] = [];
+  const sdRuns: Fanout[][] = both.map(() => []);
+  for (let r = 0; r < reps; r++) {
+    ctx.log(`g7 ${watchers} watchers, repetition ${r + 1}/${reps} (${rounds} rounds)`);
+    await alternate(r, [
+      async () => {
+        echoRuns.push(
+          await runClient<Fanout>("clients/rpc-watch-fanout.ts", {
+            ...common,
+            target: "echo",
+            url: echo.url,
+          }),
+        );
+      },
+      ...both.map(({ sd }, i) => async () => {
+        sdRuns[i]?.push(
+          await runClient<Fanout>("clients/rpc-watch-fanout.ts", {
+            ...common,
+            target: "sessiond",
+            url: sd.url,
+          }),
+        );
+      }),
+    ]);
+  }
+  const echoP99 = med(echoRuns, (x) => x.p99);
+  return both.map(({ v }, i) => {
+    const runs = sdRuns[i] ?? [];
+    return atMost(
+      {
+        id: `g7/${watchers}${v.suffix}`,
+        scenario: `gRPC: WatchEntries, ${watchers} watchers: append → last receipt${v.label}`,
+        unit: "p99 ms",
+        sessiond: med(runs, (x) => x.p99),
+        baseline: echoP99,
+        baselineName: "grpc-js echo fan-out p99 (Publish → last receipt)",
+        details: {
+          serverArgs: v.args.join(" "),
+          client: "@grpc/grpc-js",
+          watchers,
+          connections: runs[0]?.connections,
+          streamsPerConnection: Math.min(watchers, PER_CONNECTION),
+          repetitions: reps,
+          rounds,
+          warmup,
+          sessiondP50: med(runs, (x) => x.p50),
+          grpcJsEchoP50: med(echoRuns, (x) => x.p50),
+          sessiondOpenMs: med(runs, (x) => x.openMs),
+          grpcJsEchoOpenMs: med(echoRuns, (x) => x.openMs),
+          runs: { sessiond: runs, echo: echoRuns },
+        },
+      },
+      1.5,
+    );
+  });
+}
+
+/** g8: RSS per idle WatchEntries stream on a fresh server (<= 20 KB). */
+async function idleStreams(ctx: BenchContext, variants: Variant[]): Promise<Row[]> {
+  const streams = ctx.quick ? 200 : 1000;
+  const settle = ctx.quick ? 500 : 3000;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const measure = async (server: ServerProcess, target: "sessiond" | "echo") => {
+    await sleep(ctx.quick ? 500 : 2000);
+    return runClient<Idle>("clients/rpc-watch-idle.ts", {
+      via: "grpc-js",
+      target,
+      url: server.url,
+      pid: server.pid,
+      streams,
+      sessions: 10,
+      perConnection: PER_CONNECTION,
+      settleMs: settle,
+    });
+  };
+  const echo = await startGrpcEcho();
+  let e: Idle;
+  try {
+    e = await measure(echo, "echo");
+  } finally {
+    await echo.stop();
+  }
+  const detailsOf = (x: Idle) => ({
+    streams: x.streams,
+    connections: x.connections,
+    rssBeforeMB: x.before / MB,
+    rssAfterMB: x.after / MB,
+    perStreamKB: x.perStream / KB,
+    openMs: x.openMs,
+  });
+  const rows: Row[] = [];
+  for (const v of variants) {
+    const sd = await startSessiond([
+      "--data-dir",
+      mkdtempSync(join(ctx.tmpDir, `g8${v.suffix}-`)),
+      ...v.args,
+    ]);
+    try {
+      const s = await measure(sd, "sessiond");
+      ctx.log(
+        `g8${v.suffix}: ${(s.perStream / KB).toFixed(1)} KB per idle stream (grpc-js echo: ${(e.perStream / KB).toFixed(1)} KB)`,
+      );
+      rows.push(
+        absoluteAtMost(
+          {
+            id: `g8/stream${v.suffix}`,
+            scenario: `gRPC: RSS per idle WatchEntries stream (${streams} streams)${v.label}`,
+            unit: "KB",
+            sessiond: s.perStream / KB,
+            details: {
+              serverArgs: v.args.join(" "),
+              client: "@grpc/grpc-js",
+              sessiond: detailsOf(s),
+              grpcJsEchoSubscribe: detailsOf(e),
+              grpcJsEchoPerStreamKB: e.perStream / KB,
+            },
+          },
+          20,
+        ),
+      );
+    } finally {
+      await sd.stop();
+    }
+  }
+  return rows;
+}
