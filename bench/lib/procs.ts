@@ -41,6 +41,8 @@ export interface ServerProcess {
   url: string;
   pid: number;
   proc: ChildProcess;
+  /** The last ~4,000 characters the process wrote on stderr (sessiond: request log lines). */
+  stderrTail(): string;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function startProcess(
     url,
     pid: proc.pid as number,
     proc,
+    stderrTail: () => err,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
       const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);

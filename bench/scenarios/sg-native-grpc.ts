@@ -20,6 +20,10 @@
  * - g8: server RSS per idle WatchEntries stream (1,000 streams) <= 20 KB;
  *   the grpc-js echo's per idle Subscribe stream is in the details.
  *
+ * For reference (details only), g1-g3 also measure the connect-node echo
+ * server (bench/echo-server.ts, the old baseline) over native gRPC with the
+ * same grpc-js client: p50, ops/s and server CPU per call.
+ *
  * When `sessiond serve` has a `--grpc-server connect|grpc-js` flag, every row
  * is measured against both server paths in the same repetitions (rows
  * `gN` for grpc-js, `gN-connect` for connect-node), on the same baselines.
@@ -31,7 +35,14 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { countFdatasyncs, fsyncFloor } from "../lib/fsync-floor.js";
-import { REPO, runClient, type ServerProcess, startGrpcEcho, startSessiond } from "../lib/procs.js";
+import {
+  REPO,
+  runClient,
+  type ServerProcess,
+  startEcho,
+  startGrpcEcho,
+  startSessiond,
+} from "../lib/procs.js";
 import { absoluteAtMost, atLeast, atMost, type Row } from "../lib/row.js";
 import { median, type Summary } from "../lib/stats.js";
 import { nonDurableSwitches } from "./s1-append-sequential.js";
@@ -123,24 +134,28 @@ export const nativeGrpc: Scenario = {
     const rows: Row[] = [];
     const echo = await startGrpcEcho();
     const servers: ServerProcess[] = [];
+    let oldEcho: ServerProcess | undefined;
     try {
+      oldEcho = await startEcho();
+      const both: Pair[] = [];
       for (const v of variants) {
-        servers.push(
-          await startSessiond([
-            "--data-dir",
-            mkdtempSync(join(ctx.tmpDir, `g${v.suffix}-`)),
-            "--max-watchers-per-session",
-            "2000",
-            ...v.args,
-          ]),
-        );
+        const args = [
+          "--data-dir",
+          mkdtempSync(join(ctx.tmpDir, `g${v.suffix}-`)),
+          "--max-watchers-per-session",
+          "2000",
+          ...v.args,
+        ];
+        const sd = await startSessiond(args);
+        servers.push(sd);
+        both.push({ v, sd, args });
       }
-      const both = variants.map((v, i) => ({ v, sd: servers[i] as ServerProcess }));
-      rows.push(...(await appendLatency(ctx, echo, both)));
-      rows.push(...(await throughputAndCpu(ctx, echo, both)));
+      rows.push(...(await appendLatency(ctx, echo, oldEcho, both)));
+      rows.push(...(await throughputAndCpu(ctx, echo, oldEcho, both)));
       rows.push(...(await fanout(ctx, echo, both)));
     } finally {
       for (const s of servers) await s.stop();
+      await oldEcho?.stop();
       await echo.stop();
     }
     rows.push(...(await idleStreams(ctx, variants)));
@@ -148,10 +163,35 @@ export const nativeGrpc: Scenario = {
   },
 };
 
-type Pair = { v: Variant; sd: ServerProcess };
+type Pair = { v: Variant; sd: ServerProcess; args: string[] };
+
+/**
+ * Which server answered native gRPC, from the request log's tail: the
+ * grpc-js path marks its lines `"via":"grpc-js"`.
+ */
+function servedBy(sd: ServerProcess): string {
+  const tail = sd.stderrTail();
+  if (/"via":"grpc-js"/.test(tail)) return "grpc-js";
+  return /"method"/.test(tail) ? "connect-node" : "unknown (no request log)";
+}
+
+/** The row title's server label, flagged when the log says another server answered. */
+function labelOf(v: Variant, sd: ServerProcess): string {
+  const want = v.args[1];
+  const got = servedBy(sd);
+  const norm = got === "connect-node" ? "connect" : got;
+  return want === undefined || norm === want || got.startsWith("unknown")
+    ? v.label
+    : `${v.label} (answered by ${got}!)`;
+}
 
 /** g1: sequential durable Append vs grpc-js echo p50 + fdatasync p50. */
-async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[]): Promise<Row[]> {
+async function appendLatency(
+  ctx: BenchContext,
+  echo: ServerProcess,
+  oldEcho: ServerProcess,
+  both: Pair[],
+): Promise<Row[]> {
   const reps = ctx.quick ? 1 : 3;
   const n = ctx.quick ? 200 : 2000;
   const warmup = ctx.quick ? 50 : 200;
@@ -181,6 +221,7 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
     strace.push(r?.calls);
   }
   const echoRuns: Latency[] = [];
+  const oldEchoRuns: Latency[] = [];
   const floorRuns: Summary[] = [];
   const sdRuns: Latency[][] = both.map(() => []);
   for (let r = 0; r < reps; r++) {
@@ -191,6 +232,9 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
       async () => {
         echoRuns.push(await latency(echo.url, "echo"));
       },
+      async () => {
+        oldEchoRuns.push(await latency(oldEcho.url, "echo"));
+      },
       ...both.map(({ sd }, i) => async () => {
         sdRuns[i]?.push(await latency(sd.url, "sessiond"));
       }),
@@ -199,10 +243,15 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
   }
   const echoP50 = med(echoRuns, (x) => x.p50);
   const floorP50 = med(floorRuns, (x) => x.p50);
-  return both.map(({ v, sd }, i) => {
+  ctx.log(
+    `g1 baselines: grpc-js echo p50 ${echoP50.toFixed(3)} ms, connect-node echo p50 ${med(oldEchoRuns, (x) => x.p50).toFixed(3)} ms (both over native gRPC), fdatasync p50 ${floorP50.toFixed(3)} ms`,
+  );
+  return both.map(({ v, sd, args }, i) => {
     const runs = sdRuns[i] ?? [];
     const p50 = med(runs, (x) => x.p50);
-    const bad = nonDurableSwitches(v.args);
+    const bad = nonDurableSwitches(args);
+    const answeredBy = servedBy(sd);
+    ctx.log(`g1${v.suffix}: native gRPC answered by ${answeredBy} (request log)`);
     const calls = strace[i];
     const durability = {
       ok: bad.length === 0 && (calls === undefined || calls >= traced) && p50 >= floorP50,
@@ -213,14 +262,15 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
     const row = atMost(
       {
         id: `g1${v.suffix}`,
-        scenario: `gRPC: durable Append, 1 client, sequential, ~500 B${v.label}`,
+        scenario: `gRPC: durable Append, 1 client, sequential, ~500 B${labelOf(v, sd)}`,
         unit: "p50 ms",
         sessiond: p50,
         baseline: echoP50 + floorP50,
         baselineName: "grpc-js echo p50 + fdatasync p50",
         details: {
           durability,
-          serverArgs: v.args.join(" "),
+          serverArgs: args.join(" "),
+          answeredBy,
           client: "@grpc/grpc-js",
           repetitions: reps,
           callsPerRepetition: n,
@@ -228,10 +278,16 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
           sessiondP99: med(runs, (x) => x.p99),
           grpcJsEchoP50: echoP50,
           grpcJsEchoP99: med(echoRuns, (x) => x.p99),
+          connectNodeEchoP50: med(oldEchoRuns, (x) => x.p50),
           fdatasyncP50: floorP50,
           fdatasyncP99: med(floorRuns, (x) => x.p99),
           serverPid: sd.pid,
-          runs: { sessiond: runs, echo: echoRuns, fdatasync: floorRuns },
+          runs: {
+            sessiond: runs,
+            echo: echoRuns,
+            connectNodeEcho: oldEchoRuns,
+            fdatasync: floorRuns,
+          },
         },
       },
       1.3,
@@ -249,6 +305,7 @@ async function appendLatency(ctx: BenchContext, echo: ServerProcess, both: Pair[
 async function throughputAndCpu(
   ctx: BenchContext,
   echo: ServerProcess,
+  oldEcho: ServerProcess,
   both: Pair[],
 ): Promise<Row[]> {
   const reps = ctx.quick ? 1 : 3;
@@ -256,6 +313,7 @@ async function throughputAndCpu(
   const warmup = ctx.quick ? 128 : 1024;
   const common = { via: "grpc-js", mode: "throughput", warmup, concurrency: IN_FLIGHT, durationMs };
   const echoRuns: Throughput[] = [];
+  const oldEchoRuns: Throughput[] = [];
   const floorRuns: Throughput[] = [];
   const floorPool4: Throughput[] = [];
   const appendRuns: Throughput[][] = both.map(() => []);
@@ -280,6 +338,16 @@ async function throughputAndCpu(
             target: "echo",
             url: echo.url,
             serverPid: echo.pid,
+          }),
+        );
+      },
+      async () => {
+        oldEchoRuns.push(
+          await runClient<Throughput>("clients/rpc-unary.ts", {
+            ...common,
+            target: "echo",
+            url: oldEcho.url,
+            serverPid: oldEcho.pid,
           }),
         );
       },
@@ -314,23 +382,26 @@ async function throughputAndCpu(
   const echoOps = med(echoRuns, (x) => x.opsPerSec);
   const floorOps = med(floorRuns, (x) => x.opsPerSec);
   const echoCpu = med(echoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
+  ctx.log(
+    `g2/g3 baselines, ${IN_FLIGHT} in flight: grpc-js echo ${echoOps.toFixed(0)} ops/s at ${echoCpu.toFixed(1)} µs server CPU per call; connect-node echo ${med(oldEchoRuns, (x) => x.opsPerSec).toFixed(0)} ops/s at ${med(oldEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs; write+fdatasync on ${IN_FLIGHT} files ${floorOps.toFixed(0)} ops/s, p50 ${med(floorRuns, (x) => x.p50).toFixed(3)} ms`,
+  );
   const rows: Row[] = [];
-  for (const [i, { v }] of both.entries()) {
+  for (const [i, { v, sd, args }] of both.entries()) {
     const ap = appendRuns[i] ?? [];
     const gs = getRuns[i] ?? [];
-    const bad = nonDurableSwitches(v.args);
+    const bad = nonDurableSwitches(args);
     const limitedBy = floorOps < echoOps ? "parallel fdatasync floor" : "grpc-js echo";
     const row = atLeast(
       {
         id: `g2${v.suffix}`,
-        scenario: `gRPC: durable Append, 64 clients on 64 sessions${v.label}`,
+        scenario: `gRPC: durable Append, 64 clients on 64 sessions${labelOf(v, sd)}`,
         unit: "ops/s",
         sessiond: med(ap, (x) => x.opsPerSec),
         baseline: Math.min(echoOps, floorOps),
         baselineName: "min(grpc-js echo ops/s, 64 × fdatasync ops/s), 64 in flight",
         details: {
           durability: { ok: bad.length === 0, nonDurableSwitches: bad },
-          serverArgs: v.args.join(" "),
+          serverArgs: args.join(" "),
           client: "@grpc/grpc-js",
           limitedBy,
           grpcJsEchoOpsPerSec: echoOps,
@@ -357,21 +428,27 @@ async function throughputAndCpu(
       atMost(
         {
           id: `g3${v.suffix}`,
-          scenario: `gRPC: server CPU per warm GetSession, 64 in flight${v.label}`,
+          scenario: `gRPC: server CPU per warm GetSession, 64 in flight${labelOf(v, sd)}`,
           unit: "µs CPU/call",
           sessiond: med(gs, (x) => x.serverCpuUsPerCall ?? Number.NaN),
           baseline: echoCpu,
           baselineName: "grpc-js echo server CPU per Echo (500 B), 64 in flight",
           details: {
-            serverArgs: v.args.join(" "),
+            serverArgs: args.join(" "),
+            answeredBy: servedBy(sd),
             client: "@grpc/grpc-js",
             measuredBy: "/proc/<pid>/stat utime+stime of the server over the timed calls",
             sessiondOpsPerSec: med(gs, (x) => x.opsPerSec),
             sessiondP50: med(gs, (x) => x.p50),
             grpcJsEchoOpsPerSec: echoOps,
+            connectNodeEchoCpuUsPerCall: med(
+              oldEchoRuns,
+              (x) => x.serverCpuUsPerCall ?? Number.NaN,
+            ),
+            connectNodeEchoOpsPerSec: med(oldEchoRuns, (x) => x.opsPerSec),
             sessiondCpuMs: gs.map((x) => x.serverCpuMs),
             echoCpuMs: echoRuns.map((x) => x.serverCpuMs),
-            runs: { sessiond: gs, echo: echoRuns },
+            runs: { sessiond: gs, echo: echoRuns, connectNodeEcho: oldEchoRuns },
           },
         },
         1.5,
@@ -414,18 +491,20 @@ async function fanout(ctx: BenchContext, echo: ServerProcess, both: Pair[]): Pro
     ]);
   }
   const echoP99 = med(echoRuns, (x) => x.p99);
-  return both.map(({ v }, i) => {
+  ctx.log(`g7 baseline: grpc-js echo fan-out to ${watchers}: p99 ${echoP99.toFixed(2)} ms`);
+  return both.map(({ v, sd, args }, i) => {
     const runs = sdRuns[i] ?? [];
     return atMost(
       {
         id: `g7/${watchers}${v.suffix}`,
-        scenario: `gRPC: WatchEntries, ${watchers} watchers: append → last receipt${v.label}`,
+        scenario: `gRPC: WatchEntries, ${watchers} watchers: append → last receipt${labelOf(v, sd)}`,
         unit: "p99 ms",
         sessiond: med(runs, (x) => x.p99),
         baseline: echoP99,
         baselineName: "grpc-js echo fan-out p99 (Publish → last receipt)",
         details: {
-          serverArgs: v.args.join(" "),
+          serverArgs: args.join(" "),
+          answeredBy: servedBy(sd),
           client: "@grpc/grpc-js",
           watchers,
           connections: runs[0]?.connections,
@@ -480,11 +559,8 @@ async function idleStreams(ctx: BenchContext, variants: Variant[]): Promise<Row[
   });
   const rows: Row[] = [];
   for (const v of variants) {
-    const sd = await startSessiond([
-      "--data-dir",
-      mkdtempSync(join(ctx.tmpDir, `g8${v.suffix}-`)),
-      ...v.args,
-    ]);
+    const args = ["--data-dir", mkdtempSync(join(ctx.tmpDir, `g8${v.suffix}-`)), ...v.args];
+    const sd = await startSessiond(args);
     try {
       const s = await measure(sd, "sessiond");
       ctx.log(
@@ -494,11 +570,12 @@ async function idleStreams(ctx: BenchContext, variants: Variant[]): Promise<Row[
         absoluteAtMost(
           {
             id: `g8/stream${v.suffix}`,
-            scenario: `gRPC: RSS per idle WatchEntries stream (${streams} streams)${v.label}`,
+            scenario: `gRPC: RSS per idle WatchEntries stream (${streams} streams)${labelOf(v, sd)}`,
             unit: "KB",
             sessiond: s.perStream / KB,
             details: {
-              serverArgs: v.args.join(" "),
+              serverArgs: args.join(" "),
+              answeredBy: servedBy(sd),
               client: "@grpc/grpc-js",
               sessiond: detailsOf(s),
               grpcJsEchoSubscribe: detailsOf(e),
