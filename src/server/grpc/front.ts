@@ -379,9 +379,13 @@ function drained(call: Writer, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The request stream of a client-streaming or bidi call. */
-async function* readable(call: AsyncIterable<unknown>): AsyncGenerator<unknown> {
-  yield* call;
+/**
+ * The request stream of a client-streaming or bidi call. Not `for await` over
+ * the call itself: at the end of the input that destroys the Duplex, and a
+ * destroyed call can no longer send its responses' status.
+ */
+async function* readable(call: import("node:stream").Readable): AsyncGenerator<unknown> {
+  yield* call.iterator({ destroyOnReturn: false });
 }
 
 /** The status a client sees for an error: its gRPC code and raw message, nothing else. */
