@@ -1,5 +1,6 @@
+import http from "node:http";
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import { isIP } from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
@@ -20,6 +21,7 @@ import { edgeInterceptor, shuttingDown } from "./edge.js";
 import { HealthStatus, registerHealth } from "./health.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
+import { plaintextPort } from "./plaintext-port.js";
 import { registerReflection } from "./reflection.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
@@ -45,8 +47,9 @@ function isLoopback(host: string): boolean {
 
 /**
  * Serves StoreService and SessionService on one port for gRPC, gRPC-Web and
- * Connect (HTTP/2 cleartext, or TLS with HTTP/1.1 fallback), with
- * grpc.health.v1 and server reflection so generic clients need no protos.
+ * Connect, over HTTP/2 and HTTP/1.1 (cleartext: each connection by its first
+ * bytes, plaintext-port.ts; TLS: by ALPN), with grpc.health.v1 and server
+ * reflection so generic clients need no protos.
  */
 export async function startServer(
   store: SessionStore,
@@ -95,6 +98,7 @@ export async function startServer(
     acceptCompression: config.compression ? undefined : [],
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
+  const logged = calls.wrap(handler);
   const server = config.tls
     ? http2.createSecureServer(
         {
@@ -108,9 +112,20 @@ export async function startServer(
           // A peer silent before TLS is up is idle too.
           ...(config.idleTimeoutMs > 0 ? { handshakeTimeout: config.idleTimeoutMs } : {}),
         },
-        calls.wrap(handler),
+        logged,
       )
-    : http2.createServer({ settings }, calls.wrap(handler));
+    : http2.createServer({ settings }, logged);
+  // Cleartext HTTP/1.1 (browsers): its own server on the same port. A
+  // connection is idle between requests only (a watch stream over HTTP/1.1
+  // is a request in progress, never cut, whatever its heartbeats).
+  const h1 = config.tls ? undefined : http.createServer(logged);
+  if (h1 !== undefined) {
+    h1.keepAliveTimeout = config.idleTimeoutMs;
+    h1.timeout = 0;
+    h1.on("clientError", (_err, socket) => socket.destroy());
+  }
+  const listener: NetServer =
+    h1 === undefined ? server : plaintextPort(server, h1, config.idleTimeoutMs);
 
   // Node 20's close() leaves open sessions alone: track them to end them on shutdown.
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -123,8 +138,8 @@ export async function startServer(
   // Sockets are tracked too: a closed session can leave its socket half-open
   // (FIN sent, the client never closes its side), and server.close() waits
   // for it; shutdown destroys what is left.
-  const sockets = new Set<import("node:net").Socket>();
-  server.on("connection", (socket: import("node:net").Socket) => {
+  const sockets = new Set<Socket>();
+  listener.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
@@ -133,13 +148,13 @@ export async function startServer(
   server.on("clientError", () => {});
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
+    listener.once("error", reject);
+    listener.listen(config.port, config.host, () => {
+      listener.off("error", reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = (listener.address() as AddressInfo).port;
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${config.tls ? "https" : "http"}://${hostForUrl}:${port}`;
 
@@ -147,10 +162,11 @@ export async function startServer(
   const close = () => {
     closing ??= (async () => {
       deps.health.shutdown();
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       shutdown.abort(shuttingDown());
       await inFlight.drained(config.shutdownGraceMs);
       for (const s of sessions) s.close();
+      h1?.closeIdleConnections();
       const forced = setTimeout(() => {
         for (const s of sessions) s.destroy();
         for (const s of sockets) s.destroy();

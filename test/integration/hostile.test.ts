@@ -931,7 +931,10 @@ describe("T6 hostile requests", () => {
     const dropped: Array<[string, Buffer]> = [
       ["random 64 KB", garbage(65_536)],
       ["random 16 bytes", garbage(16)],
-      ["HTTP/1.1 request", Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n\r\n")],
+      // (A well-formed HTTP/1.1 request is served: the plaintext port speaks
+      // HTTP/1.1 too, test/integration/plaintext-port.test.ts. A malformed one is not.)
+      ["HTTP/1.1 request, malformed header", Buffer.from("GET / HTTP/1.1\r\nHo\x00st: x\r\n\r\n")],
+      ["HTTP/1.1 request, bad request line", Buffer.from("GET /\x01 HTTP/9\r\n\r\n")],
       ["TLS ClientHello", Buffer.from("160301020001000000", "hex")],
       ["HTTP/2 preface + garbage", Buffer.concat([PREFACE, h2frame(0, 0, 0, randomBytes(1_000))])],
       ["HTTP/2 preface + NUL bytes", Buffer.concat([PREFACE, Buffer.alloc(1_000)])],

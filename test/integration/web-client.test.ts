@@ -1,10 +1,11 @@
 /**
- * sessiond/web, the browser client, against a real server: over TLS the
- * server speaks HTTP/1.1 too, and the global fetch of a separate Node
- * process (HTTP/1.1 only, like a browser on a port that is not h2) carries
- * Connect and gRPC-Web, binary and JSON. Unary calls, a server stream
- * (watch), builders and the transcript, the bearer token, a fork.
- * (A real browser runs the web viewer's tests, issue 18.)
+ * sessiond/web, the browser client, against a real server, on its plaintext
+ * port (which tells HTTP/1.1 from HTTP/2 by a connection's first bytes) and
+ * over TLS (ALPN): the global fetch of a separate Node process (HTTP/1.1
+ * only, as a browser speaks to a port that is not h2) carries Connect and
+ * gRPC-Web, binary and JSON. Unary calls, a server stream (watch), builders
+ * and the transcript, the bearer token, a fork. (A real browser runs the web
+ * viewer's tests, issue 18.)
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,8 +20,9 @@ const run = promisify(execFile);
 const SCRIPT = join(REPO, "test/integration/support/web-client-run.ts");
 const dir = mkdtempSync(join(tmpdir(), "sessiond-web-"));
 
-describe("sessiond/web over fetch (HTTP/1.1 + TLS)", () => {
-  let server: SessiondProcess;
+describe("sessiond/web over fetch (HTTP/1.1), plaintext and TLS", () => {
+  let tlsServer: SessiondProcess;
+  let plainServer: SessiondProcess;
   let certs: TestCertificates;
 
   beforeAll(async () => {
@@ -30,17 +32,27 @@ describe("sessiond/web over fetch (HTTP/1.1 + TLS)", () => {
       tokens,
       JSON.stringify({ tokens: [{ token: "t-web-0123456789abcdef", workspaces: ["*"] }] }),
     );
-    server = await startSessiond({
-      args: ["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey, "--auth-tokens", tokens],
-    });
+    [tlsServer, plainServer] = await Promise.all([
+      startSessiond({
+        args: [
+          "--tls-cert",
+          certs.serverCert,
+          "--tls-key",
+          certs.serverKey,
+          "--auth-tokens",
+          tokens,
+        ],
+      }),
+      startSessiond({ args: ["--auth-tokens", tokens] }),
+    ]);
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([tlsServer?.stop(), plainServer?.stop()]);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function webClient(protocol: string, json: boolean, baseUrl = server.url) {
+  async function webClient(protocol: string, json: boolean, baseUrl: string) {
     const { stdout } = await run(
       process.execPath,
       ["--import", "tsx", SCRIPT, baseUrl, protocol, json ? "1" : "0"],
@@ -49,15 +61,20 @@ describe("sessiond/web over fetch (HTTP/1.1 + TLS)", () => {
     return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}");
   }
 
-  for (const [protocol, json] of [
-    ["connect", false],
-    ["connect", true],
-    ["grpc-web", false],
+  for (const [port, protocol, json] of [
+    ["plaintext", "connect", false],
+    ["plaintext", "connect", true],
+    ["plaintext", "grpc-web", false],
+    ["TLS", "connect", false],
+    ["TLS", "connect", true],
+    ["TLS", "grpc-web", false],
   ] as const) {
-    it(`${protocol}${json ? " (JSON)" : ""}: create, append built entries, state, watch, fork`, {
+    it(`${port}, ${protocol}${json ? " (JSON)" : ""}: create, append built entries, state, watch, fork`, {
       timeout: 40_000,
     }, async () => {
-      const seen = await webClient(protocol, json);
+      const server = port === "TLS" ? tlsServer : plainServer;
+      expect(server.url.startsWith(port === "TLS" ? "https://" : "http://")).toBe(true);
+      const seen = await webClient(protocol, json, server.url);
       expect(seen.headSeq).toBe("4");
       expect(seen.lines).toEqual(["user:weather?:", "assistant:checking:weather", "tool:12°C:"]);
       // Ids were assigned by the client before sending: 16 hex characters each.
@@ -69,6 +86,7 @@ describe("sessiond/web over fetch (HTTP/1.1 + TLS)", () => {
   }
 
   it("the server sees the token: a wrong one is UNAUTHENTICATED", { timeout: 40_000 }, async () => {
+    const server = plainServer;
     const err = await run(
       process.execPath,
       [

@@ -689,18 +689,27 @@ export const SHAPES: readonly Shape[] = [
     if (bytes[0] === PREFACE[0]) bytes[0] ^= 0xff;
     return [`${n} random bytes`, () => probe(ctx.port, bytes, 3_000)];
   }),
-  rawShape("HTTP/1.1 garbage", ["closed", "goaway", "http1-400", "http1-505"], 1, (ctx, rng) => {
-    const req = rng.pick([
-      "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
-      "GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n",
-      `POST ${GET_SESSION} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
-      "OPTIONS * HTTP/1.1\r\n\r\n",
-      `GET /${"a".repeat(70_000)} HTTP/1.1\r\n\r\n`,
-      "\r\n\r\n\r\n",
-      "GET / HTTP/9.9\r\n\r\n",
-    ]);
-    return [`HTTP/1.1 ${label(req)}`, () => probe(ctx.port, Buffer.from(req), 3_000)];
-  }),
+  // The port speaks HTTP/1.1 too (browsers): a well-formed request for a path
+  // that is no RPC is answered 404, a malformed one 400 or a closed socket.
+  // (Bare blank lines are not sent: an HTTP/1.1 server rightly waits for the
+  // request line after them.)
+  rawShape(
+    "HTTP/1.1 garbage",
+    ["closed", "goaway", "http1-400", "http1-404", "http1-505"],
+    1,
+    (ctx, rng) => {
+      const req = rng.pick([
+        "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n",
+        `POST ${GET_SESSION} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+        "OPTIONS * HTTP/1.1\r\n\r\n",
+        `GET /${"a".repeat(70_000)} HTTP/1.1\r\n\r\n`,
+        "\r\n\r\nXYZ\r\n\r\n",
+        "GET / HTTP/9.9\r\n\r\n",
+      ]);
+      return [`HTTP/1.1 ${label(req)}`, () => probe(ctx.port, Buffer.from(req), 3_000)];
+    },
+  ),
   rawShape("HTTP/2 preface + garbage", ["closed", "goaway"], 1, (ctx, rng) => {
     const bytes = rng.pick([
       // Garbage inside a complete frame the server must refuse (DATA on
