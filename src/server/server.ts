@@ -2,6 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import { isIP } from "node:net";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
 import {
@@ -16,8 +17,11 @@ import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
 import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
+import { DEFAULT_GRPC_SERVER } from "./defaults.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, shuttingDown } from "./edge.js";
+import { grpcJsFront } from "./grpc/front.js";
+import { routeNativeGrpc } from "./grpc/route.js";
 import { HealthStatus, registerHealth } from "./health.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
@@ -70,24 +74,28 @@ export async function startServer(
   const inFlight = new InFlight();
   const shutdown = new AbortController();
   const calls = new CallLog(log);
+  // One set of routes and interceptors for both servers: connect-node
+  // (Connect, gRPC-Web) and grpc-js (native gRPC, see grpc/front.ts).
+  const routes = (router: ConnectRouter) => {
+    router.service(StoreService, storeService(deps));
+    router.service(SessionService, sessionService(deps));
+    registerHealth(router, deps.health);
+    registerReflection(router, {
+      files: [
+        file_sessiond_v1_store_service,
+        file_sessiond_v1_session_service,
+        file_grpc_health_v1_health,
+      ],
+      services: [StoreService.typeName, SessionService.typeName, Health.typeName],
+    });
+  };
+  const interceptors = [
+    edgeInterceptor(inFlight, config.limits.maxMessageBytes),
+    authInterceptor(config.tokens),
+  ];
   const handler = connectNodeAdapter({
-    routes: (router) => {
-      router.service(StoreService, storeService(deps));
-      router.service(SessionService, sessionService(deps));
-      registerHealth(router, deps.health);
-      registerReflection(router, {
-        files: [
-          file_sessiond_v1_store_service,
-          file_sessiond_v1_session_service,
-          file_grpc_health_v1_health,
-        ],
-        services: [StoreService.typeName, SessionService.typeName, Health.typeName],
-      });
-    },
-    interceptors: [
-      edgeInterceptor(inFlight, config.limits.maxMessageBytes),
-      authInterceptor(config.tokens),
-    ],
+    routes,
+    interceptors,
     contextValues: calls.contextValues,
     readMaxBytes: config.limits.maxMessageBytes,
     writeMaxBytes: config.limits.maxMessageBytes,
@@ -146,6 +154,30 @@ export async function startServer(
   // Garbage on the port must never take the process down.
   server.on("sessionError", () => {});
   server.on("clientError", () => {});
+
+  // Native gRPC is answered by @grpc/grpc-js (several times cheaper per call),
+  // per stream on the same connections; connect-node keeps Connect and gRPC-Web.
+  if ((config.grpcServer ?? DEFAULT_GRPC_SERVER) === "grpc-js") {
+    const front = grpcJsFront({
+      routes,
+      interceptors,
+      shutdownSignal: shutdown.signal,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      maxDeadlineMs: config.limits.maxDeadlineMs,
+      calls,
+    });
+    if (front !== undefined) routeNativeGrpc(server, front);
+    else {
+      log(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          event: "grpc-js unavailable",
+          error:
+            "@grpc/grpc-js has no per-stream entry (Server._streamHandler): native gRPC is served by connect-node",
+        }),
+      );
+    }
+  }
 
   await new Promise<void>((resolve, reject) => {
     listener.once("error", reject);
