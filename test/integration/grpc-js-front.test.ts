@@ -280,6 +280,50 @@ describe("one port, one connection, three protocols", () => {
   });
 });
 
+describe("malformed native gRPC requests (raw HTTP/2) answer as on connect-node", () => {
+  test("an undecodable message is INVALID_ARGUMENT, a cut-short envelope too; both by grpc-js", async () => {
+    const session = http2.connect(srv.url);
+    const path = "/sessiond.v1.StoreService/GetSession";
+    try {
+      const garbage = await exchange(
+        session,
+        path,
+        "application/grpc",
+        envelope(Buffer.from([0x08, 0x05])),
+      );
+      const status = (x: Exchange) => [
+        grpc.status[Number(x.trailers["grpc-status"] ?? x.headers["grpc-status"])],
+        decodeURIComponent(String(x.trailers["grpc-message"] ?? x.headers["grpc-message"])),
+      ];
+      const [code, message] = status(garbage);
+      expect(code).toBe("INVALID_ARGUMENT");
+      expect(message).toMatch(/^parse binary: /);
+      const cut = await exchange(
+        session,
+        path,
+        "application/grpc",
+        Buffer.from([0, 0, 0, 0, 50, 1, 2]),
+      );
+      expect(status(cut)).toEqual(["INVALID_ARGUMENT", "protocol error: incomplete envelope"]);
+      // No message at all is connect-node's UNIMPLEMENTED too.
+      const empty = await exchange(session, path, "application/grpc", Buffer.alloc(0));
+      expect(status(empty)[0]).toBe("UNIMPLEMENTED");
+    } finally {
+      session.close();
+    }
+    await eventually(() => {
+      const lines = linesOf(srv, "sessiond.v1.StoreService/GetSession").filter(
+        (l) => l.code !== "ok" && l.code !== "NotFound",
+      );
+      expect(lines.map((l) => [l.code, via(l)])).toEqual([
+        ["InvalidArgument", "grpc-js"],
+        ["InvalidArgument", "grpc-js"],
+        ["Unimplemented", "grpc-js"],
+      ]);
+    });
+  });
+});
+
 describe("through the grpc-js client", () => {
   test("every native gRPC call of a client is served by grpc-js (counted in the request log)", async () => {
     const before = requestLog(srv).filter((l) => via(l) === "grpc-js").length;
@@ -311,7 +355,7 @@ describe("through the grpc-js client", () => {
     expect(grpc.status[dup.code]).toBe("ALREADY_EXISTS");
     expect(dup.details).toContain(r.session?.id ?? "?");
     expectNoLeak(dup.details);
-    // An unknown method is grpc-js's UNIMPLEMENTED, logged under its path.
+    // An unknown method stays with connect-node (HTTP 404, which gRPC clients read as UNIMPLEMENTED).
     const unknown = await failure(
       new Promise((resolve, reject) =>
         store.makeUnaryRequest(
@@ -327,7 +371,7 @@ describe("through the grpc-js client", () => {
     expect(grpc.status[unknown.code]).toBe("UNIMPLEMENTED");
     await eventually(() => {
       const line = linesOf(srv, "sessiond.v1.StoreService/NoSuchMethod")[0];
-      expect(line && [line.code, via(line)]).toEqual(["Unimplemented", "grpc-js"]);
+      expect(line && [line.code, via(line)]).toEqual(["HTTP 404", undefined]);
     });
   });
 

@@ -30,6 +30,21 @@ function serializer(schema: DescMessage) {
   };
 }
 
+/**
+ * A request message that does not parse. grpc-js answers a throwing
+ * deserializer with INTERNAL "Error deserializing request"; handing the
+ * failure to the handler lets it answer INVALID_ARGUMENT, as for any bad input.
+ */
+export class Undecodable {
+  constructor(readonly reason: string) {}
+}
+
 function deserializer(schema: DescMessage) {
-  return (bytes: Buffer) => fromBinary(schema, bytes);
+  return (bytes: Buffer) => {
+    try {
+      return fromBinary(schema, bytes);
+    } catch (err) {
+      return new Undecodable(err instanceof Error ? err.message : String(err));
+    }
+  };
 }

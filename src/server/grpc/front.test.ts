@@ -5,7 +5,7 @@ import {
   GetSessionRequestSchema,
   StoreService,
 } from "../../../gen/sessiond/v1/store_service_pb.js";
-import { grpcServiceDefinition } from "./definition.js";
+import { grpcServiceDefinition, Undecodable } from "./definition.js";
 import { isNativeGrpc, timeoutError } from "./front.js";
 
 describe("isNativeGrpc: what grpc-js serves", () => {
@@ -80,5 +80,11 @@ describe("grpcServiceDefinition: from the protobuf-es descriptors", () => {
     expect(Buffer.isBuffer(bytes)).toBe(true);
     expect(fromBinary(GetSessionRequestSchema, bytes)).toEqual(req);
     expect(m.requestDeserialize(bytes)).toEqual(req);
+  });
+
+  it("hands an unparseable request to the handler as Undecodable (grpc-js would say INTERNAL)", () => {
+    const bad = def.getSession?.requestDeserialize(Buffer.from([0x08, 0x05]));
+    expect(bad).toBeInstanceOf(Undecodable);
+    expect((bad as Undecodable).reason).not.toBe("");
   });
 });

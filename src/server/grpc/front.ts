@@ -1,5 +1,5 @@
 import type { EventEmitter } from "node:events";
-import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import {
   create,
   type DescMessage,
@@ -23,7 +23,7 @@ import {
 import * as grpc from "@grpc/grpc-js";
 import { type CallLog, type CallRecord, callRecordKey } from "../call-log.js";
 import { toConnectError } from "../errors.js";
-import { grpcServiceDefinition } from "./definition.js";
+import { grpcServiceDefinition, Undecodable } from "./definition.js";
 import { type GrpcStreamHandler, privateStreamHandler } from "./private-entry.js";
 
 /**
@@ -59,7 +59,12 @@ export interface GrpcJsFrontOptions {
 }
 
 export interface GrpcJsFront {
-  /** Serves one native gRPC stream (see isNativeGrpc). */
+  /**
+   * True for the paths of the methods grpc-js serves. An unknown path stays
+   * with connect-node, which answers it (HTTP 404) as before.
+   */
+  serves(path: string | undefined): boolean;
+  /** Serves one native gRPC stream (see isNativeGrpc and serves). */
   handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
 }
 
@@ -90,9 +95,13 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
     pending.delete(String(id));
     return record;
   };
+  const paths = new Set<string>();
   for (const spec of captureServices(options.routes)) {
     const impl: grpc.UntypedServiceImplementation = {};
-    for (const m of Object.values(spec.methods)) impl[m.method.localName] = methodHandler(m);
+    for (const m of Object.values(spec.methods)) {
+      impl[m.method.localName] = methodHandler(m);
+      paths.add(`/${spec.service.typeName}/${m.method.name}`);
+    }
     server.addService(grpcServiceDefinition(spec.service), impl);
   }
 
@@ -105,6 +114,11 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           call: grpc.ServerUnaryCall<unknown, unknown>,
           callback: grpc.sendUnaryData<unknown>,
         ) => {
+          // Like connect-node: an undecodable request is refused before any interceptor.
+          if (call.request instanceof Undecodable) {
+            callback(statusOf(parseError(call.request)));
+            return;
+          }
           const c = start(call);
           const next = chain(options.interceptors, async (req) => ({
             ...c.responseCommon,
@@ -124,6 +138,10 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
         }) as grpc.handleUnaryCall<unknown, unknown>;
       case "server_streaming":
         return ((call: grpc.ServerWritableStream<unknown, unknown>) => {
+          if (call.request instanceof Undecodable) {
+            call.emit("error", statusOf(parseError(call.request)));
+            return;
+          }
           const c = start(call);
           const next = chain(options.interceptors, async (req) => ({
             ...c.responseCommon,
@@ -185,9 +203,11 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
   }
 
   return {
+    serves: (path) => path !== undefined && paths.has(path),
     handle(stream, headers) {
       const path = headers[":path"];
       const record = options.calls.stream(stream, path);
+      incompleteIsInvalid(stream);
       // connect-node refuses a bad or too long grpc-timeout (INVALID_ARGUMENT) before
       // any interceptor; grpc-js would answer INTERNAL or accept any deadline.
       const refused = timeoutError(headers["grpc-timeout"], options.maxDeadlineMs);
@@ -380,12 +400,46 @@ function drained(call: Writer, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * grpc-js answers a request whose last envelope is cut short (the client
+ * half-closed mid-message) as if no message came: UNIMPLEMENTED "Received no
+ * request message ...". It is a malformed request, INVALID_ARGUMENT
+ * "protocol error: incomplete envelope" as on connect-node, whenever the
+ * client did send bytes. Rewritten where grpc-js writes the status.
+ */
+function incompleteIsInvalid(stream: ServerHttp2Stream): void {
+  let received = 0;
+  stream.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+  });
+  const fix = (fields: OutgoingHttpHeaders): OutgoingHttpHeaders =>
+    received > 0 &&
+    String(fields["grpc-status"]) === String(Code.Unimplemented) &&
+    String(fields["grpc-message"] ?? "").startsWith("Received%20no%20request%20message")
+      ? {
+          ...fields,
+          "grpc-status": String(Code.InvalidArgument),
+          "grpc-message": encodeURI("protocol error: incomplete envelope"),
+        }
+      : fields;
+  const respond = stream.respond.bind(stream);
+  stream.respond = (headers, options) => respond(headers && fix(headers), options);
+  const sendTrailers = stream.sendTrailers.bind(stream);
+  stream.sendTrailers = (trailers) => sendTrailers(fix(trailers));
+}
+
+const parseError = (bad: Undecodable) =>
+  new ConnectError(`parse binary: ${bad.reason}`, Code.InvalidArgument);
+
+/**
  * The request stream of a client-streaming or bidi call. Not `for await` over
  * the call itself: at the end of the input that destroys the Duplex, and a
  * destroyed call can no longer send its responses' status.
  */
 async function* readable(call: import("node:stream").Readable): AsyncGenerator<unknown> {
-  yield* call.iterator({ destroyOnReturn: false });
+  for await (const message of call.iterator({ destroyOnReturn: false })) {
+    if (message instanceof Undecodable) throw parseError(message);
+    yield message;
+  }
 }
 
 /** The status a client sees for an error: its gRPC code and raw message, nothing else. */

@@ -24,7 +24,8 @@ export function routeNativeGrpc(
   const others = server.listeners("stream") as StreamListener[];
   for (const listener of others) server.removeListener("stream", listener);
   server.on("stream", function route(this: unknown, stream, headers, ...rest: unknown[]) {
-    if (isNativeGrpc(headers["content-type"])) front.handle(stream, headers);
-    else for (const listener of others) listener.apply(this, [stream, headers, ...rest]);
+    if (isNativeGrpc(headers["content-type"]) && front.serves(headers[":path"])) {
+      front.handle(stream, headers);
+    } else for (const listener of others) listener.apply(this, [stream, headers, ...rest]);
   } as StreamListener);
 }
