@@ -127,12 +127,12 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           }));
           next({ ...c.requestCommon, stream: false, message: call.request }).then(
             (res) => {
+              c.finish();
               callback(null, res.message);
-              c.ctx.abort();
             },
             (err) => {
+              c.finish();
               callback(statusOf(err));
-              c.ctx.abort();
             },
           );
         }) as grpc.handleUnaryCall<unknown, unknown>;
@@ -158,7 +158,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           async function* input() {
             yield request;
           }
-          void pump(call, c.ctx, next({ ...c.requestCommon, stream: true, message: input() }));
+          void pump(call, c, next({ ...c.requestCommon, stream: true, message: input() }));
         }) as grpc.handleServerStreamingCall<unknown, unknown>;
       case "client_streaming":
         return ((
@@ -173,12 +173,12 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           }));
           next({ ...c.requestCommon, stream: true, message: readable(call) }).then(
             (res) => {
+              c.finish();
               callback(null, res.message);
-              c.ctx.abort();
             },
             (err) => {
+              c.finish();
               callback(statusOf(err));
-              c.ctx.abort();
             },
           );
         }) as grpc.handleClientStreamingCall<unknown, unknown>;
@@ -193,11 +193,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
               impl(req.message, c.merge(req)) as AsyncIterable<unknown>,
             ),
           }));
-          void pump(
-            call,
-            c.ctx,
-            next({ ...c.requestCommon, stream: true, message: readable(call) }),
-          );
+          void pump(call, c, next({ ...c.requestCommon, stream: true, message: readable(call) }));
         }) as grpc.handleBidiStreamingCall<unknown, unknown>;
     }
   }
@@ -282,8 +278,18 @@ function chain(interceptors: readonly Interceptor[], fn: AnyFn): AnyFn {
 
 type Context = ReturnType<typeof createHandlerContext>;
 
+/** Abort reasons made once: a DOMException per call costs more than the rest of begin(). */
+const CLIENT_CANCELLED = new ConnectError("the client cancelled the call", Code.Canceled);
+const CALL_DONE = new ConnectError("the call is over", Code.Canceled);
+
 interface Begun {
   readonly ctx: Context;
+  /**
+   * Ends the handler context (its deadline timer, its link to the shutdown
+   * signal), as connect-node does when a call ends. Called before the status
+   * is sent: grpc-js reports every finished call as 'cancelled' afterwards.
+   */
+  finish(): void;
   readonly requestCommon: Omit<AnyRequest, "stream" | "message">;
   readonly responseCommon: Omit<AnyResponse, "stream" | "message">;
   /** The handler context for a request as interceptors passed it on (connect's mergeRequest). */
@@ -312,8 +318,7 @@ function begin(
   const values = createContextValues();
   values.set(callRecordKey, record);
   const cancel = new AbortController();
-  const onCancel = () =>
-    cancel.abort(new ConnectError("the client cancelled the call", Code.Canceled));
+  const onCancel = () => cancel.abort(CLIENT_CANCELLED);
   if (call.cancelled) onCancel();
   else (call as EventEmitter).once("cancelled", onCancel);
   const deadline = call.getDeadline();
@@ -334,6 +339,10 @@ function begin(
   });
   return {
     ctx,
+    finish() {
+      (call as EventEmitter).removeListener("cancelled", onCancel);
+      ctx.abort(CALL_DONE);
+    },
     requestCommon: {
       service: spec.method.parent,
       method: spec.method,
@@ -368,7 +377,8 @@ type Writer =
  * (write() returning false waits for 'drain'), then the status. An error
  * becomes its gRPC code and raw message; nothing else reaches the client.
  */
-async function pump(call: Writer, ctx: Context, response: Promise<AnyResponse>): Promise<void> {
+async function pump(call: Writer, c: Begun, response: Promise<AnyResponse>): Promise<void> {
+  const ctx = c.ctx;
   try {
     const res = await response;
     const messages = res.stream ? res.message : [res.message];
@@ -376,11 +386,11 @@ async function pump(call: Writer, ctx: Context, response: Promise<AnyResponse>):
       if (call.cancelled || call.destroyed) break;
       if (!call.write(message)) await drained(call, ctx.signal);
     }
+    c.finish();
     if (!call.cancelled && !call.destroyed) call.end();
   } catch (err) {
+    c.finish();
     if (!call.cancelled && !call.destroyed) call.emit("error", statusOf(err));
-  } finally {
-    ctx.abort();
   }
 }
 
