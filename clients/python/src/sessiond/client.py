@@ -38,6 +38,7 @@ import grpc
 from google.protobuf.message import Message as _PbMessage
 
 from .errors import SessiondError
+from .reconnect import wait_reconnecting
 from .ids import new_entry_id, new_session_id
 from .messages import json_struct
 from .v1 import session_service_pb2 as ss
@@ -159,11 +160,16 @@ class _Invoker:
     """What the service wrappers share: metadata, deadline, ids and retry."""
 
     def __init__(
-        self, metadata: Metadata, timeout: Optional[float], retry: Optional[RetryPolicy]
+        self,
+        metadata: Metadata,
+        timeout: Optional[float],
+        retry: Optional[RetryPolicy],
+        channel: Optional[grpc.Channel] = None,
     ) -> None:
         self.metadata = tuple(metadata)
         self.timeout = timeout
         self.retry = retry
+        self.channel = channel
 
     def _md(self, headers: Optional[Metadata]) -> Tuple[Tuple[str, Union[str, bytes]], ...]:
         return self.metadata + tuple(headers or ())
@@ -197,7 +203,7 @@ class _Invoker:
                 ):
                     raise SessiondError.from_rpc_error(err) from None
                 unknown = unknown or not _not_sent(err)
-                time.sleep(policy.delay(attempt))
+                wait_reconnecting(self.channel, policy.delay(attempt))
                 attempt += 1
 
     def stream(self, rpc: Callable[..., Any], req: Any, headers: Optional[Metadata]) -> Stream[Any]:
@@ -463,7 +469,7 @@ class SessiondClient:
         self.channel: grpc.Channel = grpc.intercept_channel(channel, *interceptors)
         self.target = address
         md: Metadata = (("authorization", f"Bearer {token}"),) if token is not None else ()
-        inv = _Invoker(md, timeout, retry)
+        inv = _Invoker(md, timeout, retry, channel)
         self.store = StoreClient(st_grpc.StoreServiceStub(self.channel), inv)
         self.session = SessionClient(ss_grpc.SessionServiceStub(self.channel), inv)
 
@@ -486,6 +492,7 @@ class SessiondClient:
             lambda after: self.session.watch_entries(
                 workspace=workspace, session=session, after_seq=after
             ),
+            channel=self.channel,
             after_seq=after_seq,
             retry_delay=retry_delay,
             max_retry_delay=max_retry_delay,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional
 import grpc
 
 from .errors import SessiondError
+from .reconnect import wait_reconnecting
 
 if TYPE_CHECKING:
     from .client import Stream
@@ -55,8 +56,10 @@ class EntryWatch:
         retry_delay: float = 0.1,
         max_retry_delay: float = 5.0,
         on_reconnect: Optional[Callable[[SessiondError, int], None]] = None,
+        channel: Optional[grpc.Channel] = None,
     ) -> None:
         self._open = open_stream
+        self._channel = channel
         #: Seq of the last entry delivered; a reconnect asks for what comes after it.
         self.last_seq = after_seq
         #: How many times the stream broke and was opened again.
@@ -100,8 +103,9 @@ class EntryWatch:
             self.reconnects += 1
             if self._on_reconnect is not None:
                 self._on_reconnect(err, self.last_seq)
-            # Sleeps unless close() is called meanwhile.
-            self._closed.wait(self._delay / 2 + random.random() * (self._delay / 2))
+            # Waits (driving the channel's reconnect) unless close() is called meanwhile.
+            pause = self._delay / 2 + random.random() * (self._delay / 2)
+            wait_reconnecting(self._channel, pause, self._closed)
             self._delay = min(self._delay * 2, self._max)
         raise StopIteration
 
