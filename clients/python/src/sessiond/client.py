@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from dataclasses import dataclass
 from typing import (
     Any,
