@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
@@ -73,6 +74,8 @@ export async function startServer(
   };
   const inFlight = new InFlight();
   const shutdown = new AbortController();
+  // Every call in flight (either server) listens on it: no leak past 10 listeners.
+  setMaxListeners(0, shutdown.signal);
   const calls = new CallLog(log);
   // One set of routes and interceptors for both servers: connect-node
   // (Connect, gRPC-Web) and grpc-js (native gRPC, see grpc/front.ts).
