@@ -6,7 +6,8 @@ import {
   StoreService,
 } from "../../../gen/sessiond/v1/store_service_pb.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
-import { isNativeGrpc, timeoutError } from "./front.js";
+import { isNativeGrpc } from "./front.js";
+import { timeoutError } from "./wire-status.js";
 
 describe("isNativeGrpc: what grpc-js serves", () => {
   it.each([

@@ -1,0 +1,93 @@
+import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type * as grpc from "@grpc/grpc-js";
+import { toConnectError } from "../errors.js";
+import type { Undecodable } from "./definition.js";
+
+/**
+ * What a gRPC client sees when a call fails, kept as connect-node answers
+ * it where grpc-js would answer otherwise (bad deadlines, undecodable or cut
+ * short requests), and nothing but a code and a message.
+ */
+
+/**
+ * grpc-js answers a request whose last envelope is cut short (the client
+ * half-closed mid-message) as if no message came: UNIMPLEMENTED "Received no
+ * request message ...". It is a malformed request, INVALID_ARGUMENT
+ * "protocol error: incomplete envelope" as on connect-node, whenever the
+ * client did send bytes. Rewritten where grpc-js writes the status.
+ */
+export function incompleteIsInvalid(stream: ServerHttp2Stream): void {
+  let received = 0;
+  stream.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+  });
+  const fix = (fields: OutgoingHttpHeaders): OutgoingHttpHeaders =>
+    received > 0 &&
+    String(fields["grpc-status"]) === String(Code.Unimplemented) &&
+    String(fields["grpc-message"] ?? "").startsWith("Received%20no%20request%20message")
+      ? {
+          ...fields,
+          "grpc-status": String(Code.InvalidArgument),
+          "grpc-message": encodeURI("protocol error: incomplete envelope"),
+        }
+      : fields;
+  const respond = stream.respond.bind(stream);
+  stream.respond = (headers, options) => respond(headers && fix(headers), options);
+  const sendTrailers = stream.sendTrailers.bind(stream);
+  stream.sendTrailers = (trailers) => sendTrailers(fix(trailers));
+}
+
+export const parseError = (bad: Undecodable) =>
+  new ConnectError(`parse binary: ${bad.reason}`, Code.InvalidArgument);
+
+/** The status a client sees for an error: its gRPC code and raw message, nothing else. */
+export function statusOf(err: unknown): grpc.ServerErrorResponse {
+  const e = toConnectError(err);
+  // A status object, not an Error: grpc-js reads code and details from it.
+  return {
+    code: e.code as number as grpc.status,
+    details: e.rawMessage,
+  } as grpc.ServerErrorResponse;
+}
+
+/**
+ * The error connect-node's parseTimeout gives for a grpc-timeout header that
+ * is malformed or over maxTimeoutMs, undefined when it is fine.
+ */
+export function timeoutError(
+  value: string | string[] | undefined,
+  maxDeadlineMs: number,
+): ConnectError | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(",") : value;
+  const m = /^(\d{1,8})([HMSmun])$/.exec(text);
+  if (m === null) {
+    return new ConnectError(
+      `protocol error: invalid grpc timeout value: ${text}`,
+      Code.InvalidArgument,
+    );
+  }
+  const unit = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 }[
+    m[2] as "H" | "M" | "S" | "m" | "u" | "n"
+  ];
+  const ms = unit * Number.parseInt(m[1] as string, 10);
+  if (maxDeadlineMs > 0 && ms > maxDeadlineMs) {
+    return new ConnectError(`timeout ${ms}ms must be <= ${maxDeadlineMs}`, Code.InvalidArgument);
+  }
+  return undefined;
+}
+
+/** A trailers-only gRPC answer, as grpc-js writes one. */
+export function respondStatus(stream: ServerHttp2Stream, err: ConnectError): void {
+  if (stream.destroyed || stream.closed) return;
+  stream.respond(
+    {
+      ":status": 200,
+      "content-type": "application/grpc+proto",
+      "grpc-status": String(err.code),
+      "grpc-message": encodeURI(err.rawMessage),
+    },
+    { endStream: true },
+  );
+}
