@@ -1,6 +1,7 @@
 /**
  * Interop: a Python grpcio client (test/python/sessiond_client.py) calls every
- * RPC of both services against a real server process. The Python message
+ * RPC of both services against a real server process, all answered by the
+ * grpc-js path (the request log says so). The Python message
  * classes are generated here by protoc (--python_out) from a descriptor set
  * that buf builds (Debian's protoc ships without the google/protobuf includes).
  *
@@ -94,6 +95,17 @@ describe("Python grpcio client (interop)", () => {
       ]);
       expect(summary.not_found).toBe("NOT_FOUND");
       expect(summary.entries).toBe(11);
+      if (server.local !== undefined) {
+        // grpcio speaks native gRPC: @grpc/grpc-js answered every call (the server's
+        // default), never connect-node's fallback. Each request log line says which.
+        const calls = server.local
+          .stderr()
+          .split("\n")
+          .filter((l) => l.includes('"method":"sessiond.v1.'))
+          .map((l) => JSON.parse(l) as { method: string; via?: string });
+        expect(calls.length).toBeGreaterThanOrEqual(summary.rpcs.length);
+        expect(calls.filter((c) => c.via !== "grpc-js")).toEqual([]);
+      }
       console.log(
         `python interop: ${summary.rpcs.length} RPCs OK with grpcio ${summary.grpcio}, protobuf ${summary.protobuf}`,
       );
