@@ -44,6 +44,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The first byte of a TLS record carrying a handshake (a ClientHello). */
+const TLS_HANDSHAKE = 0x16;
+const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
 function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
   if (isIP(host) === 4) return host.startsWith("127.");
@@ -133,7 +137,13 @@ export async function startServer(
   if (h1 !== undefined) {
     h1.keepAliveTimeout = config.idleTimeoutMs;
     h1.timeout = 0;
-    h1.on("clientError", (_err, socket) => socket.destroy());
+    h1.on("clientError", (err: Error & { rawPacket?: Buffer }, socket) => {
+      // A TLS client on the cleartext port (https:// by mistake): a plaintext
+      // answer makes its TLS stack report "wrong version number", which
+      // clients (the CLI too) explain; a bare close would read as a reset.
+      if (err.rawPacket?.[0] === TLS_HANDSHAKE && socket.writable) socket.end(BAD_REQUEST);
+      else socket.destroy();
+    });
   }
   const listener: NetServer =
     h1 === undefined ? server : plaintextPort(server, h1, config.idleTimeoutMs);

@@ -680,7 +680,8 @@ export const SHAPES: readonly Shape[] = [
         ),
     ];
   }),
-  rawShape("random bytes on the port", ["closed", "goaway"], 1, (ctx, rng) => {
+  // (Bytes that start like a TLS handshake, 0x16, get a plaintext HTTP/1.1 400: see server.ts.)
+  rawShape("random bytes on the port", ["closed", "goaway", "http1-400"], 1, (ctx, rng) => {
     const n = rng.pick([1, 16, 100, 4096, 65_536]);
     const bytes = randomBytes(rng, n);
     // Bytes that happen to start the client preface ("PRI * HTTP/2.0…") are
