@@ -32,6 +32,7 @@ import {
   listNames,
   PREFACE,
   rawCall,
+  refusableGarbage,
   SETTINGS,
   walk,
 } from "../reliability/lib/hostile-wire.js";
@@ -918,16 +919,13 @@ describe("T6 hostile requests", () => {
         sock.on("connect", () => sock.write(bytes));
       });
     // Garbage the server can refuse at once. Raw random bytes can fail to be:
-    // bytes that start the client preface ("P…") make it wait for the rest,
-    // and after the preface a random 9-byte header may announce an unknown
-    // frame type (ignored by HTTP/2) longer than what follows, which the
-    // server rightly waits on until its idle timeout. So random bytes never
-    // start with "P", and garbage after the preface is framed.
-    const garbage = (n: number) => {
-      const b = randomBytes(n);
-      if (b[0] === PREFACE[0]) b[0] ^= 0xff;
-      return b;
-    };
+    // bytes that start the client preface ("P…") or an HTTP/1.1 request line
+    // ("G…") make it wait for the rest, and after the preface a random 9-byte
+    // header may announce an unknown frame type (ignored by HTTP/2) longer
+    // than what follows, which the server rightly waits on until its idle
+    // timeout. So random bytes never start like a request (refusableGarbage),
+    // and garbage after the preface is framed.
+    const garbage = (n: number) => refusableGarbage(randomBytes(n));
     const dropped: Array<[string, Buffer]> = [
       ["random 64 KB", garbage(65_536)],
       ["random 16 bytes", garbage(16)],

@@ -47,6 +47,7 @@ import {
   PREFACE,
   probe,
   rawCall,
+  refusableGarbage,
   SETTINGS,
 } from "./hostile-wire.js";
 import type { Rng } from "./random.js";
@@ -683,11 +684,7 @@ export const SHAPES: readonly Shape[] = [
   // (Bytes that start like a TLS handshake, 0x16, get a plaintext HTTP/1.1 400: see server.ts.)
   rawShape("random bytes on the port", ["closed", "goaway", "http1-400"], 1, (ctx, rng) => {
     const n = rng.pick([1, 16, 100, 4096, 65_536]);
-    const bytes = randomBytes(rng, n);
-    // Bytes that happen to start the client preface ("PRI * HTTP/2.0…") are
-    // not garbage yet: the server rightly waits for the rest (seen once: a
-    // single random byte "P" left the connection open).
-    if (bytes[0] === PREFACE[0]) bytes[0] ^= 0xff;
+    const bytes = refusableGarbage(randomBytes(rng, n));
     return [`${n} random bytes`, () => probe(ctx.port, bytes, 3_000)];
   }),
   // The port speaks HTTP/1.1 too (browsers): a well-formed request for a path

@@ -124,6 +124,24 @@ export function envelope(payload: Uint8Array, flags = 0, length = payload.length
 export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 export const SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
 
+/**
+ * Random bytes the server can refuse at once: the first byte is flipped when
+ * it could begin a request the server rightly waits to see the rest of, the
+ * HTTP/2 preface ("P…") or an HTTP/1.1 request line (a method in capitals, or
+ * the empty lines a server skips before one: the cleartext port speaks both).
+ * Seen: a single random byte "P", later "G", left the connection open.
+ */
+export function refusableGarbage(bytes: Buffer): Buffer {
+  const first = bytes[0];
+  if (
+    first !== undefined &&
+    (/[A-Z]/.test(String.fromCharCode(first)) || first === 0x0d || first === 0x0a)
+  ) {
+    bytes[0] = first ^ 0xff;
+  }
+  return bytes;
+}
+
 export function h2frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
   const b = Buffer.alloc(9 + payload.length);
   b.writeUIntBE(payload.length, 0, 3);
