@@ -7,7 +7,8 @@ are idempotent), retry of UNAVAILABLE, a resumable ``watch_entries`` and
 the types of every request and response.
 """
 
-from .client import DEFAULT_TARGET, RetryPolicy, SessionClient, SessiondClient, StoreClient, Stream
+from .client import DEFAULT_TARGET, RetryPolicy, SessionClient, SessiondClient, StoreClient
+from .stream import Stream
 from .errors import SessiondError
 from .ids import new_entry_id, new_session_id
 from .messages import (

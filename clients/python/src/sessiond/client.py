@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from typing import (
     Any,
     Callable,
-    Generic,
-    Iterator,
     Mapping,
     Optional,
     Sequence,
@@ -44,6 +42,7 @@ from .v1 import session_service_pb2 as ss
 from .v1 import session_service_pb2_grpc as ss_grpc
 from .v1 import store_service_pb2 as st
 from .v1 import store_service_pb2_grpc as st_grpc
+from .stream import Stream
 from .watch import EntryWatch
 
 __all__ = ["RetryPolicy", "SessiondClient", "SessionClient", "StoreClient", "Stream"]
@@ -52,7 +51,6 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 
 Metadata = Sequence[Tuple[str, Union[str, bytes]]]
 Req = TypeVar("Req", bound=_PbMessage)
-Resp = TypeVar("Resp", bound=_PbMessage)
 
 
 @dataclass(frozen=True)
@@ -80,40 +78,6 @@ def _not_sent(err: grpc.RpcError) -> bool:
     """
     details = err.details() if isinstance(err, grpc.Call) else ""
     return "failed to connect to all addresses" in (details or "")
-
-
-class Stream(Generic[Resp]):
-    """A server stream: iterate it; ``close()`` (or leaving a ``with``) cancels the call.
-
-    Errors come out of the iteration as ``SessiondError``, except the
-    CANCELLED that ``close()`` itself causes, which just ends it.
-    """
-
-    def __init__(self, call: Any) -> None:
-        self._call = call
-        self._closed = False
-
-    def __iter__(self) -> "Stream[Resp]":
-        return self
-
-    def __next__(self) -> Resp:
-        try:
-            return next(self._call)
-        except grpc.RpcError as err:
-            if self._closed and isinstance(err, grpc.Call) and err.code() == grpc.StatusCode.CANCELLED:
-                raise StopIteration from None
-            raise SessiondError.from_rpc_error(err) from None
-
-    def close(self) -> None:
-        """Cancels the call; safe from another thread and more than once."""
-        self._closed = True
-        self._call.cancel()
-
-    def __enter__(self) -> "Stream[Resp]":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _fill_ids(method: str, req: Any) -> None:

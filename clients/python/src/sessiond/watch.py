@@ -12,7 +12,7 @@ from .errors import SessiondError
 from .reconnect import wait_reconnecting
 
 if TYPE_CHECKING:
-    from .client import Stream
+    from .stream import Stream
     from .v1.session_service_pb2 import WatchEntriesResponse
 
 __all__ = ["EntryWatch", "RESUMABLE"]

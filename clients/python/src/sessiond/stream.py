@@ -1,0 +1,48 @@
+"""A server stream of the generated stubs, as the client hands it out."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import grpc
+from google.protobuf.message import Message as _PbMessage
+
+from .errors import SessiondError
+
+__all__ = ["Stream"]
+
+Resp = TypeVar("Resp", bound=_PbMessage)
+
+
+class Stream(Generic[Resp]):
+    """A server stream: iterate it; ``close()`` (or leaving a ``with``) cancels the call.
+
+    Errors come out of the iteration as ``SessiondError``, except the
+    CANCELLED that ``close()`` itself causes, which just ends it.
+    """
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._closed = False
+
+    def __iter__(self) -> "Stream[Resp]":
+        return self
+
+    def __next__(self) -> Resp:
+        try:
+            return next(self._call)
+        except grpc.RpcError as err:
+            if self._closed and isinstance(err, grpc.Call) and err.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise SessiondError.from_rpc_error(err) from None
+
+    def close(self) -> None:
+        """Cancels the call; safe from another thread and more than once."""
+        self._closed = True
+        self._call.cancel()
+
+    def __enter__(self) -> "Stream[Resp]":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
