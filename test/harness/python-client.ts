@@ -7,7 +7,7 @@
  * on stdout, answered by one line on stdin).
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { cpSync, writeFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PYTHON } from "./python.js";
@@ -151,56 +151,4 @@ export function runPythonClientTests(
       chain.then(() => resolve({ code, stdout, stderr, controls }));
     });
   });
-}
-
-/** A CA and a server certificate for 127.0.0.1 signed by it, made with openssl in `dir`. */
-export function makeServerCertificate(dir: string): { ca: string; cert: string; key: string } {
-  const openssl = (...args: string[]) =>
-    execFileSync("openssl", args, { cwd: dir, stdio: "ignore", timeout: 30_000 });
-  openssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=py-test-ca",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-  );
-  writeFileSync(join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  openssl(
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-subj",
-    "/CN=127.0.0.1",
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-  );
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-extfile",
-    "san.ext",
-    "-out",
-    "server.crt",
-  );
-  return { ca: join(dir, "ca.crt"), cert: join(dir, "server.crt"), key: join(dir, "server.key") };
 }

@@ -10,15 +10,16 @@
  * Without those Debian packages the test is skipped loudly, except under
  * CI=true (CI installs them, so a missing one there is a failure).
  */
+
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeCertificates } from "../harness/certs.js";
 import {
   installPythonClient,
-  makeServerCertificate,
   missingPythonClientTools,
   PYTHON_CLIENT_DIR,
   parseUnittest,
@@ -75,11 +76,11 @@ describe("Python client package (clients/python)", () => {
       join(dir, "tokens.json"),
       JSON.stringify({ tokens: [{ token, workspaces: ["*"] }] }),
     );
-    const certs = makeServerCertificate(dir);
+    const certs = makeCertificates(dir);
     const [auth, tls] = await Promise.all([
       startSessiond({ args: ["--auth-tokens", join(dir, "tokens.json"), "--storage", "memory"] }),
       startSessiond({
-        args: ["--tls-cert", certs.cert, "--tls-key", certs.key, "--storage", "memory"],
+        args: ["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey, "--storage", "memory"],
       }),
     ]);
     for (const s of [auth, tls]) {
