@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
-import { missingPythonTools } from "../harness/python.js";
+import { missingPythonClientTools } from "../harness/python-client.js";
 import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
 import { type CodeBlock, codeBlocks } from "./blocks.js";
 
@@ -30,9 +30,9 @@ const blocks = codeBlocks(readFileSync(join(REPO, "README.md"), "utf8")).filter(
 const toRun = blocks.filter((b) => b.skip === undefined);
 
 const inCi = process.env.CI === "true";
-/** Why a block's toolchain is missing here (python: grpcio for Debian's python3; go: Go and its sources). */
+/** Why a block's toolchain is missing here (python: what the README installs the Python client with; go: Go and its sources). */
 const missing: Record<string, string | undefined> = {
-  python: missingPythonTools(),
+  python: missingPythonClientTools(),
   go: missingGoTools(),
 };
 for (const [tool, why] of Object.entries(missing)) {
