@@ -5,7 +5,6 @@ import {
   ConnectError,
   type ContextValues,
   createContextValues,
-  createHandlerContext,
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
@@ -58,18 +57,93 @@ export function chain(interceptors: readonly Interceptor[], fn: AnyFn): AnyFn {
   return next as unknown as AnyFn;
 }
 
-type Context = ReturnType<typeof createHandlerContext>;
-
 /** Abort reasons made once: a DOMException per call costs more than the rest of begin(). */
 const CLIENT_CANCELLED = new ConnectError("the client cancelled the call", Code.Canceled);
 const CALL_DONE = new ConnectError("the call is over", Code.Canceled);
+const TIMED_OUT = new ConnectError("the operation timed out", Code.DeadlineExceeded);
+
+/**
+ * The calls in progress, to abort them all when the server shuts down: one
+ * listener on the shutdown signal for the server, not one per call (linking
+ * each call's signal to it, as connect's createHandlerContext does, costs an
+ * event listener added and removed per call).
+ */
+export class LiveCalls {
+  private readonly calls = new Set<AbortController>();
+
+  constructor(private readonly shutdownSignal: AbortSignal) {
+    shutdownSignal.addEventListener(
+      "abort",
+      () => {
+        for (const c of this.calls) c.abort(shutdownSignal.reason);
+        this.calls.clear();
+      },
+      { once: true },
+    );
+  }
+
+  /** A call's controller, aborted at shutdown until `end`; aborted at once after it. */
+  start(): AbortController {
+    const c = new AbortController();
+    if (this.shutdownSignal.aborted) c.abort(this.shutdownSignal.reason);
+    else this.calls.add(c);
+    return c;
+  }
+
+  end(c: AbortController): void {
+    this.calls.delete(c);
+  }
+}
+
+/**
+ * A handler context as connect's createHandlerContext makes it, for what
+ * connect handlers and interceptors read (its fields, a signal that aborts on
+ * client cancel, deadline or server shutdown), at a fraction of its cost per
+ * call: one AbortController instead of three with four linked listeners,
+ * and the request header built once instead of copied.
+ */
+class CallContext implements HandlerContext {
+  readonly requestMethod = "POST";
+  readonly protocolName = "grpc";
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly url: string,
+    readonly signal: AbortSignal,
+    readonly requestHeader: Headers,
+    readonly values: ContextValues,
+    private readonly deadlineAt: number | undefined,
+    readonly responseHeader = new Headers({ "content-type": "application/grpc+proto" }),
+    readonly responseTrailer = new Headers(),
+  ) {}
+
+  readonly timeoutMs = (): number | undefined =>
+    this.deadlineAt === undefined ? undefined : this.deadlineAt - Date.now();
+
+  /** The same call as interceptors passed it on (connect's mergeRequest). */
+  merged(req: AnyRequest): HandlerContext {
+    return new CallContext(
+      req.service,
+      this.method,
+      this.url,
+      req.signal,
+      req.header,
+      req.contextValues,
+      this.deadlineAt,
+      this.responseHeader,
+      this.responseTrailer,
+    );
+  }
+}
 
 export interface Begun {
-  readonly ctx: Context;
+  readonly ctx: HandlerContext;
   /**
-   * Ends the handler context (its deadline timer, its link to the shutdown
-   * signal), as connect-node does when a call ends. Called before the status
-   * is sent: grpc-js reports every finished call as 'cancelled' afterwards.
+   * Ends the call's context (its deadline timer, its place among the live
+   * calls, its signal), as connect-node does when a call ends. Called before
+   * the status is sent: grpc-js reports every finished call as 'cancelled'
+   * afterwards.
    */
   finish(): void;
   readonly requestCommon: Omit<AnyRequest, "stream" | "message">;
@@ -86,7 +160,7 @@ export interface Begun {
 export function begin(
   call: AnyCall,
   spec: MethodImplSpec,
-  shutdownSignal: AbortSignal,
+  live: LiveCalls,
   record: CallRecord | undefined,
 ): Begun {
   const header = new Headers();
@@ -99,53 +173,53 @@ export function begin(
   header.set("content-type", "application/grpc+proto");
   const values = createContextValues();
   values.set(callRecordKey, record);
-  const cancel = new AbortController();
-  const onCancel = () => cancel.abort(CLIENT_CANCELLED);
+  const controller = live.start();
+  const onCancel = () => controller.abort(CLIENT_CANCELLED);
   if (call.cancelled) onCancel();
   else (call as EventEmitter).once("cancelled", onCancel);
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  const ctx = createHandlerContext({
-    service: spec.method.parent,
-    method: spec.method,
-    protocolName: "grpc",
-    requestMethod: "POST",
-    url: `http://${call.getHost()}${call.getPath()}`,
-    timeoutMs: Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined,
-    shutdownSignal,
-    requestSignal: cancel.signal,
-    requestHeader: header,
-    responseHeader: { "content-type": "application/grpc+proto" },
-    responseTrailer: {},
-    contextValues: values,
-  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let deadlineAt: number | undefined;
+  if (Number.isFinite(at)) {
+    deadlineAt = at;
+    const ms = at - Date.now();
+    if (ms <= 0) controller.abort(TIMED_OUT);
+    else timer = setTimeout(() => controller.abort(TIMED_OUT), ms);
+  }
+  const service = spec.method.parent;
+  const ctx = new CallContext(
+    service,
+    spec.method,
+    `http://${call.getHost()}${call.getPath()}`,
+    controller.signal,
+    header,
+    values,
+    deadlineAt,
+  );
   return {
     ctx,
     finish() {
       (call as EventEmitter).removeListener("cancelled", onCancel);
-      ctx.abort(CALL_DONE);
+      if (timer !== undefined) clearTimeout(timer);
+      live.end(controller);
+      controller.abort(CALL_DONE);
     },
     requestCommon: {
-      service: spec.method.parent,
+      service,
       method: spec.method,
       requestMethod: "POST",
       url: ctx.url,
       signal: ctx.signal,
-      header: ctx.requestHeader,
-      contextValues: ctx.values,
+      header,
+      contextValues: values,
     },
     responseCommon: {
-      service: spec.method.parent,
+      service,
       method: spec.method,
       header: ctx.responseHeader,
       trailer: ctx.responseTrailer,
     },
-    merge: (req) => ({
-      ...ctx,
-      service: req.service,
-      requestHeader: req.header,
-      signal: req.signal,
-      values: req.contextValues,
-    }),
+    merge: (req) => ctx.merged(req),
   };
 }

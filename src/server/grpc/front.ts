@@ -9,7 +9,7 @@ import {
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import type { CallLog, CallRecord } from "../call-log.js";
-import { type AnyCall, begin, chain } from "./call-context.js";
+import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
 import { normalize, normalizeAll, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
 import { type GrpcStreamHandler, privateStreamHandler } from "./private-entry.js";
@@ -80,6 +80,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
   const entry: GrpcStreamHandler | undefined = privateStreamHandler(server);
   if (entry === undefined) return undefined;
 
+  const live = new LiveCalls(options.shutdownSignal);
   const pending = new Map<string, CallRecord>();
   let nextId = 0;
   const take = (metadata: grpc.Metadata): CallRecord | undefined => {
@@ -101,7 +102,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
   }
 
   function methodHandler(spec: MethodImplSpec): grpc.UntypedHandleCall {
-    const start = (call: AnyCall) => begin(call, spec, options.shutdownSignal, take(call.metadata));
+    const start = (call: AnyCall) => begin(call, spec, live, take(call.metadata));
     const impl = spec.impl as (input: unknown, ctx: HandlerContext) => unknown;
     switch (spec.kind) {
       case "unary":

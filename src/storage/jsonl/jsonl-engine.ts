@@ -189,6 +189,19 @@ export class JsonlEngine implements StorageEngine {
     return out.filter((r): r is SessionRecord => r !== undefined);
   }
 
+  /**
+   * A full id is resolved from the session cache or with a stat of its file
+   * (top-level, then subagent), not by revalidating the workspace's
+   * directory index, which costs two directory stats on every call. A cached
+   * session deleted by another process answers true: the read that follows
+   * finds the file gone and answers NOT_FOUND.
+   */
+  async exists(key: SessionKey): Promise<boolean> {
+    this.checkOpen();
+    if (this.cache.get(key) !== undefined) return true;
+    return (await this.locate(key)) !== undefined;
+  }
+
   async workspaces(): Promise<string[]> {
     this.checkOpen();
     const out: string[] = [];
