@@ -3,31 +3,35 @@
  * (test/harness/postgres.ts: initdb + pg_ctl in a temp dir on the same disk,
  * default settings, so fsync and synchronous_commit are on; or the server
  * of SESSIOND_TEST_PG_URL) and real `sessiond serve --storage postgres://...`
- * processes. Every baseline uses the same driver (postgres.js, the engine's
- * pool options) on the same cluster, in a client process of its own,
- * interleaved with the sessiond runs, median over repetitions.
+ * processes, called over native gRPC by a @grpc/grpc-js client (the client
+ * of scenario g). Every database baseline uses the same driver (postgres.js,
+ * the engine's pool options) on the same cluster, in a client process of its
+ * own; the RPC baseline is the bare grpc-js echo server
+ * (bench/grpc-echo-server.ts, a unary Echo of 500 B, same client): each is
+ * measured in the same repetitions as sessiond, the order rotating, median
+ * over repetitions.
  *
  * 10/append: durable Append, 1 client, sequential, ~500 B, p50, vs a bare
  *   `BEGIN; INSERT; COMMIT` of the same payload into a table with
- *   sessiond_entries' columns and indexes. Target <= 1.5 ×.
+ *   sessiond_entries' columns and indexes, plus the grpc-js echo p50 (an
+ *   Append is an RPC and a commit). Target <= 1.5 ×.
  * 10/append64: 64 clients on 64 sessions, ops/s, vs 64 concurrent bare
  *   INSERT transactions through a pool as large as the server's (10).
- *   Target >= 0.5 × (an append is BEGIN, SELECT ... FOR UPDATE, INSERT,
- *   UPDATE of the session row, pg_notify, COMMIT: twice the bare round
- *   trips on a pooled connection). The details also carry the bare
- *   transaction with a pg_notify added (full runs only): a transaction
- *   that NOTIFYs holds a cluster-wide lock until after its commit (async.c,
- *   PreCommit_Notify), so such commits share fewer WAL flushes.
+ *   Target >= 0.5 ×. The details also carry the bare transaction with a
+ *   pg_notify added (full runs only): a transaction that NOTIFYs holds a
+ *   cluster-wide lock until after its commit (async.c, PreCommit_Notify),
+ *   so such commits share fewer WAL flushes; the grpc-js echo's ops/s at 64
+ *   in flight, and the server's CPU per append.
  * 10/list: ListSessions first page of 100 among 10,000 sessions (row 6's
  *   data, loaded through PostgresEngine.create, then ANALYZE as autovacuum
  *   would soon do), warm p50 <= 10 ms, like 6/warm.
  * 10/list-sql: the same figure vs the page as one SQL query (newest 100
  *   top-level sessions by the listing index, each with its root entry's
- *   payload), p50. Target <= 3 × (the query plus a unary RPC of 100
- *   session metas).
+ *   payload) plus the grpc-js echo p50. Target <= 3 ×.
  * 10/watch: WatchEntries across two replicas, 1 watcher on A, appends
  *   through B: Append start → receipt on A, p50, vs a bare
- *   `BEGIN; INSERT; pg_notify; COMMIT` → LISTEN receipt. Target <= 2 ×.
+ *   `BEGIN; INSERT; pg_notify; COMMIT` → LISTEN receipt plus the grpc-js
+ *   echo p50. Target <= 2 ×.
  *
  * Durability (append rows): the cluster has fsync on and synchronous_commit
  * not off, the server's command line and environment have no debug switch,
@@ -52,7 +56,7 @@ import {
 } from "../../test/harness/postgres.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { BARE_TABLE, connect, type Durability, durabilityOf, POOL } from "../lib/pg-common.js";
-import { runClient, type ServerProcess, startSessiond } from "../lib/procs.js";
+import { runClient, type ServerProcess, startGrpcEcho, startSessiond } from "../lib/procs.js";
 import { absoluteAtMost, atLeast, atMost, type Row } from "../lib/row.js";
 import { median, type Summary } from "../lib/stats.js";
 import type { Throughput } from "./s2-append-many-sessions.js";
@@ -61,12 +65,8 @@ interface Latency extends Summary {
   mean: number;
 }
 
-interface FirstCall {
-  firstMs: number;
-  warm: number[];
-  count: number;
-  firstId?: string;
-}
+/** A throughput run, with the server's CPU per call when its pid was given. */
+type Tput = Throughput & { serverCpuUsPerCall?: number };
 
 const PAGE = 100;
 const IN_FLIGHT = 64;
@@ -105,33 +105,43 @@ function skippedRow(reason: string): Row {
 
 const med = <T>(runs: readonly T[], f: (r: T) => number) => median(runs.map(f));
 
-/** Alternates the order of `a` and `b` over repetitions so that neither always runs first. */
-async function interleave(
+/** The client stack of every sessiond and echo call of this scenario. */
+const VIA = "grpc-js";
+
+/**
+ * Runs each side once per repetition, the order rotating over repetitions
+ * so that no side always runs first (or right after the same one).
+ */
+async function rotate(
   ctx: BenchContext,
   reps: number,
   what: string,
-  a: () => Promise<void>,
-  b: () => Promise<void>,
+  sides: readonly (readonly [string, () => Promise<void>])[],
 ): Promise<void> {
   for (let r = 0; r < reps; r++) {
-    const aFirst = r % 2 === 0;
-    ctx.log(
-      `${what}, repetition ${r + 1}/${reps}: ${aFirst ? "sessiond, bare" : "bare, sessiond"}`,
-    );
-    if (aFirst) {
-      await a();
-      await b();
-    } else {
-      await b();
-      await a();
-    }
+    const order = sides.map((_, i) => sides[(i + r) % sides.length] as (typeof sides)[number]);
+    ctx.log(`${what}, repetition ${r + 1}/${reps}: ${order.map(([name]) => name).join(", ")}`);
+    for (const [, run] of order) await run();
   }
+}
+
+/** The grpc-js echo's sequential p50 (500 B unary Echo), the RPC part of every baseline. */
+function echoLatency(echo: ServerProcess, warmup: number, n: number): Promise<Latency> {
+  return runClient<Latency>("clients/rpc-unary.ts", {
+    via: VIA,
+    target: "echo",
+    url: echo.url,
+    mode: "latency",
+    warmup,
+    n,
+  });
 }
 
 /** Rows 10/append and 10/append64, and the stored payload of one appended message. */
 async function appendRows(
   ctx: BenchContext,
   serverUrl: string,
+  echo: ServerProcess,
 ): Promise<{ rows: Row[]; payload: string }> {
   const reps = ctx.quick ? 1 : 3;
   const n = ctx.quick ? 50 : 1000;
@@ -150,7 +160,7 @@ async function appendRows(
         `CREATE TABLE ${BARE_TABLE} (LIKE sessiond_entries INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)`,
       );
       // The bare baseline's row is a stored sessiond entry's payload, read
-      // after the first sessiond run (interleave runs sessiond first).
+      // after the first sessiond run (the first repetition runs sessiond first).
       let payload = "";
       const payloadOf = async (): Promise<string> => {
         if (payload !== "") return payload;
@@ -167,91 +177,131 @@ async function appendRows(
       // 10/append: sequential latency.
       const sdSeq: Latency[] = [];
       const bareSeq: Latency[] = [];
-      await interleave(
-        ctx,
-        reps,
-        `sequential append (${n} calls each)`,
-        async () => {
-          sdSeq.push(
-            await runClient<Latency>("clients/rpc-unary.ts", {
-              target: "sessiond",
-              url: sd.url,
-              mode: "latency",
-              warmup,
-              n,
-            }),
-          );
-        },
-        async () => {
-          bareSeq.push(
-            await runClient<Latency>("clients/pg-bare.ts", {
-              url: db.url,
-              mode: "insert-latency",
-              warmup,
-              n,
-              payload: await payloadOf(),
-            }),
-          );
-        },
-      );
+      const echoSeq: Latency[] = [];
+      await rotate(ctx, reps, `sequential append (${n} calls each)`, [
+        [
+          "sessiond",
+          async () => {
+            sdSeq.push(
+              await runClient<Latency>("clients/rpc-unary.ts", {
+                via: VIA,
+                target: "sessiond",
+                url: sd.url,
+                mode: "latency",
+                warmup,
+                n,
+              }),
+            );
+          },
+        ],
+        [
+          "bare",
+          async () => {
+            bareSeq.push(
+              await runClient<Latency>("clients/pg-bare.ts", {
+                url: db.url,
+                mode: "insert-latency",
+                warmup,
+                n,
+                payload: await payloadOf(),
+              }),
+            );
+          },
+        ],
+        [
+          "grpc-js echo",
+          async () => {
+            echoSeq.push(await echoLatency(echo, warmup, n));
+          },
+        ],
+      ]);
       const [count] = await admin<{ n: number }[]>`
         SELECT count(*)::int AS n FROM sessiond_entries WHERE kind = 'message'`;
       const acked = reps * (warmup + n);
 
       // 10/append64: throughput, 64 in flight on 64 sessions.
-      const sdTput: Throughput[] = [];
+      const sdTput: Tput[] = [];
       const bareTput: Throughput[] = [];
-      // Not the baseline, a pointer: the same with pg_notify in each
-      // transaction, as sessiond's appends have it (details only).
+      // Not the baseline, pointers (details only): the same with pg_notify
+      // in each transaction, as sessiond's appends had it before the
+      // wake-up moved after the commit; and the grpc-js echo at 64 in flight.
       const bareNotifyTput: Throughput[] = [];
-      await interleave(
-        ctx,
-        reps,
-        `${IN_FLIGHT} in flight, ${durationMs} ms each`,
-        async () => {
-          sdTput.push(
-            await runClient<Throughput>("clients/rpc-unary.ts", {
-              target: "sessiond",
-              url: sd.url,
-              mode: "throughput",
-              warmup: tputWarmup,
-              concurrency: IN_FLIGHT,
-              sessions: IN_FLIGHT,
-              durationMs,
-              checkDense: true,
-            }),
-          );
-        },
-        async () => {
-          bareTput.push(
-            await runClient<Throughput>("clients/pg-bare.ts", {
-              url: db.url,
-              mode: "insert-throughput",
-              warmup: tputWarmup,
-              concurrency: IN_FLIGHT,
-              pool: POOL,
-              durationMs,
-              payload: await payloadOf(),
-            }),
-          );
-          if (ctx.quick) return;
-          bareNotifyTput.push(
-            await runClient<Throughput>("clients/pg-bare.ts", {
-              url: db.url,
-              mode: "insert-throughput",
-              warmup: tputWarmup,
-              concurrency: IN_FLIGHT,
-              pool: POOL,
-              durationMs,
-              payload: await payloadOf(),
-              notify: true,
-            }),
-          );
-        },
-      );
+      const echoTput: Tput[] = [];
+      await rotate(ctx, reps, `${IN_FLIGHT} in flight, ${durationMs} ms each`, [
+        [
+          "sessiond",
+          async () => {
+            sdTput.push(
+              await runClient<Tput>("clients/rpc-unary.ts", {
+                via: VIA,
+                target: "sessiond",
+                url: sd.url,
+                mode: "throughput",
+                warmup: tputWarmup,
+                concurrency: IN_FLIGHT,
+                sessions: IN_FLIGHT,
+                durationMs,
+                checkDense: true,
+                serverPid: sd.pid,
+              }),
+            );
+          },
+        ],
+        [
+          "bare",
+          async () => {
+            bareTput.push(
+              await runClient<Throughput>("clients/pg-bare.ts", {
+                url: db.url,
+                mode: "insert-throughput",
+                warmup: tputWarmup,
+                concurrency: IN_FLIGHT,
+                pool: POOL,
+                durationMs,
+                payload: await payloadOf(),
+              }),
+            );
+            if (ctx.quick) return;
+            bareNotifyTput.push(
+              await runClient<Throughput>("clients/pg-bare.ts", {
+                url: db.url,
+                mode: "insert-throughput",
+                warmup: tputWarmup,
+                concurrency: IN_FLIGHT,
+                pool: POOL,
+                durationMs,
+                payload: await payloadOf(),
+                notify: true,
+              }),
+            );
+          },
+        ],
+        ...(ctx.quick
+          ? []
+          : ([
+              [
+                "grpc-js echo",
+                async () => {
+                  echoTput.push(
+                    await runClient<Tput>("clients/rpc-unary.ts", {
+                      via: VIA,
+                      target: "echo",
+                      url: echo.url,
+                      mode: "throughput",
+                      warmup: tputWarmup,
+                      concurrency: IN_FLIGHT,
+                      durationMs,
+                      serverPid: echo.pid,
+                    }),
+                  );
+                },
+              ],
+            ] as const)),
+      ]);
 
       const sdP50 = med(sdSeq, (x) => x.p50);
       const bareP50 = med(bareSeq, (x) => x.p50);
+      const echoP50 = med(echoSeq, (x) => x.p50);
       const stored1 = (count?.n ?? 0) >= acked;
       const dense = sdTput.every((r) => r.check?.dense === true);
       const floorOk = sdP50 >= bareP50;
@@ -271,8 +321,8 @@ async function appendRows(
           scenario: "PG: durable Append, 1 client, sequential, ~500 B",
           unit: "p50 ms",
           sessiond: sdP50,
-          baseline: bareP50,
-          baselineName: "bare BEGIN+INSERT+COMMIT p50 (postgres.js)",
+          baseline: bareP50 + echoP50,
+          baselineName: "bare BEGIN+INSERT+COMMIT p50 (postgres.js) + grpc-js echo p50",
           details: {
             durability: {
               ok: seqDurable,
@@ -281,14 +331,18 @@ async function appendRows(
               ackedAppends: acked,
               appendP50AtLeastBareCommitP50: floorOk,
             },
-            pairedRatios: sdSeq.map((x, i) => x.p50 / (bareSeq[i]?.p50 ?? Number.NaN)),
+            pairedRatios: sdSeq.map(
+              (x, i) => x.p50 / ((bareSeq[i]?.p50 ?? Number.NaN) + (echoSeq[i]?.p50 ?? Number.NaN)),
+            ),
+            bareP50,
+            echoP50,
             repetitions: reps,
             callsPerRepetition: n,
             warmup,
             payloadBytes: Buffer.byteLength(payload),
             sessiondP99: med(sdSeq, (x) => x.p99),
             bareP99: med(bareSeq, (x) => x.p99),
-            runs: { sessiond: sdSeq, bare: bareSeq },
+            runs: { sessiond: sdSeq, bare: bareSeq, echo: echoSeq },
           },
         },
         1.5,
@@ -316,7 +370,15 @@ async function appendRows(
             bareLatencyP50: med(bareTput, (x) => x.p50),
             bareLatencyP99: med(bareTput, (x) => x.p99),
             bareWithNotifyOpsPerSec: med(bareNotifyTput, (x) => x.opsPerSec),
-            runs: { sessiond: sdTput, bare: bareTput, bareWithNotify: bareNotifyTput },
+            echoOpsPerSec: med(echoTput, (x) => x.opsPerSec),
+            sessiondServerCpuUsPerAppend: med(sdTput, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+            echoServerCpuUsPerCall: med(echoTput, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+            runs: {
+              sessiond: sdTput,
+              bare: bareTput,
+              bareWithNotify: bareNotifyTput,
+              echo: echoTput,
+            },
           },
         },
         0.5,
@@ -337,7 +399,7 @@ async function appendRows(
   }
 }
 
-async function listRows(ctx: BenchContext, serverUrl: string): Promise<Row[]> {
+async function listRows(ctx: BenchContext, serverUrl: string, echo: ServerProcess): Promise<Row[]> {
   const count = ctx.quick ? 300 : 10_000;
   const reps = ctx.quick ? 1 : 3;
   const calls = ctx.quick ? 30 : 200;
@@ -370,50 +432,53 @@ async function listRows(ctx: BenchContext, serverUrl: string): Promise<Row[]> {
       await admin.end({ timeout: 1 });
     }
     const sd = await startPgSessiond(db.url);
-    const sdRuns: { p50: number; p99: number; firstMs: number }[] = [];
+    const sdRuns: (Summary & { firstMs: number })[] = [];
     const bareRuns: (Summary & { count: number })[] = [];
+    const echoRuns: Latency[] = [];
     try {
-      await interleave(
-        ctx,
-        reps,
-        `first page of ${PAGE} (${calls} calls each)`,
-        async () => {
-          const call = await runClient<FirstCall>("clients/data-first-call.ts", {
-            url: sd.url,
-            call: "list",
-            pageSize: PAGE,
-            warm: warmup + calls,
-          });
-          if (call.count !== Math.min(PAGE, count) || call.firstId !== load.newest) {
-            throw new Error(
-              `first page has ${call.count} sessions starting at ${call.firstId}, expected ${Math.min(PAGE, count)} starting at ${load.newest}`,
+      await rotate(ctx, reps, `first page of ${PAGE} (${calls} calls each)`, [
+        [
+          "sessiond",
+          async () => {
+            sdRuns.push(
+              await runClient<Summary & { firstMs: number }>("clients/pg-list.ts", {
+                url: sd.url,
+                pageSize: Math.min(PAGE, count),
+                warmup,
+                n: calls,
+                expectFirst: load.newest,
+              }),
             );
-          }
-          const timed = call.warm.slice(warmup);
-          const sorted = [...timed].sort((x, y) => x - y);
-          sdRuns.push({
-            p50: median(timed),
-            p99: sorted[Math.ceil(0.99 * sorted.length) - 1] as number,
-            firstMs: call.firstMs,
-          });
-        },
-        async () => {
-          bareRuns.push(
-            await runClient<Summary & { count: number }>("clients/pg-bare.ts", {
-              url: db.url,
-              mode: "select",
-              warmup,
-              n: calls,
-              pageSize: PAGE,
-              expectFirst: load.newest,
-            }),
-          );
-        },
-      );
+          },
+        ],
+        [
+          "bare",
+          async () => {
+            bareRuns.push(
+              await runClient<Summary & { count: number }>("clients/pg-bare.ts", {
+                url: db.url,
+                mode: "select",
+                warmup,
+                n: calls,
+                pageSize: PAGE,
+                expectFirst: load.newest,
+              }),
+            );
+          },
+        ],
+        [
+          "grpc-js echo",
+          async () => {
+            echoRuns.push(await echoLatency(echo, warmup, calls));
+          },
+        ],
+      ]);
     } finally {
       await sd.stop();
     }
     const sdP50 = med(sdRuns, (x) => x.p50);
+    const bareP50 = med(bareRuns, (x) => x.p50);
+    const echoP50 = med(echoRuns, (x) => x.p50);
     const details = {
       sessions: load.sessions,
       entries: load.entries,
@@ -423,9 +488,13 @@ async function listRows(ctx: BenchContext, serverUrl: string): Promise<Row[]> {
       warmup,
       sessiondP99: med(sdRuns, (x) => x.p99),
       firstCallMs: sdRuns.map((x) => x.firstMs),
-      bareP50: med(bareRuns, (x) => x.p50),
+      bareP50,
       bareP99: med(bareRuns, (x) => x.p99),
-      runs: { sessiond: sdRuns, bare: bareRuns },
+      echoP50,
+      pairedRatios: sdRuns.map(
+        (x, i) => x.p50 / ((bareRuns[i]?.p50 ?? Number.NaN) + (echoRuns[i]?.p50 ?? Number.NaN)),
+      ),
+      runs: { sessiond: sdRuns, bare: bareRuns, echo: echoRuns },
     };
     return [
       absoluteAtMost(
@@ -444,8 +513,9 @@ async function listRows(ctx: BenchContext, serverUrl: string): Promise<Row[]> {
           scenario: `PG: ListSessions first page of ${PAGE} among ${count}, warm`,
           unit: "p50 ms",
           sessiond: sdP50,
-          baseline: details.bareP50,
-          baselineName: "bare SELECT newest 100 + root payload, ORDER BY … LIMIT 100 p50",
+          baseline: bareP50 + echoP50,
+          baselineName:
+            "bare SELECT newest 100 + root payload, ORDER BY … LIMIT 100 p50 + grpc-js echo p50",
           details,
         },
         3,
@@ -456,7 +526,12 @@ async function listRows(ctx: BenchContext, serverUrl: string): Promise<Row[]> {
   }
 }
 
-async function watchRow(ctx: BenchContext, serverUrl: string, payload: string): Promise<Row> {
+async function watchRow(
+  ctx: BenchContext,
+  serverUrl: string,
+  payload: string,
+  echo: ServerProcess,
+): Promise<Row> {
   const reps = ctx.quick ? 1 : 3;
   const rounds = ctx.quick ? 20 : 200;
   const warmup = ctx.quick ? 5 : 20;
@@ -477,49 +552,68 @@ async function watchRow(ctx: BenchContext, serverUrl: string, payload: string): 
         }
         const sdRuns: (Latency & { lostInWarmup: number })[] = [];
         const bareRuns: Latency[] = [];
-        await interleave(
-          ctx,
-          reps,
-          `append on B → receipt on A (${rounds} rounds each)`,
-          async () => {
-            sdRuns.push(
-              await runClient("clients/pg-watch-replicas.ts", {
-                writerUrl: b.url,
-                watcherUrl: a.url,
-                rounds,
-                warmup,
-              }),
-            );
-          },
-          async () => {
-            bareRuns.push(
-              await runClient<Latency>("clients/pg-bare.ts", {
-                url: db.url,
-                mode: "notify",
-                warmup,
-                n: rounds,
-                payload,
-              }),
-            );
-          },
-        );
+        const echoRuns: Latency[] = [];
+        await rotate(ctx, reps, `append on B → receipt on A (${rounds} rounds each)`, [
+          [
+            "sessiond",
+            async () => {
+              sdRuns.push(
+                await runClient("clients/pg-watch-replicas.ts", {
+                  via: VIA,
+                  writerUrl: b.url,
+                  watcherUrl: a.url,
+                  rounds,
+                  warmup,
+                }),
+              );
+            },
+          ],
+          [
+            "bare",
+            async () => {
+              bareRuns.push(
+                await runClient<Latency>("clients/pg-bare.ts", {
+                  url: db.url,
+                  mode: "notify",
+                  warmup,
+                  n: rounds,
+                  payload,
+                }),
+              );
+            },
+          ],
+          [
+            "grpc-js echo",
+            async () => {
+              echoRuns.push(await echoLatency(echo, warmup, rounds));
+            },
+          ],
+        ]);
+        const bareP50 = med(bareRuns, (x) => x.p50);
+        const echoP50 = med(echoRuns, (x) => x.p50);
         return atMost(
           {
             id: "10/watch",
             scenario: "PG: WatchEntries across 2 replicas, 1 watcher: append on B → receipt on A",
             unit: "p50 ms",
             sessiond: med(sdRuns, (x) => x.p50),
-            baseline: med(bareRuns, (x) => x.p50),
-            baselineName: "bare BEGIN+INSERT+pg_notify+COMMIT → LISTEN receipt p50",
+            baseline: bareP50 + echoP50,
+            baselineName:
+              "bare BEGIN+INSERT+pg_notify+COMMIT → LISTEN receipt p50 + grpc-js echo p50",
             details: {
               repetitions: reps,
               rounds,
               warmup,
+              bareP50,
+              echoP50,
               sessiondP99: med(sdRuns, (x) => x.p99),
               bareP99: med(bareRuns, (x) => x.p99),
               lostInWarmup: sdRuns.map((x) => x.lostInWarmup),
-              pairedRatios: sdRuns.map((x, i) => x.p50 / (bareRuns[i]?.p50 ?? Number.NaN)),
-              runs: { sessiond: sdRuns, bare: bareRuns },
+              pairedRatios: sdRuns.map(
+                (x, i) =>
+                  x.p50 / ((bareRuns[i]?.p50 ?? Number.NaN) + (echoRuns[i]?.p50 ?? Number.NaN)),
+              ),
+              runs: { sessiond: sdRuns, bare: bareRuns, echo: echoRuns },
             },
           },
           2,
@@ -554,14 +648,17 @@ export const postgresRows: Scenario = {
       ctx.log("!".repeat(78));
       return [skippedRow(reason)];
     }
+    let echo: ServerProcess | undefined;
     try {
+      echo = await startGrpcEcho();
       const rows: Row[] = [];
-      const append = await appendRows(ctx, pg.url);
+      const append = await appendRows(ctx, pg.url, echo);
       rows.push(...append.rows);
-      rows.push(...(await listRows(ctx, pg.url)));
-      rows.push(await watchRow(ctx, pg.url, append.payload));
+      rows.push(...(await listRows(ctx, pg.url, echo)));
+      rows.push(await watchRow(ctx, pg.url, append.payload, echo));
       return rows;
     } finally {
+      await echo?.stop();
       await pg.stop();
     }
   },

@@ -1,9 +1,10 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessiondError, unavailable } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import type { AppendResult, Planner, SessionKey, StorageEvent } from "../engine.js";
+import type { SessionLog } from "../../core/session-log.js";
+import type { AppendResult, Planner, SessionKey, SessionRecord, StorageEvent } from "../engine.js";
 import { recordOf } from "../session-record.js";
-import { lockAndCatchUp } from "./catch-up.js";
+import { catchUp, lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";
@@ -16,11 +17,59 @@ interface PendingAppend {
 }
 
 /**
+ * The write of an optimistic append, as ONE autocommit statement (one
+ * round trip, one commit): the session row is updated only when it still
+ * has the incarnation and head seq the batch was planned against (the
+ * compare-and-set; under READ COMMITTED a concurrent writer's committed
+ * update is re-checked against this condition, EvalPlanQual, so a stale
+ * plan never lands), and the entries are inserted only when it was. The
+ * UPDATE takes the row lock, so writers of a session still take turns
+ * across replicas. Returns the number of entries inserted: 0 when the row
+ * has moved on or is gone, else all of them.
+ *
+ * The entries travel as one JSON array (json_to_recordset), so the
+ * statement text, and the prepared statement postgres.js keeps per
+ * connection, is the same for any batch size.
+ */
+export async function appendIfCurrent(
+  ctx: PgContext,
+  key: SessionKey,
+  incarnation: string,
+  expectHead: number,
+  rec: SessionRecord,
+  entries: readonly Entry[],
+  json: readonly string[],
+): Promise<number> {
+  const rows = entries.map((e, i) => ({
+    q: Number(e.seq),
+    i: e.id,
+    p: e.parentId ?? null,
+    k: e.kind.case ?? null,
+    j: json[i] as string,
+  }));
+  const result = await ctx.sql`
+    WITH u AS (
+      UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
+        message_count = ${rec.messageCount}, title = ${rec.title ?? null},
+        updated_at_ms = ${rec.updatedAtMs}
+      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+        AND incarnation = ${incarnation}::bigint AND head_seq = ${expectHead}::int
+      RETURNING workspace, session_id)
+    INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
+    SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
+    FROM u, json_to_recordset(${JSON.stringify(rows)}::text::json)
+      AS x(q integer, i text, p text, k text, j text)
+    ORDER BY x.q`;
+  return result.count;
+}
+
+/**
  * The append path, with group commit: appends to one session queue in
- * process, and each drain of the queue is ONE transaction under the
- * session's row lock, each planner seeing the previous ones applied. A
- * transaction (and its fsync of the WAL) per batch rather than per append
- * is what keeps many concurrent appends to one session cheap.
+ * process, and each drain of the queue is ONE write, each planner seeing
+ * the previous ones applied: usually one autocommit statement
+ * (`appendIfCurrent`), under contention a transaction holding the row
+ * lock. A commit (and its fsync of the WAL) per batch rather than per
+ * append is what keeps many concurrent appends to one session cheap.
  */
 export class GroupCommit {
   /** Per session: appends waiting for the next drain. */
@@ -32,6 +81,10 @@ export class GroupCommit {
     private readonly ready: () => Promise<void>,
     /** Tells this replica's subscribers, after COMMIT. */
     private readonly emit: (e: StorageEvent) => void,
+    /** Wakes other replicas' subscribers, after COMMIT (notify.ts, `Notifier`). */
+    private readonly wake: (e: StorageEvent) => void,
+    /** Told of a session whose append had an unknown outcome (head-poll.ts). */
+    private readonly unknownOutcome: (k: string) => void,
   ) {}
 
   /** Queues an append; the first of a batch schedules the drain in the session's turn. */
@@ -49,13 +102,21 @@ export class GroupCommit {
   }
 
   /**
-   * Runs every queued planner in one transaction and resolves them only
-   * after COMMIT. A planner that throws, or whose plan the log refuses,
-   * rejects only its own request. Any failure of the transaction itself
-   * (connection lost, COMMIT failed, statement timeout) drops the cached
-   * log and rejects the batch with UNAVAILABLE "outcome unknown": the next
-   * operation reloads from the tables, and an idempotent retry finds the
-   * entries if the COMMIT did happen.
+   * Runs every queued planner and writes what they planned, resolving them
+   * only once it is committed. A planner that throws, or whose plan the log
+   * refuses, rejects only its own request. Any failure of the write itself
+   * (connection lost, statement timeout) drops the cached log and rejects
+   * the batch with UNAVAILABLE "outcome unknown": the next operation
+   * reloads from the tables, and an idempotent retry finds the entries if
+   * the commit did happen.
+   *
+   * The write is first tried optimistically (`writeIfCurrent`): ONE
+   * autocommit statement that updates the session row only if it is still
+   * at the head and incarnation the plans were made against, and inserts
+   * the entries only if it did. A miss (another replica appended, or the
+   * session is gone) rolls the cached log back, catches it up and plans
+   * again; after two misses the batch goes through the locked transaction
+   * (`writeLocked`), which always makes progress.
    */
   private async drain(key: SessionKey): Promise<void> {
     const { ctx } = this;
@@ -63,54 +124,17 @@ export class GroupCommit {
     const batch = this.pending.get(k) ?? [];
     this.pending.delete(k);
     if (batch.length === 0) return;
-    const results = new Map<PendingAppend, AppendResult>();
-    const errors = new Map<PendingAppend, unknown>();
-    let wrote = false;
+    let outcome: Outcome | undefined;
     try {
       await this.ready();
-      await ctx.db("appending", () =>
-        ctx.sql.begin(async (tx) => {
-          // The driver may run this again after a retryable failure: start clean.
-          results.clear();
-          errors.clear();
-          wrote = false;
-          const c = await lockAndCatchUp(ctx, tx, key);
-          const toWrite: Entry[] = [];
-          const json: string[] = [];
-          for (const p of batch) {
-            try {
-              const plan = p.planner(c.log);
-              const planJson = plan.json ?? plan.write.map(jsonOf);
-              c.log.applyAll(plan.write);
-              toWrite.push(...plan.write);
-              json.push(...planJson);
-              results.set(p, { ...plan, headSeq: c.log.headSeq, leafId: c.log.leafId });
-            } catch (err) {
-              errors.set(p, err);
-            }
-          }
-          if (toWrite.length === 0) return;
-          // The session row carries what listing shows, so listing reads no entries.
-          const rec = recordOf(key.workspace, c.log);
-          // The three writes are sent together (postgres.js pipelines the
-          // queries of a transaction that are in flight at once): one round
-          // trip instead of three. They still run in this order, and if one
-          // fails the transaction is aborted and rolled back as a whole.
-          await Promise.all([
-            insertEntries(tx, key, toWrite, json, ctx.insertChunk),
-            tx`
-            UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
-              message_count = ${rec.messageCount}, title = ${rec.title ?? null},
-              updated_at_ms = ${rec.updatedAtMs}
-            WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
-            notifyIn(tx, ctx.replica, { type: "appended", ...key, headSeq: rec.headSeq }),
-          ]);
-          wrote = true;
-        }),
-      );
+      for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS && outcome === undefined; attempt++) {
+        outcome = await this.writeIfCurrent(key, batch);
+      }
+      outcome ??= await this.writeLocked(key, batch);
     } catch (err) {
       // Outcome unknown (or nothing written): the tables are the truth, reload next time.
       ctx.cache.drop(k);
+      this.unknownOutcome(k);
       const failure =
         err instanceof SessiondError && err.code !== "UNAVAILABLE"
           ? err
@@ -118,15 +142,139 @@ export class GroupCommit {
               `append to session ${quote(key.sessionId)} failed, outcome unknown (retry is safe): ${err instanceof Error ? err.message : String(err)}`,
               err,
             );
-      for (const p of batch) p.reject(errors.get(p) ?? failure);
+      for (const p of batch) p.reject(failure);
       return;
     }
-    const head = ctx.cache.get(k)?.log.headSeq ?? 0;
+    const { results, errors, wroteHead } = outcome;
     for (const p of batch) {
       const r = results.get(p);
       if (r !== undefined) p.resolve(r);
       else p.reject(errors.get(p));
     }
-    if (wrote) this.emit({ type: "appended", ...key, headSeq: head });
+    if (wroteHead !== undefined) {
+      this.emit({ type: "appended", ...key, headSeq: wroteHead });
+      if (outcome.notify && !process.env.PG15_NONOTIFY)
+        this.wake({ type: "appended", ...key, headSeq: wroteHead });
+    }
   }
+
+  /**
+   * One optimistic attempt: plans against the cached log (read first when
+   * this replica has none) and writes in ONE statement, conditional on the
+   * session row being still where the log is. Undefined when the row moved
+   * on (the cached log is rolled back to what was stored, for the next
+   * attempt to catch up), else the outcome.
+   */
+  private async writeIfCurrent(
+    key: SessionKey,
+    batch: readonly PendingAppend[],
+  ): Promise<Outcome | undefined> {
+    const { ctx } = this;
+    const k = cacheKey(key);
+    let c = ctx.cache.get(k);
+    if (c === undefined) {
+      await catchUp(ctx, key);
+      c = ctx.cache.get(k);
+      if (c === undefined) return undefined;
+    }
+    const before = c.log.headSeq;
+    const plans = planAll(c.log, batch);
+    if (plans.toWrite.length === 0) return { ...plans, wroteHead: undefined, notify: false };
+    const rec = recordOf(key.workspace, c.log);
+    let written: number;
+    try {
+      written = await ctx.db("appending", () =>
+        appendIfCurrent(ctx, key, c.incarnation, before, rec, plans.toWrite, plans.json),
+      );
+    } catch (err) {
+      ctx.cache.drop(k);
+      throw err;
+    }
+    if (written === 0) {
+      // Someone else moved the row (or deleted it): back to what was stored, catch up, plan again.
+      c.log.truncate(before);
+      return undefined;
+    }
+    ctx.cache.remember(k, c);
+    return { ...plans, wroteHead: c.log.headSeq, notify: true };
+  }
+
+  /**
+   * The locked path, when optimism kept losing to other writers of the
+   * session: ONE transaction that takes the session row lock first
+   * (`SELECT ... FOR UPDATE`, which serialises writers across replicas),
+   * catches the log up, plans and writes. Its wake-up for other replicas
+   * is sent in the transaction (delivered on COMMIT).
+   */
+  private async writeLocked(key: SessionKey, batch: readonly PendingAppend[]): Promise<Outcome> {
+    const { ctx } = this;
+    let outcome: Outcome | undefined;
+    await ctx.db("appending", () =>
+      ctx.sql.begin(async (tx) => {
+        // The driver may run this again after a retryable failure: start clean.
+        outcome = undefined;
+        const c = await lockAndCatchUp(ctx, tx, key);
+        const plans = planAll(c.log, batch);
+        outcome = { ...plans, wroteHead: undefined, notify: false };
+        if (plans.toWrite.length === 0) return;
+        // The session row carries what listing shows, so listing reads no entries.
+        const rec = recordOf(key.workspace, c.log);
+        // The three writes are sent together (postgres.js pipelines the
+        // queries of a transaction that are in flight at once): one round
+        // trip instead of three. They still run in this order, and if one
+        // fails the transaction is aborted and rolled back as a whole.
+        await Promise.all([
+          insertEntries(tx, key, plans.toWrite, plans.json, ctx.insertChunk),
+          tx`
+            UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
+              message_count = ${rec.messageCount}, title = ${rec.title ?? null},
+              updated_at_ms = ${rec.updatedAtMs}
+            WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
+          notifyIn(tx, ctx.replica, { type: "appended", ...key, headSeq: rec.headSeq }),
+        ]);
+        outcome = { ...plans, wroteHead: rec.headSeq, notify: false };
+      }),
+    );
+    if (outcome === undefined) throw new Error("append transaction ended without an outcome");
+    return outcome;
+  }
+}
+
+/** Optimistic attempts before the locked transaction. */
+const OPTIMISTIC_ATTEMPTS = 2;
+
+interface Planned {
+  results: Map<PendingAppend, AppendResult>;
+  errors: Map<PendingAppend, unknown>;
+  /** Every entry planned, in order, and its payload. */
+  toWrite: Entry[];
+  json: string[];
+}
+
+interface Outcome extends Planned {
+  /** The head after the write; undefined when nothing was written. */
+  wroteHead: number | undefined;
+  /** Whether other replicas still have to be woken (the locked path NOTIFYs in its transaction). */
+  notify: boolean;
+}
+
+/** Runs each planner against `log` in order, applying each accepted plan. */
+function planAll(log: SessionLog, batch: readonly PendingAppend[]): Planned {
+  const results = new Map<PendingAppend, AppendResult>();
+  const errors = new Map<PendingAppend, unknown>();
+  const toWrite: Entry[] = [];
+  const json: string[] = [];
+  for (const p of batch) {
+    try {
+      const plan = p.planner(log);
+      const planJson = plan.json ?? plan.write.map(jsonOf);
+      log.applyAll(plan.write);
+      toWrite.push(...plan.write);
+      json.push(...planJson);
+      results.set(p, { ...plan, headSeq: log.headSeq, leafId: log.leafId });
+    } catch (err) {
+      errors.set(p, err);
+    }
+  }
+  return { results, errors, toWrite, json };
 }

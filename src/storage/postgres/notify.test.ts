@@ -6,9 +6,10 @@ import {
   pgSkipReason,
   startPostgres,
 } from "../../../test/harness/postgres.js";
-import { appendOf, rootEntry, seqs, settle, user } from "../../../test/support/fixtures.js";
+import { appendOf, rootEntry, seqs, settle, ts, user } from "../../../test/support/fixtures.js";
 import type { StorageEvent } from "../engine.js";
-import { PostgresEngine } from "./postgres-engine.js";
+import { PostgresEngine, type PostgresEngineOptions } from "./postgres-engine.js";
+import { jsonOf } from "./rows.js";
 
 const skip = process.env.CI === "true" ? undefined : pgSkipReason();
 
@@ -53,9 +54,14 @@ if (skip !== undefined) {
     await server?.stop();
   });
 
-  async function replicas(): Promise<[PostgresEngine, PostgresEngine]> {
+  async function replicas(
+    opts: Omit<PostgresEngineOptions, "url"> = {},
+  ): Promise<[PostgresEngine, PostgresEngine]> {
     if (db === undefined) throw new Error("no database");
-    return [await PostgresEngine.open({ url: db.url }), await PostgresEngine.open({ url: db.url })];
+    return [
+      await PostgresEngine.open({ url: db.url, ...opts }),
+      await PostgresEngine.open({ url: db.url, ...opts }),
+    ];
   }
 
   /** Pids of the LISTEN connections on the test database. */
@@ -119,7 +125,8 @@ if (skip !== undefined) {
     });
 
     it("no watcher is stuck when A's LISTEN connection is killed while B appends", async () => {
-      const [a, b] = await replicas();
+      // No head poll: only the re-LISTEN and its resync can wake A here.
+      const [a, b] = await replicas({ headPollMs: 0 });
       try {
         const k = { workspace: "default", sessionId: "killed" };
         const events: StorageEvent[] = [];
@@ -148,6 +155,51 @@ if (skip !== undefined) {
         await admin?.unsafe("SELECT pg_terminate_backend($1)", [pid2 as number]);
         await waitFor(events, (e) => e.type === "appended" && e.headSeq === 61);
         await waitForListen(1);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it("wakes A for a commit nobody NOTIFYed (its replica died between COMMIT and NOTIFY): the head poll", async () => {
+      const [a, b] = await replicas({ headPollMs: 100 });
+      try {
+        const k = { workspace: "default", sessionId: "unannounced" };
+        const events: StorageEvent[] = [];
+        a.subscribe((e) => events.push(e));
+        await waitForListen(1);
+        await b.create(k, [rootEntry(k.sessionId)]);
+        await b.append(k, appendOf([user("m1")]));
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 2);
+        await a.read(k, 0, 10); // a watcher's read: the session is in A's cache
+        await settle(300); // a few polls with nothing to report
+        expect(events.filter((e) => e.type === "appended").map((e) => e.headSeq)).toEqual([2]);
+
+        // What a replica killed right after its COMMIT leaves behind: the
+        // rows and the head, and no NOTIFY.
+        const entry = user("raw", "written, never announced", {
+          parentId: "m1",
+          seq: 3,
+          timestamp: ts(1_767_225_700),
+        });
+        await admin?.begin(async (tx) => {
+          await tx`
+            INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
+            VALUES (${k.workspace}, ${k.sessionId}, 3, 'raw', 'm1', 'message', ${jsonOf(entry)})`;
+          await tx`
+            UPDATE sessiond_sessions SET head_seq = 3, leaf_id = 'raw', message_count = 2
+            WHERE workspace = ${k.workspace} AND session_id = ${k.sessionId}`;
+        });
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 3);
+        expect(seqs((await a.read(k, 0, 10)).entries)).toEqual([1, 2, 3]);
+        // Told once: later polls stay quiet.
+        await settle(300);
+        expect(events.filter((e) => e.type === "appended").map((e) => e.headSeq)).toEqual([2, 3]);
+
+        // B's next append (a normal one, NOTIFYed after its commit) plans on the stored head.
+        await b.append(k, appendOf([user("m4")]));
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 4);
+        expect(seqs((await a.read(k, 0, 10)).entries)).toEqual([1, 2, 3, 4]);
       } finally {
         await a.close();
         await b.close();

@@ -12,6 +12,7 @@ import type {
   SessionKey,
   SessionRecord,
   StorageEngine,
+  StorageEvent,
   StorageListener,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
@@ -20,6 +21,7 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
+import { HeadPoll } from "./head-poll.js";
 import {
   idsByRef,
   listIds,
@@ -29,7 +31,7 @@ import {
   pageRoots,
   sessionExists,
 } from "./listing.js";
-import { NotifyListener, parsePayload } from "./notify.js";
+import { Notifier, NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
 import { migrate } from "./schema.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
@@ -45,8 +47,14 @@ export interface PostgresEngineOptions {
   connectTimeoutSec?: number;
   /** Sessions kept parsed in memory (LRU, default 256). Busy sessions are never evicted. */
   cacheSessions?: number;
-  /** Rows per INSERT statement (default 1000). */
+  /** Rows per INSERT statement of a create or import (default 1000). */
   insertChunk?: number;
+  /**
+   * Every this many ms, a replica with subscribers reads the heads of the
+   * sessions it follows and wakes them where a head moved without a
+   * NOTIFY (head-poll.ts; default 1000; 0: never).
+   */
+  headPollMs?: number;
 }
 
 /**
@@ -68,6 +76,10 @@ export class PostgresEngine implements StorageEngine {
   private readonly cache: SessionCache;
   private readonly ctx: PgContext;
   private readonly appends: GroupCommit;
+  /** Post-commit wake-ups of other replicas for optimistic appends. */
+  private readonly notifier: Notifier;
+  /** The safety net for wake-ups that were never sent. */
+  private readonly headPoll: HeadPoll;
   private ready: Promise<void> | undefined;
   /** Every database call running (close waits for them). */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -80,7 +92,9 @@ export class PostgresEngine implements StorageEngine {
   constructor(opts: PostgresEngineOptions) {
     this.url = opts.url;
     this.connectTimeoutSec = opts.connectTimeoutSec ?? 5;
-    this.cache = new SessionCache(opts.cacheSessions ?? 256);
+    this.cache = new SessionCache(opts.cacheSessions ?? 256, (k, head) =>
+      this.headPoll.loaded(k, head),
+    );
     this.sql = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       connect_timeout: this.connectTimeoutSec,
@@ -100,10 +114,14 @@ export class PostgresEngine implements StorageEngine {
       insertChunk: opts.insertChunk ?? 1000,
       db: (what, fn) => this.db(what, fn),
     };
+    this.notifier = new Notifier(this.sql, this.ctx.replica);
+    this.headPoll = new HeadPoll(this.ctx, (e) => this.emit(e), opts.headPollMs ?? 1000);
     this.appends = new GroupCommit(
       this.ctx,
       () => this.init(),
-      (e) => this.listeners.emit(e),
+      (e) => this.emit(e),
+      (e) => this.notifier.send(e),
+      (k) => this.headPoll.suspect(k),
     );
   }
 
@@ -151,10 +169,16 @@ export class PostgresEngine implements StorageEngine {
     }
   }
 
+  /** Tells this replica's subscribers; every event goes through here (see HeadPoll). */
+  private emit(e: StorageEvent): void {
+    this.headPoll.announce(e);
+    this.listeners.emit(e);
+  }
+
   async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {
     await this.begin();
     const log = await createSession(this.ctx, key, entries);
-    this.listeners.emit({ type: "created", ...key, headSeq: log.headSeq });
+    this.emit({ type: "created", ...key, headSeq: log.headSeq });
   }
 
   append(key: SessionKey, planner: Planner): Promise<AppendResult> {
@@ -217,7 +241,7 @@ export class PostgresEngine implements StorageEngine {
   async delete(key: SessionKey): Promise<boolean> {
     await this.begin();
     const removed = await deleteSession(this.ctx, key);
-    if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
+    if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }
 
@@ -226,7 +250,7 @@ export class PostgresEngine implements StorageEngine {
     await this.begin();
     const removed = await deleteSessions(this.ctx, workspace, sessionIds);
     for (const sessionId of removed) {
-      this.listeners.emit({ type: "deleted", workspace, sessionId, headSeq: 0 });
+      this.emit({ type: "deleted", workspace, sessionId, headSeq: 0 });
     }
     return removed;
   }
@@ -241,6 +265,7 @@ export class PostgresEngine implements StorageEngine {
         onRelisten: () => this.resync(),
       });
       this.notifyListener.start();
+      this.headPoll.start();
     }
     return this.listeners.subscribe(listener);
   }
@@ -250,7 +275,7 @@ export class PostgresEngine implements StorageEngine {
     if (this.closed) return;
     const n = parsePayload(payload);
     if (n === undefined || n.replica === this.ctx.replica) return;
-    this.listeners.emit(n.event);
+    this.emit(n.event);
   }
 
   /** After a re-LISTEN: an event per cached session, NOTIFYs may have been missed (resync.ts). */
@@ -258,7 +283,7 @@ export class PostgresEngine implements StorageEngine {
     if (this.closed) return;
     const events = await resyncEvents(this.ctx);
     if (this.closed) return;
-    for (const e of events) this.listeners.emit(e);
+    for (const e of events) this.emit(e);
   }
 
   /** Finishes queued and running operations, then closes the LISTEN connection and the pool. */
@@ -268,6 +293,8 @@ export class PostgresEngine implements StorageEngine {
     while (this.cache.busy || this.inflight.size > 0) {
       await Promise.allSettled([...this.cache.tails(), ...this.inflight]);
     }
+    this.headPoll.stop();
+    await this.notifier.idle();
     this.listeners.clear();
     this.cache.clear();
     await this.notifyListener?.end();

@@ -34,7 +34,11 @@ export class SessionCache {
   /** Per session: the tail of the chain of operations that use its cached log. */
   private readonly chains = new Map<string, Promise<void>>();
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    /** Told when a session's log enters the cache (not when an entry is replaced), with its head. */
+    private readonly onLoad: (k: string, headSeq: number) => void = () => {},
+  ) {}
 
   get(k: string): Cached | undefined {
     return this.logs.get(k);
@@ -42,7 +46,7 @@ export class SessionCache {
 
   /** Stores `c` as the most recently used, evicting the least recently used idle sessions. */
   remember(k: string, c: Cached): void {
-    this.logs.delete(k);
+    if (!this.logs.delete(k)) this.onLoad(k, c.log.headSeq);
     this.logs.set(k, c);
     if (this.logs.size <= this.capacity) return;
     for (const victim of this.logs.keys()) {
