@@ -2,7 +2,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { toConnectError } from "./errors.js";
 import type { InFlight } from "./in-flight.js";
-import { responseLimit } from "./response-size.js";
+import { responseLimit, sendsPreEncodedKey } from "./response-size.js";
 
 /** The log fields of a request message: its workspace and session, when it has them. */
 function describe(record: CallRecord, method: string, message: unknown): void {
@@ -40,7 +40,12 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
   return (next) => async (req) => {
     const record = req.contextValues.get(callRecordKey) ?? {};
     const method = `${req.service.typeName}/${req.method.name}`;
-    const limit = responseLimit(req.method.output, req.header.get("content-type"), maxMessageBytes);
+    const limit = responseLimit(
+      req.method.output,
+      req.header.get("content-type"),
+      maxMessageBytes,
+      req.contextValues.get(sendsPreEncodedKey),
+    );
     const unary = !req.stream;
     if (unary) inFlight.enter();
     try {

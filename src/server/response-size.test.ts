@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { GetEntriesResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
-import { responseLimit } from "./response-size.js";
+import { preEncoded, responseLimit } from "./response-size.js";
 
 function page(entries: number, textBytes: number) {
   return create(GetEntriesResponseSchema, {
@@ -40,6 +40,33 @@ describe("responseLimit", () => {
     expect(Buffer.from(toBinary(GetEntriesResponseSchema, limited))).toEqual(
       Buffer.from(toBinary(GetEntriesResponseSchema, message)),
     );
+  });
+
+  it("hands a serialiser that takes pre-encoded bytes exactly the response's encoding", () => {
+    const message = page(20, 1000);
+    const limited = responseLimit(
+      GetEntriesResponseSchema,
+      "application/grpc",
+      1 << 20,
+      true,
+    )(message);
+    const bytes = preEncoded(limited);
+    expect(bytes).toBeDefined();
+    expect(Buffer.from(bytes as Uint8Array)).toEqual(
+      Buffer.from(toBinary(GetEntriesResponseSchema, message)),
+    );
+    // Nothing else: only a serialiser that asks for the bytes sends them.
+    expect(toBinary(GetEntriesResponseSchema, limited).length).toBe(0);
+    expect(preEncoded(message)).toBeUndefined();
+    expect(preEncoded(undefined)).toBeUndefined();
+  });
+
+  it("refuses an oversize response on the pre-encoded path too", () => {
+    const err = refusal(() =>
+      responseLimit(GetEntriesResponseSchema, "application/grpc", 10_000, true)(page(20, 1000)),
+    );
+    expect(err.code).toBe(Code.ResourceExhausted);
+    expect(err.rawMessage).toContain("--max-message-bytes");
   });
 
   it("hands a JSON codec the message itself", () => {

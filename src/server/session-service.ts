@@ -122,10 +122,17 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       };
     },
 
-    async *watchEntries(req, ctx) {
-      const session = await open(ctx, req);
-      const afterSeq = seqArg(req.afterSeq, "after_seq");
-      yield* watchEntriesResponses(deps, session, afterSeq, ctx.signal);
+    watchEntries(req, ctx) {
+      // The responses' generator itself (it opens the session first): every
+      // entry sent to every watcher passes through each generator in the chain.
+      return watchEntriesResponses(
+        deps,
+        async () => ({
+          session: await open(ctx, req),
+          afterSeq: seqArg(req.afterSeq, "after_seq"),
+        }),
+        ctx.signal,
+      );
     },
   };
 }

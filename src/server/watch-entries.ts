@@ -15,10 +15,10 @@ import type { ServiceDeps } from "./deps.js";
  */
 export async function* watchEntriesResponses(
   deps: ServiceDeps,
-  session: Session,
-  afterSeq: number,
+  start: () => Promise<{ session: Session; afterSeq: number }>,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEntriesResponse> {
+  const { session, afterSeq } = await start();
   const release = deps.slots.acquire(`${session.workspace}/${session.id}`);
   try {
     const events = session.watch({
@@ -33,9 +33,22 @@ export async function* watchEntriesResponses(
   }
 }
 
+/**
+ * One response per stored entry for all the watchers of its session: they
+ * get the same Entry object from the store (one read per append), and the
+ * edge encodes a response object once (response-size.ts), so a fan-out to a
+ * thousand watchers encodes each entry once, not a thousand times.
+ */
+const entryResponses = new WeakMap<object, WatchEntriesResponse>();
+
 function response(event: EntryWatchEvent): WatchEntriesResponse {
   if (event.type === "entry") {
-    return create(WatchEntriesResponseSchema, { event: { case: "entry", value: event.entry } });
+    let r = entryResponses.get(event.entry);
+    if (r === undefined) {
+      r = create(WatchEntriesResponseSchema, { event: { case: "entry", value: event.entry } });
+      entryResponses.set(event.entry, r);
+    }
+    return r;
   }
   return create(WatchEntriesResponseSchema, {
     event: { case: "heartbeat", value: { headSeq: BigInt(event.headSeq), time: timestampNow() } },

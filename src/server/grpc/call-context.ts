@@ -11,6 +11,7 @@ import {
 } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
 import { type CallRecord, callRecordKey } from "../call-log.js";
+import { sendsPreEncodedKey } from "../response-size.js";
 
 /**
  * A grpc-js call as connect's interceptors and handlers see it: the request
@@ -173,6 +174,7 @@ export function begin(
   header.set("content-type", "application/grpc+proto");
   const values = createContextValues();
   values.set(callRecordKey, record);
+  values.set(sendsPreEncodedKey, true);
   const controller = live.start();
   const onCancel = () => controller.abort(CLIENT_CANCELLED);
   if (call.cancelled) onCancel();

@@ -23,12 +23,15 @@ export type Writer =
  */
 export async function pump(call: Writer, c: Begun, response: Promise<AnyResponse>): Promise<void> {
   const ctx = c.ctx;
+  const schema = ctx.method.output;
   try {
     const res = await response;
     const messages = res.stream ? res.message : [res.message];
+    // Normalised here rather than by a generator around the handler's: each
+    // generator in the chain costs every message on every stream.
     for await (const message of messages as AsyncIterable<unknown>) {
       if (call.cancelled || call.destroyed) break;
-      if (!call.write(message)) await drained(call, ctx.signal);
+      if (!call.write(normalize(schema, message))) await drained(call, ctx.signal);
     }
     c.finish();
     if (!call.cancelled && !call.destroyed) call.end();
@@ -88,8 +91,4 @@ export async function single(input: AsyncIterable<unknown>): Promise<unknown> {
 /** connect's normalize: handlers may return init objects; the wire wants messages. */
 export function normalize(schema: DescMessage, value: unknown): unknown {
   return isMessage(value, schema) ? value : create(schema, value as never);
-}
-
-export async function* normalizeAll(schema: DescMessage, values: AsyncIterable<unknown>) {
-  for await (const value of values) yield normalize(schema, value);
 }

@@ -1,5 +1,6 @@
 import { type DescMessage, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
+import { preEncoded } from "../response-size.js";
 
 /**
  * A grpc-js service definition for a protobuf-es service descriptor: paths
@@ -23,9 +24,10 @@ export function grpcServiceDefinition(service: DescService): grpc.ServiceDefinit
   return definition;
 }
 
+/** A response the edge already encoded (response-size.ts) is sent as those bytes. */
 function serializer(schema: DescMessage) {
   return (value: unknown) => {
-    const bytes = toBinary(schema, value as never);
+    const bytes = preEncoded(value) ?? toBinary(schema, value as never);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 }

@@ -10,7 +10,7 @@ import {
 import * as grpc from "@grpc/grpc-js";
 import type { CallLog, CallRecord } from "../call-log.js";
 import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
-import { normalize, normalizeAll, pump, readable, single } from "./call-io.js";
+import { normalize, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
 import { type GrpcStreamHandler, privateStreamHandler } from "./private-entry.js";
 import {
@@ -142,13 +142,10 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           const next = chain(options.interceptors, async (req) => ({
             ...c.responseCommon,
             stream: true,
-            message: normalizeAll(
-              spec.method.output,
-              impl(
-                await single(req.message as AsyncIterable<unknown>),
-                c.merge(req),
-              ) as AsyncIterable<unknown>,
-            ),
+            message: impl(
+              await single(req.message as AsyncIterable<unknown>),
+              c.merge(req),
+            ) as AsyncIterable<unknown>,
           }));
           const request = call.request;
           async function* input() {
@@ -184,10 +181,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
           const next = chain(options.interceptors, async (req) => ({
             ...c.responseCommon,
             stream: true,
-            message: normalizeAll(
-              spec.method.output,
-              impl(req.message, c.merge(req)) as AsyncIterable<unknown>,
-            ),
+            message: impl(req.message, c.merge(req)) as AsyncIterable<unknown>,
           }));
           void pump(call, c, next({ ...c.requestCommon, stream: true, message: readable(call) }));
         }) as grpc.handleBidiStreamingCall<unknown, unknown>;

@@ -1,5 +1,5 @@
 import type { SessionMeta } from "../../../gen/sessiond/v1/session_pb.js";
-import { checkSessionId, checkWorkspace } from "../../core/ids.js";
+import { checkWorkspace } from "../../core/ids.js";
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import type { StoreLimits } from "../limits.js";
 import { EventHub } from "./event-hub.js";
@@ -51,19 +51,14 @@ export class StoreWatch {
    * not exist or is deleted while watched. Every refusal, a malformed key
    * included, is thrown by the iterator, not by this call.
    */
-  async *entries(
-    key: SessionKey,
-    options: EntryWatchOptions = {},
-  ): AsyncGenerator<EntryWatchEvent> {
-    const checked = {
-      workspace: checkWorkspace(key.workspace),
-      sessionId: checkSessionId(key.sessionId),
-    };
+  entries(key: SessionKey, options: EntryWatchOptions = {}): AsyncGenerator<EntryWatchEvent> {
     this.hub ??= new EventHub(this.store.engine);
-    yield* watchEntries({
+    // The generator itself, not one that delegates to it: every entry sent to
+    // every watcher passes through each generator in the chain.
+    return watchEntries({
       engine: this.store.engine,
       hub: this.hub,
-      key: checked,
+      key,
       afterSeq: options.afterSeq ?? 0,
       signal: options.signal ?? NEVER,
       heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,

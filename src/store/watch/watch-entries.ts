@@ -1,6 +1,6 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { invalidArgument, notFound } from "../../core/errors.js";
-import { quote } from "../../core/ids.js";
+import { checkSessionId, checkWorkspace, quote } from "../../core/ids.js";
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import type { EventHub } from "./event-hub.js";
 import { Wakeup } from "./wakeup.js";
@@ -62,7 +62,12 @@ export interface EntriesLoop {
  * then below the cursor).
  */
 export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatchEvent> {
-  const { engine, key, signal, pageSize } = loop;
+  const { engine, signal, pageSize } = loop;
+  // Checked here, so a malformed key is thrown by the iterator, not by the call that made it.
+  const key = {
+    workspace: checkWorkspace(loop.key.workspace),
+    sessionId: checkSessionId(loop.key.sessionId),
+  };
   if (loop.afterSeq < 0 || !Number.isSafeInteger(loop.afterSeq)) {
     throw invalidArgument(`after_seq ${loop.afterSeq} is out of range`);
   }
