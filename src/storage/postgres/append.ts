@@ -2,8 +2,9 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessiondError, unavailable } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
-import type { AppendResult, Planner, SessionKey, SessionRecord, StorageEvent } from "../engine.js";
+import type { AppendResult, Planner, SessionKey, StorageEvent } from "../engine.js";
 import { recordOf } from "../session-record.js";
+import { AppendWriter } from "./append-writer.js";
 import { catchUp, lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
@@ -17,63 +18,18 @@ interface PendingAppend {
 }
 
 /**
- * The write of an optimistic append, as ONE autocommit statement (one
- * round trip, one commit): the session row is updated only when it still
- * has the incarnation and head seq the batch was planned against (the
- * compare-and-set; under READ COMMITTED a concurrent writer's committed
- * update is re-checked against this condition, EvalPlanQual, so a stale
- * plan never lands), and the entries are inserted only when it was. The
- * UPDATE takes the row lock, so writers of a session still take turns
- * across replicas. Returns the number of entries inserted: 0 when the row
- * has moved on or is gone, else all of them.
- *
- * The entries travel as one JSON array (json_to_recordset), so the
- * statement text, and the prepared statement postgres.js keeps per
- * connection, is the same for any batch size.
- */
-export async function appendIfCurrent(
-  ctx: PgContext,
-  key: SessionKey,
-  incarnation: string,
-  expectHead: number,
-  rec: SessionRecord,
-  entries: readonly Entry[],
-  json: readonly string[],
-): Promise<number> {
-  const rows = entries.map((e, i) => ({
-    q: Number(e.seq),
-    i: e.id,
-    p: e.parentId ?? null,
-    k: e.kind.case ?? null,
-    j: json[i] as string,
-  }));
-  const result = await ctx.sql`
-    WITH u AS (
-      UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
-        message_count = ${rec.messageCount}, title = ${rec.title ?? null},
-        updated_at_ms = ${rec.updatedAtMs}
-      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-        AND incarnation = ${incarnation}::bigint AND head_seq = ${expectHead}::int
-      RETURNING workspace, session_id)
-    INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
-    SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
-    FROM u, json_to_recordset(${JSON.stringify(rows)}::text::json)
-      AS x(q integer, i text, p text, k text, j text)
-    ORDER BY x.q`;
-  return result.count;
-}
-
-/**
  * The append path, with group commit: appends to one session queue in
  * process, and each drain of the queue is ONE write, each planner seeing
- * the previous ones applied: usually one autocommit statement
- * (`appendIfCurrent`), under contention a transaction holding the row
- * lock. A commit (and its fsync of the WAL) per batch rather than per
+ * the previous ones applied: usually one autocommit statement, shared
+ * with the drains of other sessions under load (append-writer.ts), under
+ * contention on the session a transaction holding the row lock. A commit (and its fsync of the WAL) per batch rather than per
  * append is what keeps many concurrent appends to one session cheap.
  */
 export class GroupCommit {
   /** Per session: appends waiting for the next drain. */
   private readonly pending = new Map<string, PendingAppend[]>();
+  /** The optimistic writes, group-committed across sessions. */
+  private readonly writer: AppendWriter;
 
   constructor(
     private readonly ctx: PgContext,
@@ -85,7 +41,11 @@ export class GroupCommit {
     private readonly wake: (e: StorageEvent) => void,
     /** Told of a session whose append had an unknown outcome (head-poll.ts). */
     private readonly unknownOutcome: (k: string) => void,
-  ) {}
+    /** Optimistic write statements running at once at most (see AppendWriter). */
+    maxStatements: number,
+  ) {
+    this.writer = new AppendWriter(ctx, maxStatements);
+  }
 
   /** Queues an append; the first of a batch schedules the drain in the session's turn. */
   enqueue(key: SessionKey, planner: Planner): Promise<AppendResult> {
@@ -181,16 +141,21 @@ export class GroupCommit {
     const plans = planAll(c.log, batch);
     if (plans.toWrite.length === 0) return { ...plans, wroteHead: undefined, notify: false };
     const rec = recordOf(key.workspace, c.log);
-    let written: number;
+    let written: boolean;
     try {
-      written = await ctx.db("appending", () =>
-        appendIfCurrent(ctx, key, c.incarnation, before, rec, plans.toWrite, plans.json),
-      );
+      written = await this.writer.write({
+        key,
+        incarnation: c.incarnation,
+        expectHead: before,
+        rec,
+        entries: plans.toWrite,
+        json: plans.json,
+      });
     } catch (err) {
       ctx.cache.drop(k);
       throw err;
     }
-    if (written === 0) {
+    if (!written) {
       // Someone else moved the row (or deleted it): back to what was stored, catch up, plan again.
       c.log.truncate(before);
       return undefined;

@@ -111,7 +111,7 @@ export function pageRootsQuery(
   sql: postgres.Sql,
   workspace: string,
   q: RootPageQuery,
-): postgres.PendingQuery<RootRow[]> {
+): postgres.PendingQuery<PageRow[]> {
   const desc = q.order === "desc";
   const key = sql`(s.created_at_ms, s.session_id COLLATE "C")`;
   const after =
@@ -121,8 +121,9 @@ export function pageRootsQuery(
   const order = desc
     ? sql`s.created_at_ms DESC, s.session_id COLLATE "C" DESC`
     : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
-  return sql<RootRow[]>`
-    SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload
+  return sql<PageRow[]>`
+    SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
+      s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms
     FROM sessiond_sessions s
     JOIN sessiond_entries e
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
@@ -132,22 +133,79 @@ export function pageRootsQuery(
     LIMIT ${q.limit}`;
 }
 
+/** A row of the page query: the root and the session's listing record, from one snapshot. */
+export type PageRow = RootRow & RecordRow;
+
+/**
+ * The records of the sessions of the page `pageRoots` just read, for the
+ * `list(workspace, pageIds)` that the store calls right after it (see
+ * session-listing.ts): the page query reads them in the same statement, so
+ * a listing page costs ONE query and one decode of each root, not two.
+ * Kept until the end of the current turn of the event loop only (cleared
+ * by setImmediate): `list` runs in the microtasks that follow the page's
+ * answer, before any other I/O of this process is handled, so the records
+ * are exactly as fresh as a second query sent then would not be newer than
+ * what a listing may show (the page and its records from one snapshot).
+ * Used only for a `list` of the same workspace asking for exactly the
+ * page's ids, in order; anything else queries.
+ */
+export class PageMemo {
+  private memo: { workspace: string; ids: string[]; records: SessionRecord[] } | undefined;
+
+  set(workspace: string, records: SessionRecord[]): void {
+    const memo = { workspace, ids: records.map((r) => r.sessionId), records };
+    this.memo = memo;
+    setImmediate(() => {
+      if (this.memo === memo) this.memo = undefined;
+    });
+  }
+
+  /** The page's records when `ids` are exactly the (first) ids of the memoised page; consumed. */
+  take(workspace: string, ids: readonly string[]): SessionRecord[] | undefined {
+    const memo = this.memo;
+    if (memo === undefined || memo.workspace !== workspace || ids.length === 0) return undefined;
+    if (ids.length > memo.ids.length || ids.some((id, i) => memo.ids[i] !== id)) return undefined;
+    this.memo = undefined;
+    return memo.records.slice(0, ids.length);
+  }
+}
+
 /** One listing page in SQL: see `StorageEngine.pageRoots` and `pageRootsQuery`. */
 export async function pageRoots(
   ctx: PgContext,
   workspace: string,
   q: RootPageQuery,
+  memo: PageMemo,
 ): Promise<RootRecord[]> {
   const rows = await ctx.db("listing sessions", () => pageRootsQuery(ctx.sql, workspace, q));
-  return rows.map((r) => rootRecordOfRow(workspace, r));
+  const roots: RootRecord[] = [];
+  const records: SessionRecord[] = [];
+  for (const r of rows) {
+    const root = rootRecordOfRow(workspace, r);
+    roots.push(root);
+    records.push(
+      sessionRecordOfRow(
+        workspace,
+        r,
+        root.root ?? new Error(root.healthDetail), // the root decoded once, for both
+      ),
+    );
+  }
+  memo.set(workspace, records);
+  return roots;
 }
 
 export async function listRecords(
   ctx: PgContext,
   workspace: string,
   sessionIds?: readonly string[],
+  memo?: PageMemo,
 ): Promise<SessionRecord[]> {
   if (sessionIds !== undefined && sessionIds.length === 0) return [];
+  if (sessionIds !== undefined) {
+    const page = memo?.take(workspace, sessionIds);
+    if (page !== undefined) return page;
+  }
   const sql = ctx.sql;
   const rows = await ctx.db(
     "listing sessions",

@@ -28,6 +28,7 @@ import {
   listRecords,
   listRoots,
   listWorkspaces,
+  PageMemo,
   pageRoots,
   sessionExists,
 } from "./listing.js";
@@ -80,6 +81,8 @@ export class PostgresEngine implements StorageEngine {
   private readonly notifier: Notifier;
   /** The safety net for wake-ups that were never sent. */
   private readonly headPoll: HeadPoll;
+  /** The records of the listing page just read, for the store's `list` of it (listing.ts). */
+  private readonly pageMemo = new PageMemo();
   private ready: Promise<void> | undefined;
   /** Every database call running (close waits for them). */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -122,6 +125,7 @@ export class PostgresEngine implements StorageEngine {
       (e) => this.emit(e),
       (e) => this.notifier.send(e),
       (k) => this.headPoll.suspect(k),
+      Math.min(opts.poolSize ?? 10, 4),
     );
   }
 
@@ -222,15 +226,19 @@ export class PostgresEngine implements StorageEngine {
     return listRoots(this.ctx, workspace);
   }
 
-  /** One listing page by a keyset query on an index (listing.ts), not every root of the workspace. */
+  /**
+   * One listing page by a keyset query on an index (listing.ts), not every
+   * root of the workspace; the same statement reads the page's records,
+   * which the store's `list` of the page then takes without a query.
+   */
   async pageRoots(workspace: string, query: RootPageQuery): Promise<RootRecord[]> {
     await this.begin();
-    return pageRoots(this.ctx, workspace, query);
+    return pageRoots(this.ctx, workspace, query, this.pageMemo);
   }
 
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
     await this.begin();
-    return listRecords(this.ctx, workspace, sessionIds);
+    return listRecords(this.ctx, workspace, sessionIds, this.pageMemo);
   }
 
   async workspaces(): Promise<string[]> {

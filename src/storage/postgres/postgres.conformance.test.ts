@@ -22,7 +22,7 @@ import {
   ts,
   user,
 } from "../../../test/support/fixtures.js";
-import type { StorageEngine, StorageEvent } from "../engine.js";
+import type { SessionRecord, StorageEngine, StorageEvent } from "../engine.js";
 import { idsByRefQuery, pageRootsQuery } from "./listing.js";
 import { PostgresEngine } from "./postgres-engine.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
@@ -164,6 +164,65 @@ if (skip !== undefined) {
         expect(recA?.headSeq).toBe(401);
         expect(recA?.messageCount).toBe(400);
       } finally {
+        await a.close();
+        await b.close();
+        await db.drop();
+      }
+    });
+
+    it("appends to many sessions at once share statements; a session the database refuses fails alone", async () => {
+      const db = await createDatabase(serverUrl());
+      const a = await PostgresEngine.open({ url: db.url });
+      const b = await PostgresEngine.open({ url: db.url });
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        // Counts the statements that inserted entries (a statement-level trigger).
+        await sql.unsafe(`
+          CREATE SEQUENCE insert_statements;
+          CREATE FUNCTION count_statement() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN PERFORM nextval('insert_statements'); RETURN NULL; END $$;
+          CREATE TRIGGER count_statement AFTER INSERT ON sessiond_entries
+            FOR EACH STATEMENT EXECUTE FUNCTION count_statement();
+          CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN IF NEW.session_id = 'bad' THEN RAISE EXCEPTION 'refused for the test'; END IF;
+            RETURN NEW; END $$;`);
+        const keys = Array.from({ length: 40 }, (_, i) => ({
+          workspace: "w",
+          sessionId: `s${i}`,
+        }));
+        const bad = { workspace: "w", sessionId: "bad" };
+        for (const k of [...keys, bad]) await a.create(k, [rootEntry(k.sessionId)]);
+        const statements = async () =>
+          Number((await sql`SELECT last_value AS n FROM insert_statements`)[0]?.n);
+        const before = await statements();
+        await Promise.all(keys.map((k) => a.append(k, appendOf([user(`${k.sessionId}-1`)]))));
+        // 40 appends, all in flight at once: a few statements, not 40.
+        expect((await statements()) - before).toBeLessThan(20);
+
+        await sql.unsafe(`
+          CREATE TRIGGER refuse_bad BEFORE INSERT ON sessiond_entries
+            FOR EACH ROW EXECUTE FUNCTION refuse_bad()`);
+        // Another replica moves some rows on: their compare-and-set misses, they plan again.
+        for (const k of keys.slice(0, 5)) await b.append(k, appendOf([user(`${k.sessionId}-b`)]));
+        const results = await Promise.allSettled(
+          [...keys, bad].map((k) => a.append(k, appendOf([user(`${k.sessionId}-2`)]))),
+        );
+        const failed = results.flatMap((r, i) => (r.status === "rejected" ? [i] : []));
+        expect(failed).toEqual([keys.length]);
+        await expectCode(
+          Promise.reject((results[keys.length] as PromiseRejectedResult).reason),
+          "UNAVAILABLE",
+        );
+        for (const [i, k] of keys.entries()) {
+          const log = await a.load(k);
+          expect(log.headSeq).toBe(i < 5 ? 4 : 3);
+          expect(log.get(`${k.sessionId}-2`)?.seq).toBe(BigInt(log.headSeq));
+        }
+        expect((await a.load(bad)).headSeq).toBe(1);
+        const [rec] = await b.list("w", ["bad"]);
+        expect(rec?.headSeq).toBe(1);
+      } finally {
+        await sql.end({ timeout: 1 });
         await a.close();
         await b.close();
         await db.drop();
@@ -483,6 +542,58 @@ if (skip !== undefined) {
         }
         const top = await engine.pageRoots("w", { parentSessionId: "", order: "asc", limit: 10 });
         expect(top.map((r) => `${r.sessionId}:${r.health}`)).toEqual(["p:ok", "q:corrupt", "r:ok"]);
+      } finally {
+        await sql.end({ timeout: 1 });
+        await engine.close();
+        await db.drop();
+      }
+    });
+
+    it("a page's records come with the page: the list of its ids right after costs no query, a later one queries", async () => {
+      const db = await createDatabase(serverUrl());
+      const engine = await PostgresEngine.open({ url: db.url });
+      const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        const at = (s: number) => ({ timestamp: ts(1_767_225_600 + s, 0) });
+        for (const [i, id] of ["a", "b", "c"].entries()) {
+          await engine.create({ workspace: "w", sessionId: id }, [rootEntry(id, at(i))]);
+        }
+        await sql`UPDATE sessiond_entries SET payload = 'not json' WHERE session_id = 'b' AND seq = 1`;
+        const query = { parentSessionId: "", order: "desc", limit: 3 } as const;
+        const ids = (await engine.pageRoots("w", query)).map((r) => r.sessionId);
+        expect(ids).toEqual(["c", "b", "a"]);
+        // As the store calls it: in the same turn of the event loop, from the
+        // page query's rows. The same records as a query gives, corrupt root included.
+        await sql`UPDATE sessiond_sessions SET title = 'changed' WHERE session_id = 'a'`;
+        const page = await engine.pageRoots("w", query);
+        const records = await engine.list(
+          "w",
+          page.map((r) => r.sessionId),
+        );
+        expect(records.map((r) => [r.sessionId, r.health, r.title])).toEqual([
+          ["c", "ok", "title of c"],
+          ["b", "corrupt", "title of b"],
+          ["a", "ok", "changed"],
+        ]);
+        expect(records[1]?.healthDetail).toMatch(/corrupt at seq 1/);
+        const byId = (rs: SessionRecord[]) =>
+          [...rs].sort((x, y) => (x.sessionId < y.sessionId ? -1 : 1));
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(byId(await engine.list("w", ids))).toEqual(byId(records));
+        await engine.pageRoots("w", query);
+        expect(byId(await engine.list("w", ids.slice(0, 2)))).toEqual(byId(records.slice(0, 2)));
+        // Consumed: the same list again is a query, and sees what changed since.
+        await sql`UPDATE sessiond_sessions SET title = 'again' WHERE session_id = 'a'`;
+        expect((await engine.list("w", ids)).find((r) => r.sessionId === "a")?.title).toBe("again");
+        // Another set of ids, or a later turn of the event loop: a query.
+        await engine.pageRoots("w", query);
+        await sql`UPDATE sessiond_sessions SET title = 'later' WHERE session_id = 'a'`;
+        expect((await engine.list("w", ["a"])).map((r) => r.title)).toEqual(["later"]);
+        await engine.pageRoots("w", query);
+        await new Promise((resolve) => setImmediate(resolve));
+        await sql`UPDATE sessiond_sessions SET title = 'last' WHERE session_id = 'a'`;
+        const late = await engine.list("w", ids);
+        expect(late.find((r) => r.sessionId === "a")?.title).toBe("last");
       } finally {
         await sql.end({ timeout: 1 });
         await engine.close();

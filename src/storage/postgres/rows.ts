@@ -139,14 +139,26 @@ export interface RecordRow {
   payload: string;
 }
 
-/** The listing record of a row: no entry but the root is read. */
-export function sessionRecordOfRow(workspace: string, r: RecordRow): SessionRecord {
+/**
+ * The listing record of a row: no entry but the root is read. `decoded`:
+ * the root as already decoded from this row's payload (or the error that
+ * decoding gave), so that the page query decodes each root once.
+ */
+export function sessionRecordOfRow(
+  workspace: string,
+  r: RecordRow,
+  decoded?: Entry | Error,
+): SessionRecord {
   let root: Entry | undefined;
   let healthDetail = "";
-  try {
-    root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload);
-  } catch (err) {
-    healthDetail = err instanceof Error ? err.message : String(err);
+  if (decoded instanceof Error) healthDetail = decoded.message;
+  else if (decoded !== undefined) root = decoded;
+  else {
+    try {
+      root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload);
+    } catch (err) {
+      healthDetail = err instanceof Error ? err.message : String(err);
+    }
   }
   return {
     workspace,

@@ -1,0 +1,192 @@
+import postgres from "postgres";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { SessionKey, SessionRecord } from "../engine.js";
+import type { PgContext } from "./context.js";
+
+/** One session's optimistic write: what was planned, and the row state it was planned against. */
+export interface AppendWrite {
+  key: SessionKey;
+  incarnation: string;
+  /** The head seq the plans were made on (the compare-and-set). */
+  expectHead: number;
+  /** The session row after the write. */
+  rec: SessionRecord;
+  entries: readonly Entry[];
+  json: readonly string[];
+}
+
+interface Queued {
+  w: AppendWrite;
+  resolve: (written: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Sessions per batch statement at most. */
+const MAX_BATCH = 256;
+
+/**
+ * The optimistic writes of every session, group-committed ACROSS sessions:
+ * at most `maxInFlight` statements run at once; a write that finds them
+ * all busy queues, and when one returns, every queued write (of different
+ * sessions: a session has one drain at a time) goes as ONE statement, one
+ * transaction, one commit. Sequential appends thus still cost one
+ * statement each, while 64 appends in flight cost a few statements instead
+ * of 64: fewer round trips and commits for PostgreSQL, fewer socket writes
+ * and parses for both sides.
+ *
+ * Each session keeps its own compare-and-set (a session whose row moved
+ * is simply not written, and told so). A batch is all or nothing: when
+ * PostgreSQL refuses it with an ERROR (a deadlock between two replicas'
+ * batches, a statement timeout, a value a column refuses), nothing was
+ * committed, and each write is tried again alone, so that one session's
+ * failure is its own. Any other failure (connection lost, FATAL) leaves
+ * the outcome unknown to every write of the batch.
+ */
+export class AppendWriter {
+  private readonly queue: Queued[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly maxInFlight: number,
+  ) {}
+
+  /** Writes `w` if its row is still where it was planned; resolves whether it was. */
+  write(w: AppendWrite): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.queue.push({ w, resolve, reject });
+      this.next();
+    });
+  }
+
+  /** Sends every queued write (up to MAX_BATCH) as one statement, while a slot is free. */
+  private next(): void {
+    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
+      void this.run(this.queue.splice(0, MAX_BATCH));
+    }
+  }
+
+  private async run(batch: readonly Queued[]): Promise<void> {
+    this.inFlight++;
+    try {
+      const outcomes = await this.outcomes(batch.map((q) => q.w));
+      for (const [i, q] of batch.entries()) {
+        const o = outcomes[i] as PromiseSettledResult<boolean>;
+        if (o.status === "fulfilled") q.resolve(o.value);
+        else q.reject(o.reason);
+      }
+    } finally {
+      this.inFlight--;
+      this.next();
+    }
+  }
+
+  /** Per write: written or not, or the failure that leaves its outcome unknown. */
+  private async outcomes(ws: readonly AppendWrite[]): Promise<PromiseSettledResult<boolean>[]> {
+    const { ctx } = this;
+    const alone = (w: AppendWrite) => ctx.db("appending", () => writeOne(ctx.sql, w));
+    if (ws.length === 1) return Promise.allSettled([alone(ws[0] as AppendWrite)]);
+    try {
+      const written = await ctx.db("appending", () => writeMany(ctx.sql, ws));
+      return written.map((value) => ({ status: "fulfilled", value }));
+    } catch (err) {
+      const cause = err instanceof Error ? err.cause : undefined;
+      if (cause instanceof postgres.PostgresError && cause.severity === "ERROR") {
+        // Rolled back as a whole: each on its own, so that a failure stays its own.
+        return Promise.allSettled(ws.map(alone));
+      }
+      return ws.map(() => ({ status: "rejected", reason: err }));
+    }
+  }
+}
+
+/** The rows of `w`'s entries as the statements' JSON carries them. */
+function rowsOf(w: AppendWrite) {
+  return w.entries.map((e, i) => ({
+    q: Number(e.seq),
+    i: e.id,
+    p: e.parentId ?? null,
+    k: e.kind.case ?? null,
+    j: w.json[i] as string,
+  }));
+}
+
+/**
+ * ONE autocommit statement (one round trip, one commit) for one session:
+ * the session row is updated only when it still has the incarnation and
+ * head seq the batch was planned against (the compare-and-set; under READ
+ * COMMITTED a concurrent writer's committed update is re-checked against
+ * this condition, EvalPlanQual, so a stale plan never lands), and the
+ * entries are inserted only when it was. The UPDATE takes the row lock, so
+ * writers of a session still take turns across replicas. The entries
+ * travel as one JSON array (json_to_recordset), so the statement text, and
+ * the prepared statement postgres.js keeps per connection, is the same for
+ * any number of entries.
+ */
+export async function writeOne(sql: postgres.Sql, w: AppendWrite): Promise<boolean> {
+  const { key, rec } = w;
+  const result = await sql`
+    WITH u AS (
+      UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
+        message_count = ${rec.messageCount}, title = ${rec.title ?? null},
+        updated_at_ms = ${rec.updatedAtMs}
+      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+        AND incarnation = ${w.incarnation}::bigint AND head_seq = ${w.expectHead}::int
+      RETURNING workspace, session_id)
+    INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
+    SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
+    FROM u, json_to_recordset(${JSON.stringify(rowsOf(w))}::text::json)
+      AS x(q integer, i text, p text, k text, j text)
+    ORDER BY x.q`;
+  return result.count > 0;
+}
+
+/**
+ * The same for several sessions in ONE statement: each row updated under
+ * its own compare-and-set, the entries of the rows that were inserted.
+ * Returns, per write, whether it was written. Rows are locked in
+ * (workspace, session id) order as far as the plan follows the input's
+ * order; two replicas' batches that still deadlock are refused by
+ * PostgreSQL with an ERROR, which `AppendWriter` answers by writing each
+ * alone.
+ */
+export async function writeMany(sql: postgres.Sql, ws: readonly AppendWrite[]): Promise<boolean[]> {
+  const sorted = [...ws].sort((a, b) =>
+    a.key.workspace === b.key.workspace
+      ? cmp(a.key.sessionId, b.key.sessionId)
+      : cmp(a.key.workspace, b.key.workspace),
+  );
+  const input = sorted.map((w) => ({
+    w: w.key.workspace,
+    s: w.key.sessionId,
+    n: w.incarnation,
+    x: w.expectHead,
+    h: w.rec.headSeq,
+    l: w.rec.leafId,
+    c: w.rec.messageCount,
+    t: w.rec.title ?? null,
+    u: w.rec.updatedAtMs,
+    e: rowsOf(w),
+  }));
+  const rows = await sql<{ workspace: string; session_id: string }[]>`
+    WITH v AS (
+      SELECT * FROM json_to_recordset(${JSON.stringify(input)}::text::json)
+        AS v(w text, s text, n bigint, x integer, h integer, l text, c integer, t text, u bigint, e json)),
+    u AS (
+      UPDATE sessiond_sessions s SET head_seq = v.h, leaf_id = v.l, message_count = v.c,
+        title = v.t, updated_at_ms = v.u
+      FROM v
+      WHERE s.workspace = v.w AND s.session_id = v.s AND s.incarnation = v.n AND s.head_seq = v.x
+      RETURNING s.workspace, s.session_id, v.e),
+    i AS (
+      INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
+      SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
+      FROM u, json_to_recordset(u.e) AS x(q integer, i text, p text, k text, j text))
+    SELECT workspace, session_id FROM u`;
+  const written = new Set(rows.map((r) => `${r.workspace}\n${r.session_id}`));
+  return ws.map((w) => written.has(`${w.key.workspace}\n${w.key.sessionId}`));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
