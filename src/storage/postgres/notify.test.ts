@@ -161,6 +161,42 @@ if (skip !== undefined) {
       }
     });
 
+    it("a replica NOTIFYs its appends only while another replica LISTENs", async () => {
+      if (db === undefined) throw new Error("no database");
+      // An observer of the channel that is no replica (not application_name sessiond-listen).
+      const observer = postgres(db.url, { max: 1, onnotice: () => {} });
+      const heard: string[] = [];
+      await observer.listen("sessiond_events", (p) => heard.push(p));
+      const b = await PostgresEngine.open({ url: db.url, headPollMs: 100 });
+      let a: PostgresEngine | undefined;
+      try {
+        const k = { workspace: "default", sessionId: "alone" };
+        await b.create(k, [rootEntry(k.sessionId)]);
+        // Until its first look at pg_stat_activity, B wakes rather than not.
+        await b.append(k, appendOf([user("first")]));
+        await settle(300);
+        const appended = () => heard.filter((p) => p.includes('"t":"appended"'));
+        const before = appended().length;
+        for (let i = 0; i < 3; i++) await b.append(k, appendOf([user(`a${i}`)]));
+        await settle(300);
+        expect(appended()).toHaveLength(before); // nobody to wake: no NOTIFY
+        expect(heard.some((p) => p.includes('"t":"created"'))).toBe(true); // creates always NOTIFY
+
+        a = await PostgresEngine.open({ url: db.url });
+        const events: StorageEvent[] = [];
+        a.subscribe((e) => events.push(e));
+        await waitForListen(1);
+        await settle(300); // B's next peer check sees A's LISTEN connection
+        await b.append(k, appendOf([user("seen")]));
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 6);
+        expect(appended()).toHaveLength(before + 1);
+      } finally {
+        await a?.close();
+        await b.close();
+        await observer.end({ timeout: 0 });
+      }
+    });
+
     it("wakes A for a commit nobody NOTIFYed (its replica died between COMMIT and NOTIFY): the head poll", async () => {
       const [a, b] = await replicas({ headPollMs: 100 });
       try {

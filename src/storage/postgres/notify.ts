@@ -5,6 +5,9 @@ import type { Q } from "./context.js";
 /** The channel every replica NOTIFYs on and LISTENs to. */
 export const CHANNEL = "sessiond_events";
 
+/** The application_name of every replica's LISTEN connection. */
+export const LISTEN_APPLICATION = "sessiond-listen";
+
 /** The NOTIFY payload: a wake-up, never data (a few hundred bytes at most: ids are <= 64 chars). */
 interface Wire {
   /** event type */
@@ -55,16 +58,60 @@ export class Notifier {
   /** Per session (cache key): the newest payload to send. */
   private queue = new Map<string, string>();
   private running: Promise<void> | undefined;
+  /** Whether another replica LISTENs, as last seen (true until known: wake rather than not). */
+  private peers = true;
+  private peerTimer: NodeJS.Timeout | undefined;
+  private checking = false;
 
   constructor(
     private readonly sql: postgres.Sql,
     private readonly replica: string,
+    /** The backend pid of this replica's own LISTEN connection, if it has one. */
+    private readonly ownListener: () => number | undefined,
+    private readonly peerCheckMs: number,
   ) {}
 
   /** Queues the wake-up for `e` (already committed) and sends it as soon as possible. */
   send(e: StorageEvent): void {
+    if (this.peerTimer === undefined && this.peerCheckMs > 0) {
+      this.peerTimer = setInterval(() => void this.checkPeers(), this.peerCheckMs);
+      this.peerTimer.unref();
+      void this.checkPeers();
+    }
+    if (!this.peers) return;
     this.queue.set(`${e.workspace}\n${e.sessionId}`, notifyPayload(this.replica, e));
     this.running ??= this.flush();
+  }
+
+  /**
+   * Whether any other replica has a LISTEN connection on this database
+   * (pg_stat_activity, application_name sessiond-listen, not our own): a
+   * replica alone, or whose peers have no subscribers, sends no NOTIFY at
+   * all. A replica that starts listening is seen within `peerCheckMs`;
+   * commits before that reach its watchers through its head poll
+   * (head-poll.ts). A failed check counts as "there are peers".
+   */
+  async checkPeers(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const [row] = await this.sql<{ peers: boolean }[]>`
+        SELECT EXISTS (
+          SELECT 1 FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = ${LISTEN_APPLICATION}
+            AND pid <> ${this.ownListener() ?? -1}) AS peers`;
+      this.peers = row?.peers !== false;
+    } catch {
+      this.peers = true;
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Stops the peer checks. */
+  stop(): void {
+    clearInterval(this.peerTimer);
+    this.peerTimer = undefined;
   }
 
   private async flush(): Promise<void> {
@@ -147,6 +194,8 @@ export class NotifyListener {
   /** Once anything was listened to or failed, a successful LISTEN may have missed NOTIFYs. */
   private missed = false;
   private wakeSleep: (() => void) | undefined;
+  /** The backend pid of the LISTEN connection, once it listens. */
+  pid: number | undefined;
 
   constructor(private readonly opts: ListenerOptions) {
     // `onnotify` is the driver option its own `sql.listen` uses; its typings lack it.
@@ -159,7 +208,7 @@ export class NotifyListener {
       connect_timeout: opts.connectTimeoutSec,
       fetch_types: false,
       onnotice: () => {},
-      connection: { application_name: "sessiond-listen" },
+      connection: { application_name: LISTEN_APPLICATION },
       onnotify: (channel, payload) => {
         if (channel === CHANNEL) opts.onPayload(payload);
       },
@@ -186,7 +235,12 @@ export class NotifyListener {
       while (!this.ended) {
         this.again = false;
         try {
-          await this.sql.unsafe(`LISTEN ${CHANNEL}`);
+          // One query, so that the pid is the LISTENing connection's (and
+          // pg_stat_activity still shows it as a LISTEN).
+          const results = (await this.sql.unsafe(
+            `LISTEN ${CHANNEL}; SELECT pg_backend_pid() AS pid`,
+          )) as unknown as [unknown[], { pid: number }[]];
+          this.pid = results[1]?.[0]?.pid;
           if (this.missed) await this.opts.onRelisten();
           this.missed = true;
           if (!this.again) return;

@@ -53,7 +53,9 @@ export interface PostgresEngineOptions {
   /**
    * Every this many ms, a replica with subscribers reads the heads of the
    * sessions it follows and wakes them where a head moved without a
-   * NOTIFY (head-poll.ts; default 1000; 0: never).
+   * NOTIFY (head-poll.ts), and a replica that appends looks whether any
+   * other replica LISTENs (notify.ts, Notifier: no NOTIFY when none does).
+   * Default 1000; 0: never (then every append NOTIFYs).
    */
   headPollMs?: number;
 }
@@ -117,7 +119,12 @@ export class PostgresEngine implements StorageEngine {
       insertChunk: opts.insertChunk ?? 1000,
       db: (what, fn) => this.db(what, fn),
     };
-    this.notifier = new Notifier(this.sql, this.ctx.replica);
+    this.notifier = new Notifier(
+      this.sql,
+      this.ctx.replica,
+      () => this.notifyListener?.pid,
+      opts.headPollMs ?? 1000,
+    );
     this.headPoll = new HeadPoll(this.ctx, (e) => this.emit(e), opts.headPollMs ?? 1000);
     this.appends = new GroupCommit(
       this.ctx,
@@ -302,6 +309,7 @@ export class PostgresEngine implements StorageEngine {
       await Promise.allSettled([...this.cache.tails(), ...this.inflight]);
     }
     this.headPoll.stop();
+    this.notifier.stop();
     await this.notifier.idle();
     this.listeners.clear();
     this.cache.clear();
