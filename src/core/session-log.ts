@@ -98,6 +98,7 @@ export class SessionLog {
   private leaf = "";
   private messages = 0;
   private titleValue: string | undefined;
+  private changes = 0;
 
   /** Bound lookup for the tree algorithms. */
   readonly lookup: Lookup = (id) => this.get(id);
@@ -113,6 +114,15 @@ export class SessionLog {
 
   get headSeq(): number {
     return this.list.length;
+  }
+
+  /**
+   * Changes with every entry added or dropped: two reads of a log that give
+   * the same version see the same entries, so what is derived from a log
+   * (its listing record) can be remembered per log and version.
+   */
+  get version(): number {
+    return this.changes;
   }
 
   /** The current leaf (empty only for an empty log). */
@@ -220,6 +230,7 @@ export class SessionLog {
   truncate(headSeq: number): void {
     const keep = Math.max(0, headSeq);
     const labels = new Set<string>();
+    this.changes++;
     while (this.list.length > keep) {
       const slot = this.list.pop() as Slot;
       this.byId.delete(slot.id);
@@ -317,6 +328,7 @@ export class SessionLog {
       }
     }
     const slot = new Slot(id, expected, parent, kind, aux, entry, source, start, end);
+    this.changes++;
     this.list.push(slot);
     this.byId.set(id, slot);
     switch (kind) {

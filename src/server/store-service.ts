@@ -1,9 +1,32 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { SortOrder, type StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import {
+  type GetSessionResponse,
+  GetSessionResponseSchema,
+  SortOrder,
+  type StoreService,
+} from "../../gen/sessiond/v1/store_service_pb.js";
 import { authorizeSession, authorizeWorkspace } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { watchSessionsResponses } from "./watch-sessions.js";
+
+/**
+ * One response per SessionMeta object: the store hands out the same one
+ * while the session is unchanged, and the edge encodes a response object
+ * once (response-size.ts), so a warm GetSession is answered without
+ * building or encoding anything.
+ */
+const getSessionResponses = new WeakMap<SessionMeta, GetSessionResponse>();
+
+function getSessionResponse(session: SessionMeta): GetSessionResponse {
+  let res = getSessionResponses.get(session);
+  if (res === undefined) {
+    res = create(GetSessionResponseSchema, { session });
+    getSessionResponses.set(session, res);
+  }
+  return res;
+}
 
 /** StoreService over the SessionStore: translation of requests, nothing more. */
 export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService> {
@@ -25,7 +48,7 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
 
     async getSession(req, ctx) {
       const workspace = authorizeSession(ctx, req.workspace, req.session);
-      return { session: await store.get(workspace, req.session) };
+      return getSessionResponse(await store.get(workspace, req.session));
     },
 
     async listSessions(req, ctx) {

@@ -7,8 +7,30 @@ import { timestampMillis } from "../core/entry.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { RootRecord, SessionRecord } from "./engine.js";
 
+/**
+ * The record made of each log at its current version (SessionLog.version):
+ * a GetSession of an unchanged session gets the same record object, and
+ * with it the same metadata and response objects, whose encoding the
+ * server then reuses (server/response-size.ts).
+ */
+const made = new WeakMap<SessionLog, { version: number; record: SessionRecord }>();
+
 /** The listing record of a healthy, fully loaded log (shared by the engines). */
 export function recordOf(workspace: string, log: SessionLog): SessionRecord {
+  const known = made.get(log);
+  if (
+    known !== undefined &&
+    known.version === log.version &&
+    known.record.workspace === workspace
+  ) {
+    return known.record;
+  }
+  const record = freshRecord(workspace, log);
+  made.set(log, { version: log.version, record });
+  return record;
+}
+
+function freshRecord(workspace: string, log: SessionLog): SessionRecord {
   return {
     workspace,
     sessionId: log.sessionId,

@@ -6,6 +6,22 @@ import type { SessionRecord } from "../storage/engine.js";
 
 /** The public SessionMeta of a storage record. */
 export function metaOf(record: SessionRecord): SessionMeta {
+  let meta = metas.get(record);
+  if (meta === undefined) {
+    meta = freshMeta(record);
+    metas.set(record, meta);
+  }
+  return meta;
+}
+
+/**
+ * The metadata made of each record object. Engines hand out the same record
+ * while a session is unchanged (storage/session-record.ts), so a warm
+ * GetSession builds nothing; nothing changes a SessionMeta once made.
+ */
+const metas = new WeakMap<SessionRecord, SessionMeta>();
+
+function freshMeta(record: SessionRecord): SessionMeta {
   const k = record.root?.kind;
   const info = k?.case === "sessionInfo" ? k.value : undefined;
   return create(SessionMetaSchema, {
