@@ -113,8 +113,7 @@ export class GroupCommit {
     }
     if (wroteHead !== undefined) {
       this.emit({ type: "appended", ...key, headSeq: wroteHead });
-      if (outcome.notify && !process.env.PG15_NONOTIFY)
-        this.wake({ type: "appended", ...key, headSeq: wroteHead });
+      if (outcome.notify) this.wake({ type: "appended", ...key, headSeq: wroteHead });
     }
   }
 
@@ -122,8 +121,8 @@ export class GroupCommit {
    * One optimistic attempt: plans against the cached log (read first when
    * this replica has none) and writes in ONE statement, conditional on the
    * session row being still where the log is. Undefined when the row moved
-   * on (the cached log is rolled back to what was stored, for the next
-   * attempt to catch up), else the outcome.
+   * on (the cached log is then rolled back to what was stored and caught
+   * up, for the next attempt), else the outcome.
    */
   private async writeIfCurrent(
     key: SessionKey,
@@ -132,14 +131,26 @@ export class GroupCommit {
     const { ctx } = this;
     const k = cacheKey(key);
     let c = ctx.cache.get(k);
+    const read = c === undefined;
     if (c === undefined) {
       await catchUp(ctx, key);
       c = ctx.cache.get(k);
       if (c === undefined) return undefined;
     }
     const before = c.log.headSeq;
+    const incarnation = c.incarnation;
     const plans = planAll(c.log, batch);
-    if (plans.toWrite.length === 0) return { ...plans, wroteHead: undefined, notify: false };
+    if (plans.toWrite.length === 0) {
+      // Nothing to write (every planner refused, or a retry found its
+      // entries): answers that are only true of the current log (an
+      // expected seq that looks stale, the head of a deduplicated retry).
+      // The write's compare-and-set would have proven the log current;
+      // without a write, one read does (the one just made, if any).
+      if (read) return { ...plans, wroteHead: undefined, notify: false };
+      const now = await catchUp(ctx, key);
+      const same = ctx.cache.get(k)?.incarnation === incarnation && now.headSeq === before;
+      return same ? { ...plans, wroteHead: undefined, notify: false } : undefined;
+    }
     const rec = recordOf(key.workspace, c.log);
     let written: boolean;
     try {
@@ -156,8 +167,10 @@ export class GroupCommit {
       throw err;
     }
     if (!written) {
-      // Someone else moved the row (or deleted it): back to what was stored, catch up, plan again.
+      // Someone else moved the row (or deleted it): back to what was
+      // stored, and caught up for the next attempt (NOT_FOUND when gone).
       c.log.truncate(before);
+      await catchUp(ctx, key);
       return undefined;
     }
     ctx.cache.remember(k, c);

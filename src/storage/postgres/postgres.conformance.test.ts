@@ -229,6 +229,33 @@ if (skip !== undefined) {
       }
     });
 
+    it("plans on the stored log, not a stale cache: a CAS on another replica's head wins, a retry gets the current head", async () => {
+      const db = await createDatabase(serverUrl());
+      const a = await PostgresEngine.open({ url: db.url });
+      const b = await PostgresEngine.open({ url: db.url });
+      try {
+        const k = { workspace: "w", sessionId: "stale" };
+        await a.create(k, [rootEntry(k.sessionId)]);
+        await a.append(k, appendOf([user("m1")])); // A's cache: head 2
+        await b.append(k, appendOf([user("m2"), user("m3")])); // stored: head 4
+        // Expecting the stored head: A's cached head (2) says otherwise, the table does not.
+        const r = await a.append(k, appendOf([user("m4")], { expectedSeq: 4 }));
+        expect(r.headSeq).toBe(5);
+        await b.append(k, appendOf([user("m5")])); // stored: head 6, A's cache 5
+        await expectCode(a.append(k, appendOf([user("x")], { expectedSeq: 5 })), "ABORTED");
+        // A retry of B's batch through A: deduplicated, with the head as stored.
+        await b.append(k, appendOf([user("m6")])); // stored: head 7
+        const again = await a.append(k, appendOf([user("m5")]));
+        expect(again.deduplicated).toBe(true);
+        expect(again.headSeq).toBe(7);
+        expect(seqs((await b.read(k, 0, 100)).entries)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      } finally {
+        await a.close();
+        await b.close();
+        await db.drop();
+      }
+    });
+
     it("sees a session deleted and re-created by another replica, not its cached log", async () => {
       const db = await createDatabase(serverUrl());
       const a = await PostgresEngine.open({ url: db.url });
