@@ -132,7 +132,7 @@ export class PostgresEngine implements StorageEngine {
       (e) => this.emit(e),
       (e) => this.notifier.send(e),
       (k) => this.headPoll.suspect(k),
-      Math.min(opts.poolSize ?? 10, 4),
+      Math.min(opts.poolSize ?? 10, 2),
     );
   }
 
