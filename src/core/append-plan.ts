@@ -4,6 +4,7 @@ import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
+import { applyTagChanges, checkTagSet, checkTags, type Tags } from "./tags.js";
 
 /**
  * Append planning: turns a client's request into the exact entries to write
@@ -129,6 +130,9 @@ function checkShape(e: Entry, allowLeaf: boolean, who: string): void {
       break;
     case "custom":
       if (k.value.namespace === "") throw invalidArgument(`${who}: custom without namespace`);
+      break;
+    case "sessionInfo":
+      checkTags(k.value.tags, `${who}: tags`, true);
       break;
   }
 }
@@ -279,6 +283,7 @@ export function planAppend(
   const view = new BatchView(log);
   let leaf = log.leafId;
   let seq = log.headSeq;
+  let tags: Tags | undefined;
   const json: string[] = [];
   const maxEntryBytes = ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY;
   const stamp = toTimestamp(now());
@@ -311,6 +316,10 @@ export function planAppend(
       if (target === undefined || target.kind.case === "leaf") {
         throw invalidArgument(`${who}: leaf target ${quote(k.value.leafId)} invalid`);
       }
+    } else if (k.case === "sessionInfo") {
+      // The session's tags after this entry must stay within the limits.
+      tags = applyTagChanges(tags ?? log.tags, k.value.tags);
+      checkTagSet(tags, `${who}: tags`);
     }
     if (e.timestamp === undefined) e.timestamp = stamp;
     e.seq = BigInt(++seq);

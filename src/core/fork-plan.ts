@@ -18,7 +18,7 @@ export interface ForkOptions {
 
 /**
  * The entries of a fork of `log` at `targetId`: a new SessionInfo root that
- * records forked_from (cwd and metadata of the source), then copies of the
+ * records forked_from (cwd, metadata and root tags of the source), then copies of the
  * path root → target (ids kept, seqs renumbered, the first copy re-parented
  * onto the new root). Pure; the source is not touched.
  */
@@ -49,6 +49,8 @@ export function planFork(log: SessionLog, targetId: string, o: ForkOptions): Ent
         formatVersion: FORMAT_VERSION,
         forkedFrom: { sessionId: log.sessionId, entryId: targetId },
         metadata: from.metadata,
+        // The copied SessionInfo entries of the path apply their tag changes after it.
+        tags: from.tags,
       },
     },
   });

@@ -4,6 +4,7 @@ import { type PlanContext, planAppend, storedJson } from "./append-plan.js";
 import { invalidArgument, isSessiondError } from "./errors.js";
 import { checkEntryId, quote } from "./ids.js";
 import { SessionLog } from "./session-log.js";
+import { checkTags } from "./tags.js";
 import { checkTree } from "./tree.js";
 
 /**
@@ -35,6 +36,7 @@ export function planImport(
   root.seq = 1n;
   // Stryker disable next-line ConditionalExpression: the first entry was checked to be a SessionInfo above; the test only narrows the type of the clone
   if (root.kind.case === "sessionInfo") root.kind.value.sessionId = sessionId;
+  checkTags(first.kind.value.tags, `imported entry ${quote(first.id)}: tags`, false);
   storedJson(
     root,
     ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY,

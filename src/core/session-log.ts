@@ -1,6 +1,7 @@
 import type { Entry, SessionInfo } from "../../gen/sessiond/v1/entry_pb.js";
 import { dataLoss, invalidArgument } from "./errors.js";
 import { quote } from "./ids.js";
+import { applyTagChanges, type Tags } from "./tags.js";
 import type { Lookup } from "./tree.js";
 
 /** The kind of an entry (`Entry["kind"]["case"]`; undefined for an entry without kind). */
@@ -99,6 +100,10 @@ export class SessionLog {
   private messages = 0;
   private titleValue: string | undefined;
   private changes = 0;
+  /** The SessionInfo entries, root first: their tags fold into the session's. */
+  private readonly infoSlots: Slot[] = [];
+  /** The tags folded over the first `count` SessionInfo entries (reset by truncate). */
+  private tagsMemo: { count: number; tags: Tags } | undefined;
 
   /** Bound lookup for the tree algorithms. */
   readonly lookup: Lookup = (id) => this.get(id);
@@ -137,6 +142,21 @@ export class SessionLog {
   /** The newest SessionInfo title in the log. */
   get title(): string | undefined {
     return this.titleValue;
+  }
+
+  /**
+   * The session's tags: the root's, with every later SessionInfo's changes
+   * applied in seq order (core/tags.ts). Folded on demand and remembered:
+   * SessionInfo entries are few, and most reads never ask.
+   */
+  get tags(): Tags {
+    let { count, tags } = this.tagsMemo ?? { count: 0, tags: {} };
+    for (; count < this.infoSlots.length; count++) {
+      const info = this.entryOf(this.infoSlots[count] as Slot).kind.value as SessionInfo;
+      tags = applyTagChanges(tags, info.tags);
+    }
+    this.tagsMemo = { count, tags };
+    return tags;
   }
 
   /** The first entry (a SessionInfo root). */
@@ -235,6 +255,7 @@ export class SessionLog {
       const slot = this.list.pop() as Slot;
       this.byId.delete(slot.id);
       if (slot.kind === "message") this.messages--;
+      if (slot.kind === "sessionInfo") this.infoSlots.pop();
       // Stryker disable next-line ConditionalExpression: a text no dropped Label had is recomputed to the newest remaining Label with it, which is what the index already holds (or nothing, for a title, a Leaf target or undefined): the test only saves the walks
       if (slot.kind === "label") labels.add(slot.aux as string);
     }
@@ -246,6 +267,7 @@ export class SessionLog {
       else this.labelIndex.set(label, newest.id);
     }
     this.titleValue = this.newest((s) => s.kind === "sessionInfo" && s.aux !== undefined)?.aux;
+    this.tagsMemo = undefined;
   }
 
   /** The newest slot that passes `test`. */
@@ -343,6 +365,7 @@ export class SessionLog {
         break;
       case "sessionInfo":
         if (aux !== undefined) this.titleValue = aux;
+        this.infoSlots.push(slot);
         break;
     }
     this.leaf = id;

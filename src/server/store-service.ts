@@ -42,6 +42,7 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
         sessionId: req.sessionId,
         parentSessionId: req.parentSessionId,
         agentType: req.agentType,
+        tags: req.tags,
       });
       return { session, created };
     },
@@ -59,6 +60,20 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+      });
+    },
+
+    async searchEntries(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      return store.search({
+        workspace,
+        query: req.query,
+        filter: req.filter,
+        parentSessionId: req.parentSessionId,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+        signal: ctx.signal,
       });
     },
 

@@ -1,6 +1,7 @@
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
+import type { Tags } from "../core/tags.js";
 
 /**
  * The storage contract every engine (memory, jsonl, postgres) implements and
@@ -52,6 +53,8 @@ export interface SessionRecord {
   readonly root: Entry | undefined;
   /** Newest SessionInfo title in the log. */
   readonly title: string | undefined;
+  /** Tags: the root's with every later SessionInfo's changes (core/tags.ts). */
+  readonly tags: Tags;
   readonly headSeq: number;
   readonly leafId: string;
   readonly messageCount: number;
@@ -108,6 +111,36 @@ export interface RootPageQuery {
   readonly after?: { readonly createdMs: number; readonly id: string } | undefined;
   /** At most this many roots (>= 1). */
   readonly limit: number;
+}
+
+/**
+ * One pass of a text search over a session's entries (`StorageEngine.scanEntries`).
+ * The engine hands over entries; the store decides which ones match.
+ */
+export interface EntryScan {
+  /** Only entries with a greater seq. */
+  readonly afterSeq: number;
+  /**
+   * Lower-case ASCII strings that every entry of interest contains in its
+   * canonical proto JSON (`toJsonString`), ASCII case ignored: an entry
+   * whose stored form lacks one of them cannot match, so an engine that
+   * keeps that form may skip it without decoding it. Empty: no pre-filter.
+   */
+  readonly needles: readonly string[];
+  /**
+   * Takes each entry not skipped by the needles, in seq order; false stops
+   * the scan (the page is full).
+   */
+  readonly visit: (entry: Entry) => boolean;
+}
+
+/** How a scan ended. */
+export interface EntryScanEnd {
+  /**
+   * The log is corrupt and the scan stopped at the damage: every entry
+   * before it was offered (or skipped by the needles).
+   */
+  readonly damaged: boolean;
 }
 
 export type StorageEventType = "created" | "appended" | "deleted";
@@ -201,6 +234,16 @@ export interface StorageEngine {
    * ids of one page (see `listRoots`), not a whole workspace.
    */
   list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]>;
+
+  /**
+   * OPTIONAL: a text search's pass over one session's entries without
+   * decoding the ones the needles rule out, stopping once `visit` says so
+   * (see EntryScan). A corrupt log is scanned up to its damage and reported
+   * as `damaged`, not as DATA_LOSS; a torn tail is no damage (readers ignore
+   * it). NOT_FOUND when the session does not exist. Without it the store
+   * reads the log page by page through `read`.
+   */
+  scanEntries?(key: SessionKey, scan: EntryScan): Promise<EntryScanEnd>;
 
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;

@@ -36,6 +36,7 @@ function freshRecord(workspace: string, log: SessionLog): SessionRecord {
     sessionId: log.sessionId,
     root: log.root,
     title: log.title,
+    tags: log.tags,
     headSeq: log.headSeq,
     leafId: log.leafId,
     messageCount: log.messageCount,

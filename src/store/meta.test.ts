@@ -24,6 +24,7 @@ function record(updatedAtMs: number): SessionRecord {
     sessionId: "s1",
     root,
     title: undefined,
+    tags: {},
     headSeq: 2,
     leafId: "m1",
     messageCount: 1,

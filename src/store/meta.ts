@@ -42,6 +42,7 @@ function freshMeta(record: SessionRecord): SessionMeta {
     metadata: info?.metadata,
     health: record.health === "ok" ? Health.OK : Health.CORRUPT,
     healthDetail: record.healthDetail,
+    tags: record.tags,
   });
 }
 

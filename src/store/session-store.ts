@@ -29,9 +29,11 @@ import {
 } from "../core/ids.js";
 import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
+import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
+import { type SearchInput, type SearchResult, searchEntries } from "./search.js";
 import { Session, type SessionContext } from "./session.js";
 import { type ListInput, listSessions } from "./session-listing.js";
 import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";
@@ -47,6 +49,8 @@ export interface CreateSessionInput {
   title?: string | undefined;
   cwd?: string | undefined;
   metadata?: JsonObject | undefined;
+  /** Tags to find the session by (core/tags.ts). */
+  tags?: Tags | undefined;
   /** Client-chosen id; generated (time-sortable) when absent. */
   sessionId?: string | undefined;
   /** Makes this a subagent session of that session (same workspace, full id). */
@@ -110,8 +114,11 @@ export class SessionStore {
     } else if (input.agentType !== undefined) {
       throw invalidArgument("agent_type is only valid with parent_session_id");
     }
+    const tags = input.tags ?? {};
+    checkTags(tags, "tags", false);
     const info = create(SessionInfoSchema, {
       sessionId,
+      tags,
       title: input.title,
       cwd: input.cwd,
       createdAt: toTimestamp(this.now()),
@@ -207,6 +214,15 @@ export class SessionStore {
    */
   list(input: ListInput = {}): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
     return listSessions(this.engine, this.limits, input);
+  }
+
+  /**
+   * One page of a text search: the message entries whose text holds every
+   * word of the query, session by session in the order of `list` by
+   * creation, entries in seq order. See search.ts.
+   */
+  search(input: SearchInput): Promise<SearchResult> {
+    return searchEntries(this.engine, this.limits, input);
   }
 
   /**
@@ -344,6 +360,11 @@ export class SessionStore {
   }
 }
 
+function sameTags(a: Tags, b: Tags): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && hasTags(a, b);
+}
+
 /** Idempotent create: the same parameters (creation time and generated ids aside). */
 function sameCreateParams(existing: SessionInfo, wanted: SessionInfo): boolean {
   const struct = (o: JsonObject | undefined) => fromJson(StructSchema, o ?? {});
@@ -352,6 +373,7 @@ function sameCreateParams(existing: SessionInfo, wanted: SessionInfo): boolean {
     existing.cwd === wanted.cwd &&
     existing.parentSessionId === wanted.parentSessionId &&
     existing.agentType === wanted.agentType &&
-    equals(StructSchema, struct(existing.metadata), struct(wanted.metadata))
+    equals(StructSchema, struct(existing.metadata), struct(wanted.metadata)) &&
+    sameTags(existing.tags, wanted.tags)
   );
 }

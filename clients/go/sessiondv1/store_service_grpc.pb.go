@@ -28,11 +28,29 @@ type StoreServiceClient interface {
 	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// ListSessions pages through a workspace's sessions: the top-level ones,
-	// or with parent_session_id the subagents of that session. Corrupt sessions
-	// are listed with health CORRUPT, never hidden. Files that are not
-	// sessions are ignored.
-	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+	// or with parent_session_id the subagents of that session, ordered by
+	// creation (default) or update time, newest first (default) or oldest
+	// first, narrowed by a filter (every condition set must hold). Pages are
+	// keyset pages: sessions created, appended to or deleted between two
+	// calls never make a page repeat or skip a session that was there
+	// throughout, except that ordering by update time moves an updated
+	// session (it is seen at most once per listing: a session updated after
+	// the listing passed it is not shown again). Corrupt sessions are listed
+	// with health CORRUPT, never hidden (a filter on tags, title or agent
+	// type does not match them). Files that are not sessions are ignored.
+	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+	// malformed filter).
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// SearchEntries finds the message entries of a workspace whose text
+	// contains every word of a query (case-insensitive, Unicode case folding;
+	// text parts, thinking and tool results; tool-call arguments as their
+	// JSON text), with a short snippet around the first match. Hits come
+	// session by session in the order of ListSessions (newest created first
+	// by default; the same filter applies), entries in seq order (all
+	// branches: the tree's history, not only the current path). Paged.
+	// Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+	// page token).
+	SearchEntries(ctx context.Context, in *SearchEntriesRequest, opts ...grpc.CallOption) (*SearchEntriesResponse, error)
 	// DeleteSession removes a session; with include_subagents also its
 	// subagent sessions (recursively). Without it, subagents stay and keep
 	// their parent_session_id.
@@ -81,6 +99,15 @@ func (c *storeServiceClient) GetSession(ctx context.Context, in *GetSessionReque
 func (c *storeServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
 	out := new(ListSessionsResponse)
 	err := c.cc.Invoke(ctx, "/sessiond.v1.StoreService/ListSessions", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) SearchEntries(ctx context.Context, in *SearchEntriesRequest, opts ...grpc.CallOption) (*SearchEntriesResponse, error) {
+	out := new(SearchEntriesResponse)
+	err := c.cc.Invoke(ctx, "/sessiond.v1.StoreService/SearchEntries", in, out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +179,29 @@ type StoreServiceServer interface {
 	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// ListSessions pages through a workspace's sessions: the top-level ones,
-	// or with parent_session_id the subagents of that session. Corrupt sessions
-	// are listed with health CORRUPT, never hidden. Files that are not
-	// sessions are ignored.
-	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+	// or with parent_session_id the subagents of that session, ordered by
+	// creation (default) or update time, newest first (default) or oldest
+	// first, narrowed by a filter (every condition set must hold). Pages are
+	// keyset pages: sessions created, appended to or deleted between two
+	// calls never make a page repeat or skip a session that was there
+	// throughout, except that ordering by update time moves an updated
+	// session (it is seen at most once per listing: a session updated after
+	// the listing passed it is not shown again). Corrupt sessions are listed
+	// with health CORRUPT, never hidden (a filter on tags, title or agent
+	// type does not match them). Files that are not sessions are ignored.
+	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+	// malformed filter).
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// SearchEntries finds the message entries of a workspace whose text
+	// contains every word of a query (case-insensitive, Unicode case folding;
+	// text parts, thinking and tool results; tool-call arguments as their
+	// JSON text), with a short snippet around the first match. Hits come
+	// session by session in the order of ListSessions (newest created first
+	// by default; the same filter applies), entries in seq order (all
+	// branches: the tree's history, not only the current path). Paged.
+	// Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+	// page token).
+	SearchEntries(context.Context, *SearchEntriesRequest) (*SearchEntriesResponse, error)
 	// DeleteSession removes a session; with include_subagents also its
 	// subagent sessions (recursively). Without it, subagents stay and keep
 	// their parent_session_id.
@@ -189,6 +234,9 @@ func (UnimplementedStoreServiceServer) GetSession(context.Context, *GetSessionRe
 }
 func (UnimplementedStoreServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedStoreServiceServer) SearchEntries(context.Context, *SearchEntriesRequest) (*SearchEntriesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SearchEntries not implemented")
 }
 func (UnimplementedStoreServiceServer) DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DeleteSession not implemented")
@@ -266,6 +314,24 @@ func _StoreService_ListSessions_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StoreService_SearchEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).SearchEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/sessiond.v1.StoreService/SearchEntries",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).SearchEntries(ctx, req.(*SearchEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _StoreService_DeleteSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteSessionRequest)
 	if err := dec(in); err != nil {
@@ -338,6 +404,10 @@ var _StoreService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSessions",
 			Handler:    _StoreService_ListSessions_Handler,
+		},
+		{
+			MethodName: "SearchEntries",
+			Handler:    _StoreService_SearchEntries_Handler,
 		},
 		{
 			MethodName: "DeleteSession",

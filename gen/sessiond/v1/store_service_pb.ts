@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Role } from "./entry_pb.js";
+import { file_sessiond_v1_entry } from "./entry_pb.js";
 import type { SessionMeta } from "./session_pb.js";
 import { file_sessiond_v1_session } from "./session_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSKSAgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBAUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEirAEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXJCFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlUKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhkKEWluY2x1ZGVfc3ViYWdlbnRzGAMgASgIIjQKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIbChNkZWxldGVkX3Nlc3Npb25faWRzGAEgAygJIo0BChJGb3JrU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDQoFZW50cnkYAyABKAkSEgoFdGl0bGUYBCABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAUgASgJSAGIAQFCCAoGX3RpdGxlQg0KC19zZXNzaW9uX2lkIkAKE0ZvcmtTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhIj8KFFdhdGNoU2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIUCgxhZnRlcl9jdXJzb3IYAiABKAkivQEKFVdhdGNoU2Vzc2lvbnNSZXNwb25zZRIrCgR0eXBlGAEgASgOMh0uc2Vzc2lvbmQudjEuU2Vzc2lvbkV2ZW50VHlwZRISCgpzZXNzaW9uX2lkGAIgASgJEikKB3Nlc3Npb24YAyABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIOCgZjdXJzb3IYBCABKAkSKAoEdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqYQoJU29ydE9yZGVyEhoKFlNPUlRfT1JERVJfVU5TUEVDSUZJRUQQABIbChdTT1JUX09SREVSX05FV0VTVF9GSVJTVBABEhsKF1NPUlRfT1JERVJfT0xERVNUX0ZJUlNUEAIqlgEKEFNlc3Npb25FdmVudFR5cGUSIgoeU0VTU0lPTl9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0NSRUFURUQQARIeChpTRVNTSU9OX0VWRU5UX1RZUEVfVVBEQVRFRBACEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9ERUxFVEVEEAMyjgQKDFN0b3JlU2VydmljZRJWCg1DcmVhdGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0U2Vzc2lvbhIeLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElMKDExpc3RTZXNzaW9ucxIgLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJWCg1EZWxldGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUAoLRm9ya1Nlc3Npb24SHy5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaIC5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUi/gEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5QhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCJbChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIqCghzZXNzaW9ucxgBIAMoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLoAQoUU2VhcmNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXF1ZXJ5GAIgASgJEioKBmZpbHRlchgDIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISHgoRcGFyZW50X3Nlc3Npb25faWQYBCABKAlIAIgBARIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIlCgVvcmRlchgHIAEoDjIWLnNlc3Npb25kLnYxLlNvcnRPcmRlckIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIlUKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhkKEWluY2x1ZGVfc3ViYWdlbnRzGAMgASgIIjQKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIbChNkZWxldGVkX3Nlc3Npb25faWRzGAEgAygJIo0BChJGb3JrU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDQoFZW50cnkYAyABKAkSEgoFdGl0bGUYBCABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAUgASgJSAGIAQFCCAoGX3RpdGxlQg0KC19zZXNzaW9uX2lkIkAKE0ZvcmtTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhIj8KFFdhdGNoU2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIUCgxhZnRlcl9jdXJzb3IYAiABKAkivQEKFVdhdGNoU2Vzc2lvbnNSZXNwb25zZRIrCgR0eXBlGAEgASgOMh0uc2Vzc2lvbmQudjEuU2Vzc2lvbkV2ZW50VHlwZRISCgpzZXNzaW9uX2lkGAIgASgJEikKB3Nlc3Npb24YAyABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIOCgZjdXJzb3IYBCABKAkSKAoEdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqYQoJU29ydE9yZGVyEhoKFlNPUlRfT1JERVJfVU5TUEVDSUZJRUQQABIbChdTT1JUX09SREVSX05FV0VTVF9GSVJTVBABEhsKF1NPUlRfT1JERVJfT0xERVNUX0ZJUlNUEAIqSwoGU29ydEJ5EhcKE1NPUlRfQllfVU5TUEVDSUZJRUQQABITCg9TT1JUX0JZX0NSRUFURUQQARITCg9TT1JUX0JZX1VQREFURUQQAiqWAQoQU2Vzc2lvbkV2ZW50VHlwZRIiCh5TRVNTSU9OX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIeChpTRVNTSU9OX0VWRU5UX1RZUEVfQ1JFQVRFRBABEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9VUERBVEVEEAISHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0RFTEVURUQQAzLmBAoMU3RvcmVTZXJ2aWNlElYKDUNyZWF0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJNCgpHZXRTZXNzaW9uEh4uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlcXVlc3QaHy5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVzcG9uc2USUwoMTGlzdFNlc3Npb25zEiAuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVxdWVzdBohLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlElYKDVNlYXJjaEVudHJpZXMSIS5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBoiLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXNwb25zZRJWCg1EZWxldGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUAoLRm9ya1Nlc3Npb24SHy5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaIC5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
 
 /**
  * CreateSessionRequest creates a session or a subagent session.
@@ -70,6 +72,17 @@ export type CreateSessionRequest = Message<"sessiond.v1.CreateSessionRequest"> &
    * @generated from field: optional string agent_type = 7;
    */
   agentType?: string | undefined;
+
+  /**
+   * Tags to find the session by (ListSessions filter.tags): string keys and
+   * values, e.g. user, agent, repo, ticket. Keys match
+   * [A-Za-z0-9][A-Za-z0-9._/-]{0,63}; values are at most 256 bytes; at most
+   * 32 tags and 4 KiB in all. Changed later by appending a SessionInfo
+   * entry with tags (see SessionInfo.tags).
+   *
+   * @generated from field: map<string, string> tags = 8;
+   */
+  tags: { [key: string]: string };
 };
 
 /**
@@ -157,6 +170,72 @@ export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PUR
   messageDesc(file_sessiond_v1_store_service, 3);
 
 /**
+ * SessionFilter narrows a listing or a search: a session must meet every
+ * condition that is set. Times are ranges [after, before): after is
+ * inclusive, before exclusive.
+ *
+ * @generated from message sessiond.v1.SessionFilter
+ */
+export type SessionFilter = Message<"sessiond.v1.SessionFilter"> & {
+  /**
+   * The title contains this text, case-insensitive (Unicode case folding).
+   * At most 256 characters.
+   *
+   * @generated from field: string title_contains = 1;
+   */
+  titleContains: string;
+
+  /**
+   * Every pair equals one of the session's tags (AND).
+   *
+   * @generated from field: map<string, string> tags = 2;
+   */
+  tags: { [key: string]: string };
+
+  /**
+   * Created at or after.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 3;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Created before.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 4;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * Newest entry at or after.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_after = 5;
+   */
+  updatedAfter?: Timestamp | undefined;
+
+  /**
+   * Newest entry before.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_before = 6;
+   */
+  updatedBefore?: Timestamp | undefined;
+
+  /**
+   * For subagents (with parent_session_id): only this agent type.
+   *
+   * @generated from field: optional string agent_type = 7;
+   */
+  agentType?: string | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.SessionFilter.
+ * Use `create(SessionFilterSchema)` to create a new message.
+ */
+export const SessionFilterSchema: GenMessage<SessionFilter> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 4);
+
+/**
  * ListSessionsRequest pages through a workspace.
  *
  * @generated from message sessiond.v1.ListSessionsRequest
@@ -196,6 +275,20 @@ export type ListSessionsRequest = Message<"sessiond.v1.ListSessionsRequest"> & {
    * @generated from field: sessiond.v1.SortOrder order = 5;
    */
   order: SortOrder;
+
+  /**
+   * Only the sessions that meet it.
+   *
+   * @generated from field: sessiond.v1.SessionFilter filter = 6;
+   */
+  filter?: SessionFilter | undefined;
+
+  /**
+   * The time to order by (default: creation).
+   *
+   * @generated from field: sessiond.v1.SortBy sort_by = 7;
+   */
+  sortBy: SortBy;
 };
 
 /**
@@ -203,7 +296,7 @@ export type ListSessionsRequest = Message<"sessiond.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 4);
+  messageDesc(file_sessiond_v1_store_service, 5);
 
 /**
  * ListSessionsResponse is one page.
@@ -231,7 +324,172 @@ export type ListSessionsResponse = Message<"sessiond.v1.ListSessionsResponse"> &
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 5);
+  messageDesc(file_sessiond_v1_store_service, 6);
+
+/**
+ * SearchEntriesRequest is one page of a text search.
+ *
+ * @generated from message sessiond.v1.SearchEntriesRequest
+ */
+export type SearchEntriesRequest = Message<"sessiond.v1.SearchEntriesRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Words separated by white space; an entry matches when its text
+   * contains each of them (case-insensitive). 1..256 characters.
+   *
+   * @generated from field: string query = 2;
+   */
+  query: string;
+
+  /**
+   * Only sessions that meet it (and, without parent_session_id in it, only
+   * top-level sessions and their own entries).
+   *
+   * @generated from field: sessiond.v1.SessionFilter filter = 3;
+   */
+  filter?: SessionFilter | undefined;
+
+  /**
+   * Unset: top-level sessions. Set: the subagents of that session.
+   *
+   * @generated from field: optional string parent_session_id = 4;
+   */
+  parentSessionId?: string | undefined;
+
+  /**
+   * Hits per page; 0 = the server's default page size.
+   *
+   * @generated from field: uint32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * From the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 6;
+   */
+  pageToken: string;
+
+  /**
+   * Session order (creation time).
+   *
+   * @generated from field: sessiond.v1.SortOrder order = 7;
+   */
+  order: SortOrder;
+};
+
+/**
+ * Describes the message sessiond.v1.SearchEntriesRequest.
+ * Use `create(SearchEntriesRequestSchema)` to create a new message.
+ */
+export const SearchEntriesRequestSchema: GenMessage<SearchEntriesRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 7);
+
+/**
+ * SearchHit is one matching entry.
+ *
+ * @generated from message sessiond.v1.SearchHit
+ */
+export type SearchHit = Message<"sessiond.v1.SearchHit"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The session's title.
+   *
+   * @generated from field: optional string session_title = 2;
+   */
+  sessionTitle?: string | undefined;
+
+  /**
+   * The matching entry.
+   *
+   * @generated from field: string entry_id = 3;
+   */
+  entryId: string;
+
+  /**
+   * Its seq.
+   *
+   * @generated from field: uint64 seq = 4;
+   */
+  seq: bigint;
+
+  /**
+   * Its role.
+   *
+   * @generated from field: sessiond.v1.Role role = 5;
+   */
+  role: Role;
+
+  /**
+   * Its timestamp.
+   *
+   * @generated from field: google.protobuf.Timestamp timestamp = 6;
+   */
+  timestamp?: Timestamp | undefined;
+
+  /**
+   * Up to ~160 characters of its text around the first match, with "…"
+   * where it was cut; plain text, never markup.
+   *
+   * @generated from field: string snippet = 7;
+   */
+  snippet: string;
+};
+
+/**
+ * Describes the message sessiond.v1.SearchHit.
+ * Use `create(SearchHitSchema)` to create a new message.
+ */
+export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 8);
+
+/**
+ * SearchEntriesResponse is one page of hits.
+ *
+ * @generated from message sessiond.v1.SearchEntriesResponse
+ */
+export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse"> & {
+  /**
+   * The hits.
+   *
+   * @generated from field: repeated sessiond.v1.SearchHit hits = 1;
+   */
+  hits: SearchHit[];
+
+  /**
+   * Empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * Sessions whose log could not be read whole (corrupt): searched up to
+   * the damage.
+   *
+   * @generated from field: repeated string partial_session_ids = 3;
+   */
+  partialSessionIds: string[];
+};
+
+/**
+ * Describes the message sessiond.v1.SearchEntriesResponse.
+ * Use `create(SearchEntriesResponseSchema)` to create a new message.
+ */
+export const SearchEntriesResponseSchema: GenMessage<SearchEntriesResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 9);
 
 /**
  * DeleteSessionRequest names the session to delete.
@@ -266,7 +524,7 @@ export type DeleteSessionRequest = Message<"sessiond.v1.DeleteSessionRequest"> &
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 6);
+  messageDesc(file_sessiond_v1_store_service, 10);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -287,7 +545,7 @@ export type DeleteSessionResponse = Message<"sessiond.v1.DeleteSessionResponse">
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 7);
+  messageDesc(file_sessiond_v1_store_service, 11);
 
 /**
  * ForkSessionRequest names the fork point.
@@ -336,7 +594,7 @@ export type ForkSessionRequest = Message<"sessiond.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 8);
+  messageDesc(file_sessiond_v1_store_service, 12);
 
 /**
  * ForkSessionResponse returns the new session.
@@ -357,7 +615,7 @@ export type ForkSessionResponse = Message<"sessiond.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 9);
+  messageDesc(file_sessiond_v1_store_service, 13);
 
 /**
  * WatchSessionsRequest starts a watch of a workspace.
@@ -385,7 +643,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 10);
+  messageDesc(file_sessiond_v1_store_service, 14);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -434,7 +692,7 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 11);
+  messageDesc(file_sessiond_v1_store_service, 15);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -469,6 +727,40 @@ export enum SortOrder {
  */
 export const SortOrderSchema: GenEnum<SortOrder> = /*@__PURE__*/
   enumDesc(file_sessiond_v1_store_service, 0);
+
+/**
+ * SortBy is the time ListSessions orders by.
+ *
+ * @generated from enum sessiond.v1.SortBy
+ */
+export enum SortBy {
+  /**
+   * Same as SORT_BY_CREATED.
+   *
+   * @generated from enum value: SORT_BY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Creation time, then session id.
+   *
+   * @generated from enum value: SORT_BY_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * Time of the newest entry (SessionMeta.updated_at), then session id.
+   *
+   * @generated from enum value: SORT_BY_UPDATED = 2;
+   */
+  UPDATED = 2,
+}
+
+/**
+ * Describes the enum sessiond.v1.SortBy.
+ */
+export const SortBySchema: GenEnum<SortBy> = /*@__PURE__*/
+  enumDesc(file_sessiond_v1_store_service, 1);
 
 /**
  * SessionEventType says what happened to a session.
@@ -509,7 +801,7 @@ export enum SessionEventType {
  * Describes the enum sessiond.v1.SessionEventType.
  */
 export const SessionEventTypeSchema: GenEnum<SessionEventType> = /*@__PURE__*/
-  enumDesc(file_sessiond_v1_store_service, 1);
+  enumDesc(file_sessiond_v1_store_service, 2);
 
 /**
  * StoreService is the repository of sessions: create, find, list, delete,
@@ -556,10 +848,18 @@ export const StoreService: GenService<{
   },
   /**
    * ListSessions pages through a workspace's sessions: the top-level ones,
-   * or with parent_session_id the subagents of that session. Corrupt sessions
-   * are listed with health CORRUPT, never hidden. Files that are not
-   * sessions are ignored.
-   * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+   * or with parent_session_id the subagents of that session, ordered by
+   * creation (default) or update time, newest first (default) or oldest
+   * first, narrowed by a filter (every condition set must hold). Pages are
+   * keyset pages: sessions created, appended to or deleted between two
+   * calls never make a page repeat or skip a session that was there
+   * throughout, except that ordering by update time moves an updated
+   * session (it is seen at most once per listing: a session updated after
+   * the listing passed it is not shown again). Corrupt sessions are listed
+   * with health CORRUPT, never hidden (a filter on tags, title or agent
+   * type does not match them). Files that are not sessions are ignored.
+   * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+   * malformed filter).
    *
    * @generated from rpc sessiond.v1.StoreService.ListSessions
    */
@@ -567,6 +867,24 @@ export const StoreService: GenService<{
     methodKind: "unary";
     input: typeof ListSessionsRequestSchema;
     output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * SearchEntries finds the message entries of a workspace whose text
+   * contains every word of a query (case-insensitive, Unicode case folding;
+   * text parts, thinking and tool results; tool-call arguments as their
+   * JSON text), with a short snippet around the first match. Hits come
+   * session by session in the order of ListSessions (newest created first
+   * by default; the same filter applies), entries in seq order (all
+   * branches: the tree's history, not only the current path). Paged.
+   * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+   * page token).
+   *
+   * @generated from rpc sessiond.v1.StoreService.SearchEntries
+   */
+  searchEntries: {
+    methodKind: "unary";
+    input: typeof SearchEntriesRequestSchema;
+    output: typeof SearchEntriesResponseSchema;
   },
   /**
    * DeleteSession removes a session; with include_subagents also its

@@ -530,12 +530,18 @@ function sessionInfo(v: unknown): SessionInfo {
     sessionId: sessionId === undefined ? "" : str(sessionId),
     formatVersion: formatVersion === undefined ? 0 : u32(formatVersion),
     spawnDepth: spawnDepth === undefined ? 0 : u32(spawnDepth),
+    tags: {},
   };
   let n =
     (sessionId === undefined ? 0 : 1) +
     (formatVersion === undefined ? 0 : 1) +
     (spawnDepth === undefined ? 0 : 1);
-  const { title, cwd, createdAt, parentSessionId, agentType, forkedFrom: ff, metadata } = o;
+  const { title, cwd, createdAt, parentSessionId, agentType, forkedFrom: ff, metadata, tags } = o;
+  if (tags !== undefined) {
+    const m = obj(tags);
+    for (const key of Object.keys(m)) s.tags[key] = str(m[key]);
+    n++;
+  }
   if (title !== undefined) {
     s.title = str(title);
     n++;

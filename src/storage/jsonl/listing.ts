@@ -19,13 +19,19 @@ export function corruptRecord(
   detail: string,
 ): SessionRecord {
   if (prefix !== undefined && prefix.headSeq > 0) {
-    return { ...recordOf(key.workspace, prefix), health: "corrupt", healthDetail: detail };
+    try {
+      return { ...recordOf(key.workspace, prefix), health: "corrupt", healthDetail: detail };
+    } catch {
+      // A SessionInfo of the prefix does not decode (its tags are folded on
+      // demand): the prefix's counters without what needs it.
+    }
   }
   return {
     workspace: key.workspace,
     sessionId: key.sessionId,
     root: undefined,
     title: undefined,
+    tags: {},
     headSeq: 0,
     leafId: "",
     messageCount: 0,

@@ -165,6 +165,8 @@ export function sessionRecordOfRow(
     sessionId: r.session_id,
     root,
     title: r.title ?? undefined,
+    // WIP (branch i16, not for main): PostgreSQL keeps no tags column yet.
+    tags: {},
     headSeq: r.head_seq,
     leafId: r.leaf_id,
     messageCount: r.message_count,

@@ -15,45 +15,49 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sessiond/v1/entry.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x05\n\x05\x45ntry\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12 \n\tparent_id\x18\x02 \x01(\tH\x01R\x08parentId\x88\x01\x01\x12\x38\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ttimestamp\x12\x10\n\x03seq\x18\x04 \x01(\x04R\x03seq\x12=\n\x0csession_info\x18\n \x01(\x0b\x32\x18.sessiond.v1.SessionInfoH\x00R\x0bsessionInfo\x12\x30\n\x07message\x18\x0b \x01(\x0b\x32\x14.sessiond.v1.MessageH\x00R\x07message\x12=\n\x0cmodel_change\x18\x0c \x01(\x0b\x32\x18.sessiond.v1.ModelChangeH\x00R\x0bmodelChange\x12V\n\x15thinking_level_change\x18\r \x01(\x0b\x32 .sessiond.v1.ThinkingLevelChangeH\x00R\x13thinkingLevelChange\x12\x39\n\ncompaction\x18\x0e \x01(\x0b\x32\x17.sessiond.v1.CompactionH\x00R\ncompaction\x12\x43\n\x0e\x62ranch_summary\x18\x0f \x01(\x0b\x32\x1a.sessiond.v1.BranchSummaryH\x00R\rbranchSummary\x12*\n\x05label\x18\x10 \x01(\x0b\x32\x12.sessiond.v1.LabelH\x00R\x05label\x12\'\n\x04leaf\x18\x11 \x01(\x0b\x32\x11.sessiond.v1.LeafH\x00R\x04leaf\x12-\n\x06\x63ustom\x18\x12 \x01(\x0b\x32\x13.sessiond.v1.CustomH\x00R\x06\x63ustomB\x06\n\x04kindB\x0c\n\n_parent_id\"\xdc\x03\n\x0bSessionInfo\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x15\n\x03\x63wd\x18\x03 \x01(\tH\x01R\x03\x63wd\x88\x01\x01\x12\x39\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n\x0e\x66ormat_version\x18\x05 \x01(\rR\rformatVersion\x12/\n\x11parent_session_id\x18\x06 \x01(\tH\x02R\x0fparentSessionId\x88\x01\x01\x12\"\n\nagent_type\x18\x07 \x01(\tH\x03R\tagentType\x88\x01\x01\x12\x1f\n\x0bspawn_depth\x18\x08 \x01(\rR\nspawnDepth\x12\x38\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x17.sessiond.v1.ForkedFromR\nforkedFrom\x12\x33\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadataB\x08\n\x06_titleB\x06\n\x04_cwdB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"F\n\nForkedFrom\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n\x08\x65ntry_id\x18\x02 \x01(\tR\x07\x65ntryId\"\xcf\x03\n\x07Message\x12%\n\x04role\x18\x01 \x01(\x0e\x32\x11.sessiond.v1.RoleR\x04role\x12\x32\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x18.sessiond.v1.ContentPartR\x07\x63ontent\x12%\n\x0ctool_call_id\x18\x03 \x01(\tH\x00R\ntoolCallId\x88\x01\x01\x12 \n\ttool_name\x18\x04 \x01(\tH\x01R\x08toolName\x88\x01\x01\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\x12\x19\n\x05model\x18\x06 \x01(\tH\x02R\x05model\x88\x01\x01\x12\x1f\n\x08provider\x18\x07 \x01(\tH\x03R\x08provider\x88\x01\x01\x12(\n\x05usage\x18\x08 \x01(\x0b\x32\x12.sessiond.v1.UsageR\x05usage\x12$\n\x0bstop_reason\x18\t \x01(\tH\x04R\nstopReason\x88\x01\x01\x12\x33\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadataB\x0f\n\r_tool_call_idB\x0c\n\n_tool_nameB\x08\n\x06_modelB\x0b\n\t_providerB\x0e\n\x0c_stop_reason\"\xca\x01\n\x0b\x43ontentPart\x12\x14\n\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.sessiond.v1.ThinkingPartH\x00R\x08thinking\x12.\n\x05image\x18\x03 \x01(\x0b\x32\x16.sessiond.v1.ImagePartH\x00R\x05image\x12\x34\n\ttool_call\x18\x04 \x01(\x0b\x32\x15.sessiond.v1.ToolCallH\x00R\x08toolCallB\x06\n\x04part\"[\n\x0cThinkingPart\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12!\n\tsignature\x18\x02 \x01(\tH\x00R\tsignature\x88\x01\x01\x42\x0c\n\n_signature\"<\n\tImagePart\x12\x1b\n\tmime_type\x18\x01 \x01(\tR\x08mimeType\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"d\n\x08ToolCall\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x34\n\targuments\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\targuments\"\xa9\x01\n\x05Usage\x12!\n\x0cinput_tokens\x18\x01 \x01(\x04R\x0binputTokens\x12#\n\routput_tokens\x18\x02 \x01(\x04R\x0coutputTokens\x12*\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04R\x0f\x63\x61\x63heReadTokens\x12,\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04R\x10\x63\x61\x63heWriteTokens\"Q\n\x0bModelChange\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n\x08provider\x18\x02 \x01(\tH\x00R\x08provider\x88\x01\x01\x42\x0b\n\t_provider\"<\n\x13ThinkingLevelChange\x12%\n\x0ethinking_level\x18\x01 \x01(\tR\rthinkingLevel\"\x90\x01\n\nCompaction\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12,\n\x12replaces_entry_ids\x18\x02 \x03(\tR\x10replacesEntryIds\x12(\n\rtokens_before\x18\x03 \x01(\x04H\x00R\x0ctokensBefore\x88\x01\x01\x42\x10\n\x0e_tokens_before\"B\n\rBranchSummary\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12\x17\n\x07\x66rom_id\x18\x02 \x01(\tR\x06\x66romId\"\x1d\n\x05Label\x12\x14\n\x05label\x18\x01 \x01(\tR\x05label\"\x1f\n\x04Leaf\x12\x17\n\x07leaf_id\x18\x01 \x01(\tR\x06leafId\"S\n\x06\x43ustom\x12\x1c\n\tnamespace\x18\x01 \x01(\tR\tnamespace\x12+\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta*N\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sessiond/v1/entry.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x05\n\x05\x45ntry\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12 \n\tparent_id\x18\x02 \x01(\tH\x01R\x08parentId\x88\x01\x01\x12\x38\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ttimestamp\x12\x10\n\x03seq\x18\x04 \x01(\x04R\x03seq\x12=\n\x0csession_info\x18\n \x01(\x0b\x32\x18.sessiond.v1.SessionInfoH\x00R\x0bsessionInfo\x12\x30\n\x07message\x18\x0b \x01(\x0b\x32\x14.sessiond.v1.MessageH\x00R\x07message\x12=\n\x0cmodel_change\x18\x0c \x01(\x0b\x32\x18.sessiond.v1.ModelChangeH\x00R\x0bmodelChange\x12V\n\x15thinking_level_change\x18\r \x01(\x0b\x32 .sessiond.v1.ThinkingLevelChangeH\x00R\x13thinkingLevelChange\x12\x39\n\ncompaction\x18\x0e \x01(\x0b\x32\x17.sessiond.v1.CompactionH\x00R\ncompaction\x12\x43\n\x0e\x62ranch_summary\x18\x0f \x01(\x0b\x32\x1a.sessiond.v1.BranchSummaryH\x00R\rbranchSummary\x12*\n\x05label\x18\x10 \x01(\x0b\x32\x12.sessiond.v1.LabelH\x00R\x05label\x12\'\n\x04leaf\x18\x11 \x01(\x0b\x32\x11.sessiond.v1.LeafH\x00R\x04leaf\x12-\n\x06\x63ustom\x18\x12 \x01(\x0b\x32\x13.sessiond.v1.CustomH\x00R\x06\x63ustomB\x06\n\x04kindB\x0c\n\n_parent_id\"\xcd\x04\n\x0bSessionInfo\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x15\n\x03\x63wd\x18\x03 \x01(\tH\x01R\x03\x63wd\x88\x01\x01\x12\x39\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n\x0e\x66ormat_version\x18\x05 \x01(\rR\rformatVersion\x12/\n\x11parent_session_id\x18\x06 \x01(\tH\x02R\x0fparentSessionId\x88\x01\x01\x12\"\n\nagent_type\x18\x07 \x01(\tH\x03R\tagentType\x88\x01\x01\x12\x1f\n\x0bspawn_depth\x18\x08 \x01(\rR\nspawnDepth\x12\x38\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x17.sessiond.v1.ForkedFromR\nforkedFrom\x12\x33\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12\x36\n\x04tags\x18\x0b \x03(\x0b\x32\".sessiond.v1.SessionInfo.TagsEntryR\x04tags\x1a\x37\n\tTagsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x08\n\x06_titleB\x06\n\x04_cwdB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"F\n\nForkedFrom\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n\x08\x65ntry_id\x18\x02 \x01(\tR\x07\x65ntryId\"\xcf\x03\n\x07Message\x12%\n\x04role\x18\x01 \x01(\x0e\x32\x11.sessiond.v1.RoleR\x04role\x12\x32\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x18.sessiond.v1.ContentPartR\x07\x63ontent\x12%\n\x0ctool_call_id\x18\x03 \x01(\tH\x00R\ntoolCallId\x88\x01\x01\x12 \n\ttool_name\x18\x04 \x01(\tH\x01R\x08toolName\x88\x01\x01\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\x12\x19\n\x05model\x18\x06 \x01(\tH\x02R\x05model\x88\x01\x01\x12\x1f\n\x08provider\x18\x07 \x01(\tH\x03R\x08provider\x88\x01\x01\x12(\n\x05usage\x18\x08 \x01(\x0b\x32\x12.sessiond.v1.UsageR\x05usage\x12$\n\x0bstop_reason\x18\t \x01(\tH\x04R\nstopReason\x88\x01\x01\x12\x33\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadataB\x0f\n\r_tool_call_idB\x0c\n\n_tool_nameB\x08\n\x06_modelB\x0b\n\t_providerB\x0e\n\x0c_stop_reason\"\xca\x01\n\x0b\x43ontentPart\x12\x14\n\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.sessiond.v1.ThinkingPartH\x00R\x08thinking\x12.\n\x05image\x18\x03 \x01(\x0b\x32\x16.sessiond.v1.ImagePartH\x00R\x05image\x12\x34\n\ttool_call\x18\x04 \x01(\x0b\x32\x15.sessiond.v1.ToolCallH\x00R\x08toolCallB\x06\n\x04part\"[\n\x0cThinkingPart\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12!\n\tsignature\x18\x02 \x01(\tH\x00R\tsignature\x88\x01\x01\x42\x0c\n\n_signature\"<\n\tImagePart\x12\x1b\n\tmime_type\x18\x01 \x01(\tR\x08mimeType\x12\x12\n\x04\x64\x61ta\x18\x02 \x01(\x0cR\x04\x64\x61ta\"d\n\x08ToolCall\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x34\n\targuments\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\targuments\"\xa9\x01\n\x05Usage\x12!\n\x0cinput_tokens\x18\x01 \x01(\x04R\x0binputTokens\x12#\n\routput_tokens\x18\x02 \x01(\x04R\x0coutputTokens\x12*\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04R\x0f\x63\x61\x63heReadTokens\x12,\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04R\x10\x63\x61\x63heWriteTokens\"Q\n\x0bModelChange\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n\x08provider\x18\x02 \x01(\tH\x00R\x08provider\x88\x01\x01\x42\x0b\n\t_provider\"<\n\x13ThinkingLevelChange\x12%\n\x0ethinking_level\x18\x01 \x01(\tR\rthinkingLevel\"\x90\x01\n\nCompaction\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12,\n\x12replaces_entry_ids\x18\x02 \x03(\tR\x10replacesEntryIds\x12(\n\rtokens_before\x18\x03 \x01(\x04H\x00R\x0ctokensBefore\x88\x01\x01\x42\x10\n\x0e_tokens_before\"B\n\rBranchSummary\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12\x17\n\x07\x66rom_id\x18\x02 \x01(\tR\x06\x66romId\"\x1d\n\x05Label\x12\x14\n\x05label\x18\x01 \x01(\tR\x05label\"\x1f\n\x04Leaf\x12\x17\n\x07leaf_id\x18\x01 \x01(\tR\x06leafId\"S\n\x06\x43ustom\x12\x1c\n\tnamespace\x18\x01 \x01(\tR\tnamespace\x12+\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructR\x04\x64\x61ta*N\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sessiond.v1.entry_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ROLE._serialized_start=2945
-  _ROLE._serialized_end=3023
+  _SESSIONINFO_TAGSENTRY._options = None
+  _SESSIONINFO_TAGSENTRY._serialized_options = b'8\001'
+  _ROLE._serialized_start=3058
+  _ROLE._serialized_end=3136
   _ENTRY._serialized_start=104
   _ENTRY._serialized_end=783
   _SESSIONINFO._serialized_start=786
-  _SESSIONINFO._serialized_end=1262
-  _FORKEDFROM._serialized_start=1264
-  _FORKEDFROM._serialized_end=1334
-  _MESSAGE._serialized_start=1337
-  _MESSAGE._serialized_end=1800
-  _CONTENTPART._serialized_start=1803
-  _CONTENTPART._serialized_end=2005
-  _THINKINGPART._serialized_start=2007
-  _THINKINGPART._serialized_end=2098
-  _IMAGEPART._serialized_start=2100
-  _IMAGEPART._serialized_end=2160
-  _TOOLCALL._serialized_start=2162
-  _TOOLCALL._serialized_end=2262
-  _USAGE._serialized_start=2265
-  _USAGE._serialized_end=2434
-  _MODELCHANGE._serialized_start=2436
-  _MODELCHANGE._serialized_end=2517
-  _THINKINGLEVELCHANGE._serialized_start=2519
-  _THINKINGLEVELCHANGE._serialized_end=2579
-  _COMPACTION._serialized_start=2582
-  _COMPACTION._serialized_end=2726
-  _BRANCHSUMMARY._serialized_start=2728
-  _BRANCHSUMMARY._serialized_end=2794
-  _LABEL._serialized_start=2796
-  _LABEL._serialized_end=2825
-  _LEAF._serialized_start=2827
-  _LEAF._serialized_end=2858
-  _CUSTOM._serialized_start=2860
-  _CUSTOM._serialized_end=2943
+  _SESSIONINFO._serialized_end=1375
+  _SESSIONINFO_TAGSENTRY._serialized_start=1265
+  _SESSIONINFO_TAGSENTRY._serialized_end=1320
+  _FORKEDFROM._serialized_start=1377
+  _FORKEDFROM._serialized_end=1447
+  _MESSAGE._serialized_start=1450
+  _MESSAGE._serialized_end=1913
+  _CONTENTPART._serialized_start=1916
+  _CONTENTPART._serialized_end=2118
+  _THINKINGPART._serialized_start=2120
+  _THINKINGPART._serialized_end=2211
+  _IMAGEPART._serialized_start=2213
+  _IMAGEPART._serialized_end=2273
+  _TOOLCALL._serialized_start=2275
+  _TOOLCALL._serialized_end=2375
+  _USAGE._serialized_start=2378
+  _USAGE._serialized_end=2547
+  _MODELCHANGE._serialized_start=2549
+  _MODELCHANGE._serialized_end=2630
+  _THINKINGLEVELCHANGE._serialized_start=2632
+  _THINKINGLEVELCHANGE._serialized_end=2692
+  _COMPACTION._serialized_start=2695
+  _COMPACTION._serialized_end=2839
+  _BRANCHSUMMARY._serialized_start=2841
+  _BRANCHSUMMARY._serialized_end=2907
+  _LABEL._serialized_start=2909
+  _LABEL._serialized_end=2938
+  _LEAF._serialized_start=2940
+  _LEAF._serialized_end=2971
+  _CUSTOM._serialized_start=2973
+  _CUSTOM._serialized_end=3056
 # @@protoc_insertion_point(module_scope)

@@ -141,7 +141,14 @@ class ModelChange(_message.Message):
     def __init__(self, model: _Optional[str] = ..., provider: _Optional[str] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ["agent_type", "created_at", "cwd", "forked_from", "format_version", "metadata", "parent_session_id", "session_id", "spawn_depth", "title"]
+    __slots__ = ["agent_type", "created_at", "cwd", "forked_from", "format_version", "metadata", "parent_session_id", "session_id", "spawn_depth", "tags", "title"]
+    class TagsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     AGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CWD_FIELD_NUMBER: _ClassVar[int]
@@ -151,6 +158,7 @@ class SessionInfo(_message.Message):
     PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SPAWN_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     agent_type: str
     created_at: _timestamp_pb2.Timestamp
@@ -161,8 +169,9 @@ class SessionInfo(_message.Message):
     parent_session_id: str
     session_id: str
     spawn_depth: int
+    tags: _containers.ScalarMap[str, str]
     title: str
-    def __init__(self, session_id: _Optional[str] = ..., title: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., format_version: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., agent_type: _Optional[str] = ..., spawn_depth: _Optional[int] = ..., forked_from: _Optional[_Union[ForkedFrom, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., title: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., format_version: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., agent_type: _Optional[str] = ..., spawn_depth: _Optional[int] = ..., forked_from: _Optional[_Union[ForkedFrom, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ThinkingLevelChange(_message.Message):
     __slots__ = ["thinking_level"]

@@ -26,7 +26,14 @@ VIEW_HISTORY: View
 VIEW_UNSPECIFIED: View
 
 class SessionMeta(_message.Message):
-    __slots__ = ["agent_type", "created_at", "cwd", "entry_count", "forked_from", "head_seq", "health", "health_detail", "id", "leaf_id", "message_count", "metadata", "parent_session_id", "spawn_depth", "title", "updated_at", "workspace"]
+    __slots__ = ["agent_type", "created_at", "cwd", "entry_count", "forked_from", "head_seq", "health", "health_detail", "id", "leaf_id", "message_count", "metadata", "parent_session_id", "spawn_depth", "tags", "title", "updated_at", "workspace"]
+    class TagsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     AGENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CWD_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +48,7 @@ class SessionMeta(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SPAWN_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
@@ -58,10 +66,11 @@ class SessionMeta(_message.Message):
     metadata: _struct_pb2.Struct
     parent_session_id: str
     spawn_depth: int
+    tags: _containers.ScalarMap[str, str]
     title: str
     updated_at: _timestamp_pb2.Timestamp
     workspace: str
-    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., title: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., entry_count: _Optional[int] = ..., message_count: _Optional[int] = ..., leaf_id: _Optional[str] = ..., head_seq: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., agent_type: _Optional[str] = ..., spawn_depth: _Optional[int] = ..., forked_from: _Optional[_Union[_entry_pb2.ForkedFrom, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., health: _Optional[_Union[Health, str]] = ..., health_detail: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., title: _Optional[str] = ..., cwd: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., entry_count: _Optional[int] = ..., message_count: _Optional[int] = ..., leaf_id: _Optional[str] = ..., head_seq: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., agent_type: _Optional[str] = ..., spawn_depth: _Optional[int] = ..., forked_from: _Optional[_Union[_entry_pb2.ForkedFrom, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., health: _Optional[_Union[Health, str]] = ..., health_detail: _Optional[str] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SessionState(_message.Message):
     __slots__ = ["compaction_floor_id", "current_leaf_id", "custom", "head_seq", "label", "leaf_id", "messages", "model", "provider", "thinking_level", "title", "view"]

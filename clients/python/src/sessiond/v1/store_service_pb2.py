@@ -13,44 +13,63 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from sessiond.v1 import entry_pb2 as sessiond_dot_v1_dot_entry__pb2
 from sessiond.v1 import session_pb2 as sessiond_dot_v1_dot_session__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fsessiond/v1/store_service.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19sessiond/v1/session.proto\"\xda\x02\n\x14\x43reateSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x19\n\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x15\n\x03\x63wd\x18\x03 \x01(\tH\x01R\x03\x63wd\x88\x01\x01\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12\"\n\nsession_id\x18\x05 \x01(\tH\x02R\tsessionId\x88\x01\x01\x12/\n\x11parent_session_id\x18\x06 \x01(\tH\x03R\x0fparentSessionId\x88\x01\x01\x12\"\n\nagent_type\x18\x07 \x01(\tH\x04R\tagentType\x88\x01\x01\x42\x08\n\x06_titleB\x06\n\x04_cwdB\r\n\x0b_session_idB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"e\n\x15\x43reateSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\x12\x18\n\x07\x63reated\x18\x02 \x01(\x08R\x07\x63reated\"K\n\x11GetSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\"H\n\x12GetSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\"\xe4\x01\n\x13ListSessionsRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12/\n\x11parent_session_id\x18\x02 \x01(\tH\x00R\x0fparentSessionId\x88\x01\x01\x12\x1b\n\tpage_size\x18\x03 \x01(\rR\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\x12,\n\x05order\x18\x05 \x01(\x0e\x32\x16.sessiond.v1.SortOrderR\x05orderB\x14\n\x12_parent_session_id\"t\n\x14ListSessionsResponse\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.sessiond.v1.SessionMetaR\x08sessions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"{\n\x14\x44\x65leteSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\x12+\n\x11include_subagents\x18\x03 \x01(\x08R\x10includeSubagents\"G\n\x15\x44\x65leteSessionResponse\x12.\n\x13\x64\x65leted_session_ids\x18\x01 \x03(\tR\x11\x64\x65letedSessionIds\"\xba\x01\n\x12\x46orkSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\x12\x14\n\x05\x65ntry\x18\x03 \x01(\tR\x05\x65ntry\x12\x19\n\x05title\x18\x04 \x01(\tH\x00R\x05title\x88\x01\x01\x12\"\n\nsession_id\x18\x05 \x01(\tH\x01R\tsessionId\x88\x01\x01\x42\x08\n\x06_titleB\r\n\x0b_session_id\"I\n\x13\x46orkSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\"W\n\x14WatchSessionsRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\tR\x0b\x61\x66terCursor\"\xe5\x01\n\x15WatchSessionsResponse\x12\x31\n\x04type\x18\x01 \x01(\x0e\x32\x1d.sessiond.v1.SessionEventTypeR\x04type\x12\x1d\n\nsession_id\x18\x02 \x01(\tR\tsessionId\x12\x32\n\x07session\x18\x03 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\x12\x16\n\x06\x63ursor\x18\x04 \x01(\tR\x06\x63ursor\x12.\n\x04time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time*a\n\tSortOrder\x12\x1a\n\x16SORT_ORDER_UNSPECIFIED\x10\x00\x12\x1b\n\x17SORT_ORDER_NEWEST_FIRST\x10\x01\x12\x1b\n\x17SORT_ORDER_OLDEST_FIRST\x10\x02*\x96\x01\n\x10SessionEventType\x12\"\n\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n\x1aSESSION_EVENT_TYPE_DELETED\x10\x03\x32\x8e\x04\n\x0cStoreService\x12V\n\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n\nGetSession\x12\x1e.sessiond.v1.GetSessionRequest\x1a\x1f.sessiond.v1.GetSessionResponse\x12S\n\x0cListSessions\x12 .sessiond.v1.ListSessionsRequest\x1a!.sessiond.v1.ListSessionsResponse\x12V\n\rDeleteSession\x12!.sessiond.v1.DeleteSessionRequest\x1a\".sessiond.v1.DeleteSessionResponse\x12P\n\x0b\x46orkSession\x12\x1f.sessiond.v1.ForkSessionRequest\x1a .sessiond.v1.ForkSessionResponse\x12X\n\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fsessiond/v1/store_service.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\xd4\x03\n\x14\x43reateSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x19\n\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x15\n\x03\x63wd\x18\x03 \x01(\tH\x01R\x03\x63wd\x88\x01\x01\x12\x33\n\x08metadata\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x08metadata\x12\"\n\nsession_id\x18\x05 \x01(\tH\x02R\tsessionId\x88\x01\x01\x12/\n\x11parent_session_id\x18\x06 \x01(\tH\x03R\x0fparentSessionId\x88\x01\x01\x12\"\n\nagent_type\x18\x07 \x01(\tH\x04R\tagentType\x88\x01\x01\x12?\n\x04tags\x18\x08 \x03(\x0b\x32+.sessiond.v1.CreateSessionRequest.TagsEntryR\x04tags\x1a\x37\n\tTagsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x08\n\x06_titleB\x06\n\x04_cwdB\r\n\x0b_session_idB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"e\n\x15\x43reateSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\x12\x18\n\x07\x63reated\x18\x02 \x01(\x08R\x07\x63reated\"K\n\x11GetSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\"H\n\x12GetSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\"\xe4\x03\n\rSessionFilter\x12%\n\x0etitle_contains\x18\x01 \x01(\tR\rtitleContains\x12\x38\n\x04tags\x18\x02 \x03(\x0b\x32$.sessiond.v1.SessionFilter.TagsEntryR\x04tags\x12?\n\rcreated_after\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0c\x63reatedAfter\x12\x41\n\x0e\x63reated_before\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\rcreatedBefore\x12?\n\rupdated_after\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0cupdatedAfter\x12\x41\n\x0eupdated_before\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\rupdatedBefore\x12\"\n\nagent_type\x18\x07 \x01(\tH\x00R\tagentType\x88\x01\x01\x1a\x37\n\tTagsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\r\n\x0b_agent_type\"\xc6\x02\n\x13ListSessionsRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12/\n\x11parent_session_id\x18\x02 \x01(\tH\x00R\x0fparentSessionId\x88\x01\x01\x12\x1b\n\tpage_size\x18\x03 \x01(\rR\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\x12,\n\x05order\x18\x05 \x01(\x0e\x32\x16.sessiond.v1.SortOrderR\x05order\x12\x32\n\x06\x66ilter\x18\x06 \x01(\x0b\x32\x1a.sessiond.v1.SessionFilterR\x06\x66ilter\x12,\n\x07sort_by\x18\x07 \x01(\x0e\x32\x13.sessiond.v1.SortByR\x06sortByB\x14\n\x12_parent_session_id\"t\n\x14ListSessionsResponse\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.sessiond.v1.SessionMetaR\x08sessions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaf\x02\n\x14SearchEntriesRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n\x05query\x18\x02 \x01(\tR\x05query\x12\x32\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x1a.sessiond.v1.SessionFilterR\x06\x66ilter\x12/\n\x11parent_session_id\x18\x04 \x01(\tH\x00R\x0fparentSessionId\x88\x01\x01\x12\x1b\n\tpage_size\x18\x05 \x01(\rR\x08pageSize\x12\x1d\n\npage_token\x18\x06 \x01(\tR\tpageToken\x12,\n\x05order\x18\x07 \x01(\x0e\x32\x16.sessiond.v1.SortOrderR\x05orderB\x14\n\x12_parent_session_id\"\x8e\x02\n\tSearchHit\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12(\n\rsession_title\x18\x02 \x01(\tH\x00R\x0csessionTitle\x88\x01\x01\x12\x19\n\x08\x65ntry_id\x18\x03 \x01(\tR\x07\x65ntryId\x12\x10\n\x03seq\x18\x04 \x01(\x04R\x03seq\x12%\n\x04role\x18\x05 \x01(\x0e\x32\x11.sessiond.v1.RoleR\x04role\x12\x38\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ttimestamp\x12\x18\n\x07snippet\x18\x07 \x01(\tR\x07snippetB\x10\n\x0e_session_title\"\x9b\x01\n\x15SearchEntriesResponse\x12*\n\x04hits\x18\x01 \x03(\x0b\x32\x16.sessiond.v1.SearchHitR\x04hits\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12.\n\x13partial_session_ids\x18\x03 \x03(\tR\x11partialSessionIds\"{\n\x14\x44\x65leteSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\x12+\n\x11include_subagents\x18\x03 \x01(\x08R\x10includeSubagents\"G\n\x15\x44\x65leteSessionResponse\x12.\n\x13\x64\x65leted_session_ids\x18\x01 \x03(\tR\x11\x64\x65letedSessionIds\"\xba\x01\n\x12\x46orkSessionRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n\x07session\x18\x02 \x01(\tR\x07session\x12\x14\n\x05\x65ntry\x18\x03 \x01(\tR\x05\x65ntry\x12\x19\n\x05title\x18\x04 \x01(\tH\x00R\x05title\x88\x01\x01\x12\"\n\nsession_id\x18\x05 \x01(\tH\x01R\tsessionId\x88\x01\x01\x42\x08\n\x06_titleB\r\n\x0b_session_id\"I\n\x13\x46orkSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\"W\n\x14WatchSessionsRequest\x12\x1c\n\tworkspace\x18\x01 \x01(\tR\tworkspace\x12!\n\x0c\x61\x66ter_cursor\x18\x02 \x01(\tR\x0b\x61\x66terCursor\"\xe5\x01\n\x15WatchSessionsResponse\x12\x31\n\x04type\x18\x01 \x01(\x0e\x32\x1d.sessiond.v1.SessionEventTypeR\x04type\x12\x1d\n\nsession_id\x18\x02 \x01(\tR\tsessionId\x12\x32\n\x07session\x18\x03 \x01(\x0b\x32\x18.sessiond.v1.SessionMetaR\x07session\x12\x16\n\x06\x63ursor\x18\x04 \x01(\tR\x06\x63ursor\x12.\n\x04time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time*a\n\tSortOrder\x12\x1a\n\x16SORT_ORDER_UNSPECIFIED\x10\x00\x12\x1b\n\x17SORT_ORDER_NEWEST_FIRST\x10\x01\x12\x1b\n\x17SORT_ORDER_OLDEST_FIRST\x10\x02*K\n\x06SortBy\x12\x17\n\x13SORT_BY_UNSPECIFIED\x10\x00\x12\x13\n\x0fSORT_BY_CREATED\x10\x01\x12\x13\n\x0fSORT_BY_UPDATED\x10\x02*\x96\x01\n\x10SessionEventType\x12\"\n\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n\x1aSESSION_EVENT_TYPE_DELETED\x10\x03\x32\xe6\x04\n\x0cStoreService\x12V\n\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n\nGetSession\x12\x1e.sessiond.v1.GetSessionRequest\x1a\x1f.sessiond.v1.GetSessionResponse\x12S\n\x0cListSessions\x12 .sessiond.v1.ListSessionsRequest\x1a!.sessiond.v1.ListSessionsResponse\x12V\n\rSearchEntries\x12!.sessiond.v1.SearchEntriesRequest\x1a\".sessiond.v1.SearchEntriesResponse\x12V\n\rDeleteSession\x12!.sessiond.v1.DeleteSessionRequest\x1a\".sessiond.v1.DeleteSessionResponse\x12P\n\x0b\x46orkSession\x12\x1f.sessiond.v1.ForkSessionRequest\x1a .sessiond.v1.ForkSessionResponse\x12X\n\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sessiond.v1.store_service_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _SORTORDER._serialized_start=1873
-  _SORTORDER._serialized_end=1970
-  _SESSIONEVENTTYPE._serialized_start=1973
-  _SESSIONEVENTTYPE._serialized_end=2123
-  _CREATESESSIONREQUEST._serialized_start=139
-  _CREATESESSIONREQUEST._serialized_end=485
-  _CREATESESSIONRESPONSE._serialized_start=487
-  _CREATESESSIONRESPONSE._serialized_end=588
-  _GETSESSIONREQUEST._serialized_start=590
-  _GETSESSIONREQUEST._serialized_end=665
-  _GETSESSIONRESPONSE._serialized_start=667
-  _GETSESSIONRESPONSE._serialized_end=739
-  _LISTSESSIONSREQUEST._serialized_start=742
-  _LISTSESSIONSREQUEST._serialized_end=970
-  _LISTSESSIONSRESPONSE._serialized_start=972
-  _LISTSESSIONSRESPONSE._serialized_end=1088
-  _DELETESESSIONREQUEST._serialized_start=1090
-  _DELETESESSIONREQUEST._serialized_end=1213
-  _DELETESESSIONRESPONSE._serialized_start=1215
-  _DELETESESSIONRESPONSE._serialized_end=1286
-  _FORKSESSIONREQUEST._serialized_start=1289
-  _FORKSESSIONREQUEST._serialized_end=1475
-  _FORKSESSIONRESPONSE._serialized_start=1477
-  _FORKSESSIONRESPONSE._serialized_end=1550
-  _WATCHSESSIONSREQUEST._serialized_start=1552
-  _WATCHSESSIONSREQUEST._serialized_end=1639
-  _WATCHSESSIONSRESPONSE._serialized_start=1642
-  _WATCHSESSIONSRESPONSE._serialized_end=1871
-  _STORESERVICE._serialized_start=2126
-  _STORESERVICE._serialized_end=2652
+  _CREATESESSIONREQUEST_TAGSENTRY._options = None
+  _CREATESESSIONREQUEST_TAGSENTRY._serialized_options = b'8\001'
+  _SESSIONFILTER_TAGSENTRY._options = None
+  _SESSIONFILTER_TAGSENTRY._serialized_options = b'8\001'
+  _SORTORDER._serialized_start=3342
+  _SORTORDER._serialized_end=3439
+  _SORTBY._serialized_start=3441
+  _SORTBY._serialized_end=3516
+  _SESSIONEVENTTYPE._serialized_start=3519
+  _SESSIONEVENTTYPE._serialized_end=3669
+  _CREATESESSIONREQUEST._serialized_start=164
+  _CREATESESSIONREQUEST._serialized_end=632
+  _CREATESESSIONREQUEST_TAGSENTRY._serialized_start=507
+  _CREATESESSIONREQUEST_TAGSENTRY._serialized_end=562
+  _CREATESESSIONRESPONSE._serialized_start=634
+  _CREATESESSIONRESPONSE._serialized_end=735
+  _GETSESSIONREQUEST._serialized_start=737
+  _GETSESSIONREQUEST._serialized_end=812
+  _GETSESSIONRESPONSE._serialized_start=814
+  _GETSESSIONRESPONSE._serialized_end=886
+  _SESSIONFILTER._serialized_start=889
+  _SESSIONFILTER._serialized_end=1373
+  _SESSIONFILTER_TAGSENTRY._serialized_start=507
+  _SESSIONFILTER_TAGSENTRY._serialized_end=562
+  _LISTSESSIONSREQUEST._serialized_start=1376
+  _LISTSESSIONSREQUEST._serialized_end=1702
+  _LISTSESSIONSRESPONSE._serialized_start=1704
+  _LISTSESSIONSRESPONSE._serialized_end=1820
+  _SEARCHENTRIESREQUEST._serialized_start=1823
+  _SEARCHENTRIESREQUEST._serialized_end=2126
+  _SEARCHHIT._serialized_start=2129
+  _SEARCHHIT._serialized_end=2399
+  _SEARCHENTRIESRESPONSE._serialized_start=2402
+  _SEARCHENTRIESRESPONSE._serialized_end=2557
+  _DELETESESSIONREQUEST._serialized_start=2559
+  _DELETESESSIONREQUEST._serialized_end=2682
+  _DELETESESSIONRESPONSE._serialized_start=2684
+  _DELETESESSIONRESPONSE._serialized_end=2755
+  _FORKSESSIONREQUEST._serialized_start=2758
+  _FORKSESSIONREQUEST._serialized_end=2944
+  _FORKSESSIONRESPONSE._serialized_start=2946
+  _FORKSESSIONRESPONSE._serialized_end=3019
+  _WATCHSESSIONSREQUEST._serialized_start=3021
+  _WATCHSESSIONSREQUEST._serialized_end=3108
+  _WATCHSESSIONSRESPONSE._serialized_start=3111
+  _WATCHSESSIONSRESPONSE._serialized_end=3340
+  _STORESERVICE._serialized_start=3672
+  _STORESERVICE._serialized_end=4286
 # @@protoc_insertion_point(module_scope)

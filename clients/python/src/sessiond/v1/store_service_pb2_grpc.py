@@ -41,6 +41,11 @@ class StoreServiceStub(object):
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.FromString,
                 )
+        self.SearchEntries = channel.unary_unary(
+                '/sessiond.v1.StoreService/SearchEntries',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesResponse.FromString,
+                )
         self.DeleteSession = channel.unary_unary(
                 '/sessiond.v1.StoreService/DeleteSession',
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.DeleteSessionRequest.SerializeToString,
@@ -95,10 +100,33 @@ class StoreServiceServicer(object):
 
     def ListSessions(self, request, context):
         """ListSessions pages through a workspace's sessions: the top-level ones,
-        or with parent_session_id the subagents of that session. Corrupt sessions
-        are listed with health CORRUPT, never hidden. Files that are not
-        sessions are ignored.
-        Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+        or with parent_session_id the subagents of that session, ordered by
+        creation (default) or update time, newest first (default) or oldest
+        first, narrowed by a filter (every condition set must hold). Pages are
+        keyset pages: sessions created, appended to or deleted between two
+        calls never make a page repeat or skip a session that was there
+        throughout, except that ordering by update time moves an updated
+        session (it is seen at most once per listing: a session updated after
+        the listing passed it is not shown again). Corrupt sessions are listed
+        with health CORRUPT, never hidden (a filter on tags, title or agent
+        type does not match them). Files that are not sessions are ignored.
+        Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+        malformed filter).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchEntries(self, request, context):
+        """SearchEntries finds the message entries of a workspace whose text
+        contains every word of a query (case-insensitive, Unicode case folding;
+        text parts, thinking and tool results; tool-call arguments as their
+        JSON text), with a short snippet around the first match. Hits come
+        session by session in the order of ListSessions (newest created first
+        by default; the same filter applies), entries in seq order (all
+        branches: the tree's history, not only the current path). Paged.
+        Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+        page token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -153,6 +181,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'SearchEntries': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchEntries,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesResponse.SerializeToString,
             ),
             'DeleteSession': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteSession,
@@ -239,6 +272,23 @@ class StoreService(object):
         return grpc.experimental.unary_unary(request, target, '/sessiond.v1.StoreService/ListSessions',
             sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SearchEntries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/sessiond.v1.StoreService/SearchEntries',
+            sessiond_dot_v1_dot_store__service__pb2.SearchEntriesRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.SearchEntriesResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
