@@ -6,6 +6,8 @@ import { SessionLog } from "../../core/session-log.js";
 import type {
   AppendResult,
   EntryPage,
+  EntryScan,
+  EntryScanEnd,
   Planner,
   RootRecord,
   SessionKey,
@@ -31,6 +33,7 @@ import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
+import { scanFile } from "./text-scan.js";
 
 /** Sessions of one `list(workspace, ids)` call read at the same time. */
 const LIST_CONCURRENCY = 16;
@@ -162,6 +165,29 @@ export class JsonlEngine implements StorageEngine {
   async read(key: SessionKey, afterSeq: number, limit: number): Promise<EntryPage> {
     const log = await this.load(key);
     return { entries: log.slice(afterSeq, limit), headSeq: log.headSeq };
+  }
+
+  /**
+   * A text search reads the file itself (text-scan.ts), not the cached
+   * log: only the records whose bytes hold the needles are decoded, and
+   * nothing is kept, so a search over a workspace neither decodes nor
+   * caches every entry of it.
+   */
+  async scanEntries(key: SessionKey, scan: EntryScan): Promise<EntryScanEnd> {
+    this.checkOpen();
+    const file = await this.locate(key);
+    const missing = () =>
+      notFound(`session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`);
+    if (file === undefined) throw missing();
+    try {
+      return await scanFile(this.ops, file, scan);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === "ENOENT") throw missing();
+      // Not the file system's (a visitor's own error): as it is.
+      if (code === undefined) throw err;
+      throw ioError(err, `searching session ${quote(key.sessionId)}`, this.dataDir);
+    }
   }
 
   async listIds(workspace: string): Promise<string[]> {

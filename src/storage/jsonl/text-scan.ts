@@ -1,0 +1,131 @@
+/**
+ * A text search's pass over one session file (StorageEngine.scanEntries):
+ * the file is read in chunks, every line's frame and checksum are checked
+ * as the reader does (reader.ts), and only the records whose bytes hold
+ * every needle are decoded and handed to `visit`. The reading stops as
+ * soon as `visit` says the page is full.
+ *
+ * Damage is classified by the reader's rules, on what the scan sees: a
+ * line that is not intact with no intact line after it is a torn tail
+ * (ignored, with the records of its unfinished write); anything else that
+ * breaks the frame, the checksum, the dense seqs or the decoding of a
+ * decoded record is corruption, and the scan ends there, reporting
+ * `damaged`. Records the needles rule out are not decoded, so an intact
+ * record that does not decode is only found when a needle selects it
+ * (the loader finds it on first use too; no writer makes one).
+ */
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { EntryScan, EntryScanEnd } from "../engine.js";
+import { closeQuietly, type FsOps } from "./fs-ops.js";
+import { NeedleFinder } from "./needle-finder.js";
+import { checkFrame, decodePayload } from "./record.js";
+
+const NEWLINE = 0x0a;
+/** Bytes read at a time; a longer line grows the buffer to hold it. */
+const CHUNK = 1 << 20;
+
+type LineVerdict = "torn" | "corrupt";
+
+/** Scans the session file at `file`; ENOENT (the session is gone) propagates. */
+export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promise<EntryScanEnd> {
+  const fd = await ops.open(file, "r");
+  try {
+    return await scanFd(ops, fd, scan);
+  } finally {
+    await closeQuietly(ops, fd);
+  }
+}
+
+async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntryScanEnd> {
+  const finders = scan.needles.map((n) => new NeedleFinder(n));
+  let buf = Buffer.allocUnsafe(CHUNK);
+  /** Bytes of `buf` holding data; `pos`: file offset of buf[0]. */
+  let filled = 0;
+  let pos = 0;
+  let seq = 0;
+  /** Decoded records of the write in progress (its last record not read yet). */
+  let pending: Entry[] = [];
+  const flush = (): boolean => {
+    for (const entry of pending) if (!scan.visit(entry)) return false;
+    pending = [];
+    return true;
+  };
+  for (;;) {
+    if (filled === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, filled);
+      buf = bigger;
+    }
+    const n = await ops.read(fd, buf, filled, buf.length - filled, pos + filled);
+    filled += n;
+    const end = buf.lastIndexOf(NEWLINE, filled - 1) + 1;
+    if (n === 0) {
+      // The file ends: bytes after the last newline, or an unfinished write,
+      // are a torn tail; a file without a valid first record is corrupt.
+      return { damaged: seq === 0 };
+    }
+    if (end === 0) continue;
+    for (const f of finders) f.reset(buf, end);
+    let at = 0;
+    while (at < end) {
+      const nl = buf.indexOf(NEWLINE, at);
+      const frame = checkFrame(buf, at, nl);
+      let bad: LineVerdict | undefined;
+      if (typeof frame === "string") bad = seq === 0 ? "corrupt" : "torn";
+      else if (frame.seq !== seq + 1) bad = "corrupt";
+      if (bad === undefined && typeof frame !== "string") {
+        seq = frame.seq;
+        if (seq > scan.afterSeq && finders.every((f) => within(f, frame.start, frame.end))) {
+          const entry = decodePayload(buf, frame);
+          if (typeof entry === "string") bad = "corrupt";
+          else pending.push(entry);
+        }
+        if (bad === undefined) {
+          if (!frame.more && !flush()) return { damaged: false };
+          at = nl + 1;
+          continue;
+        }
+      }
+      // The first invalid line: torn when nothing intact follows it.
+      if (bad === "torn" && !(await intactAfter(ops, fd, pos + nl + 1))) {
+        return { damaged: false };
+      }
+      flush();
+      return { damaged: true };
+    }
+    buf.copy(buf, 0, end, filled);
+    pos += end;
+    filled -= end;
+  }
+}
+
+/** Whether the needle occurs inside `[start, end)`. */
+function within(finder: NeedleFinder, start: number, end: number): boolean {
+  const at = finder.next(start);
+  return at !== -1 && at < end;
+}
+
+/**
+ * Whether an intact line starts anywhere at or after the file offset
+ * `from`: what makes a damaged line corruption instead of a torn tail.
+ */
+async function intactAfter(ops: FsOps, fd: number, from: number): Promise<boolean> {
+  let chunk = Buffer.allocUnsafe(CHUNK);
+  let offset = from;
+  for (;;) {
+    const n = await ops.read(fd, chunk, 0, chunk.length, offset);
+    if (n === 0) return false;
+    let at = 0;
+    for (let nl = chunk.indexOf(NEWLINE); nl !== -1 && nl < n; nl = chunk.indexOf(NEWLINE, at)) {
+      if (typeof checkFrame(chunk, at, nl) !== "string") return true;
+      at = nl + 1;
+    }
+    if (at === 0) {
+      // No newline in a short read: the file ends without one. Else one
+      // line is longer than the chunk: read it again whole.
+      if (n < chunk.length) return false;
+      chunk = Buffer.allocUnsafe(chunk.length * 2);
+    }
+    offset += at;
+  }
+}
