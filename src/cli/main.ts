@@ -11,6 +11,7 @@ import { ls } from "./ls.js";
 import { newCommand } from "./new.js";
 import { rewind } from "./rewind.js";
 import { rm } from "./rm.js";
+import { search } from "./search.js";
 import { serve } from "./serve.js";
 import { show } from "./show.js";
 import { tail } from "./tail.js";
@@ -21,6 +22,7 @@ const COMMANDS: readonly Command[] = [
   serve,
   newCommand,
   ls,
+  search,
   show,
   tail,
   append,
