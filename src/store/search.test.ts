@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
@@ -6,7 +9,10 @@ import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js
 import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
 import { expectCode } from "../../test/support/fixtures.js";
 import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
-import type { StorageEngine } from "../storage/engine.js";
+import { dataLoss } from "../core/errors.js";
+import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import { JsonlEngine } from "../storage/jsonl/jsonl-engine.js";
+import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "./session-store.js";
 
 /** A store on a clock that moves one second per session, so creation order is known. */
@@ -418,5 +424,68 @@ describe("search over an engine without its own scan", () => {
     } finally {
       await fixture.dispose();
     }
+  });
+});
+
+describe("search of corrupt sessions", () => {
+  it("JSONL: a corrupt session is searched up to the damage and named partial", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "sessiond-search-"));
+    const engine = new JsonlEngine({ dataDir });
+    try {
+      const store = storeOn(engine);
+      const bad = (await store.create()).session.id;
+      const good = (await store.create()).session.id;
+      for (const id of [bad, good]) {
+        await (await store.open(undefined, id)).append(
+          ["m1", "m2", "m3", "m4"].map((e) => say("word", e)),
+        );
+      }
+      const file = join(dataDir, "default", "sessions", `${bad}.jsonl`);
+      const lines = (await readFile(file, "utf8")).split("\n");
+      lines[3] = (lines[3] as string).replace("word", "wore"); // line 4 = m3: its CRC no longer holds
+      await writeFile(file, lines.join("\n"));
+      const res = await store.search({ query: "word" });
+      expect(res.hits.map((h) => `${h.sessionId === bad ? "bad" : "good"}/${h.entryId}`)).toEqual([
+        "good/m1",
+        "good/m2",
+        "good/m3",
+        "good/m4",
+        "bad/m1",
+        "bad/m2",
+      ]);
+      expect(res.partialSessionIds).toEqual([bad]);
+    } finally {
+      await engine.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("an engine without its own scan: read up to the page that fails, then entry by entry", async () => {
+    const memory = new MemoryEngine();
+    const store = storeOn(memory);
+    const id = (await store.create()).session.id;
+    await (await store.open(undefined, id)).append(
+      Array.from({ length: 300 }, (_, i) => say("word", `m${i + 2}`)),
+    );
+    const damagedAt = 280;
+    const reads: [number, number][] = [];
+    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+      async read(key: SessionKey, afterSeq: number, limit: number) {
+        reads.push([afterSeq, limit]);
+        const page = await memory.read(key, afterSeq, limit);
+        if (page.entries.some((e) => Number(e.seq) >= damagedAt)) throw dataLoss("damaged");
+        return page;
+      },
+    });
+    const res = await new SessionStore(engine).search({ query: "word", pageSize: 1000 });
+    expect(res.hits.map((h) => Number(h.seq))).toEqual(
+      Array.from({ length: damagedAt - 2 }, (_, i) => i + 2),
+    );
+    expect(res.partialSessionIds).toEqual([id]);
+    expect(reads.slice(0, 3)).toEqual([
+      [0, 256],
+      [256, 256],
+      [256, 1],
+    ]);
   });
 });

@@ -43,6 +43,8 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
   let filled = 0;
   let pos = 0;
   let seq = 0;
+  /** The seq of the last record that ended its write: 0 while the root's write is unfinished. */
+  let whole = 0;
   /** Decoded records of the write in progress (its last record not read yet). */
   let pending: Entry[] = [];
   const flush = (): boolean => {
@@ -62,7 +64,7 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
     if (n === 0) {
       // The file ends: bytes after the last newline, or an unfinished write,
       // are a torn tail; a file without a valid first record is corrupt.
-      return { damaged: seq === 0 };
+      return { damaged: whole === 0 };
     }
     if (end === 0) continue;
     for (const f of finders) f.reset(buf, end);
@@ -81,14 +83,17 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
           else pending.push(entry);
         }
         if (bad === undefined) {
-          if (!frame.more && !flush()) return { damaged: false };
+          if (!frame.more) {
+            whole = seq;
+            if (!flush()) return { damaged: false };
+          }
           at = nl + 1;
           continue;
         }
       }
       // The first invalid line: torn when nothing intact follows it.
       if (bad === "torn" && !(await intactAfter(ops, fd, pos + nl + 1))) {
-        return { damaged: false };
+        return { damaged: whole === 0 };
       }
       flush();
       return { damaged: true };
