@@ -4,6 +4,7 @@ import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import {
   type GetSessionResponse,
   GetSessionResponseSchema,
+  SortBy,
   SortOrder,
   type StoreService,
 } from "../../gen/sessiond/v1/store_service_pb.js";
@@ -60,6 +61,8 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+        filter: req.filter,
+        sortBy: req.sortBy === SortBy.UPDATED ? "updated" : "created",
       });
     },
 

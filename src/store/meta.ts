@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { SessionInfo } from "../../gen/sessiond/v1/entry_pb.js";
 import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import { timestampMillis } from "../core/entry.js";
 import type { SessionRecord } from "../storage/engine.js";
 
 /** The public SessionMeta of a storage record. */
@@ -44,6 +45,17 @@ function freshMeta(record: SessionRecord): SessionMeta {
     healthDetail: record.healthDetail,
     tags: record.tags,
   });
+}
+
+/** The root's creation time in ms (0 when unknown), as listings order by it. */
+export function createdMsOf(record: SessionRecord): number {
+  const k = record.root?.kind;
+  return timestampMillis(k?.case === "sessionInfo" ? k.value.createdAt : undefined);
+}
+
+/** updated_at in ms (0 when unknown), as listings order and filter by it. */
+export function updatedMsOf(record: SessionRecord): number {
+  return Math.max(createdMsOf(record), record.updatedAtMs);
 }
 
 /**

@@ -35,7 +35,7 @@ export function decodeToken(token: string): unknown[] {
  * to a different listing.
  */
 export interface PageKey {
-  /** createdAt (ms) of the last session on the page. */
+  /** The sort time (ms) of the last session on the page: created_at, or updated_at with sortBy "updated". */
   readonly createdMs: number;
   /** Its id (tie-breaker). */
   readonly id: string;
@@ -43,22 +43,41 @@ export interface PageKey {
   readonly order: "desc" | "asc";
   /** The parent filter of the listing ("" = top level). */
   readonly parent: string;
+  /** What the listing orders by ("created" when absent). */
+  readonly sortBy?: "created" | "updated" | undefined;
+  /** The listing's filter (session-filter.ts `key`; "" when absent). */
+  readonly filter?: string | undefined;
 }
 
+/** Tokens of unfiltered listings by creation keep the first form: tokens issued before filters existed stay valid. */
 export function encodePageToken(key: PageKey): string {
-  return encodeToken([key.createdMs, key.id, key.order, key.parent]);
+  const sortBy = key.sortBy ?? "created";
+  const filter = key.filter ?? "";
+  if (sortBy === "created" && filter === "") {
+    return encodeToken([key.createdMs, key.id, key.order, key.parent]);
+  }
+  return encodeToken([key.createdMs, key.id, key.order, key.parent, sortBy, filter]);
 }
 
 export function decodePageToken(token: string): PageKey {
   const parsed = decodeToken(token);
   if (
-    parsed.length !== 4 ||
+    (parsed.length !== 4 && parsed.length !== 6) ||
     typeof parsed[0] !== "number" ||
     typeof parsed[1] !== "string" ||
     (parsed[2] !== "desc" && parsed[2] !== "asc") ||
-    typeof parsed[3] !== "string"
+    typeof parsed[3] !== "string" ||
+    (parsed.length === 6 &&
+      ((parsed[4] !== "created" && parsed[4] !== "updated") || typeof parsed[5] !== "string"))
   ) {
     throw badPageToken();
   }
-  return { createdMs: parsed[0], id: parsed[1], order: parsed[2], parent: parsed[3] };
+  return {
+    createdMs: parsed[0],
+    id: parsed[1],
+    order: parsed[2],
+    parent: parsed[3],
+    sortBy: parsed.length === 6 ? (parsed[4] as "created" | "updated") : "created",
+    filter: parsed.length === 6 ? (parsed[5] as string) : "",
+  };
 }

@@ -5,12 +5,14 @@
  */
 
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
 import { checkSessionId, checkWorkspace, SESSION_ID_PATTERN } from "../core/ids.js";
-import type { RootRecord, StorageEngine } from "../storage/engine.js";
+import type { RootRecord, SessionRecord, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
-import { metaOf } from "./meta.js";
-import { decodePageToken, encodePageToken } from "./page-token.js";
+import { metaOf, updatedMsOf } from "./meta.js";
+import { decodePageToken, encodePageToken, type PageKey } from "./page-token.js";
+import { type CheckedFilter, checkFilter, matches, rootMatches } from "./session-filter.js";
 import { smallest } from "./top-k.js";
 
 export interface ListInput {
@@ -20,6 +22,10 @@ export interface ListInput {
   pageSize?: number | undefined;
   pageToken?: string | undefined;
   order?: "newest" | "oldest" | undefined;
+  /** Only sessions that meet it (session-filter.ts). */
+  filter?: SessionFilter | undefined;
+  /** The time to order by (default: creation). */
+  sortBy?: "created" | "updated" | undefined;
 }
 
 /**
@@ -49,8 +55,17 @@ export async function listSessions(
     );
   }
   const pageSize = size === 0 ? limits.defaultPageSize : size;
+  const filter = checkFilter(input.filter);
+  const sortBy = input.sortBy ?? "created";
+  const filterKey = filter?.key ?? "";
   const after = input.pageToken ? decodePageToken(input.pageToken) : undefined;
-  if (after !== undefined && (after.order !== order || after.parent !== parent)) {
+  if (
+    after !== undefined &&
+    (after.order !== order ||
+      after.parent !== parent ||
+      after.sortBy !== sortBy ||
+      after.filter !== filterKey)
+  ) {
     throw invalidArgument("invalid page_token: it belongs to a different listing");
   }
   // A key this store never issues (a forged token): creation times are
@@ -62,6 +77,9 @@ export async function listSessions(
     (!Number.isInteger(after.createdMs) || !SESSION_ID_PATTERN.test(after.id))
   ) {
     throw invalidArgument("invalid page_token: pass next_page_token unchanged");
+  }
+  if (filter !== undefined || sortBy !== "created") {
+    return filteredPage(engine, { workspace, parent, order, sortBy, filter, after, pageSize });
   }
   // One more than the page: whether there is a next page.
   const first =
@@ -127,4 +145,63 @@ async function pickPage(
       0;
   const roots = await engine.listRoots(workspace);
   return smallest(roots, limit, (r) => r.parentSessionId === parent && afterKey(r), compare);
+}
+
+interface FilteredListing {
+  readonly workspace: string;
+  readonly parent: string;
+  readonly order: "asc" | "desc";
+  readonly sortBy: "created" | "updated";
+  readonly filter: CheckedFilter | undefined;
+  readonly after: PageKey | undefined;
+  readonly pageSize: number;
+}
+
+/**
+ * One page of a filtered listing, or one ordered by update time: the roots
+ * decide what they can (parent, creation time, agent type), then the
+ * records of the sessions left decide the rest and give the update times.
+ * Costs a record of every candidate session (engines remember them: JSONL
+ * per file signature), so a filter that the roots narrow is cheap.
+ */
+async function filteredPage(
+  engine: StorageEngine,
+  l: FilteredListing,
+): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
+  const { filter, after, pageSize } = l;
+  const roots = new Map<string, RootRecord>();
+  for (const r of await engine.listRoots(l.workspace)) {
+    if (r.parentSessionId === l.parent && (filter === undefined || rootMatches(filter, r))) {
+      roots.set(r.sessionId, r);
+    }
+  }
+  const sign = l.order === "desc" ? -1 : 1;
+  const rows: { record: SessionRecord; ms: number }[] = [];
+  for (const record of await engine.list(l.workspace, [...roots.keys()])) {
+    if (filter !== undefined && !matches(filter, record)) continue;
+    const root = roots.get(record.sessionId) as RootRecord;
+    rows.push({ record, ms: l.sortBy === "created" ? root.createdAtMs : updatedMsOf(record) });
+  }
+  const compare = (aMs: number, aId: string, bMs: number, bId: string) =>
+    sign * (aMs - bMs || (aId < bId ? -1 : aId > bId ? 1 : 0));
+  const page = smallest(
+    rows,
+    pageSize + 1,
+    (r) => after === undefined || compare(r.ms, r.record.sessionId, after.createdMs, after.id) > 0,
+    (a, b) => compare(a.ms, a.record.sessionId, b.ms, b.record.sessionId),
+  );
+  const shown = page.slice(0, pageSize);
+  const last = shown[pageSize - 1];
+  const nextPageToken =
+    page.length > pageSize && last !== undefined
+      ? encodePageToken({
+          createdMs: last.ms,
+          id: last.record.sessionId,
+          order: l.order,
+          parent: l.parent,
+          sortBy: l.sortBy,
+          filter: filter?.key ?? "",
+        })
+      : "";
+  return { sessions: shown.map((r) => metaOf(r.record)), nextPageToken };
 }

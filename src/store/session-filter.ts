@@ -1,0 +1,128 @@
+import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
+import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
+import { invalidArgument } from "../core/errors.js";
+import { checkTags, hasTags, type Tags } from "../core/tags.js";
+import type { RootRecord, SessionRecord } from "../storage/engine.js";
+import { createdMsOf, updatedMsOf } from "./meta.js";
+
+/**
+ * The session filter of ListSessions and SearchEntries, checked once and
+ * applied to listing records. Two stages, so that most sessions are
+ * dropped before their records are read: `rootMatches` needs only the root
+ * (creation time, agent type), `matches` the whole record (title, tags,
+ * update time). A corrupt session meets no title, tag or agent-type
+ * condition (what it says of itself cannot be trusted), but is kept by
+ * time ranges on what is known of it.
+ */
+export interface CheckedFilter {
+  /** Lower-cased; "" for no condition. */
+  readonly titleContains: string;
+  readonly tags: Tags;
+  readonly createdAfterMs: number | undefined;
+  readonly createdBeforeMs: number | undefined;
+  readonly updatedAfterMs: number | undefined;
+  readonly updatedBeforeMs: number | undefined;
+  readonly agentType: string | undefined;
+  /** A canonical text of the conditions: a page token is tied to it. */
+  readonly key: string;
+}
+
+/** Longest title_contains, characters. */
+export const MAX_TITLE_FILTER_CHARS = 256;
+
+/**
+ * The filter's conditions, checked (INVALID_ARGUMENT naming the field), or
+ * undefined when it sets none.
+ */
+export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | undefined {
+  if (filter === undefined) return undefined;
+  const title = filter.titleContains;
+  if (title.length > MAX_TITLE_FILTER_CHARS) {
+    throw invalidArgument(
+      `filter.title_contains has ${title.length} characters, at most ${MAX_TITLE_FILTER_CHARS} are allowed`,
+    );
+  }
+  checkTags(filter.tags, "filter.tags", false);
+  const checked: Omit<CheckedFilter, "key"> = {
+    titleContains: title.toLowerCase(),
+    tags: filter.tags,
+    createdAfterMs: ms(filter.createdAfter, "filter.created_after"),
+    createdBeforeMs: ms(filter.createdBefore, "filter.created_before"),
+    updatedAfterMs: ms(filter.updatedAfter, "filter.updated_after"),
+    updatedBeforeMs: ms(filter.updatedBefore, "filter.updated_before"),
+    agentType: filter.agentType,
+  };
+  const none =
+    checked.titleContains === "" &&
+    Object.keys(checked.tags).length === 0 &&
+    checked.createdAfterMs === undefined &&
+    checked.createdBeforeMs === undefined &&
+    checked.updatedAfterMs === undefined &&
+    checked.updatedBeforeMs === undefined &&
+    checked.agentType === undefined;
+  if (none) return undefined;
+  const tags = Object.keys(checked.tags)
+    .sort()
+    .map((k) => [k, checked.tags[k]]);
+  return {
+    ...checked,
+    key: JSON.stringify([
+      checked.titleContains,
+      tags,
+      checked.createdAfterMs ?? null,
+      checked.createdBeforeMs ?? null,
+      checked.updatedAfterMs ?? null,
+      checked.updatedBeforeMs ?? null,
+      checked.agentType ?? null,
+    ]),
+  };
+}
+
+/** A timestamp of the filter in ms; a malformed one is INVALID_ARGUMENT. */
+function ms(ts: Timestamp | undefined, field: string): number | undefined {
+  if (ts === undefined) return undefined;
+  if (ts.nanos < 0 || ts.nanos > 999_999_999) {
+    throw invalidArgument(`${field}: nanos ${ts.nanos} is out of range 0..999999999`);
+  }
+  const value = timestampMs(ts);
+  if (!Number.isSafeInteger(Math.floor(value))) {
+    throw invalidArgument(`${field}: seconds ${ts.seconds} is out of range`);
+  }
+  return value;
+}
+
+function within(at: number, after: number | undefined, before: number | undefined): boolean {
+  return (after === undefined || at >= after) && (before === undefined || at < before);
+}
+
+/** The conditions a root alone decides: creation time and agent type. */
+export function rootMatches(f: CheckedFilter, root: RootRecord): boolean {
+  if (!within(root.createdAtMs, f.createdAfterMs, f.createdBeforeMs)) return false;
+  if (f.agentType === undefined) return true;
+  const k = root.root?.kind;
+  return root.health === "ok" && k?.case === "sessionInfo" && k.value.agentType === f.agentType;
+}
+
+/** Every condition, on the session's listing record. */
+export function matches(f: CheckedFilter, record: SessionRecord): boolean {
+  if (!within(createdMsOf(record), f.createdAfterMs, f.createdBeforeMs)) return false;
+  if (!within(updatedMsOf(record), f.updatedAfterMs, f.updatedBeforeMs)) return false;
+  const trusted = record.health === "ok";
+  if (f.titleContains !== "") {
+    const title = record.title ?? titleOfRoot(record);
+    if (!trusted || title === undefined || !title.toLowerCase().includes(f.titleContains)) {
+      return false;
+    }
+  }
+  if (Object.keys(f.tags).length > 0 && !(trusted && hasTags(record.tags, f.tags))) return false;
+  if (f.agentType !== undefined) {
+    const k = record.root?.kind;
+    if (!trusted || k?.case !== "sessionInfo" || k.value.agentType !== f.agentType) return false;
+  }
+  return true;
+}
+
+function titleOfRoot(record: SessionRecord): string | undefined {
+  const k = record.root?.kind;
+  return k?.case === "sessionInfo" ? k.value.title : undefined;
+}
