@@ -47,12 +47,34 @@ describe("decodeToken", () => {
 describe("decodePageToken", () => {
   it("gives back the listing key a token was issued for", () => {
     const key = { createdMs: 1700000000000, id: "s-1", order: "asc", parent: "p" } as const;
-    expect(decodePageToken(encodePageToken(key))).toEqual(key);
+    expect(decodePageToken(encodePageToken(key))).toEqual({
+      ...key,
+      sortBy: "created",
+      filter: "",
+    });
+    for (const more of [
+      { sortBy: "updated", filter: "" },
+      { sortBy: "created", filter: '["x"]' },
+      { sortBy: "updated", filter: '["x"]' },
+    ] as const) {
+      expect(decodePageToken(encodePageToken({ ...key, ...more }))).toEqual({ ...key, ...more });
+    }
+  });
+
+  it("an unfiltered listing by creation keeps the four-field form (tokens issued before filters)", () => {
+    const token = encodePageToken({ createdMs: 5, id: "a", order: "desc", parent: "" });
+    expect(token).toBe(tokenOf(JSON.stringify([5, "a", "desc", ""])));
+    expect(
+      encodePageToken({ createdMs: 5, id: "a", order: "desc", parent: "", sortBy: "updated" }),
+    ).toBe(tokenOf(JSON.stringify([5, "a", "desc", "", "updated", ""])));
   });
 
   it.each([
     ["three fields", [1, "s-1", "desc"]],
     ["five fields", [1, "s-1", "desc", "", ""]],
+    ["seven fields", [1, "s-1", "desc", "", "created", "", ""]],
+    ["an unknown order-by", [1, "s-1", "desc", "", "title", ""]],
+    ["a filter that is not a string", [1, "s-1", "desc", "", "updated", 0]],
     ["a creation time that is not a number", ["1", "s-1", "desc", ""]],
     ["an id that is not a string", [1, 2, "desc", ""]],
     ["an unknown order", [1, "s-1", "sideways", ""]],
