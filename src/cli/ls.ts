@@ -1,10 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Health, type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
-import { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
+import { SortBy, SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import { shortId } from "../core/ids.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
-import { type Command, parse, positionals } from "./command.js";
+import { CliError, type Command, parse, positionals } from "./command.js";
+import { FILTER_FLAGS_HELP, FILTER_OPTIONS, filterOf } from "./filter-flags.js";
 import {
   formatTable,
   formatTime,
@@ -20,8 +21,8 @@ import { terminalLine } from "./terminal-text.js";
 const HELP = `Usage: sessiond ls [flags]
 
 Lists the sessions of a workspace, newest first: the top-level ones, or with
---parent the subagent sessions of one session. Corrupt sessions are listed
-with health CORRUPT.
+--parent the subagent sessions of one session, narrowed by the filter flags
+(all must hold). Corrupt sessions are listed with health CORRUPT.
 
 Flags:
   --parent ID             list the subagents of this session (full id, short id or
@@ -29,6 +30,8 @@ Flags:
   --all                   every session (default: one page of the server's page size)
   --limit N               the first N sessions, read in as many pages as needed
   --oldest-first          oldest session first
+  --sort created|updated  order by creation (default) or by the newest entry
+${FILTER_FLAGS_HELP}
 ${CLIENT_FLAGS_HELP}
 
 Output: a table (short id, title, entries, messages, updated, health); with
@@ -42,6 +45,8 @@ const OPTIONS = {
   all: { type: "boolean" },
   limit: { type: "string" },
   "oldest-first": { type: "boolean" },
+  sort: { type: "string" },
+  ...FILTER_OPTIONS,
 } as const;
 
 function row(s: SessionMeta): string[] {
@@ -81,6 +86,11 @@ async function parentId({ client, workspace }: Connection, ref: string): Promise
   }
 }
 
+/** Whether any filter flag was given (the empty listing then says "match"). */
+function filtered(v: Record<string, unknown>): boolean {
+  return Object.keys(FILTER_OPTIONS).some((k) => v[k] !== undefined);
+}
+
 export const ls: Command = {
   name: "ls",
   summary: "list sessions (newest first)",
@@ -94,7 +104,12 @@ export const ls: Command = {
     const { workspace, client } = conn;
     const parentSessionId = v.parent === undefined ? undefined : await parentId(conn, v.parent);
     const order = v["oldest-first"] ? SortOrder.OLDEST_FIRST : SortOrder.NEWEST_FIRST;
-    const request = { workspace, parentSessionId, order };
+    if (v.sort !== undefined && v.sort !== "created" && v.sort !== "updated") {
+      throw new CliError(`--sort wants created or updated, got ${JSON.stringify(v.sort)}`, 2);
+    }
+    const sortBy = v.sort === "updated" ? SortBy.UPDATED : SortBy.CREATED;
+    const filter = filterOf(v, Date.now());
+    const request = { workspace, parentSessionId, order, sortBy, filter };
     const { sessions, more } = await listSessionPages(client, request, limit);
     // On stderr even when piped: a script must not take one page for the whole list.
     if (more) {
@@ -107,7 +122,7 @@ export const ls: Command = {
       return 0;
     }
     if (sessions.length === 0) {
-      await println(`no sessions in workspace "${workspace}"`);
+      await println(`no sessions in workspace "${workspace}"${filtered(v) ? " match" : ""}`);
       return 0;
     }
     const lines = formatTable(

@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
+import { tagFlags } from "./filter-flags.js";
 import { jsonLine, printHelp, println } from "./output.js";
 
 const HELP = `Usage: sessiond new [flags]
@@ -16,6 +17,7 @@ Flags:
   --parent ID             make it a subagent session of this session (full id)
   --agent-type T          with --parent: the subagent's agent type
   --metadata JSON         free-form metadata (a JSON object)
+  --tag KEY=VALUE         a tag to find the session by (repeat for more)
 ${CLIENT_FLAGS_HELP}
 
 With --json: the SessionMeta as proto JSON.`;
@@ -28,6 +30,7 @@ const OPTIONS = {
   parent: { type: "string" },
   "agent-type": { type: "string" },
   metadata: { type: "string" },
+  tag: { type: "string", multiple: true },
 } as const;
 
 function parseMetadata(text: string | undefined): JsonObject | undefined {
@@ -58,6 +61,7 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     parentSessionId: v.parent,
     agentType: v["agent-type"],
     metadata,
+    tags: tagFlags(v.tag),
   });
   const meta = res.session;
   if (v.json) {

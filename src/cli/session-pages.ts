@@ -1,6 +1,11 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
-import type { SortOrder } from "../../gen/sessiond/v1/store_service_pb.js";
+import type {
+  SessionFilterSchema,
+  SortBy,
+  SortOrder,
+} from "../../gen/sessiond/v1/store_service_pb.js";
 import type { SessiondClient } from "../client/index.js";
 import { CliError, intFlag } from "./command.js";
 
@@ -26,7 +31,13 @@ export interface SessionList {
  */
 export async function listSessionPages(
   client: SessiondClient,
-  req: { workspace: string; parentSessionId: string | undefined; order: SortOrder },
+  req: {
+    workspace: string;
+    parentSessionId: string | undefined;
+    order: SortOrder;
+    sortBy?: SortBy;
+    filter?: MessageInitShape<typeof SessionFilterSchema>;
+  },
   limit: number | undefined,
 ): Promise<SessionList> {
   const sessions: SessionMeta[] = [];
