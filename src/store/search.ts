@@ -55,6 +55,14 @@ export interface SearchResult {
   partialSessionIds: string[];
 }
 
+/**
+ * How long a search runs before it lets other work of the process run: an
+ * engine may answer a scan without waiting on anything (the memory engine,
+ * small files read synchronously), and a search over a big workspace must
+ * not hold the event loop for its whole duration.
+ */
+const SLICE_MS = 10;
+
 /** Records read at once when a filter needs them (title, tags, update time). */
 const FILTER_BATCH = 64;
 
@@ -105,7 +113,13 @@ export async function searchEntries(
   const found: Found[] = [];
   const partial: string[] = [];
   const records = new Map<string, SessionRecord>();
+  let sliceStart = performance.now();
   for (let i = 0; i < roots.length && found.length <= pageSize; i++) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: when to yield changes timing only, never a result
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
     input.signal?.throwIfAborted();
     const root = roots[i] as RootRecord;
     if (filter !== undefined) {

@@ -26,19 +26,37 @@ const CHUNK = 1 << 20;
 
 type LineVerdict = "torn" | "corrupt";
 
+/**
+ * Chunk buffers of finished scans, for the next ones: a search reads
+ * thousands of files in a row, and a fresh megabyte each would keep the
+ * garbage collector busy.
+ */
+const spares: Buffer[] = [];
+const MAX_SPARES = 4;
+
 /** Scans the session file at `file`; ENOENT (the session is gone) propagates. */
 export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promise<EntryScanEnd> {
   const fd = await ops.open(file, "r");
+  const chunk = { buf: spares.pop() ?? Buffer.allocUnsafe(CHUNK) };
   try {
-    return await scanFd(ops, fd, scan);
+    return await scanFd(ops, fd, scan, chunk);
   } finally {
+    if (chunk.buf.length === CHUNK && spares.length < MAX_SPARES) spares.push(chunk.buf);
     await closeQuietly(ops, fd);
   }
 }
 
-async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntryScanEnd> {
-  const finders = scan.needles.map((n) => new NeedleFinder(n));
-  let buf = Buffer.allocUnsafe(CHUNK);
+async function scanFd(
+  ops: FsOps,
+  fd: number,
+  scan: EntryScan,
+  chunk: { buf: Buffer },
+): Promise<EntryScanEnd> {
+  const finders = scan.needles
+    .map((n) => new NeedleFinder(n))
+    .sort((a, b) => a.heldShare - b.heldShare);
+  let buf = chunk.buf;
+  const size = (await ops.fstat(fd)).size;
   /** Bytes of `buf` holding data; `pos`: file offset of buf[0]. */
   let filled = 0;
   let pos = 0;
@@ -57,17 +75,20 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
       const bigger = Buffer.allocUnsafe(buf.length * 2);
       buf.copy(bigger, 0, 0, filled);
       buf = bigger;
+      chunk.buf = bigger;
     }
-    const n = await ops.read(fd, buf, filled, buf.length - filled, pos + filled);
+    // Up to one byte past the size: a short read says the file ends, without
+    // a read of nothing (and a small file is one read, made synchronously).
+    const want = Math.min(buf.length - filled, Math.max(0, size - pos - filled) + 1);
+    const n = await ops.read(fd, buf, filled, want, pos + filled);
     filled += n;
-    const end = buf.lastIndexOf(NEWLINE, filled - 1) + 1;
-    if (n === 0) {
-      // The file ends: bytes after the last newline, or an unfinished write,
-      // are a torn tail; a file without a valid first record is corrupt.
-      return { damaged: whole === 0 };
-    }
-    if (end === 0) continue;
-    for (const f of finders) f.reset(buf, end);
+    const eof = n < want;
+    // (A negative offset would count from the end of the buffer.)
+    const end = filled === 0 ? 0 : buf.lastIndexOf(NEWLINE, filled - 1) + 1;
+    // A view that ends with the data: a needle's native search never runs
+    // through stale bytes of an earlier read.
+    const lines = buf.subarray(0, end);
+    for (const f of finders) f.reset(lines);
     let at = 0;
     while (at < end) {
       const nl = buf.indexOf(NEWLINE, at);
@@ -77,7 +98,7 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
       else if (frame.seq !== seq + 1) bad = "corrupt";
       if (bad === undefined && typeof frame !== "string") {
         seq = frame.seq;
-        if (seq > scan.afterSeq && finders.every((f) => within(f, frame.start, frame.end))) {
+        if (seq > scan.afterSeq && finders.every((f) => f.within(frame.start, frame.end))) {
           const entry = decodePayload(buf, frame);
           if (typeof entry === "string") bad = "corrupt";
           else pending.push(entry);
@@ -98,16 +119,15 @@ async function scanFd(ops: FsOps, fd: number, scan: EntryScan): Promise<EntrySca
       flush();
       return { damaged: true };
     }
+    if (eof) {
+      // The file ends: bytes after the last newline, or an unfinished write,
+      // are a torn tail; a file without a valid first record is corrupt.
+      return { damaged: whole === 0 };
+    }
     buf.copy(buf, 0, end, filled);
     pos += end;
     filled -= end;
   }
-}
-
-/** Whether the needle occurs inside `[start, end)`. */
-function within(finder: NeedleFinder, start: number, end: number): boolean {
-  const at = finder.next(start);
-  return at !== -1 && at < end;
 }
 
 /**
