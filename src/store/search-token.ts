@@ -54,7 +54,7 @@ export function decodeSearchToken(token: string, digest: string): SearchPosition
     typeof id !== "string" ||
     !SESSION_ID_PATTERN.test(id) ||
     !Number.isSafeInteger(seq) ||
-    (seq as number) < 1
+    (seq as number) < 0
   ) {
     throw badPageToken();
   }
