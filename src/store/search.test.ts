@@ -162,6 +162,31 @@ for (const factory of ENGINE_FACTORIES) {
       expect(hits.map((h) => h.sessionId)).toEqual([a]);
     });
 
+    it("a filter on tags and creation time is applied too, and on more sessions than one batch of records", async () => {
+      const store = await open();
+      const ids: string[] = [];
+      for (let i = 0; i < 70; i++) {
+        const id = (await store.create({ tags: { team: i % 2 ? "odd" : "even" } })).session.id;
+        ids.push(id);
+        await (await store.open(undefined, id)).append([say("word")]);
+      }
+      const createdBefore = (await store.get(undefined, ids[60] as string)).createdAt;
+      const filter = create(SessionFilterSchema, { tags: { team: "even" }, createdBefore });
+      const { hits } = await store.search({ query: "word", filter, pageSize: 100 });
+      const want = ids.filter((_, i) => i % 2 === 0 && i < 60).reverse();
+      expect(hits.map((h) => h.sessionId)).toEqual(want);
+    });
+
+    it("a malformed filter fails with INVALID_ARGUMENT", async () => {
+      const store = await open();
+      const filter = create(SessionFilterSchema, { createdAfter: { seconds: 1n, nanos: -1 } });
+      await expectCode(
+        store.search({ query: "x", filter }),
+        "INVALID_ARGUMENT",
+        "filter.created_after",
+      );
+    });
+
     it("pages hold page_size hits and the token continues after the last one", async () => {
       const store = await open();
       const s = await store.open(undefined, (await store.create()).session.id);

@@ -5,21 +5,18 @@
  * (session sort key + seq) so that pages stay right while sessions are
  * created, appended to and deleted between calls.
  */
-import { create, toJson } from "@bufbuild/protobuf";
-import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type SearchHit,
   SearchHitSchema,
   type SessionFilter,
-  SessionFilterSchema,
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument, isSessiondError } from "../core/errors.js";
 import { checkSessionId, checkWorkspace } from "../core/ids.js";
 import type { RootRecord, SessionRecord, StorageEngine } from "../storage/engine.js";
 import { scanSession } from "./entry-scan.js";
 import type { StoreLimits } from "./limits.js";
-import { metaOf } from "./meta.js";
 import { needlesOf } from "./search-needles.js";
 import { containsAll, entryText, fold, queryWords } from "./search-text.js";
 import {
@@ -28,6 +25,7 @@ import {
   type SearchPosition,
   searchDigest,
 } from "./search-token.js";
+import { checkFilter, matches, rootMatches } from "./session-filter.js";
 import { snippet } from "./snippet.js";
 
 export interface SearchInput {
@@ -97,14 +95,9 @@ export async function searchEntries(
     );
   }
   const pageSize = size === 0 ? limits.defaultPageSize : size;
-  const filter = activeFilter(input.filter);
+  const filter = checkFilter(input.filter);
   // Word order and repeats, and the order of the filter's tags, do not change the search.
-  const definition = [
-    [...words].sort(),
-    filter && toJson(SessionFilterSchema, filter),
-    order,
-    parent,
-  ];
+  const definition = [[...words].sort(), filter?.key ?? null, order, parent];
   const digest = searchDigest(definition);
   const from = input.pageToken ? decodeSearchToken(input.pageToken, digest) : undefined;
   const needles = needlesOf(words);
@@ -123,13 +116,19 @@ export async function searchEntries(
     input.signal?.throwIfAborted();
     const root = roots[i] as RootRecord;
     if (filter !== undefined) {
+      // The root decides some conditions; the others need the session's record.
+      if (!rootMatches(filter, root)) continue;
       if (!records.has(root.sessionId)) {
-        const batch = roots.slice(i, i + FILTER_BATCH).map((r) => r.sessionId);
+        const batch = roots
+          .slice(i, i + FILTER_BATCH)
+          // Stryker disable next-line MethodExpression,ArrowFunction,ConditionalExpression: reading the records of sessions the root already ruled out costs reads, not results
+          .filter((r) => rootMatches(filter, r))
+          .map((r) => r.sessionId);
         for (const r of await engine.list(workspace, batch)) records.set(r.sessionId, r);
       }
       const record = records.get(root.sessionId);
       // Deleted since the roots were read, or not a match.
-      if (record === undefined || !matchesFilter(filter, record)) continue;
+      if (record === undefined || !matches(filter, record)) continue;
     }
     const afterSeq = from !== undefined && root.sessionId === from.id ? from.seq : 0;
     const visit = (entry: Entry) => {
@@ -230,54 +229,4 @@ function titleOfRoot(root: RootRecord): string | undefined {
 function titleOf(record: SessionRecord): string | undefined {
   const k = record.root?.kind;
   return record.title ?? (k?.case === "sessionInfo" ? k.value.title : undefined);
-}
-
-/** The filter when it sets any condition, else undefined (no records needed). */
-function activeFilter(filter: SessionFilter | undefined): SessionFilter | undefined {
-  if (filter === undefined) return undefined;
-  const set =
-    filter.titleContains !== "" ||
-    Object.keys(filter.tags).length > 0 ||
-    filter.createdAfter !== undefined ||
-    filter.createdBefore !== undefined ||
-    filter.updatedAfter !== undefined ||
-    filter.updatedBefore !== undefined ||
-    filter.agentType !== undefined;
-  return set ? filter : undefined;
-}
-
-/**
- * TODO(issue 16): replace with checkFilter / matchesFilter of
- * src/store/session-filter.ts (the ListSessions filter, being written
- * beside this) once it exists, so that a search and a listing select the
- * same sessions by construction. Until then: the proto's rules on the
- * session's metadata; a corrupt session meets no title, tag or agent-type
- * condition.
- */
-function matchesFilter(filter: SessionFilter, record: SessionRecord): boolean {
-  const meta = metaOf(record);
-  const corrupt = record.health === "corrupt";
-  if (
-    filter.titleContains !== "" &&
-    (corrupt || !fold(meta.title ?? "").includes(fold(filter.titleContains)))
-  ) {
-    return false;
-  }
-  for (const [key, value] of Object.entries(filter.tags)) {
-    if (corrupt || meta.tags[key] !== value) return false;
-  }
-  if (filter.agentType !== undefined && (corrupt || meta.agentType !== filter.agentType)) {
-    return false;
-  }
-  const within = (at: Timestamp | undefined, after?: Timestamp, before?: Timestamp) => {
-    const ms = at === undefined ? 0 : timestampMs(at);
-    return (
-      (after === undefined || ms >= timestampMs(after)) &&
-      (before === undefined || ms < timestampMs(before))
-    );
-  };
-  return (
-    within(meta.createdAt, filter.createdAfter, filter.createdBefore) &&
-    within(meta.updatedAt, filter.updatedAfter, filter.updatedBefore)
-  );
 }
