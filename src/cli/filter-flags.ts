@@ -52,8 +52,20 @@ export function tagFlags(
   return tags;
 }
 
-const AGE = /^(\d+)(m|h|d|w)$/;
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+const AGE = /^(\d+)(s|m|h|d|w)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** An age flag (90m, 12h, 7d, 2w) in ms. */
+export function ageFlag(value: string, flag: string): number {
+  const age = AGE.exec(value);
+  if (age === null || Number(age[1]) === 0) {
+    throw new CliError(
+      `${flag} wants an age such as 90m, 12h, 30d or 2w, got ${JSON.stringify(value)}`,
+      2,
+    );
+  }
+  return Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+}
 
 /** A time flag in ms since the epoch. */
 export function timeFlag(value: string, flag: string, now: number): number {

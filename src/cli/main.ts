@@ -5,6 +5,7 @@ import { errorLine } from "./error-line.js";
 import { exportCommand } from "./export.js";
 import { fork } from "./fork.js";
 import { fsck } from "./fsck.js";
+import { gc } from "./gc.js";
 import { parseTopLevel } from "./global-flags.js";
 import { importCommand } from "./import.js";
 import { ls } from "./ls.js";
@@ -21,6 +22,7 @@ import { packageVersion } from "./version.js";
 const COMMANDS: readonly Command[] = [
   serve,
   newCommand,
+  gc,
   ls,
   search,
   show,

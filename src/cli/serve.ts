@@ -19,6 +19,7 @@ import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
+import { RETENTION_FLAGS_HELP, RETENTION_OPTIONS, retentionOf } from "./retention-flags.js";
 
 const L = DEFAULT_SERVER_LIMITS;
 
@@ -50,11 +51,13 @@ Flags:
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
   --grpc-server KIND          who answers native gRPC: grpc-js or connect (default ${DEFAULT_GRPC_SERVER})
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
+${RETENTION_FLAGS_HELP}
   -h, --help                  show this help
 
 Logs one JSON line per request on stderr. SIGTERM / SIGINT shut down gracefully (exit 0).`;
 
 const OPTIONS = {
+  ...RETENTION_OPTIONS,
   listen: { type: "string" },
   "data-dir": { type: "string" },
   storage: { type: "string" },
@@ -207,6 +210,7 @@ export const serve: Command = {
         DEFAULT_SHUTDOWN_GRACE_MS,
       ),
       grpcServer,
+      retention: retentionOf(v),
       debug: { noSubscribeFirst: debug.noSubscribeFirst },
     };
     // A promise rejection nobody awaited (a bug) must not take every client

@@ -1,4 +1,5 @@
 import type { StoreLimits } from "../store/limits.js";
+import type { RetentionConfig } from "./retention-sweeper.js";
 
 /** Limits of the network layer (the store's own limits are in StoreLimits). */
 export interface ServerLimits extends StoreLimits {
@@ -67,6 +68,8 @@ export interface ServerConfig {
   readonly shutdownGraceMs: number;
   /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */
   readonly grpcServer?: GrpcServerKind | undefined;
+  /** Retention policies swept in the background (none when unset). */
+  readonly retention?: RetentionConfig | undefined;
   /** Negative-control switches for the reliability battery; never set in production. */
   readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
   /** Where request logs go (one JSON line each); default stderr. */

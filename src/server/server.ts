@@ -28,6 +28,7 @@ import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
 import { plaintextPort } from "./plaintext-port.js";
 import { registerReflection } from "./reflection.js";
+import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
 import { WatchSlots } from "./watch-slots.js";
@@ -203,10 +204,13 @@ export async function startServer(
   const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${config.tls ? "https" : "http"}://${hostForUrl}:${port}`;
 
+  const retention =
+    config.retention === undefined ? undefined : startRetention(store, config.retention, log);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       deps.health.shutdown();
+      const sweepStopped = retention?.stop();
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       shutdown.abort(shuttingDown());
       await inFlight.drained(config.shutdownGraceMs);
@@ -218,6 +222,7 @@ export async function startServer(
       }, 1000);
       await stopped;
       clearTimeout(forced);
+      await sweepStopped;
       await store.close();
     })();
     return closing;

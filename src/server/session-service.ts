@@ -4,21 +4,14 @@ import {
   AppendedEntrySchema,
   type SessionService,
 } from "../../gen/sessiond/v1/session_service_pb.js";
-import { invalidArgument } from "../core/errors.js";
 import type { AppendResult } from "../store/index.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { isJsonCodec, pageBudget, treeNodeSize } from "./page-budget.js";
+import { seqArg } from "./seq-arg.js";
 import { stateResponse, stateSizes } from "./state-response.js";
 import { watchEntriesResponses } from "./watch-entries.js";
-
-/** uint64 cursors from the wire as JS numbers; beyond 2^53 no log can reach, so reject. */
-function seqArg(value: bigint, what: string): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER))
-    throw invalidArgument(`${what} ${value} is out of range`);
-  return Number(value);
-}
 
 function optionalSeqArg(value: bigint | undefined): number | undefined {
   return value === undefined ? undefined : seqArg(value, "expected_seq");

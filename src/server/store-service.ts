@@ -10,6 +10,7 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { authorizeSession, authorizeWorkspace } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
+import { seqArg } from "./seq-arg.js";
 import { watchSessionsResponses } from "./watch-sessions.js";
 
 /**
@@ -84,6 +85,10 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       const workspace = authorizeSession(ctx, req.workspace, req.session);
       const deletedSessionIds = await store.delete(workspace, req.session, {
         includeSubagents: req.includeSubagents,
+        ifHeadSeq:
+          req.expectedHeadSeq === undefined
+            ? undefined
+            : seqArg(req.expectedHeadSeq, "expected_head_seq"),
       });
       return { deletedSessionIds };
     },

@@ -65,6 +65,12 @@ export interface SessionRecord {
   readonly healthDetail: string;
 }
 
+/** Options of StorageEngine.delete. */
+export interface DeleteOptions {
+  /** Delete only when the head seq is still this (else false, nothing removed). */
+  readonly ifHeadSeq?: number | undefined;
+}
+
 /**
  * What listing needs to order and filter sessions: the root only, read
  * from the first record (never from the whole log). Cheap for every engine,
@@ -248,8 +254,13 @@ export interface StorageEngine {
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;
 
-  /** Deletes a session durably; false when it did not exist. */
-  delete(key: SessionKey): Promise<boolean>;
+  /**
+   * Deletes a session durably; false when it did not exist. With
+   * `ifHeadSeq`, only when the session's head seq is still that, checked
+   * under the session's write lock (after any append in flight): retention
+   * never removes a session that was written to since it was judged.
+   */
+  delete(key: SessionKey, opts?: DeleteOptions): Promise<boolean>;
 
   /**
    * OPTIONAL: deletes several sessions of a workspace atomically, all or

@@ -4,6 +4,7 @@ import { quote } from "../core/ids.js";
 import { SessionLog } from "../core/session-log.js";
 import type {
   AppendResult,
+  DeleteOptions,
   EntryPage,
   Planner,
   RootRecord,
@@ -108,9 +109,13 @@ export class MemoryEngine implements StorageEngine {
     return [...this.spaces.entries()].filter(([, s]) => s.size > 0).map(([w]) => w);
   }
 
-  async delete(key: SessionKey): Promise<boolean> {
+  async delete(key: SessionKey, opts: DeleteOptions = {}): Promise<boolean> {
     this.checkOpen();
-    const removed = this.spaces.get(key.workspace)?.delete(key.sessionId) ?? false;
+    const space = this.spaces.get(key.workspace);
+    if (opts.ifHeadSeq !== undefined && space?.get(key.sessionId)?.headSeq !== opts.ifHeadSeq) {
+      return false;
+    }
+    const removed = space?.delete(key.sessionId) ?? false;
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }

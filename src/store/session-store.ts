@@ -10,6 +10,7 @@ import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import { type PlanContext, storedJson } from "../core/append-plan.js";
 import { FORMAT_VERSION, toTimestamp } from "../core/entry.js";
 import {
+  aborted,
   alreadyExists,
   failedPrecondition,
   invalidArgument,
@@ -31,6 +32,7 @@ import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import { familyOf } from "./family.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
 import { type SearchInput, type SearchResult, searchEntries } from "./search.js";
@@ -233,34 +235,22 @@ export class SessionStore {
    * PostgreSQL: one transaction) removes the whole family at once or
    * nothing. Otherwise they go one by one, children first, so that a crash
    * midway leaves no orphan whose parent is gone while it remains.
+   *
+   * With `ifHeadSeq` (compare-and-delete) the session goes first, and only
+   * when its head seq is still that (ABORTED otherwise, nothing deleted);
+   * its subagents follow. A crash in between leaves them as a delete
+   * without subagents leaves them.
    */
   async delete(
     workspaceIn: string | undefined,
     ref: string,
-    opts: { includeSubagents?: boolean } = {},
+    opts: { includeSubagents?: boolean; ifHeadSeq?: number | undefined } = {},
   ): Promise<string[]> {
     const key = await this.resolve(workspaceIn, ref);
-    const order: string[] = [key.sessionId];
+    if (opts.ifHeadSeq !== undefined) return this.deleteIfUnchanged(key, opts.ifHeadSeq, opts);
+    let order: string[] = [key.sessionId];
     if (opts.includeSubagents) {
-      const children = new Map<string, string[]>();
-      for (const r of await this.engine.listRoots(key.workspace)) {
-        const p = r.parentSessionId;
-        // Stryker disable next-line ConditionalExpression,StringLiteral: top-level roots filed under "" are never looked up, as "" is no session id
-        if (p === "") continue;
-        const siblings = children.get(p);
-        if (siblings === undefined) children.set(p, [r.sessionId]);
-        else siblings.push(r.sessionId);
-      }
-      const queued = new Set(order);
-      // Visits the ids pushed while it runs: a breadth-first walk.
-      for (const id of order) {
-        for (const c of children.get(id) ?? []) {
-          if (!queued.has(c)) {
-            queued.add(c);
-            order.push(c);
-          }
-        }
-      }
+      order = familyOf(await this.engine.listRoots(key.workspace), key.sessionId);
       if (this.engine.deleteMany !== undefined) {
         return this.engine.deleteMany(key.workspace, order);
       }
@@ -271,6 +261,31 @@ export class SessionStore {
         deleted.push(sessionId);
     }
     return deleted.reverse();
+  }
+
+  private async deleteIfUnchanged(
+    key: SessionKey,
+    ifHeadSeq: number,
+    opts: { includeSubagents?: boolean },
+  ): Promise<string[]> {
+    if (!Number.isSafeInteger(ifHeadSeq) || ifHeadSeq < 1) {
+      throw invalidArgument(`expected_head_seq ${ifHeadSeq} is out of range`);
+    }
+    const family = opts.includeSubagents
+      ? familyOf(await this.engine.listRoots(key.workspace), key.sessionId)
+      : [key.sessionId];
+    if (!(await this.engine.delete(key, { ifHeadSeq }))) {
+      const now = await this.metaOfKey(key);
+      throw aborted(
+        `session ${quote(key.sessionId)}: expected head seq ${ifHeadSeq}, but it is ${now.headSeq}; not deleted`,
+      );
+    }
+    const deleted = [key.sessionId];
+    for (const sessionId of family.slice(1)) {
+      if (await this.engine.delete({ workspace: key.workspace, sessionId }))
+        deleted.push(sessionId);
+    }
+    return deleted;
   }
 
   /**

@@ -53,8 +53,10 @@ type StoreServiceClient interface {
 	SearchEntries(ctx context.Context, in *SearchEntriesRequest, opts ...grpc.CallOption) (*SearchEntriesResponse, error)
 	// DeleteSession removes a session; with include_subagents also its
 	// subagent sessions (recursively). Without it, subagents stay and keep
-	// their parent_session_id.
-	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+	// their parent_session_id. With expected_head_seq only a session not
+	// written to since (compare-and-delete).
+	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+	// ABORTED (expected_head_seq differs).
 	DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
 	// ForkSession creates a new session from the path root -> entry of an
 	// existing one: a new SessionInfo (forked_from set) followed by copies of
@@ -204,8 +206,10 @@ type StoreServiceServer interface {
 	SearchEntries(context.Context, *SearchEntriesRequest) (*SearchEntriesResponse, error)
 	// DeleteSession removes a session; with include_subagents also its
 	// subagent sessions (recursively). Without it, subagents stay and keep
-	// their parent_session_id.
-	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+	// their parent_session_id. With expected_head_seq only a session not
+	// written to since (compare-and-delete).
+	// Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+	// ABORTED (expected_head_seq differs).
 	DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error)
 	// ForkSession creates a new session from the path root -> entry of an
 	// existing one: a new SessionInfo (forked_from set) followed by copies of

@@ -5,6 +5,7 @@ import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type {
   AppendResult,
+  DeleteOptions,
   EntryPage,
   EntryScan,
   EntryScanEnd,
@@ -237,19 +238,21 @@ export class JsonlEngine implements StorageEngine {
     return out;
   }
 
-  async delete(key: SessionKey): Promise<boolean> {
+  async delete(key: SessionKey, opts: DeleteOptions = {}): Promise<boolean> {
     this.checkOpen();
     let removed: boolean;
     let file = "";
     try {
       removed = await this.use(key, (s) => {
         file = s.path;
-        return s.remove();
+        return s.remove(opts.ifHeadSeq);
       });
     } catch (err) {
       if (isSessiondError(err, "NOT_FOUND")) return false;
       throw err;
     }
+    // Kept because it changed (or gone already: the cache forgets it on its next use).
+    if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
     this.memo.delete(file);
     this.index.removed(key.workspace, key.sessionId, file);

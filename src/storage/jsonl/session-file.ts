@@ -40,6 +40,8 @@ type AppendOp = {
 };
 type DeleteOp = {
   readonly kind: "delete";
+  /** Delete only when the head seq (read under the lock) is still this. */
+  readonly ifHeadSeq: number | undefined;
   readonly resolve: (deleted: boolean) => void;
   readonly reject: (e: unknown) => void;
 };
@@ -103,9 +105,15 @@ export class SessionFile {
     });
   }
 
-  /** Deletes the file under the lock, after the appends queued before it. */
-  remove(): Promise<boolean> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: "delete", resolve, reject }));
+  /**
+   * Deletes the file under the lock, after the appends queued before it;
+   * with `ifHeadSeq`, only when the log (caught up under the lock) still
+   * ends there.
+   */
+  remove(ifHeadSeq?: number): Promise<boolean> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "delete", ifHeadSeq, resolve, reject }),
+    );
   }
 
   /** Waits for queued work, then releases the lease and the handle. */
@@ -224,7 +232,14 @@ export class SessionFile {
   private async runDelete(op: DeleteOp): Promise<void> {
     try {
       await this.lease.acquire();
-      op.resolve(await this.exclusive(() => this.state.unlink()));
+      op.resolve(
+        await this.exclusive(async () => {
+          if (op.ifHeadSeq !== undefined && (await this.state.read()).headSeq !== op.ifHeadSeq) {
+            return false;
+          }
+          return this.state.unlink();
+        }),
+      );
     } catch (err) {
       op.reject(this.error(err, "deleting"));
     } finally {

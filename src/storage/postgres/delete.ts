@@ -1,4 +1,4 @@
-import type { SessionKey } from "../engine.js";
+import type { DeleteOptions, SessionKey } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { CHANNEL, notifyPayload } from "./notify.js";
 import { cacheKey } from "./session-cache.js";
@@ -7,10 +7,19 @@ import { cacheKey } from "./session-cache.js";
  * Deletes one session in ONE statement: the row goes, its entries with it
  * by the foreign key's ON DELETE CASCADE, and the NOTIFY is sent only when
  * a row went. It waits for a running append's row lock, so an append is
- * never half-deleted. Returns whether the session existed.
+ * never half-deleted. Returns whether the session existed. With
+ * `ifHeadSeq` the row goes only while its head is still that (the DELETE
+ * waits for a running append's row lock, then sees its head).
  */
-export async function deleteSession(ctx: PgContext, key: SessionKey): Promise<boolean> {
+export async function deleteSession(
+  ctx: PgContext,
+  key: SessionKey,
+  opts: DeleteOptions = {},
+): Promise<boolean> {
   const k = cacheKey(key);
+  // -1 matches no head: head_seq is at least 1.
+  const ifHead = opts.ifHeadSeq ?? -1;
+  const conditional = opts.ifHeadSeq !== undefined;
   return ctx.cache.withKey(k, async () => {
     const rows = await ctx.db(
       "deleting a session",
@@ -18,6 +27,7 @@ export async function deleteSession(ctx: PgContext, key: SessionKey): Promise<bo
         WITH d AS (
           DELETE FROM sessiond_sessions
           WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+            AND (NOT ${conditional} OR head_seq = ${ifHead})
           RETURNING 1)
         SELECT pg_notify(${CHANNEL}, ${notifyPayload(ctx.replica, { type: "deleted", ...key, headSeq: 0 })})
         FROM d`,

@@ -5,6 +5,7 @@ import { isSessiondError, SessiondError, unavailable } from "../../core/errors.j
 import type { SessionLog } from "../../core/session-log.js";
 import type {
   AppendResult,
+  DeleteOptions,
   EntryPage,
   Planner,
   RootPageQuery,
@@ -253,9 +254,9 @@ export class PostgresEngine implements StorageEngine {
     return listWorkspaces(this.ctx);
   }
 
-  async delete(key: SessionKey): Promise<boolean> {
+  async delete(key: SessionKey, opts: DeleteOptions = {}): Promise<boolean> {
     await this.begin();
-    const removed = await deleteSession(this.ctx, key);
+    const removed = await deleteSession(this.ctx, key, opts);
     if (removed) this.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
   }

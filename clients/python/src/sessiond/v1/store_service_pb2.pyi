@@ -56,14 +56,16 @@ class CreateSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[_session_pb2.SessionMeta, _Mapping]] = ..., created: bool = ...) -> None: ...
 
 class DeleteSessionRequest(_message.Message):
-    __slots__ = ["include_subagents", "session", "workspace"]
+    __slots__ = ["expected_head_seq", "include_subagents", "session", "workspace"]
+    EXPECTED_HEAD_SEQ_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_SUBAGENTS_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    expected_head_seq: int
     include_subagents: bool
     session: str
     workspace: str
-    def __init__(self, workspace: _Optional[str] = ..., session: _Optional[str] = ..., include_subagents: bool = ...) -> None: ...
+    def __init__(self, workspace: _Optional[str] = ..., session: _Optional[str] = ..., include_subagents: bool = ..., expected_head_seq: _Optional[int] = ...) -> None: ...
 
 class DeleteSessionResponse(_message.Message):
     __slots__ = ["deleted_session_ids"]

@@ -135,8 +135,10 @@ class StoreServiceServicer(object):
     def DeleteSession(self, request, context):
         """DeleteSession removes a session; with include_subagents also its
         subagent sessions (recursively). Without it, subagents stay and keep
-        their parent_session_id.
-        Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+        their parent_session_id. With expected_head_seq only a session not
+        written to since (compare-and-delete).
+        Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+        ABORTED (expected_head_seq differs).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,152 @@
+/**
+ * Retention on every engine: a policy removes exactly what it says (with
+ * subagents), a dry run removes nothing, a session written to after it was
+ * judged is kept (compare-and-delete on its head seq), an append in flight
+ * is never lost under the sweep, and watchers of the workspace see each
+ * removal.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { expectCode, user } from "../../test/support/fixtures.js";
+import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { expireSessions } from "./retention.js";
+import { SessionStore } from "./session-store.js";
+
+const DAY = 86_400_000;
+const T0 = Date.parse("2026-06-01T00:00:00.000Z");
+
+describe.each(ENGINE_FACTORIES)("retention ($name)", (factory) => {
+  let fixture: EngineFixture | undefined;
+  afterEach(async () => {
+    await fixture?.dispose();
+    fixture = undefined;
+  });
+  let clock = T0;
+  const open = async () => {
+    fixture = await factory.open();
+    clock = T0;
+    return new SessionStore(fixture.engine, { now: () => new Date(clock) });
+  };
+  const ids = async (store: SessionStore, parentSessionId?: string) =>
+    (await store.list({ parentSessionId, pageSize: 100 })).sessions.map((s) => s.id).sort();
+
+  /** old-1 (40 days), old-2 (35 days, with a subagent tree), mid (10 days), new (today). */
+  async function populate(store: SessionStore) {
+    for (const [id, daysAgo] of [
+      ["old-1", 40],
+      ["old-2", 35],
+      ["mid-1", 10],
+      ["new-1", 0],
+    ] as const) {
+      clock = T0 - daysAgo * DAY;
+      await store.create({ sessionId: id });
+      await (await store.open(undefined, id)).append(user(`${id}-u`));
+    }
+    clock = T0 - 35 * DAY;
+    await store.create({ sessionId: "sub-a", parentSessionId: "old-2", agentType: "x" });
+    await store.create({ sessionId: "sub-b", parentSessionId: "sub-a", agentType: "x" });
+    clock = T0;
+  }
+
+  it("max age removes the sessions not updated for that long, each with its subagents", async () => {
+    const store = await open();
+    await populate(store);
+    const report = await expireSessions(store, "default", { maxAgeMs: 30 * DAY }, { nowMs: T0 });
+    expect(report.expired.map((e) => [e.id, e.reason, [...e.removed].sort()])).toEqual([
+      ["old-2", "max-age", ["old-2", "sub-a", "sub-b"]],
+      ["old-1", "max-age", ["old-1"]],
+    ]);
+    expect(report.changed).toEqual([]);
+    expect(await ids(store)).toEqual(["mid-1", "new-1"]);
+    expect(await ids(store, "old-2")).toEqual([]);
+    await expectCode(store.get(undefined, "sub-b"), "NOT_FOUND");
+  });
+
+  it("keep newest keeps the N most recently updated; an old session written to today counts as new", async () => {
+    const store = await open();
+    await populate(store);
+    await (await store.open(undefined, "old-1")).append(user("today"));
+    const report = await expireSessions(store, "default", { keepNewest: 2 }, { nowMs: T0 });
+    expect(report.expired.map((e) => e.id).sort()).toEqual(["mid-1", "old-2"]);
+    expect(await ids(store)).toEqual(["new-1", "old-1"]);
+  });
+
+  it("a dry run judges the same and removes nothing", async () => {
+    const store = await open();
+    await populate(store);
+    const report = await expireSessions(
+      store,
+      "default",
+      { maxAgeMs: 30 * DAY },
+      { nowMs: T0, dryRun: true },
+    );
+    expect(report.expired.map((e) => e.id).sort()).toEqual(["old-1", "old-2"]);
+    expect(report.expired.every((e) => e.removed.length === 0)).toBe(true);
+    expect(await ids(store)).toEqual(["mid-1", "new-1", "old-1", "old-2"]);
+  });
+
+  it("compare-and-delete: a session written to since it was judged is ABORTED and kept whole", async () => {
+    const store = await open();
+    await populate(store);
+    const judged = await store.get(undefined, "old-2");
+    await (await store.open(undefined, "old-2")).append(user("late"));
+    await expectCode(
+      store.delete(undefined, "old-2", {
+        includeSubagents: true,
+        ifHeadSeq: Number(judged.headSeq),
+      }),
+      "ABORTED",
+      `expected head seq ${judged.headSeq}, but it is ${judged.headSeq + 1n}`,
+    );
+    expect(await ids(store)).toContain("old-2");
+    expect(await ids(store, "old-2")).toEqual(["sub-a"]);
+    const gone = await store.delete(undefined, "old-2", {
+      includeSubagents: true,
+      ifHeadSeq: Number(judged.headSeq) + 1,
+    });
+    expect(gone).toEqual(["old-2", "sub-a", "sub-b"]);
+    await expectCode(
+      store.delete(undefined, "mid-1", { ifHeadSeq: 0 }),
+      "INVALID_ARGUMENT",
+      "expected_head_seq 0",
+    );
+  });
+
+  it("an append in flight during a sweep is acknowledged and kept: the session is never removed under it", async () => {
+    const store = await open();
+    await populate(store);
+    const session = await store.open(undefined, "old-1");
+    const appending = session.append(user("in-flight"));
+    const report = await expireSessions(store, "default", { maxAgeMs: 30 * DAY }, { nowMs: T0 });
+    await appending;
+    // Judged before the append landed: its delete found the head moved (kept, "changed");
+    // judged after: it is no longer old. Either way it stays, with the entry.
+    expect(report.expired.map((e) => e.id)).not.toContain("old-1");
+    const page = await session.entries(0);
+    expect(page.entries.map((e) => e.id)).toContain("in-flight");
+    expect((await store.get(undefined, "old-1")).headSeq).toBe(3n);
+    expect(await ids(store)).toEqual(["mid-1", "new-1", "old-1"]);
+  });
+
+  it("watchers of the workspace see a DELETED event for every session removed", async () => {
+    const store = await open();
+    await populate(store);
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const watch = (async () => {
+      try {
+        for await (const ev of store.watchSessions({ signal: ac.signal, heartbeatMs: 60_000 })) {
+          if (ev.type === "deleted") seen.push(ev.sessionId);
+          if (seen.length === 4) break;
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    await expireSessions(store, "default", { maxAgeMs: 30 * DAY }, { nowMs: T0 });
+    const timer = setTimeout(() => ac.abort(), 5000);
+    await watch;
+    clearTimeout(timer);
+    expect(seen.sort()).toEqual(["old-1", "old-2", "sub-a", "sub-b"]);
+  });
+});
