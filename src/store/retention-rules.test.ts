@@ -7,14 +7,15 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { expectCode, user } from "../../test/support/fixtures.js";
-import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import { expireSessions } from "./retention.js";
 import { SessionStore } from "./session-store.js";
 
 const DAY = 86_400_000;
 const T0 = Date.parse("2026-06-01T00:00:00.000Z");
 
-describe.each(ENGINE_FACTORIES)("retention ($name)", (factory) => {
+describe.each(STORE_ENGINE_FACTORIES)("retention ($name)", (factory) => {
   let fixture: EngineFixture | undefined;
   afterEach(async () => {
     await fixture?.dispose();

@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { type SessionFilter, SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
 import { expectCode, user } from "../../test/support/fixtures.js";
-import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import type { ListInput } from "./session-listing.js";
 import { SessionStore } from "./session-store.js";
 
@@ -86,7 +87,7 @@ const TITLES = ["Fix the Parser", "parser bug", "Release notes", "ÉTÉ plans", 
 const USERS = ["ana", "bob"];
 const REPOS = ["x", "y"];
 
-describe.each(ENGINE_FACTORIES)("ListSessions filters and orders ($name)", (factory) => {
+describe.each(STORE_ENGINE_FACTORIES)("ListSessions filters and orders ($name)", (factory) => {
   let fixture: EngineFixture | undefined;
   afterEach(async () => {
     await fixture?.dispose();

@@ -8,14 +8,15 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { expectCode, user } from "../../test/support/fixtures.js";
-import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import { SessionStore } from "./session-store.js";
 
 function tagsEntry(id: string, tags: Record<string, string>, parentId?: string) {
   return create(EntrySchema, { id, parentId, kind: { case: "sessionInfo", value: { tags } } });
 }
 
-describe.each(ENGINE_FACTORIES)("session tags ($name)", (factory) => {
+describe.each(STORE_ENGINE_FACTORIES)("session tags ($name)", (factory) => {
   let fixture: EngineFixture | undefined;
   afterEach(async () => {
     await fixture?.dispose();

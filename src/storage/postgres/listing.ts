@@ -1,7 +1,13 @@
 import type postgres from "postgres";
 import type { RootPageQuery, RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
-import { type RecordRow, type RootRow, rootRecordOfRow, sessionRecordOfRow } from "./rows.js";
+import {
+  infoPayloads,
+  type RecordRow,
+  type RootRow,
+  rootRecordOfRow,
+  sessionRecordOfRow,
+} from "./rows.js";
 
 /**
  * Listing queries. They read the sessions table (kept current by every
@@ -123,7 +129,7 @@ export function pageRootsQuery(
     : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
   return sql<PageRow[]>`
     SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
-      s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms
+      s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${infoPayloads(sql)}
     FROM sessiond_sessions s
     JOIN sessiond_entries e
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
@@ -212,7 +218,7 @@ export async function listRecords(
     () =>
       sql<RecordRow[]>`
       SELECT s.session_id, s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms,
-        e.payload
+        e.payload, ${infoPayloads(sql)}
       FROM sessiond_sessions s
       JOIN sessiond_entries e
         ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1

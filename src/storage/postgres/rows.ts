@@ -1,7 +1,9 @@
 import { toJsonString } from "@bufbuild/protobuf";
+import type postgres from "postgres";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { dataLoss, invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
+import { applyTagChanges, type Tags } from "../../core/tags.js";
 import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import { decodeEntry } from "../jsonl/fast-decode.js";
 import { rootRecordOfEntry } from "../session-record.js";
@@ -137,6 +139,8 @@ export interface RecordRow {
   /** bigint: the driver hands it over as a string. */
   updated_at_ms: string;
   payload: string;
+  /** The payloads of the SessionInfo entries after the root, in seq order, as a JSON array (infoPayloads). */
+  info_payloads: string | null;
 }
 
 /**
@@ -165,8 +169,7 @@ export function sessionRecordOfRow(
     sessionId: r.session_id,
     root,
     title: r.title ?? undefined,
-    // WIP (branch i16, not for main): PostgreSQL keeps no tags column yet.
-    tags: {},
+    tags: root === undefined ? {} : tagsOf(workspace, r, root),
     headSeq: r.head_seq,
     leafId: r.leaf_id,
     messageCount: r.message_count,
@@ -174,4 +177,36 @@ export function sessionRecordOfRow(
     health: root === undefined ? "corrupt" : "ok",
     healthDetail,
   };
+}
+
+/**
+ * The select-list expression of a record row's `info_payloads`: the
+ * SessionInfo entries after the root (index sessiond_entries_session_info,
+ * migration 4). `s` is the sessiond_sessions row.
+ */
+export function infoPayloads(sql: postgres.Sql): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(SELECT json_agg(i.payload ORDER BY i.seq)::text FROM sessiond_entries i
+    WHERE i.workspace = s.workspace AND i.session_id = s.session_id
+      AND i.kind = 'sessionInfo' AND i.seq > 1) AS info_payloads`;
+}
+
+/**
+ * The tags of a record row: the root's with the later SessionInfo entries'
+ * changes (core/tags.ts). An entry that does not decode leaves the tags of
+ * the entries before it (the session's log read whole says DATA_LOSS).
+ */
+function tagsOf(workspace: string, r: RecordRow, root: Entry): Tags {
+  const k = root.kind;
+  let tags: Tags = k.case === "sessionInfo" ? k.value.tags : {};
+  // JSON text, parsed here: the connection parses no array types (fetch_types off).
+  const payloads = r.info_payloads === null ? [] : (JSON.parse(r.info_payloads) as string[]);
+  for (const payload of payloads) {
+    try {
+      const e = decodePayload({ workspace, sessionId: r.session_id }, 0, payload);
+      if (e.kind.case === "sessionInfo") tags = applyTagChanges(tags, e.kind.value.tags);
+    } catch {
+      break;
+    }
+  }
+  return tags;
 }

@@ -96,6 +96,18 @@ CREATE INDEX sessiond_sessions_short_id
   WHERE session_id ~ '^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$';
 `,
   },
+  {
+    version: 4,
+    description: "SessionInfo entries of a session, for its tags",
+    sql: `
+-- A session's tags fold its SessionInfo entries in seq order (the root's,
+-- then each later one's changes); listing records read them (rows.ts,
+-- INFO_PAYLOADS). Few per session, found without scanning its messages.
+CREATE INDEX sessiond_entries_session_info
+  ON sessiond_entries (workspace, session_id, seq)
+  WHERE kind = 'sessionInfo';
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
