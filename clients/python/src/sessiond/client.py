@@ -224,6 +224,18 @@ class StoreClient:
         req = _build(st.ListSessionsRequest, request, fields)
         return self._inv.unary("ListSessions", self.stub.ListSessions, req, timeout, headers)
 
+    def search_entries(
+        self,
+        request: Optional[st.SearchEntriesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.SearchEntriesResponse:
+        """One page of message entries whose text holds every word of ``query``."""
+        req = _build(st.SearchEntriesRequest, request, fields)
+        return self._inv.unary("SearchEntries", self.stub.SearchEntries, req, timeout, headers)
+
     def delete_session(
         self,
         request: Optional[st.DeleteSessionRequest] = None,
