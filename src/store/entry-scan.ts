@@ -41,6 +41,6 @@ async function readScan(
       after = Number(entry.seq);
       if (!scan.visit(entry)) return { damaged: false };
     }
-    if (page.entries.length < limit || after >= page.headSeq) return { damaged: false };
+    if (page.entries.length < limit) return { damaged: false };
   }
 }

@@ -63,7 +63,7 @@ export function queryWords(query: string): string[] {
     throw invalidArgument(`query is ${chars} characters long; at most ${MAX_QUERY_CHARS}`);
   }
   const words = fold(query)
-    .split(/\s+/)
+    .split(/\s/)
     .filter((w) => w !== "");
   if (words.length === 0) throw invalidArgument("query is empty: give at least one word");
   return [...new Set(words)];

