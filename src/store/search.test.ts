@@ -445,8 +445,9 @@ describe("search over an engine without its own scan", () => {
       const store = storeOn(engine);
       const s = await store.open(undefined, (await store.create()).session.id);
       await s.append(Array.from({ length: 600 }, (_, i) => say(i === 599 ? "last one" : "filler")));
-      const { hits } = await store.search({ query: "last" });
+      const { hits, partialSessionIds } = await store.search({ query: "last" });
       expect(hits.map((h) => h.seq)).toEqual([601n]);
+      expect(partialSessionIds).toEqual([]);
     } finally {
       await fixture.dispose();
     }
@@ -498,24 +499,29 @@ describe("search of corrupt sessions", () => {
         const s = await store.open(undefined, id);
         for (const e of ["m1", "m2", "m3", "m4"]) await s.append([say("word", e)]);
       }
-      for (const id of [older, newer]) {
+      // newer: m3 damaged (m4 intact after it); older: m1 damaged, so any scan of it reports it.
+      for (const [id, line] of [
+        [newer, 3],
+        [older, 1],
+      ] as const) {
         const file = join(dataDir, "default", "sessions", `${id}.jsonl`);
         const lines = (await readFile(file, "utf8")).split("\n");
-        lines[3] = (lines[3] as string).replace("word", "wore"); // m3, with m4 intact after it: corrupt
+        lines[line] = (lines[line] as string).replace("word", "wore");
         await writeFile(file, lines.join("\n"));
       }
-      const inSession = await store.search({ query: "word", pageSize: 1 });
-      expect(inSession.hits.map((h) => h.entryId)).toEqual(["m1"]);
-      expect(inSession.partialSessionIds).toEqual([]);
+      const first = await store.search({ query: "word", pageSize: 1 });
+      expect(first.hits.map((h) => h.entryId)).toEqual(["m1"]);
+      expect(first.partialSessionIds).toEqual([]);
       const next = await store.search({
         query: "word",
         pageSize: 2,
-        pageToken: inSession.nextPageToken,
+        pageToken: first.nextPageToken,
       });
       expect(
         next.hits.map((h) => `${h.sessionId === newer ? "newer" : "older"}/${h.entryId}`),
-      ).toEqual(["newer/m2", "older/m1"]);
-      expect(next.partialSessionIds).toEqual([newer]);
+      ).toEqual(["newer/m2"]);
+      expect(next.partialSessionIds).toEqual([newer, older]);
+      expect(next.nextPageToken).toBe("");
     } finally {
       await engine.close();
       await rm(dataDir, { recursive: true, force: true });
@@ -578,7 +584,11 @@ describe("search rules on the memory engine", () => {
 
   it("a parent_session_id that is no session id fails with INVALID_ARGUMENT", async () => {
     const { store } = await seeded();
-    await expectCode(store.search({ query: "word", parentSessionId: "../x" }), "INVALID_ARGUMENT");
+    await expectCode(
+      store.search({ query: "word", parentSessionId: "../x" }),
+      "INVALID_ARGUMENT",
+      "parent_session_id",
+    );
   });
 
   it("a bad workspace fails with INVALID_ARGUMENT", async () => {

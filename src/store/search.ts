@@ -226,6 +226,8 @@ async function titled(
 }
 
 function titleOfRoot(root: RootRecord): string | undefined {
+  // Stryker disable next-line OptionalChaining: a session with hits has a valid SessionInfo root (its scan fails at line 1 otherwise)
   const k = root.root?.kind;
+  // Stryker disable next-line OptionalChaining,ConditionalExpression: as above, the root is there and is a SessionInfo
   return k?.case === "sessionInfo" ? k.value.title : undefined;
 }

@@ -56,9 +56,35 @@ describe("snippet", () => {
     expect(cut(text, "needle")).toBe(`…${words(30, 170)} NEEDLE`);
   });
 
-  it("the earliest match of any word is the one shown", () => {
+  it("the earliest match of any word is the one shown, whatever the order of the words", () => {
     const text = `${words(100)} late ${words(100, 100)} later early`;
-    expect(snippet(text, ["early", "late"])).toBe(`…${words(10, 90)} late ${words(21, 100)}…`);
+    const shown = `…${words(10, 90)} late ${words(21, 100)}…`;
+    expect(snippet(text, ["early", "late"])).toBe(shown);
+    expect(snippet(text, ["late", "early"])).toBe(shown);
+    expect(snippet(text, ["late", "absent"])).toBe(shown);
+  });
+
+  it("a long word found at the second character is shown whole", () => {
+    const long = "y".repeat(300);
+    expect(cut(`a${long} ${words(10)}`, long)).toBe(`a${long}…`);
+  });
+
+  it("a long word inside a longer one ends the snippet where the match ends", () => {
+    const long = "y".repeat(200);
+    expect(cut(`${"a".repeat(10)} ${long}bbbb ${words(10)}`, long)).toBe(
+      `${"a".repeat(10)} ${long}…`,
+    );
+  });
+
+  it("the end moves back to the space right after a long match", () => {
+    const long = "y".repeat(105);
+    const text = `${words(20)} ${long} ${"b".repeat(200)}`;
+    expect(cut(text, long)).toBe(`…${words(10, 10)} ${long}…`);
+  });
+
+  it("a short word after a match at the end of the text is kept, without …", () => {
+    const text = `${words(200)} NEEDLE abc`;
+    expect(cut(text, "needle")).toBe(`…${words(30, 170)} NEEDLE abc`);
   });
 
   it("finds the match when folding lengthens the text before it (İ folds to two characters)", () => {
@@ -76,6 +102,15 @@ describe("snippet", () => {
     expect(cut(`${"a".repeat(10)} ${long} ${"b".repeat(50)}`, long)).toBe(
       `${"a".repeat(10)} ${long}…`,
     );
+  });
+
+  it("cuts at the edges of the surrogate range but not outside it", () => {
+    const rat = "\u{1f400}"; // low surrogate DC00
+    expect(cut(`a${rat.repeat(300)}`, "zzz")).toBe(`a${rat.repeat(79)}…`);
+    const last = "\u{1f7ff}"; // low surrogate DFFF
+    expect(cut(`a${last.repeat(300)}`, "zzz")).toBe(`a${last.repeat(79)}…`);
+    const wide = "\uff21"; // above the surrogates, one unit
+    expect(cut(wide.repeat(300), "zzz")).toBe(`${wide.repeat(160)}…`);
   });
 
   it("never cuts a character in two, at either end", () => {
