@@ -1,6 +1,6 @@
 import { WORKSPACE_PATTERN } from "../core/ids.js";
 import type { RetentionPolicy } from "../core/retention.js";
-import type { RetentionConfig } from "../server/retention-sweeper.js";
+import type { RetentionConfig } from "../server/index.js";
 import { CliError, intFlag } from "./command.js";
 import { ageFlag } from "./filter-flags.js";
 
