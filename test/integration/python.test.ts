@@ -91,6 +91,7 @@ describe("Python grpcio client (interop)", () => {
         "StoreService/ForkSession",
         "StoreService/GetSession",
         "StoreService/ListSessions",
+        "StoreService/SearchEntries",
         "StoreService/WatchSessions",
       ]);
       expect(summary.not_found).toBe("NOT_FOUND");

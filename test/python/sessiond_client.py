@@ -255,6 +255,25 @@ def main():
             break
     assert sorted(listed) == sorted([s.id, fork.id]) and len(listed) == 2, listed
 
+    # --- ListSessions with a filter and order by update time: the fork's title only.
+    filtered = st.ListSessions(
+        store.ListSessionsRequest(
+            workspace=ws,
+            filter=store.SessionFilter(title_contains=fork.title.upper()),
+            sort_by=store.SORT_BY_UPDATED,
+        )
+    )
+    assert [m.id for m in filtered.sessions] == [fork.id], filtered
+
+    # --- SearchEntries: the word of one message, case-insensitive, with a snippet.
+    found = st.SearchEntries(store.SearchEntriesRequest(workspace=ws, query="ZZZ-NO-SUCH-WORD"))
+    assert len(found.hits) == 0 and not found.next_page_token, found
+    word = "readme"  # u1 is "What is in the README?", copied into the fork
+    found = st.SearchEntries(store.SearchEntriesRequest(workspace=ws, query=word.upper()))
+    hits = [(h.session_id, h.entry_id) for h in found.hits]
+    assert (s.id, "u1") in hits and (fork.id, "u1") in hits, found
+    assert all(word.lower() in h.snippet.lower() for h in found.hits), found
+
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))
     assert list(deleted.deleted_session_ids) == [fork.id], deleted
