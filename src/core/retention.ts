@@ -45,12 +45,16 @@ export function expired(
 ): Expiry[] {
   const healthy = sessions
     .filter((s) => !s.corrupt)
-    .sort((a, b) => b.updatedMs - a.updatedMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    // Stryker disable next-line EqualityOperator: ids are distinct, so < and <= order them alike
+    .sort((a, b) => b.updatedMs - a.updatedMs || (a.id < b.id ? 1 : -1));
   const out: Expiry[] = [];
-  const oldest = policy.maxAgeMs === undefined ? undefined : nowMs - policy.maxAgeMs;
+  const { maxAgeMs, keepNewest } = policy;
   healthy.forEach((s, rank) => {
-    if (oldest !== undefined && s.updatedMs < oldest) out.push({ id: s.id, reason: "max-age" });
-    else if (policy.keepNewest !== undefined && rank >= policy.keepNewest) {
+    // Stryker disable next-line ConditionalExpression: without a max age the comparison is with NaN, false all the same
+    if (maxAgeMs !== undefined && s.updatedMs < nowMs - maxAgeMs) {
+      out.push({ id: s.id, reason: "max-age" });
+      // Stryker disable next-line ConditionalExpression: without keep-newest rank >= undefined is false all the same
+    } else if (keepNewest !== undefined && rank >= keepNewest) {
       out.push({ id: s.id, reason: "keep-newest" });
     }
   });

@@ -20,8 +20,6 @@ export const MAX_TAGS = 32;
 /** Largest tag set, keys and values in UTF-8 bytes. */
 export const MAX_TAGS_BYTES = 4096;
 
-const EMPTY: Tags = Object.freeze({});
-
 /**
  * Checks a tag map as given by a client: on a root (`changes` false) every
  * value must be non-empty; in changes an empty value removes the key.
@@ -79,12 +77,12 @@ export function applyTagChanges(current: Tags, changes: Tags): Tags {
     if (value === "") delete next[key];
     else next[key] = value;
   }
-  return Object.keys(next).length === 0 ? EMPTY : next;
+  return next;
 }
 
 /** The tags of a log whose SessionInfo tag maps are `maps`, in seq order (the root's first). */
 export function foldTags(maps: Iterable<Tags>): Tags {
-  let tags = EMPTY;
+  let tags: Tags = {};
   for (const m of maps) tags = applyTagChanges(tags, m);
   return tags;
 }

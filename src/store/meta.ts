@@ -48,7 +48,7 @@ function freshMeta(record: SessionRecord): SessionMeta {
 }
 
 /** The root's creation time in ms (0 when unknown), as listings order by it. */
-export function createdMsOf(record: SessionRecord): number {
+function createdMsOf(record: SessionRecord): number {
   const k = record.root?.kind;
   return timestampMillis(k?.case === "sessionInfo" ? k.value.createdAt : undefined);
 }

@@ -128,6 +128,54 @@ describe.each(STORE_ENGINE_FACTORIES)("retention ($name)", (factory) => {
     expect(await ids(store)).toEqual(["mid-1", "new-1", "old-1"]);
   });
 
+  it("sweeps the workspace it is given, over as many listing pages as it takes", async () => {
+    fixture = await factory.open();
+    clock = T0 - 40 * DAY;
+    const store = new SessionStore(fixture.engine, {
+      now: () => new Date(clock),
+      limits: { maxPageSize: 2, defaultPageSize: 2 },
+    });
+    for (let i = 0; i < 5; i++) await store.create({ workspace: "team", sessionId: `t${i}` });
+    await store.create({ sessionId: "d0" });
+    clock = T0;
+    const report = await expireSessions(store, "team", { maxAgeMs: 30 * DAY }, { nowMs: T0 });
+    expect(report.expired.map((e) => e.id).sort()).toEqual(["t0", "t1", "t2", "t3", "t4"]);
+    expect((await store.list({ workspace: "team" })).sessions).toEqual([]);
+    expect((await store.list({})).sessions.map((s) => s.id)).toEqual(["d0"]);
+  });
+
+  it("a session written to, or deleted, between judging and removing: kept and reported, or skipped", async () => {
+    fixture = await factory.open();
+    /** Does `race` to the session right before each delete, as another client would. */
+    class RacyStore extends SessionStore {
+      race: "append" | "delete" = "append";
+      override async delete(
+        ws: string | undefined,
+        ref: string,
+        opts: Parameters<SessionStore["delete"]>[2] = {},
+      ): Promise<string[]> {
+        if (this.race === "append") await (await this.open(ws, ref)).append(user(`late-${ref}`));
+        else await super.delete(ws, ref, { includeSubagents: true });
+        return super.delete(ws, ref, opts);
+      }
+    }
+    clock = T0 - 40 * DAY;
+    const store = new RacyStore(fixture.engine, { now: () => new Date(clock) });
+    await store.create({ sessionId: "old-a" });
+    await store.create({ sessionId: "old-b" });
+    clock = T0;
+    const raced = await expireSessions(store, "default", { maxAgeMs: 30 * DAY }, { nowMs: T0 });
+    expect(raced.expired).toEqual([]);
+    expect([...raced.changed].sort()).toEqual(["old-a", "old-b"]);
+    expect((await store.get(undefined, "old-a")).headSeq).toBe(2n);
+    store.race = "delete";
+    clock = T0 + 40 * DAY;
+    const gone = await expireSessions(store, "default", { maxAgeMs: 30 * DAY }, { nowMs: clock });
+    expect(gone.expired).toEqual([]);
+    expect(gone.changed).toEqual([]);
+    expect((await store.list({})).sessions).toEqual([]);
+  });
+
   it("watchers of the workspace see a DELETED event for every session removed", async () => {
     const store = await open();
     await populate(store);

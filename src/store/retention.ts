@@ -50,7 +50,6 @@ async function topLevel(store: SessionStore, workspace: string): Promise<Session
       workspace,
       pageToken,
       pageSize: store.limits.maxPageSize,
-      sortBy: "updated",
     });
     out.push(...page.sessions);
     pageToken = page.nextPageToken;

@@ -3,14 +3,14 @@ import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { RootRecord, SessionRecord } from "../storage/engine.js";
-import { createdMsOf, updatedMsOf } from "./meta.js";
+import { updatedMsOf } from "./meta.js";
 
 /**
  * The session filter of ListSessions and SearchEntries, checked once and
  * applied to listing records. Two stages, so that most sessions are
  * dropped before their records are read: `rootMatches` needs only the root
- * (creation time, agent type), `matches` the whole record (title, tags,
- * update time). A corrupt session meets no title, tag or agent-type
+ * (creation time, agent type), `matches` the record for the rest (title,
+ * tags, update time). A corrupt session meets no title, tag or agent-type
  * condition (what it says of itself cannot be trusted), but is kept by
  * time ranges on what is known of it.
  */
@@ -103,26 +103,18 @@ export function rootMatches(f: CheckedFilter, root: RootRecord): boolean {
   return root.health === "ok" && k?.case === "sessionInfo" && k.value.agentType === f.agentType;
 }
 
-/** Every condition, on the session's listing record. */
+/**
+ * The conditions the listing record decides (title, tags, update time), for
+ * a session whose root `rootMatches` already took.
+ */
 export function matches(f: CheckedFilter, record: SessionRecord): boolean {
-  if (!within(createdMsOf(record), f.createdAfterMs, f.createdBeforeMs)) return false;
   if (!within(updatedMsOf(record), f.updatedAfterMs, f.updatedBeforeMs)) return false;
   const trusted = record.health === "ok";
   if (f.titleContains !== "") {
-    const title = record.title ?? titleOfRoot(record);
+    const title = record.title;
     if (!trusted || title === undefined || !title.toLowerCase().includes(f.titleContains)) {
       return false;
     }
   }
-  if (Object.keys(f.tags).length > 0 && !(trusted && hasTags(record.tags, f.tags))) return false;
-  if (f.agentType !== undefined) {
-    const k = record.root?.kind;
-    if (!trusted || k?.case !== "sessionInfo" || k.value.agentType !== f.agentType) return false;
-  }
-  return true;
-}
-
-function titleOfRoot(record: SessionRecord): string | undefined {
-  const k = record.root?.kind;
-  return k?.case === "sessionInfo" ? k.value.title : undefined;
+  return hasTags(record.tags, f.tags) && (trusted || Object.keys(f.tags).length === 0);
 }
