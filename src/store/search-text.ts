@@ -78,11 +78,18 @@ export function entryText(entry: Entry): string {
   if (entry.kind.case !== "message") return "";
   const texts: string[] = [];
   for (const { part } of entry.kind.value.content) {
-    if (part.case === "text") texts.push(part.value);
-    else if (part.case === "thinking") texts.push(part.value.thinking);
-    // Stryker disable next-line ConditionalExpression: only a tool call has arguments; an image part (the only other part left) reads them as undefined
-    else if (part.case === "toolCall" && part.value.arguments !== undefined) {
-      texts.push(toJsonString(ValueSchema, part.value.arguments));
+    switch (part.case) {
+      case "text":
+        texts.push(part.value);
+        break;
+      case "thinking":
+        texts.push(part.value.thinking);
+        break;
+      case "toolCall":
+        if (part.value.arguments !== undefined) {
+          texts.push(toJsonString(ValueSchema, part.value.arguments));
+        }
+        break;
     }
   }
   return texts.join("\n");

@@ -74,6 +74,7 @@ export function snippet(rawText: string, words: readonly string[]): string {
   // Stryker disable next-line ConditionalExpression,StringLiteral: at a space the nearest space is the cut itself, which then stays
   if (end < text.length && text[end] !== " ") {
     const space = text.lastIndexOf(" ", end);
+    // Stryker disable next-line ConditionalExpression: a space within 15 of the end is after the match (a match the end did not stop at ends 110 or more before it)
     if (space >= match.end && end - space < WORD_SLACK) end = space;
   }
   start = whole(text, start);
