@@ -9,6 +9,12 @@ describe("needles", () => {
     expect(needleOf('say"hello\\world')).toBe("hello");
     expect(needleOf("\u00e9t\u00e9")).toBe("t");
     expect(needleOf("iks")).toBe("");
+    expect(needleOf("function")).toBe("function");
+    expect(needleOf("pi")).toBe("p");
+    expect(needleOf("xiii-ab")).toBe("xiii-ab");
+    expect(needleOf("abii")).toBe("ab");
+    expect(needleOf("ab\u0307cd")).toBe("ab");
+    expect(needleOf("abc\u00e9abcd")).toBe("abcd");
     expect(needleOf("a b")).toBe("a b");
   });
 
@@ -37,10 +43,27 @@ describe("needles", () => {
     expect(needleOf("\\")).toBe("");
   });
 
-  it("upper-case letters fold before they get here, and the three letters other characters fold to are left out", () => {
+  it("the letters other characters fold to are left out: k and s anywhere, i at the end of a run", () => {
     expect(needleOf("k")).toBe("");
     expect(needleOf("i")).toBe("");
     expect(needleOf("s")).toBe("");
     expect(needleOf("j")).toBe("j");
+    expect(needleOf("ij")).toBe("ij");
+    // A dotted capital I folds to "i" and a combining dot: a run ends there.
+    expect(needleOf(fold("x\u0130y"))).toBe("x");
+  });
+
+  it("a needle is in the folded text of every text whose folded form holds the word", () => {
+    for (const text of ["P\u0130", "\u212aernel", "\u017ftop", "FUNCTION", "x\u0130y"]) {
+      const folded = fold(text);
+      for (let a = 0; a < folded.length; a++) {
+        for (let b = a + 1; b <= folded.length; b++) {
+          const needle = needleOf(folded.slice(a, b));
+          if (needle === "") continue;
+          // Only ASCII bytes of the text itself may hold it (what the stored bytes show).
+          expect(text.replace(/[A-Z]/g, (c) => c.toLowerCase())).toContain(needle);
+        }
+      }
+    }
   });
 });

@@ -6,14 +6,16 @@
  *
  * A run qualifies when each of its characters is printable ASCII that JSON
  * never escapes (not `"` or `\`) and that no other character folds to:
- * "k" (the Kelvin sign), "i" (a dotted capital I folds to "i" plus a dot)
- * and "s" (long s) are left out, since the stored bytes of those
- * characters hold no ASCII. Such characters of the folded text then come
- * from the same ASCII characters of the text, in either case, and text
- * parts, thinking and tool-call arguments are all stored as they are.
+ * "k" (the Kelvin sign) and "s" (long s) are left out, since the stored
+ * bytes of those characters hold no ASCII. A dotted capital I folds to
+ * "i" plus a combining dot, so an "i" followed by another character of the
+ * run cannot come from it, but one that ends the run could: trailing "i"s
+ * are dropped. Such characters of the folded text then come from the same
+ * ASCII characters of the text, in either case, and text parts, thinking
+ * and tool-call arguments are all stored as they are.
  */
 const SAFE = /[\x20-\x21\x23-\x5b\x5d-\x7e]/;
-const UNSAFE_LETTERS = "iks";
+const UNSAFE_LETTERS = "ks";
 
 function isSafe(c: string): boolean {
   return SAFE.test(c) && !UNSAFE_LETTERS.includes(c);
@@ -23,13 +25,14 @@ function isSafe(c: string): boolean {
 export function needleOf(word: string): string {
   let best = "";
   let run = "";
-  for (const c of word) {
+  for (const c of `${word}\0`) {
     if (isSafe(c)) {
       run += c;
-      if (run.length > best.length) best = run;
-    } else {
-      run = "";
+      continue;
     }
+    const kept = run.replace(/i+$/, "");
+    if (kept.length > best.length) best = kept;
+    run = "";
   }
   return best;
 }
