@@ -176,19 +176,23 @@ export class JsonlEngine implements StorageEngine {
    */
   async scanEntries(key: SessionKey, scan: EntryScan): Promise<EntryScanEnd> {
     this.checkOpen();
-    const file = await this.locate(key);
-    const missing = () =>
-      notFound(`session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`);
-    if (file === undefined) throw missing();
-    try {
-      return await scanFile(this.ops, file, scan);
-    } catch (err) {
-      const code = errnoCode(err);
-      if (code === "ENOENT") throw missing();
-      // Not the file system's (a visitor's own error): as it is.
-      if (code === undefined) throw err;
-      throw ioError(err, `searching session ${quote(key.sessionId)}`, this.dataDir);
+    // Opened where it would be (top-level, then subagent) rather than
+    // located first: a search opens thousands of files, one stat each saved.
+    for (const subagent of [false, true]) {
+      const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
+      try {
+        return await scanFile(this.ops, file, scan);
+      } catch (err) {
+        const code = errnoCode(err);
+        if (code === "ENOENT") continue;
+        // Not the file system's (a visitor's own error): as it is.
+        if (code === undefined) throw err;
+        throw ioError(err, `searching session ${quote(key.sessionId)}`, this.dataDir);
+      }
     }
+    throw notFound(
+      `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
+    );
   }
 
   async listIds(workspace: string): Promise<string[]> {

@@ -4,7 +4,7 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
-import { ts } from "../../../test/support/fixtures.js";
+import { expectCode, ts } from "../../../test/support/fixtures.js";
 import {
   damageArb,
   encodeLines,
@@ -14,6 +14,7 @@ import {
 import { removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
 import type { EntryScan } from "../engine.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
+import { JsonlEngine } from "./jsonl-engine.js";
 import { encodeFileContent } from "./record.js";
 import { scanFile } from "./text-scan.js";
 
@@ -166,5 +167,40 @@ describe("text scan with needles", () => {
     const got = await offered({ needles: ["hit"], visit: () => false }, counting);
     expect(got.damaged).toBe(false);
     expect(reads).toBe(1);
+  });
+});
+
+describe("JsonlEngine.scanEntries", () => {
+  it("scans a subagent's file too, and a missing session is NOT_FOUND", async () => {
+    const dataDir = await tempDir("sessiond-scan-entries-");
+    const engine = new JsonlEngine({ dataDir });
+    try {
+      const root = (sessionId: string, parentSessionId?: string) =>
+        create(EntrySchema, {
+          id: "e1",
+          seq: 1n,
+          timestamp: ts(1_700_000_000),
+          kind: { case: "sessionInfo", value: { sessionId, parentSessionId, formatVersion: 1 } },
+        });
+      await engine.create({ workspace: "default", sessionId: "p1" }, [root("p1")]);
+      await engine.create({ workspace: "default", sessionId: "c1" }, [
+        root("c1", "p1"),
+        said(2, "in the child"),
+      ]);
+      const seen: string[] = [];
+      const scan = { afterSeq: 0, needles: ["child"], visit: (e: Entry) => seen.push(e.id) > 0 };
+      expect(await engine.scanEntries({ workspace: "default", sessionId: "c1" }, scan)).toEqual({
+        damaged: false,
+      });
+      expect(seen).toEqual(["e2"]);
+      await expectCode(
+        engine.scanEntries({ workspace: "default", sessionId: "gone" }, scan),
+        "NOT_FOUND",
+        '"gone"',
+      );
+    } finally {
+      await engine.close();
+      await removeDir(dataDir);
+    }
   });
 });
