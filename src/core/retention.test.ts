@@ -22,6 +22,17 @@ describe("expired", () => {
     ]);
   });
 
+  it("ties in update time are ranked by id, descending, whatever the input order", () => {
+    const ties = [s("m", 3), s("k", 3), s("z", 3), s("a", 3)];
+    for (const input of [ties, [...ties].reverse(), [ties[2], ties[0], ties[3], ties[1]]]) {
+      expect(expired(input as typeof ties, { keepNewest: 1 }, NOW).map((e) => e.id)).toEqual([
+        "m",
+        "k",
+        "a",
+      ]);
+    }
+  });
+
   it("keep newest: all but the N most recently updated, ties broken by id as the listing does", () => {
     const got = expired([s("a", 5), s("b", 1), s("c", 3), s("d", 3)], { keepNewest: 2 }, NOW);
     // Ranked: b (1 day), then d and c (3 days: id descending), then a.

@@ -26,6 +26,12 @@ export interface Expiry {
   readonly reason: "max-age" | "keep-newest";
 }
 
+/** Newest update first; ties by id, descending, as a listing by update time orders them. */
+function newestFirst(a: RetentionCandidate, b: RetentionCandidate): number {
+  // Stryker disable next-line EqualityOperator: ids are distinct, so < and <= order them alike
+  return b.updatedMs - a.updatedMs || (a.id < b.id ? 1 : -1);
+}
+
 /** True when the policy removes anything at all. */
 export function policyIsSet(p: RetentionPolicy): boolean {
   return p.maxAgeMs !== undefined || p.keepNewest !== undefined;
@@ -43,20 +49,17 @@ export function expired(
   policy: RetentionPolicy,
   nowMs: number,
 ): Expiry[] {
-  const healthy = sessions
-    .filter((s) => !s.corrupt)
-    // Stryker disable next-line EqualityOperator: ids are distinct, so < and <= order them alike
-    .sort((a, b) => b.updatedMs - a.updatedMs || (a.id < b.id ? 1 : -1));
+  const healthy = sessions.filter((s) => !s.corrupt).sort(newestFirst);
   const out: Expiry[] = [];
   const { maxAgeMs, keepNewest } = policy;
+  // Stryker disable next-line ConditionalExpression: without a max age the comparison is with NaN, false all the same
+  const tooOld = (s: RetentionCandidate) =>
+    maxAgeMs !== undefined && s.updatedMs < nowMs - maxAgeMs;
+  // Stryker disable next-line ConditionalExpression: without keep-newest rank >= undefined is false all the same
+  const pastKeep = (rank: number) => keepNewest !== undefined && rank >= keepNewest;
   healthy.forEach((s, rank) => {
-    // Stryker disable next-line ConditionalExpression: without a max age the comparison is with NaN, false all the same
-    if (maxAgeMs !== undefined && s.updatedMs < nowMs - maxAgeMs) {
-      out.push({ id: s.id, reason: "max-age" });
-      // Stryker disable next-line ConditionalExpression: without keep-newest rank >= undefined is false all the same
-    } else if (keepNewest !== undefined && rank >= keepNewest) {
-      out.push({ id: s.id, reason: "keep-newest" });
-    }
+    const reason = tooOld(s) ? "max-age" : pastKeep(rank) ? "keep-newest" : undefined;
+    if (reason !== undefined) out.push({ id: s.id, reason });
   });
   return out;
 }

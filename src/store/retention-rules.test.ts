@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { expectCode, user } from "../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { unavailable } from "../core/errors.js";
 import { expireSessions } from "./retention.js";
 import { SessionStore } from "./session-store.js";
 
@@ -148,12 +149,13 @@ describe.each(STORE_ENGINE_FACTORIES)("retention ($name)", (factory) => {
     fixture = await factory.open();
     /** Does `race` to the session right before each delete, as another client would. */
     class RacyStore extends SessionStore {
-      race: "append" | "delete" = "append";
+      race: "append" | "delete" | "fail" = "append";
       override async delete(
         ws: string | undefined,
         ref: string,
         opts: Parameters<SessionStore["delete"]>[2] = {},
       ): Promise<string[]> {
+        if (this.race === "fail") throw unavailable("the disk went away");
         if (this.race === "append") await (await this.open(ws, ref)).append(user(`late-${ref}`));
         else await super.delete(ws, ref, { includeSubagents: true });
         return super.delete(ws, ref, opts);
@@ -174,6 +176,14 @@ describe.each(STORE_ENGINE_FACTORIES)("retention ($name)", (factory) => {
     expect(gone.expired).toEqual([]);
     expect(gone.changed).toEqual([]);
     expect((await store.list({})).sessions).toEqual([]);
+    // Any other failure ends the sweep with it (the server logs it and tries again later).
+    await store.create({ sessionId: "old-c" });
+    store.race = "fail";
+    await expectCode(
+      expireSessions(store, "default", { maxAgeMs: 1 }, { nowMs: clock + 40 * DAY }),
+      "UNAVAILABLE",
+      "the disk went away",
+    );
   });
 
   it("watchers of the workspace see a DELETED event for every session removed", async () => {
