@@ -47,6 +47,19 @@ describe("planImport", () => {
     expect(root.kind.case === "sessionInfo" && root.kind.value.sessionId).toBe("imported");
   });
 
+  it("checks the root's tags as a creation would: keys, and no empty value", () => {
+    const tagged = (tags: Record<string, string>) => {
+      const root = info("r1");
+      if (root.kind.case === "sessionInfo") root.kind.value.tags = tags;
+      return withSeqs([root, user("u1", "q", "r1")]);
+    };
+    expect(planImport("imported", tagged({ user: "ana" }))[0]?.kind.value).toMatchObject({
+      tags: { user: "ana" },
+    });
+    rejects(tagged({ "bad key": "v" }), 'imported entry "r1": tags: invalid tag key "bad key"');
+    rejects(tagged({ user: "" }), 'imported entry "r1": tags: tag "user" has an empty value');
+  });
+
   it("rejects a cycle in imported data without hanging", () => {
     rejects(withSeqs([info("r1"), user("x", "x", "y"), user("y", "y", "x")]), "cycle");
   });

@@ -52,11 +52,12 @@ export function expired(
   const healthy = sessions.filter((s) => !s.corrupt).sort(newestFirst);
   const out: Expiry[] = [];
   const { maxAgeMs, keepNewest } = policy;
-  // Stryker disable next-line ConditionalExpression: without a max age the comparison is with NaN, false all the same
   const tooOld = (s: RetentionCandidate) =>
+    // Stryker disable next-line ConditionalExpression: without a max age the comparison is with NaN, false all the same
     maxAgeMs !== undefined && s.updatedMs < nowMs - maxAgeMs;
-  // Stryker disable next-line ConditionalExpression: without keep-newest rank >= undefined is false all the same
-  const pastKeep = (rank: number) => keepNewest !== undefined && rank >= keepNewest;
+  const pastKeep = (rank: number) =>
+    // Stryker disable next-line ConditionalExpression: without keep-newest rank >= undefined is false all the same
+    keepNewest !== undefined && rank >= keepNewest;
   healthy.forEach((s, rank) => {
     const reason = tooOld(s) ? "max-age" : pastKeep(rank) ? "keep-newest" : undefined;
     if (reason !== undefined) out.push({ id: s.id, reason });

@@ -50,6 +50,7 @@ function freshMeta(record: SessionRecord): SessionMeta {
 /** The root's creation time in ms (0 when unknown), as listings order by it. */
 function createdMsOf(record: SessionRecord): number {
   const k = record.root?.kind;
+  // Stryker disable next-line ConditionalExpression,OptionalChaining: a root is always a SessionInfo (the log's first entry), so the kind test only narrows the type
   return timestampMillis(k?.case === "sessionInfo" ? k.value.createdAt : undefined);
 }
 

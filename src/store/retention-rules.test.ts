@@ -106,6 +106,11 @@ describe.each(STORE_ENGINE_FACTORIES)("retention ($name)", (factory) => {
       ifHeadSeq: Number(judged.headSeq) + 1,
     });
     expect(gone).toEqual(["old-2", "sub-a", "sub-b"]);
+    // Without subagents, compare-and-delete removes the session alone.
+    await store.create({ sessionId: "p2" });
+    await store.create({ sessionId: "c2", parentSessionId: "p2", agentType: "x" });
+    expect(await store.delete(undefined, "p2", { ifHeadSeq: 1 })).toEqual(["p2"]);
+    expect(await ids(store, "p2")).toEqual(["c2"]);
     await expectCode(
       store.delete(undefined, "mid-1", { ifHeadSeq: 0 }),
       "INVALID_ARGUMENT",

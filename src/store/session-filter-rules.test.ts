@@ -235,6 +235,20 @@ describe.each(STORE_ENGINE_FACTORIES)("ListSessions filters and orders ($name)",
     );
   });
 
+  it("a page that ends exactly at the last matching session says no more follow", async () => {
+    const store = await open();
+    const model = await populate(store);
+    const f: Filter = { tags: { user: "ana" } };
+    const want = expected(model.values(), f, "updated", "newest");
+    const page = await store.list({
+      filter: protoFilter(f),
+      sortBy: "updated",
+      pageSize: want.length,
+    });
+    expect(page.sessions.map((s) => s.id)).toEqual(want);
+    expect(page.nextPageToken).toBe("");
+  });
+
   it("refuses a token of another listing: another filter, order by, order or parent", async () => {
     const store = await open();
     await populate(store);

@@ -89,9 +89,7 @@ describe("checkFilter", () => {
         seconds: 1n,
         nanos: 999_999_999,
       } as const;
-      expect(filterOf({ [field]: ok } as Init)[`${field}Ms` as keyof CheckedFilter]).toBe(
-        2000,
-      );
+      expect(filterOf({ [field]: ok } as Init)[`${field}Ms` as keyof CheckedFilter]).toBe(2000);
       const neg = refusal(() => filterOf({ [field]: { ...ok, nanos: -1 } } as Init));
       expect(neg.code).toBe("INVALID_ARGUMENT");
       expect(neg.message).toBe(`filter.${snake}: nanos -1 is out of range 0..999999999`);
@@ -180,6 +178,8 @@ describe("matches: title, tags and update time on the record", () => {
   });
 
   it("a corrupt record meets no title or tag condition, but time conditions by what is known", () => {
+    const rootless = recordOf({ health: "corrupt", root: undefined, updatedAtMs: 0 });
+    expect(matches(filterOf({ updatedBefore: timestampFromMs(T) }), rootless)).toBe(true);
     const corrupt = recordOf({ health: "corrupt" });
     expect(matches(filterOf({ titleContains: "parser" }), corrupt)).toBe(false);
     expect(matches(filterOf({ tags: { user: "ana" } }), corrupt)).toBe(false);

@@ -191,9 +191,10 @@ async function filteredPage(
     (a, b) => compare(a.ms, a.record.sessionId, b.ms, b.record.sessionId),
   );
   const shown = page.slice(0, pageSize);
-  const last = shown[pageSize - 1];
+  // More rows than the page holds: the page is full and its last row is where the next starts.
+  const last = shown[pageSize - 1] as (typeof rows)[number];
   const nextPageToken =
-    page.length > pageSize && last !== undefined
+    page.length > pageSize
       ? encodePageToken({
           createdMs: last.ms,
           id: last.record.sessionId,

@@ -280,8 +280,9 @@ export class SessionStore {
         `session ${quote(key.sessionId)}: expected head seq ${ifHeadSeq}, but it is ${now.headSeq}; not deleted`,
       );
     }
+    const [, ...subagents] = family;
     const deleted = [key.sessionId];
-    for (const sessionId of family.slice(1)) {
+    for (const sessionId of subagents) {
       if (await this.engine.delete({ workspace: key.workspace, sessionId }))
         deleted.push(sessionId);
     }

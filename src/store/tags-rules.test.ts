@@ -87,7 +87,7 @@ describe.each(STORE_ENGINE_FACTORIES)("session tags ($name)", (factory) => {
     await expectCode(
       s.append([tagsEntry("i1", { a: "1", b: "2", c: "3" })]),
       "INVALID_ARGUMENT",
-      "33 tags",
+      'entries[0] (id "i1"): tags: the session would have 33 tags, at most 32',
     );
     // Removing one first makes room: the limit applies to the result, entry by entry.
     await s.append([tagsEntry("i2", { k0: "", a: "1" }), tagsEntry("i3", { b: "2" })]);

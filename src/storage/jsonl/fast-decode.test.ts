@@ -416,6 +416,11 @@ describe("decodeEntry", () => {
       "uint32 zero written out",
       { id: "r", sessionInfo: { sessionId: "s", formatVersion: 0, spawnDepth: 0 } },
     ],
+    [
+      "session info with tags",
+      { id: "r", sessionInfo: { sessionId: "s", tags: { user: "ana", "team/x": "é", e: "" } } },
+    ],
+    ["session info with no tags", { id: "r", sessionInfo: { sessionId: "s", tags: {} } }],
   ];
 
   it.each(handled)("fast path, same as fromJson: %s", (_, json) => {
