@@ -75,6 +75,9 @@ describe("checkFilter", () => {
   it("title_contains up to 256 characters, lower-cased", () => {
     expect(filterOf({ titleContains: "x".repeat(256) }).titleContains).toHaveLength(256);
     expect(filterOf({ titleContains: "PaRsEr" }).titleContains).toBe("parser");
+    // Case folding as search does it: final sigma and long s fold like their plain forms.
+    expect(matches(filterOf({ titleContains: "ΟΔΟΣ" }), recordOf({ title: "η οδος" }))).toBe(true);
+    expect(matches(filterOf({ titleContains: "ſ" }), recordOf({ title: "S" }))).toBe(true);
     expect(refusal(() => filterOf({ titleContains: "x".repeat(257) })).message).toBe(
       "filter.title_contains has 257 characters, at most 256 are allowed",
     );

@@ -4,6 +4,7 @@ import { invalidArgument } from "../core/errors.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { RootRecord, SessionRecord } from "../storage/engine.js";
 import { updatedMsOf } from "./meta.js";
+import { fold } from "./search-text.js";
 
 /**
  * The session filter of ListSessions and SearchEntries, checked once and
@@ -15,7 +16,7 @@ import { updatedMsOf } from "./meta.js";
  * time ranges on what is known of it.
  */
 export interface CheckedFilter {
-  /** Lower-cased; "" for no condition. */
+  /** Case-folded (search-text.ts `fold`, as search folds); "" for no condition. */
   readonly titleContains: string;
   readonly tags: Tags;
   readonly createdAfterMs: number | undefined;
@@ -44,7 +45,7 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
   }
   checkTags(filter.tags, "filter.tags", false);
   const checked: Omit<CheckedFilter, "key"> = {
-    titleContains: title.toLowerCase(),
+    titleContains: fold(title),
     tags: filter.tags,
     createdAfterMs: ms(filter.createdAfter, "filter.created_after"),
     createdBeforeMs: ms(filter.createdBefore, "filter.created_before"),
@@ -113,7 +114,7 @@ export function matches(f: CheckedFilter, record: SessionRecord): boolean {
   const trusted = record.health === "ok";
   if (f.titleContains !== "") {
     const title = record.title;
-    if (!trusted || title === undefined || !title.toLowerCase().includes(f.titleContains)) {
+    if (!trusted || title === undefined || !fold(title).includes(f.titleContains)) {
       return false;
     }
   }

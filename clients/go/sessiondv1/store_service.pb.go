@@ -474,7 +474,7 @@ type SessionFilter struct {
 	sizeCache     protoimpl.SizeCache
 	unknownFields protoimpl.UnknownFields
 
-	// The title contains this text, case-insensitive (Unicode case folding).
+	// The title contains this text, case-insensitive (Unicode simple case folding).
 	// At most 256 characters.
 	TitleContains string `protobuf:"bytes,1,opt,name=title_contains,json=titleContains,proto3" json:"title_contains,omitempty"`
 	// Every pair equals one of the session's tags (AND).

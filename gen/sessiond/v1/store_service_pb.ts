@@ -178,7 +178,7 @@ export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PUR
  */
 export type SessionFilter = Message<"sessiond.v1.SessionFilter"> & {
   /**
-   * The title contains this text, case-insensitive (Unicode case folding).
+   * The title contains this text, case-insensitive (Unicode simple case folding).
    * At most 256 characters.
    *
    * @generated from field: string title_contains = 1;
