@@ -78,7 +78,13 @@ describe.each(STORE_ENGINE_FACTORIES)("session tags ($name)", (factory) => {
     await expectCode(
       store.create({ sessionId: "bad-session", tags: { "no spaces": "v" } }),
       "INVALID_ARGUMENT",
-      '"no spaces"',
+      'tags: invalid tag key "no spaces"',
+    );
+    // At creation a tag needs a value (an empty one removes a tag, later).
+    await expectCode(
+      store.create({ sessionId: "bad-session", tags: { user: "" } }),
+      "INVALID_ARGUMENT",
+      'tags: tag "user" has an empty value',
     );
     await expectCode(store.get(undefined, "bad-session"), "NOT_FOUND");
     const tags = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, "v"]));
