@@ -55,25 +55,29 @@ export function tagFlags(
 const AGE = /^(\d+)(s|m|h|d|w)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
 
+/** An age (90s, 90m, 12h, 7d, 2w) in ms, or undefined when `value` is no age. */
+function ageMs(value: string): number | undefined {
+  const age = AGE.exec(value);
+  return age === null ? undefined : Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+}
+
 /** An age flag (90m, 12h, 7d, 2w) in ms. */
 export function ageFlag(value: string, flag: string): number {
-  const age = AGE.exec(value);
-  if (age === null || Number(age[1]) === 0) {
+  const ms = ageMs(value);
+  if (ms === undefined || ms === 0) {
     throw new CliError(
       `${flag} wants an age such as 90m, 12h, 30d or 2w, got ${JSON.stringify(value)}`,
       2,
     );
   }
-  return Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+  return ms;
 }
 
-/** A time flag in ms since the epoch. */
+/** A time flag in ms since the epoch: an age before `now`, or an RFC 3339 time or date (a date is its midnight UTC, as Date.parse reads it). */
 export function timeFlag(value: string, flag: string, now: number): number {
-  const age = AGE.exec(value);
-  if (age !== null) return now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value)
-    ? Date.parse(`${value}T00:00:00Z`)
-    : Date.parse(value);
+  const age = ageMs(value);
+  if (age !== undefined) return now - age;
+  const ms = Date.parse(value);
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
     throw new CliError(
       `${flag} wants an RFC 3339 time, a date or an age (90m, 12h, 7d, 2w), got ${JSON.stringify(value)}`,
