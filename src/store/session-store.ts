@@ -271,17 +271,18 @@ export class SessionStore {
     if (!Number.isSafeInteger(ifHeadSeq) || ifHeadSeq < 1) {
       throw invalidArgument(`expected_head_seq ${ifHeadSeq} is out of range`);
     }
-    // Stryker disable MethodExpression,ArrayDeclaration: the session itself left in the list, or an id that exists nowhere, is a delete that finds nothing (the session is gone by then)
-    const subagents = opts.includeSubagents
-      ? familyOf(await this.engine.listRoots(key.workspace), key.sessionId).slice(1)
-      : [];
-    // Stryker restore MethodExpression,ArrayDeclaration
     if (!(await this.engine.delete(key, { ifHeadSeq }))) {
       const now = await this.metaOfKey(key);
       throw aborted(
         `session ${quote(key.sessionId)}: expected head seq ${ifHeadSeq}, but it is ${now.headSeq}; not deleted`,
       );
     }
+    // Listed after the delete (children keep their parent id): a refused delete lists nothing.
+    // Stryker disable MethodExpression,ArrayDeclaration: the session itself left in the list, or an id that exists nowhere, is a delete that finds nothing (the session is gone by then)
+    const subagents = opts.includeSubagents
+      ? familyOf(await this.engine.listRoots(key.workspace), key.sessionId).slice(1)
+      : [];
+    // Stryker restore MethodExpression,ArrayDeclaration
     const deleted = [key.sessionId];
     for (const sessionId of subagents) {
       if (await this.engine.delete({ workspace: key.workspace, sessionId }))
