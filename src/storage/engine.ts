@@ -71,6 +71,9 @@ export interface DeleteOptions {
   readonly ifHeadSeq?: number | undefined;
 }
 
+/** What `StorageEngine.exclusive` did: ran the job (and what it returned), or left it to another process. */
+export type JobOutcome<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
+
 /**
  * What listing needs to order and filter sessions: the root only, read
  * from the first record (never from the whole log). Cheap for every engine,
@@ -272,6 +275,16 @@ export interface StorageEngine {
    * it out, and the store deletes one by one, children first.
    */
   deleteMany?(workspace: string, sessionIds: readonly string[]): Promise<string[]>;
+
+  /**
+   * OPTIONAL: runs a background job (the retention sweep) only if no other
+   * process on the same storage runs the job of that name now, so that of
+   * several replicas one at a time does it; `{ ran: false }` without running
+   * it otherwise. Engines whose storage one process serves leave it out, and
+   * the job just runs. A job must stay safe to run twice at once: the
+   * exclusion is lost with a replica's connection.
+   */
+  exclusive?<T>(name: string, job: () => Promise<T>): Promise<JobOutcome<T>>;
 
   /** Registers a listener for durable changes; returns the unsubscribe function. */
   subscribe(listener: StorageListener): () => void;

@@ -7,6 +7,7 @@ import type {
   AppendResult,
   DeleteOptions,
   EntryPage,
+  JobOutcome,
   Planner,
   RootPageQuery,
   RootRecord,
@@ -22,6 +23,7 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
+import { tryJobLock } from "./exclusive-job.js";
 import { HeadPoll } from "./head-poll.js";
 import {
   idsByRef,
@@ -269,6 +271,18 @@ export class PostgresEngine implements StorageEngine {
       this.emit({ type: "deleted", workspace, sessionId, headSeq: 0 });
     }
     return removed;
+  }
+
+  /** One replica at a time, by an advisory lock held on a reserved connection (exclusive-job.ts). */
+  async exclusive<T>(name: string, job: () => Promise<T>): Promise<JobOutcome<T>> {
+    await this.begin();
+    const release = await this.db(`locking job ${name}`, () => tryJobLock(this.sql, name));
+    if (release === undefined) return { ran: false };
+    try {
+      return { ran: true, value: await job() };
+    } finally {
+      await release();
+    }
   }
 
   subscribe(listener: StorageListener): () => void {
