@@ -5,14 +5,12 @@ import { startRetention } from "./retention-sweeper.js";
 /** A memory store whose engine says another process runs every exclusive job, or not. */
 function storeWhereAnotherReplicaSweeps(another: boolean) {
   const store = openStore({ memory: true });
-  const engine = store.engine as typeof store.engine & {
-    exclusive?: (name: string, job: () => Promise<unknown>) => Promise<unknown>;
-  };
   const asked: string[] = [];
-  engine.exclusive = async (name, job) => {
+  const exclusive: NonNullable<typeof store.engine.exclusive> = async (name, job) => {
     asked.push(name);
     return another ? { ran: false } : { ran: true, value: await job() };
   };
+  store.engine.exclusive = exclusive;
   return { store, asked };
 }
 
