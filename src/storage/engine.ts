@@ -123,6 +123,34 @@ export interface RootPageQuery {
 }
 
 /**
+ * A text search in one query (`StorageEngine.searchCandidates`), for an
+ * engine that indexes the stored form of entries: the message entries of a
+ * workspace's sessions whose stored form holds every needle, in the
+ * search's order, from a position on.
+ */
+export interface CandidateQuery {
+  /** As EntryScan.needles; at least one. */
+  readonly needles: readonly string[];
+  /** "" for top-level sessions, else the parent whose subagents are searched. */
+  readonly parentSessionId: string;
+  /** Sessions by (creation ms, id) in this order; a session's entries always by seq, ascending. */
+  readonly order: "asc" | "desc";
+  /** Sessions after (createdMs, id) in the order, and this one's entries after seq. */
+  readonly after?:
+    | { readonly createdMs: number; readonly id: string; readonly seq: number }
+    | undefined;
+  /** At most this many candidates (>= 1). */
+  readonly limit: number;
+}
+
+/** A candidate of a text search: an entry, or its seq when it does not decode (damage). */
+export interface Candidate {
+  readonly root: RootRecord;
+  readonly seq: number;
+  readonly entry: Entry | undefined;
+}
+
+/**
  * One pass of a text search over a session's entries (`StorageEngine.scanEntries`).
  * The engine hands over entries; the store decides which ones match.
  */
@@ -253,6 +281,13 @@ export interface StorageEngine {
    * reads the log page by page through `read`.
    */
   scanEntries?(key: SessionKey, scan: EntryScan): Promise<EntryScanEnd>;
+
+  /**
+   * OPTIONAL: the candidates of a text search from an index of the stored
+   * entries (see CandidateQuery), instead of a scan of every session. Each
+   * candidate holds the needles; the store still checks the words.
+   */
+  searchCandidates?(workspace: string, query: CandidateQuery): Promise<Candidate[]>;
 
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;

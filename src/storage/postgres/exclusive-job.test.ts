@@ -6,6 +6,7 @@ import {
   pgSkipReason,
   startPostgres,
 } from "../../../test/harness/postgres.js";
+import { JOB_LEASE_MS } from "./exclusive-job.js";
 import { PostgresEngine } from "./postgres-engine.js";
 
 const skip = process.env.CI === "true" ? undefined : pgSkipReason();
@@ -53,12 +54,14 @@ if (skip !== undefined) {
     it("a job another replica is running is not run, and runs once that one is done", async () => {
       const [a, b] = [await replica(), await replica()];
       const held = gate();
+      const started = gate();
       const running = a.exclusive("sweep-1", async () => {
+        started.open();
         await held.opened;
         return "a";
       });
-      // Until a has the lock, b may still get it: wait for a's lock to show.
-      await expect.poll(() => b.exclusive("sweep-1", async () => "b")).toEqual({ ran: false });
+      await started.opened;
+      expect(await b.exclusive("sweep-1", async () => "b")).toEqual({ ran: false });
       // Another job's name is another lock.
       expect(await b.exclusive("other", async () => "b")).toEqual({ ran: true, value: "b" });
       held.open();
@@ -76,24 +79,41 @@ if (skip !== undefined) {
       expect(await b.exclusive("sweep-2", async () => 2)).toEqual({ ran: true, value: 2 });
     });
 
-    it("the lock of a replica whose connection dies mid-job goes with it", async () => {
+    it("a lease whose holder never gave it back is taken over once it expires", async () => {
       const [a, b] = [await replica(), await replica()];
       const held = gate();
-      let pid = 0;
+      const started = gate();
       const running = a.exclusive("sweep-3", async () => {
+        started.open();
         await held.opened;
       });
-      await expect.poll(() => b.exclusive("sweep-3", async () => 0)).toEqual({ ran: false });
-      const rows = await (admin as postgres.Sql)<{ pid: number }[]>`
-        SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2`;
-      pid = rows[0]?.pid ?? 0;
-      expect(rows).toHaveLength(1);
-      await (admin as postgres.Sql)`SELECT pg_terminate_backend(${pid})`;
-      await expect
-        .poll(() => b.exclusive("sweep-3", async () => "taken over"))
-        .toEqual({ ran: true, value: "taken over" });
+      await started.opened;
+      expect(await b.exclusive("sweep-3", async () => 0)).toEqual({ ran: false });
+      // As if a had died mid-job JOB_LEASE_MS ago.
+      await (admin as postgres.Sql)`
+        UPDATE sessiond_job_leases SET expires_at = now() - interval '1 second'
+        WHERE name = 'sweep-3'`;
+      expect(await b.exclusive("sweep-3", async () => "taken over")).toEqual({
+        ran: true,
+        value: "taken over",
+      });
       held.open();
       expect(await running).toEqual({ ran: true, value: undefined });
+    });
+
+    it("a replica's lease lasts JOB_LEASE_MS and is gone when the job is done", async () => {
+      const a = await replica();
+      const during = await a.exclusive("sweep-4", async () => {
+        const [row] = await (admin as postgres.Sql)<{ ms: number }[]>`
+          SELECT extract(epoch FROM expires_at - now()) * 1000 AS ms
+          FROM sessiond_job_leases WHERE name = 'sweep-4'`;
+        return Number(row?.ms);
+      });
+      expect(during.ran && during.value).toBeGreaterThan(JOB_LEASE_MS - 60_000);
+      expect(during.ran && during.value).toBeLessThanOrEqual(JOB_LEASE_MS);
+      const left = await (admin as postgres.Sql)`
+        SELECT 1 FROM sessiond_job_leases WHERE name = 'sweep-4'`;
+      expect(left).toHaveLength(0);
     });
   });
 }
