@@ -1,0 +1,122 @@
+import type { AgentInputItem, Session } from "@openai/agents-core";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { SessiondClient } from "../../client/index.js";
+import { DEFAULT_WORKSPACE } from "../../core/ids.js";
+import type { SessionLog } from "../../core/session-log.js";
+import { isAlreadyExists, plannedEntry, RemoteSession } from "../remote-session.js";
+import { canAnswer } from "../tool-answer.js";
+import { customEntryOf, entryItems, itemEntry } from "./item-entry.js";
+
+/** Where a SessiondSession keeps its items. */
+export interface SessiondSessionOptions {
+  /** A client of the sessiond server (`createSessiondClient` of `sessiond/client`). */
+  client: SessiondClient;
+  /** The workspace (default "default"). */
+  workspace?: string;
+  /**
+   * The sessiond session to continue, created at first use when it does not
+   * exist; left out, a new session is created at first use (its id is what
+   * `getSessionId()` returns: keep it to resume after a restart).
+   */
+  sessionId?: string;
+  /** Title of a session created here. */
+  title?: string;
+  /** Tags of a session created here (see the README, Finding and expiring sessions). */
+  tags?: Record<string, string>;
+}
+
+/**
+ * The OpenAI Agents SDK's `Session` (conversation memory of a `Runner`) kept
+ * in a sessiond session, mapped onto its tree rather than around it: items
+ * are typed entries appended at the leaf (see item-entry.ts), `popItem`
+ * rewinds the leaf past the newest item (the item stays in the history and
+ * the tree), `clearSession` resets the leaf to the root. Every change is
+ * planned against the session as the server has it and written with
+ * `expected_seq`, re-planned when another runner wrote first, so runners
+ * sharing a session never lose each other's items.
+ */
+export class SessiondSession implements Session {
+  private remote: Promise<RemoteSession> | undefined;
+
+  constructor(private readonly options: SessiondSessionOptions) {}
+
+  async getSessionId(): Promise<string> {
+    return (await this.session()).address.sessionId;
+  }
+
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    const items = itemsOnPath(await (await this.session()).read()).flatMap(entryItems);
+    if (limit === undefined) return items;
+    return limit <= 0 ? [] : items.slice(-limit);
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    await (await this.session()).append((log) => planItems(log, items));
+  }
+
+  async popItem(): Promise<AgentInputItem | undefined> {
+    let popped: AgentInputItem | undefined;
+    await (await this.session()).rewind((log) => {
+      const last = itemsOnPath(log).at(-1);
+      popped = last === undefined ? undefined : entryItems(last).at(-1);
+      return last?.parentId;
+    });
+    return popped;
+  }
+
+  async clearSession(): Promise<void> {
+    await (await this.session()).reset();
+  }
+
+  /** The session, created at first use (once, however many calls race for it). */
+  private session(): Promise<RemoteSession> {
+    if (this.remote === undefined) {
+      this.remote = this.open();
+      this.remote.catch(() => {
+        this.remote = undefined;
+      });
+    }
+    return this.remote;
+  }
+
+  private async open(): Promise<RemoteSession> {
+    const { client, title, tags, sessionId } = this.options;
+    const workspace = this.options.workspace ?? DEFAULT_WORKSPACE;
+    try {
+      const res = await client.store.createSession({ workspace, title, tags, sessionId });
+      return new RemoteSession(client, { workspace, sessionId: res.session?.id ?? "" });
+    } catch (err) {
+      if (sessionId === undefined || !isAlreadyExists(err)) throw err;
+      return new RemoteSession(client, { workspace, sessionId });
+    }
+  }
+}
+
+/** The entries on the current path that hold items, root first. */
+function itemsOnPath(log: SessionLog): Entry[] {
+  if (log.headSeq === 0) return [];
+  return log.path().filter((e) => entryItems(e).length > 0);
+}
+
+/**
+ * The entries for `items` under the current leaf. A result whose call is
+ * not on the path to answer (the SDK may keep one after a popItem) cannot be
+ * a TOOL message there: it is kept whole as a Custom entry instead.
+ */
+function planItems(log: SessionLog, items: readonly AgentInputItem[]): Entry[] {
+  const batch = new Map<string, Entry>();
+  const lookup = (id: string) => batch.get(id) ?? log.get(id);
+  let parentId: string | undefined = log.leafId;
+  return items.map((item) => {
+    let entry = plannedEntry(itemEntry(item));
+    const k = entry.kind;
+    if (k.case === "message" && k.value.toolCallId !== undefined) {
+      if (!canAnswer(lookup, parentId, k.value.toolCallId))
+        entry = plannedEntry(customEntryOf(item));
+    }
+    batch.set(entry.id, entry);
+    parentId = entry.id;
+    return entry;
+  });
+}
