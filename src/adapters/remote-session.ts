@@ -73,7 +73,8 @@ export class RemoteSession {
         this.log = new SessionLog(sessionId);
         continue;
       }
-      this.log.applyAll(page.entries);
+      // A read running beside this one may have applied part of the page already.
+      this.log.applyAll(page.entries.filter((e) => e.seq > BigInt(this.log.headSeq)));
       if (page.entries.length === 0 || BigInt(this.log.headSeq) >= page.headSeq) return this.log;
     }
   }
