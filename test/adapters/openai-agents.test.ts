@@ -288,6 +288,38 @@ describe("SessiondSession under the SDK's Runner", () => {
     }
   });
 
+  test("two Runners on one session, running at once, keep both conversations whole", async () => {
+    const { dir, remove } = await dataDir();
+    cleanups.push(remove);
+    const srv = await newServer(dir);
+    const runOne = async (who: string, a: number, b: number) => {
+      const model = new ScriptedModel([[call(`call_${who}`, a, b)], [say(`${who}: ${a + b}`)]]);
+      const agent = new Agent({ name: who, instructions: "Add.", model, tools: [add] });
+      const session = new SessiondSession({
+        client: client(srv.server.url),
+        sessionId: "two-runners",
+      });
+      await new Runner({ tracingDisabled: true }).run(agent, `${who}: ${a}+${b}?`, { session });
+      const alone = new MemorySession();
+      const replay = new ScriptedModel([[call(`call_${who}`, a, b)], [say(`${who}: ${a + b}`)]]);
+      const soloAgent = new Agent({ name: who, instructions: "Add.", model: replay, tools: [add] });
+      await new Runner({ tracingDisabled: true }).run(soloAgent, `${who}: ${a}+${b}?`, {
+        session: alone,
+      });
+      return alone.getItems();
+    };
+    const [first, second] = await Promise.all([runOne("x", 1, 2), runOne("y", 3, 4)]);
+    const stored = await new SessiondSession({
+      client: srv.client,
+      sessionId: "two-runners",
+    }).getItems();
+    expect([
+      [...(first ?? []), ...(second ?? [])],
+      [...(second ?? []), ...(first ?? [])],
+    ]).toContainEqual(stored);
+    expect(stored).toHaveLength(8);
+  });
+
   test("a write planned before another runner's is refused, re-planned on top of it and kept", async () => {
     const { dir, remove } = await dataDir();
     cleanups.push(remove);
