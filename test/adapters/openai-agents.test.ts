@@ -154,6 +154,84 @@ describe("SessiondSession under the SDK's Runner", () => {
     expect(expected.inputs).toHaveLength(7);
   });
 
+  test("a turn whose output a guardrail blocks is kept as MemorySession keeps it (a history transaction)", async () => {
+    const blocked = async (session: Session) => {
+      const model = new ScriptedModel([[call("call_1", 1, 2)], [say("SECRET 3.")]]);
+      const agent = new Agent({
+        name: "calc",
+        instructions: "Add.",
+        model,
+        tools: [add],
+        outputGuardrails: [
+          {
+            name: "no-secrets",
+            execute: async ({ agentOutput }) => ({
+              tripwireTriggered: String(agentOutput).includes("SECRET"),
+              outputInfo: {},
+            }),
+          },
+        ],
+      });
+      const runner = new Runner({ tracingDisabled: true });
+      await expect(runner.run(agent, "What is 1+2?", { session })).rejects.toThrow(/guardrail/i);
+      return session.getItems();
+    };
+    const expected = await blocked(new MemorySession());
+    const { dir, remove } = await dataDir();
+    cleanups.push(remove);
+    const srv = await newServer(dir);
+    expect(await blocked(new SessiondSession({ client: srv.client }))).toEqual(expected);
+    expect(expected.map((i) => i.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_result",
+    ]);
+  });
+
+  test("a history transaction applies once: a retry is a no-op, its id with another transaction is refused", async () => {
+    const { dir, remove } = await dataDir();
+    cleanups.push(remove);
+    const srv = await newServer(dir);
+    const session = new SessiondSession({ client: srv.client });
+    const hi: AgentInputItem = { type: "message", role: "user", content: "hi" };
+    const transaction = { type: "append_items" as const, items: [hi] };
+    await session.applyHistoryTransaction({ operationId: "op-1", transaction });
+    await session.applyHistoryTransaction({ operationId: "op-1", transaction });
+    expect(await session.getItems()).toEqual([hi]);
+    const other = { type: "append_items" as const, items: [hi, hi] };
+    await expect(
+      session.applyHistoryTransaction({ operationId: "op-1", transaction: other }),
+    ).rejects.toThrow(/already applied/);
+    expect(await session.getItems()).toEqual([hi]);
+  });
+
+  test("replace_suffix swaps the session's last items in one write; the replaced ones stay in the tree", async () => {
+    const { dir, remove } = await dataDir();
+    cleanups.push(remove);
+    const srv = await newServer(dir);
+    const session = new SessiondSession({ client: srv.client });
+    const user = (content: string): AgentInputItem => ({ type: "message", role: "user", content });
+    await session.addItems([user("keep"), user("old 1"), user("old 2")]);
+    const replace = (expectedSuffix: AgentInputItem[]) =>
+      session.applyHistoryTransaction({
+        operationId: `replace-${expectedSuffix.length}`,
+        transaction: { type: "replace_suffix", expectedSuffix, replacement: [user("new")] },
+      });
+    await expect(replace([user("old 2")].concat(user("x")))).rejects.toThrow(/no longer ends/);
+    await replace([user("old 1"), user("old 2")]);
+    expect(await session.getItems()).toEqual([user("keep"), user("new")]);
+    const tree = await readTree(srv.client, { session: await session.getSessionId() });
+    const previews = tree.nodes
+      .filter((n) => n.kind === EntryKind.MESSAGE)
+      .map((n) => [n.preview, n.onCurrentPath]);
+    expect(previews).toEqual([
+      ["keep", true],
+      ["old 1", false],
+      ["old 2", false],
+      ["new", true],
+    ]);
+  });
+
   test("items are typed entries: user, assistant, tool call and tool result messages", async () => {
     const { dir, remove } = await dataDir();
     cleanups.push(remove);

@@ -1,11 +1,12 @@
-import type { AgentInputItem, Session } from "@openai/agents-core";
-import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type {
+  AgentInputItem,
+  SessionHistoryTransactionArgs,
+  SessionHistoryTransactionAwareSession,
+} from "@openai/agents-core";
 import type { SessiondClient } from "../../client/index.js";
 import { DEFAULT_WORKSPACE } from "../../core/ids.js";
-import type { SessionLog } from "../../core/session-log.js";
-import { isAlreadyExists, plannedEntry, RemoteSession } from "../remote-session.js";
-import { canAnswer } from "../tool-answer.js";
-import { customEntryOf, entryItems, itemEntry } from "./item-entry.js";
+import { isAlreadyExists, RemoteSession } from "../remote-session.js";
+import { itemsOnPath, planItems, planTransaction } from "./item-plan.js";
 
 /** Where a SessiondSession keeps its items. */
 export interface SessiondSessionOptions {
@@ -35,7 +36,7 @@ export interface SessiondSessionOptions {
  * `expected_seq`, re-planned when another runner wrote first, so runners
  * sharing a session never lose each other's items.
  */
-export class SessiondSession implements Session {
+export class SessiondSession implements SessionHistoryTransactionAwareSession {
   private remote: Promise<RemoteSession> | undefined;
 
   constructor(private readonly options: SessiondSessionOptions) {}
@@ -45,7 +46,7 @@ export class SessiondSession implements Session {
   }
 
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = itemsOnPath(await (await this.session()).read()).flatMap(entryItems);
+    const items = itemsOnPath(await (await this.session()).read()).flatMap((e) => e.items);
     if (limit === undefined) return items;
     return limit <= 0 ? [] : items.slice(-limit);
   }
@@ -59,10 +60,20 @@ export class SessiondSession implements Session {
     let popped: AgentInputItem | undefined;
     await (await this.session()).rewind((log) => {
       const last = itemsOnPath(log).at(-1);
-      popped = last === undefined ? undefined : entryItems(last).at(-1);
-      return last?.parentId;
+      popped = last?.items.at(-1);
+      return last?.entry.parentId;
     });
     return popped;
+  }
+
+  /**
+   * The SDK's atomic, idempotent history change (used, e.g., to keep a turn
+   * whose output a guardrail blocked): one Append holding a record of the
+   * operation and the items, so a retry is recognised (see item-plan.ts).
+   * Unlike MemorySession, an operation stays recorded after clearSession.
+   */
+  async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+    await (await this.session()).append((log) => planTransaction(log, args));
   }
 
   async clearSession(): Promise<void> {
@@ -91,32 +102,4 @@ export class SessiondSession implements Session {
       return new RemoteSession(client, { workspace, sessionId });
     }
   }
-}
-
-/** The entries on the current path that hold items, root first. */
-function itemsOnPath(log: SessionLog): Entry[] {
-  if (log.headSeq === 0) return [];
-  return log.path().filter((e) => entryItems(e).length > 0);
-}
-
-/**
- * The entries for `items` under the current leaf. A result whose call is
- * not on the path to answer (the SDK may keep one after a popItem) cannot be
- * a TOOL message there: it is kept whole as a Custom entry instead.
- */
-function planItems(log: SessionLog, items: readonly AgentInputItem[]): Entry[] {
-  const batch = new Map<string, Entry>();
-  const lookup = (id: string) => batch.get(id) ?? log.get(id);
-  let parentId: string | undefined = log.leafId;
-  return items.map((item) => {
-    let entry = plannedEntry(itemEntry(item));
-    const k = entry.kind;
-    if (k.case === "message" && k.value.toolCallId !== undefined) {
-      if (!canAnswer(lookup, parentId, k.value.toolCallId))
-        entry = plannedEntry(customEntryOf(item));
-    }
-    batch.set(entry.id, entry);
-    parentId = entry.id;
-    return entry;
-  });
 }
