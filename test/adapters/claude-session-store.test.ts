@@ -125,6 +125,23 @@ describe.each(ENGINES)("SessiondSessionStore on $name", (factory) => {
     expect(once.length).toBeGreaterThan(0);
   });
 
+  test("an import-sized batch (500 lines, three of 1.5 MB: 4.5 MB) is stored in Appends under the 4 MiB message limit", async () => {
+    const k = key();
+    const big = "x".repeat(1.5 * 1024 * 1024);
+    const lines = Array.from(
+      { length: 500 },
+      (_, i) =>
+        ({
+          type: "user",
+          uuid: uuid(),
+          parentUuid: null,
+          message: { role: "user", content: i % 100 === 50 && i < 300 ? big : `line ${i}` },
+        }) as SessionStoreEntry,
+    );
+    await store.append(k, lines);
+    expect(await store.load(k)).toEqual(lines);
+  });
+
   test("a tool result with no call to answer on its path is kept (as a Custom entry)", async () => {
     const k = key();
     const orphan = {
