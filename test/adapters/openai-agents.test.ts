@@ -21,13 +21,14 @@ import {
 } from "@openai/agents-core";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
+import { EntryKind, View } from "../../gen/sessiond/v1/session_pb.js";
 import { SessiondSession } from "../../src/adapters/openai-agents/index.js";
 import {
   createSessiondClient,
   readTree,
   type SessiondClient,
   type SessiondClientOptions,
+  textOf,
 } from "../../src/client/index.js";
 import { type AdapterServer, dataDir, serveDir } from "./support.js";
 
@@ -268,6 +269,12 @@ describe("SessiondSession under the SDK's Runner", () => {
       ["one", true],
       ["two", false],
     ]);
+    const history = await srv.client.session.getState({
+      session: await session.getSessionId(),
+      view: View.HISTORY,
+      atEntryId: messages[1]?.id,
+    });
+    expect(history.state?.messages.map((m) => textOf(m))).toEqual(["one", "two"]);
   });
 
   test("clearSession resets the leaf to the root and keeps the history", async () => {
@@ -281,8 +288,7 @@ describe("SessiondSession under the SDK's Runner", () => {
     expect(await session.popItem()).toBeUndefined();
     const history = await srv.client.session.getState({
       session: await session.getSessionId(),
-      view: 2,
-      atEntryId: undefined,
+      view: View.HISTORY,
     });
     expect(history.state?.messages).toHaveLength(0);
     const tree = await readTree(srv.client, { session: await session.getSessionId() });
