@@ -19,7 +19,7 @@ export interface SessionAddress {
 const MAX_ATTEMPTS = 100;
 
 /** True for the ABORTED of a failed expected_seq: the log moved, plan again. */
-export function isConflict(err: unknown): boolean {
+function isConflict(err: unknown): boolean {
   return ConnectError.from(err).code === Code.Aborted;
 }
 
