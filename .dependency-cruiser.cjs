@@ -73,7 +73,7 @@ module.exports = {
         "sessiond/web runs in browsers: it, the transport-free client modules and core import no Node module and not connect-node (test/web bundles it for the browser too).",
       severity: "error",
       from: {
-        path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|read-pages|watch)\\.ts$)",
+        path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|trace-interceptor|read-pages|watch)\\.ts$)",
         pathNot: TEST,
       },
       to: { dependencyTypesNot: ["local", "npm"], pathNot: "^gen/" },
