@@ -7,7 +7,7 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDataDir } from "../harness/server.js";
-import { getH1, parseScrape, type Series, seriesKeys, valueOf } from "../support/prometheus.js";
+import { getH1, parseScrape, type Series, sampleOf, seriesKeys } from "../support/prometheus.js";
 import { user } from "./support/entries.js";
 import { expectCode } from "./support/errors.js";
 import {
@@ -78,10 +78,10 @@ describe.skipIf(EXTERNAL)("a known workload", () => {
   });
 
   it("counts each Append by its code: N ok, K NOT_FOUND", () => {
-    expect(valueOf(after, "sessiond_requests_total", { ...APPEND, code: "ok" })).toBe(N);
-    expect(valueOf(after, "sessiond_requests_total", { ...APPEND, code: "NotFound" })).toBe(K);
+    expect(sampleOf(after, "sessiond_requests_total", { ...APPEND, code: "ok" })).toBe(N);
+    expect(sampleOf(after, "sessiond_requests_total", { ...APPEND, code: "NotFound" })).toBe(K);
     expect(
-      valueOf(after, "sessiond_requests_total", {
+      sampleOf(after, "sessiond_requests_total", {
         service: "sessiond.v1.StoreService",
         method: "CreateSession",
         code: "ok",
@@ -90,49 +90,49 @@ describe.skipIf(EXTERNAL)("a known workload", () => {
   });
 
   it("observes every Append's duration", () => {
-    expect(valueOf(after, "sessiond_request_duration_seconds_count", APPEND)).toBe(N + K);
-    expect(valueOf(after, "sessiond_request_duration_seconds_sum", APPEND)).toBeGreaterThan(0);
+    expect(sampleOf(after, "sessiond_request_duration_seconds_count", APPEND)).toBe(N + K);
+    expect(sampleOf(after, "sessiond_request_duration_seconds_sum", APPEND)).toBeGreaterThan(0);
   });
 
   it("counts the entries written and their bytes", () => {
-    expect(valueOf(after, "sessiond_appended_entries_total")).toBe(N);
-    expect(valueOf(after, "sessiond_appended_bytes_total")).toBeGreaterThan(N * 10);
+    expect(sampleOf(after, "sessiond_appended_entries_total")).toBe(N);
+    expect(sampleOf(after, "sessiond_appended_bytes_total")).toBeGreaterThan(N * 10);
   });
 
   it("has group commits that add up to the N appends, each after a lock wait", () => {
-    const batches = valueOf(after, "sessiond_group_commit_appends_count");
+    const batches = sampleOf(after, "sessiond_group_commit_appends_count");
     expect(batches).toBeGreaterThanOrEqual(1);
-    expect(valueOf(after, "sessiond_group_commit_appends_sum")).toBe(N);
-    expect(valueOf(after, "sessiond_lock_wait_seconds_count")).toBe(batches);
+    expect(sampleOf(after, "sessiond_group_commit_appends_sum")).toBe(N);
+    expect(sampleOf(after, "sessiond_lock_wait_seconds_count")).toBe(batches);
   });
 
   it("times an fdatasync for every batch at least", () => {
-    const batches = valueOf(after, "sessiond_group_commit_appends_count");
-    expect(valueOf(after, "sessiond_fdatasync_duration_seconds_count")).toBeGreaterThanOrEqual(
+    const batches = sampleOf(after, "sessiond_group_commit_appends_count");
+    expect(sampleOf(after, "sessiond_fdatasync_duration_seconds_count")).toBeGreaterThanOrEqual(
       batches,
     );
     expect(
-      valueOf(after, "sessiond_fdatasync_duration_seconds_bucket", { le: "+Inf" }),
+      sampleOf(after, "sessiond_fdatasync_duration_seconds_bucket", { le: "+Inf" }),
     ).toBeGreaterThanOrEqual(batches);
   });
 
   it("shows the open watch streams, the top watchers per session and WatchSessions subscribers", () => {
-    expect(valueOf(after, "sessiond_watch_streams")).toBe(4);
-    expect(valueOf(after, "sessiond_watch_sessions_subscribers")).toBe(1);
-    expect(valueOf(after, "sessiond_session_watchers_top", { rank: "1" })).toBe(2);
-    expect(valueOf(after, "sessiond_session_watchers_top", { rank: "2" })).toBe(1);
-    expect(valueOf(after, "sessiond_session_watchers_top", { rank: "3" })).toBe(0);
+    expect(sampleOf(after, "sessiond_watch_streams")).toBe(4);
+    expect(sampleOf(after, "sessiond_watch_sessions_subscribers")).toBe(1);
+    expect(sampleOf(after, "sessiond_session_watchers_top", { rank: "1" })).toBe(2);
+    expect(sampleOf(after, "sessiond_session_watchers_top", { rank: "2" })).toBe(1);
+    expect(sampleOf(after, "sessiond_session_watchers_top", { rank: "3" })).toBe(0);
   });
 
   it("counts session cache lookups and shows the cache size", () => {
-    const hits = valueOf(after, "sessiond_session_cache_lookups_total", { result: "hit" });
-    const misses = valueOf(after, "sessiond_session_cache_lookups_total", { result: "miss" });
+    const hits = sampleOf(after, "sessiond_session_cache_lookups_total", { result: "hit" });
+    const misses = sampleOf(after, "sessiond_session_cache_lookups_total", { result: "miss" });
     expect(hits + misses).toBeGreaterThanOrEqual(N);
-    expect(valueOf(after, "sessiond_session_cache_sessions")).toBeGreaterThanOrEqual(2);
+    expect(sampleOf(after, "sessiond_session_cache_sessions")).toBeGreaterThanOrEqual(2);
   });
 
   it("has the process metrics", () => {
-    expect(valueOf(after, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+    expect(sampleOf(after, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
     expect(after.some((s) => s.name === "nodejs_eventloop_lag_seconds")).toBe(true);
   });
 });
@@ -182,6 +182,6 @@ describe.skipIf(EXTERNAL)("label sets after 10,000 distinct sessions", () => {
     expect([...big].filter((k) => !small.has(k))).toEqual([]);
     for (const id of [...first, ...rest.slice(0, 100)]) expect(scraped.body).not.toContain(id);
     expect(scraped.body).not.toContain(prefix);
-    expect(valueOf(parseScrape(scraped.body), "sessiond_requests_total", APPEND)).toBe(10_000);
+    expect(sampleOf(parseScrape(scraped.body), "sessiond_requests_total", APPEND)).toBe(10_000);
   }, 300_000);
 });

@@ -27,7 +27,7 @@ export function parseScrape(text: string): Series[] {
  * The value of the series `name` whose labels include `labels`, 0 when
  * there is none (a counter never incremented); several matching series are summed.
  */
-export function valueOf(
+export function sampleOf(
   scrape: readonly Series[],
   name: string,
   labels: Record<string, string> = {},
