@@ -110,7 +110,7 @@ export class JsonlEngine implements StorageEngine {
     checkDataDir(this.dataDir, need);
     this.observer = o.observer ?? NO_OBSERVER;
     const base = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
-    this.ops = o.observer === undefined ? base : observedFs(base, o.observer);
+    this.ops = observedFs(base, this.observer);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: base === nodeFs,
