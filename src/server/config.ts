@@ -84,7 +84,10 @@ export interface ServerConfig {
    * metrics); false: no metrics at all (/metrics answers 404).
    */
   readonly metrics?: ServerMetrics | false | undefined;
-  /** Bearer token /metrics requires; none: /metrics is open like /livez and /readyz. */
+  /**
+   * Bearer token /metrics requires. Without it /metrics is open on a server
+   * without API tokens and refused (403) on one with them.
+   */
   readonly metricsToken?: string | undefined;
   /**
    * On shutdown, how long the server keeps accepting after /readyz turned

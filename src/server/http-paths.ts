@@ -20,6 +20,11 @@ export interface HttpPathsOptions {
    * users, and a scraper gets a token that can do nothing else.
    */
   readonly metricsToken: string | undefined;
+  /**
+   * Without a metrics token, whether /metrics is open: yes on a server
+   * without API tokens (loopback or --insecure), no (403) on one with them.
+   */
+  readonly metricsOpen: boolean;
   readonly logger: Logger;
 }
 
@@ -72,6 +77,13 @@ async function answer(
   if (o.metrics === undefined) return { status: 404, type: TEXT, body: "metrics are off\n" };
   if (o.metricsToken !== undefined && !bearerIs(req, o.metricsToken)) {
     return { status: 401, type: TEXT, body: "metrics need the metrics token\n" };
+  }
+  if (o.metricsToken === undefined && !o.metricsOpen) {
+    return {
+      status: 403,
+      type: TEXT,
+      body: "a server with --auth-tokens serves metrics only with --metrics-token-file\n",
+    };
   }
   try {
     return {

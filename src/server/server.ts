@@ -131,7 +131,13 @@ export async function startServer(
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
   const logged = withHttpPaths(
-    { readiness, metrics, metricsToken: config.metricsToken, logger },
+    {
+      readiness,
+      metrics,
+      metricsToken: config.metricsToken,
+      metricsOpen: config.tokens.length === 0,
+      logger,
+    },
     calls.wrap(handler),
   );
   const server = config.tls
