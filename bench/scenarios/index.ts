@@ -10,6 +10,7 @@ import { memory } from "./s8-memory.js";
 import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
 import { postgresRows } from "./s10-postgres.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
+import { observabilityCost } from "./so-observability.js";
 
 /** Every scenario of `npm run bench`, in table order. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -24,4 +25,5 @@ export const SCENARIOS: readonly Scenario[] = [
   nativeGrpc,
   embeddedVsPi,
   postgresRows,
+  observabilityCost,
 ];
