@@ -6,10 +6,14 @@
  * connect-node). The spans are recorded in memory by the real SDK; the
  * server runs in this process so that the exporter sees both sides, and a
  * client that sends no `traceparent` shows the trace id travels in it.
+ * The Python client's Append makes the same trace from the context its
+ * caller's OpenTelemetry API gives it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { context, SpanKind, trace } from "@opentelemetry/api";
@@ -20,9 +24,12 @@ import { createSessiondClient, type Protocol } from "../../src/client/index.js";
 import { type RunningServer, serverConfig, startServer } from "../../src/server/index.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
 import { SessionStore } from "../../src/store/index.js";
+import { installPythonClient, missingPythonClientTools } from "../harness/python-client.js";
 import { recordSpans, type SpanRecorder } from "../support/otel.js";
 import { user } from "./support/entries.js";
 import { PROTOCOLS, uniqueWorkspace } from "./support/server.js";
+
+const run = promisify(execFile);
 
 let recorder: SpanRecorder;
 let server: RunningServer;
@@ -62,6 +69,33 @@ function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
 
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 
+/**
+ * The spans of one Append in the caller's trace: RPC (a child of the
+ * caller's span, remote) → store.append → jsonl.lock and jsonl.write →
+ * jsonl.fdatasync, and no span of that trace elsewhere.
+ */
+function expectOneNestedTrace(
+  all: readonly ReadableSpan[],
+  caller: { traceId: string; spanId: string },
+) {
+  const spans = all.filter(
+    (s) => s.spanContext().traceId === caller.traceId && s.name !== "agent turn",
+  );
+  const rpc = only(spans, "sessiond.v1.SessionService/Append");
+  expect(rpc.kind).toBe(SpanKind.SERVER);
+  expect(parentOf(rpc)).toBe(caller.spanId);
+  expect(rpc.parentSpanContext?.isRemote).toBe(true);
+  const store = only(spans, "store.append");
+  expect(parentOf(store)).toBe(rpc.spanContext().spanId);
+  const lock = only(spans, "jsonl.lock");
+  expect(parentOf(lock)).toBe(store.spanContext().spanId);
+  const write = only(spans, "jsonl.write");
+  expect(parentOf(write)).toBe(store.spanContext().spanId);
+  const fsync = only(spans, "jsonl.fdatasync");
+  expect(parentOf(fsync)).toBe(write.spanContext().spanId);
+  expect(spans).toHaveLength(5);
+}
+
 describe.each(PROTOCOLS)("an Append from the TS client over %s", (protocol: Protocol) => {
   it("is one trace with the caller's id: RPC → store → lock wait and write → fdatasync", async () => {
     const c = createSessiondClient({ baseUrl: server.url, protocol, timeoutMs: 15_000 });
@@ -73,19 +107,7 @@ describe.each(PROTOCOLS)("an Append from the TS client over %s", (protocol: Prot
     );
     const spans = recorder.spans().filter((s) => s.name !== "agent turn");
     expect(spans.map((s) => s.spanContext().traceId)).toEqual(spans.map(() => caller.traceId));
-
-    const rpc = only(spans, "sessiond.v1.SessionService/Append");
-    expect(rpc.kind).toBe(SpanKind.SERVER);
-    expect(parentOf(rpc)).toBe(caller.spanId);
-    expect(rpc.parentSpanContext?.isRemote).toBe(true);
-    const store = only(spans, "store.append");
-    expect(parentOf(store)).toBe(rpc.spanContext().spanId);
-    const lock = only(spans, "jsonl.lock");
-    expect(parentOf(lock)).toBe(store.spanContext().spanId);
-    const write = only(spans, "jsonl.write");
-    expect(parentOf(write)).toBe(store.spanContext().spanId);
-    const fsync = only(spans, "jsonl.fdatasync");
-    expect(parentOf(fsync)).toBe(write.spanContext().spanId);
+    expectOneNestedTrace(spans, caller);
   });
 });
 
@@ -106,4 +128,55 @@ describe("a client that sends no traceparent", () => {
     expect(rpc.spanContext().traceId).not.toBe(caller.traceId);
     expect(rpc.parentSpanContext).toBeUndefined();
   });
+});
+
+describe("an Append from the Python client (clients/python)", () => {
+  const missing = missingPythonClientTools();
+  if (missing !== undefined && process.env.CI !== "true") {
+    console.warn(`\n*** SKIPPING the Python client's trace test: ${missing} ***\n`);
+    it.skip(`SKIPPED, Python toolchain missing: ${missing}`, () => {});
+    return;
+  }
+
+  it("is one trace with the caller's id, from the context the opentelemetry API injects", async () => {
+    if (missing !== undefined) throw new Error(`CI=true but ${missing}`);
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-pytrace-"));
+    try {
+      const { python } = await installPythonClient(dir);
+      // The opentelemetry API is not installable here (no PyPI): a stand-in
+      // module with its documented entry point, opentelemetry.propagate.inject,
+      // writing the caller's context as a W3C propagator would.
+      const fake = join(dir, "otel", "opentelemetry");
+      mkdirSync(fake, { recursive: true });
+      writeFileSync(join(fake, "__init__.py"), "");
+      writeFileSync(
+        join(fake, "propagate.py"),
+        'import os\n\ndef inject(carrier, context=None, setter=None):\n    tp = os.environ.get("CALLER_TRACEPARENT")\n    if tp:\n        carrier["traceparent"] = tp\n',
+      );
+      const caller = { traceId: "5a".repeat(16), spanId: "c3".repeat(8) };
+      const script = [
+        "import os, sys",
+        "from sessiond import SessiondClient, user_message",
+        "with SessiondClient(sys.argv[1]) as c:",
+        "    sid = c.store.create_session(workspace=sys.argv[2]).session.id",
+        "    os.environ['CALLER_TRACEPARENT'] = sys.argv[3]",
+        "    c.session.append(workspace=sys.argv[2], session=sid, entries=[user_message('traced')])",
+      ].join("\n");
+      recorder.reset();
+      await run(
+        python,
+        [
+          "-c",
+          script,
+          server.url,
+          uniqueWorkspace("trace-py"),
+          `00-${caller.traceId}-${caller.spanId}-01`,
+        ],
+        { env: { ...process.env, PYTHONPATH: join(dir, "otel") }, timeout: 60_000 },
+      );
+      expectOneNestedTrace(recorder.spans(), caller);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
