@@ -6,8 +6,8 @@
  * connect-node). The spans are recorded in memory by the real SDK; the
  * server runs in this process so that the exporter sees both sides, and a
  * client that sends no `traceparent` shows the trace id travels in it.
- * The Python client's Append makes the same trace from the context its
- * caller's OpenTelemetry API gives it.
+ * The Python and Go clients' Appends make the same trace from the context
+ * their caller's OpenTelemetry API gives them.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +24,7 @@ import { createSessiondClient, type Protocol } from "../../src/client/index.js";
 import { type RunningServer, serverConfig, startServer } from "../../src/server/index.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
 import { SessionStore } from "../../src/store/index.js";
+import { goWorkspace, missingGoTools } from "../harness/go.js";
 import { installPythonClient, missingPythonClientTools } from "../harness/python-client.js";
 import { recordSpans, type SpanRecorder } from "../support/otel.js";
 import { user } from "./support/entries.js";
@@ -177,6 +178,77 @@ describe("an Append from the Python client (clients/python)", () => {
       expectOneNestedTrace(recorder.spans(), caller);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
+
+const GO_CALLER = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/sessiond/sessiond/clients/go/sessiond"
+	pb "github.com/sessiond/sessiond/clients/go/sessiondv1"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+func main() {
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	tracer := sdktrace.NewTracerProvider().Tracer("agent")
+	ctx := context.Background()
+	c, err := sessiond.Dial(ctx, os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	s, err := c.Store.CreateSession(ctx, &pb.CreateSessionRequest{Workspace: os.Args[2]})
+	if err != nil {
+		panic(err)
+	}
+	ctx, span := tracer.Start(ctx, "agent turn")
+	_, err = c.Session.Append(ctx, &pb.AppendRequest{
+		Workspace: os.Args[2],
+		Session:   s.Session.Id,
+		Entries:   []*pb.Entry{sessiond.UserText("traced")},
+	})
+	span.End()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(span.SpanContext().TraceID().String(), span.SpanContext().SpanID().String())
+}
+`;
+
+describe("an Append from the Go client (clients/go)", () => {
+  const missing = missingGoTools();
+  if (missing !== undefined && process.env.CI !== "true") {
+    console.warn(`\n*** SKIPPING the Go client's trace test: ${missing} ***\n`);
+    it.skip(`SKIPPED, Go toolchain missing: ${missing}`, () => {});
+    return;
+  }
+
+  it("is one trace with the id of the caller's OpenTelemetry-Go span", async () => {
+    if (missing !== undefined) throw new Error(`CI=true but ${missing}`);
+    const gopath = goWorkspace();
+    try {
+      const dir = join(gopath.dir, "..", "..", "trace-caller");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "main.go"), GO_CALLER);
+      recorder.reset();
+      const { stdout } = await run(
+        "go",
+        ["run", ".", server.url.replace(/^http:\/\//, ""), uniqueWorkspace("trace-go")],
+        { cwd: dir, env: { ...gopath.env, PWD: dir }, timeout: 170_000 },
+      );
+      const [traceId = "", spanId = ""] = stdout.trim().split(" ");
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      expectOneNestedTrace(recorder.spans(), { traceId, spanId });
+    } finally {
+      gopath.remove();
     }
   }, 180_000);
 });
