@@ -54,6 +54,14 @@ module.exports = {
       to: { path: "^src/storage/" },
     },
     {
+      name: "metrics-library-in-server-only",
+      comment:
+        "Only the server knows prom-client: the engines and the store report through a StorageObserver (src/storage/observer.ts), the clients measure nothing.",
+      severity: "error",
+      from: { path: "^src/(?!server/)", pathNot: TEST },
+      to: { path: "prom-client" },
+    },
+    {
       name: "server-not-client-or-cli",
       comment: "The server never imports the client or the CLI.",
       severity: "error",
