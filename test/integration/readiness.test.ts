@@ -2,13 +2,16 @@
  * /livez and /readyz as Kubernetes uses them: readiness turns 503 on
  * SIGTERM while a call is still in flight (and stays reachable for
  * --drain-delay-ms before the port closes), and turns 503 when the data
- * dir stops taking writes; liveness stays 200 through both.
+ * dir stops taking writes or PostgreSQL stops answering; liveness stays 200
+ * throughout.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import { join } from "node:path";
+import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
+import { createDatabase, pgSkipReason, sharedPostgres } from "../harness/postgres.js";
 import { removeDataDir } from "../harness/server.js";
 import { getH1 } from "../support/prometheus.js";
 import { user } from "./support/entries.js";
@@ -146,4 +149,40 @@ describe.skipIf(EXTERNAL)("when the data dir stops taking writes", () => {
     execFileSync("mount", ["-o", "remount,bind,rw", s.dataDir]);
     expect((await getH1(s.url, "/readyz")).status).toBe(200);
   }, 60_000);
+});
+
+const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
+if (pgSkip !== undefined) console.warn(`\n*** readiness on PostgreSQL SKIPPED: ${pgSkip} ***\n`);
+
+describe.skipIf(EXTERNAL || pgSkip !== undefined)("when PostgreSQL refuses connections", () => {
+  it("/readyz turns 503, /livez stays 200, and it recovers once connections are allowed again", async () => {
+    const pg = await sharedPostgres();
+    const db = await createDatabase(pg.url, "sessiond_ready");
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+    cleanups.push(() => {
+      void admin
+        .unsafe(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS true`)
+        .then(() => admin.end({ timeout: 1 }))
+        .then(() => db.drop());
+    });
+    server = await startSessiond({ args: ["--storage", db.url] });
+    const s = server;
+    expect((await getH1(s.url, "/readyz")).status).toBe(200);
+
+    await admin.unsafe(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS false`);
+    await admin.unsafe(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}'`,
+    );
+    const ready = await getH1(s.url, "/readyz");
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatch(/^not ready: storage (unusable|did not answer in time)/);
+    expect((await getH1(s.url, "/livez")).status).toBe(200);
+
+    await admin.unsafe(`ALTER DATABASE "${db.name}" ALLOW_CONNECTIONS true`);
+    await eventually(
+      async () => (await getH1(s.url, "/readyz")).status === 200,
+      30_000,
+      "/readyz 200 again",
+    );
+  }, 90_000);
 });
