@@ -80,8 +80,9 @@ export interface ServerConfig {
   readonly logLevel?: LogLevel | undefined;
   /**
    * The metrics served on /metrics; pass the same object's `storage` to the
-   * engine for its metrics. Default: a new ServerMetrics (no engine
-   * metrics); false: no metrics at all (/metrics answers 404).
+   * engine for its metrics. Default: a new ServerMetrics without engine
+   * or process metrics (an embedding process has its own); false: no
+   * metrics at all (/metrics answers 404).
    */
   readonly metrics?: ServerMetrics | false | undefined;
   /**

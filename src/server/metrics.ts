@@ -50,6 +50,11 @@ export class ServerMetrics {
   private readonly cache: Counter<"result">;
   private readonly notifyLag: Histogram;
 
+  /**
+   * `processMetrics` (default true): prom-client's CPU, memory, event-loop
+   * and GC metrics, whose collectors stay installed for the life of the
+   * process; one ServerMetrics per process should have them.
+   */
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });

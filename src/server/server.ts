@@ -89,7 +89,11 @@ export async function startServer(
   const shutdown = new AbortController();
   // Every call in flight (either server) listens on it: no leak past 10 listeners.
   setMaxListeners(0, shutdown.signal);
-  const metrics = config.metrics === false ? undefined : (config.metrics ?? new ServerMetrics());
+  // Process metrics come with the CLI's ServerMetrics: an embedding process has its own.
+  const metrics =
+    config.metrics === false
+      ? undefined
+      : (config.metrics ?? new ServerMetrics({ processMetrics: false }));
   metrics?.watch({
     watchStreams: () => deps.slots.open,
     sessionWatchers: () => deps.slots.unkeyed,
