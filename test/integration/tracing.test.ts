@@ -23,8 +23,10 @@ import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { createSessiondClient, type Protocol } from "../../src/client/index.js";
 import { type RunningServer, serverConfig, startServer } from "../../src/server/index.js";
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
+import { PostgresEngine } from "../../src/storage/postgres/index.js";
 import { SessionStore } from "../../src/store/index.js";
 import { goWorkspace, missingGoTools } from "../harness/go.js";
+import { createDatabase, pgSkipReason, sharedPostgres } from "../harness/postgres.js";
 import { installPythonClient, missingPythonClientTools } from "../harness/python-client.js";
 import { recordSpans, type SpanRecorder } from "../support/otel.js";
 import { user } from "./support/entries.js";
@@ -251,4 +253,42 @@ describe("an Append from the Go client (clients/go)", () => {
       gopath.remove();
     }
   }, 180_000);
+});
+
+const pgSkip = process.env.CI === "true" ? undefined : pgSkipReason();
+if (pgSkip !== undefined) console.warn(`\n*** PostgreSQL trace test SKIPPED: ${pgSkip} ***\n`);
+
+describe.skipIf(pgSkip !== undefined)("an Append on the PostgreSQL engine", () => {
+  it("is one trace: RPC → store → the PostgreSQL write", async () => {
+    const pg = await sharedPostgres();
+    const db = await createDatabase(pg.url, "sessiond_trace");
+    const store = new SessionStore(await PostgresEngine.open({ url: db.url }));
+    const pgServer = await startServer(
+      store,
+      serverConfig({ port: 0, log: () => {}, metrics: false }),
+    );
+    try {
+      const c = createSessiondClient({
+        baseUrl: pgServer.url,
+        protocol: "grpc",
+        timeoutMs: 15_000,
+      });
+      const ws = uniqueWorkspace("trace-pg");
+      const id = (await c.store.createSession({ workspace: ws })).session?.id ?? "";
+      recorder.reset();
+      const caller = await asCaller(() =>
+        c.session.append({ workspace: ws, session: id, entries: [user("traced")] }),
+      );
+      const spans = recorder.spans().filter((s) => s.spanContext().traceId === caller.traceId);
+      const rpc = only(spans, "sessiond.v1.SessionService/Append");
+      expect(parentOf(rpc)).toBe(caller.spanId);
+      const storeSpan = only(spans, "store.append");
+      expect(parentOf(storeSpan)).toBe(rpc.spanContext().spanId);
+      const write = only(spans, "pg appending");
+      expect(parentOf(write)).toBe(storeSpan.spanContext().spanId);
+    } finally {
+      await pgServer.close();
+      await db.drop();
+    }
+  }, 60_000);
 });
