@@ -1,5 +1,6 @@
 /** The levels of `--log-level`, most severe first. */
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
+/** A level of `--log-level`: what a line is, and the least a server writes. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
@@ -23,6 +24,7 @@ export class Logger {
     return LOG_LEVELS.indexOf(level) <= this.max;
   }
 
+  /** Writes `fields` as one JSON line with its `level` last, when that level is on. */
   write(level: LogLevel, fields: Record<string, unknown>): void {
     if (this.enabled(level)) this.sink(JSON.stringify({ ...fields, level }));
   }
