@@ -47,6 +47,8 @@ export function withHttpPaths(options: HttpPathsOptions, next: Handler): Handler
     }
     const start = performance.now();
     void answer(options, path, req).then(({ status, type, body }) => {
+      // The prober may have gone while storage was probed.
+      if (res.destroyed) return;
       res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
       if (req.method === "HEAD") res.end();
       else res.end(body);
