@@ -54,6 +54,14 @@ module.exports = {
       to: { path: "^src/storage/" },
     },
     {
+      name: "metrics-library-in-server-only",
+      comment:
+        "Only the server knows prom-client: the engines and the store report through a StorageObserver (src/storage/observer.ts), the clients measure nothing.",
+      severity: "error",
+      from: { path: "^src/(?!server/)", pathNot: TEST },
+      to: { path: "prom-client" },
+    },
+    {
       name: "server-not-client-or-cli",
       comment: "The server never imports the client or the CLI.",
       severity: "error",
@@ -73,7 +81,7 @@ module.exports = {
         "sessiond/web runs in browsers: it, the transport-free client modules and core import no Node module and not connect-node (test/web bundles it for the browser too).",
       severity: "error",
       from: {
-        path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|read-pages|watch)\\.ts$)",
+        path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|trace-interceptor|read-pages|watch)\\.ts$)",
         pathNot: TEST,
       },
       to: { dependencyTypesNot: ["local", "npm"], pathNot: "^gen/" },

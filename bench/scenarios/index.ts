@@ -11,6 +11,7 @@ import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
 import { postgresRows } from "./s10-postgres.js";
 import { findSessions } from "./s11-find-sessions.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
+import { observabilityCost } from "./so-observability.js";
 
 /** Every scenario of `npm run bench`, in table order. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -26,4 +27,5 @@ export const SCENARIOS: readonly Scenario[] = [
   embeddedVsPi,
   postgresRows,
   findSessions,
+  observabilityCost,
 ];

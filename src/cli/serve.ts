@@ -8,8 +8,11 @@ import {
   DEFAULT_LISTEN,
   DEFAULT_SERVER_LIMITS,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  LOG_LEVELS,
+  type LogLevel,
   parseTokensFile,
   type ServerConfig,
+  ServerMetrics,
   startServer,
 } from "../server/index.js";
 import type { StorageEngine } from "../storage/engine.js";
@@ -51,9 +54,14 @@ Flags:
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
   --grpc-server KIND          who answers native gRPC: grpc-js or connect (default ${DEFAULT_GRPC_SERVER})
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
+  --log-level LEVEL           error, warn, info (default: a line per request) or debug (also probes, scrapes)
+  --metrics on|off            Prometheus metrics on GET /metrics (default on)
+  --metrics-token-file FILE   /metrics wants "Authorization: Bearer <the file's first line>"
+  --drain-delay-ms N          on SIGTERM, keep serving this long after /readyz turns 503 (default 0)
 ${RETENTION_FLAGS_HELP}
   -h, --help                  show this help
 
+GET /livez, /readyz and /metrics answer on the same port (HTTP/1.1 and HTTP/2).
 Logs one JSON line per request on stderr. SIGTERM / SIGINT shut down gracefully (exit 0).`;
 
 const OPTIONS = {
@@ -82,6 +90,10 @@ const OPTIONS = {
   "grpc-server": { type: "string" },
   "pg-pool-size": { type: "string" },
   "pg-statement-timeout-ms": { type: "string" },
+  "log-level": { type: "string" },
+  metrics: { type: "string" },
+  "metrics-token-file": { type: "string" },
+  "drain-delay-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -99,6 +111,18 @@ function readFile(flag: string, path: string): Buffer {
       `--${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`,
     );
   }
+}
+
+/** The first line of the metrics token file, held to the rule of API tokens (16 characters at least). */
+function metricsTokenOf(content: Buffer): string {
+  const token = content.toString("utf8").split("\n")[0]?.trim() ?? "";
+  if (token.length < 16) {
+    throw new CliError(
+      "--metrics-token-file: the token (first line) must be at least 16 characters",
+      2,
+    );
+  }
+  return token;
 }
 
 export const serve: Command = {
@@ -125,10 +149,19 @@ export const serve: Command = {
         `WARNING: SESSIOND_DEBUG=${Object.keys(debug).join(",")}: durability rules are switched OFF (tests only)\n`,
       );
     }
+    const logLevel = v["log-level"] ?? "info";
+    if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+      throw new CliError(`--log-level must be ${LOG_LEVELS.join(", ")}, got "${logLevel}"`, 2);
+    }
+    if (v.metrics !== undefined && v.metrics !== "on" && v.metrics !== "off") {
+      throw new CliError(`--metrics must be on or off, got "${v.metrics}"`, 2);
+    }
+    const metrics = v.metrics === "off" ? undefined : new ServerMetrics();
+    const observer = metrics?.storage;
     let engine: StorageEngine;
     if (kind === "jsonl") {
       try {
-        engine = new JsonlEngine({ dataDir, debug });
+        engine = new JsonlEngine({ dataDir, debug, observer });
       } catch (err) {
         // A data dir the engine cannot use stops the server here, before "listening".
         throw new CliError((err as Error).message);
@@ -140,6 +173,7 @@ export const serve: Command = {
           url: kind,
           poolSize: intFlag("pg-pool-size", v["pg-pool-size"], 10),
           statementTimeoutMs: intFlag("pg-statement-timeout-ms", v["pg-statement-timeout-ms"], 0),
+          observer,
         });
       } catch (err) {
         throw new CliError(`--storage postgres: ${(err as Error).message}`);
@@ -212,6 +246,13 @@ export const serve: Command = {
       grpcServer,
       retention: retentionOf(v),
       debug: { noSubscribeFirst: debug.noSubscribeFirst },
+      logLevel: logLevel as LogLevel,
+      metrics: metrics ?? false,
+      metricsToken:
+        v["metrics-token-file"] === undefined
+          ? undefined
+          : metricsTokenOf(readFile("metrics-token-file", v["metrics-token-file"])),
+      drainDelayMs: intFlag("drain-delay-ms", v["drain-delay-ms"], 0),
     };
     // A promise rejection nobody awaited (a bug) must not take every client
     // down with it: log it as one JSON line and keep serving.

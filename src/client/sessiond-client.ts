@@ -3,6 +3,7 @@ import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 import { idsInterceptor } from "./ids-interceptor.js";
 import { type RetryOptions, retryInterceptor } from "./retry-interceptor.js";
+import { traceInterceptor } from "./trace-interceptor.js";
 
 /**
  * What a sessiond client is, whatever carries it: the Node transports
@@ -37,10 +38,11 @@ function bearer(token: string): Interceptor {
 
 /**
  * Ids first (so every retry carries the same ids and the server
- * de-duplicates it), then retry, then the token and the caller's own.
+ * de-duplicates it), the caller's trace context, then retry, then the token
+ * and the caller's own.
  */
 export function clientInterceptors(opts: CommonClientOptions): Interceptor[] {
-  const interceptors: Interceptor[] = [idsInterceptor()];
+  const interceptors: Interceptor[] = [idsInterceptor(), traceInterceptor()];
   if (opts.retry !== false) interceptors.push(retryInterceptor(opts.retry || {}));
   if (opts.token !== undefined) interceptors.push(bearer(opts.token));
   interceptors.push(...(opts.interceptors ?? []));

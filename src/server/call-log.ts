@@ -12,6 +12,7 @@ import {
   createContextValues,
 } from "@connectrpc/connect";
 import { isUnexpected, toConnectError } from "./errors.js";
+import type { Logger } from "./logger.js";
 import { type SentResponse, type SentStatus, sentStatus } from "./sent-status.js";
 
 /** What the edge interceptor learns about a call; connect-node refuses some before it runs. */
@@ -23,7 +24,16 @@ export interface CallRecord {
   succeeded?: boolean;
   /** What the handler (or reading the request) threw. */
   error?: unknown;
+  /** The call's trace id: the caller's (traceparent) or its own span's. */
+  traceId?: string;
 }
+
+/**
+ * Told about every finished call, for metrics: `method` is a method the
+ * server serves ("service/Method"), or undefined for a request refused
+ * before any handler (unknown path, undecodable); `code` as in the log line.
+ */
+export type CallObserver = (method: string | undefined, code: string, seconds: number) => void;
 
 /** Hands the edge interceptor the record of the request it runs for (undefined outside CallLog). */
 export const callRecordKey = createContextKey<CallRecord | undefined>(undefined, {
@@ -34,8 +44,9 @@ type Request = IncomingMessage | Http2ServerRequest;
 type Response = ServerResponse | Http2ServerResponse;
 
 /**
- * One JSON log line per request (method, workspace, session, code, ms),
- * written when its response is done, with the code the client received as
+ * One JSON log line per request (method, workspace, session, code, ms,
+ * trace id; never a message's content or a token), written when its
+ * response is done, with the code the client received as
  * sent on the wire. Requests connect-node refuses before any interceptor
  * (over the size limit, undecodable, unknown path) are logged too, named by
  * their path. Unexpected errors are logged with their stack on the server
@@ -44,7 +55,10 @@ type Response = ServerResponse | Http2ServerResponse;
 export class CallLog {
   private readonly records = new WeakMap<Request, CallRecord>();
 
-  constructor(private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly observe: CallObserver | undefined,
+  ) {}
 
   /** connect-node's `contextValues` option: carries the request's record to the interceptors. */
   readonly contextValues = (req: Request): ContextValues => {
@@ -64,7 +78,7 @@ export class CallLog {
         if (logged) return;
         logged = true;
         const status = sent && sentStatus(String(req.headers["content-type"] ?? ""), sent);
-        this.log(JSON.stringify(lineOf(req.url, record, status, start)));
+        this.finish(lineOf(req.url, record, status, start), record);
       };
       tapResponse(res, done);
       // A response that never ends: the client left (or reset the stream) first.
@@ -99,7 +113,7 @@ export class CallLog {
             });
       const line = lineOf(path, record, sent, start);
       line.via = "grpc-js";
-      this.log(JSON.stringify(line));
+      this.finish(line, record);
     };
     const respond = stream.respond.bind(stream);
     stream.respond = (h, options) => {
@@ -121,6 +135,11 @@ export class CallLog {
     // Closed with no status sent: the client left (or reset the stream) first.
     stream.once("close", () => done(undefined));
     return record;
+  }
+
+  private finish(line: Record<string, unknown>, record: CallRecord): void {
+    this.observe?.(record.method, line.code as string, (line.ms as number) / 1000);
+    this.logger.write(line.error === undefined ? "info" : "error", line);
   }
 }
 
@@ -168,6 +187,7 @@ function lineOf(
   };
   if (record.workspace !== undefined) line.workspace = record.workspace;
   if (record.session !== undefined) line.session = record.session;
+  if (record.traceId !== undefined) line.trace = record.traceId;
   if (sent !== undefined && "http" in sent) {
     line.code = `HTTP ${sent.http}`;
     line.ms = msSince(start);

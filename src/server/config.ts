@@ -1,4 +1,6 @@
 import type { StoreLimits } from "../store/limits.js";
+import type { LogLevel } from "./logger.js";
+import type { ServerMetrics } from "./metrics.js";
 import type { RetentionConfig } from "./retention-sweeper.js";
 
 /** Limits of the network layer (the store's own limits are in StoreLimits). */
@@ -74,4 +76,24 @@ export interface ServerConfig {
   readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
   /** Where request logs go (one JSON line each); default stderr. */
   readonly log?: ((line: string) => void) | undefined;
+  /** Lines below this level are not written; default "info" (every request). */
+  readonly logLevel?: LogLevel | undefined;
+  /**
+   * The metrics served on /metrics; pass the same object's `storage` to the
+   * engine for its metrics. Default: a new ServerMetrics without engine
+   * or process metrics (an embedding process has its own); false: no
+   * metrics at all (/metrics answers 404).
+   */
+  readonly metrics?: ServerMetrics | false | undefined;
+  /**
+   * Bearer token /metrics requires. Without it /metrics is open on a server
+   * without API tokens and refused (403) on one with them.
+   */
+  readonly metricsToken?: string | undefined;
+  /**
+   * On shutdown, how long the server keeps accepting after /readyz turned
+   * 503, ms (default 0): long enough for the load balancer to see it (a few
+   * readiness periods) and stop sending new calls before the port closes.
+   */
+  readonly drainDelayMs?: number | undefined;
 }

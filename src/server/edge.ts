@@ -1,8 +1,10 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { isSpanContextValid } from "@opentelemetry/api";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { toConnectError } from "./errors.js";
 import type { InFlight } from "./in-flight.js";
 import { responseLimit, sendsPreEncodedKey } from "./response-size.js";
+import { endRpcSpan, startRpcSpan, withContext } from "./trace-context.js";
 
 /** The log fields of a request message: its workspace and session, when it has them. */
 function describe(record: CallRecord, method: string, message: unknown): void {
@@ -33,8 +35,10 @@ async function readFirst<T>(
 /**
  * The outermost interceptor: every error leaves as a ConnectError with the
  * right code (domain errors mapped in errors.ts; anything else INTERNAL with
- * no details), every response is held to the max message size, and what the
- * call was and how it ended is recorded for its log line (call-log.ts).
+ * no details), every response is held to the max message size, what the
+ * call was and how it ended is recorded for its log line (call-log.ts), and
+ * the call runs in its OpenTelemetry span, a child of the caller's
+ * `traceparent` (trace-context.ts), so the store's spans nest under it.
  */
 export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): Interceptor {
   return (next) => async (req) => {
@@ -48,6 +52,9 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
     );
     const unary = !req.stream;
     if (unary) inFlight.enter();
+    const { span, ctx } = startRpcSpan(method, req.header);
+    const traced = span.spanContext();
+    if (isSpanContextValid(traced)) record.traceId = traced.traceId;
     try {
       let call = req;
       if (!req.stream) describe(record, method, req.message);
@@ -56,26 +63,35 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
         describe(record, method, first);
         call = { ...req, message: input };
       } else describe(record, method, undefined);
-      const res = await next(call);
+      const res = await withContext(ctx, () => next(call));
       if (!res.stream) {
         const message = limit(res.message);
         record.succeeded = true;
+        endRpcSpan(span, 0);
         return { ...res, message };
       }
       const source = res.message;
       async function* guarded() {
+        let code = Code.Canceled as number;
         try {
           for await (const message of source) yield limit(message);
           record.succeeded = true;
+          code = 0;
         } catch (err) {
           record.error = err;
-          throw toConnectError(err);
+          const error = toConnectError(err);
+          code = error.code;
+          throw error;
+        } finally {
+          endRpcSpan(span, code);
         }
       }
       return { ...res, message: guarded() };
     } catch (err) {
       record.error = err;
-      throw toConnectError(err);
+      const error = toConnectError(err);
+      endRpcSpan(span, error.code);
+      throw error;
     } finally {
       if (unary) inFlight.leave();
     }

@@ -11,6 +11,8 @@ import {
 export { parseTokensFile } from "./auth.js";
 export type { ServerConfig, ServerLimits, TlsConfig, TokenGrant } from "./config.js";
 export * from "./defaults.js";
+export { LOG_LEVELS, type LogLevel } from "./logger.js";
+export { ServerMetrics } from "./metrics.js";
 export type { RetentionConfig } from "./retention-sweeper.js";
 export { type RunningServer, startServer } from "./server.js";
 

@@ -3,6 +3,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import { isIP } from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../../gen/grpc/health/v1/health_pb.js";
@@ -24,9 +25,13 @@ import { edgeInterceptor, shuttingDown } from "./edge.js";
 import { grpcJsFront } from "./grpc/front.js";
 import { routeNativeGrpc } from "./grpc/route.js";
 import { HealthStatus, registerHealth } from "./health.js";
+import { withHttpPaths } from "./http-paths.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
+import { Logger } from "./logger.js";
+import { ServerMetrics } from "./metrics.js";
 import { plaintextPort } from "./plaintext-port.js";
+import { Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
 import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
@@ -70,7 +75,10 @@ export async function startServer(
       `refusing to listen on ${config.host} without auth tokens: pass --auth-tokens FILE, or --insecure to allow it`,
     );
   }
-  const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logger = new Logger(
+    config.logLevel ?? "info",
+    config.log ?? ((line: string) => process.stderr.write(`${line}\n`)),
+  );
   const deps: ServiceDeps = {
     store,
     slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
@@ -81,7 +89,19 @@ export async function startServer(
   const shutdown = new AbortController();
   // Every call in flight (either server) listens on it: no leak past 10 listeners.
   setMaxListeners(0, shutdown.signal);
-  const calls = new CallLog(log);
+  // Process metrics come with the CLI's ServerMetrics: an embedding process has its own.
+  const metrics =
+    config.metrics === false
+      ? undefined
+      : (config.metrics ?? new ServerMetrics({ processMetrics: false }));
+  metrics?.watch({
+    watchStreams: () => deps.slots.open,
+    sessionWatchers: () => deps.slots.unkeyed,
+    topWatchers: (n) => deps.slots.top(n),
+    engine: () => store.engine.stats?.() ?? {},
+  });
+  const readiness = new Readiness(store);
+  const calls = new CallLog(logger, metrics?.call);
   // One set of routes and interceptors for both servers: connect-node
   // (Connect, gRPC-Web) and grpc-js (native gRPC, see grpc/front.ts).
   const routes = (router: ConnectRouter) => {
@@ -114,7 +134,16 @@ export async function startServer(
     acceptCompression: config.compression ? undefined : [],
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
-  const logged = calls.wrap(handler);
+  const logged = withHttpPaths(
+    {
+      readiness,
+      metrics,
+      metricsToken: config.metricsToken,
+      metricsOpen: config.tokens.length === 0,
+      logger,
+    },
+    calls.wrap(handler),
+  );
   const server = config.tls
     ? http2.createSecureServer(
         {
@@ -182,14 +211,12 @@ export async function startServer(
     });
     if (front !== undefined) routeNativeGrpc(server, front);
     else {
-      log(
-        JSON.stringify({
-          time: new Date().toISOString(),
-          event: "grpc-js unavailable",
-          error:
-            "@grpc/grpc-js has no per-stream entry (Server._streamHandler): native gRPC is served by connect-node",
-        }),
-      );
+      logger.write("warn", {
+        time: new Date().toISOString(),
+        event: "grpc-js unavailable",
+        error:
+          "@grpc/grpc-js has no per-stream entry (Server._streamHandler): native gRPC is served by connect-node",
+      });
     }
   }
 
@@ -205,12 +232,16 @@ export async function startServer(
   const url = `${config.tls ? "https" : "http"}://${hostForUrl}:${port}`;
 
   const retention =
-    config.retention === undefined ? undefined : startRetention(store, config.retention, log);
+    config.retention === undefined
+      ? undefined
+      : startRetention(store, config.retention, (line) => logger.raw("info", line));
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      readiness.drain();
       deps.health.shutdown();
       const sweepStopped = retention?.stop();
+      if ((config.drainDelayMs ?? 0) > 0) await delay(config.drainDelayMs);
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       shutdown.abort(shuttingDown());
       await inFlight.drained(config.shutdownGraceMs);

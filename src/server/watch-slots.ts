@@ -8,6 +8,7 @@ import { quote } from "../core/ids.js";
  */
 export class WatchSlots {
   private total = 0;
+  private unkeyedOpen = 0;
   private readonly perKey = new Map<string, number>();
 
   constructor(
@@ -17,6 +18,28 @@ export class WatchSlots {
 
   get open(): number {
     return this.total;
+  }
+
+  /** Open streams without a session (WatchSessions). */
+  get unkeyed(): number {
+    return this.unkeyedOpen;
+  }
+
+  /**
+   * The `n` largest numbers of watchers on one session, largest first,
+   * without the sessions' names: what metrics may show of a per-session
+   * count without a label per session.
+   */
+  top(n: number): number[] {
+    const top: number[] = [];
+    for (const count of this.perKey.values()) {
+      if (top.length === n && count <= (top[n - 1] as number)) continue;
+      let i = Math.min(top.length, n - 1);
+      while (i > 0 && (top[i - 1] as number) < count) i--;
+      top.splice(i, 0, count);
+      if (top.length > n) top.pop();
+    }
+    return top;
   }
 
   acquire(key: string | undefined): () => void {
@@ -31,12 +54,16 @@ export class WatchSlots {
     }
     this.total++;
     if (key !== undefined) this.perKey.set(key, n + 1);
+    else this.unkeyedOpen++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.total--;
-      if (key === undefined) return;
+      if (key === undefined) {
+        this.unkeyedOpen--;
+        return;
+      }
       const left = (this.perKey.get(key) ?? 1) - 1;
       if (left === 0) this.perKey.delete(key);
       else this.perKey.set(key, left);

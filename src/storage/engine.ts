@@ -2,6 +2,7 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { Tags } from "../core/tags.js";
+import type { EngineStats } from "./observer.js";
 
 /**
  * The storage contract every engine (memory, jsonl, postgres) implements and
@@ -323,6 +324,17 @@ export interface StorageEngine {
 
   /** Registers a listener for durable changes; returns the unsubscribe function. */
   subscribe(listener: StorageListener): () => void;
+
+  /**
+   * OPTIONAL: resolves when the engine can take writes now (JSONL: a file
+   * can be created in the data dir; PostgreSQL: the database answers),
+   * rejects with the reason otherwise. Readiness probes call it; engines
+   * that are always usable (memory) leave it out.
+   */
+  probe?(): Promise<void>;
+
+  /** OPTIONAL: gauges read when metrics are scraped (cache size, pool use). */
+  stats?(): EngineStats;
 
   /** Finishes queued writes, releases locks and handles. */
   close(): Promise<void>;

@@ -17,6 +17,7 @@ import { type MoveInput, planReset, planRewind, type RewindInput } from "../core
 import type { SessionLog } from "../core/session-log.js";
 import { pathIdsAfter } from "../core/tree.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
+import { inSpan } from "../storage/observer.js";
 import type { StoreLimits } from "./limits.js";
 import { fillPage, itemsFrom, type PageRequest } from "./page-fill.js";
 import { badPageToken } from "./page-token.js";
@@ -126,7 +127,10 @@ export class Session {
       );
     }
     const input = { entries: list, ...opts };
-    return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));
+    return inSpan("store.append", (span) => {
+      span.setAttribute("sessiond.entries", list.length);
+      return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));
+    });
   }
 
   /** Moves the current leaf to an entry id or label (appends a Leaf entry). */

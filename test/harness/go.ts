@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { REPO } from "./server.js";
 
 export const GO_INSTALL =
-  "apt-get install -y --no-install-recommends golang-go golang-google-grpc-dev golang-google-protobuf-dev";
+  "apt-get install -y --no-install-recommends golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-opentelemetry-otel-dev";
 export const GOCODE = "/usr/share/gocode";
 /** The Go module of the client, and its import path. */
 export const GO_CLIENT_DIR = join(REPO, "clients/go");
@@ -24,7 +24,11 @@ export const GO_CLIENT_IMPORT = "github.com/sessiond/sessiond/clients/go";
 export function missingGoTools(): string | undefined {
   const go = spawnSync("go", ["version"], { timeout: 15_000, encoding: "utf8" });
   if (go.status !== 0) return `go not found (${GO_INSTALL})`;
-  for (const pkg of ["google.golang.org/grpc", "google.golang.org/protobuf"]) {
+  for (const pkg of [
+    "google.golang.org/grpc",
+    "google.golang.org/protobuf",
+    "go.opentelemetry.io/otel",
+  ]) {
     if (!existsSync(join(GOCODE, "src", pkg)))
       return `${GOCODE}/src/${pkg} missing (${GO_INSTALL})`;
   }

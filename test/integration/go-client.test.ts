@@ -54,6 +54,9 @@ const UNIT_TESTS = [
   "TestDeleteNotFoundStaysNotFoundUnlessAnAttemptMayHaveDeleted",
   "TestBackoffGrowsWithJitterUpToTheCap",
   "TestRetryStopsWaitingWhenTheContextEnds",
+  "TestTraceContextSendsTheSpanAsTraceparent",
+  "TestTraceContextSendsNothingWithoutAPropagator",
+  "TestTraceContextKeepsTheCallersTraceparent",
 ];
 const LIVE_TESTS = [
   "TestLiveStoreServiceEveryRPC",
@@ -107,7 +110,7 @@ describe("Go client (clients/go)", () => {
     await go(ws, ["vet", "./..."], 90_000);
     const { stdout } = await run("gofmt", ["-l", "."], { cwd: ws.dir, env: ws.env });
     expect(stdout.trim()).toBe("");
-    // go.mod parses and names the module and its two requirements (module
+    // go.mod parses and names the module and its three requirements (module
     // mode needs the network to go further; CI has none for Go modules).
     const mod = await run("go", ["mod", "edit", "-json"], {
       cwd: ws.dir,
@@ -121,6 +124,7 @@ describe("Go client (clients/go)", () => {
     expect(parsed.Module.Path).toBe(GO_CLIENT_IMPORT);
     expect(parsed.Go).toBe("1.19");
     expect(parsed.Require.map((r) => r.Path).sort()).toEqual([
+      "go.opentelemetry.io/otel",
       "google.golang.org/grpc",
       "google.golang.org/protobuf",
     ]);
@@ -185,7 +189,7 @@ describe("Go client (clients/go)", () => {
       const expected = [...UNIT_TESTS, ...LIVE_TESTS, ...(server.external ? [] : [RESTART_TEST])];
       expect(results(out, "FAIL")).toEqual([]);
       expect(passed.sort()).toEqual(expected.sort());
-      expect(passed.length).toBe(server.external ? 24 : 25);
+      expect(passed.length).toBe(server.external ? 27 : 28);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);

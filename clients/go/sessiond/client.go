@@ -188,7 +188,7 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	if c.token != "" {
 		out = append(out, grpc.WithPerRPCCredentials(bearer{token: c.token}))
 	}
-	var chain []grpc.UnaryClientInterceptor
+	chain := []grpc.UnaryClientInterceptor{TraceUnaryInterceptor()}
 	if c.callTimeout > 0 {
 		chain = append(chain, timeoutInterceptor(c.callTimeout))
 	}
@@ -198,6 +198,7 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	}
 	chain = append(chain, c.interceptors...)
 	out = append(out, grpc.WithChainUnaryInterceptor(chain...))
+	out = append(out, grpc.WithChainStreamInterceptor(TraceStreamInterceptor()))
 	return append(out, c.dial...), nil
 }
 

@@ -19,6 +19,10 @@
 //   - resumable watch: Client.WatchEntries returns a Watcher that reconnects
 //     with after_seq = the last entry it delivered, so the caller sees every
 //     entry once, in order, across server restarts.
+//   - tracing: every call carries the trace context of its ctx's
+//     OpenTelemetry span, as the global propagator writes it (set
+//     propagation.TraceContext{} for the W3C traceparent the server reads),
+//     so the server's spans join the caller's trace.
 //
 // # Errors
 //

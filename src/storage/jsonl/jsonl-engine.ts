@@ -17,6 +17,7 @@ import type {
   StorageListener,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
+import { type EngineStats, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { recordOf } from "../session-record.js";
 import {
   createExclusive,
@@ -29,12 +30,16 @@ import { checkDataDir, type DataDirNeed } from "./data-dir.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
+import { observedFs } from "./observed-fs.js";
 import { isTempName, sessionPath, sessionsDir } from "./paths.js";
 import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
 import { scanFile } from "./text-scan.js";
+
+/** What a readiness probe writes. */
+const PROBE_BYTE = Buffer.from("\n");
 
 /** Sessions of one `list(workspace, ids)` call read at the same time. */
 const LIST_CONCURRENCY = 16;
@@ -58,6 +63,8 @@ export interface JsonlEngineOptions {
    * listings then leave crashed creates' temp files in place).
    */
   need?: DataDirNeed;
+  /** Told about syncs, lock waits, group commits and cache lookups (metrics). Default: nothing. */
+  observer?: StorageObserver;
   /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
@@ -94,16 +101,19 @@ export class JsonlEngine implements StorageEngine {
   private readonly cleaned = new Map<string, Promise<void>>();
   private readonly memo = new RecordMemo();
   private readonly index: RootIndex;
+  private readonly observer: StorageObserver;
   private closed = false;
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
     const need = o.need ?? "writable";
     checkDataDir(this.dataDir, need);
-    this.ops = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
+    this.observer = o.observer ?? NO_OBSERVER;
+    const base = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
+    this.ops = observedFs(base, this.observer);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     this.index = new RootIndex(this.ops, this.dataDir, {
-      syncReads: this.ops === nodeFs,
+      syncReads: base === nodeFs,
       // A reader leaves crashed creates' temp files alone: its dir may be read-only.
       onDirRead: need === "writable" ? (dir, names) => this.cleanListed(dir, names) : undefined,
     });
@@ -116,6 +126,7 @@ export class JsonlEngine implements StorageEngine {
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
       noFencing: o.debug?.noFencing === true,
+      observer: this.observer,
     };
   }
 
@@ -268,6 +279,27 @@ export class JsonlEngine implements StorageEngine {
     return this.listeners.subscribe(listener);
   }
 
+  /**
+   * Creates, writes and removes a small file in the data dir: what every
+   * create needs, so a dir that was removed, replaced, remounted read-only
+   * or filled up answers here first. No fsync: it tests the path, not the disk.
+   */
+  async probe(): Promise<void> {
+    this.checkOpen();
+    const file = path.join(this.dataDir, `.tmp-ready-${process.pid}`);
+    const fd = await this.ops.open(file, "w");
+    try {
+      await this.ops.write(fd, PROBE_BYTE, 0, 1, 0);
+    } finally {
+      await this.ops.close(fd);
+      await this.ops.unlink(file);
+    }
+  }
+
+  stats(): EngineStats {
+    return { cachedSessions: this.cache.size };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.cache.closeAll();
@@ -283,6 +315,7 @@ export class JsonlEngine implements StorageEngine {
   private async use<T>(key: SessionKey, fn: (s: SessionFile) => Promise<T>): Promise<T> {
     this.checkOpen();
     let session = this.cache.touch(key);
+    this.observer.cacheLookup(session !== undefined);
     if (session === undefined) {
       const file = await this.locate(key);
       session = this.cache.touch(key);

@@ -15,6 +15,11 @@ export class SessionCache {
 
   constructor(private readonly max: number) {}
 
+  /** Sessions held now (may exceed the bound while many are busy). */
+  get size(): number {
+    return this.byKey.size;
+  }
+
   get(key: SessionKey): SessionFile | undefined {
     return this.byKey.get(cacheKey(key));
   }

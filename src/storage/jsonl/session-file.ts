@@ -1,10 +1,12 @@
 import type { Stats } from "node:fs";
+import { type Context, context } from "@opentelemetry/api";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../../core/append-plan.js";
 import type { SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type { AppendResult, Planner, SessionKey } from "../engine.js";
+import { inSpan, type StorageObserver } from "../observer.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
 import { FileLease } from "./lock.js";
@@ -30,11 +32,14 @@ export interface SessionFileOptions extends FileStateOptions {
   readonly lockEnabled: boolean;
   /** Called after a batch is durable, with the new head seq. */
   readonly onAppended: (headSeq: number) => void;
+  readonly observer: StorageObserver;
 }
 
 type AppendOp = {
   readonly kind: "append";
   readonly planner: Planner;
+  /** The trace context of the caller: a batch's spans join its first append's trace. */
+  readonly trace: Context;
   readonly resolve: (r: AppendResult) => void;
   readonly reject: (e: unknown) => void;
 };
@@ -101,7 +106,7 @@ export class SessionFile {
 
   append(planner: Planner): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.enqueue({ kind: "append", planner, resolve, reject });
+      this.enqueue({ kind: "append", planner, trace: context.active(), resolve, reject });
     });
   }
 
@@ -153,7 +158,7 @@ export class SessionFile {
       }
       const stop = this.queue.findIndex((op) => op.kind === "delete");
       const batch = this.queue.splice(0, stop < 0 ? this.queue.length : stop) as AppendOp[];
-      await this.runBatch(batch);
+      await context.with((first as AppendOp).trace, () => this.runBatch(batch));
     }
     this.lease.idle();
   }
@@ -169,8 +174,10 @@ export class SessionFile {
   }
 
   private async runBatch(batch: AppendOp[]): Promise<void> {
+    const start = performance.now();
     try {
-      await this.lease.acquire();
+      await inSpan("jsonl.lock", () => this.lease.acquire());
+      this.o.observer.lockWaited((performance.now() - start) / 1000);
     } catch (err) {
       const error = this.error(err, "locking");
       for (const op of batch) op.reject(error);
@@ -209,8 +216,14 @@ export class SessionFile {
     if (entries.length > 0) {
       try {
         this.checkLease();
-        await this.state.writeDurably(encodeRecords(entries, payloads), writeAt);
+        const bytes = encodeRecords(entries, payloads);
+        await inSpan("jsonl.write", (span) => {
+          span.setAttribute("sessiond.batch.appends", planned.length);
+          span.setAttribute("sessiond.batch.entries", entries.length);
+          return this.state.writeDurably(bytes, writeAt);
+        });
         this.checkLease();
+        this.o.observer.committed(planned.length, entries.length, bytes.length);
       } catch (err) {
         // Outcome unknown: the bytes may or may not be in the file, which is the truth.
         await this.state.reset();

@@ -70,6 +70,18 @@ export class AppendWriter {
     this.inFlight++;
     try {
       const outcomes = await this.outcomes(batch.map((q) => q.w));
+      let appends = 0;
+      let entries = 0;
+      let bytes = 0;
+      for (const [i, q] of batch.entries()) {
+        const o = outcomes[i] as PromiseSettledResult<boolean>;
+        if (o.status === "fulfilled" && o.value) {
+          appends++;
+          entries += q.w.entries.length;
+          for (const json of q.w.json) bytes += json.length;
+        }
+      }
+      if (appends > 0) this.ctx.observer.committed(appends, entries, bytes);
       for (const [i, q] of batch.entries()) {
         const o = outcomes[i] as PromiseSettledResult<boolean>;
         if (o.status === "fulfilled") q.resolve(o.value);

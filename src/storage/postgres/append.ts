@@ -214,6 +214,11 @@ export class GroupCommit {
       }),
     );
     if (outcome === undefined) throw new Error("append transaction ended without an outcome");
+    if (outcome.wroteHead !== undefined) {
+      let bytes = 0;
+      for (const json of outcome.json) bytes += json.length;
+      ctx.observer.committed(outcome.results.size, outcome.toWrite.length, bytes);
+    }
     return outcome;
   }
 }

@@ -2,6 +2,7 @@ import type postgres from "postgres";
 import { notFound, type SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionKey } from "../engine.js";
+import type { StorageObserver } from "../observer.js";
 import type { SessionCache } from "./session-cache.js";
 
 /** A query runner: the pool or a transaction. */
@@ -27,6 +28,8 @@ export interface PgContext {
    * naming `what`; `close()` waits for every call running through here.
    */
   db<T>(what: string, fn: () => Promise<T>): Promise<T>;
+  /** Told about group commits and NOTIFY lag (metrics). */
+  readonly observer: StorageObserver;
 }
 
 /** NOT_FOUND for a session, worded like the other engines. */

@@ -18,10 +18,19 @@ interface Wire {
   h: number;
   /** the replica that committed it */
   r: string;
+  /** when it was queued, ms since the epoch (the receiver's NOTIFY lag metric); absent from older replicas */
+  c?: number;
 }
 
 export function notifyPayload(replica: string, e: StorageEvent): string {
-  const wire: Wire = { t: e.type, w: e.workspace, s: e.sessionId, h: e.headSeq, r: replica };
+  const wire: Wire = {
+    t: e.type,
+    w: e.workspace,
+    s: e.sessionId,
+    h: e.headSeq,
+    r: replica,
+    c: Date.now(),
+  };
   return JSON.stringify(wire);
 }
 
@@ -138,10 +147,10 @@ export class Notifier {
   }
 }
 
-/** The event and its replica, or undefined for a payload that is not ours. */
+/** The event, its replica and when it was sent, or undefined for a payload that is not ours. */
 export function parsePayload(
   payload: string,
-): { replica: string; event: StorageEvent } | undefined {
+): { replica: string; event: StorageEvent; sentAt: number | undefined } | undefined {
   let v: Partial<Wire>;
   try {
     v = JSON.parse(payload) as Partial<Wire>;
@@ -157,7 +166,11 @@ export function parsePayload(
   ) {
     return undefined;
   }
-  return { replica: v.r, event: { type: v.t, workspace: v.w, sessionId: v.s, headSeq: v.h } };
+  return {
+    replica: v.r,
+    event: { type: v.t, workspace: v.w, sessionId: v.s, headSeq: v.h },
+    sentAt: typeof v.c === "number" ? v.c : undefined,
+  };
 }
 
 export interface ListenerOptions {

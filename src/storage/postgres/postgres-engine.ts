@@ -20,6 +20,7 @@ import type {
   StorageListener,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
+import { type EngineStats, inSpan, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { GroupCommit } from "./append.js";
 import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
@@ -64,6 +65,8 @@ export interface PostgresEngineOptions {
    * Default 1000; 0: never (then every append NOTIFYs).
    */
   headPollMs?: number;
+  /** Told about NOTIFY lag and group commits (metrics). Default: nothing. */
+  observer?: StorageObserver;
 }
 
 /**
@@ -99,9 +102,11 @@ export class PostgresEngine implements StorageEngine {
   private notifyListener: NotifyListener | undefined;
   private readonly url: string;
   private readonly connectTimeoutSec: number;
+  private readonly poolSize: number;
 
   constructor(opts: PostgresEngineOptions) {
     this.url = opts.url;
+    this.poolSize = opts.poolSize ?? 10;
     this.connectTimeoutSec = opts.connectTimeoutSec ?? 5;
     this.cache = new SessionCache(opts.cacheSessions ?? 256, (k, head) =>
       this.headPoll.loaded(k, head),
@@ -124,6 +129,7 @@ export class PostgresEngine implements StorageEngine {
       replica: randomUUID(),
       insertChunk: opts.insertChunk ?? 1000,
       db: (what, fn) => this.db(what, fn),
+      observer: opts.observer ?? NO_OBSERVER,
     };
     this.notifier = new Notifier(
       this.sql,
@@ -173,17 +179,45 @@ export class PostgresEngine implements StorageEngine {
     await this.init();
   }
 
-  /** Runs `fn`, turning database and connection failures into UNAVAILABLE. */
-  private async db<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    const running = fn();
-    this.inflight.add(running);
-    try {
-      return await running;
-    } catch (err) {
-      throw translate(what, err);
-    } finally {
-      this.inflight.delete(running);
-    }
+  /**
+   * Runs `fn` in a span named after `what` (the PostgreSQL transaction or
+   * statement of a trace), turning database and connection failures into
+   * UNAVAILABLE.
+   */
+  private db<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return inSpan(`pg ${what}`, async () => {
+      const running = fn();
+      this.inflight.add(running);
+      try {
+        return await running;
+      } catch (err) {
+        throw translate(what, err);
+      } finally {
+        this.inflight.delete(running);
+      }
+    });
+  }
+
+  /** Answers when the database does (a `SELECT 1` through the pool). */
+  async probe(): Promise<void> {
+    await this.begin();
+    await this.db("probing", () => this.sql`SELECT 1`);
+  }
+
+  /**
+   * The pool as database calls see it: the driver shows no counts of its
+   * own, so the calls in flight fill the pool first and the rest wait.
+   */
+  stats(): EngineStats {
+    const calls = this.inflight.size;
+    return {
+      cachedSessions: this.cache.size,
+      pool: {
+        inUse: Math.min(calls, this.poolSize),
+        waiting: Math.max(0, calls - this.poolSize),
+        size: this.poolSize,
+      },
+    };
   }
 
   /** Tells this replica's subscribers; every event goes through here (see HeadPoll). */
@@ -315,6 +349,7 @@ export class PostgresEngine implements StorageEngine {
     if (this.closed) return;
     const n = parsePayload(payload);
     if (n === undefined || n.replica === this.ctx.replica) return;
+    if (n.sentAt !== undefined) this.ctx.observer.notified((Date.now() - n.sentAt) / 1000);
     this.emit(n.event);
   }
 

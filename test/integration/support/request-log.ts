@@ -9,6 +9,10 @@ export interface LogLine {
   code: string;
   ms: number;
   error?: string;
+  /** "error", "warn", "info" or "debug" (src/server/logger.ts). */
+  level?: string;
+  /** The trace id: the caller's traceparent, or the server's own span's. */
+  trace?: string;
 }
 
 /** The request log lines a server process has written to stderr so far. */

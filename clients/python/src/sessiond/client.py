@@ -13,6 +13,8 @@
 - Errors: every failure is a ``SessiondError`` with the ``grpc.StatusCode``
   and the server's message.
 - Streams are never retried here; ``watch_entries`` resumes by seq.
+- Tracing: with the ``opentelemetry`` API installed, every call carries the
+  active span's W3C trace context (``trace.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .v1 import session_service_pb2_grpc as ss_grpc
 from .v1 import store_service_pb2 as st
 from .v1 import store_service_pb2_grpc as st_grpc
 from .stream import Stream
+from .trace import trace_headers
 from .watch import EntryWatch
 
 __all__ = ["RetryPolicy", "SessiondClient", "SessionClient", "StoreClient", "Stream"]
@@ -135,7 +138,9 @@ class _Invoker:
         self.channel = channel
 
     def _md(self, headers: Optional[Metadata]) -> Tuple[Tuple[str, Union[str, bytes]], ...]:
-        return self.metadata + tuple(headers or ())
+        extra = tuple(headers or ())
+        own = any(k == "traceparent" for k, _ in self.metadata + extra)
+        return self.metadata + (() if own else trace_headers()) + extra
 
     def unary(
         self,

@@ -1,0 +1,29 @@
+import type { StorageObserver } from "../observer.js";
+import { inSpan } from "../observer.js";
+import type { FsOps } from "./fs-ops.js";
+
+/**
+ * The engine's file system with every fdatasync and fsync timed for the
+ * observer and traced as a span: the disk's flush is where an append's
+ * latency goes, so operators watch it apart from everything else. Wrapping
+ * FsOps (instead of timing at each call site) also covers the syncs of
+ * creates, directory entries and tail repairs.
+ */
+export function observedFs(ops: FsOps, observer: StorageObserver): FsOps {
+  const timed =
+    (name: string, sync: (fd: number) => Promise<void>) =>
+    (fd: number): Promise<void> =>
+      inSpan(name, async () => {
+        const start = performance.now();
+        try {
+          await sync(fd);
+        } finally {
+          observer.synced((performance.now() - start) / 1000);
+        }
+      });
+  return {
+    ...ops,
+    fdatasync: timed("jsonl.fdatasync", (fd) => ops.fdatasync(fd)),
+    fsync: timed("jsonl.fsync", (fd) => ops.fsync(fd)),
+  };
+}
