@@ -17,28 +17,20 @@ function storeWhereAnotherReplicaSweeps(another: boolean) {
 const config = { all: { keepNewest: 1 }, workspaces: {}, intervalMs: 3_600_000 };
 
 describe("the retention sweeper among replicas", () => {
-  it("leaves the sweep to the replica that holds the job, removes nothing and logs why", async () => {
-    const { store, asked } = storeWhereAnotherReplicaSweeps(true);
+  it.each([
+    ["leaves the sweep to the replica that holds the job, removes nothing and logs why", true],
+    ["sweeps when it holds the job", false],
+  ])("%s", async (_, another) => {
+    const { store, asked } = storeWhereAnotherReplicaSweeps(another);
     for (const title of ["a", "b", "c"]) await store.create({ title });
     const lines: string[] = [];
     const sweeper = startRetention(store, config, (l) => lines.push(l));
     await sweeper.sweep();
     await sweeper.stop();
-    expect(asked).toContain("retention");
-    expect((await store.list({})).sessions).toHaveLength(3);
-    expect(lines.map((l) => JSON.parse(l).msg)).toContain("retention skipped");
-    expect(lines.map((l) => JSON.parse(l).msg)).not.toContain("retention");
-  });
-
-  it("sweeps when it holds the job", async () => {
-    const { store, asked } = storeWhereAnotherReplicaSweeps(false);
-    for (const title of ["a", "b", "c"]) await store.create({ title });
-    const lines: string[] = [];
-    const sweeper = startRetention(store, config, (l) => lines.push(l));
-    await sweeper.sweep();
-    await sweeper.stop();
-    expect(asked).toContain("retention");
-    expect((await store.list({})).sessions).toHaveLength(1);
-    expect(lines.map((l) => JSON.parse(l).msg)).toContain("retention");
+    expect(asked).toEqual(["retention"]);
+    expect((await store.list({})).sessions).toHaveLength(another ? 3 : 1);
+    const msgs = lines.map((l) => JSON.parse(l).msg);
+    expect(msgs.includes("retention skipped")).toBe(another);
+    expect(msgs.includes("retention")).toBe(!another);
   });
 });

@@ -1,15 +1,8 @@
-import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createDatabase,
-  type PgServer,
-  pgSkipReason,
-  startPostgres,
-} from "../../../test/harness/postgres.js";
+import type postgres from "postgres";
+import { afterAll, describe, expect, it } from "vitest";
+import { openPostgres, pgSkip } from "../../../test/support/store-engines.js";
 import { JOB_LEASE_MS } from "./exclusive-job.js";
 import { PostgresEngine } from "./postgres-engine.js";
-
-const skip = process.env.CI === "true" ? undefined : pgSkipReason();
 
 /** A promise with its resolve, to hold a job open. */
 function gate(): { opened: Promise<void>; open: () => void } {
@@ -20,32 +13,26 @@ function gate(): { opened: Promise<void>; open: () => void } {
   return { opened, open };
 }
 
-if (skip !== undefined) {
-  console.warn(`\n*** PostgreSQL exclusive-job tests SKIPPED: ${skip} ***\n`);
-  it.skip(`PostgreSQL exclusive-job tests (skipped: ${skip})`, () => {});
+if (pgSkip !== undefined) {
+  it.skip(`PostgreSQL exclusive-job tests (skipped: ${pgSkip})`, () => {});
 } else {
-  let server: PgServer | undefined;
-  let db: Awaited<ReturnType<typeof createDatabase>> | undefined;
-  let admin: postgres.Sql | undefined;
   const engines: PostgresEngine[] = [];
-
-  beforeAll(async () => {
-    server = await startPostgres();
-    if (server === undefined) throw new Error("PostgreSQL is not available");
-    db = await createDatabase(server.url);
-    admin = postgres(db.url, { max: 1, onnotice: () => {} });
-  });
+  let admin: postgres.Sql | undefined;
+  let url = "";
 
   afterAll(async () => {
     for (const e of engines) await e.close();
-    await admin?.end({ timeout: 1 });
-    await db?.drop();
-    await server?.stop();
   });
 
+  /** Another replica on the file's database. */
   async function replica(): Promise<PostgresEngine> {
-    if (db === undefined) throw new Error("no database");
-    const engine = await PostgresEngine.open({ url: db.url, poolSize: 3 });
+    if (url === "") {
+      const first = await openPostgres({ poolSize: 3 });
+      ({ url, admin } = first);
+      engines.push(first.engine);
+      return first.engine;
+    }
+    const engine = await PostgresEngine.open({ url, poolSize: 3 });
     engines.push(engine);
     return engine;
   }

@@ -1,16 +1,8 @@
-import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createDatabase,
-  type PgServer,
-  pgSkipReason,
-  startPostgres,
-} from "../../../test/harness/postgres.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { openPostgres, pgSkip } from "../../../test/support/store-engines.js";
 import type { CandidateQuery } from "../engine.js";
-import { PostgresEngine } from "./postgres-engine.js";
+import type { PostgresEngine } from "./postgres-engine.js";
 import { candidatesQuery, likePattern } from "./search.js";
-
-const skip = process.env.CI === "true" ? undefined : pgSkipReason();
 
 describe("likePattern", () => {
   it("holds the needle anywhere, its % _ and \\ taken literally", () => {
@@ -29,33 +21,18 @@ function nodesOf(n: PlanNode): PlanNode[] {
   return [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 }
 
-if (skip !== undefined) {
-  console.warn(`\n*** PostgreSQL search index tests SKIPPED: ${skip} ***\n`);
-  it.skip(`PostgreSQL search index tests (skipped: ${skip})`, () => {});
+if (pgSkip !== undefined) {
+  it.skip(`PostgreSQL search index tests (skipped: ${pgSkip})`, () => {});
 } else {
-  let server: PgServer | undefined;
-  let db: Awaited<ReturnType<typeof createDatabase>> | undefined;
-  let sql: postgres.Sql | undefined;
   let engine: PostgresEngine | undefined;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-    if (server === undefined) throw new Error("PostgreSQL is not available");
-    db = await createDatabase(server.url);
-    engine = await PostgresEngine.open({ url: db.url });
-    sql = postgres(db.url, { max: 1, onnotice: () => {} });
-  });
-
-  afterAll(async () => {
-    await sql?.end({ timeout: 1 });
-    await engine?.close();
-    await db?.drop();
-    await server?.stop();
-  });
+  afterAll(() => engine?.close());
 
   describe("the trigram index of message entries (migration 5)", () => {
     it("a search for a rare word can be answered from the index, not by reading every message", async () => {
-      const q = sql as postgres.Sql;
+      const opened = await openPostgres();
+      engine = opened.engine;
+      // One connection: a SET below holds for the EXPLAIN after it.
+      const q = opened.admin;
       // 500 sessions of 40 messages, random words; one message holds "zebrafish".
       await q`
         INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, parent_session_id,
@@ -81,7 +58,6 @@ if (skip !== undefined) {
       // On a table this small a sequential scan is cheaper, and the planner
       // rightly takes it; what this checks is that the query CAN be answered
       // from the index (its predicate matches the index's partial WHERE).
-      // (q has one connection: the SET holds for the EXPLAIN.)
       await q`SET enable_seqscan = off`;
       const [row] = await q<{ "QUERY PLAN": [{ Plan: PlanNode }] }[]>`
         EXPLAIN (FORMAT JSON) ${candidatesQuery(q, "w", query)}`;
