@@ -20,6 +20,7 @@ import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
 import { RETENTION_FLAGS_HELP, RETENTION_OPTIONS, retentionOf } from "./retention-flags.js";
+import { packageUiDir } from "./version.js";
 
 const L = DEFAULT_SERVER_LIMITS;
 
@@ -212,6 +213,7 @@ export const serve: Command = {
       grpcServer,
       retention: retentionOf(v),
       debug: { noSubscribeFirst: debug.noSubscribeFirst },
+      uiDir: packageUiDir(),
     };
     // A promise rejection nobody awaited (a bug) must not take every client
     // down with it: log it as one JSON line and keep serving.

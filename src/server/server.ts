@@ -31,6 +31,7 @@ import { registerReflection } from "./reflection.js";
 import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
+import { withUiAssets } from "./ui-assets.js";
 import { WatchSlots } from "./watch-slots.js";
 
 export interface RunningServer {
@@ -114,7 +115,8 @@ export async function startServer(
     acceptCompression: config.compression ? undefined : [],
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
-  const logged = calls.wrap(handler);
+  // GETs under /ui/ are the web viewer's static files (ui-assets.ts); the rest is Connect.
+  const logged = withUiAssets(config.uiDir, calls.wrap(handler));
   const server = config.tls
     ? http2.createSecureServer(
         {

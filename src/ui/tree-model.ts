@@ -1,0 +1,262 @@
+import { type Entry, EntryKind, Role, type TreeNode, textOf, toolCallsOf } from "../web/index.js";
+
+/** One entry as the tree draws it: GetTree's node, or the same made from a watched Entry. */
+export interface Node {
+  readonly id: string;
+  readonly parentId: string | undefined;
+  readonly kind: EntryKind;
+  readonly seq: number;
+  readonly role: Role;
+  readonly preview: string;
+  readonly time: Date | undefined;
+  /** Label entries: the label. */
+  readonly label: string | undefined;
+  /** Leaf entries: where the leaf moved. */
+  readonly leafId: string | undefined;
+}
+
+/** One line of the drawn tree. */
+export interface Row {
+  readonly node: Node;
+  /** Indentation: one step per branch point above. */
+  readonly depth: number;
+  /** The entry has more than one child: its branches can be folded. */
+  readonly branch: boolean;
+  /** Its descendants are hidden; `hidden` says how many. */
+  readonly folded: boolean;
+  readonly hidden: number;
+  readonly onPath: boolean;
+}
+
+/** A GetTree node. */
+export function nodeOfTree(n: TreeNode): Node {
+  return {
+    id: n.id,
+    parentId: n.parentId,
+    kind: n.kind,
+    seq: Number(n.seq),
+    role: n.role,
+    preview: n.preview,
+    time: n.timestamp === undefined ? undefined : new Date(Number(n.timestamp.seconds) * 1000),
+    label: n.label,
+    leafId: n.leafId,
+  };
+}
+
+const KIND_OF_CASE: Record<string, EntryKind> = {
+  sessionInfo: EntryKind.SESSION_INFO,
+  message: EntryKind.MESSAGE,
+  modelChange: EntryKind.MODEL_CHANGE,
+  thinkingLevelChange: EntryKind.THINKING_LEVEL_CHANGE,
+  compaction: EntryKind.COMPACTION,
+  branchSummary: EntryKind.BRANCH_SUMMARY,
+  label: EntryKind.LABEL,
+  leaf: EntryKind.LEAF,
+  custom: EntryKind.CUSTOM,
+};
+
+/** A preview like GetTree's (one line, at most 80 characters) for an entry read in full. */
+function previewOf(e: Entry): string {
+  let s = "";
+  switch (e.kind.case) {
+    case "message":
+      s =
+        textOf(e, " ") ||
+        toolCallsOf(e)
+          .map((c) => `${c.name}(…)`)
+          .join(" ");
+      break;
+    case "compaction":
+    case "branchSummary":
+      s = e.kind.value.summary;
+      break;
+    case "sessionInfo":
+      s = e.kind.value.title ?? "";
+      break;
+    case "modelChange":
+      s = e.kind.value.model;
+      break;
+    case "thinkingLevelChange":
+      s = e.kind.value.thinkingLevel;
+      break;
+    case "custom":
+      s = e.kind.value.namespace;
+      break;
+  }
+  s = s.replace(/\s+/g, " ").trim();
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+}
+
+/** A watched entry as a tree node. */
+export function nodeOfEntry(e: Entry): Node {
+  const k = e.kind;
+  return {
+    id: e.id,
+    parentId: e.parentId,
+    kind: KIND_OF_CASE[k.case ?? ""] ?? EntryKind.UNSPECIFIED,
+    seq: Number(e.seq),
+    role: k.case === "message" ? k.value.role : Role.UNSPECIFIED,
+    preview: previewOf(e),
+    time: e.timestamp === undefined ? undefined : new Date(Number(e.timestamp.seconds) * 1000),
+    label: k.case === "label" ? k.value.label : undefined,
+    leafId: k.case === "leaf" ? k.value.leafId : undefined,
+  };
+}
+
+/**
+ * A session's tree in the browser, built from GetTree pages and then from
+ * watched entries, in seq order (a parent always comes before its children).
+ * Leaf entries (pointer moves, never on a path) move the current leaf but are
+ * not drawn: they would show every rewind as a fake branch. The drawn order
+ * is depth-first; at a branch point the branches off the current path come
+ * first, folded by default, so the active path reads straight down.
+ */
+export class TreeModel {
+  readonly nodes: Node[] = [];
+  private leaf = "";
+  private readonly byId = new Map<string, Node>();
+  private readonly kids = new Map<string, Node[]>();
+  private readonly labelsOn = new Map<string, string[]>();
+  /** Entries whose folding the user flipped from the default. */
+  private readonly flipped = new Set<string>();
+  private pathMemo: Set<string> | undefined;
+  private sizeMemo: Map<string, number> | undefined;
+
+  /** Adds the next entry (seq order); one already known is ignored. */
+  add(n: Node): void {
+    if (this.byId.has(n.id)) return;
+    this.nodes.push(n);
+    this.byId.set(n.id, n);
+    this.sizeMemo = undefined;
+    this.pathMemo = undefined;
+    if (n.kind === EntryKind.LEAF) {
+      this.leaf = n.leafId ?? this.leaf;
+      return;
+    }
+    this.leaf = n.id;
+    if (n.parentId === undefined) return;
+    const siblings = this.kids.get(n.parentId);
+    if (siblings === undefined) this.kids.set(n.parentId, [n]);
+    else siblings.push(n);
+    if (n.kind === EntryKind.LABEL && n.label !== undefined) {
+      const labels = this.labelsOn.get(n.parentId) ?? [];
+      labels.push(n.label);
+      this.labelsOn.set(n.parentId, labels);
+    }
+  }
+
+  /** The current leaf: the newest entry, or where the newest Leaf entry moved it. */
+  get leafId(): string {
+    return this.leaf;
+  }
+
+  /** The leaf as the server reported it (GetTree's snapshot). */
+  setLeaf(id: string): void {
+    if (id === this.leaf) return;
+    this.leaf = id;
+    this.pathMemo = undefined;
+  }
+
+  get(id: string): Node | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The labels Label entries put on this entry. */
+  labelsOf(id: string): readonly string[] {
+    return this.labelsOn.get(id) ?? [];
+  }
+
+  /** Path root → id (empty for an unknown id). */
+  path(id: string): Node[] {
+    const path: Node[] = [];
+    for (let n = this.byId.get(id); n !== undefined; ) {
+      path.push(n);
+      n = n.parentId === undefined ? undefined : this.byId.get(n.parentId);
+    }
+    return path.reverse();
+  }
+
+  /** The ids on the path root → current leaf. */
+  onPath(): Set<string> {
+    this.pathMemo ??= new Set(this.path(this.leafId).map((n) => n.id));
+    return this.pathMemo;
+  }
+
+  /** Folds or unfolds the branches below `id`. */
+  toggle(id: string): void {
+    if (!this.flipped.delete(id)) this.flipped.add(id);
+  }
+
+  /** Unfolds every branch on the way to `id`, so it has a row. */
+  reveal(id: string): void {
+    for (const n of this.path(id).slice(0, -1)) if (this.isFolded(n)) this.toggle(n.id);
+  }
+
+  /** Folded by default: the first entry of a branch off the current path. */
+  private isFolded(n: Node): boolean {
+    const parent = n.parentId === undefined ? undefined : this.kids.get(n.parentId);
+    const byDefault = parent !== undefined && parent.length > 1 && !this.onPath().has(n.id);
+    return byDefault !== this.flipped.has(n.id);
+  }
+
+  /** Descendants of each entry (drawn ones), counted once per change. */
+  private sizes(): Map<string, number> {
+    if (this.sizeMemo !== undefined) return this.sizeMemo;
+    const sizes = new Map<string, number>();
+    for (let i = this.nodes.length - 1; i >= 0; i--) {
+      const n = this.nodes[i] as Node;
+      if (n.kind === EntryKind.LEAF || n.parentId === undefined) continue;
+      sizes.set(n.parentId, (sizes.get(n.parentId) ?? 0) + 1 + (sizes.get(n.id) ?? 0));
+    }
+    this.sizeMemo = sizes;
+    return sizes;
+  }
+
+  /** The rows to draw, depth first. */
+  rows(): Row[] {
+    const rows: Row[] = [];
+    const path = this.onPath();
+    const sizes = this.sizes();
+    const roots = this.nodes.filter(
+      (n) => n.kind !== EntryKind.LEAF && (n.parentId === undefined || !this.byId.has(n.parentId)),
+    );
+    const stack = roots.reverse().map((node) => ({ node, depth: 0 }));
+    for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+      const { node, depth } = top;
+      const kids = this.kids.get(node.id) ?? [];
+      const folded = kids.length > 0 && this.isFolded(node);
+      rows.push({
+        node,
+        depth,
+        branch: kids.length > 1,
+        folded,
+        hidden: folded ? (sizes.get(node.id) ?? 0) : 0,
+        onPath: path.has(node.id),
+      });
+      if (folded) continue;
+      const next = depth + (kids.length > 1 ? 1 : 0);
+      // Pushed in reverse: popped off-path branches first, the path's child last.
+      const ordered = [
+        ...kids.filter((k) => !path.has(k.id)),
+        ...kids.filter((k) => path.has(k.id)),
+      ];
+      for (let i = ordered.length - 1; i >= 0; i--)
+        stack.push({ node: ordered[i] as Node, depth: next });
+    }
+    return rows;
+  }
+
+  /** The tips of the branches: entries nothing was appended to (Leaf entries aside). */
+  tips(): Node[] {
+    return this.nodes.filter((n) => n.kind !== EntryKind.LEAF && !this.kids.has(n.id));
+  }
+
+  /** Where the branches ending at `a` and `b` part, and what each has after that. */
+  diff(a: string, b: string): { fork: Node | undefined; onlyA: Node[]; onlyB: Node[] } {
+    const pa = this.path(a);
+    const pb = this.path(b);
+    let k = 0;
+    while (k < pa.length && k < pb.length && pa[k] === pb[k]) k++;
+    return { fork: pa[k - 1], onlyA: pa.slice(k), onlyB: pb.slice(k) };
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The browser tests' harness: Debian's Chromium driven by playwright-core,
+ * an in-process sessiond (JSONL store, the viewer built fresh by
+ * scripts/build-ui.mjs into a temp dir) that can be stopped and started
+ * again on the same port and data dir, and screenshots for docs/.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { openStore } from "../../src/index.js";
+import {
+  type RunningServer,
+  serverConfig,
+  startServer,
+  type TokenGrant,
+} from "../../src/server/index.js";
+import { BIN, REPO } from "../harness/server.js";
+
+/** The Chromium binaries tried in order (Debian: chromium-headless-shell, chromium). */
+const CANDIDATES = ["/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium"];
+
+/** The browser this machine has, or undefined (the tests then skip, loudly). */
+export const CHROMIUM = CANDIDATES.find((p) => existsSync(p));
+
+/** Says loudly that the browser tests did not run, and how to make them run. */
+export function warnNoChromium(): void {
+  console.warn(
+    "\n*** SKIPPED: browser tests of the web viewer: no Chromium at " +
+      `${CANDIDATES.join(" or ")}. Install it: apt-get install -y --no-install-recommends chromium-headless-shell ***\n`,
+  );
+}
+
+/** Headless Chromium (root needs --no-sandbox). */
+export function launch(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM as string, args: ["--no-sandbox"] });
+}
+
+let built: Promise<string> | undefined;
+
+/** The viewer, built once per test process into a temp dir. */
+export function builtUi(): Promise<string> {
+  built ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-ui-"));
+    const { buildUi } = (await import("../../scripts/build-ui.mjs")) as {
+      buildUi(dir: string): Promise<string[]>;
+    };
+    await buildUi(dir);
+    return dir;
+  })();
+  return built;
+}
+
+/** An in-process server over a JSONL data dir that a test can restart. */
+export class ViewerServer {
+  private running: RunningServer | undefined;
+  port = 0;
+
+  constructor(
+    readonly dataDir: string,
+    private readonly tokens: readonly TokenGrant[] = [],
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const store = openStore({ dataDir: this.dataDir });
+    this.running = await startServer(
+      store,
+      serverConfig({
+        port: this.port,
+        tokens: this.tokens,
+        uiDir: await builtUi(),
+        heartbeatMs: 1000,
+        shutdownGraceMs: 200,
+        log: () => {},
+      }),
+    );
+    this.port = this.running.port;
+  }
+
+  async stop(): Promise<void> {
+    await this.running?.close();
+    this.running = undefined;
+  }
+}
+
+/** A fresh data dir. */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), "sessiond-viewer-"));
+}
+
+/** Where the tests put their screenshots (committed; the README shows one). */
+export function screenshotPath(name: string): string {
+  const dir = join(REPO, "docs", "screenshots");
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
+
+/**
+ * `sessiond append` as a separate process, the way an agent next to the
+ * viewer writes: resolves when the command has exited (the append is
+ * acknowledged, so durable).
+ */
+export function appendFromAnotherProcess(
+  url: string,
+  args: string[],
+  token?: string,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done, fail) => {
+    const proc = spawn(process.execPath, [BIN, "append", ...args, "--server", url], {
+      cwd: REPO,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, SESSIOND_URL: "", SESSIOND_TOKEN: token ?? "", NO_COLOR: "1" },
+    });
+    let stderr = "";
+    proc.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    proc.on("error", fail);
+    proc.on("close", (code) => done({ code, stderr }));
+  });
+}
