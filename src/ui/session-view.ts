@@ -81,6 +81,8 @@ export class SessionView {
     );
     this.list.element.tabIndex = 0;
     this.list.element.addEventListener("keydown", (ev) => this.onKey(ev));
+    // User-timing marks (devtools' Performance panel, the browser tests): how long a session takes to show.
+    performance.mark("sessiond:session-open");
     void this.load();
   }
 
@@ -145,6 +147,8 @@ export class SessionView {
       take(first.nodes);
       this.loaded = first.nextPageToken === "";
       this.refreshNow();
+      this.list.draw();
+      performance.mark("sessiond:first-rows");
       this.show(this.route);
       let token = first.nextPageToken;
       while (token !== "" && !this.stop.signal.aborted) {
@@ -155,6 +159,7 @@ export class SessionView {
         this.refresh();
       }
       this.loaded = true;
+      performance.mark("sessiond:tree-complete");
       this.list.element.dataset.complete = "true";
       this.refreshNow();
       this.show(this.route);

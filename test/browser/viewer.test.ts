@@ -18,6 +18,9 @@ import {
 } from "./viewer-harness.js";
 
 /**
+ * (Page code runs through page.evaluate or locators: the viewer's CSP
+ * forbids eval, which waitForFunction with a string needs.)
+ *
  * The web viewer in a real headless Chromium against a real server: list,
  * filter and search; a session's tree (active path, folded branch, labels,
  * compaction and branch summary, subagent link); an entry's details; the
@@ -174,13 +177,13 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     await page.goto(`${server.url}/ui/#/w/${WS}`);
     await page.fill('input[name="title"]', "login");
     await page.click('form.filters button[type="submit"]');
-    await page.waitForFunction("document.querySelectorAll('tr.session-row').length === 1");
+    await expect.poll(() => page.locator("tr.session-row").count()).toBe(1);
     expect(await page.getAttribute("tr.session-row", "data-session")).toBe("demo-session");
     expect(page.url()).toContain("title=login");
 
     await page.goto(`${server.url}/ui/#/w/${WS}?tag=team%3Da`);
     await page.locator('tr.session-row[data-session="older-session"]').waitFor();
-    await page.waitForFunction("document.querySelectorAll('tr.session-row').length === 1");
+    await expect.poll(() => page.locator("tr.session-row").count()).toBe(1);
     expect(await page.locator("tr.session-row").count()).toBe(1);
 
     await page.goto(`${server.url}/ui/#/w/${WS}?q=inverted`);
@@ -257,7 +260,7 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     await page.screenshot({ path: screenshotPath("state-context.png") });
 
     await page.click('a[data-tab="history"]');
-    await page.waitForFunction("location.hash.includes('tab=history')");
+    await expect.poll(() => page.url()).toContain("tab=history");
     await page.locator('ol.state-messages > li[data-entry="u1"]').waitFor();
     const history = await page
       .locator("ol.state-messages > li")
@@ -350,9 +353,7 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     expect(await page.textContent('tr[data-session="xss-session"]')).toContain(
       "Hostile <b>text</b>",
     );
-    expect(
-      await page.evaluate("window.__xss"),
-    ).toBeUndefined();
+    expect(await page.evaluate("window.__xss")).toBeUndefined();
     expect(dialogs).toEqual([]);
     expect(await page.locator("#app script").count()).toBe(0);
   });
