@@ -31,7 +31,7 @@ const MARK: Partial<Record<EntryKind, string>> = {
 export class SessionView {
   readonly element: HTMLElement;
   private readonly model = new TreeModel();
-  private rows: Row[] = [];
+  private rows: readonly Row[] = [];
   private readonly list: VirtualList;
   private readonly header = h("header", { class: "session-head" }, "Loading…");
   private readonly status = h("span", { id: "tree-status", class: "muted" });

@@ -121,17 +121,34 @@ export class TreeModel {
   private readonly flipped = new Set<string>();
   private pathMemo: Set<string> | undefined;
   private sizeMemo: Map<string, number> | undefined;
+  private rowsMemo: Row[] | undefined;
 
   /** Adds the next entry (seq order); one already known is ignored. */
   add(n: Node): void {
     if (this.byId.has(n.id)) return;
+    const grows = this.extendsLastRow(n);
     this.nodes.push(n);
     this.byId.set(n.id, n);
     this.sizeMemo = undefined;
-    this.pathMemo = undefined;
     if (n.kind === EntryKind.LEAF) {
-      this.leaf = n.leafId ?? this.leaf;
+      this.setLeaf(n.leafId ?? this.leaf);
       return;
+    }
+    if (grows) {
+      // An agent appending to its leaf, the common case: one more row, no full pass.
+      this.pathMemo?.add(n.id);
+      const last = this.rowsMemo?.[this.rowsMemo.length - 1] as Row;
+      this.rowsMemo?.push({
+        node: n,
+        depth: last.depth,
+        branch: false,
+        folded: false,
+        hidden: 0,
+        onPath: true,
+      });
+    } else {
+      this.pathMemo = undefined;
+      this.rowsMemo = undefined;
     }
     this.leaf = n.id;
     if (n.parentId === undefined) return;
@@ -145,6 +162,19 @@ export class TreeModel {
     }
   }
 
+  /** `n` is the first child of the last drawn row, which is the current leaf. */
+  private extendsLastRow(n: Node): boolean {
+    const last = this.rowsMemo?.[this.rowsMemo.length - 1]?.node;
+    return (
+      n.kind !== EntryKind.LEAF &&
+      last !== undefined &&
+      n.parentId === last.id &&
+      last.id === this.leaf &&
+      this.pathMemo !== undefined &&
+      !this.kids.has(last.id)
+    );
+  }
+
   /** The current leaf: the newest entry, or where the newest Leaf entry moved it. */
   get leafId(): string {
     return this.leaf;
@@ -155,6 +185,7 @@ export class TreeModel {
     if (id === this.leaf) return;
     this.leaf = id;
     this.pathMemo = undefined;
+    this.rowsMemo = undefined;
   }
 
   get(id: string): Node | undefined {
@@ -185,6 +216,7 @@ export class TreeModel {
   /** Folds or unfolds the branches below `id`. */
   toggle(id: string): void {
     if (!this.flipped.delete(id)) this.flipped.add(id);
+    this.rowsMemo = undefined;
   }
 
   /** Unfolds every branch on the way to `id`, so it has a row. */
@@ -213,7 +245,8 @@ export class TreeModel {
   }
 
   /** The rows to draw, depth first. */
-  rows(): Row[] {
+  rows(): readonly Row[] {
+    if (this.rowsMemo !== undefined) return this.rowsMemo;
     const rows: Row[] = [];
     const path = this.onPath();
     const sizes = this.sizes();
@@ -234,7 +267,11 @@ export class TreeModel {
         onPath: path.has(node.id),
       });
       if (folded) continue;
-      const next = depth + (kids.length > 1 ? 1 : 0);
+      if (kids.length === 1) {
+        stack.push({ node: kids[0] as Node, depth });
+        continue;
+      }
+      const next = depth + 1;
       // Pushed in reverse: popped off-path branches first, the path's child last.
       const ordered = [
         ...kids.filter((k) => !path.has(k.id)),
@@ -243,6 +280,7 @@ export class TreeModel {
       for (let i = ordered.length - 1; i >= 0; i--)
         stack.push({ node: ordered[i] as Node, depth: next });
     }
+    this.rowsMemo = rows;
     return rows;
   }
 
