@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_GRPC_SERVER,
@@ -238,6 +238,9 @@ export const serve: Command = {
           ? "memory (lost on exit)"
           : `postgres at ${new URL(kind).host}${new URL(kind).pathname}`;
     process.stdout.write(`sessiond listening on ${server.url}, storing ${where}\n`);
+    if (config.uiDir !== undefined && existsSync(join(config.uiDir, "index.html"))) {
+      process.stdout.write(`web viewer at ${server.url}/ui/\n`);
+    }
     await new Promise<void>((done) => {
       const stop = () => {
         process.off("SIGTERM", stop);

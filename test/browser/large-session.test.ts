@@ -5,10 +5,10 @@ import { openStore } from "../../src/index.js";
 import {
   CHROMIUM,
   launch,
+  noChromium,
   screenshotPath,
   tempDataDir,
   ViewerServer,
-  warnNoChromium,
 } from "./viewer-harness.js";
 
 /**
@@ -124,9 +124,4 @@ describe.skipIf(CHROMIUM === undefined)(`a ${ENTRIES}-entry session in the viewe
   });
 });
 
-if (CHROMIUM === undefined) {
-  warnNoChromium();
-  describe("a large session in the viewer", () => {
-    it.skip("needs Chromium (see the warning above)", () => {});
-  });
-}
+if (CHROMIUM === undefined) noChromium("a large session in the viewer");

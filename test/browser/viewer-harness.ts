@@ -7,8 +7,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
+import { describe, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import {
   type RunningServer,
@@ -24,12 +25,26 @@ const CANDIDATES = ["/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chrom
 /** The browser this machine has, or undefined (the tests then skip, loudly). */
 export const CHROMIUM = CANDIDATES.find((p) => existsSync(p));
 
-/** Says loudly that the browser tests did not run, and how to make them run. */
-export function warnNoChromium(): void {
-  console.warn(
-    "\n*** SKIPPED: browser tests of the web viewer: no Chromium at " +
-      `${CANDIDATES.join(" or ")}. Install it: apt-get install -y --no-install-recommends chromium-headless-shell ***\n`,
-  );
+/**
+ * Without Chromium the browser tests skip with a loud message, except in CI
+ * (.ci/run installs it): there a missing browser fails the run.
+ */
+export function noChromium(name: string): void {
+  const why =
+    `no Chromium at ${CANDIDATES.join(" or ")}. ` +
+    "Install it: apt-get install -y --no-install-recommends chromium-headless-shell";
+  if (process.env.CI === "true") {
+    describe(name, () => {
+      it("needs Chromium in CI", () => {
+        throw new Error(`.ci/run installs Chromium, yet ${why}`);
+      });
+    });
+    return;
+  }
+  console.warn(`\n*** SKIPPED: ${name}: ${why} ***\n`);
+  describe(name, () => {
+    it.skip("needs Chromium (see the warning above)", () => {});
+  });
 }
 
 /** Headless Chromium (root needs --no-sandbox). */
@@ -93,12 +108,22 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), "sessiond-viewer-"));
 }
 
-/** Where the tests put their screenshots (committed; the README shows one). */
+/**
+ * Where the tests put their screenshots: a temp dir, or the folder named by
+ * SESSIOND_SCREENSHOTS_DIR (`SESSIOND_SCREENSHOTS_DIR=docs/screenshots npx
+ * vitest run test/browser` refreshes the committed ones the README shows), so
+ * that a test run leaves the checkout as it was.
+ */
 export function screenshotPath(name: string): string {
-  const dir = join(REPO, "docs", "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return join(dir, name);
+  const given = process.env.SESSIOND_SCREENSHOTS_DIR;
+  screenshotDir ??= given
+    ? resolve(REPO, given)
+    : mkdtempSync(join(tmpdir(), "sessiond-screenshots-"));
+  mkdirSync(screenshotDir, { recursive: true });
+  return join(screenshotDir, name);
 }
+
+let screenshotDir: string | undefined;
 
 /**
  * `sessiond append` as a separate process, the way an agent next to the

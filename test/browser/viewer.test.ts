@@ -11,10 +11,10 @@ import {
   appendFromAnotherProcess,
   CHROMIUM,
   launch,
+  noChromium,
   screenshotPath,
   tempDataDir,
   ViewerServer,
-  warnNoChromium,
 } from "./viewer-harness.js";
 
 /**
@@ -383,9 +383,4 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
   });
 });
 
-if (CHROMIUM === undefined) {
-  warnNoChromium();
-  describe("the web viewer in Chromium", () => {
-    it.skip("needs Chromium (see the warning above)", () => {});
-  });
-}
+if (CHROMIUM === undefined) noChromium("the web viewer in Chromium");
