@@ -1,7 +1,7 @@
 import { Role, roleName, type SessionState, View } from "../web/index.js";
 import { api, errorText } from "./api.js";
 import { h, replace } from "./dom.js";
-import { type EntryLink, renderEntry, renderMessage } from "./entry-view.js";
+import { type EntryLink, releaseImages, renderEntry, renderMessage } from "./entry-view.js";
 import { diffHash, sessionHash, type Tab } from "./route.js";
 import type { Node, TreeModel } from "./tree-model.js";
 
@@ -39,8 +39,10 @@ function stateHead(s: SessionState): HTMLElement {
 
 /**
  * The state the LLM gets at an entry (CONTEXT: compactions folded in) or the
- * full transcript up to it (HISTORY), from GetState with at_entry_id, every
- * page read. Each message links back to the entry it came from.
+ * full transcript up to it (HISTORY), from GetState with at_entry_id. The
+ * first page is drawn at once, the others are read after it (a long
+ * session's state is megabytes); messages are drawn a batch at a time, each
+ * linking back to the entry it came from.
  */
 async function renderState(
   ctx: PaneContext,
@@ -48,33 +50,22 @@ async function renderState(
   view: View,
   into: HTMLElement,
 ): Promise<void> {
-  const res = await api().session.getState({
-    workspace: ctx.workspace,
-    session: ctx.session,
-    atEntryId: entryId,
-    view,
-  });
-  const state = res.state;
-  let token = res.nextPageToken;
-  while (token !== "" && state !== undefined) {
-    const page = await api().session.getState({
-      workspace: ctx.workspace,
-      session: ctx.session,
-      atEntryId: entryId,
-      view,
-      pageToken: token,
-    });
-    state.messages.push(...(page.state?.messages ?? []));
-    token = page.nextPageToken;
-  }
-  if (state === undefined) {
+  const req = { workspace: ctx.workspace, session: ctx.session, atEntryId: entryId, view };
+  const first = await api().session.getState(req);
+  if (first.state === undefined) {
     replace(into, "no state");
     return;
   }
-  const s: SessionState = state;
+  const s: SessionState = first.state;
   const list = h("ol", { class: "state-messages" });
+  const count = h("span", { class: "count" });
   let shown = 0;
+  let token = first.nextPageToken;
   const more = h("button", { class: "more" }, "More messages");
+  const update = () => {
+    count.textContent = `${s.messages.length}${token === "" ? "" : "+"} messages`;
+    more.hidden = shown >= s.messages.length;
+  };
   const drawMore = () => {
     for (const m of s.messages.slice(shown, shown + STATE_BATCH)) {
       list.append(
@@ -87,18 +78,25 @@ async function renderState(
       );
     }
     shown = Math.min(s.messages.length, shown + STATE_BATCH);
-    more.hidden = shown >= s.messages.length;
+    update();
   };
   more.addEventListener("click", drawMore);
   drawMore();
   const title = view === View.HISTORY ? "History" : "Context";
   replace(
     into,
-    h("h3", null, `${title} at `, ctx.link(entryId), `: ${s.messages.length} messages`),
+    h("h3", null, `${title} at `, ctx.link(entryId), ": ", count),
     stateHead(s),
     list,
     more,
   );
+  // The rest, while the pane is still on the page.
+  while (token !== "" && into.isConnected) {
+    const page = await api().session.getState({ ...req, pageToken: token });
+    for (const m of page.state?.messages ?? []) s.messages.push(m);
+    token = page.nextPageToken;
+    update();
+  }
 }
 
 function diffColumn(ctx: PaneContext, title: string, tip: string, nodes: Node[]): HTMLElement {
@@ -185,6 +183,7 @@ function diffPicker(ctx: PaneContext, entryId: string): HTMLElement {
  * at it in the CONTEXT or HISTORY view, each a deep link.
  */
 export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLElement {
+  releaseImages();
   const body = h("div", { class: "pane-body" }, h("p", { class: "muted" }, "Loading…"));
   const tabLink = (t: Tab, label: string) =>
     h(

@@ -22,6 +22,14 @@ function field(name: string, ...value: (Node | string | undefined)[]): HTMLEleme
   return h("div", { class: "field" }, h("span", { class: "k" }, name), " ", ...value);
 }
 
+/** The blob: URLs of the images on the pane, released when it is drawn again. */
+const imageUrls: string[] = [];
+
+/** Frees the images of the previous pane (their bytes stay alive until revoked). */
+export function releaseImages(): void {
+  for (const url of imageUrls.splice(0)) URL.revokeObjectURL(url);
+}
+
 /** Image types a browser shows as images and nothing else (no SVG: it is a document). */
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -41,6 +49,7 @@ function part(p: ContentPart): HTMLElement {
       if (!IMAGE_TYPES.has(mimeType))
         return h("div", { class: "part muted" }, `image (${mimeType})`);
       const url = URL.createObjectURL(new Blob([data as BlobPart], { type: mimeType }));
+      imageUrls.push(url);
       return h("div", { class: "part image" }, h("img", { src: url, alt: `image (${mimeType})` }));
     }
     case "toolCall": {
