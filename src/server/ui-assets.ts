@@ -11,7 +11,7 @@ export type RequestHandler = (
 ) => void;
 
 /** Where the viewer lives on the port: every path under it is ours, never Connect's. */
-export const UI_PREFIX = "/ui/";
+const UI_PREFIX = "/ui/";
 
 /**
  * The viewer's policy: its own scripts, styles and API only (no inline script,

@@ -3,7 +3,8 @@ import { api, errorText } from "./api.js";
 import { h, replace } from "./dom.js";
 import { type EntryLink, releaseImages, renderEntry, renderMessage } from "./entry-view.js";
 import { diffHash, sessionHash, type Tab } from "./route.js";
-import type { Node, TreeModel } from "./tree-model.js";
+import type { TreeModel } from "./tree-model.js";
+import type { Node } from "./tree-node.js";
 
 /** What the pane needs of its session view. */
 export interface PaneContext {

@@ -1,9 +1,12 @@
-import { EntryKind, roleName, type SessionMeta, watchEntriesResumable } from "../web/index.js";
+import { watchEntriesResumable } from "../web/index.js";
 import { api, errorText } from "./api.js";
 import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
-import { h, replace, time } from "./dom.js";
-import { listHash, type Route, sessionHash } from "./route.js";
-import { nodeOfEntry, nodeOfTree, type Row, TreeModel } from "./tree-model.js";
+import { h, replace } from "./dom.js";
+import { type Route, sessionHash } from "./route.js";
+import { sessionHeader } from "./session-header.js";
+import { type Row, TreeModel } from "./tree-model.js";
+import { nodeOfEntry, nodeOfTree } from "./tree-node.js";
+import { treeRow } from "./tree-row.js";
 import { VirtualList } from "./virtual-list.js";
 
 const ROW_HEIGHT = 24;
@@ -11,16 +14,6 @@ const ROW_HEIGHT = 24;
 const FIRST_PAGE = 1000;
 
 type SessionRoute = Extract<Route, { view: "session" }>;
-
-const MARK: Partial<Record<EntryKind, string>> = {
-  [EntryKind.SESSION_INFO]: "session",
-  [EntryKind.COMPACTION]: "compaction",
-  [EntryKind.BRANCH_SUMMARY]: "branch summary",
-  [EntryKind.LABEL]: "label",
-  [EntryKind.MODEL_CHANGE]: "model",
-  [EntryKind.THINKING_LEVEL_CHANGE]: "thinking",
-  [EntryKind.CUSTOM]: "custom",
-};
 
 /**
  * One session: its header (metadata, parent and subagent sessions), the tree
@@ -139,7 +132,7 @@ export class SessionView {
         api().store.getSession({ workspace, session }),
         api().session.getTree({ workspace, session, pageSize: FIRST_PAGE }),
       ]);
-      if (meta.session !== undefined) this.renderHeader(meta.session);
+      if (meta.session !== undefined) sessionHeader(this.header, meta.session);
       const take = (nodes: typeof first.nodes) => {
         for (const n of nodes) this.model.add(nodeOfTree(n));
         this.model.setLeaf(first.leafId);
@@ -198,53 +191,6 @@ export class SessionView {
     }
   }
 
-  private renderHeader(s: SessionMeta): void {
-    const subagents = h("span", { class: "subagents" });
-    replace(
-      this.header,
-      h("a", { href: listHash(s.workspace) }, s.workspace),
-      " / ",
-      h("h2", null, s.title ?? "(untitled)"),
-      " ",
-      h("code", null, s.id),
-      h(
-        "div",
-        { class: "muted" },
-        "created ",
-        time(s.createdAt === undefined ? undefined : new Date(Number(s.createdAt.seconds) * 1000)),
-        ` · ${s.entryCount} entries · ${s.messageCount} messages`,
-        s.agentType !== undefined ? ` · agent ${s.agentType}` : "",
-        ...Object.entries(s.tags).map(([k, v]) => h("span", { class: "badge tag" }, `${k}=${v}`)),
-      ),
-      s.parentSessionId !== undefined &&
-        h(
-          "div",
-          null,
-          "subagent of ",
-          h("a", { href: sessionHash(s.workspace, s.parentSessionId) }, s.parentSessionId),
-        ),
-      subagents,
-    );
-    api()
-      .store.listSessions({ workspace: s.workspace, parentSessionId: s.id, pageSize: 100 })
-      .then((res) => {
-        if (res.sessions.length === 0) return;
-        replace(
-          subagents,
-          "subagents: ",
-          ...res.sessions.flatMap((c) => [
-            h(
-              "a",
-              { href: sessionHash(s.workspace, c.id), class: "subagent" },
-              `${c.agentType ?? "agent"} ${c.title ?? c.id}`,
-            ),
-            " ",
-          ]),
-        );
-      })
-      .catch(() => {});
-  }
-
   /** Recomputes the rows on the next frame (many entries arriving cost one pass). */
   private refresh(toEnd = false): void {
     if (this.refreshQueued) return;
@@ -288,52 +234,22 @@ export class SessionView {
 
   private renderRow(i: number): HTMLElement {
     const row = this.rows[i] as Row;
-    const n = row.node;
-    const classes = [
-      "row",
-      row.onPath ? "on-path" : "",
-      n.id === this.selected ? "selected" : "",
-      `kind-${n.kind}`,
-    ];
-    const el = h("div", {
-      class: classes.join(" "),
-      role: "listitem",
-      "data-id": n.id,
-      "data-seq": n.seq,
-    });
-    const indent = h("span", { class: "indent" });
-    indent.style.width = `${Math.min(row.depth, 30) * 14}px`;
-    el.append(indent);
-    if (row.branch || row.folded) {
-      const toggle = h(
-        "button",
-        { class: "fold", "aria-expanded": String(!row.folded), title: "fold / unfold" },
-        row.folded ? `▸ +${row.hidden}` : "▾",
-      );
-      toggle.addEventListener("click", (ev) => {
-        ev.stopPropagation();
-        this.model.toggle(n.id);
+    return treeRow(row, {
+      selected: row.node.id === this.selected,
+      leaf: row.node.id === this.model.leafId,
+      labels: this.model.labelsOf(row.node.id),
+      onToggle: () => {
+        this.model.toggle(row.node.id);
         this.refreshNow();
-      });
-      el.append(toggle);
-    }
-    const mark = MARK[n.kind];
-    if (mark !== undefined)
-      el.append(
-        h(
-          "span",
-          { class: `badge mark-${mark.replace(" ", "-")}` },
-          n.kind === EntryKind.LABEL ? (n.label ?? mark) : mark,
-        ),
-      );
-    else el.append(h("span", { class: `badge role-${roleName(n.role)}` }, roleName(n.role)));
-    el.append(h("span", { class: "preview" }, n.preview || n.id));
-    for (const label of this.model.labelsOf(n.id))
-      el.append(h("span", { class: "badge label" }, label));
-    if (n.id === this.model.leafId) el.append(h("span", { class: "badge leaf" }, "leaf"));
-    el.addEventListener("click", () => {
-      location.hash = sessionHash(this.route.workspace, this.route.session, n.id, this.route.tab);
+      },
+      onSelect: () => {
+        location.hash = sessionHash(
+          this.route.workspace,
+          this.route.session,
+          row.node.id,
+          this.route.tab,
+        );
+      },
     });
-    return el;
   }
 }

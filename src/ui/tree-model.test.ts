@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { EntryKind, Role } from "../web/index.js";
 import { parseRoute, sessionHash } from "./route.js";
-import { type Node, TreeModel } from "./tree-model.js";
+import { TreeModel } from "./tree-model.js";
+import type { Node } from "./tree-node.js";
 
 let seq = 0;
 function node(id: string, parentId: string | undefined, extra: Partial<Node> = {}): Node {
