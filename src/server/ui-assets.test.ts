@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,6 +99,31 @@ describe("the web viewer's files at /ui/", () => {
     expect(redirect.headers.get("location")).toBe("/ui/");
     for (const path of ["/sessiond.v1.StoreService/ListSessions", "/uix", "/"]) {
       expect(await (await fetch(`${url}${path}`, { method: "POST" })).text(), path).toBe("connect");
+    }
+  });
+
+  it("serves over HTTP/2 too (TLS ports answer browsers with h2)", async () => {
+    const server = http2.createServer(withUiAssets(builtUi(), () => {}));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const headers = await new Promise<http2.IncomingHttpHeaders>((done, fail) => {
+        const req = client.request({ ":path": "/ui/main-ABCDEFGH.js" });
+        let got: http2.IncomingHttpHeaders = {};
+        req.on("response", (h) => {
+          got = h;
+        });
+        req.on("end", () => done(got));
+        req.on("error", fail);
+        req.resume();
+        req.end();
+      });
+      expect(headers[":status"]).toBe(200);
+      expect(headers["content-type"]).toBe("text/javascript; charset=utf-8");
+      expect(String(headers["content-security-policy"])).toContain("default-src 'self'");
+    } finally {
+      client.close();
+      await new Promise((r) => server.close(r));
     }
   });
 

@@ -229,6 +229,8 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     expect(a1).toContain("thinking");
     expect(a1).toContain("in 1200 · out 80");
     expect(a1).toContain("claude-test");
+    await page.click("article.entry details.thinking summary");
+    await page.screenshot({ path: screenshotPath("entry.png") });
     await rowOf(page, "t1").click();
     await page.locator('article.entry[data-entry="t1"]').waitFor();
     expect(await page.textContent("article.entry")).toContain("answers call1");
