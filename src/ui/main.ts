@@ -1,4 +1,4 @@
-import { api, currentToken, errorText, needsToken, setToken } from "./api.js";
+import { currentToken, errorText, needsToken, setToken } from "./api.js";
 import { h, replace } from "./dom.js";
 import { listView } from "./list-view.js";
 import { parseRoute, type Route } from "./route.js";
@@ -82,7 +82,6 @@ function render(force = false): void {
   replace(app, listView(route.workspace, route.params, onAuth));
 }
 
-api();
 renderAuth();
 window.addEventListener("hashchange", () => render());
 render();

@@ -209,18 +209,18 @@ export class SessionView {
     this.list.element.dataset.count = String(this.model.nodes.length);
   }
 
+  /** Arrow keys or j / k select the next or previous row; Home and End scroll to either end. */
   private onKey(ev: KeyboardEvent): void {
-    const at = this.rows.findIndex((r) => r.node.id === this.selected);
-    const to =
-      ev.key === "ArrowDown" || ev.key === "j"
-        ? at + 1
-        : ev.key === "ArrowUp" || ev.key === "k"
-          ? at - 1
-          : -2;
-    if (to === -2) {
+    if (ev.key === "End" || ev.key === "Home") {
+      ev.preventDefault();
       if (ev.key === "End") this.list.scrollToEnd();
+      else this.list.scrollTo(0);
       return;
     }
+    const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[ev.key];
+    if (step === undefined) return;
+    const at = this.rows.findIndex((r) => r.node.id === this.selected);
+    const to = at + step;
     const row = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))];
     if (row === undefined) return;
     ev.preventDefault();
