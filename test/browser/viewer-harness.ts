@@ -134,18 +134,22 @@ export function appendFromAnotherProcess(
   url: string,
   args: string[],
   token?: string,
-): Promise<{ code: number | null; stderr: string }> {
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const proc = spawn(process.execPath, [BIN, "append", ...args, "--server", url], {
       cwd: REPO,
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, SESSIOND_URL: "", SESSIOND_TOKEN: token ?? "", NO_COLOR: "1" },
     });
+    let stdout = "";
     let stderr = "";
+    proc.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
     proc.stderr.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
     proc.on("error", fail);
-    proc.on("close", (code) => done({ code, stderr }));
+    proc.on("close", (code) => done({ code, stdout, stderr }));
   });
 }

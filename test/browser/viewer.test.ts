@@ -304,17 +304,22 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
   it("follows a live session while another process appends, also across a server restart", async () => {
     await page.goto(`${server.url}/ui/#/w/${WS}/s/demo-session`);
     await page.waitForSelector('#live[data-state="live"]');
+    // The page notes when the row appears (a MutationObserver, the page's own clock).
+    await page.evaluate(`new MutationObserver((_, obs) => {
+      if (document.querySelector('#tree .row[data-id="live1"]')) { window.__shownAt = Date.now(); obs.disconnect(); }
+    }).observe(document.getElementById("tree"), { childList: true, subtree: true })`);
     const appended = await appendFromAnotherProcess(
       server.url,
-      ["demo-session", "a message from another process", "-w", WS, "--id", "live1"],
+      ["demo-session", "a message from another process", "-w", WS, "--id", "live1", "--json"],
       TOKEN,
     );
     expect(appended.stderr).toBe("");
-    const acked = Date.now();
     await rowOf(page, "live1").waitFor({ timeout: 10_000 });
-    const latency = Date.now() - acked;
+    // From the server's timestamp on the entry (when it took the append) to the row on the page.
+    const stamped = Date.parse(JSON.parse(appended.stdout).entries[0].timestamp);
+    const shownAt = (await page.evaluate("window.__shownAt")) as number;
     console.log(
-      `live follow: the appended entry was on the page ${latency} ms after the append returned`,
+      `live follow: the entry was on the page ${shownAt - stamped} ms after the server took the append`,
     );
     expect(await rowOf(page, "live1").textContent()).toContain("a message from another process");
     expect(await rowOf(page, "live1").textContent()).toContain("leaf");
