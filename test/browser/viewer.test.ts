@@ -217,6 +217,15 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     expect(await sub.textContent()).toContain("explorer");
     expect(await sub.getAttribute("href")).toBe(`#/w/${WS}/s/demo-sub`);
     await page.screenshot({ path: screenshotPath("session-tree.png") });
+    // ... and leads to the subagent, which links back to its parent.
+    await sub.click();
+    await page.locator(".session-head", { hasText: "subagent of demo-session" }).waitFor();
+    expect(await page.getAttribute('.session-head a[href$="/s/demo-session"]', "href")).toBe(
+      `#/w/${WS}/s/demo-session`,
+    );
+    await page.goBack();
+    await page.locator(".session-head", { hasText: "Fix the login bug" }).waitFor();
+    await rowOf(page, "a5").waitFor();
   });
 
   it("clicking through the tree shows each entry: tool call, thinking, usage, tool result, deep link", async () => {
@@ -363,6 +372,14 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     expect(await page.evaluate("window.__xss")).toBeUndefined();
     expect(dialogs).toEqual([]);
     expect(await page.locator("#app script").count()).toBe(0);
+  });
+
+  it("forgets the token on request: the next call asks for one again", async () => {
+    await page.goto(`${server.url}/ui/#/w/${WS}`);
+    await page.locator("tr.session-row").first().waitFor();
+    await page.click("#auth button.link");
+    await page.locator(".token-form").waitFor();
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
   });
 
   it("serves the viewer with a strict CSP, content types and caching, and keeps /ui/ away from Connect", async () => {
