@@ -109,6 +109,14 @@ module.exports = {
       to: { path: "^src/(?!ui/|web/index\\.ts$)" },
     },
     {
+      name: "adapters-use-client-and-core-only",
+      comment:
+        "The agent-SDK adapters (sessiond/openai-agents, sessiond/claude-agent-sdk) are clients of a server: the client through its index, core and gen only.",
+      severity: "error",
+      from: { path: layer("adapters"), pathNot: TEST },
+      to: { path: "^src/(server|store|storage|cli|web)/|^src/client/(?!index\\.ts$)" },
+    },
+    {
       name: "cli-uses-server-through-its-index",
       comment: "The CLI starts the server through src/server/index.ts, never its internals.",
       severity: "error",

@@ -1,21 +1,28 @@
 /**
- * Rows 5 and 6: the first call to a freshly started server. The HTTP/2
+ * Rows 5, 6 and 11: the first call to a freshly started server. The HTTP/2
  * connection is opened with a health check first (it touches no session),
  * then the call under test is timed; then optionally `warm` more calls.
- * Args: {url, call: "getState"|"list", sessionId?, pageSize?, warm?}.
- * Prints {firstMs, warm: ms[], responseBytes, count, firstId (list: newest session)}.
+ * Args: {url, call: "getState"|"list"|"search", sessionId?, pageSize?, warm?,
+ * tags? (list: a filter on tags), query? (search)}.
+ * Prints {firstMs, warm: ms[], responseBytes, count, firstId (list: newest
+ * session; search: the session of the first hit)}.
  */
 import { toBinary } from "@bufbuild/protobuf";
 import { GetStateResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
-import { ListSessionsResponseSchema } from "../../gen/sessiond/v1/store_service_pb.js";
+import {
+  ListSessionsResponseSchema,
+  SearchEntriesResponseSchema,
+} from "../../gen/sessiond/v1/store_service_pb.js";
 import { answer, args, sessiond, timed } from "./data-common.js";
 
 const a = args<{
   url: string;
-  call: "getState" | "list";
+  call: "getState" | "list" | "search";
   sessionId?: string;
   pageSize?: number;
   warm?: number;
+  tags?: Record<string, string>;
+  query?: string;
 }>();
 const c = sessiond(a.url);
 await c.health.check({ service: "" });
@@ -29,7 +36,18 @@ async function call(): Promise<{ bytes: number; count: number; firstId?: string 
       count: res.state?.messages.length ?? 0,
     };
   }
-  const res = await c.store.listSessions({ pageSize: a.pageSize ?? 100 });
+  if (a.call === "search") {
+    const res = await c.store.searchEntries({ query: a.query ?? "", pageSize: a.pageSize ?? 0 });
+    return {
+      bytes: toBinary(SearchEntriesResponseSchema, res).length,
+      count: res.hits.length,
+      firstId: res.hits[0]?.sessionId,
+    };
+  }
+  const res = await c.store.listSessions({
+    pageSize: a.pageSize ?? 100,
+    ...(a.tags ? { filter: { tags: a.tags } } : {}),
+  });
   return {
     bytes: toBinary(ListSessionsResponseSchema, res).length,
     count: res.sessions.length,

@@ -6,7 +6,9 @@
  *   the least any reader of a JSONL file has to do to know its entries;
  * - first-line floor: readdir + open + read up to the first newline +
  *   JSON.parse of that line + close, for each of the N session files: the
- *   least a listing must do to know each session's creation time and root.
+ *   least a listing must do to know each session's creation time and root;
+ * - indexOf floor: readdir + read every byte of each of the N session files
+ *   + Buffer.indexOf of a word: the least a search by scanning must do.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
@@ -36,6 +38,21 @@ export function parseFloor(file: string): FloorResult {
   const ms = performance.now() - t0;
   if (sink < 0) throw new Error("unreachable");
   return { ms, count, bytes: Buffer.byteLength(text) };
+}
+
+/** Every byte of each `.jsonl` file of a directory, searched for `word`; count: files that hold it. */
+export function indexOfFloor(dir: string, word: string): FloorResult {
+  const t0 = performance.now();
+  const needle = Buffer.from(word);
+  let count = 0;
+  let bytes = 0;
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".jsonl")) continue;
+    const buf = readFileSync(join(dir, name));
+    bytes += buf.length;
+    if (buf.indexOf(needle) >= 0) count++;
+  }
+  return { ms: performance.now() - t0, count, bytes };
 }
 
 /** The first line of each `.jsonl` file of a directory, parsed. */

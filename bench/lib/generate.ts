@@ -40,6 +40,8 @@ export interface Conversation {
   entries: LogicalEntry[];
   /** Entries of the current path, root included. */
   pathLength: number;
+  /** Tags of the root SessionInfo (scenario 11's filters). */
+  tags?: Record<string, string>;
 }
 
 export const BENCH_CWD = "/home/dev/project";
@@ -207,7 +209,13 @@ export function rootEntry(c: Conversation): Entry {
     timestamp: createdAt,
     kind: {
       case: "sessionInfo",
-      value: { sessionId: c.sessionId, cwd: c.cwd, createdAt, formatVersion: 1 },
+      value: {
+        sessionId: c.sessionId,
+        cwd: c.cwd,
+        createdAt,
+        formatVersion: 1,
+        tags: c.tags ?? {},
+      },
     },
   });
 }

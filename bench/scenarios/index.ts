@@ -9,6 +9,7 @@ import { watchFanout } from "./s7-watch-fanout.js";
 import { memory } from "./s8-memory.js";
 import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
 import { postgresRows } from "./s10-postgres.js";
+import { findSessions } from "./s11-find-sessions.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
 
 /** Every scenario of `npm run bench`, in table order. */
@@ -24,4 +25,5 @@ export const SCENARIOS: readonly Scenario[] = [
   nativeGrpc,
   embeddedVsPi,
   postgresRows,
+  findSessions,
 ];

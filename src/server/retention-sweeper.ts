@@ -20,6 +20,9 @@ export interface RetentionSweeper {
   stop(): Promise<void>;
 }
 
+/** The name under which replicas take turns at sweeping (StorageEngine.exclusive). */
+const RETENTION_JOB = "retention";
+
 /** The policy of a workspace: its override, else the one for all. */
 export function policyOf(config: RetentionConfig, workspace: string): RetentionPolicy {
   return config.workspaces[workspace] ?? config.all;
@@ -49,30 +52,41 @@ export function startRetention(
   );
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** Every workspace with a policy, one at a time. */
+  const sweepAll = async () => {
+    const names = new Set(await store.engine.workspaces());
+    for (const ws of Object.keys(config.workspaces)) names.add(ws);
+    for (const workspace of names) {
+      if (stopped) return;
+      const policy = policyOf(config, workspace);
+      if (!policyIsSet(policy)) continue;
+      const report = await expireSessions(store, workspace, policy, { nowMs: now() });
+      if (report.expired.length > 0 || report.changed.length > 0) {
+        log(
+          JSON.stringify({
+            msg: "retention",
+            workspace,
+            removed: report.expired.map((e) => ({
+              session: e.id,
+              reason: e.reason,
+              with: e.removed.slice(1),
+            })),
+            keptChanged: report.changed,
+          }),
+        );
+      }
+    }
+  };
   const sweep = () => {
     running ??= (async () => {
       try {
-        const names = new Set(await store.engine.workspaces());
-        for (const ws of Object.keys(config.workspaces)) names.add(ws);
-        for (const workspace of names) {
-          if (stopped) return;
-          const policy = policyOf(config, workspace);
-          if (!policyIsSet(policy)) continue;
-          const report = await expireSessions(store, workspace, policy, { nowMs: now() });
-          if (report.expired.length > 0 || report.changed.length > 0) {
-            log(
-              JSON.stringify({
-                msg: "retention",
-                workspace,
-                removed: report.expired.map((e) => ({
-                  session: e.id,
-                  reason: e.reason,
-                  with: e.removed.slice(1),
-                })),
-                keptChanged: report.changed,
-              }),
-            );
-          }
+        // Replicas of one database take turns; a storage one process serves just sweeps.
+        const exclusive = store.engine.exclusive?.bind(store.engine);
+        const outcome = exclusive
+          ? await exclusive(RETENTION_JOB, sweepAll)
+          : { ran: true, value: await sweepAll() };
+        if (!outcome.ran) {
+          log(JSON.stringify({ msg: "retention skipped", reason: "another replica is sweeping" }));
         }
       } catch (err) {
         log(

@@ -71,6 +71,9 @@ export interface DeleteOptions {
   readonly ifHeadSeq?: number | undefined;
 }
 
+/** What `StorageEngine.exclusive` did: ran the job (and what it returned), or left it to another process. */
+export type JobOutcome<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
+
 /**
  * What listing needs to order and filter sessions: the root only, read
  * from the first record (never from the whole log). Cheap for every engine,
@@ -117,6 +120,34 @@ export interface RootPageQuery {
   readonly after?: { readonly createdMs: number; readonly id: string } | undefined;
   /** At most this many roots (>= 1). */
   readonly limit: number;
+}
+
+/**
+ * A text search in one query (`StorageEngine.searchCandidates`), for an
+ * engine that indexes the stored form of entries: the message entries of a
+ * workspace's sessions whose stored form holds every needle, in the
+ * search's order, from a position on.
+ */
+export interface CandidateQuery {
+  /** As EntryScan.needles; at least one. */
+  readonly needles: readonly string[];
+  /** "" for top-level sessions, else the parent whose subagents are searched. */
+  readonly parentSessionId: string;
+  /** Sessions by (creation ms, id) in this order; a session's entries always by seq, ascending. */
+  readonly order: "asc" | "desc";
+  /** Sessions after (createdMs, id) in the order, and this one's entries after seq. */
+  readonly after?:
+    | { readonly createdMs: number; readonly id: string; readonly seq: number }
+    | undefined;
+  /** At most this many candidates (>= 1). */
+  readonly limit: number;
+}
+
+/** A candidate of a text search: an entry, or its seq when it does not decode (damage). */
+export interface Candidate {
+  readonly root: RootRecord;
+  readonly seq: number;
+  readonly entry: Entry | undefined;
 }
 
 /**
@@ -251,6 +282,13 @@ export interface StorageEngine {
    */
   scanEntries?(key: SessionKey, scan: EntryScan): Promise<EntryScanEnd>;
 
+  /**
+   * OPTIONAL: the candidates of a text search from an index of the stored
+   * entries (see CandidateQuery), instead of a scan of every session. Each
+   * candidate holds the needles; the store still checks the words.
+   */
+  searchCandidates?(workspace: string, query: CandidateQuery): Promise<Candidate[]>;
+
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;
 
@@ -272,6 +310,16 @@ export interface StorageEngine {
    * it out, and the store deletes one by one, children first.
    */
   deleteMany?(workspace: string, sessionIds: readonly string[]): Promise<string[]>;
+
+  /**
+   * OPTIONAL: runs a background job (the retention sweep) only if no other
+   * process on the same storage runs the job of that name now, so that of
+   * several replicas one at a time does it; `{ ran: false }` without running
+   * it otherwise. Engines whose storage one process serves leave it out, and
+   * the job just runs. A job must stay safe to run twice at once: the
+   * exclusion is lost with a replica's connection.
+   */
+  exclusive?<T>(name: string, job: () => Promise<T>): Promise<JobOutcome<T>>;
 
   /** Registers a listener for durable changes; returns the unsubscribe function. */
   subscribe(listener: StorageListener): () => void;

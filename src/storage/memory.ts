@@ -1,9 +1,12 @@
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { toJsonString } from "@bufbuild/protobuf";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { alreadyExists, notFound, unavailable } from "../core/errors.js";
 import { quote } from "../core/ids.js";
 import { SessionLog } from "../core/session-log.js";
 import type {
   AppendResult,
+  Candidate,
+  CandidateQuery,
   DeleteOptions,
   EntryPage,
   Planner,
@@ -14,6 +17,7 @@ import type {
   StorageListener,
 } from "./engine.js";
 import { Listeners } from "./listeners.js";
+import { compareRootKeys } from "./root-order.js";
 import { recordOf, rootRecordOf } from "./session-record.js";
 
 /**
@@ -100,6 +104,46 @@ export class MemoryEngine implements StorageEngine {
     for (const id of ids) {
       const log = space.get(id);
       if (log !== undefined) out.push(recordOf(workspace, log));
+    }
+    return out;
+  }
+
+  /**
+   * The reference for the engines that index entry text: every message
+   * entry's canonical JSON, lower-cased, looked through for the needles,
+   * session by session in the search's order.
+   */
+  async searchCandidates(workspace: string, q: CandidateQuery): Promise<Candidate[]> {
+    this.checkOpen();
+    const sign = q.order === "desc" ? -1 : 1;
+    const { after } = q;
+    const sessions = [...(this.spaces.get(workspace)?.values() ?? [])]
+      .map((log) => ({ log, root: rootRecordOf(log) }))
+      .filter(({ root }) => root.parentSessionId === q.parentSessionId)
+      .sort(
+        (a, b) =>
+          sign *
+          compareRootKeys(
+            a.root.createdAtMs,
+            a.root.sessionId,
+            b.root.createdAtMs,
+            b.root.sessionId,
+          ),
+      );
+    const out: Candidate[] = [];
+    for (const { log, root } of sessions) {
+      const place =
+        after === undefined
+          ? 1
+          : sign * compareRootKeys(root.createdAtMs, root.sessionId, after.createdMs, after.id);
+      if (place < 0) continue;
+      for (const entry of log.slice(place === 0 && after !== undefined ? after.seq : 0)) {
+        if (entry.kind.case !== "message") continue;
+        const json = toJsonString(EntrySchema, entry).toLowerCase();
+        if (!q.needles.every((n) => json.includes(n))) continue;
+        out.push({ root, seq: Number(entry.seq), entry });
+        if (out.length >= q.limit) return out;
+      }
     }
     return out;
   }

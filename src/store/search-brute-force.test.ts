@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Entry, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { message, type Part, say, storeOn } from "../../test/support/search-fixtures.js";
-import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import type { SessionStore } from "./session-store.js";
 
 /**
@@ -12,7 +13,7 @@ import type { SessionStore } from "./session-store.js";
  * sessions and queries, paged at random sizes, on every engine (JSONL: through its
  * pre-filter of raw records).
  */
-for (const factory of ENGINE_FACTORIES) {
+for (const factory of STORE_ENGINE_FACTORIES) {
   describe(`search on ${factory.name}`, () => {
     let fixture: EngineFixture | undefined;
     afterEach(async () => {

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { say, storeOn } from "../../test/support/search-fixtures.js";
+import { say, scanning, storeOn } from "../../test/support/search-fixtures.js";
 import { ENGINE_FACTORIES } from "../../test/support/store-model.js";
 import { dataLoss } from "../core/errors.js";
-import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import type { SessionKey } from "../storage/engine.js";
 import { JsonlEngine } from "../storage/jsonl/jsonl-engine.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "./session-store.js";
@@ -22,8 +22,8 @@ describe("search over an engine without its own scan", () => {
     if (memory === undefined) throw new Error("no memory engine");
     const fixture = await memory.open();
     try {
-      const engine = fixture.engine;
-      expect((engine as { scanEntries?: unknown }).scanEntries).toBeUndefined();
+      const engine = scanning(fixture.engine);
+      expect(engine.scanEntries).toBeUndefined();
       const store = storeOn(engine);
       const s = await store.open(undefined, (await store.create()).session.id);
       await s.append(Array.from({ length: 600 }, (_, i) => say(i === 599 ? "last one" : "filler")));
@@ -119,7 +119,7 @@ describe("search of corrupt sessions", () => {
     );
     const damagedAt = 280;
     const reads: [number, number][] = [];
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async read(key: SessionKey, afterSeq: number, limit: number) {
         reads.push([afterSeq, limit]);
         const page = await memory.read(key, afterSeq, limit);

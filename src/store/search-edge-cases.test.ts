@@ -2,9 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
 import { expectCode } from "../../test/support/fixtures.js";
-import { say, storeOn } from "../../test/support/search-fixtures.js";
+import { say, scanning, storeOn } from "../../test/support/search-fixtures.js";
 import { unavailable } from "../core/errors.js";
-import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import type { SessionKey } from "../storage/engine.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "./session-store.js";
 
@@ -52,8 +52,12 @@ describe("search rules on the memory engine", () => {
     await expectCode(store.search({ query: "word", workspace: "no/such" }), "INVALID_ARGUMENT");
   });
 
-  it("an aborted search stops with the signal's reason", async () => {
-    const { store } = await seeded();
+  it.each([
+    ["a scan", true],
+    ["an index", false],
+  ])("an aborted search (%s) stops with the signal's reason", async (_, scan) => {
+    const { memory } = await seeded();
+    const store = storeOn(scan ? scanning(memory) : memory);
     const controller = new AbortController();
     controller.abort(new Error("caller gone"));
     await expect(store.search({ query: "word", signal: controller.signal })).rejects.toThrow(
@@ -63,7 +67,7 @@ describe("search rules on the memory engine", () => {
 
   it("a session deleted while the search runs is left out", async () => {
     const { memory, ids } = await seeded();
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async read(key: SessionKey, afterSeq: number, limit: number) {
         if (key.sessionId === ids[1]) await memory.delete(key);
         return memory.read(key, afterSeq, limit);
@@ -75,7 +79,7 @@ describe("search rules on the memory engine", () => {
 
   it("other errors of a scan fail the search", async () => {
     const { memory } = await seeded();
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async read() {
         throw unavailable("disk on fire");
       },
@@ -85,7 +89,7 @@ describe("search rules on the memory engine", () => {
 
   it("a session whose record is gone by the time the page is titled keeps its root's title", async () => {
     const { memory } = await seeded();
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async list() {
         return [];
       },
@@ -126,7 +130,7 @@ describe("search rules on the memory engine", () => {
 
   it("with a filter, a session whose record is gone is left out", async () => {
     const { memory } = await seeded();
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async list() {
         return [];
       },
@@ -140,7 +144,7 @@ describe("search rules on the memory engine", () => {
     const { memory } = await seeded();
     let ranMeanwhile = false;
     let reads = 0;
-    const engine: StorageEngine = Object.assign(Object.create(memory) as MemoryEngine, {
+    const engine = scanning(memory, {
       async read(key: SessionKey, afterSeq: number, limit: number) {
         if (reads++ === 1) ranMeanwhile = seenBefore;
         const until = performance.now() + 15;

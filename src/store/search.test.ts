@@ -4,7 +4,8 @@ import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
 import { expectCode } from "../../test/support/fixtures.js";
 import { message, say, storeOn } from "../../test/support/search-fixtures.js";
-import { ENGINE_FACTORIES, type EngineFixture } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
+import type { EngineFixture } from "../../test/support/store-model.js";
 import type { SessionStore } from "./session-store.js";
 
 /**
@@ -12,7 +13,7 @@ import type { SessionStore } from "./session-store.js";
  * matches, order, parents and filters, paging under change, refusals.
  */
 
-for (const factory of ENGINE_FACTORIES) {
+for (const factory of STORE_ENGINE_FACTORIES) {
   describe(`search on ${factory.name}`, () => {
     let fixture: EngineFixture | undefined;
     afterEach(async () => {

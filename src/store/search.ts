@@ -14,9 +14,11 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument, isSessiondError } from "../core/errors.js";
 import { checkSessionId, checkWorkspace } from "../core/ids.js";
-import type { RootRecord, SessionRecord, StorageEngine } from "../storage/engine.js";
+import type { Candidate, RootRecord, StorageEngine } from "../storage/engine.js";
+import { compareRootKeys } from "../storage/root-order.js";
 import { scanSession } from "./entry-scan.js";
 import type { StoreLimits } from "./limits.js";
+import { SearchGate } from "./search-gate.js";
 import { needlesOf } from "./search-needles.js";
 import { containsAll, entryText, fold, queryWords } from "./search-text.js";
 import {
@@ -25,7 +27,7 @@ import {
   type SearchPosition,
   searchDigest,
 } from "./search-token.js";
-import { checkFilter, matches, rootMatches } from "./session-filter.js";
+import { checkFilter } from "./session-filter.js";
 import { snippet } from "./snippet.js";
 
 export interface SearchInput {
@@ -61,8 +63,8 @@ export interface SearchResult {
  */
 const SLICE_MS = 10;
 
-/** Records read at once when a filter needs them (title, tags, update time). */
-const FILTER_BATCH = 64;
+/** Candidates asked of an indexing engine at once (at least a page and one). */
+const CANDIDATE_BATCH = 256;
 
 /** A hit found by the scan, before the page is cut and titled. */
 interface Found {
@@ -73,10 +75,10 @@ interface Found {
 }
 
 /**
- * One page of hits. Sessions are read one at a time and each scan stops
- * as soon as the page holds one hit more than it shows (which says there
- * is a next page, and where it starts), so a page costs the sessions up to
- * its last hit, not the workspace.
+ * One page of hits: from the engine's index of entry text when it has one
+ * and the query gives needles (indexedSearch), else by scanning the
+ * sessions in order (scannedSearch). Either way the page ends one hit
+ * past what it shows, which says where the next page starts.
  */
 export async function searchEntries(
   engine: StorageEngine,
@@ -102,63 +104,14 @@ export async function searchEntries(
   const from = input.pageToken ? decodeSearchToken(input.pageToken, digest) : undefined;
   const needles = needlesOf(words);
 
-  const roots = sessionsFrom(await engine.listRoots(workspace), parent, newestFirst, from);
-  const found: Found[] = [];
-  const partial: string[] = [];
-  const records = new Map<string, SessionRecord>();
-  let sliceStart = performance.now();
-  for (let i = 0; i < roots.length && found.length <= pageSize; i++) {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: when to yield changes timing only, never a result (a long-search test checks that it yields)
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
-    input.signal?.throwIfAborted();
-    const root = roots[i] as RootRecord;
-    if (filter !== undefined) {
-      // The root decides some conditions; the others need the session's record.
-      // Stryker disable next-line ConditionalExpression: a root that fails is left out of the batch below, so the session is skipped there too; this spares a read of records per such root
-      if (!rootMatches(filter, root)) continue;
-      // Stryker disable next-line ConditionalExpression: reading a batch again gives the same records, at a cost
-      if (!records.has(root.sessionId)) {
-        // Stryker disable next-line MethodExpression: records of more sessions than the batch are the same records, at a cost
-        const batch = roots
-          .slice(i, i + FILTER_BATCH)
-          // Stryker disable next-line MethodExpression,ArrowFunction,ConditionalExpression: reading the records of sessions the root already ruled out costs reads, not results
-          .filter((r) => rootMatches(filter, r))
-          .map((r) => r.sessionId);
-        for (const r of await engine.list(workspace, batch)) records.set(r.sessionId, r);
-      }
-      const record = records.get(root.sessionId);
-      // Deleted since the roots were read, or not a match.
-      if (record === undefined || !matches(filter, record)) continue;
-    }
-    const afterSeq = from !== undefined && root.sessionId === from.id ? from.seq : 0;
-    const visit = (entry: Entry) => {
-      // Stryker disable next-line ConditionalExpression: any other kind has no text, and an empty text holds no word
-      if (entry.kind.case !== "message") return true;
-      const text = entryText(entry);
-      if (containsAll(fold(text), words)) {
-        found.push({ root, entry, role: entry.kind.value.role, text });
-      }
-      return found.length <= pageSize;
-    };
-    try {
-      const end = await scanSession(
-        engine,
-        { workspace, sessionId: root.sessionId },
-        {
-          afterSeq,
-          needles,
-          visit,
-        },
-      );
-      if (end.damaged) partial.push(root.sessionId);
-    } catch (err) {
-      // Deleted since the roots were read.
-      if (!isSessiondError(err, "NOT_FOUND")) throw err;
-    }
-  }
+  const gate = new SearchGate(engine, workspace, filter);
+  const want = { workspace, words, needles, parent, newestFirst, from, pageSize, gate };
+  const candidates = engine.searchCandidates?.bind(engine);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: without needles an index rules nothing out and gives every message, which the words then sift: the same hits as a scan
+  const indexed = candidates !== undefined && needles.length > 0;
+  const { found, partial } = indexed
+    ? await indexedSearch(candidates, want, input.signal)
+    : await scannedSearch(engine, want, input.signal);
 
   const page = found.slice(0, pageSize);
   const extra = found[pageSize];
@@ -179,6 +132,132 @@ export async function searchEntries(
   };
 }
 
+/** What a page's search looks for, and from where. */
+interface Want {
+  workspace: string;
+  words: readonly string[];
+  needles: readonly string[];
+  parent: string;
+  newestFirst: boolean;
+  from: SearchPosition | undefined;
+  pageSize: number;
+  gate: SearchGate;
+}
+
+/** Hits found for a page (one more than it shows when there is a next page). */
+interface Hits {
+  found: Found[];
+  /** Sessions whose scan stopped at damage. */
+  partial: string[];
+}
+
+/** A hit when the message entry holds every word. */
+function hitOf(root: RootRecord, entry: Entry, words: readonly string[]): Found | undefined {
+  // Stryker disable next-line ConditionalExpression: any other kind has no text, and an empty text holds no word
+  if (entry.kind.case !== "message") return undefined;
+  const text = entryText(entry);
+  return containsAll(fold(text), words)
+    ? { root, entry, role: entry.kind.value.role, text }
+    : undefined;
+}
+
+/**
+ * Session by session: sessions are read one at a time and each scan stops
+ * as soon as the page holds one hit more than it shows (which says there
+ * is a next page, and where it starts), so a page costs the sessions up to
+ * its last hit, not the workspace.
+ */
+async function scannedSearch(
+  engine: StorageEngine,
+  want: Want,
+  signal: AbortSignal | undefined,
+): Promise<Hits> {
+  const { workspace, words, needles, from, pageSize, gate } = want;
+  const roots = sessionsFrom(
+    await engine.listRoots(workspace),
+    want.parent,
+    want.newestFirst,
+    from,
+  );
+  const found: Found[] = [];
+  const partial: string[] = [];
+  let sliceStart = performance.now();
+  for (let i = 0; i < roots.length && found.length <= pageSize; i++) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: when to yield changes timing only, never a result (a long-search test checks that it yields)
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+    signal?.throwIfAborted();
+    const root = roots[i] as RootRecord;
+    // Stryker disable next-line MethodExpression,ArithmeticOperator: which sessions' records are read along with this one's changes the reads, not what they say
+    if (!(await gate.admits(root, roots.slice(i + 1)))) continue;
+    const afterSeq = from !== undefined && root.sessionId === from.id ? from.seq : 0;
+    const visit = (entry: Entry) => {
+      const hit = hitOf(root, entry, words);
+      if (hit !== undefined) found.push(hit);
+      return found.length <= pageSize;
+    };
+    try {
+      const end = await scanSession(
+        engine,
+        { workspace, sessionId: root.sessionId },
+        { afterSeq, needles, visit },
+      );
+      if (end.damaged) partial.push(root.sessionId);
+    } catch (err) {
+      // Deleted since the roots were read.
+      if (!isSessiondError(err, "NOT_FOUND")) throw err;
+    }
+  }
+  return { found, partial };
+}
+
+/**
+ * From the engine's index (StorageEngine.searchCandidates): candidates in
+ * the search's order, a batch at a time, until the page holds one hit
+ * more than it shows or the candidates run out. The engine's needles rule
+ * entries out; the words and the filter are checked here, as for a scan.
+ */
+async function indexedSearch(
+  search: NonNullable<StorageEngine["searchCandidates"]>,
+  want: Want,
+  signal: AbortSignal | undefined,
+): Promise<Hits> {
+  const { workspace, words, needles, pageSize, gate } = want;
+  const found: Found[] = [];
+  const partial: string[] = [];
+  // Stryker disable next-line ArithmeticOperator: a batch of another size finds the same hits, in more or fewer queries
+  const limit = Math.max(pageSize + 1, CANDIDATE_BATCH);
+  let after = want.from;
+  for (;;) {
+    signal?.throwIfAborted();
+    const batch = await search(workspace, {
+      needles,
+      parentSessionId: want.parent,
+      // Stryker disable next-line StringLiteral: engines take anything but "desc" for ascending
+      order: want.newestFirst ? "desc" : "asc",
+      after,
+      limit,
+    });
+    const roots = batch.map((c) => c.root);
+    for (let i = 0; i < batch.length && found.length <= pageSize; i++) {
+      const c = batch[i] as Candidate;
+      after = { createdMs: c.root.createdAtMs, id: c.root.sessionId, seq: c.seq };
+      // Stryker disable next-line MethodExpression,ArithmeticOperator: which sessions' records are read along with this one's changes the reads, not what they say
+      if (!(await gate.admits(c.root, roots.slice(i + 1)))) continue;
+      if (c.entry === undefined) {
+        if (!partial.includes(c.root.sessionId)) partial.push(c.root.sessionId);
+        continue;
+      }
+      const hit = hitOf(c.root, c.entry, words);
+      if (hit !== undefined) found.push(hit);
+    }
+    if (found.length > pageSize || batch.length < limit) break;
+  }
+  return { found, partial };
+}
+
 /**
  * The sessions of the search in order (creation time, then id; both
  * descending for newest first), from the one the token names on.
@@ -191,7 +270,7 @@ function sessionsFrom(
 ): RootRecord[] {
   const sign = newestFirst ? -1 : 1;
   const compareKeys = (ms: number, id: string, otherMs: number, otherId: string) =>
-    sign * (ms - otherMs || (id < otherId ? -1 : id > otherId ? 1 : 0));
+    sign * compareRootKeys(ms, id, otherMs, otherId);
   const roots = all.filter(
     (r) =>
       r.parentSessionId === parent &&

@@ -81,7 +81,8 @@ if (bad.length > 0) {
   process.exit(1);
 }
 for (const need of ["bin/sessiond.js", "dist/src/cli/main.js", "dist/cjs/package.json",
-  "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto", "dist/ui/index.html"]) {
+  "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto",
+  "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js", "dist/ui/index.html"]) {
   if (!files.some((f) => f.path === need)) {
     console.error(`missing from the tarball: ${need}`);
     process.exit(1);
@@ -93,7 +94,7 @@ phase "dry-run figures"
 echo "== install the tarball into a fresh project (offline, from npm's cache)"
 app="$work/app"
 mkdir -p "$app"
-cp "$HERE"/consumer/esm.mjs "$HERE"/consumer/cjs.cjs "$HERE"/consumer/typed.ts \
+cp "$HERE"/consumer/esm.mjs "$HERE"/consumer/cjs.cjs "$HERE"/consumer/adapters.mjs "$HERE"/consumer/typed.ts \
   "$HERE"/consumer/typed-require.cts "$HERE"/consumer/tsconfig.json "$app/"
 printf '{ "name": "sessiond-package-test", "private": true, "type": "module" }\n' >"$app/package.json"
 # Offline from npm's cache (filled by npm ci); where a registry is reachable a
@@ -152,6 +153,10 @@ if node --no-experimental-require-module -e 0 2>/dev/null; then
   (cd "$app" && node --no-experimental-require-module cjs.cjs)
 fi
 phase "cjs.cjs"
+
+echo "== agent-SDK adapters (sessiond/openai-agents, sessiond/claude-agent-sdk)"
+(cd "$app" && node adapters.mjs)
+phase "adapters.mjs"
 
 echo "== strict TypeScript project (the repository's tsc; then run the output with node)"
 (cd "$app" && node "$TSC" --noEmit -p tsconfig.json)

@@ -8,6 +8,21 @@ import { EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import type { StorageEngine } from "../../src/storage/engine.js";
 import { SessionStore } from "../../src/store/session-store.js";
 
+/**
+ * An engine as the given one with some methods replaced, and without an
+ * index of entry text (searchCandidates): searches over it scan session by
+ * session, the path of engines that have none.
+ */
+export function scanning(
+  engine: StorageEngine,
+  overrides: Partial<StorageEngine> = {},
+): StorageEngine {
+  return Object.assign(Object.create(engine) as StorageEngine, {
+    searchCandidates: undefined,
+    ...overrides,
+  });
+}
+
 /** A store on a clock that moves one second per session, so creation order is known. */
 export function storeOn(engine: StorageEngine, limits = {}): SessionStore {
   let t = Date.parse("2026-05-01T00:00:00Z");

@@ -5,8 +5,11 @@ import { isSessiondError, SessiondError, unavailable } from "../../core/errors.j
 import type { SessionLog } from "../../core/session-log.js";
 import type {
   AppendResult,
+  Candidate,
+  CandidateQuery,
   DeleteOptions,
   EntryPage,
+  JobOutcome,
   Planner,
   RootPageQuery,
   RootRecord,
@@ -22,6 +25,7 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
+import { dropJobLease, takeJobLease } from "./exclusive-job.js";
 import { HeadPoll } from "./head-poll.js";
 import {
   idsByRef,
@@ -36,6 +40,7 @@ import {
 import { Notifier, NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
 import { migrate } from "./schema.js";
+import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
 
 export interface PostgresEngineOptions {
@@ -249,6 +254,12 @@ export class PostgresEngine implements StorageEngine {
     return listRecords(this.ctx, workspace, sessionIds, this.pageMemo);
   }
 
+  /** One query on the trigram index of message payloads (search.ts, migration 5). */
+  async searchCandidates(workspace: string, query: CandidateQuery): Promise<Candidate[]> {
+    await this.begin();
+    return searchCandidates(this.ctx, workspace, query);
+  }
+
   async workspaces(): Promise<string[]> {
     await this.begin();
     return listWorkspaces(this.ctx);
@@ -269,6 +280,19 @@ export class PostgresEngine implements StorageEngine {
       this.emit({ type: "deleted", workspace, sessionId, headSeq: 0 });
     }
     return removed;
+  }
+
+  /** One replica at a time, by a lease row (exclusive-job.ts); a lost release just lets the lease expire. */
+  async exclusive<T>(name: string, job: () => Promise<T>): Promise<JobOutcome<T>> {
+    await this.begin();
+    const { replica } = this.ctx;
+    const got = await this.db(`leasing job ${name}`, () => takeJobLease(this.sql, name, replica));
+    if (!got) return { ran: false };
+    try {
+      return { ran: true, value: await job() };
+    } finally {
+      await dropJobLease(this.sql, name, replica).catch(() => {});
+    }
   }
 
   subscribe(listener: StorageListener): () => void {

@@ -108,6 +108,47 @@ CREATE INDEX sessiond_entries_session_info
   WHERE kind = 'sessionInfo';
 `,
   },
+  {
+    version: 5,
+    description: "trigram index of message entries, for SearchEntries",
+    sql: `
+-- SearchEntries (search.ts) asks for the message entries whose payload holds
+-- every needle of the query, ASCII case ignored (payload ILIKE '%needle%'):
+-- substrings, as the store's own word match is, which a trigram index serves
+-- and a full-text one (words, stems) does not. pg_trgm is a trusted
+-- extension (PostgreSQL >= 13: the database owner may create it); a role that
+-- may not create it still gets a working search, without the index, by a
+-- scan of the workspace's messages, and a NOTICE saying so.
+DO $$
+BEGIN
+  CREATE EXTENSION IF NOT EXISTS pg_trgm;
+EXCEPTION WHEN insufficient_privilege OR undefined_file THEN
+  RAISE NOTICE 'sessiond: pg_trgm is not available (%); SearchEntries scans without an index', SQLERRM;
+END $$;
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    EXECUTE 'CREATE INDEX IF NOT EXISTS sessiond_entries_text ON sessiond_entries
+      USING gin (payload gin_trgm_ops) WHERE kind = ''message''';
+  END IF;
+END $$;
+`,
+  },
+  {
+    version: 6,
+    description: "leases of background jobs",
+    sql: `
+-- A background job that one replica at a time runs (the retention sweep)
+-- is leased here (exclusive-job.ts): a replica takes the row when it is
+-- free or expired, and deletes it when done; one that dies leaves it to
+-- expire.
+CREATE TABLE sessiond_job_leases (
+  name       text        PRIMARY KEY,
+  holder     text        NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

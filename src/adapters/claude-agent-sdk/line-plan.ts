@@ -1,0 +1,97 @@
+import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { ENTRY_ID_PATTERN } from "../../core/ids.js";
+import type { SessionLog } from "../../core/session-log.js";
+import type { Lookup } from "../../core/tree.js";
+import { plannedEntry } from "../remote-session.js";
+import { canAnswer } from "../tool-answer.js";
+import {
+  answeredCall,
+  carrierOf,
+  compactionOf,
+  customCarrier,
+  isCompactBoundary,
+} from "./transcript-entry.js";
+
+/**
+ * What SessiondSessionStore writes for a batch of transcript lines, planned
+ * against the session's log as the server has it: Appends of bounded size,
+ * each line a carrier entry placed in Claude's own tree.
+ */
+
+/** Lines per Append, and their JSON characters: one Append stays well under the 4 MiB message limit. */
+const CHUNK_LINES = 200;
+const CHUNK_CHARS = 1024 * 1024;
+
+/** A batch of lines cut into Appends of bounded size (the SDK imports 500 lines at a time). */
+export function chunks(lines: readonly SessionStoreEntry[]): SessionStoreEntry[][] {
+  const out: SessionStoreEntry[][] = [];
+  let chunk: SessionStoreEntry[] = [];
+  let chars = 0;
+  for (const line of lines) {
+    const size = JSON.stringify(line).length;
+    if (chunk.length > 0 && (chunk.length >= CHUNK_LINES || chars + size > CHUNK_CHARS)) {
+      out.push(chunk);
+      chunk = [];
+      chars = 0;
+    }
+    chunk.push(line);
+    chars += size;
+  }
+  if (chunk.length > 0) out.push(chunk);
+  return out;
+}
+
+/** The messages and compactions a compaction placed under `parentId` replaces: all of its path but the root. */
+function replaceable(lookup: Lookup, parentId: string): string[] {
+  const ids: string[] = [];
+  for (let e = lookup(parentId); e?.parentId !== undefined; e = lookup(e.parentId)) {
+    if (e.kind.case === "message" || e.kind.case === "compaction") ids.push(e.id);
+  }
+  return ids.reverse();
+}
+
+/**
+ * The entries for transcript lines under the current leaf. A line's uuid is
+ * its entry id and its idempotency key (a line already stored is skipped,
+ * so the SDK's retries and `importSessionToStore` replays write nothing
+ * twice); its parentUuid is its parent when that line is stored, so the
+ * tree is Claude's own (a rewound conversation is a branch).
+ */
+export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]): Entry[] {
+  const batch = new Map<string, Entry>();
+  const lookup: Lookup = (id) => batch.get(id) ?? log.get(id);
+  let leaf = log.leafId;
+  const place = (entry: Entry): Entry => {
+    batch.set(entry.id, entry);
+    leaf = entry.id;
+    return entry;
+  };
+  const out: Entry[] = [];
+  for (const line of lines) {
+    const uuid =
+      typeof line.uuid === "string" && ENTRY_ID_PATTERN.test(line.uuid) ? line.uuid : undefined;
+    if (uuid !== undefined && lookup(uuid) !== undefined) continue;
+    const parent = typeof line.parentUuid === "string" ? lookup(line.parentUuid) : undefined;
+    let parentId = parent !== undefined && parent.kind.case !== "leaf" ? parent.id : leaf;
+    if (isCompactBoundary(line)) {
+      const replaced = replaceable(lookup, parentId);
+      if (replaced.length > 0) {
+        const compaction = place(plannedEntry({ ...compactionOf(line, replaced), parentId }));
+        out.push(compaction);
+        parentId = compaction.id;
+      }
+    }
+    let carrier = carrierOf(line);
+    const callId = answeredCall(line);
+    if (
+      callId !== undefined &&
+      carrier.kind?.case === "message" &&
+      !canAnswer(lookup, parentId, callId)
+    ) {
+      carrier = customCarrier(line);
+    }
+    out.push(place(plannedEntry({ ...carrier, id: uuid ?? "", parentId })));
+  }
+  return out;
+}

@@ -1,0 +1,214 @@
+import type { SessionKey, SessionStore, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { SessiondClient } from "../../client/index.js";
+import { timestampMillis } from "../../core/entry.js";
+import { DEFAULT_WORKSPACE } from "../../core/ids.js";
+import type { SessionLog } from "../../core/session-log.js";
+import { isAlreadyExists, isNotFound, RemoteSession } from "../remote-session.js";
+import { chunks, planLines } from "./line-plan.js";
+import {
+  keyName,
+  mainSessionId,
+  PROJECT_TAG,
+  SESSION_TAG,
+  SUBAGENT_TYPE,
+  SUBPATH_TAG,
+  sessionIdOf,
+  tagsOf,
+} from "./session-keys.js";
+import { lineOf } from "./transcript-entry.js";
+
+/** Where a SessiondSessionStore keeps transcripts. */
+export interface SessiondSessionStoreOptions {
+  /** A client of the sessiond server (`createSessiondClient` of `sessiond/client`). */
+  client: SessiondClient;
+  /** The workspace (default "default"); project keys are tags inside it. */
+  workspace?: string;
+}
+
+/** Sessions whose mirror a store keeps (the least recently opened is dropped first). */
+const MIRRORS = 256;
+
+/**
+ * The Claude Agent SDK's `SessionStore` (where `query({ options: {
+ * sessionStore } })` mirrors transcripts and resumes them from) over a
+ * sessiond server: a session per key, a subagent session per subpath, the
+ * lines as typed entries each carrying the line itself (see
+ * transcript-entry.ts), so `load` returns them deep-equal and in order.
+ * Appends for one key are queued in call order in this process and written
+ * with `expected_seq` (re-planned when another process wrote first), so
+ * concurrent appends lose nothing.
+ */
+export class SessiondSessionStore implements SessionStore {
+  private readonly workspace: string;
+  private readonly client: SessiondClient;
+  /** Per key: its session's mirror, and whether this store made sure the session exists for the key. */
+  private readonly mirrors = new Map<string, { remote: RemoteSession; ensured: boolean }>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: SessiondSessionStoreOptions) {
+    this.client = options.client;
+    this.workspace = options.workspace ?? DEFAULT_WORKSPACE;
+  }
+
+  append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.queued(key, async () => {
+      for (const chunk of chunks(entries)) {
+        const write = (remote: RemoteSession) => remote.append((log) => planLines(log, chunk));
+        try {
+          await write(await this.ensure(key));
+        } catch (err) {
+          // Deleted by another process since this one last wrote: create it again.
+          if (!isNotFound(err)) throw err;
+          this.forget(key.sessionId);
+          await write(await this.ensure(key));
+        }
+      }
+    });
+  }
+
+  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const remote = this.mirror(key);
+    let log: SessionLog;
+    try {
+      log = await remote.read();
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      this.forget(key.sessionId);
+      return null;
+    }
+    if (log.tags[PROJECT_TAG] !== key.projectKey) return null;
+    const lines = log.entries().flatMap((e) => lineOf(e) ?? []);
+    return lines.length > 0 ? lines : null;
+  }
+
+  async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    const sessions = await this.list({ filter: { tags: { [PROJECT_TAG]: projectKey } } });
+    return sessions.map((s) => ({
+      sessionId: s.tags[SESSION_TAG] ?? s.id,
+      mtime: Math.floor(timestampMillis(s.updatedAt)),
+    }));
+  }
+
+  async delete(key: SessionKey): Promise<void> {
+    const session = sessionIdOf(key);
+    try {
+      const meta = await this.client.store.getSession({ workspace: this.workspace, session });
+      if (meta.session?.tags[PROJECT_TAG] !== key.projectKey) return;
+      await this.client.store.deleteSession({
+        workspace: this.workspace,
+        session,
+        includeSubagents: key.subpath === undefined,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    } finally {
+      this.forget(key.sessionId);
+    }
+  }
+
+  async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+    try {
+      const sessions = await this.list({
+        parentSessionId: mainSessionId(key.sessionId),
+        filter: { tags: { [PROJECT_TAG]: key.projectKey } },
+      });
+      return sessions.flatMap((s) => s.tags[SUBPATH_TAG] ?? []);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+  }
+
+  private async list(req: { parentSessionId?: string; filter: { tags: Record<string, string> } }) {
+    const out = [];
+    let pageToken = "";
+    do {
+      const page = await this.client.store.listSessions({
+        ...req,
+        workspace: this.workspace,
+        pageToken,
+      });
+      out.push(...page.sessions);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    return out;
+  }
+
+  /** The key's session, created (with its main session, for a subpath) when it does not exist. */
+  private async ensure(key: SessionKey): Promise<RemoteSession> {
+    const known = this.mirrors.get(keyName(key));
+    if (known?.ensured) return known.remote;
+    if (key.subpath !== undefined) {
+      await this.create({ projectKey: key.projectKey, sessionId: key.sessionId });
+    }
+    await this.create(key);
+    const remote = this.mirror(key);
+    const slot = this.mirrors.get(keyName(key));
+    if (slot !== undefined) slot.ensured = true;
+    return remote;
+  }
+
+  private async create(key: SessionKey): Promise<void> {
+    const sessionId = sessionIdOf(key);
+    const sub = key.subpath !== undefined;
+    let tags: Record<string, string> | undefined;
+    try {
+      const res = await this.client.store.createSession({
+        workspace: this.workspace,
+        sessionId,
+        tags: tagsOf(key),
+        parentSessionId: sub ? mainSessionId(key.sessionId) : undefined,
+        agentType: sub ? SUBAGENT_TYPE : undefined,
+      });
+      tags = res.session?.tags;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      tags = (await this.client.store.getSession({ workspace: this.workspace, session: sessionId }))
+        .session?.tags;
+    }
+    if (tags?.[PROJECT_TAG] !== key.projectKey) {
+      throw new ConnectError(
+        `sessiond session "${sessionId}" exists and does not hold project "${key.projectKey}"`,
+        Code.FailedPrecondition,
+      );
+    }
+  }
+
+  private mirror(key: SessionKey): RemoteSession {
+    const name = keyName(key);
+    let slot = this.mirrors.get(name);
+    if (slot === undefined) {
+      const address = { workspace: this.workspace, sessionId: sessionIdOf(key) };
+      slot = { remote: new RemoteSession(this.client, address), ensured: false };
+      if (this.mirrors.size >= MIRRORS) {
+        this.mirrors.delete(this.mirrors.keys().next().value as string);
+      }
+      this.mirrors.set(name, slot);
+    }
+    return slot.remote;
+  }
+
+  /** Drops the mirrors of a session id and its subpaths (deleted, here or elsewhere). */
+  private forget(sessionId: string): void {
+    for (const [name, { remote }] of this.mirrors) {
+      if ((JSON.parse(name) as unknown[])[1] === sessionId) {
+        remote.forget();
+        this.mirrors.delete(name);
+      }
+    }
+  }
+
+  /** Runs `work` after the work queued before it for the same key (call order within a process). */
+  private queued<T>(key: SessionKey, work: () => Promise<T>): Promise<T> {
+    const name = keyName(key);
+    const run = (this.queues.get(name) ?? Promise.resolve()).then(work, work);
+    const tail = run.catch(() => undefined);
+    this.queues.set(name, tail);
+    void tail.then(() => {
+      if (this.queues.get(name) === tail) this.queues.delete(name);
+    });
+    return run;
+  }
+}

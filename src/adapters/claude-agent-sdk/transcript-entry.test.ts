@@ -1,0 +1,93 @@
+import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { EntrySchema, type Message, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { carrierOf, lineOf } from "./transcript-entry.js";
+
+/** A line's carrier as the store gets it back from the server: through the wire. */
+function carried(line: SessionStoreEntry) {
+  const entry = create(EntrySchema, carrierOf(line));
+  return fromBinary(EntrySchema, toBinary(EntrySchema, entry));
+}
+
+/**
+ * JSON as the SDK persists it (no -0, no undefined), without "__proto__"
+ * keys: protobuf-es reads a Struct by assigning keys, which drops one (no
+ * SDK writes such a key).
+ */
+const key = fc.string().filter((k) => k !== "__proto__");
+const json = fc
+  .jsonValue()
+  .filter((v) => !JSON.stringify(v).includes('"__proto__":'))
+  .map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+const block = fc.oneof(
+  fc.record({ type: fc.constant("text"), text: fc.string() }),
+  fc.record({ type: fc.constant("thinking"), thinking: fc.string(), signature: fc.string() }),
+  fc.record({ type: fc.constant("tool_use"), id: fc.string(), name: fc.string(), input: json }),
+  fc.record({ type: fc.constant("tool_result"), tool_use_id: fc.string(), content: json }),
+);
+const line = fc
+  .tuple(
+    fc.constantFrom("user", "assistant", "system", "custom-title", "ai-title", "summary", "x"),
+    fc.record(
+      {
+        message: fc.record({
+          role: fc.string(),
+          content: fc.oneof(fc.string(), fc.array(block, { maxLength: 3 })),
+          usage: json,
+          model: json,
+        }),
+        customTitle: json,
+        aiTitle: json,
+        subtype: fc.constantFrom("compact_boundary", "info"),
+      },
+      { requiredKeys: [] },
+    ),
+    fc.dictionary(key, json, { maxKeys: 3 }),
+  )
+  .map(
+    ([type, known, rest]) =>
+      JSON.parse(JSON.stringify({ ...rest, ...known, type })) as SessionStoreEntry,
+  );
+
+describe("transcript lines as entries", () => {
+  test("every JSON line is carried whole, whatever typed entry carries it", () => {
+    fc.assert(
+      fc.property(line, (l) => {
+        expect(lineOf(carried(l))).toEqual(l);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("an assistant tool use is an ASSISTANT message with the tool call, model and usage", () => {
+    const entry = carried({
+      type: "assistant",
+      uuid: "u1",
+      message: {
+        role: "assistant",
+        model: "claude-x",
+        content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }],
+        usage: { input_tokens: 5, output_tokens: 2 },
+      },
+    });
+    expect(entry.kind.case).toBe("message");
+    const m = entry.kind.value as Message;
+    expect(m.role).toBe(Role.ASSISTANT);
+    expect(m.model).toBe("claude-x");
+    expect(m.usage?.inputTokens).toBe(5n);
+    expect(m.content[0]?.part.case).toBe("toolCall");
+  });
+
+  test("a line with several tool results is a USER message (a TOOL message answers one call)", () => {
+    const results = [1, 2].map((i) => ({
+      type: "tool_result",
+      tool_use_id: `t${i}`,
+      content: "ok",
+    }));
+    const entry = carried({ type: "user", message: { role: "user", content: results } });
+    expect(entry.kind.case === "message" && entry.kind.value.role).toBe(Role.USER);
+    expect(entry.kind.case === "message" && entry.kind.value.toolCallId).toBeUndefined();
+  });
+});

@@ -1,0 +1,108 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { AgentInputItem } from "@openai/agents-core";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { entryItems, itemEntry } from "./item-entry.js";
+
+/** An item as the session gets it back from the server: its entry through the wire. */
+function roundTrip(item: AgentInputItem): AgentInputItem[] {
+  const entry = create(EntrySchema, itemEntry(item));
+  return entryItems(fromBinary(EntrySchema, toBinary(EntrySchema, entry)));
+}
+
+/**
+ * JSON as the SDK persists it (no -0, no undefined), without "__proto__"
+ * keys: protobuf-es reads a Struct by assigning keys, which drops one (no
+ * SDK writes such a key).
+ */
+const key = fc.string().filter((k) => k !== "__proto__");
+const json = fc
+  .jsonValue()
+  .filter((v) => !JSON.stringify(v).includes('"__proto__":'))
+  .map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+const text = fc.string();
+const extras = fc.dictionary(
+  fc.constantFrom("id", "providerData", "status", "content", "name", "output", "role", "x"),
+  json,
+  { maxKeys: 2 },
+);
+const inputText = text.map((t) => ({ type: "input_text", text: t }));
+const outputText = text.map((t) => ({ type: "output_text", text: t }));
+const shaped = fc.oneof(
+  fc.record({
+    type: fc.constantFrom("message", undefined),
+    role: fc.constant("user"),
+    content: fc.oneof(text, fc.array(inputText, { maxLength: 3 })),
+  }),
+  fc.record({
+    type: fc.constant("message"),
+    role: fc.constant("assistant"),
+    status: fc.constantFrom("completed", "incomplete"),
+    content: fc.array(outputText, { maxLength: 3 }),
+  }),
+  fc.record({
+    type: fc.constant("function_call"),
+    callId: fc.string({ maxLength: 8 }),
+    name: text,
+    arguments: fc.oneof(
+      json.map((v) => JSON.stringify(v)),
+      text,
+    ),
+    status: fc.constant("completed"),
+  }),
+  fc.record({
+    type: fc.constant("function_call_result"),
+    callId: fc.string({ maxLength: 8 }),
+    name: text,
+    status: fc.constant("completed"),
+    output: fc.oneof(
+      text,
+      text.map((t) => ({ type: "text", text: t })),
+    ),
+  }),
+  fc.record({ type: fc.constant("reasoning"), content: fc.array(inputText, { maxLength: 2 }) }),
+  fc.dictionary(key, json),
+);
+const items = fc
+  .tuple(shaped, extras)
+  .map(([item, extra]) => JSON.parse(JSON.stringify({ ...item, ...extra })) as AgentInputItem);
+
+describe("items as entries", () => {
+  test("every JSON item reads back deep-equal from its entry after the wire", () => {
+    fc.assert(
+      fc.property(items, (item) => {
+        expect(roundTrip(item)).toEqual([item]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("an item the typed entry holds whole needs no residual", () => {
+    const call = {
+      type: "function_call",
+      callId: "c1",
+      name: "add",
+      arguments: '{"a":1}',
+      status: "completed",
+    } as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(call));
+    expect(entry.kind.case === "message" && entry.kind.value.metadata).toBeUndefined();
+    expect(entry.kind.case === "message" && entry.kind.value.role).toBe(Role.ASSISTANT);
+  });
+
+  test("a provider id and data are the whole residual", () => {
+    const said = {
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      id: "msg_1",
+      providerData: { cached: true },
+      content: [{ type: "output_text", text: "hi" }],
+    } as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(said));
+    expect(entry.kind.case === "message" && entry.kind.value.metadata).toEqual({
+      "openai-agents": { set: { id: "msg_1", providerData: { cached: true } } },
+    });
+  });
+});

@@ -1,0 +1,200 @@
+import { isDeepStrictEqual } from "node:util";
+import { create, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { AgentInputItem } from "@openai/agents-core";
+import { type Entry, EntrySchema, type Message, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import {
+  assistantMessage,
+  customEntry,
+  type EntryInit,
+  textPart,
+  thinkingPart,
+  toolResult,
+  userMessage,
+} from "../../client/index.js";
+
+/**
+ * How an Agents SDK item becomes a typed sessiond entry and back. Messages,
+ * function calls and their results, and reasoning become Message entries
+ * (USER, ASSISTANT with a tool call or thinking, TOOL), so that GetState,
+ * the CLI and every other client read the conversation; any other item
+ * (hosted tools, computer / shell calls, system messages, ...) is a Custom
+ * entry under NAMESPACE holding the item.
+ *
+ * Lossless by construction: an item is written as its typed projection
+ * plus a *residual*, the top-level fields in which the item differs from
+ * what the projection reads back as (usually its provider `id` and
+ * `providerData`), kept in the message's metadata under NAMESPACE. Reading
+ * applies the residual, so `getItems` returns items deep-equal to those
+ * added, whatever fields the SDK adds in later versions.
+ */
+
+/** The Custom namespace and the metadata key of this adapter. */
+export const NAMESPACE = "openai-agents";
+
+type Item = Record<string, unknown>;
+
+/** What an item has beyond its projection: fields to set, and fields the item lacks. */
+interface Residual {
+  set?: JsonObject;
+  unset?: string[];
+}
+
+function texts(content: unknown, type: string): string[] | undefined {
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) return undefined;
+  return content.flatMap((p: Item) =>
+    p?.type === type && typeof p.text === "string" ? [p.text] : [],
+  );
+}
+
+function outputText(output: unknown): string {
+  if (typeof output === "string") return output;
+  if (Array.isArray(output)) return output.map(outputText).join("");
+  const part = output as Item | undefined;
+  return part?.type === "text" && typeof part.text === "string" ? part.text : "";
+}
+
+function callArguments(text: unknown): JsonValue {
+  if (typeof text !== "string") return null;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
+  }
+}
+
+function isMessage(item: Item, role: string): boolean {
+  return (item.type === "message" || item.type === undefined) && item.role === role;
+}
+
+/** The typed entry an item is stored as, without its residual. */
+function project(item: Item): EntryInit {
+  const callId = item.callId;
+  if (item.type === "function_call" && typeof callId === "string" && callId !== "") {
+    const call = { id: callId, name: String(item.name ?? ""), args: callArguments(item.arguments) };
+    return assistantMessage("", { toolCalls: [call] });
+  }
+  if (item.type === "function_call_result" && typeof callId === "string" && callId !== "") {
+    return toolResult(callId, outputText(item.output), { toolName: String(item.name ?? "") });
+  }
+  const thinking = item.type === "reasoning" ? texts(item.content, "input_text") : undefined;
+  if (thinking !== undefined && thinking.length > 0) {
+    return assistantMessage(thinking.map((t) => thinkingPart(t)));
+  }
+  const user = isMessage(item, "user") ? texts(item.content, "input_text") : undefined;
+  if (user !== undefined) return userMessage(user.map(textPart));
+  const assistant = isMessage(item, "assistant") ? texts(item.content, "output_text") : undefined;
+  if (assistant !== undefined) return assistantMessage(assistant.map(textPart));
+  return customEntryOf(item as AgentInputItem);
+}
+
+/** The Custom entry that keeps an item whole: for items no message type holds. */
+export function customEntryOf(item: AgentInputItem): EntryInit {
+  return customEntry(NAMESPACE, { item: item as unknown as JsonObject });
+}
+
+function messageItems(message: Message): Item[] {
+  const textOf = (m: Message) =>
+    m.content.flatMap((p) => (p.part.case === "text" ? [p.part.value] : []));
+  switch (message.role) {
+    case Role.USER: {
+      const t = textOf(message);
+      const content = t.length === 1 ? t[0] : t.map((text) => ({ type: "input_text", text }));
+      return [{ type: "message", role: "user", content }];
+    }
+    case Role.TOOL:
+      return [
+        {
+          type: "function_call_result",
+          name: message.toolName ?? "",
+          callId: message.toolCallId ?? "",
+          status: "completed",
+          output: { type: "text", text: textOf(message).join("") },
+        },
+      ];
+    case Role.ASSISTANT: {
+      const parts = message.content;
+      if (parts.length > 0 && parts.every((p) => p.part.case === "thinking")) {
+        const content = parts.map((p) => ({
+          type: "input_text",
+          text: p.part.case === "thinking" ? p.part.value.thinking : "",
+        }));
+        return [{ type: "reasoning", content }];
+      }
+      const calls = parts.flatMap((p) =>
+        p.part.case === "toolCall"
+          ? [
+              {
+                type: "function_call",
+                callId: p.part.value.id,
+                name: p.part.value.name,
+                arguments: JSON.stringify(
+                  p.part.value.arguments ? toJson(ValueSchema, p.part.value.arguments) : null,
+                ),
+                status: "completed",
+              },
+            ]
+          : [],
+      );
+      const t = textOf(message);
+      const content = t.map((text) => ({ type: "output_text", text }));
+      const reply = { type: "message", role: "assistant", status: "completed", content };
+      return t.length > 0 || calls.length === 0 ? [reply, ...calls] : calls;
+    }
+    default:
+      return [];
+  }
+}
+
+/** The items an entry reads back as, before its residual (none for entries that are no item). */
+function readBack(entry: Entry): Item[] {
+  const kind = entry.kind;
+  if (kind.case === "custom" && kind.value.namespace === NAMESPACE) {
+    const item = kind.value.data?.item;
+    return item !== undefined ? [item as Item] : [];
+  }
+  return kind.case === "message" ? messageItems(kind.value) : [];
+}
+
+function residualOf(item: Item, canonical: Item): Residual | undefined {
+  const set: JsonObject = {};
+  for (const [key, value] of Object.entries(item)) {
+    if (value !== undefined && !isDeepStrictEqual(value, canonical[key])) {
+      set[key] = value as JsonValue;
+    }
+  }
+  const unset = Object.keys(canonical).filter((key) => item[key] === undefined);
+  if (Object.keys(set).length === 0 && unset.length === 0) return undefined;
+  return {
+    ...(Object.keys(set).length > 0 ? { set } : {}),
+    ...(unset.length > 0 ? { unset } : {}),
+  };
+}
+
+function withResidual(item: Item, residual: Residual | undefined): Item {
+  if (residual === undefined) return item;
+  const out: Item = { ...item, ...residual.set };
+  for (const key of residual.unset ?? []) delete out[key];
+  return out;
+}
+
+/** The entry an item is stored as: typed, with its residual in the message's metadata. */
+export function itemEntry(item: AgentInputItem): EntryInit {
+  const entry = project(item as Item);
+  if (entry.kind?.case !== "message") return entry;
+  const residual = residualOf(item as Item, readBack(create(EntrySchema, entry))[0] ?? {});
+  if (residual !== undefined) entry.kind.value.metadata = { [NAMESPACE]: residual as JsonObject };
+  return entry;
+}
+
+/** The items an entry holds (one for the entries this adapter writes; more for a foreign message). */
+export function entryItems(entry: Entry): AgentInputItem[] {
+  const items = readBack(entry);
+  const meta = entry.kind.case === "message" ? entry.kind.value.metadata?.[NAMESPACE] : undefined;
+  const last = items.length - 1;
+  return items.map(
+    (item, i) =>
+      withResidual(item, i === last ? (meta as Residual | undefined) : undefined) as AgentInputItem,
+  );
+}

@@ -1,0 +1,105 @@
+import type {
+  AgentInputItem,
+  SessionHistoryTransactionArgs,
+  SessionHistoryTransactionAwareSession,
+} from "@openai/agents-core";
+import type { SessiondClient } from "../../client/index.js";
+import { DEFAULT_WORKSPACE } from "../../core/ids.js";
+import { isAlreadyExists, RemoteSession } from "../remote-session.js";
+import { itemsOnPath, planItems, planTransaction } from "./item-plan.js";
+
+/** Where a SessiondSession keeps its items. */
+export interface SessiondSessionOptions {
+  /** A client of the sessiond server (`createSessiondClient` of `sessiond/client`). */
+  client: SessiondClient;
+  /** The workspace (default "default"). */
+  workspace?: string;
+  /**
+   * The sessiond session to continue, created at first use when it does not
+   * exist; left out, a new session is created at first use (its id is what
+   * `getSessionId()` returns: keep it to resume after a restart).
+   */
+  sessionId?: string;
+  /** Title of a session created here. */
+  title?: string;
+  /** Tags of a session created here (see the README, Finding and expiring sessions). */
+  tags?: Record<string, string>;
+}
+
+/**
+ * The OpenAI Agents SDK's `Session` (conversation memory of a `Runner`) kept
+ * in a sessiond session, mapped onto its tree rather than around it: items
+ * are typed entries appended at the leaf (see item-entry.ts), `popItem`
+ * rewinds the leaf past the newest item (the item stays in the history and
+ * the tree), `clearSession` resets the leaf to the root. Every change is
+ * planned against the session as the server has it and written with
+ * `expected_seq`, re-planned when another runner wrote first, so runners
+ * sharing a session never lose each other's items.
+ */
+export class SessiondSession implements SessionHistoryTransactionAwareSession {
+  private remote: Promise<RemoteSession> | undefined;
+
+  constructor(private readonly options: SessiondSessionOptions) {}
+
+  async getSessionId(): Promise<string> {
+    return (await this.session()).address.sessionId;
+  }
+
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    const items = itemsOnPath(await (await this.session()).read()).flatMap((e) => e.items);
+    if (limit === undefined) return items;
+    return limit <= 0 ? [] : items.slice(-limit);
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    await (await this.session()).append((log) => planItems(log, items));
+  }
+
+  async popItem(): Promise<AgentInputItem | undefined> {
+    let popped: AgentInputItem | undefined;
+    await (await this.session()).rewind((log) => {
+      const last = itemsOnPath(log).at(-1);
+      popped = last?.items.at(-1);
+      return last?.entry.parentId;
+    });
+    return popped;
+  }
+
+  /**
+   * The SDK's atomic, idempotent history change (used, e.g., to keep a turn
+   * whose output a guardrail blocked): one Append holding a record of the
+   * operation and the items, so a retry is recognised (see item-plan.ts).
+   * Unlike MemorySession, an operation stays recorded after clearSession.
+   */
+  async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+    await (await this.session()).append((log) => planTransaction(log, args));
+  }
+
+  async clearSession(): Promise<void> {
+    await (await this.session()).reset();
+  }
+
+  /** The session, created at first use (once, however many calls race for it). */
+  private session(): Promise<RemoteSession> {
+    if (this.remote === undefined) {
+      this.remote = this.open();
+      this.remote.catch(() => {
+        this.remote = undefined;
+      });
+    }
+    return this.remote;
+  }
+
+  private async open(): Promise<RemoteSession> {
+    const { client, title, tags, sessionId } = this.options;
+    const workspace = this.options.workspace ?? DEFAULT_WORKSPACE;
+    try {
+      const res = await client.store.createSession({ workspace, title, tags, sessionId });
+      return new RemoteSession(client, { workspace, sessionId: res.session?.id ?? "" });
+    } catch (err) {
+      if (sessionId === undefined || !isAlreadyExists(err)) throw err;
+      return new RemoteSession(client, { workspace, sessionId });
+    }
+  }
+}

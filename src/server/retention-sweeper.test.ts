@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { openStore } from "../index.js";
+import { startRetention } from "./retention-sweeper.js";
+
+/** A memory store whose engine says another process runs every exclusive job, or not. */
+function storeWhereAnotherReplicaSweeps(another: boolean) {
+  const store = openStore({ memory: true });
+  const asked: string[] = [];
+  const exclusive: NonNullable<typeof store.engine.exclusive> = async (name, job) => {
+    asked.push(name);
+    return another ? { ran: false } : { ran: true, value: await job() };
+  };
+  store.engine.exclusive = exclusive;
+  return { store, asked };
+}
+
+const config = { all: { keepNewest: 1 }, workspaces: {}, intervalMs: 3_600_000 };
+
+describe("the retention sweeper among replicas", () => {
+  it("leaves the sweep to the replica that holds the job, removes nothing and logs why", async () => {
+    const { store, asked } = storeWhereAnotherReplicaSweeps(true);
+    for (const title of ["a", "b", "c"]) await store.create({ title });
+    const lines: string[] = [];
+    const sweeper = startRetention(store, config, (l) => lines.push(l));
+    await sweeper.sweep();
+    await sweeper.stop();
+    expect(asked).toContain("retention");
+    expect((await store.list({})).sessions).toHaveLength(3);
+    expect(lines.map((l) => JSON.parse(l).msg)).toContain("retention skipped");
+    expect(lines.map((l) => JSON.parse(l).msg)).not.toContain("retention");
+  });
+
+  it("sweeps when it holds the job", async () => {
+    const { store, asked } = storeWhereAnotherReplicaSweeps(false);
+    for (const title of ["a", "b", "c"]) await store.create({ title });
+    const lines: string[] = [];
+    const sweeper = startRetention(store, config, (l) => lines.push(l));
+    await sweeper.sweep();
+    await sweeper.stop();
+    expect(asked).toContain("retention");
+    expect((await store.list({})).sessions).toHaveLength(1);
+    expect(lines.map((l) => JSON.parse(l).msg)).toContain("retention");
+  });
+});
