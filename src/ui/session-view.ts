@@ -128,11 +128,15 @@ export class SessionView {
   private async load(): Promise<void> {
     const { workspace, session } = this.route;
     try {
-      const [meta, first] = await Promise.all([
-        api().store.getSession({ workspace, session }),
-        api().session.getTree({ workspace, session, pageSize: FIRST_PAGE }),
-      ]);
-      if (meta.session !== undefined) sessionHeader(this.header, meta.session);
+      // The tree first: on a session the server has not read yet, a GetSession
+      // beside it would compete for the same CPU and delay the first rows.
+      const first = await api().session.getTree({ workspace, session, pageSize: FIRST_PAGE });
+      api()
+        .store.getSession({ workspace, session })
+        .then((meta) => meta.session !== undefined && sessionHeader(this.header, meta.session))
+        .catch((err) => {
+          if (!this.onAuth(err)) replace(this.header, h("p", { class: "error" }, errorText(err)));
+        });
       const take = (nodes: typeof first.nodes) => {
         for (const n of nodes) this.model.add(nodeOfTree(n));
         this.model.setLeaf(first.leafId);
