@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSessiondClient } from "../../src/client/index.js";
 import {
   assistantMessage,
   labelEntry,
@@ -154,8 +155,16 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     const ids = await page
       .locator("tr.session-row")
       .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session")));
-    // Top-level sessions only (the subagent is under its parent), newest first.
-    expect(ids).toEqual(["xss-session", "demo-session", "older-session"]);
+    // Top-level sessions only (the subagent is under its parent), newest first:
+    // the order ListSessions gives (creation times a millisecond apart may tie).
+    expect([...ids].sort()).toEqual(["demo-session", "older-session", "xss-session"]);
+    const client = createSessiondClient({ baseUrl: server.url, token: TOKEN });
+    const listed = await client.store.listSessions({ workspace: WS });
+    expect(ids).toEqual(listed.sessions.map((s) => s.id));
+    const created = listed.sessions.map(
+      (s) => Number(s.createdAt?.seconds) * 1e3 + (s.createdAt?.nanos ?? 0) / 1e6,
+    );
+    expect(created).toEqual([...created].sort((a, b) => b - a));
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate("sessionStorage.getItem('sessiond.token')")).toBe(TOKEN);
     expect(await page.evaluate("localStorage.length")).toBe(0);
