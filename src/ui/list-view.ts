@@ -11,6 +11,7 @@ import {
 import { api, errorText } from "./api.js";
 import { h, replace, time } from "./dom.js";
 import { listHash, sessionHash } from "./route.js";
+import { sessionChanges } from "./session-changes.js";
 
 const PAGE = 50;
 
@@ -79,12 +80,16 @@ function hitRow(workspace: string, hit: SearchHit): HTMLElement {
 /**
  * The sessions of a workspace, newest first, with ListSessions' filters, or
  * the hits of a SearchEntries query; both a page at a time ("More"). The
- * form writes the URL, so a filtered list is a link too.
+ * form writes the URL, so a filtered list is a link too. A notice says when
+ * sessions changed since (session-changes.ts, over WatchSessions until
+ * `signal` ends); `reload` draws the list again.
  */
 export function listView(
   workspace: string,
   params: URLSearchParams,
   onAuth: (err: unknown) => boolean,
+  signal: AbortSignal,
+  reload: () => void,
 ): HTMLElement {
   const input = (name: string, placeholder: string, type = "text") =>
     h("input", { name, placeholder, type, value: params.get(name) ?? "" });
@@ -179,5 +184,6 @@ export function listView(
   };
   more.addEventListener("click", () => void load());
   void load();
-  return h("section", { class: "list" }, form, status, table, more);
+  const changes = sessionChanges(workspace, signal, reload);
+  return h("section", { class: "list" }, form, changes, status, table, more);
 }

@@ -12,6 +12,8 @@ import { SessionView } from "./session-view.js";
 const app = document.getElementById("app") as HTMLElement;
 const auth = document.getElementById("auth") as HTMLElement;
 let session: SessionView | undefined;
+/** Ends the list's watch when another view replaces it. */
+let listWatch = new AbortController();
 
 function tokenForm(message: string): HTMLElement {
   const input = h("input", {
@@ -68,6 +70,7 @@ function renderAuth(): void {
 
 function render(force = false): void {
   const route: Route = parseRoute(location.hash);
+  listWatch.abort();
   if (route.view === "session") {
     if (force || session === undefined || !session.shows(route)) {
       session?.dispose();
@@ -79,7 +82,11 @@ function render(force = false): void {
   }
   session?.dispose();
   session = undefined;
-  replace(app, listView(route.workspace, route.params, onAuth));
+  listWatch = new AbortController();
+  replace(
+    app,
+    listView(route.workspace, route.params, onAuth, listWatch.signal, () => render()),
+  );
 }
 
 renderAuth();

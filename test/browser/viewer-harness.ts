@@ -126,17 +126,17 @@ export function screenshotPath(name: string): string {
 let screenshotDir: string | undefined;
 
 /**
- * `sessiond append` as a separate process, the way an agent next to the
- * viewer writes: resolves when the command has exited (the append is
- * acknowledged, so durable).
+ * A `sessiond` command (`append`, `new`, ...) as a separate process, the
+ * way an agent next to the viewer writes: resolves when the command has
+ * exited (its call is acknowledged, so durable).
  */
-export function appendFromAnotherProcess(
+export function sessiondCommand(
   url: string,
   args: string[],
   token?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const proc = spawn(process.execPath, [BIN, "append", ...args, "--server", url], {
+    const proc = spawn(process.execPath, [BIN, ...args, "--server", url], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, SESSIOND_URL: "", SESSIOND_TOKEN: token ?? "", NO_COLOR: "1" },

@@ -9,11 +9,11 @@ import {
 } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
 import {
-  appendFromAnotherProcess,
   CHROMIUM,
   launch,
   noChromium,
   screenshotPath,
+  sessiondCommand,
   tempDataDir,
   ViewerServer,
 } from "./viewer-harness.js";
@@ -203,6 +203,21 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     expect(hits).toContain(`#/w/${WS}/s/demo-session/e/a2`);
   });
 
+  it("tells the list that sessions changed since it was drawn, and draws it again on request", async () => {
+    await page.goto(`${server.url}/ui/#/w/${WS}`);
+    await page.locator("tr.session-row").first().waitFor();
+    const made = await sessiondCommand(
+      server.url,
+      ["new", "--title", "Made elsewhere", "--id", "made-elsewhere", "-w", WS],
+      TOKEN,
+    );
+    expect(made.stderr).toBe("");
+    await page.locator(".changes", { hasText: "1 session changed" }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('tr[data-session="made-elsewhere"]').count()).toBe(0);
+    await page.click(".changes button");
+    await page.locator('tr[data-session="made-elsewhere"]').waitFor();
+  });
+
   it("opens a session as a tree: active path, folded branch, labels, compaction, branch summary, subagent", async () => {
     await page.goto(`${server.url}/ui/#/w/${WS}`);
     await page.click('tr.session-row[data-session="demo-session"] a');
@@ -326,9 +341,18 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     await page.evaluate(`new MutationObserver((_, obs) => {
       if (document.querySelector('#tree .row[data-id="live1"]')) { window.__shownAt = Date.now(); obs.disconnect(); }
     }).observe(document.getElementById("tree"), { childList: true, subtree: true })`);
-    const appended = await appendFromAnotherProcess(
+    const appended = await sessiondCommand(
       server.url,
-      ["demo-session", "a message from another process", "-w", WS, "--id", "live1", "--json"],
+      [
+        "append",
+        "demo-session",
+        "a message from another process",
+        "-w",
+        WS,
+        "--id",
+        "live1",
+        "--json",
+      ],
       TOKEN,
     );
     expect(appended.stderr).toBe("");
@@ -345,9 +369,9 @@ describe.skipIf(CHROMIUM === undefined)("the web viewer in Chromium", () => {
     await server.stop();
     await page.waitForSelector('#live[data-state="reconnecting"]', { timeout: 15_000 });
     await server.start();
-    const again = await appendFromAnotherProcess(
+    const again = await sessiondCommand(
       server.url,
-      ["demo-session", "appended after the restart", "-w", WS, "--id", "live2"],
+      ["append", "demo-session", "appended after the restart", "-w", WS, "--id", "live2"],
       TOKEN,
     );
     expect(again.stderr).toBe("");
