@@ -15,6 +15,7 @@ import {
   type RunningServer,
   serverConfig,
   startServer,
+  type TlsConfig,
   type TokenGrant,
 } from "../../src/server/index.js";
 import { BIN, REPO } from "../harness/server.js";
@@ -75,10 +76,11 @@ export class ViewerServer {
   constructor(
     readonly dataDir: string,
     private readonly tokens: readonly TokenGrant[] = [],
+    private readonly tls?: TlsConfig,
   ) {}
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.tls ? "https" : "http"}://127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
@@ -88,6 +90,7 @@ export class ViewerServer {
       serverConfig({
         port: this.port,
         tokens: this.tokens,
+        tls: this.tls,
         uiDir: await builtUi(),
         heartbeatMs: 1000,
         shutdownGraceMs: 200,
