@@ -15,6 +15,7 @@ import { rm } from "./rm.js";
 import { search } from "./search.js";
 import { serve } from "./serve.js";
 import { show } from "./show.js";
+import { tag } from "./tag.js";
 import { tail } from "./tail.js";
 import { packageVersion } from "./version.js";
 
@@ -22,6 +23,7 @@ import { packageVersion } from "./version.js";
 const COMMANDS: readonly Command[] = [
   serve,
   newCommand,
+  tag,
   gc,
   ls,
   search,

@@ -226,6 +226,7 @@ describe("sessiond client commands", () => {
     expect(top.code).toBe(0);
     const names = [
       "ls",
+      "tag",
       "show",
       "tail",
       "append",

@@ -141,6 +141,20 @@ describe("text scan with needles", () => {
     );
   });
 
+  it("a damaged file whose bytes lack a needle ends with no damage; with every needle, with its damage", async () => {
+    const entries = [said(1, ""), said(2, "alpha"), said(3, "beta gamma")];
+    // A changed byte in record 2: its checksum no longer holds.
+    const bytes = encodeFileContent(entries).toString("latin1").replace("alpha", "alphx");
+    await writeFile(file, bytes, "latin1");
+    expect(await offered({ needles: ["zebra"] })).toMatchObject({ seqs: [], damaged: false });
+    expect(await offered({ needles: ["beta", "zebra"] })).toMatchObject({
+      seqs: [],
+      damaged: false,
+    });
+    expect(await offered({ needles: ["gamma"] })).toMatchObject({ seqs: [], damaged: true });
+    expect(await offered({ needles: [] })).toMatchObject({ seqs: [1], damaged: true });
+  });
+
   it("finds a record longer than the read chunk", async () => {
     const long = `${"filler ".repeat(400_000)}needle`;
     await writeFile(
