@@ -90,7 +90,7 @@ module.exports = {
       name: "browser-safe-npm",
       comment: "The browser half never reaches connect-node (Node's http2).",
       severity: "error",
-      from: { path: "^src/(web/|core/|client/(?!client\\.ts$|index\\.ts$))", pathNot: TEST },
+      from: { path: "^src/(web/|ui/|core/|client/(?!client\\.ts$|index\\.ts$))", pathNot: TEST },
       to: { path: "@connectrpc/connect-node" },
     },
     {
@@ -99,6 +99,22 @@ module.exports = {
       severity: "error",
       from: { path: layer("web"), pathNot: TEST },
       to: { path: "^src/(server|store|storage|cli)/|^src/client/(client|index)\\.ts$" },
+    },
+    {
+      name: "ui-browser-safe",
+      comment:
+        "The web viewer runs in browsers too: no Node module; its libraries (marked, DOMPurify) are bundled at build time, so devDependencies.",
+      severity: "error",
+      from: { path: layer("ui"), pathNot: TEST },
+      to: { dependencyTypesNot: ["local", "npm", "npm-dev"], pathNot: "^gen/" },
+    },
+    {
+      name: "ui-uses-web-only",
+      comment:
+        "The web viewer (src/ui, bundled for browsers by scripts/build-ui.mjs) talks to the server through sessiond/web only.",
+      severity: "error",
+      from: { path: layer("ui"), pathNot: TEST },
+      to: { path: "^src/(?!ui/|web/index\\.ts$)" },
     },
     {
       name: "adapters-use-client-and-core-only",

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_GRPC_SERVER,
@@ -23,6 +23,7 @@ import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
 import { RETENTION_FLAGS_HELP, RETENTION_OPTIONS, retentionOf } from "./retention-flags.js";
+import { packageUiDir } from "./version.js";
 
 const L = DEFAULT_SERVER_LIMITS;
 
@@ -253,6 +254,7 @@ export const serve: Command = {
           ? undefined
           : metricsTokenOf(readFile("metrics-token-file", v["metrics-token-file"])),
       drainDelayMs: intFlag("drain-delay-ms", v["drain-delay-ms"], 0),
+      uiDir: packageUiDir(),
     };
     // A promise rejection nobody awaited (a bug) must not take every client
     // down with it: log it as one JSON line and keep serving.
@@ -277,6 +279,9 @@ export const serve: Command = {
           ? "memory (lost on exit)"
           : `postgres at ${new URL(kind).host}${new URL(kind).pathname}`;
     process.stdout.write(`sessiond listening on ${server.url}, storing ${where}\n`);
+    if (config.uiDir !== undefined && existsSync(join(config.uiDir, "index.html"))) {
+      process.stdout.write(`web viewer at ${server.url}/ui/\n`);
+    }
     await new Promise<void>((done) => {
       const stop = () => {
         process.off("SIGTERM", stop);

@@ -9,12 +9,25 @@ import { fileURLToPath } from "node:url";
  * different depth below the package root.
  */
 export function packageVersion(from: string = fileURLToPath(import.meta.url)): string {
+  return packageOf(from)?.version ?? "unknown";
+}
+
+/**
+ * The built web viewer of this package (`npm run build` writes dist/ui),
+ * found the same way from wherever this file runs.
+ */
+export function packageUiDir(from: string = fileURLToPath(import.meta.url)): string | undefined {
+  const root = packageOf(from)?.root;
+  return root === undefined ? undefined : join(root, "dist", "ui");
+}
+
+function packageOf(from: string): { root: string; version: string } | undefined {
   let dir = dirname(from);
   for (;;) {
     const version = sessiondVersionIn(join(dir, "package.json"));
-    if (version !== undefined) return version;
+    if (version !== undefined) return { root: dir, version };
     const parent = dirname(dir);
-    if (parent === dir) return "unknown";
+    if (parent === dir) return undefined;
     dir = parent;
   }
 }

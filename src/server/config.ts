@@ -74,6 +74,8 @@ export interface ServerConfig {
   readonly retention?: RetentionConfig | undefined;
   /** Negative-control switches for the reliability battery; never set in production. */
   readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
+  /** The built web viewer (dist/ui), served at /ui/; unset: no viewer. */
+  readonly uiDir?: string | undefined;
   /** Where request logs go (one JSON line each); default stderr. */
   readonly log?: ((line: string) => void) | undefined;
   /** Lines below this level are not written; default "info" (every request). */

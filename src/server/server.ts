@@ -36,6 +36,7 @@ import { registerReflection } from "./reflection.js";
 import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
+import { withUiAssets } from "./ui-assets.js";
 import { WatchSlots } from "./watch-slots.js";
 
 export interface RunningServer {
@@ -134,6 +135,8 @@ export async function startServer(
     acceptCompression: config.compression ? undefined : [],
   });
   const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
+  // GETs of the probes and /metrics (http-paths.ts) and under /ui/, the web
+  // viewer's static files (ui-assets.ts); the rest is Connect.
   const logged = withHttpPaths(
     {
       readiness,
@@ -142,7 +145,7 @@ export async function startServer(
       metricsOpen: config.tokens.length === 0,
       logger,
     },
-    calls.wrap(handler),
+    withUiAssets(config.uiDir, calls.wrap(handler)),
   );
   const server = config.tls
     ? http2.createSecureServer(

@@ -44,7 +44,7 @@ echo "== pack (a copy of the sources; prepack builds dist/)"
 copy="$work/repo"
 mkdir -p "$copy"
 for f in package.json package-lock.json tsconfig.json tsconfig.build.json tsconfig.types.json \
-  tsconfig.cjs.json bin src gen proto README.md LICENSE; do
+  tsconfig.cjs.json bin scripts src gen proto README.md LICENSE; do
   if [ -e "$REPO/$f" ]; then cp -R "$REPO/$f" "$copy/"; fi
 done
 ln -s "$REPO/node_modules" "$copy/node_modules"
@@ -82,7 +82,7 @@ if (bad.length > 0) {
 }
 for (const need of ["bin/sessiond.js", "dist/src/cli/main.js", "dist/cjs/package.json",
   "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto",
-  "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js"]) {
+  "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js", "dist/ui/index.html"]) {
   if (!files.some((f) => f.path === need)) {
     console.error(`missing from the tarball: ${need}`);
     process.exit(1);
@@ -133,6 +133,13 @@ done
 [ -n "$url" ] || { cat "$work/server.out" "$work/server.err"; fail "the installed bin did not serve"; }
 echo "$(cat "$work/server.out")"
 export SESSIOND_URL="$url"
+# The web viewer ships in the package and the installed bin serves it.
+node -e 'fetch(process.argv[1] + "/ui/").then(async (r) => {
+  const csp = r.headers.get("content-security-policy") ?? "";
+  if (r.status !== 200 || !csp.includes("default-src") || !(await r.text()).includes("<script type=\"module\""))
+    throw new Error(`/ui/ answered ${r.status}, CSP "${csp}"`);
+  console.log("web viewer served at /ui/");
+})' "$url"
 phase "server start"
 
 echo "== ESM (.mjs)"

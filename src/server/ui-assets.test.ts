@@ -1,0 +1,137 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RequestHandler, withUiAssets } from "./ui-assets.js";
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+/** The viewer's handler in front of a stand-in for Connect that answers "connect". */
+async function serve(dir: string | undefined): Promise<string> {
+  const next: RequestHandler = (_req, res) => {
+    (res as http.ServerResponse).end("connect");
+  };
+  const server = http.createServer(withUiAssets(dir, next) as http.RequestListener);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A GET of `path` exactly as given. */
+function rawGet(base: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    http
+      .get(`${base}${path}`.replace(/\/ui\/.*$/, ""), { path }, (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on("end", () => done({ status: res.statusCode ?? 0, body }));
+      })
+      .on("error", fail);
+  });
+}
+
+function builtUi(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sessiond-ui-test-"));
+  writeFileSync(join(dir, "index.html"), '<script type="module" src="main-ABCDEFGH.js"></script>');
+  writeFileSync(join(dir, "main-ABCDEFGH.js"), "export {};");
+  writeFileSync(join(dir, "app-ABCDEFGH.css"), "body{}");
+  writeFileSync(join(dir, "notes.txt"), "not an asset type");
+  mkdirSync(join(dir, "sub"));
+  return dir;
+}
+
+describe("the web viewer's files at /ui/", () => {
+  it("serves index.html at /ui/ with a strict CSP, revalidated by its ETag", async () => {
+    const url = await serve(builtUi());
+    const res = await fetch(`${url}/ui/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    const etag = res.headers.get("etag") as string;
+    const again = await fetch(`${url}/ui/`, { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+  });
+
+  it("serves hashed scripts and styles with their types, cached for good", async () => {
+    const url = await serve(builtUi());
+    const js = await fetch(`${url}/ui/main-ABCDEFGH.js`);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(js.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await js.text()).toBe("export {};");
+    const css = await fetch(`${url}/ui/app-ABCDEFGH.css`);
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+  });
+
+  it("answers 404 for anything else under /ui/, never a file outside the folder", async () => {
+    const url = await serve(builtUi());
+    // Sent as written (fetch would resolve the dots before sending).
+    for (const path of [
+      "/ui/nope.js",
+      "/ui/notes.txt",
+      "/ui/sub",
+      "/ui/../package.json",
+      "/ui/%2e%2e/package.json",
+    ]) {
+      const res = await rawGet(url, path);
+      expect(res.status, path).toBe(404);
+      expect(res.body, path).not.toContain("connect");
+    }
+  });
+
+  it("refuses other methods, redirects /ui to /ui/, and hands everything else to Connect", async () => {
+    const url = await serve(builtUi());
+    expect((await fetch(`${url}/ui/`, { method: "POST" })).status).toBe(405);
+    const redirect = await fetch(`${url}/ui`, { redirect: "manual" });
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.get("location")).toBe("/ui/");
+    for (const path of ["/sessiond.v1.StoreService/ListSessions", "/uix", "/"]) {
+      expect(await (await fetch(`${url}${path}`, { method: "POST" })).text(), path).toBe("connect");
+    }
+  });
+
+  it("serves over HTTP/2 too (TLS ports answer browsers with h2)", async () => {
+    const server = http2.createServer(withUiAssets(builtUi(), () => {}));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const headers = await new Promise<http2.IncomingHttpHeaders>((done, fail) => {
+        const req = client.request({ ":path": "/ui/main-ABCDEFGH.js" });
+        let got: http2.IncomingHttpHeaders = {};
+        req.on("response", (h) => {
+          got = h;
+        });
+        req.on("end", () => done(got));
+        req.on("error", fail);
+        req.resume();
+        req.end();
+      });
+      expect(headers[":status"]).toBe(200);
+      expect(headers["content-type"]).toBe("text/javascript; charset=utf-8");
+      expect(String(headers["content-security-policy"])).toContain("default-src 'self'");
+    } finally {
+      client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("says how to build the viewer when it is not built", async () => {
+    const url = await serve(join(tmpdir(), "sessiond-no-such-ui-dir"));
+    const res = await fetch(`${url}/ui/`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain("npm run build");
+    expect((await fetch(`${url}/ui/`, { method: "HEAD" })).status).toBe(404);
+  });
+});

@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import type http from "node:http";
+import type http2 from "node:http2";
+import { extname, join } from "node:path";
+
+/** A request handler of either server (HTTP/1.1 or the HTTP/2 compatibility API). */
+export type RequestHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
+
+/** Where the viewer lives on the port: every path under it is ours, never Connect's. */
+const UI_PREFIX = "/ui/";
+
+/**
+ * The viewer's policy: its own scripts, styles and API only (no inline script,
+ * no eval, no CDN); images only from blob: URLs the app makes of image parts.
+ */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+};
+
+interface Asset {
+  readonly body: Buffer;
+  readonly type: string;
+  readonly etag: string;
+  /** Names with a content hash (esbuild's [name]-[hash]) never change: cache them for good. */
+  readonly immutable: boolean;
+}
+
+/**
+ * Reads the built viewer (scripts/build-ui.mjs) once: a handful of small
+ * files, served from memory. A missing folder (running from source without
+ * a build) leaves the viewer out with a 404 that says how to build it.
+ */
+function loadAssets(dir: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return assets;
+  }
+  for (const name of names) {
+    const type = TYPES[extname(name)];
+    if (type === undefined) continue;
+    const body = readFileSync(join(dir, name));
+    const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+    assets.set(name, { body, type, etag, immutable: /-[A-Z0-9]{8}\.(js|css)$/.test(name) });
+  }
+  return assets;
+}
+
+/**
+ * Serves the web viewer at /ui/ on the API's own port, in front of `next`
+ * (Connect): a GET under /ui/ never reaches the RPC handlers, anything else
+ * goes on untouched. Written by hand because it is a dozen static files with
+ * fixed headers; a static-file library would add more than it saves.
+ */
+export function withUiAssets(dir: string | undefined, next: RequestHandler): RequestHandler {
+  const assets = dir === undefined ? new Map<string, Asset>() : loadAssets(dir);
+  return (req, res) => {
+    const path = (req.url ?? "/").split("?")[0] as string;
+    if (path !== "/ui" && !path.startsWith(UI_PREFIX)) return next(req, res);
+    const r = res as http.ServerResponse;
+    r.setHeader("X-Content-Type-Options", "nosniff");
+    r.setHeader("Referrer-Policy", "no-referrer");
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      r.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain" });
+      r.end("method not allowed\n");
+      return;
+    }
+    if (path === "/ui") {
+      r.writeHead(308, { Location: UI_PREFIX });
+      r.end();
+      return;
+    }
+    const name = path === UI_PREFIX ? "index.html" : path.slice(UI_PREFIX.length);
+    const asset = assets.get(name);
+    if (asset === undefined) {
+      const hint = assets.size === 0 ? " (the viewer is not built: npm run build)" : "";
+      r.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
+      r.end(`not found${hint}\n`);
+      return;
+    }
+    r.setHeader("Content-Security-Policy", CSP);
+    r.setHeader("ETag", asset.etag);
+    r.setHeader(
+      "Cache-Control",
+      asset.immutable ? "public, max-age=31536000, immutable" : "no-cache",
+    );
+    if (req.headers["if-none-match"] === asset.etag) {
+      r.writeHead(304);
+      r.end();
+      return;
+    }
+    r.writeHead(200, { "Content-Type": asset.type, "Content-Length": asset.body.length });
+    r.end(req.method === "HEAD" ? undefined : asset.body);
+  };
+}

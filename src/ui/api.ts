@@ -1,0 +1,52 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createSessiondClient, type SessiondClient } from "../web/index.js";
+
+/**
+ * The viewer's one client to the server that serves it, with the bearer
+ * token the user entered. The token lives in sessionStorage only: it
+ * survives reloads of this tab, never reaches a URL, a log line or another
+ * tab, and is gone when the tab closes.
+ */
+const TOKEN_KEY = "sessiond.token";
+
+let cached: { token: string | null; client: SessiondClient } | undefined;
+
+/** The token entered in this tab, if any. */
+export function currentToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** Keeps `token` for this tab (an empty one forgets it). */
+export function setToken(token: string): void {
+  if (token === "") sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** The client, rebuilt when the token changes. */
+export function api(): SessiondClient {
+  const token = currentToken();
+  if (cached === undefined || cached.token !== token) {
+    cached = {
+      token,
+      client: createSessiondClient({
+        baseUrl: location.origin,
+        timeoutMs: 30_000,
+        retry: { maxAttempts: 2 },
+        ...(token === null ? {} : { token }),
+      }),
+    };
+  }
+  return cached.client;
+}
+
+/** True when a failure means "enter a (different) token". */
+export function needsToken(err: unknown): boolean {
+  const code = ConnectError.from(err).code;
+  return code === Code.Unauthenticated || code === Code.PermissionDenied;
+}
+
+/** A failure as one line for the page: the server's own message, never a token. */
+export function errorText(err: unknown): string {
+  const ce = ConnectError.from(err);
+  return `${Code[ce.code] ?? ce.code}: ${ce.rawMessage}`;
+}

@@ -1,0 +1,197 @@
+import { type JsonValue, toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import {
+  type ContentPart,
+  type Entry,
+  EntrySchema,
+  type Message,
+  roleName,
+  type Usage,
+} from "../web/index.js";
+import { h, time } from "./dom.js";
+import { markdown } from "./markdown.js";
+
+/** Makes a link to another entry of the same session. */
+export type EntryLink = (entryId: string, text?: string) => HTMLElement;
+
+function json(value: JsonValue | undefined): HTMLElement {
+  return h("pre", { class: "json" }, JSON.stringify(value ?? null, null, 2));
+}
+
+function field(name: string, ...value: (Node | string | undefined)[]): HTMLElement {
+  return h("div", { class: "field" }, h("span", { class: "k" }, name), " ", ...value);
+}
+
+/** The blob: URLs of the images on the pane, released when it is drawn again. */
+const imageUrls: string[] = [];
+
+/** Frees the images of the previous pane (their bytes stay alive until revoked). */
+export function releaseImages(): void {
+  for (const url of imageUrls.splice(0)) URL.revokeObjectURL(url);
+}
+
+/** Image types a browser shows as images and nothing else (no SVG: it is a document). */
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+function part(p: ContentPart): HTMLElement {
+  switch (p.part.case) {
+    case "text":
+      return h("div", { class: "part text" }, markdown(p.part.value));
+    case "thinking":
+      return h(
+        "details",
+        { class: "part thinking" },
+        h("summary", null, "thinking"),
+        h("pre", { class: "wrap" }, p.part.value.thinking),
+      );
+    case "image": {
+      const { mimeType, data } = p.part.value;
+      if (!IMAGE_TYPES.has(mimeType))
+        return h("div", { class: "part muted" }, `image (${mimeType})`);
+      const url = URL.createObjectURL(new Blob([data as BlobPart], { type: mimeType }));
+      imageUrls.push(url);
+      return h("div", { class: "part image" }, h("img", { src: url, alt: `image (${mimeType})` }));
+    }
+    case "toolCall": {
+      const { id, name, arguments: args } = p.part.value;
+      return h(
+        "div",
+        { class: "part tool-call" },
+        h(
+          "div",
+          null,
+          h("span", { class: "badge tool" }, "tool call"),
+          " ",
+          h("b", null, name),
+          " ",
+          h("code", null, id),
+        ),
+        json(args === undefined ? null : toJson(ValueSchema, args)),
+      );
+    }
+    default:
+      return h("div", { class: "part muted" }, "empty part");
+  }
+}
+
+function usage(u: Usage): string {
+  return `in ${u.inputTokens} · out ${u.outputTokens} · cache read ${u.cacheReadTokens} · cache write ${u.cacheWriteTokens}`;
+}
+
+/** A message: role, model, tool call it answers, usage, then its parts in order. */
+export function renderMessage(m: Message): HTMLElement {
+  const role = roleName(m.role);
+  return h(
+    "div",
+    { class: `message role-${role}` },
+    h(
+      "div",
+      { class: "message-head" },
+      h("span", { class: `badge role-${role}` }, role),
+      m.model !== undefined && h("span", { class: "muted" }, ` ${m.provider ?? ""} ${m.model}`),
+      m.toolName !== undefined && h("span", null, " ", h("b", null, m.toolName)),
+      m.toolCallId !== undefined && h("span", null, " answers ", h("code", null, m.toolCallId)),
+      m.isError && h("span", { class: "badge error" }, "error"),
+      m.stopReason !== undefined && h("span", { class: "muted" }, ` stop: ${m.stopReason}`),
+    ),
+    ...m.content.map(part),
+    m.usage !== undefined && h("div", { class: "usage muted" }, `usage: ${usage(m.usage)}`),
+    m.metadata !== undefined && field("metadata", json(m.metadata)),
+  );
+}
+
+function body(e: Entry, link: EntryLink, sessionLink: (id: string) => HTMLElement): HTMLElement {
+  const k = e.kind;
+  switch (k.case) {
+    case "message":
+      return renderMessage(k.value);
+    case "sessionInfo": {
+      const v = k.value;
+      return h(
+        "div",
+        null,
+        field("title", v.title),
+        field("cwd", v.cwd),
+        v.parentSessionId !== undefined && field("parent session", sessionLink(v.parentSessionId)),
+        v.agentType !== undefined && field("agent type", v.agentType),
+        v.forkedFrom !== undefined &&
+          field(
+            "forked from",
+            sessionLink(v.forkedFrom.sessionId),
+            " at ",
+            h("code", null, v.forkedFrom.entryId),
+          ),
+        Object.keys(v.tags).length > 0 && field("tags", json(v.tags)),
+        v.metadata !== undefined && field("metadata", json(v.metadata)),
+      );
+    }
+    case "compaction":
+      return h(
+        "div",
+        null,
+        h(
+          "div",
+          { class: "banner compaction" },
+          "Compaction: the entries it replaces are summarised for the model",
+        ),
+        markdown(k.value.summary),
+        k.value.tokensBefore !== undefined && field("tokens before", String(k.value.tokensBefore)),
+        field("replaces", ...k.value.replacesEntryIds.flatMap((id) => [link(id), " "])),
+      );
+    case "branchSummary":
+      return h(
+        "div",
+        null,
+        h("div", { class: "banner summary" }, "Branch summary of an abandoned branch"),
+        markdown(k.value.summary),
+        field("branch leaf", link(k.value.fromId)),
+      );
+    case "label":
+      return field(
+        "label",
+        h("span", { class: "badge label" }, k.value.label),
+        " on ",
+        link(e.parentId ?? ""),
+      );
+    case "leaf":
+      return field("leaf moved to", link(k.value.leafId));
+    case "modelChange":
+      return field("model", `${k.value.provider ?? ""} ${k.value.model}`);
+    case "thinkingLevelChange":
+      return field("thinking level", k.value.thinkingLevel);
+    case "custom":
+      return h("div", null, field("namespace", k.value.namespace), json(k.value.data ?? null));
+    default:
+      return h("div", { class: "muted" }, "entry of an unknown kind");
+  }
+}
+
+/** An entry in full: where it sits, when, what it is, and its raw JSON. */
+export function renderEntry(
+  e: Entry,
+  link: EntryLink,
+  sessionLink: (id: string) => HTMLElement,
+): HTMLElement {
+  return h(
+    "article",
+    { class: "entry", "data-entry": e.id },
+    h(
+      "div",
+      { class: "entry-head" },
+      h("span", { class: "badge kind" }, e.kind.case ?? "unknown"),
+      " ",
+      h("code", null, e.id),
+      " · seq ",
+      String(e.seq),
+      " · ",
+      time(
+        e.timestamp === undefined
+          ? undefined
+          : new Date(Number(e.timestamp.seconds) * 1000 + Math.floor(e.timestamp.nanos / 1e6)),
+      ),
+      e.parentId !== undefined && h("span", null, " · parent ", link(e.parentId)),
+    ),
+    body(e, link, sessionLink),
+    h("details", { class: "raw" }, h("summary", null, "raw JSON"), json(toJson(EntrySchema, e))),
+  );
+}

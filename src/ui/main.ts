@@ -1,0 +1,94 @@
+import { currentToken, errorText, needsToken, setToken } from "./api.js";
+import { h, replace } from "./dom.js";
+import { listView } from "./list-view.js";
+import { parseRoute, type Route } from "./route.js";
+import { SessionView } from "./session-view.js";
+
+/**
+ * The viewer's entry: routes the hash to a view, keeps one session view alive
+ * while only the selected entry or panel changes (so a 100,000-entry tree is
+ * read once), and asks for a token when the server wants one.
+ */
+const app = document.getElementById("app") as HTMLElement;
+const auth = document.getElementById("auth") as HTMLElement;
+let session: SessionView | undefined;
+/** Ends the list's watch when another view replaces it. */
+let listWatch = new AbortController();
+
+function tokenForm(message: string): HTMLElement {
+  const input = h("input", {
+    type: "password",
+    name: "token",
+    autocomplete: "off",
+    placeholder: "bearer token",
+  });
+  const form = h(
+    "form",
+    { class: "token-form" },
+    h("p", null, message),
+    h("label", null, "Token ", input),
+    " ",
+    h("button", { type: "submit" }, "Use token"),
+    h(
+      "p",
+      { class: "muted" },
+      "Kept in this tab only (sessionStorage), sent as an Authorization header, never put in a URL.",
+    ),
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    setToken(input.value.trim());
+    input.value = "";
+    renderAuth();
+    render(true);
+  });
+  return form;
+}
+
+/** A view's failure that a token may fix: ask for one instead of showing the error. */
+function onAuth(err: unknown): boolean {
+  if (!needsToken(err)) return false;
+  session?.dispose();
+  session = undefined;
+  replace(app, tokenForm(`The server refused: ${errorText(err)}.`));
+  return true;
+}
+
+function renderAuth(): void {
+  if (currentToken() === null) {
+    replace(auth, h("span", { class: "muted" }, "no token"));
+    return;
+  }
+  const forget = h("button", { class: "link" }, "forget token");
+  forget.addEventListener("click", () => {
+    setToken("");
+    renderAuth();
+    render(true);
+  });
+  replace(auth, h("span", { class: "muted" }, "token set "), forget);
+}
+
+function render(force = false): void {
+  const route: Route = parseRoute(location.hash);
+  listWatch.abort();
+  if (route.view === "session") {
+    if (force || session === undefined || !session.shows(route)) {
+      session?.dispose();
+      session = new SessionView(route, onAuth);
+      replace(app, session.element);
+    }
+    session.show(route);
+    return;
+  }
+  session?.dispose();
+  session = undefined;
+  listWatch = new AbortController();
+  replace(
+    app,
+    listView(route.workspace, route.params, onAuth, listWatch.signal, () => render()),
+  );
+}
+
+renderAuth();
+window.addEventListener("hashchange", () => render());
+render();

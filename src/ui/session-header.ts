@@ -1,0 +1,56 @@
+import type { SessionMeta } from "../web/index.js";
+import { api } from "./api.js";
+import { h, replace, time } from "./dom.js";
+import { listHash, sessionHash } from "./route.js";
+
+/**
+ * A session's header: workspace, title, id, counts, tags, agent type, the
+ * parent session of a subagent, and links to its own subagents (ListSessions
+ * with parent_session_id, filled in when it answers).
+ */
+export function sessionHeader(into: HTMLElement, s: SessionMeta): void {
+  const subagents = h("span", { class: "subagents" });
+  replace(
+    into,
+    h("a", { href: listHash(s.workspace) }, s.workspace),
+    " / ",
+    h("h2", null, s.title ?? "(untitled)"),
+    " ",
+    h("code", null, s.id),
+    h(
+      "div",
+      { class: "muted" },
+      "created ",
+      time(s.createdAt === undefined ? undefined : new Date(Number(s.createdAt.seconds) * 1000)),
+      ` · ${s.entryCount} entries · ${s.messageCount} messages`,
+      s.agentType !== undefined ? ` · agent ${s.agentType}` : "",
+      ...Object.entries(s.tags).map(([k, v]) => h("span", { class: "badge tag" }, `${k}=${v}`)),
+    ),
+    s.parentSessionId !== undefined &&
+      h(
+        "div",
+        null,
+        "subagent of ",
+        h("a", { href: sessionHash(s.workspace, s.parentSessionId) }, s.parentSessionId),
+      ),
+    subagents,
+  );
+  api()
+    .store.listSessions({ workspace: s.workspace, parentSessionId: s.id, pageSize: 100 })
+    .then((res) => {
+      if (res.sessions.length === 0) return;
+      replace(
+        subagents,
+        "subagents: ",
+        ...res.sessions.flatMap((c) => [
+          h(
+            "a",
+            { href: sessionHash(s.workspace, c.id), class: "subagent" },
+            `${c.agentType ?? "agent"} ${c.title ?? c.id}`,
+          ),
+          " ",
+        ]),
+      );
+    })
+    .catch(() => {});
+}

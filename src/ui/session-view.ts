@@ -1,0 +1,259 @@
+import { watchEntriesResumable } from "../web/index.js";
+import { api, errorText } from "./api.js";
+import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
+import { h, replace } from "./dom.js";
+import { type Route, sessionHash } from "./route.js";
+import { sessionHeader } from "./session-header.js";
+import { type Row, TreeModel } from "./tree-model.js";
+import { nodeOfEntry, nodeOfTree } from "./tree-node.js";
+import { treeRow } from "./tree-row.js";
+import { VirtualList } from "./virtual-list.js";
+
+const ROW_HEIGHT = 24;
+/** The first GetTree page is small so the tree shows at once; the rest come as large as fit. */
+const FIRST_PAGE = 1000;
+
+type SessionRoute = Extract<Route, { view: "session" }>;
+
+/**
+ * One session: its header (metadata, parent and subagent sessions), the tree
+ * (virtualised rows, active path highlighted, branches off it folded), the
+ * pane of the selected entry, and a live follow of new entries over
+ * WatchEntries that resumes after a disconnect or a server restart.
+ */
+export class SessionView {
+  readonly element: HTMLElement;
+  private readonly model = new TreeModel();
+  private rows: readonly Row[] = [];
+  private readonly list: VirtualList;
+  private readonly header = h("header", { class: "session-head" }, "Loading…");
+  private readonly status = h("span", { id: "tree-status", class: "muted" });
+  private readonly live = h(
+    "span",
+    { id: "live", class: "live", "data-state": "off" },
+    "not following",
+  );
+  private readonly follow = h("input", { type: "checkbox", id: "follow", checked: true });
+  private readonly pane = h("div", { class: "pane-wrap" }, emptyPane());
+  private readonly stop = new AbortController();
+  private route: SessionRoute;
+  private selected: string | undefined;
+  private refreshQueued = false;
+  private loaded = false;
+
+  constructor(
+    route: SessionRoute,
+    private readonly onAuth: (err: unknown) => boolean,
+  ) {
+    this.route = route;
+    this.list = new VirtualList(ROW_HEIGHT, (i) => this.renderRow(i), "session tree");
+    this.list.element.id = "tree";
+    this.element = h(
+      "section",
+      { class: "session" },
+      this.header,
+      h(
+        "div",
+        { class: "session-body" },
+        h(
+          "div",
+          { class: "tree-wrap" },
+          h(
+            "div",
+            { class: "tree-bar" },
+            this.status,
+            " ",
+            this.live,
+            " ",
+            h("label", null, this.follow, " follow"),
+          ),
+          this.list.element,
+        ),
+        this.pane,
+      ),
+    );
+    this.list.element.tabIndex = 0;
+    this.list.element.addEventListener("keydown", (ev) => this.onKey(ev));
+    // User-timing marks (devtools' Performance panel, the browser tests): how long a session takes to show.
+    performance.mark("sessiond:session-open");
+    void this.load();
+  }
+
+  /** Whether this view shows `route`'s session (then `show` is enough). */
+  shows(route: SessionRoute): boolean {
+    return route.workspace === this.route.workspace && route.session === this.route.session;
+  }
+
+  /** Ends the live follow. */
+  dispose(): void {
+    this.stop.abort();
+  }
+
+  private get ctx(): PaneContext {
+    return {
+      workspace: this.route.workspace,
+      session: this.route.session,
+      model: this.model,
+      link: (id, label) =>
+        h(
+          "a",
+          { href: sessionHash(this.route.workspace, this.route.session, id), class: "entry-link" },
+          label ?? id,
+        ),
+      sessionLink: (id) => h("a", { href: sessionHash(this.route.workspace, id) }, id),
+      onError: (err, into) => {
+        if (!this.onAuth(err)) replace(into, paneError(err));
+      },
+    };
+  }
+
+  /** Shows the entry, panel or diff the route names. */
+  show(route: SessionRoute): void {
+    this.route = route;
+    this.selected = route.entry;
+    if (!this.loaded) return;
+    if (route.diff !== undefined)
+      replace(this.pane, renderDiff(this.ctx, route.diff.a, route.diff.b));
+    else if (route.entry === undefined) replace(this.pane, emptyPane());
+    else {
+      this.model.reveal(route.entry);
+      this.refreshNow();
+      const at = this.rows.findIndex((r) => r.node.id === route.entry);
+      if (at >= 0) this.list.scrollTo(at);
+      replace(this.pane, renderPane(this.ctx, route.entry, route.tab));
+    }
+    this.list.draw();
+  }
+
+  private async load(): Promise<void> {
+    const { workspace, session } = this.route;
+    try {
+      // The tree first: on a session the server has not read yet, a GetSession
+      // beside it would compete for the same CPU and delay the first rows.
+      const first = await api().session.getTree({ workspace, session, pageSize: FIRST_PAGE });
+      api()
+        .store.getSession({ workspace, session })
+        .then((meta) => meta.session !== undefined && sessionHeader(this.header, meta.session))
+        .catch((err) => {
+          if (!this.onAuth(err)) replace(this.header, h("p", { class: "error" }, errorText(err)));
+        });
+      const take = (nodes: typeof first.nodes) => {
+        for (const n of nodes) this.model.add(nodeOfTree(n));
+        this.model.setLeaf(first.leafId);
+      };
+      take(first.nodes);
+      this.loaded = first.nextPageToken === "";
+      this.refreshNow();
+      this.list.draw();
+      performance.mark("sessiond:first-rows");
+      this.show(this.route);
+      let token = first.nextPageToken;
+      while (token !== "" && !this.stop.signal.aborted) {
+        replace(this.status, `${this.model.nodes.length} of ${first.headSeq} entries…`);
+        const page = await api().session.getTree({ workspace, session, pageToken: token });
+        take(page.nodes);
+        token = page.nextPageToken;
+        this.refresh();
+      }
+      this.loaded = true;
+      performance.mark("sessiond:tree-complete");
+      this.list.element.dataset.complete = "true";
+      this.refreshNow();
+      this.show(this.route);
+      void this.watch(first.headSeq);
+    } catch (err) {
+      if (!this.onAuth(err)) replace(this.header, h("p", { class: "error" }, errorText(err)));
+    }
+  }
+
+  /** Live follow: every entry after the tree's snapshot, resumed after disconnects. */
+  private async watch(afterSeq: bigint): Promise<void> {
+    const setLive = (state: string, label: string) => {
+      this.live.dataset.state = state;
+      replace(this.live, label);
+    };
+    setLive("live", "live");
+    try {
+      const stream = watchEntriesResumable(api(), {
+        workspace: this.route.workspace,
+        session: this.route.session,
+        afterSeq,
+        signal: this.stop.signal,
+        retryDelayMs: 250,
+        onReconnect: (err, last) =>
+          setLive("reconnecting", `reconnecting after seq ${last} (${err.code})…`),
+      });
+      for await (const msg of stream) {
+        if (this.live.dataset.state !== "live") setLive("live", "live");
+        if (msg.event.case !== "entry") continue;
+        const atEnd = this.list.atEnd();
+        this.model.add(nodeOfEntry(msg.event.value));
+        this.refresh(this.follow.checked && atEnd);
+      }
+    } catch (err) {
+      setLive("ended", `follow ended: ${errorText(err)}`);
+    }
+  }
+
+  /** Recomputes the rows on the next frame (many entries arriving cost one pass). */
+  private refresh(toEnd = false): void {
+    if (this.refreshQueued) return;
+    this.refreshQueued = true;
+    requestAnimationFrame(() => {
+      this.refreshQueued = false;
+      this.refreshNow();
+      if (toEnd) this.list.scrollToEnd();
+    });
+  }
+
+  private refreshNow(): void {
+    this.rows = this.model.rows();
+    this.list.setCount(this.rows.length);
+    replace(this.status, `${this.model.nodes.length} entries`);
+    this.list.element.dataset.count = String(this.model.nodes.length);
+  }
+
+  /** Arrow keys or j / k select the next or previous row; Home and End scroll to either end. */
+  private onKey(ev: KeyboardEvent): void {
+    if (ev.key === "End" || ev.key === "Home") {
+      ev.preventDefault();
+      if (ev.key === "End") this.list.scrollToEnd();
+      else this.list.scrollTo(0);
+      return;
+    }
+    const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[ev.key];
+    if (step === undefined) return;
+    const at = this.rows.findIndex((r) => r.node.id === this.selected);
+    const to = at + step;
+    const row = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))];
+    if (row === undefined) return;
+    ev.preventDefault();
+    location.hash = sessionHash(
+      this.route.workspace,
+      this.route.session,
+      row.node.id,
+      this.route.tab,
+    );
+  }
+
+  private renderRow(i: number): HTMLElement {
+    const row = this.rows[i] as Row;
+    return treeRow(row, {
+      selected: row.node.id === this.selected,
+      leaf: row.node.id === this.model.leafId,
+      labels: this.model.labelsOf(row.node.id),
+      onToggle: () => {
+        this.model.toggle(row.node.id);
+        this.refreshNow();
+      },
+      onSelect: () => {
+        location.hash = sessionHash(
+          this.route.workspace,
+          this.route.session,
+          row.node.id,
+          this.route.tab,
+        );
+      },
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import { type Entry, EntryKind, Role, type TreeNode, textOf, toolCallsOf } from "../web/index.js";
+
+/** One entry as the tree draws it: GetTree's node, or the same made from a watched Entry. */
+export interface Node {
+  readonly id: string;
+  readonly parentId: string | undefined;
+  readonly kind: EntryKind;
+  readonly seq: number;
+  readonly role: Role;
+  readonly preview: string;
+  readonly time: Date | undefined;
+  /** Label entries: the label. */
+  readonly label: string | undefined;
+  /** Leaf entries: where the leaf moved. */
+  readonly leafId: string | undefined;
+}
+
+/** A GetTree node. */
+export function nodeOfTree(n: TreeNode): Node {
+  return {
+    id: n.id,
+    parentId: n.parentId,
+    kind: n.kind,
+    seq: Number(n.seq),
+    role: n.role,
+    preview: n.preview,
+    time: n.timestamp === undefined ? undefined : new Date(Number(n.timestamp.seconds) * 1000),
+    label: n.label,
+    leafId: n.leafId,
+  };
+}
+
+const KIND_OF_CASE: Record<string, EntryKind> = {
+  sessionInfo: EntryKind.SESSION_INFO,
+  message: EntryKind.MESSAGE,
+  modelChange: EntryKind.MODEL_CHANGE,
+  thinkingLevelChange: EntryKind.THINKING_LEVEL_CHANGE,
+  compaction: EntryKind.COMPACTION,
+  branchSummary: EntryKind.BRANCH_SUMMARY,
+  label: EntryKind.LABEL,
+  leaf: EntryKind.LEAF,
+  custom: EntryKind.CUSTOM,
+};
+
+/** A preview like GetTree's (one line, at most 80 characters) for an entry read in full. */
+function previewOf(e: Entry): string {
+  let s = "";
+  switch (e.kind.case) {
+    case "message":
+      s =
+        textOf(e, " ") ||
+        toolCallsOf(e)
+          .map((c) => `${c.name}(…)`)
+          .join(" ");
+      break;
+    case "compaction":
+    case "branchSummary":
+      s = e.kind.value.summary;
+      break;
+    case "sessionInfo":
+      s = e.kind.value.title ?? "";
+      break;
+    case "modelChange":
+      s = e.kind.value.model;
+      break;
+    case "thinkingLevelChange":
+      s = e.kind.value.thinkingLevel;
+      break;
+    case "custom":
+      s = e.kind.value.namespace;
+      break;
+  }
+  s = s.replace(/\s+/g, " ").trim();
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
+}
+
+/** A watched entry as a tree node. */
+export function nodeOfEntry(e: Entry): Node {
+  const k = e.kind;
+  return {
+    id: e.id,
+    parentId: e.parentId,
+    kind: KIND_OF_CASE[k.case ?? ""] ?? EntryKind.UNSPECIFIED,
+    seq: Number(e.seq),
+    role: k.case === "message" ? k.value.role : Role.UNSPECIFIED,
+    preview: previewOf(e),
+    time: e.timestamp === undefined ? undefined : new Date(Number(e.timestamp.seconds) * 1000),
+    label: k.case === "label" ? k.value.label : undefined,
+    leafId: k.case === "leaf" ? k.value.leafId : undefined,
+  };
+}

@@ -1,0 +1,73 @@
+import { EntryKind, roleName } from "../web/index.js";
+import { h } from "./dom.js";
+import type { Row } from "./tree-model.js";
+
+/** The badge of the kinds that are not messages (messages show their role). */
+const MARK: Partial<Record<EntryKind, string>> = {
+  [EntryKind.SESSION_INFO]: "session",
+  [EntryKind.COMPACTION]: "compaction",
+  [EntryKind.BRANCH_SUMMARY]: "branch summary",
+  [EntryKind.LABEL]: "label",
+  [EntryKind.MODEL_CHANGE]: "model",
+  [EntryKind.THINKING_LEVEL_CHANGE]: "thinking",
+  [EntryKind.CUSTOM]: "custom",
+};
+
+/** How a row is drawn beyond its own node, and what its clicks do. */
+export interface RowOptions {
+  selected: boolean;
+  /** The entry is the current leaf. */
+  leaf: boolean;
+  /** Labels put on the entry. */
+  labels: readonly string[];
+  onToggle: () => void;
+  onSelect: () => void;
+}
+
+/**
+ * One line of the tree: indentation per branch point, a fold toggle at a
+ * branch, the kind or role, the preview (as text), labels and the leaf mark;
+ * on the active path highlighted. Everything from the server goes in as text.
+ */
+export function treeRow(row: Row, o: RowOptions): HTMLElement {
+  const n = row.node;
+  const classes = [
+    "row",
+    row.onPath ? "on-path" : "",
+    o.selected ? "selected" : "",
+    `kind-${n.kind}`,
+  ];
+  const el = h("div", {
+    class: classes.join(" "),
+    role: "listitem",
+    "data-id": n.id,
+    "data-seq": n.seq,
+  });
+  const indent = h("span", { class: "indent" });
+  indent.style.width = `${Math.min(row.depth, 30) * 14}px`;
+  el.append(indent);
+  if (row.branch || row.folded) {
+    const toggle = h(
+      "button",
+      { class: "fold", "aria-expanded": String(!row.folded), title: "fold / unfold" },
+      row.folded ? `▸ +${row.hidden}` : "▾",
+    );
+    toggle.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      o.onToggle();
+    });
+    el.append(toggle);
+  }
+  const mark = MARK[n.kind];
+  if (mark === undefined)
+    el.append(h("span", { class: `badge role-${roleName(n.role)}` }, roleName(n.role)));
+  else {
+    const text = n.kind === EntryKind.LABEL ? (n.label ?? mark) : mark;
+    el.append(h("span", { class: `badge mark-${mark.replace(" ", "-")}` }, text));
+  }
+  el.append(h("span", { class: "preview" }, n.preview || n.id));
+  for (const label of o.labels) el.append(h("span", { class: "badge label" }, label));
+  if (o.leaf) el.append(h("span", { class: "badge leaf" }, "leaf"));
+  el.addEventListener("click", o.onSelect);
+  return el;
+}
