@@ -47,6 +47,11 @@ export class LogBuilder {
     return this.log.has(id);
   }
 
+  /** The kind an added entry got (its own, or Custom when its fallback was used). */
+  kindOf(id: string): Entry["kind"]["case"] {
+    return this.log.get(id)?.kind.case;
+  }
+
   /** Root → `id`, as the fold walks it. */
   path(id: string): Entry[] {
     return this.log.path(id);
