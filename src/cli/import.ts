@@ -105,7 +105,7 @@ async function runFrom(
   );
   const t = await importFiles(conn, files, progress);
   await println(
-    `${t.imported} imported, ${t.unchanged} unchanged, ${t.failed} failed, ${t.notes} notes (${files.length} files)`,
+    `${t.imported} imported, ${t.unchanged} unchanged, ${t.failed} failed, ${t.notes} notes (${files.length} file${files.length === 1 ? "" : "s"})`,
   );
   return t.failed > 0 ? 1 : 0;
 }
