@@ -129,6 +129,40 @@ describe("a damaged pi file: every line that cannot be mapped as it was is noted
     expect(() => planImport(mapped.sessionId, mapped.entries)).not.toThrow();
   });
 
+  it("a compaction keeping entries an earlier one replaced is noted: pi shows them again, sessiond cannot", () => {
+    const line = (o: object) => JSON.stringify({ timestamp: "2026-01-01T00:00:00Z", ...o });
+    const msg = (id: string, parentId: string | null, role: string) =>
+      line({ type: "message", id, parentId, message: { role, content: id } });
+    const text = [
+      line({ type: "session", version: 3, id: "s1" }),
+      msg("m1", null, "user"),
+      msg("a1", "m1", "user"),
+      line({
+        type: "compaction",
+        id: "c1",
+        parentId: "a1",
+        summary: "one",
+        firstKeptEntryId: "a1",
+      }),
+      line({
+        type: "compaction",
+        id: "c2",
+        parentId: "c1",
+        summary: "two",
+        firstKeptEntryId: "m1",
+      }),
+    ].join("\n");
+    const back = mapPiSession(text);
+    expect(byId(back.entries, "c2").kind.value).toMatchObject({ replacesEntryIds: ["c1"] });
+    expect(back.notes).toEqual([
+      expect.objectContaining({
+        line: 5,
+        entryId: "c2",
+        reason: expect.stringContaining('keeps "m1" from "m1" on'),
+      }),
+    ]);
+  });
+
   it("a file without a session header is refused as a whole", () => {
     expect(() => mapPiSession('{"type":"message","id":"x"}\n')).toThrow(/not a pi session file/);
   });

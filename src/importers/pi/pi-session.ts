@@ -113,7 +113,13 @@ function otherKind(
     case "compaction": {
       if (r.details !== undefined)
         note("compaction details are not kept (Compaction has no field for them)");
-      const replaces = replacedBefore(log, entry.parentId as string, str(r, "firstKeptEntryId"));
+      const firstKept = str(r, "firstKeptEntryId");
+      const { replaces, hidden } = replacedBefore(log, entry.parentId as string, firstKept);
+      if (hidden.length > 0) {
+        note(
+          `keeps ${hidden.map((id) => quote(id)).join(", ")} from ${quote(firstKept ?? "")} on, which an earlier compaction replaced: pi's context shows them again, sessiond's leaves them out`,
+        );
+      }
       return init({
         case: "compaction",
         value: {
@@ -178,19 +184,31 @@ function otherKind(
  * What a pi compaction replaces: the entries of its path that the CONTEXT
  * shows (messages, summaries) before firstKeptEntryId, all of them when
  * that entry is not on the path, as pi's buildSessionContext keeps only the
- * summary and the entries from firstKeptEntryId on.
+ * summary and the entries from firstKeptEntryId on; and every earlier
+ * compaction of the path, whose summary pi drops. `hidden` are kept
+ * entries that an earlier compaction of the path already replaced: pi
+ * shows them again, sessiond's fold cannot.
  */
 function replacedBefore(
   log: LogBuilder,
   parentId: string,
   firstKept: string | undefined,
-): string[] {
-  const out: string[] = [];
-  if (!log.has(parentId)) return out;
-  for (const e of log.path(parentId)) {
-    if (e.id === firstKept) break;
+): { replaces: string[]; hidden: string[] } {
+  const replaces: string[] = [];
+  const hidden: string[] = [];
+  if (!log.has(parentId)) return { replaces, hidden };
+  const path = log.path(parentId);
+  const earlier = new Set(
+    path.flatMap((e) => (e.kind.case === "compaction" ? e.kind.value.replacesEntryIds : [])),
+  );
+  let kept = false;
+  for (const e of path) {
+    kept ||= e.id === firstKept;
     const k = e.kind.case;
-    if (k === "message" || k === "compaction" || k === "branchSummary") out.push(e.id);
+    if (k !== "message" && k !== "compaction" && k !== "branchSummary") continue;
+    // pi shows the newest compaction's summary only: an earlier one goes wherever it is.
+    if (!kept || k === "compaction") replaces.push(e.id);
+    else if (earlier.has(e.id)) hidden.push(e.id);
   }
-  return out;
+  return { replaces, hidden };
 }
