@@ -97,7 +97,7 @@ describe("a Claude Code transcript as a sessiond log", () => {
   const text = read(`${A}.jsonl`);
   const { session, sidechains } = mapClaudeTranscript(text, { sessionId: A });
 
-  it("keeps the uuids, parents and timestamps; the title is the custom title", () => {
+  it("keeps the uuids, parents and timestamps; the title is the custom title, over a later summary", () => {
     expect(session.sessionId).toBe(A);
     expect(byId(session.entries, u(1)).parentId).toBe(ROOT_ID);
     expect(byId(session.entries, u(3)).parentId).toBe(u(2));

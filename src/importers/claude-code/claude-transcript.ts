@@ -29,12 +29,14 @@ export function mapClaudeTranscript(
 ): { session: MappedSession; sidechains: MappedSession[] } {
   const { records, notes } = readJsonl(text);
   const tree: JsonRecord[] = [];
-  let title: string | undefined;
+  let customTitle: string | undefined;
+  let otherTitle: string | undefined;
   for (const r of records) {
     if (typeof r.value.uuid === "string") tree.push(r);
-    else if (r.value.type === "custom-title") title = str(r.value, "customTitle") ?? title;
+    else if (r.value.type === "custom-title")
+      customTitle = str(r.value, "customTitle") ?? customTitle;
     else if (r.value.type === "summary" || r.value.type === "ai-title") {
-      title = str(r.value, "summary") ?? str(r.value, "aiTitle") ?? title;
+      otherTitle = str(r.value, "summary") ?? str(r.value, "aiTitle") ?? otherTitle;
     } else {
       notes.push({
         line: r.line,
@@ -42,6 +44,8 @@ export function mapClaudeTranscript(
       });
     }
   }
+  // The user's own title wins over generated ones, as in Claude Code's session list.
+  const title = customTitle ?? otherTitle;
   const inline = target.parentSessionId === undefined ? sidechainGroups(tree) : new Map();
   const main = tree.filter((r) => !inline.has(r));
   const session = buildSession(main, target, title, notes);
