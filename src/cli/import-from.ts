@@ -71,9 +71,15 @@ export async function sourceFiles(source: Source, path: string): Promise<SourceF
   classified.sort(
     (a, b) => Number(a.file.kind === "subagent") - Number(b.file.kind === "subagent"),
   );
+  // Sessions come first and name the types of the subagents they started.
+  const agentTypes = new Map<string, string>();
   return classified.map(({ path: p, file }) => ({
     path: p,
-    map: (text) => mapClaudeFile(file, text),
+    map: (text) => {
+      const mapped = mapClaudeFile(file, text, agentTypes);
+      for (const [id, type] of mapped.agentTypes) agentTypes.set(id, type);
+      return mapped.sessions;
+    },
   }));
 }
 

@@ -73,6 +73,8 @@ describe("sessiond import --from", () => {
         .sort();
     expect(await subagents(A)).toEqual([`${A}-agent-ffeeddc`, `${A}-sc-00000000`]);
     expect(await subagents(B)).toEqual([`${B}-agent-a1b2c3d`]);
+    const sub = (await client.store.getSession({ session: `${B}-agent-a1b2c3d` })).session;
+    expect(sub?.agentType).toBe("Explore");
     const a = (await client.store.getSession({ session: A })).session;
     expect(a?.title).toBe("Cart and checkout");
   });

@@ -1,6 +1,7 @@
 import { invalidArgument } from "../../core/errors.js";
 import { readJsonl, str } from "../jsonl-records.js";
 import type { MappedSession } from "../mapped-session.js";
+import { agentTypesOf } from "./agent-types.js";
 import { mapClaudeTranscript } from "./claude-transcript.js";
 
 /** What one file of a Claude Code project directory holds, by its path. */
@@ -34,16 +35,31 @@ export function transcriptFileOf(relativePath: string): TranscriptFile | undefin
   return undefined;
 }
 
+/** What one transcript file gives: its sessions, and the agent types of the subagents it started. */
+export interface MappedFile {
+  sessions: MappedSession[];
+  agentTypes: Map<string, string>;
+}
+
 /**
  * The sessions of one transcript file: a session file gives its session
  * and its inline sidechains (subagents); a subagent file gives the
  * subagent session `<parent>-agent-<id>`, whose parent is its folder's
- * session or, for the older layout, the sessionId its records carry.
+ * session or, for the older layout, the sessionId its records carry, and
+ * whose agent type is the one `agentTypes` (from the session files, mapped
+ * first) knows for its id.
  */
-export function mapClaudeFile(file: TranscriptFile, text: string): MappedSession[] {
+export function mapClaudeFile(
+  file: TranscriptFile,
+  text: string,
+  agentTypes: ReadonlyMap<string, string> = new Map(),
+): MappedFile {
   if (file.kind === "session") {
     const { session, sidechains } = mapClaudeTranscript(text, { sessionId: file.sessionId });
-    return [session, ...sidechains];
+    return {
+      sessions: [session, ...sidechains],
+      agentTypes: agentTypesOf(readJsonl(text).records),
+    };
   }
   const parent = file.parentSessionId ?? recordedSessionId(text);
   if (parent === undefined) {
@@ -51,8 +67,12 @@ export function mapClaudeFile(file: TranscriptFile, text: string): MappedSession
       "a subagent transcript whose records name no session: its parent is unknown",
     );
   }
-  const target = { sessionId: `${parent}-agent-${file.agentId}`, parentSessionId: parent };
-  return [mapClaudeTranscript(text, target).session];
+  const target = {
+    sessionId: `${parent}-agent-${file.agentId}`,
+    parentSessionId: parent,
+    agentType: agentTypes.get(file.agentId),
+  };
+  return { sessions: [mapClaudeTranscript(text, target).session], agentTypes: new Map() };
 }
 
 function recordedSessionId(text: string): string | undefined {

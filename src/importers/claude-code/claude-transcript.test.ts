@@ -195,7 +195,7 @@ describe("the files of a Claude Code project directory", () => {
     expect(transcriptFileOf(`${B}/tool-results/x.jsonl`)).toBeUndefined();
   });
 
-  it("subagent transcripts import as subagent sessions of their session, after it", async () => {
+  it("subagent transcripts import as subagent sessions of their session, after it, with the type its Task call named", async () => {
     const store = new SessionStore(new MemoryEngine());
     const files = [
       `${A}.jsonl`,
@@ -204,14 +204,20 @@ describe("the files of a Claude Code project directory", () => {
       "agent-ffeeddc.jsonl",
     ];
     const ids: string[] = [];
+    const agentTypes = new Map<string, string>();
     for (const rel of files) {
-      for (const mapped of mapClaudeFile(transcriptFileOf(rel) as never, read(rel))) {
-        const { session } = await store.import(undefined, mapped.entries);
+      const mapped = mapClaudeFile(transcriptFileOf(rel) as never, read(rel), agentTypes);
+      for (const [id, type] of mapped.agentTypes) agentTypes.set(id, type);
+      for (const s of mapped.sessions) {
+        const { session } = await store.import(undefined, s.entries);
         ids.push(session.id);
         if (session.parentSessionId !== undefined) expect(session.spawnDepth).toBe(1);
       }
     }
     expect(ids).toEqual([A, `${A}-sc-00000000`, B, `${B}-agent-a1b2c3d`, `${A}-agent-ffeeddc`]);
+    // The Task call of B named the type; its result the agent id.
+    expect((await store.get(undefined, `${B}-agent-a1b2c3d`)).agentType).toBe("Explore");
+    expect((await store.get(undefined, `${A}-agent-ffeeddc`)).agentType).toBeUndefined();
     const b = await store.get(undefined, B);
     expect(b.title).toBe("Repo tour");
   });
