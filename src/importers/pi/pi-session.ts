@@ -1,10 +1,14 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { FORMAT_VERSION } from "../../core/entry.js";
+import type { EntryInit } from "../../core/entry-builders.js";
 import { invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { type JsonRecord, obj, readJsonl, str, timestampOf, without } from "../jsonl-records.js";
 import { customEntry, LogBuilder, type MappedSession } from "../mapped-session.js";
+
+type KindInit = NonNullable<EntryInit["kind"]>;
+
 import { piMessage } from "./pi-message.js";
 import { migratePiRecords } from "./pi-migrate.js";
 
@@ -79,27 +83,13 @@ function kindOf(
   entry: Entry,
 ): Entry["kind"] | undefined {
   const note = (reason: string) => log.note(line, entry.id, reason);
+  const init = (kind: KindInit) => create(EntrySchema, { kind }).kind;
   switch (r.type) {
     case "message": {
-      const m = obj(r, "message") ?? {};
-      const { entry: mapped, problems } = piMessage(m);
+      const { entry: mapped, problems } = piMessage(obj(r, "message") ?? {});
       for (const p of problems) note(p);
       return mapped === undefined ? undefined : create(EntrySchema, mapped).kind;
     }
-    default:
-      return otherKind(log, line, r, entry);
-  }
-}
-
-function otherKind(
-  log: LogBuilder,
-  line: number,
-  r: JsonObject,
-  entry: Entry,
-): Entry["kind"] | undefined {
-  const note = (reason: string) => log.note(line, entry.id, reason);
-  const init = (k: object) => create(EntrySchema, { kind: k as never }).kind;
-  switch (r.type) {
     case "model_change":
       return init({
         case: "modelChange",
