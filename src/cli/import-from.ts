@@ -8,6 +8,7 @@ import { mapPiSession } from "../importers/pi/pi-session.js";
 import type { Connection } from "./client-flags.js";
 import { CliError } from "./command.js";
 import { codeName } from "./error-line.js";
+import { sendLog } from "./import-send.js";
 import { println } from "./output.js";
 import type { Progress } from "./progress.js";
 import { terminalLine } from "./terminal-text.js";
@@ -86,13 +87,15 @@ export async function sourceFiles(source: Source, path: string): Promise<SourceF
 /** Counts of a run, for the last line and the exit code. */
 export interface ImportTally {
   imported: number;
+  /** Sessions whose start the server held (an import cut short, a file that grew): the rest appended. */
+  extended: number;
   unchanged: number;
   failed: number;
   notes: number;
 }
 
 /**
- * Maps and imports each file, one ImportSession per session: a file the
+ * Maps and imports each file, session by session (import-send.ts): a file the
  * mapping refuses, or a session the server refuses, is reported and the
  * run goes on with the next. Every note of the mapping (a line that could
  * not be mapped as it was) is printed to stderr with its file and line.
@@ -102,7 +105,7 @@ export async function importFiles(
   files: readonly SourceFile[],
   progress: Progress,
 ): Promise<ImportTally> {
-  const tally: ImportTally = { imported: 0, unchanged: 0, failed: 0, notes: 0 };
+  const tally: ImportTally = { imported: 0, extended: 0, unchanged: 0, failed: 0, notes: 0 };
   const say = (line: string) => {
     progress.clear();
     process.stderr.write(`sessiond: ${terminalLine(line)}\n`);
@@ -128,14 +131,14 @@ export async function importFiles(
         say(`${file.path}: ${s.notes.length - NOTES_SHOWN} more notes`);
       tally.notes += s.notes.length;
       try {
-        const res = await conn.client.store.importSession({
-          workspace: conn.workspace,
-          entries: s.entries,
-        });
+        const outcome = await sendLog(conn, s.sessionId, s.entries);
         progress.clear();
-        if (res.created) tally.imported++;
-        else tally.unchanged++;
-        const what = res.created ? "imported" : "unchanged, already imported:";
+        tally[outcome]++;
+        const what = {
+          imported: "imported",
+          extended: "extended, its start already imported:",
+          unchanged: "unchanged, already imported:",
+        }[outcome];
         await println(`${what} ${s.sessionId} (${s.entries.length} entries) from ${file.path}`);
       } catch (err) {
         // A refused session is reported and the run goes on; anything else (the server gone, a bad token) ends it.

@@ -27,8 +27,12 @@ and timestamps:
   claude-code   a Claude Code project directory (~/.claude/projects/<dir>):
                 its transcripts, their subagent transcripts as subagent
                 sessions; or one transcript file
-Each session is imported on its own: importing the same files again leaves
-the sessions unchanged. Whatever could not be mapped as it was (a damaged
+Each session is imported on its own, in parts of about 1 MiB (ImportSession,
+then Append), so a transcript larger than a message still goes. Importing
+the same files again leaves the sessions unchanged; a session the server
+holds the start of (an import cut short, a file that grew since) gets the
+rest ("extended"); one whose stored log is not a start of the file's is
+refused. Whatever could not be mapped as it was (a damaged
 line, an unknown record, an entry the rules refuse, kept as a Custom entry)
 is reported on stderr as FILE:LINE. On a terminal, progress goes to stderr.
 Exit code 1 when a file or a session was refused.
@@ -105,7 +109,7 @@ async function runFrom(
   );
   const t = await importFiles(conn, files, progress);
   await println(
-    `${t.imported} imported, ${t.unchanged} unchanged, ${t.failed} failed, ${t.notes} notes (${files.length} file${files.length === 1 ? "" : "s"})`,
+    `${t.imported} imported, ${t.extended} extended, ${t.unchanged} unchanged, ${t.failed} failed, ${t.notes} notes (${files.length} file${files.length === 1 ? "" : "s"})`,
   );
   return t.failed > 0 ? 1 : 0;
 }
