@@ -8,7 +8,7 @@ import { mapPiSession } from "../importers/pi/pi-session.js";
 import type { Connection } from "./client-flags.js";
 import { CliError } from "./command.js";
 import { codeName } from "./error-line.js";
-import { sendLog } from "./import-send.js";
+import { OUTCOME_WORDS, sendLog } from "./import-send.js";
 import { println } from "./output.js";
 import type { Progress } from "./progress.js";
 import { terminalLine } from "./terminal-text.js";
@@ -134,12 +134,9 @@ export async function importFiles(
         const outcome = await sendLog(conn, s.sessionId, s.entries);
         progress.clear();
         tally[outcome]++;
-        const what = {
-          imported: "imported",
-          extended: "extended, its start already imported:",
-          unchanged: "unchanged, already imported:",
-        }[outcome];
-        await println(`${what} ${s.sessionId} (${s.entries.length} entries) from ${file.path}`);
+        await println(
+          `${OUTCOME_WORDS[outcome]} ${s.sessionId} (${s.entries.length} entries) from ${file.path}`,
+        );
       } catch (err) {
         // A refused session is reported and the run goes on; anything else (the server gone, a bad token) ends it.
         if (!(err instanceof ConnectError) || !PER_SESSION.has(err.code)) throw err;

@@ -15,14 +15,25 @@ const PART_ENTRIES = 500;
 /** What sending a log did. */
 export type SendOutcome = "imported" | "extended" | "unchanged";
 
-/** Splits entries into parts of at most PART_ENTRIES entries and about PART_BYTES. */
-function parts(entries: readonly Entry[]): Entry[][] {
+/** How `import` reports an outcome, before the session id. */
+export const OUTCOME_WORDS: Record<SendOutcome, string> = {
+  imported: "imported",
+  extended: "extended, its start already imported:",
+  unchanged: "unchanged, already imported:",
+};
+
+/**
+ * Splits entries into parts of at most PART_ENTRIES entries and about
+ * PART_BYTES, the first holding at least `firstAtLeast` entries.
+ */
+function parts(entries: readonly Entry[], firstAtLeast = 0): Entry[][] {
   const out: Entry[][] = [];
   let part: Entry[] = [];
   let bytes = 0;
-  for (const e of entries) {
+  for (const [i, e] of entries.entries()) {
     const size = toBinary(EntrySchema, e).length;
-    if (part.length > 0 && (part.length >= PART_ENTRIES || bytes + size > PART_BYTES)) {
+    const full = part.length >= PART_ENTRIES || bytes + size > PART_BYTES;
+    if (part.length > 0 && full && i >= firstAtLeast) {
       out.push(part);
       part = [];
       bytes = 0;
@@ -66,8 +77,8 @@ function isPrefix(stored: readonly Entry[], wanted: readonly Entry[]): boolean {
 }
 
 /**
- * Stores an imported log (no Leaf entries: Append could not write them):
- * its first part with ImportSession, the rest with Append in parts, each
+ * Stores a log: its first part with ImportSession (every Leaf entry in it:
+ * Append could not write them), the rest with Append in parts, each
  * expecting the head the previous left (nobody else writes an imported
  * session). The result is the log ImportSession would store in one call.
  * When the server already holds a start of this log (an import cut short,
@@ -79,7 +90,11 @@ export async function sendLog(
   sessionId: string,
   entries: readonly Entry[],
 ): Promise<SendOutcome> {
-  const [first = [], ...rest] = parts(entries);
+  let lastLeaf = -1;
+  entries.forEach((e, i) => {
+    if (e.kind.case === "leaf") lastLeaf = i;
+  });
+  const [first = [], ...rest] = parts(entries, lastLeaf + 1);
   let done: number;
   let created = false;
   try {

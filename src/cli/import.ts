@@ -1,9 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import { isSessiondError } from "../core/errors.js";
+import { planImport } from "../core/import-plan.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { parseEntryLines } from "./entry-lines.js";
 import { importFiles, SOURCES, type Source, sourceFiles } from "./import-from.js";
+import { OUTCOME_WORDS, sendLog } from "./import-send.js";
 import { jsonLine, printHelp, println } from "./output.js";
 import { Progress } from "./progress.js";
 
@@ -13,12 +16,14 @@ const HELP = `Usage: sessiond import FILE [flags]
 Stores an exported log (JSONL, one Entry per line, as written by
 'sessiond export'; FILE "-" reads stdin) as a session, exactly: entry ids,
 parents, seqs, timestamps, the root with its created_at and forked_from,
-and the leaf are kept (one ImportSession call). The server checks the log
-with its rules first; nothing is created when it is invalid. The session
-id is --id, else the one recorded in the file. Importing the same log
-again changes nothing and succeeds ("unchanged"); another log under the id
-is refused (pass --id to import next to it). The whole log travels in one
-message, so the server's --max-message-bytes bounds its size.
+and the leaf are kept. The file is checked with the server's rules first;
+nothing is created when it is invalid.
+The session id is --id, else the one recorded in the file. A large log
+goes in parts of about 1 MiB: ImportSession with everything up to its
+last pointer move (Leaf entry), Append of the rest. Importing the same log
+again changes nothing ("unchanged"); when the server holds the start of it
+(an import cut short, or an older export) the rest is added ("extended");
+another log under the id is refused (pass --id to import next to it).
 
 --from reads the sessions of another tool, keeping their entry ids, tree
 and timestamps:
@@ -72,18 +77,27 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   const source = file === "-" ? "stdin" : file;
   const entries = parseEntryLines(await readInput(file), source);
   if (entries.length === 0) throw new CliError(`${source}: no entries`);
-  const { session, created } = await conn.client.store.importSession({
-    workspace: conn.workspace,
-    sessionId: v.id,
-    entries,
-  });
-  if (session === undefined) throw new CliError("the server answered without the session");
+  const first = entries[0]?.kind;
+  const sessionId = v.id ?? (first?.case === "sessionInfo" ? first.value.sessionId : "");
+  if (!sessionId) throw new CliError(`${source}: the root records no session id; pass --id`);
+  try {
+    // The whole file, before anything is sent: a large log goes in parts, and
+    // a refusal of a later part would leave the start behind.
+    planImport(sessionId, entries);
+  } catch (err) {
+    if (isSessiondError(err)) throw new CliError(`${source}: ${err.message}`);
+    throw err;
+  }
+  const outcome = await sendLog(conn, sessionId, entries);
   if (v.json) {
-    await println(jsonLine(SessionMetaSchema, session));
+    const { session } = await conn.client.store.getSession({
+      workspace: conn.workspace,
+      session: sessionId,
+    });
+    if (session !== undefined) await println(jsonLine(SessionMetaSchema, session));
     return 0;
   }
-  const what = created ? "imported" : "unchanged, already imported:";
-  await println(`${what} ${session.id} (${entries.length} entries)`);
+  await println(`${OUTCOME_WORDS[outcome]} ${sessionId} (${entries.length} entries)`);
   return 0;
 }
 

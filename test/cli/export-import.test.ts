@@ -48,17 +48,21 @@ async function move(id: string): Promise<string> {
   return imported.stdout.trim();
 }
 
+/** Every entry of a session, page by page. */
+async function log(c: SessiondClient, id: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (;;) {
+    const page = await c.session.getEntries({ session: id, afterSeq: BigInt(out.length) });
+    if (page.entries.length === 0) return out;
+    out.push(...page.entries.map((e) => toJson(EntrySchema, e)));
+  }
+}
+
 async function expectSame(id: string): Promise<void> {
-  const a = (await source.session.getEntries({ session: id })).entries;
-  const b = (await target.session.getEntries({ session: id })).entries;
-  expect(b.map((e) => toJson(EntrySchema, e))).toEqual(a.map((e) => toJson(EntrySchema, e)));
-  const meta = async (c: SessiondClient) => {
-    const j = toJson(
-      SessionMetaSchema,
-      (await c.store.getSession({ session: id })).session as never,
-    );
-    return j;
-  };
+  const entries = await log(target, id);
+  expect(entries).toEqual(await log(source, id));
+  const meta = async (c: SessiondClient) =>
+    toJson(SessionMetaSchema, (await c.store.getSession({ session: id })).session as never);
   expect(await meta(target)).toEqual(await meta(source));
 }
 
@@ -113,6 +117,21 @@ describe("export from one server, import into another", () => {
     await expectSame(child);
     const listed = (await target.store.listSessions({ parentSessionId: parent })).sessions;
     expect(listed.map((s) => s.id)).toEqual([child]);
+  });
+
+  it("a session larger than an import part (1 MiB) moves in parts, its pointer move in the first", async () => {
+    const id = (await source.store.createSession({ title: "big" })).session?.id as string;
+    const batch = (from: number) =>
+      Array.from({ length: 500 }, (_, k) => ({
+        ...userMessage(`${from + k} ${"y".repeat(1000)}`),
+        id: `b${from + k}`,
+      }));
+    await source.session.append({ session: id, entries: batch(0) });
+    await source.session.rewind({ session: id, target: "b100" });
+    await source.session.append({ session: id, entries: batch(500) });
+    await source.session.append({ session: id, entries: batch(1000) });
+    expect(await move(id)).toBe(`imported ${id} (1502 entries)`);
+    await expectSame(id);
   });
 
   it("moving the same session again changes nothing and says so", async () => {
