@@ -181,8 +181,10 @@ class StoreServiceServicer(object):
         spawn_depth, when set, be the parent's plus one (0 is filled in).
         Idempotent: importing a session whose stored log is identical returns it
         with created=false; a different log under that id -> ALREADY_EXISTS.
-        The whole session travels in one message: --max-message-bytes of the
-        server bounds its size.
+        The log travels in one message (--max-message-bytes of the server
+        bounds it); a larger one can be sent as its start with ImportSession and
+        the rest with Append (no Leaf entries after the start), as `sessiond
+        import` does.
         Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
         workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
         NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
