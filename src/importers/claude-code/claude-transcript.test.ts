@@ -178,6 +178,21 @@ describe("a Claude Code transcript as a sessiond log", () => {
   });
 });
 
+describe("lines without a place in the conversation", () => {
+  it("are noted once per type, with their lines, so other notes stay visible", () => {
+    const snapshot = JSON.stringify({ type: "file-history-snapshot", messageId: "m" });
+    const text = [snapshot, JSON.stringify({ type: "queue-operation" }), snapshot].join("\n");
+    const { session } = mapClaudeTranscript(text, { sessionId: "s" });
+    expect(session.notes).toEqual([
+      {
+        line: 1,
+        reason: expect.stringMatching(/^2 "file-history-snapshot" lines \(1, 3\) have no uuid/),
+      },
+      { line: 2, reason: expect.stringMatching(/^a "queue-operation" line has no uuid/) },
+    ]);
+  });
+});
+
 describe("the files of a Claude Code project directory", () => {
   it("sessions, subagents in <session>/subagents/ and older agent-*.jsonl beside them", () => {
     expect(transcriptFileOf(`${A}.jsonl`)).toEqual({ kind: "session", sessionId: A });

@@ -29,6 +29,7 @@ export function mapClaudeTranscript(
 ): { session: MappedSession; sidechains: MappedSession[] } {
   const { records, notes } = readJsonl(text);
   const tree: JsonRecord[] = [];
+  const skipped = new Map<string, number[]>();
   let customTitle: string | undefined;
   let otherTitle: string | undefined;
   for (const r of records) {
@@ -38,11 +39,20 @@ export function mapClaudeTranscript(
     else if (r.value.type === "summary" || r.value.type === "ai-title") {
       otherTitle = str(r.value, "summary") ?? str(r.value, "aiTitle") ?? otherTitle;
     } else {
-      notes.push({
-        line: r.line,
-        reason: `a ${JSON.stringify(r.value.type)} line has no uuid, so no place in the conversation: skipped`,
-      });
+      const type = JSON.stringify(r.value.type ?? null);
+      skipped.set(type, [...(skipped.get(type) ?? []), r.line]);
     }
+  }
+  // One note per kind of line: a project has a file-history snapshot per turn,
+  // and a note each would bury the notes that matter.
+  for (const [type, lines] of skipped) {
+    const shown = lines.slice(0, 5).join(", ") + (lines.length > 5 ? ", …" : "");
+    const what =
+      lines.length === 1 ? `a ${type} line has` : `${lines.length} ${type} lines (${shown}) have`;
+    notes.push({
+      line: lines[0] as number,
+      reason: `${what} no uuid, so no place in the conversation: skipped`,
+    });
   }
   // The user's own title wins over generated ones, as in Claude Code's session list.
   const title = customTitle ?? otherTitle;
