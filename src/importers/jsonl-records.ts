@@ -58,3 +58,41 @@ export function without(o: JsonObject, ...keys: string[]): JsonObject {
   for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
   return out;
 }
+
+/**
+ * Records in file order, except that a record whose parent comes later in
+ * the file waits for it (a child written before its parent by an
+ * out-of-order write), so the log can be built parents first. Records
+ * that wait on each other in a cycle come last, in file order: the log
+ * builder then hangs the first under the root and notes it.
+ */
+export function parentsFirst(
+  records: readonly JsonRecord[],
+  idOf: (r: JsonRecord) => string | undefined,
+  parentOf: (r: JsonRecord) => string | undefined,
+): JsonRecord[] {
+  const ids = new Set(records.map(idOf));
+  const done = new Set<string | undefined>();
+  const waiting = new Map<string, JsonRecord[]>();
+  const out: JsonRecord[] = [];
+  const emit = (r: JsonRecord) => {
+    out.push(r);
+    const id = idOf(r);
+    done.add(id);
+    const children = id === undefined ? undefined : waiting.get(id);
+    if (children === undefined) return;
+    waiting.delete(id as string);
+    for (const c of children) emit(c);
+  };
+  for (const r of records) {
+    const parent = parentOf(r);
+    if (parent !== undefined && ids.has(parent) && !done.has(parent) && parent !== idOf(r)) {
+      waiting.set(parent, [...(waiting.get(parent) ?? []), r]);
+    } else {
+      emit(r);
+    }
+  }
+  const stuck = new Set([...waiting.values()].flat());
+  for (const r of records) if (stuck.has(r) && !out.includes(r)) emit(r);
+  return out;
+}

@@ -2,7 +2,15 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { FORMAT_VERSION } from "../../core/entry.js";
 import type { EntryInit } from "../../core/entry-builders.js";
-import { type JsonRecord, obj, readJsonl, str, timestampOf, without } from "../jsonl-records.js";
+import {
+  type JsonRecord,
+  obj,
+  parentsFirst,
+  readJsonl,
+  str,
+  timestampOf,
+  without,
+} from "../jsonl-records.js";
 import { customEntry, type ImportNote, LogBuilder, type MappedSession } from "../mapped-session.js";
 import { assistantEntry, textOfContent, userPieces } from "./claude-content.js";
 
@@ -127,7 +135,12 @@ function buildSession(
   log.notes.push(...notes);
   const uuids = new Set(records.map((r) => r.value.uuid as string));
   const compacted = new Set<string>();
-  for (const r of records) {
+  const ordered = parentsFirst(
+    records,
+    (r) => str(r.value, "uuid"),
+    (r) => str(r.value, "parentUuid") ?? str(r.value, "logicalParentUuid"),
+  );
+  for (const r of ordered) {
     const parent = str(r.value, "parentUuid");
     // A sidechain's first record names the main-chain message that started it, or nothing.
     const parentId =

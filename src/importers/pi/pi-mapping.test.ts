@@ -163,6 +163,28 @@ describe("a damaged pi file: every line that cannot be mapped as it was is noted
     ]);
   });
 
+  it("a child written before its parent still hangs under it, and the file's last line is the leaf", () => {
+    const line = (o: object) => JSON.stringify({ timestamp: "2026-01-01T00:00:00Z", ...o });
+    const msg = (id: string, parentId: string | null) =>
+      line({ type: "message", id, parentId, message: { role: "user", content: id } });
+    const text = [
+      line({ type: "session", version: 3, id: "s1" }),
+      msg("m1", null),
+      msg("m3", "m2"),
+      msg("m2", "m1"),
+      msg("m4", "m2"),
+    ].join("\n");
+    const back = mapPiSession(text);
+    expect(back.notes).toEqual([]);
+    expect(back.entries.map((e) => [e.id, e.parentId])).toEqual([
+      ["s1", undefined],
+      ["m1", "s1"],
+      ["m2", "m1"],
+      ["m3", "m2"],
+      ["m4", "m2"],
+    ]);
+  });
+
   it("a file without a session header is refused as a whole", () => {
     expect(() => mapPiSession('{"type":"message","id":"x"}\n')).toThrow(/not a pi session file/);
   });

@@ -4,7 +4,15 @@ import { FORMAT_VERSION } from "../../core/entry.js";
 import type { EntryInit } from "../../core/entry-builders.js";
 import { invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import { type JsonRecord, obj, readJsonl, str, timestampOf, without } from "../jsonl-records.js";
+import {
+  type JsonRecord,
+  obj,
+  parentsFirst,
+  readJsonl,
+  str,
+  timestampOf,
+  without,
+} from "../jsonl-records.js";
 import { customEntry, LogBuilder, type MappedSession } from "../mapped-session.js";
 
 type KindInit = NonNullable<EntryInit["kind"]>;
@@ -49,7 +57,12 @@ export function mapPiSession(text: string): MappedSession {
   });
   const log = new LogBuilder(header.id, root);
   log.notes.push(...notes);
-  for (const record of records.slice(1)) addRecord(log, record);
+  const ordered = parentsFirst(
+    records.slice(1),
+    (r) => str(r.value, "id"),
+    (r) => str(r.value, "parentId"),
+  );
+  for (const record of ordered) addRecord(log, record);
   return log.finish();
 }
 
