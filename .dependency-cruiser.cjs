@@ -46,6 +46,14 @@ module.exports = {
       to: { path: "^src/(?!core/|storage/|store/)" },
     },
     {
+      name: "importers-are-pure-mappings",
+      comment:
+        "src/importers (other tools' transcripts as sessiond logs) imports only src/core and gen/: the CLI reads the files and sends the result.",
+      severity: "error",
+      from: { path: layer("importers"), pathNot: TEST },
+      to: { path: "^src/(?!core/|importers/)" },
+    },
+    {
       name: "server-not-storage",
       comment:
         "The server reaches storage only through the store (watching included), tests too: a second transport must not need more.",

@@ -1,49 +1,59 @@
 import { readFile } from "node:fs/promises";
-import { ConnectError } from "@connectrpc/connect";
 import { SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
-import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
-import { type CliContext, CliError, type Command, intFlag, parse, positionals } from "./command.js";
+import { isSessiondError } from "../core/errors.js";
+import { planImport } from "../core/import-plan.js";
+import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
+import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { parseEntryLines } from "./entry-lines.js";
-import { codeName } from "./error-line.js";
-import { batches, planReplay, type ReplayPlan, reRoot } from "./import-replay.js";
+import { importFiles, SOURCES, type Source, sourceFiles } from "./import-from.js";
+import { OUTCOME_WORDS, sendLog } from "./import-send.js";
 import { jsonLine, printHelp, println } from "./output.js";
 import { Progress } from "./progress.js";
 
 const HELP = `Usage: sessiond import FILE [flags]
+       sessiond import --from pi|claude-code PATH [flags]
 
 Stores an exported log (JSONL, one Entry per line, as written by
-'sessiond export'; FILE "-" reads stdin) as a new session and prints its id.
-The file is checked first with the server's rules; nothing is created when
-it is invalid. The session id is --id, else the one recorded in the file
-(importing next to the original needs --id). On a terminal, progress goes
-to stderr.
+'sessiond export'; FILE "-" reads stdin) as a session, exactly: entry ids,
+parents, seqs, timestamps, the root with its created_at and forked_from,
+and the leaf are kept. The file is checked with the server's rules first;
+nothing is created when it is invalid.
+The session id is --id, else the one recorded in the file. A large log
+goes in parts of about 1 MiB: ImportSession with everything up to its
+last pointer move (Leaf entry), Append of the rest. Importing the same log
+again changes nothing ("unchanged"); when the server holds the start of it
+(an import cut short, or an older export) the rest is added ("extended");
+another log under the id is refused (pass --id to import next to it).
 
-The server has no import call, so the log is replayed: CreateSession with the
-root's title, cwd, metadata, parent session and agent type, then Append of
-the other entries in batches (ids, parent ids, timestamps and content kept),
-then one Rewind when the log ended on another leaf than its last entry.
-Limitations of the replay:
-  - the root entry gets a new id; entries below it are re-parented onto it;
-  - Leaf entries (pointer moves of rewind / reset) cannot be appended: they
-    are skipped and only the final leaf is restored, so seqs are renumbered;
-  - created_at and forked_from of the root are not carried over.
-If the replay fails half-way, the partial session is deleted again.
+--from reads the sessions of another tool, keeping their entry ids, tree
+and timestamps:
+  pi            a pi session file, or a directory of them (all *.jsonl below
+                it), versions 1 to 3
+  claude-code   a Claude Code project directory (~/.claude/projects/<dir>):
+                its transcripts, their subagent transcripts as subagent
+                sessions; or one transcript file
+Each session is imported on its own, in parts of about 1 MiB (ImportSession,
+then Append), so a transcript larger than a message still goes. Importing
+the same files again leaves the sessions unchanged; a session the server
+holds the start of (an import cut short, a file that grew since) gets the
+rest ("extended"); one whose stored log is not a start of the file's is
+refused. Whatever could not be mapped as it was (a damaged
+line, an unknown record, an entry the rules refuse, kept as a Custom entry)
+is reported on stderr as FILE:LINE. On a terminal, progress goes to stderr.
+Exit code 1 when a file or a session was refused.
 
 Flags:
-  --id NEW_ID             the new session's id
-  --batch N               entries per Append (default 100)
+  --id NEW_ID             the new session's id (FILE only)
+  --from SOURCE           pi or claude-code
 ${CLIENT_FLAGS_HELP}
 
-With --json: the new session's SessionMeta as proto JSON.`;
+With --json (FILE only): the session's SessionMeta as proto JSON.`;
 
 const OPTIONS = {
   ...CLIENT_OPTIONS,
   id: { type: "string" },
-  batch: { type: "string" },
+  from: { type: "string" },
 } as const;
-
-/** Bytes per Append, well below the server's default 4 MiB message limit. */
-const MAX_BATCH_BYTES = 1024 * 1024;
 
 async function readInput(file: string): Promise<string> {
   if (file !== "-") {
@@ -58,101 +68,69 @@ async function readInput(file: string): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Appends the plan's entries below `newRoot` and restores the final leaf. */
-async function replay(
-  conn: Connection,
-  sessionId: string,
-  newRoot: string,
-  plan: ReplayPlan,
-  batchSize: number,
-  progress: Progress,
-): Promise<void> {
-  const { workspace, client } = conn;
-  const entries = reRoot(plan.entries, plan.rootId, newRoot);
-  let head = 1n;
-  let leaf = newRoot;
-  for (const batch of batches(entries, batchSize, MAX_BATCH_BYTES)) {
-    // expected_seq: nobody else may write into a session being imported.
-    const res = await client.session.append({
-      workspace,
-      session: sessionId,
-      entries: batch,
-      expectedSeq: head,
-    });
-    head = res.headSeq;
-    leaf = res.leafId;
-    progress.advance(batch.length);
-  }
-  const finalLeaf = plan.finalLeaf === plan.rootId ? newRoot : plan.finalLeaf;
-  if (finalLeaf !== leaf) {
-    await client.session.rewind({
-      workspace,
-      session: sessionId,
-      target: finalLeaf,
-      allowBeforeCompaction: true,
-      expectedSeq: head,
-    });
-  }
-}
-
 async function run(argv: string[], ctx: CliContext): Promise<number> {
   const { values: v, positionals: args } = parse("import", argv, OPTIONS);
   if (v.help) return printHelp(HELP);
+  if (v.from !== undefined) return runFrom(v, args, ctx);
   const [file] = positionals("import", args, ["FILE"]) as [string];
-  const batchSize = intFlag("batch", v.batch, 100);
-  if (batchSize < 1) throw new CliError("--batch must be at least 1", 2);
   const conn = connect(v, ctx);
   const source = file === "-" ? "stdin" : file;
-  const plan = planReplay(parseEntryLines(await readInput(file), source), source);
-  const sessionId = v.id ?? plan.recordedId;
-  if (sessionId === "") throw new CliError(`${source}: the root records no session id; pass --id`);
-  const { workspace, client } = conn;
-  const info = plan.info;
-  const created = await client.store.createSession({
-    workspace,
-    sessionId,
-    title: info.title,
-    cwd: info.cwd,
-    metadata: info.metadata,
-    parentSessionId: info.parentSessionId,
-    agentType: info.agentType,
-  });
-  if (!created.created || created.session === undefined) {
-    throw new CliError(
-      `session "${sessionId}" already exists in workspace "${workspace}" (pass --id to import under another id)`,
-    );
-  }
-  const newRoot = created.session.leafId;
-  const progress = new Progress(
-    ctx.stderrTty && !v.json ? process.stderr : undefined,
-    "import",
-    "entries",
-    plan.entries.length,
-  );
+  const entries = parseEntryLines(await readInput(file), source);
+  if (entries.length === 0) throw new CliError(`${source}: no entries`);
+  const first = entries[0]?.kind;
+  const sessionId = v.id ?? (first?.case === "sessionInfo" ? first.value.sessionId : "");
+  if (!sessionId) throw new CliError(`${source}: the root records no session id; pass --id`);
   try {
-    await replay(conn, sessionId, newRoot, plan, batchSize, progress);
+    // The whole file, before anything is sent: a large log goes in parts, and
+    // a refusal of a later part would leave the start behind.
+    planImport(sessionId, entries);
   } catch (err) {
-    progress.clear();
-    // Leave nothing half-imported behind: the file is the source of truth.
-    await client.store.deleteSession({ workspace, session: sessionId }).catch(() => undefined);
-    const why = err instanceof ConnectError ? `${err.rawMessage} (${codeName(err.code)})` : err;
-    throw new CliError(`import into "${sessionId}" failed, partial session removed: ${why}`);
+    if (isSessiondError(err)) throw new CliError(`${source}: ${err.message}`);
+    throw err;
   }
-  progress.clear();
-  const meta = (await client.store.getSession({ workspace, session: sessionId })).session;
+  const outcome = await sendLog(conn, sessionId, entries);
   if (v.json) {
-    if (meta !== undefined) await println(jsonLine(SessionMetaSchema, meta));
+    const { session } = await conn.client.store.getSession({
+      workspace: conn.workspace,
+      session: sessionId,
+    });
+    if (session !== undefined) await println(jsonLine(SessionMetaSchema, session));
     return 0;
   }
-  const skipped =
-    plan.leafMoves > 0 ? ` (${plan.leafMoves} pointer moves skipped, final leaf kept)` : "";
-  await println(`imported ${plan.entries.length + 1} entries into ${sessionId}${skipped}`);
+  await println(`${OUTCOME_WORDS[outcome]} ${sessionId} (${entries.length} entries)`);
   return 0;
+}
+
+async function runFrom(
+  v: ReturnType<typeof parse<typeof OPTIONS>>["values"],
+  args: string[],
+  ctx: CliContext,
+): Promise<number> {
+  if (!(SOURCES as readonly string[]).includes(v.from as string)) {
+    throw new CliError(`--from must be one of ${SOURCES.join(", ")}, got "${v.from}"`, 2);
+  }
+  if (v.id !== undefined || v.json) {
+    throw new CliError("--id and --json apply to a sessiond export, not to --from", 2);
+  }
+  const [path] = positionals("import", args, ["PATH"]) as [string];
+  const conn = connect(v, ctx);
+  const files = await sourceFiles(v.from as Source, path);
+  const progress = new Progress(
+    ctx.stderrTty ? process.stderr : undefined,
+    "import",
+    "files",
+    files.length,
+  );
+  const t = await importFiles(conn, files, progress);
+  await println(
+    `${t.imported} imported, ${t.extended} extended, ${t.unchanged} unchanged, ${t.failed} failed, ${t.notes} notes (${files.length} file${files.length === 1 ? "" : "s"})`,
+  );
+  return t.failed > 0 ? 1 : 0;
 }
 
 export const importCommand: Command = {
   name: "import",
-  summary: "store an exported JSONL log as a new session",
+  summary: "store an exported log, or pi / Claude Code sessions, as sessions",
   help: HELP,
   run,
 };

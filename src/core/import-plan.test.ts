@@ -27,7 +27,7 @@ function rejects(entries: Entry[], fragment: string): void {
 }
 
 describe("planImport", () => {
-  it("accepts a valid branched log, renumbers seqs and sets the new session id", () => {
+  it("accepts a valid branched log, keeps its seqs and sets the new session id", () => {
     const entries = withSeqs([
       info("r1"),
       user("a1", "q1", "r1"),
@@ -39,7 +39,7 @@ describe("planImport", () => {
         kind: { case: "leaf", value: { leafId: "b2" } },
       }),
     ]);
-    (entries[1] as Entry).seq = 7n;
+    (entries[1] as Entry).seq = 0n;
     const out = planImport("imported", entries);
     expect(out.map((e) => Number(e.seq))).toEqual([1, 2, 3, 4, 5]);
     expect(out.map((e) => e.id)).toEqual(["r1", "a1", "b2", "b2x", "l1"]);

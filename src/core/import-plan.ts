@@ -1,6 +1,7 @@
 import { clone } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { type PlanContext, planAppend, storedJson } from "./append-plan.js";
+import { FORMAT_VERSION, toTimestamp } from "./entry.js";
 import { invalidArgument, isSessiondError } from "./errors.js";
 import { checkEntryId, quote } from "./ids.js";
 import { SessionLog } from "./session-log.js";
@@ -13,10 +14,14 @@ import { checkTree } from "./tree.js";
  * no missing parent), the root a SessionInfo, and every other entry passing
  * the same rules as a live Append (tool results, compactions, Leaf targets),
  * replayed in the given order, the root included for its id and stored
- * form. Returns the entries as they will be stored: seqs renumbered
- * densely, the root's session_id set to the new id. Throws
- * INVALID_ARGUMENT (RESOURCE_EXHAUSTED for an entry over
- * `ctx.maxEntryBytes`) naming the offending entry; nothing is stored.
+ * form. Lossless: ids, parents, timestamps and seqs are kept. A seq, when
+ * set, must be the entry's position (a log is dense from 1), so a log that
+ * lost or reordered lines is refused rather than renumbered; seq 0 and a
+ * missing timestamp are filled in as an Append fills them. Returns the
+ * entries as they will be stored, the root's session_id set to the new id
+ * (its created_at defaulting to its timestamp, format_version 0 to the
+ * current one). Throws INVALID_ARGUMENT (RESOURCE_EXHAUSTED for an entry
+ * over `ctx.maxEntryBytes`) naming the offending entry; nothing is stored.
  */
 export function planImport(
   sessionId: string,
@@ -32,10 +37,17 @@ export function planImport(
     );
   }
   checkEntryId(first.id, "id of the imported root");
+  entries.forEach(checkSeq);
   const root = clone(EntrySchema, first);
   root.seq = 1n;
+  root.timestamp ??= toTimestamp((ctx.now ?? (() => new Date()))());
   // Stryker disable next-line ConditionalExpression: the first entry was checked to be a SessionInfo above; the test only narrows the type of the clone
-  if (root.kind.case === "sessionInfo") root.kind.value.sessionId = sessionId;
+  if (root.kind.case === "sessionInfo") {
+    const info = root.kind.value;
+    info.sessionId = sessionId;
+    info.createdAt ??= root.timestamp;
+    if (info.formatVersion === 0) info.formatVersion = FORMAT_VERSION;
+  }
   checkTags(first.kind.value.tags, `imported entry ${quote(first.id)}: tags`, false);
   storedJson(
     root,
@@ -64,4 +76,13 @@ export function planImport(
     }
   }
   return [...log.entries()];
+}
+
+/** A given seq must be the entry's position: the log is dense from 1. */
+function checkSeq(e: Entry, index: number): void {
+  if (e.seq !== 0n && e.seq !== BigInt(index + 1)) {
+    throw invalidArgument(
+      `imported entry ${quote(e.id)}: seq ${e.seq} is not its position ${index + 1} (a log is dense from 1)`,
+    );
+  }
 }

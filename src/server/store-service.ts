@@ -103,6 +103,11 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       return { session };
     },
 
+    async importSession(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      return store.import(workspace, req.entries, { sessionId: req.sessionId });
+    },
+
     async *watchSessions(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
       yield* watchSessionsResponses(deps, workspace, req.afterCursor, ctx.signal);

@@ -83,13 +83,16 @@ describe("the id an import takes", () => {
 
   it("is the one its SessionInfo root records, when the caller names none", async () => {
     const store = storeOf();
-    const meta = await store.import(undefined, [root("recorded-id"), user("u1", "hi", "root")]);
+    const { session: meta } = await store.import(undefined, [
+      root("recorded-id"),
+      user("u1", "hi", "root"),
+    ]);
     expect(meta.id).toBe("recorded-id");
   });
 
   it("is a new generated id when the root records none", async () => {
     const store = storeOf();
-    const meta = await store.import(undefined, [root("")]);
+    const { session: meta } = await store.import(undefined, [root("")]);
     expect(meta.id).toMatch(SESSION_ID_PATTERN);
     expect(meta.id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{8}$/);
   });

@@ -341,22 +341,56 @@ export class SessionStore {
   }
 
   /**
-   * Stores a foreign log (e.g. an export) as a new session after checking it
-   * with the same rules as live appends (see core/import-plan.ts). The id is
-   * `sessionId`, else the one recorded in the root, else a new one.
+   * Stores a foreign log (an export, a transcript of another tool) as a
+   * session, exactly: ids, parents, timestamps, seqs and the root's
+   * created_at / forked_from kept, after checking it with the same rules as
+   * live appends (see core/import-plan.ts). The id is `sessionId`, else the
+   * one recorded in the root, else a new one. A subagent session's parent
+   * must exist, and its spawn depth follows the parent's. Importing the same
+   * log again is idempotent (created=false): a retried or repeated import
+   * succeeds, while another log under the id is ALREADY_EXISTS.
    */
   async import(
     workspaceIn: string | undefined,
     entries: readonly Entry[],
     opts: { sessionId?: string | undefined } = {},
-  ): Promise<SessionMeta> {
+  ): Promise<{ session: SessionMeta; created: boolean }> {
     const workspace = checkWorkspace(workspaceIn);
     const first = entries[0];
     const recorded = first?.kind.case === "sessionInfo" ? first.kind.value.sessionId : "";
     const sessionId = checkSessionId(opts.sessionId ?? (recorded || newSessionId(this.now())));
     const key = { workspace, sessionId };
-    await this.engine.create(key, planImport(sessionId, entries, this.ctx.plan));
-    return this.metaOfKey(key);
+    const planned = planImport(sessionId, entries, this.ctx.plan);
+    await this.checkImportedParent(workspace, planned[0] as Entry);
+    try {
+      await this.engine.create(key, planned);
+      return { session: await this.metaOfKey(key), created: true };
+    } catch (err) {
+      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      const stored = [...(await this.engine.load(key)).entries()];
+      const differs = firstDifference(stored, planned);
+      if (differs !== undefined) {
+        throw alreadyExists(
+          `session ${quote(sessionId)} already exists in workspace ${quote(workspace)} with another log (${differs})`,
+        );
+      }
+      return { session: await this.metaOfKey(key), created: false };
+    }
+  }
+
+  /** The parent of an imported subagent session exists; its depth is the parent's plus one. */
+  private async checkImportedParent(workspace: string, root: Entry): Promise<void> {
+    const info = (root.kind as { value: SessionInfo }).value;
+    if (info.parentSessionId === undefined) return;
+    checkSessionId(info.parentSessionId, "parent_session_id");
+    const parent = await this.engine.load({ workspace, sessionId: info.parentSessionId });
+    const depth = parent.info.spawnDepth + 1;
+    if (info.spawnDepth !== 0 && info.spawnDepth !== depth) {
+      throw invalidArgument(
+        `imported entry ${quote(root.id)}: spawn_depth ${info.spawnDepth}, but the parent session ${quote(info.parentSessionId)} makes it ${depth}`,
+      );
+    }
+    info.spawnDepth = depth;
   }
 
   /**
@@ -381,6 +415,19 @@ export class SessionStore {
 function sameTags(a: Tags, b: Tags): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && hasTags(a, b);
+}
+
+/** Where two logs first differ, in words, or undefined when they are the same. */
+function firstDifference(stored: readonly Entry[], wanted: readonly Entry[]): string | undefined {
+  for (const [i, e] of wanted.entries()) {
+    const s = stored[i];
+    if (s === undefined) return `it has ${stored.length} entries, the import ${wanted.length}`;
+    if (!equals(EntrySchema, s, e)) return `entry ${quote(e.id)} at seq ${i + 1} differs`;
+  }
+  if (stored.length > wanted.length) {
+    return `it has ${stored.length} entries, the import ${wanted.length}`;
+  }
+  return undefined;
 }
 
 /** Idempotent create: the same parameters (creation time and generated ids aside). */

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessiond/sessiond/clients/go/sessiondv1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // NewEntryID returns a random entry id: 16 lowercase hex characters (64
@@ -39,7 +40,9 @@ func randomHex(n int) string {
 // Only fields the server would otherwise choose are filled: entry ids on
 // AppendRequest, entry_id on RewindRequest and ResetRequest (unset =
 // nil, these fields are proto3 optional), session_id on CreateSessionRequest
-// and ForkSessionRequest (likewise optional). A value the caller set,
+// and ForkSessionRequest (likewise optional), and on ImportSessionRequest
+// the session_id (the one its root records, else a new one) with the ids and
+// timestamps of its entries. A value the caller set,
 // including an explicit empty string on an optional field, is kept.
 func FillIDs(req interface{}) bool {
 	switch r := req.(type) {
@@ -76,6 +79,8 @@ func FillIDs(req interface{}) bool {
 			r.SessionId = &id
 			return true
 		}
+	case *sessiondv1.ImportSessionRequest:
+		return fillImport(r)
 	}
 	return false
 }
@@ -92,4 +97,36 @@ func IDsInterceptor() grpc.UnaryClientInterceptor {
 		FillIDs(req)
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
+}
+
+// fillImport fixes what the server would choose for an import, so that a
+// retry sends the same log (and the server answers it as already imported).
+func fillImport(r *sessiondv1.ImportSessionRequest) bool {
+	changed := false
+	if r.SessionId == nil {
+		id := ""
+		if len(r.GetEntries()) > 0 {
+			id = r.GetEntries()[0].GetSessionInfo().GetSessionId()
+		}
+		if id == "" {
+			id = NewSessionID(time.Now())
+		}
+		r.SessionId = &id
+		changed = true
+	}
+	now := timestamppb.Now()
+	for _, e := range r.GetEntries() {
+		if e == nil {
+			continue
+		}
+		if e.Id == "" {
+			e.Id = NewEntryID()
+			changed = true
+		}
+		if e.Timestamp == nil {
+			e.Timestamp = now
+			changed = true
+		}
+	}
+	return changed
 }

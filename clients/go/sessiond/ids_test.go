@@ -89,3 +89,22 @@ func TestFillIDsSetsOnlyWhatIsUnset(t *testing.T) {
 		t.Fatal("FillIDs wrote through a caller's pointer")
 	}
 }
+
+func TestFillIDsOfAnImportKeepsTheRecordedSessionIDAndFillsEntries(t *testing.T) {
+	root := &sessiondv1.Entry{Id: "r", Kind: &sessiondv1.Entry_SessionInfo{SessionInfo: &sessiondv1.SessionInfo{SessionId: "kept"}}}
+	req := &sessiondv1.ImportSessionRequest{Entries: []*sessiondv1.Entry{root, UserText("a")}}
+	if !FillIDs(req) {
+		t.Fatal("FillIDs reported no change on an import with empty ids")
+	}
+	if req.GetSessionId() != "kept" || !entryIDForm.MatchString(req.Entries[1].Id) || req.Entries[1].Timestamp == nil || root.Timestamp == nil {
+		t.Fatalf("import = %q, %q, %v", req.GetSessionId(), req.Entries[1].Id, req.Entries[1].Timestamp)
+	}
+	if FillIDs(req) {
+		t.Fatal("FillIDs changed an import whose ids are all set")
+	}
+	empty := &sessiondv1.ImportSessionRequest{}
+	FillIDs(empty)
+	if !sessionIDForm.MatchString(empty.GetSessionId()) {
+		t.Fatalf("session id of an import without entries = %q", empty.GetSessionId())
+	}
+}

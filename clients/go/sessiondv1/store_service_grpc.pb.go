@@ -65,6 +65,34 @@ type StoreServiceClient interface {
 	// Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
 	// NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
 	ForkSession(ctx context.Context, in *ForkSessionRequest, opts ...grpc.CallOption) (*ForkSessionResponse, error)
+	// ImportSession stores a whole session exactly as given: every entry with
+	// its id, parent, timestamp and seq, the root SessionInfo with its
+	// created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+	// session) parent_session_id and agent_type, and the Leaf entries, so the
+	// current leaf is the log's own. It is the lossless way to move a session
+	// between servers (GetEntries from one, ImportSession to the other) and to
+	// bring in transcripts of other tools.
+	// The entries are checked with the rules of a live Append, in the given
+	// order: one tree whose root (the first entry) is a SessionInfo, parents
+	// before children, unique ids, tool results answering a call on their
+	// path, compactions replacing entries of their own path, Leaf targets that
+	// exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+	// filled in); an entry without timestamp gets the server's clock; a root
+	// without created_at gets its timestamp; format_version 0 becomes the
+	// current one. The session id is session_id, else the one recorded in the
+	// root. A subagent session's parent session must exist, and its
+	// spawn_depth, when set, be the parent's plus one (0 is filled in).
+	// Idempotent: importing a session whose stored log is identical returns it
+	// with created=false; a different log under that id -> ALREADY_EXISTS.
+	// The log travels in one message (--max-message-bytes of the server
+	// bounds it); a larger one can be sent as its start with ImportSession and
+	// the rest with Append (no Leaf entries after the start), as `sessiond
+	// import` does.
+	// Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+	// workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+	// NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+	// holds another log).
+	ImportSession(ctx context.Context, in *ImportSessionRequest, opts ...grpc.CallOption) (*ImportSessionResponse, error)
 	// WatchSessions streams created / updated / deleted events of a
 	// workspace. Resume with the cursor of the last event seen.
 	// Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
@@ -128,6 +156,15 @@ func (c *storeServiceClient) DeleteSession(ctx context.Context, in *DeleteSessio
 func (c *storeServiceClient) ForkSession(ctx context.Context, in *ForkSessionRequest, opts ...grpc.CallOption) (*ForkSessionResponse, error) {
 	out := new(ForkSessionResponse)
 	err := c.cc.Invoke(ctx, "/sessiond.v1.StoreService/ForkSession", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) ImportSession(ctx context.Context, in *ImportSessionRequest, opts ...grpc.CallOption) (*ImportSessionResponse, error) {
+	out := new(ImportSessionResponse)
+	err := c.cc.Invoke(ctx, "/sessiond.v1.StoreService/ImportSession", in, out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +255,34 @@ type StoreServiceServer interface {
 	// Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
 	// NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
 	ForkSession(context.Context, *ForkSessionRequest) (*ForkSessionResponse, error)
+	// ImportSession stores a whole session exactly as given: every entry with
+	// its id, parent, timestamp and seq, the root SessionInfo with its
+	// created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+	// session) parent_session_id and agent_type, and the Leaf entries, so the
+	// current leaf is the log's own. It is the lossless way to move a session
+	// between servers (GetEntries from one, ImportSession to the other) and to
+	// bring in transcripts of other tools.
+	// The entries are checked with the rules of a live Append, in the given
+	// order: one tree whose root (the first entry) is a SessionInfo, parents
+	// before children, unique ids, tool results answering a call on their
+	// path, compactions replacing entries of their own path, Leaf targets that
+	// exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+	// filled in); an entry without timestamp gets the server's clock; a root
+	// without created_at gets its timestamp; format_version 0 becomes the
+	// current one. The session id is session_id, else the one recorded in the
+	// root. A subagent session's parent session must exist, and its
+	// spawn_depth, when set, be the parent's plus one (0 is filled in).
+	// Idempotent: importing a session whose stored log is identical returns it
+	// with created=false; a different log under that id -> ALREADY_EXISTS.
+	// The log travels in one message (--max-message-bytes of the server
+	// bounds it); a larger one can be sent as its start with ImportSession and
+	// the rest with Append (no Leaf entries after the start), as `sessiond
+	// import` does.
+	// Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+	// workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+	// NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+	// holds another log).
+	ImportSession(context.Context, *ImportSessionRequest) (*ImportSessionResponse, error)
 	// WatchSessions streams created / updated / deleted events of a
 	// workspace. Resume with the cursor of the last event seen.
 	// Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
@@ -247,6 +312,9 @@ func (UnimplementedStoreServiceServer) DeleteSession(context.Context, *DeleteSes
 }
 func (UnimplementedStoreServiceServer) ForkSession(context.Context, *ForkSessionRequest) (*ForkSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ForkSession not implemented")
+}
+func (UnimplementedStoreServiceServer) ImportSession(context.Context, *ImportSessionRequest) (*ImportSessionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ImportSession not implemented")
 }
 func (UnimplementedStoreServiceServer) WatchSessions(*WatchSessionsRequest, StoreService_WatchSessionsServer) error {
 	return status.Errorf(codes.Unimplemented, "method WatchSessions not implemented")
@@ -372,6 +440,24 @@ func _StoreService_ForkSession_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StoreService_ImportSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).ImportSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/sessiond.v1.StoreService/ImportSession",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).ImportSession(ctx, req.(*ImportSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _StoreService_WatchSessions_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchSessionsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -420,6 +506,10 @@ var _StoreService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForkSession",
 			Handler:    _StoreService_ForkSession_Handler,
+		},
+		{
+			MethodName: "ImportSession",
+			Handler:    _StoreService_ImportSession_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

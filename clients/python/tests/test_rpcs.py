@@ -110,6 +110,28 @@ class StoreServiceTest(unittest.TestCase):
         self.assertEqual(self.c.store.fork_session(req).session.id, fork.id)
         self.assertEqual(len(self.c.store.list_sessions(workspace=self.ws).sessions), 2)
 
+    def test_import_session(self) -> None:
+        sid = self.c.store.create_session(workspace=self.ws, title="src").session.id
+        self.c.session.append(
+            workspace=self.ws,
+            session=sid,
+            entries=[user_message("q1", id="u1"), assistant_message("a1", id="a1")],
+        )
+        log = list(self.c.session.get_entries(workspace=self.ws, session=sid).entries)
+        req = store_service_pb2.ImportSessionRequest(
+            workspace=self.ws, session_id="py-copy", entries=log
+        )
+        res = self.c.store.import_session(req)
+        self.assertTrue(res.created)
+        copy = list(self.c.session.get_entries(workspace=self.ws, session="py-copy").entries)
+        kept = [(e.id, e.seq, e.timestamp) for e in copy]
+        self.assertEqual(kept, [(e.id, e.seq, e.timestamp) for e in log])
+        # The same log again is no new session; another log under the id is refused.
+        self.assertFalse(self.c.store.import_session(req).created)
+        with self.assertRaises(SessiondError) as err:
+            self.c.store.import_session(workspace=self.ws, session_id="py-copy", entries=log[:2])
+        self.assertEqual(err.exception.code_name, "ALREADY_EXISTS")
+
     def test_watch_sessions(self) -> None:
         events: List[store_service_pb2.WatchSessionsResponse] = []
         done = threading.Event()

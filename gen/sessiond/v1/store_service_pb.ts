@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Role } from "./entry_pb.js";
+import type { Entry, Role } from "./entry_pb.js";
 import { file_sessiond_v1_entry } from "./entry_pb.js";
 import type { SessionMeta } from "./session_pb.js";
 import { file_sessiond_v1_session } from "./session_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUi/gEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5QhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCJbChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIqCghzZXNzaW9ucxgBIAMoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLoAQoUU2VhcmNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXF1ZXJ5GAIgASgJEioKBmZpbHRlchgDIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISHgoRcGFyZW50X3Nlc3Npb25faWQYBCABKAlIAIgBARIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIlCgVvcmRlchgHIAEoDjIWLnNlc3Npb25kLnYxLlNvcnRPcmRlckIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSI/ChRXYXRjaFNlc3Npb25zUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFAoMYWZ0ZXJfY3Vyc29yGAIgASgJIr0BChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKwoEdHlwZRgBIAEoDjIdLnNlc3Npb25kLnYxLlNlc3Npb25FdmVudFR5cGUSEgoKc2Vzc2lvbl9pZBgCIAEoCRIpCgdzZXNzaW9uGAMgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDgoGY3Vyc29yGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmEKCVNvcnRPcmRlchIaChZTT1JUX09SREVSX1VOU1BFQ0lGSUVEEAASGwoXU09SVF9PUkRFUl9ORVdFU1RfRklSU1QQARIbChdTT1JUX09SREVSX09MREVTVF9GSVJTVBACKksKBlNvcnRCeRIXChNTT1JUX0JZX1VOU1BFQ0lGSUVEEAASEwoPU09SVF9CWV9DUkVBVEVEEAESEwoPU09SVF9CWV9VUERBVEVEEAIqlgEKEFNlc3Npb25FdmVudFR5cGUSIgoeU0VTU0lPTl9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0NSRUFURUQQARIeChpTRVNTSU9OX0VWRU5UX1RZUEVfVVBEQVRFRBACEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9ERUxFVEVEEAMy5gQKDFN0b3JlU2VydmljZRJWCg1DcmVhdGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0U2Vzc2lvbhIeLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElMKDExpc3RTZXNzaW9ucxIgLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJWCg1TZWFyY2hFbnRyaWVzEiEuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVzcG9uc2USVgoNRGVsZXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlElAKC0ZvcmtTZXNzaW9uEh8uc2Vzc2lvbmQudjEuRm9ya1Nlc3Npb25SZXF1ZXN0GiAuc2Vzc2lvbmQudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJYCg1XYXRjaFNlc3Npb25zEiEuc2Vzc2lvbmQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUi/gEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5QhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCJbChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIqCghzZXNzaW9ucxgBIAMoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLoAQoUU2VhcmNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXF1ZXJ5GAIgASgJEioKBmZpbHRlchgDIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISHgoRcGFyZW50X3Nlc3Npb25faWQYBCABKAlIAIgBARIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIlCgVvcmRlchgHIAEoDjIWLnNlc3Npb25kLnYxLlNvcnRPcmRlckIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMr4FCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USVgoNU2VhcmNoRW50cmllcxIhLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlElYKDURlbGV0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJQCgtGb3JrU2Vzc2lvbhIfLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBogLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USVgoNSW1wb3J0U2Vzc2lvbhIhLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
 
 /**
  * CreateSessionRequest creates a session or a subagent session.
@@ -628,6 +628,69 @@ export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__P
   messageDesc(file_sessiond_v1_store_service, 13);
 
 /**
+ * ImportSessionRequest carries a whole session log (see ImportSession).
+ *
+ * @generated from message sessiond.v1.ImportSessionRequest
+ */
+export type ImportSessionRequest = Message<"sessiond.v1.ImportSessionRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The session's id; when absent, the session_id recorded in the root.
+   *
+   * @generated from field: optional string session_id = 2;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * The log in seq order, the SessionInfo root first.
+   *
+   * @generated from field: repeated sessiond.v1.Entry entries = 3;
+   */
+  entries: Entry[];
+};
+
+/**
+ * Describes the message sessiond.v1.ImportSessionRequest.
+ * Use `create(ImportSessionRequestSchema)` to create a new message.
+ */
+export const ImportSessionRequestSchema: GenMessage<ImportSessionRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 14);
+
+/**
+ * ImportSessionResponse returns the imported session.
+ *
+ * @generated from message sessiond.v1.ImportSessionResponse
+ */
+export type ImportSessionResponse = Message<"sessiond.v1.ImportSessionResponse"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: sessiond.v1.SessionMeta session = 1;
+   */
+  session?: SessionMeta | undefined;
+
+  /**
+   * False when an identical log was already stored under this id.
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+};
+
+/**
+ * Describes the message sessiond.v1.ImportSessionResponse.
+ * Use `create(ImportSessionResponseSchema)` to create a new message.
+ */
+export const ImportSessionResponseSchema: GenMessage<ImportSessionResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 15);
+
+/**
  * WatchSessionsRequest starts a watch of a workspace.
  *
  * @generated from message sessiond.v1.WatchSessionsRequest
@@ -653,7 +716,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 14);
+  messageDesc(file_sessiond_v1_store_service, 16);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -702,7 +765,7 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 15);
+  messageDesc(file_sessiond_v1_store_service, 17);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -925,6 +988,42 @@ export const StoreService: GenService<{
     methodKind: "unary";
     input: typeof ForkSessionRequestSchema;
     output: typeof ForkSessionResponseSchema;
+  },
+  /**
+   * ImportSession stores a whole session exactly as given: every entry with
+   * its id, parent, timestamp and seq, the root SessionInfo with its
+   * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+   * session) parent_session_id and agent_type, and the Leaf entries, so the
+   * current leaf is the log's own. It is the lossless way to move a session
+   * between servers (GetEntries from one, ImportSession to the other) and to
+   * bring in transcripts of other tools.
+   * The entries are checked with the rules of a live Append, in the given
+   * order: one tree whose root (the first entry) is a SessionInfo, parents
+   * before children, unique ids, tool results answering a call on their
+   * path, compactions replacing entries of their own path, Leaf targets that
+   * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+   * filled in); an entry without timestamp gets the server's clock; a root
+   * without created_at gets its timestamp; format_version 0 becomes the
+   * current one. The session id is session_id, else the one recorded in the
+   * root. A subagent session's parent session must exist, and its
+   * spawn_depth, when set, be the parent's plus one (0 is filled in).
+   * Idempotent: importing a session whose stored log is identical returns it
+   * with created=false; a different log under that id -> ALREADY_EXISTS.
+   * The log travels in one message (--max-message-bytes of the server
+   * bounds it); a larger one can be sent as its start with ImportSession and
+   * the rest with Append (no Leaf entries after the start), as `sessiond
+   * import` does.
+   * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+   * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+   * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+   * holds another log).
+   *
+   * @generated from rpc sessiond.v1.StoreService.ImportSession
+   */
+  importSession: {
+    methodKind: "unary";
+    input: typeof ImportSessionRequestSchema;
+    output: typeof ImportSessionResponseSchema;
   },
   /**
    * WatchSessions streams created / updated / deleted events of a

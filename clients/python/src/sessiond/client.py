@@ -95,6 +95,16 @@ def _fill_ids(method: str, req: Any) -> None:
     elif method in ("CreateSession", "ForkSession"):
         if not req.HasField("session_id"):
             req.session_id = new_session_id()
+    elif method == "ImportSession":
+        if not req.HasField("session_id"):
+            root = req.entries[0] if req.entries else None
+            recorded = root.session_info.session_id if root is not None else ""
+            req.session_id = recorded or new_session_id()
+        for e in req.entries:
+            if not e.id:
+                e.id = new_entry_id()
+            if not e.HasField("timestamp"):
+                e.timestamp.GetCurrentTime()
 
 
 def _build(cls: Callable[..., Req], request: Optional[Req], fields: Mapping[str, Any]) -> Req:
@@ -264,6 +274,18 @@ class StoreClient:
         """A new session with the path root → ``entry``; ``session_id`` chosen here when unset."""
         req = _build(st.ForkSessionRequest, request, fields)
         return self._inv.unary("ForkSession", self.stub.ForkSession, req, timeout, headers)
+
+    def import_session(
+        self,
+        request: Optional[st.ImportSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ImportSessionResponse:
+        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``."""
+        req = _build(st.ImportSessionRequest, request, fields)
+        return self._inv.unary("ImportSession", self.stub.ImportSession, req, timeout, headers)
 
     def watch_sessions(
         self,

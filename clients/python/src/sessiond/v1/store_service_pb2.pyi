@@ -107,6 +107,24 @@ class GetSessionResponse(_message.Message):
     session: _session_pb2.SessionMeta
     def __init__(self, session: _Optional[_Union[_session_pb2.SessionMeta, _Mapping]] = ...) -> None: ...
 
+class ImportSessionRequest(_message.Message):
+    __slots__ = ["entries", "session_id", "workspace"]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_entry_pb2.Entry]
+    session_id: str
+    workspace: str
+    def __init__(self, workspace: _Optional[str] = ..., session_id: _Optional[str] = ..., entries: _Optional[_Iterable[_Union[_entry_pb2.Entry, _Mapping]]] = ...) -> None: ...
+
+class ImportSessionResponse(_message.Message):
+    __slots__ = ["created", "session"]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    created: bool
+    session: _session_pb2.SessionMeta
+    def __init__(self, session: _Optional[_Union[_session_pb2.SessionMeta, _Mapping]] = ..., created: bool = ...) -> None: ...
+
 class ListSessionsRequest(_message.Message):
     __slots__ = ["filter", "order", "page_size", "page_token", "parent_session_id", "sort_by", "workspace"]
     FILTER_FIELD_NUMBER: _ClassVar[int]

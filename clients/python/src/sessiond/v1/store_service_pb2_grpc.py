@@ -56,6 +56,11 @@ class StoreServiceStub(object):
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.ForkSessionRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ForkSessionResponse.FromString,
                 )
+        self.ImportSession = channel.unary_unary(
+                '/sessiond.v1.StoreService/ImportSession',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.ImportSessionRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ImportSessionResponse.FromString,
+                )
         self.WatchSessions = channel.unary_stream(
                 '/sessiond.v1.StoreService/WatchSessions',
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.WatchSessionsRequest.SerializeToString,
@@ -156,6 +161,39 @@ class StoreServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImportSession(self, request, context):
+        """ImportSession stores a whole session exactly as given: every entry with
+        its id, parent, timestamp and seq, the root SessionInfo with its
+        created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+        session) parent_session_id and agent_type, and the Leaf entries, so the
+        current leaf is the log's own. It is the lossless way to move a session
+        between servers (GetEntries from one, ImportSession to the other) and to
+        bring in transcripts of other tools.
+        The entries are checked with the rules of a live Append, in the given
+        order: one tree whose root (the first entry) is a SessionInfo, parents
+        before children, unique ids, tool results answering a call on their
+        path, compactions replacing entries of their own path, Leaf targets that
+        exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+        filled in); an entry without timestamp gets the server's clock; a root
+        without created_at gets its timestamp; format_version 0 becomes the
+        current one. The session id is session_id, else the one recorded in the
+        root. A subagent session's parent session must exist, and its
+        spawn_depth, when set, be the parent's plus one (0 is filled in).
+        Idempotent: importing a session whose stored log is identical returns it
+        with created=false; a different log under that id -> ALREADY_EXISTS.
+        The log travels in one message (--max-message-bytes of the server
+        bounds it); a larger one can be sent as its start with ImportSession and
+        the rest with Append (no Leaf entries after the start), as `sessiond
+        import` does.
+        Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+        workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+        NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+        holds another log).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchSessions(self, request, context):
         """WatchSessions streams created / updated / deleted events of a
         workspace. Resume with the cursor of the last event seen.
@@ -198,6 +236,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ForkSession,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ForkSessionRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.ForkSessionResponse.SerializeToString,
+            ),
+            'ImportSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportSession,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ImportSessionRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.ImportSessionResponse.SerializeToString,
             ),
             'WatchSessions': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchSessions,
@@ -325,6 +368,23 @@ class StoreService(object):
         return grpc.experimental.unary_unary(request, target, '/sessiond.v1.StoreService/ForkSession',
             sessiond_dot_v1_dot_store__service__pb2.ForkSessionRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.ForkSessionResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ImportSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/sessiond.v1.StoreService/ImportSession',
+            sessiond_dot_v1_dot_store__service__pb2.ImportSessionRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.ImportSessionResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -1,0 +1,116 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { base64Decode } from "@bufbuild/protobuf/wire";
+import { Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import {
+  type ContentPartInit,
+  type EntryInit,
+  imagePart,
+  textPart,
+  thinkingPart,
+  toolCallPart,
+  toolResult,
+  userMessage,
+} from "../../core/entry-builders.js";
+import { obj, str } from "../jsonl-records.js";
+
+/** Anthropic API content blocks as content parts; blocks with no part are named in `problems`. */
+function partsOf(content: JsonValue | undefined, problems: string[]): ContentPartInit[] {
+  if (typeof content === "string") return content === "" ? [] : [textPart(content)];
+  if (!Array.isArray(content)) return [];
+  const parts: ContentPartInit[] = [];
+  for (const block of content as JsonObject[]) {
+    switch (block?.type) {
+      case "text":
+        parts.push(textPart(str(block, "text") ?? ""));
+        break;
+      case "thinking":
+        parts.push(thinkingPart(str(block, "thinking") ?? "", str(block, "signature")));
+        break;
+      case "image": {
+        const source = obj(block, "source");
+        if (source?.type === "base64") {
+          parts.push(
+            imagePart(base64Decode(str(source, "data") ?? ""), str(source, "media_type") ?? ""),
+          );
+          break;
+        }
+        problems.push("an image given by URL is left out");
+        break;
+      }
+      case "tool_use":
+        parts.push(
+          toolCallPart(str(block, "id") ?? "", str(block, "name") ?? "", block.input ?? {}),
+        );
+        break;
+      default:
+        problems.push(`content block of type ${JSON.stringify(block?.type)} left out`);
+    }
+  }
+  return parts;
+}
+
+/**
+ * One user line as entries, in order: Claude Code puts a turn's tool
+ * results (and any text beside them) into one user message, while a
+ * sessiond TOOL message answers one call, so each tool_result block becomes
+ * its own TOOL entry and the other blocks a USER entry between them.
+ */
+export function userPieces(message: JsonObject, problems: string[]): EntryInit[] {
+  const content = message.content;
+  if (!Array.isArray(content)) return [userMessage(partsOf(content, problems))];
+  const pieces: EntryInit[] = [];
+  let pending: JsonObject[] = [];
+  const flush = () => {
+    if (pending.length > 0) pieces.push(userMessage(partsOf(pending, problems)));
+    pending = [];
+  };
+  for (const block of content as JsonObject[]) {
+    if (block?.type !== "tool_result") {
+      pending.push(block);
+      continue;
+    }
+    flush();
+    pieces.push(
+      toolResult(str(block, "tool_use_id") ?? "", partsOf(block.content, problems), {
+        isError: block.is_error === true,
+      }),
+    );
+  }
+  flush();
+  return pieces.length > 0 ? pieces : [userMessage([])];
+}
+
+/** An assistant line: its content blocks, model, stop reason and token usage. */
+export function assistantEntry(message: JsonObject, problems: string[]): EntryInit {
+  const usage = obj(message, "usage") ?? {};
+  const count = (k: string) => BigInt(Math.max(0, Math.trunc(Number(usage[k] ?? 0) || 0)));
+  return {
+    kind: {
+      case: "message",
+      value: {
+        role: Role.ASSISTANT,
+        content: partsOf(message.content, problems),
+        model: str(message, "model"),
+        provider: "anthropic",
+        stopReason: str(message, "stop_reason"),
+        usage: {
+          inputTokens: count("input_tokens"),
+          outputTokens: count("output_tokens"),
+          cacheReadTokens: count("cache_read_input_tokens"),
+          cacheWriteTokens: count("cache_creation_input_tokens"),
+        },
+      },
+    },
+  };
+}
+
+/** The text of a user message (a compact summary's): its string, or its text blocks joined. */
+export function textOfContent(message: JsonObject | undefined): string {
+  const content = message?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as JsonObject[])
+    .filter((b) => b?.type === "text")
+    .map((b) => str(b, "text") ?? "")
+    .join("\n");
+}
