@@ -952,8 +952,10 @@ type SearchEntriesResponse struct {
 	Hits []*SearchHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// Empty when this is the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	// Sessions whose log could not be read whole (corrupt): searched up to
-	// the damage.
+	// Sessions this page searched whose log could not be read whole
+	// (corrupt) where the damage could hide hits: searched up to the damage.
+	// A damaged session that holds one of the words nowhere (no hit either
+	// way) is not named.
 	PartialSessionIds []string `protobuf:"bytes,3,rep,name=partial_session_ids,json=partialSessionIds,proto3" json:"partial_session_ids,omitempty"`
 }
 

@@ -476,8 +476,10 @@ export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse">
   nextPageToken: string;
 
   /**
-   * Sessions whose log could not be read whole (corrupt): searched up to
-   * the damage.
+   * Sessions this page searched whose log could not be read whole
+   * (corrupt) where the damage could hide hits: searched up to the damage.
+   * A damaged session that holds one of the words nowhere (no hit either
+   * way) is not named.
    *
    * @generated from field: repeated string partial_session_ids = 3;
    */
