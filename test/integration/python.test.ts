@@ -90,6 +90,7 @@ describe("Python grpcio client (interop)", () => {
         "StoreService/DeleteSession",
         "StoreService/ForkSession",
         "StoreService/GetSession",
+        "StoreService/ImportSession",
         "StoreService/ListSessions",
         "StoreService/SearchEntries",
         "StoreService/WatchSessions",

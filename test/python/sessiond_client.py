@@ -274,6 +274,16 @@ def main():
     assert (s.id, "u1") in hits and (fork.id, "u1") in hits, found
     assert all(word.lower() in h.snippet.lower() for h in found.hits), found
 
+    # --- ImportSession: the fork's log under another id, exactly; again: unchanged.
+    log = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id)).entries)
+    req = store.ImportSessionRequest(workspace=ws, session_id=fork.id + "-copy", entries=log)
+    imported = st.ImportSession(req)
+    assert imported.created and imported.session.id == fork.id + "-copy", imported
+    copy = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id + "-copy")).entries)
+    assert [(e.id, e.seq, e.timestamp) for e in copy] == [(e.id, e.seq, e.timestamp) for e in log], copy
+    assert not st.ImportSession(req).created
+    st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id + "-copy"))
+
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))
     assert list(deleted.deleted_session_ids) == [fork.id], deleted
