@@ -27,6 +27,7 @@ import {
   TEMP_GRACE_MS,
 } from "./create-file.js";
 import { checkDataDir, type DataDirNeed } from "./data-dir.js";
+import { FileChanges } from "./file-changes.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
@@ -99,7 +100,9 @@ export class JsonlEngine implements StorageEngine {
   private readonly listeners = new Listeners();
   /** Directories whose stale temp files are removed (or being removed), by path. */
   private readonly cleaned = new Map<string, Promise<void>>();
-  private readonly memo = new RecordMemo();
+  private readonly memo: RecordMemo;
+  /** Change reports of the directories listed (real file system only). */
+  private readonly changes: FileChanges | undefined;
   private readonly index: RootIndex;
   private readonly observer: StorageObserver;
   private closed = false;
@@ -112,6 +115,9 @@ export class JsonlEngine implements StorageEngine {
     const base = o.debug?.noDirFsync ? withoutDirFsync(o.fs ?? nodeFs) : (o.fs ?? nodeFs);
     this.ops = observedFs(base, this.observer);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
+    // An injected file system (tests, faults) gets no watches: stats only.
+    this.changes = this.ops === nodeFs ? new FileChanges() : undefined;
+    this.memo = new RecordMemo(this.changes);
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: base === nodeFs,
       // A reader leaves crashed creates' temp files alone: its dir may be read-only.
@@ -302,6 +308,7 @@ export class JsonlEngine implements StorageEngine {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.changes?.close();
     await this.cache.closeAll();
     this.listeners.clear();
   }
@@ -379,7 +386,7 @@ export class JsonlEngine implements StorageEngine {
       if (memo.record !== undefined) return memo.record;
       const session = this.newSession(key, file);
       try {
-        return await this.loadRecord(key, session, memo.sig);
+        return await this.loadRecord(key, session, memo);
       } finally {
         await session.close();
       }
@@ -387,11 +394,11 @@ export class JsonlEngine implements StorageEngine {
     return undefined;
   }
 
-  /** The record of a full read of `session`; remembered under `sig` when given. */
+  /** The record of a full read of `session`; remembered under the lookup's signature when given. */
   private async loadRecord(
     key: SessionKey,
     session: SessionFile,
-    sig: string | undefined,
+    lookup: { sig: string; stamp?: string | undefined } | undefined,
   ): Promise<SessionRecord | undefined> {
     let record: SessionRecord;
     try {
@@ -403,7 +410,7 @@ export class JsonlEngine implements StorageEngine {
       }
       record = corruptRecord(key, session.prefix, err.message);
     }
-    if (sig !== undefined) this.memo.store(session.path, sig, record);
+    if (lookup !== undefined) this.memo.store(session.path, lookup.sig, record, lookup.stamp);
     if (record.root !== undefined) {
       this.index.seen(key.workspace, key.sessionId, session.path, record.root);
     }

@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { TimestampSchema, timestampMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { Health } from "../../../gen/sessiond/v1/session_pb.js";
 import { appendOf, rootEntry, settle, ts, user } from "../../../test/support/fixtures.js";
 import {
@@ -20,6 +20,7 @@ import {
 import { SessionStore } from "../../store/session-store.js";
 import type { RootRecord } from "../engine.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
+import { JsonlEngine } from "./jsonl-engine.js";
 import { sessionsDir } from "./paths.js";
 import { encodeRecord } from "./record.js";
 import { RootIndex } from "./root-index.js";
@@ -187,6 +188,50 @@ describe("listing reads first lines only", () => {
       },
       { fs: fs.ops },
     );
+  });
+});
+
+describe("listing records without a stat per session", () => {
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await tempDir("sessiond-records-");
+  });
+  afterEach(() => removeDir(dataDir));
+
+  it("a warm list stats no file while no change is reported, and sees another instance's change", async () => {
+    const ids = ["r1", "r2", "r3"];
+    const writer = new JsonlEngine({ dataDir });
+    const reader = new JsonlEngine({ dataDir });
+    try {
+      for (const id of ids) await seedSession(writer, keyOf(id), 2);
+      const titles = async () =>
+        Object.fromEntries((await reader.list(WS, ids)).map((r) => [r.sessionId, r.title]));
+      expect(await titles()).toEqual({ r1: "title of r1", r2: "title of r2", r3: "title of r3" });
+      const stat = vi.spyOn(nodeFs, "stat");
+      try {
+        await titles();
+        expect(stat).not.toHaveBeenCalled();
+      } finally {
+        stat.mockRestore();
+      }
+      await writer.append(
+        keyOf("r2"),
+        appendOf([
+          create(EntrySchema, {
+            id: "t",
+            kind: { case: "sessionInfo", value: { title: "renamed" } },
+          }),
+        ]),
+      );
+      await expect.poll(titles, { timeout: 5_000 }).toEqual({
+        r1: "title of r1",
+        r2: "renamed",
+        r3: "title of r3",
+      });
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
   });
 });
 

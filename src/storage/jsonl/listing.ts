@@ -2,6 +2,7 @@ import type { Stats } from "node:fs";
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import { recordOf } from "../session-record.js";
+import type { FileChanges } from "./file-changes.js";
 import type { FsOps } from "./fs-ops.js";
 
 /**
@@ -47,20 +48,61 @@ function signature(st: Stats): string {
 
 const MAX_REMEMBERED = 16_384;
 
-/** Listing records by file, valid while the file's stat signature holds. */
-export class RecordMemo {
-  private readonly byFile = new Map<string, { sig: string; record: SessionRecord }>();
+/**
+ * How long a record known by its stamp alone is trusted before a stat
+ * checks it again: the bound on how stale a lost change report (an
+ * overflowing kernel queue drops them) can leave a listing.
+ */
+const TRUST_MS = 10_000;
 
-  /** Stats `file`: the remembered record if still valid, and the signature to store under. */
-  async lookup(ops: FsOps, file: string): Promise<{ sig: string; record?: SessionRecord }> {
-    const sig = signature(await ops.stat(file));
+interface Remembered {
+  sig: string;
+  record: SessionRecord;
+  /** The FileChanges stamp taken before the stat that gave `sig`, if any. */
+  stamp: string | undefined;
+  /** When that stat was made. */
+  at: number;
+}
+
+/**
+ * Listing records by file, valid while the file's stat signature holds;
+ * with FileChanges, valid without a stat while no change to the file was
+ * reported since (and for TRUST_MS at most).
+ */
+export class RecordMemo {
+  private readonly byFile = new Map<string, Remembered>();
+
+  constructor(
+    private readonly changes?: FileChanges,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * The remembered record of `file` if still valid, and the signature and
+   * stamp to store a new one under. Stats the file unless its stamp vouches
+   * for the record.
+   */
+  async lookup(
+    ops: FsOps,
+    file: string,
+  ): Promise<{ sig: string; stamp?: string | undefined; record?: SessionRecord }> {
+    const stamp = this.changes?.stamp(file);
     const hit = this.byFile.get(file);
-    return hit !== undefined && hit.sig === sig ? { sig, record: hit.record } : { sig };
+    const at = this.now();
+    if (hit !== undefined && stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS) {
+      return { sig: hit.sig, stamp, record: hit.record };
+    }
+    const sig = signature(await ops.stat(file));
+    if (hit === undefined || hit.sig !== sig) return { sig, stamp };
+    hit.stamp = stamp;
+    hit.at = at;
+    return { sig, stamp, record: hit.record };
   }
 
-  store(file: string, sig: string, record: SessionRecord): void {
+  /** Remembers `record` for `file` as of the lookup that gave `sig` and `stamp`. */
+  store(file: string, sig: string, record: SessionRecord, stamp?: string): void {
     this.byFile.delete(file);
-    this.byFile.set(file, { sig, record });
+    this.byFile.set(file, { sig, record, stamp, at: this.now() });
     if (this.byFile.size > MAX_REMEMBERED) {
       const oldest = this.byFile.keys().next().value;
       if (oldest !== undefined) this.byFile.delete(oldest);

@@ -1,0 +1,81 @@
+import { type FSWatcher, watch } from "node:fs";
+import * as path from "node:path";
+
+/**
+ * The changes the kernel reports (fs.watch: inotify on Linux) to the files
+ * of the directories listings read, so that a listing record remembered
+ * for a file (RecordMemo) stays valid without a stat of the file until a
+ * change to it is reported. A filtered listing needs the record of every
+ * session of a workspace; with a stat each, a warm one cost 10,000 stats
+ * (bench row 11/filter-warm).
+ *
+ * A stamp names what is known of a file: its directory's watch and the
+ * count of changes reported for it. It is taken BEFORE the file is read,
+ * so a change that lands during the read makes the stamp stale. A watch
+ * that fails, or a report without a file name, ends the directory's watch,
+ * and its next one gets a new id: no earlier stamp matches again. Where a
+ * directory cannot be watched (no inotify watches left), there is no stamp
+ * and the caller stats as before.
+ */
+export class FileChanges {
+  private readonly dirs = new Map<string, Watched>();
+  private nextId = 1;
+
+  /** At most this many directories watched at once (the least recently stamped goes first). */
+  constructor(private readonly maxDirs = 256) {}
+
+  /** The stamp of `file` now; undefined when its directory cannot be watched. */
+  stamp(file: string): string | undefined {
+    const dir = path.dirname(file);
+    let watched = this.dirs.get(dir);
+    if (watched === undefined) {
+      watched = this.watch(dir);
+      if (watched === undefined) return undefined;
+    } else {
+      // Most recently used last, for the eviction below.
+      this.dirs.delete(dir);
+      this.dirs.set(dir, watched);
+    }
+    return `${watched.id}:${watched.changes.get(path.basename(file)) ?? 0}`;
+  }
+
+  /** Stops every watch. */
+  close(): void {
+    for (const dir of [...this.dirs.keys()]) this.forget(dir);
+  }
+
+  private watch(dir: string): Watched | undefined {
+    if (this.dirs.size >= this.maxDirs) {
+      const oldest = this.dirs.keys().next().value;
+      if (oldest !== undefined) this.forget(oldest);
+    }
+    let watcher: FSWatcher;
+    try {
+      watcher = watch(dir, { persistent: false });
+    } catch {
+      return undefined;
+    }
+    const watched: Watched = { id: this.nextId++, watcher, changes: new Map() };
+    watcher.on("change", (_event, name) => {
+      if (typeof name !== "string") return this.forget(dir, watched);
+      watched.changes.set(name, (watched.changes.get(name) ?? 0) + 1);
+    });
+    watcher.on("error", () => this.forget(dir, watched));
+    this.dirs.set(dir, watched);
+    return watched;
+  }
+
+  private forget(dir: string, which?: Watched): void {
+    const watched = this.dirs.get(dir);
+    if (watched === undefined || (which !== undefined && watched !== which)) return;
+    this.dirs.delete(dir);
+    watched.watcher.close();
+  }
+}
+
+interface Watched {
+  readonly id: number;
+  readonly watcher: FSWatcher;
+  /** Changes reported per file name. */
+  readonly changes: Map<string, number>;
+}
