@@ -116,7 +116,7 @@ export class JsonlEngine implements StorageEngine {
     this.ops = observedFs(base, this.observer);
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     // An injected file system (tests, faults) gets no watches: stats only.
-    this.changes = this.ops === nodeFs ? new FileChanges() : undefined;
+    this.changes = base === nodeFs ? new FileChanges() : undefined;
     this.memo = new RecordMemo(this.changes);
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: base === nodeFs,

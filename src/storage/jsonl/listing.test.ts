@@ -200,6 +200,8 @@ describe("listing records without a stat per session", () => {
 
   it("a warm list stats no file while no change is reported, and sees another instance's change", async () => {
     const ids = ["r1", "r2", "r3"];
+    // Spied before the engines are made: they take the file system's functions then.
+    const stat = vi.spyOn(nodeFs, "stat");
     const writer = new JsonlEngine({ dataDir });
     const reader = new JsonlEngine({ dataDir });
     try {
@@ -207,13 +209,11 @@ describe("listing records without a stat per session", () => {
       const titles = async () =>
         Object.fromEntries((await reader.list(WS, ids)).map((r) => [r.sessionId, r.title]));
       expect(await titles()).toEqual({ r1: "title of r1", r2: "title of r2", r3: "title of r3" });
-      const stat = vi.spyOn(nodeFs, "stat");
-      try {
-        await titles();
-        expect(stat).not.toHaveBeenCalled();
-      } finally {
-        stat.mockRestore();
-      }
+      expect(stat).toHaveBeenCalled();
+      stat.mockClear();
+      await titles();
+      expect(stat).not.toHaveBeenCalled();
+      stat.mockRestore();
       await writer.append(
         keyOf("r2"),
         appendOf([
@@ -229,6 +229,7 @@ describe("listing records without a stat per session", () => {
         r3: "title of r3",
       });
     } finally {
+      stat.mockRestore();
       await writer.close();
       await reader.close();
     }
