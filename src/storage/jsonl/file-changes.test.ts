@@ -20,12 +20,12 @@ describe("FileChanges", () => {
     await writeFile(b, "1\n");
     const changes = new FileChanges();
     try {
-      const first = changes.stamp(a);
+      const first = changes.stamp(dir, "a.jsonl");
       expect(first).toBeDefined();
-      const otherBefore = changes.stamp(b);
+      const otherBefore = changes.stamp(dir, "b.jsonl");
       await appendFile(a, "2\n");
-      await expect.poll(() => changes.stamp(a), { timeout: 5_000 }).not.toBe(first);
-      expect(changes.stamp(b)).toBe(otherBefore);
+      await expect.poll(() => changes.stamp(dir, "a.jsonl"), { timeout: 5_000 }).not.toBe(first);
+      expect(changes.stamp(dir, "b.jsonl")).toBe(otherBefore);
     } finally {
       changes.close();
     }
@@ -33,7 +33,7 @@ describe("FileChanges", () => {
 
   it("a directory that cannot be watched gives no stamp", () => {
     const changes = new FileChanges();
-    expect(changes.stamp(path.join(dir, "no-such-dir", "x.jsonl"))).toBeUndefined();
+    expect(changes.stamp(path.join(dir, "no-such-dir"), "x.jsonl")).toBeUndefined();
     changes.close();
   });
 
@@ -41,12 +41,13 @@ describe("FileChanges", () => {
     const a = path.join(dir, "c.jsonl");
     await writeFile(a, "1\n");
     const changes = new FileChanges(1);
-    const first = changes.stamp(a);
+    const first = changes.stamp(dir, "c.jsonl");
     // A second directory takes the only watch; the first one's next watch is new.
-    expect(changes.stamp(path.join(tmpSibling(), "y.jsonl"))).toBeDefined();
-    expect(changes.stamp(a)).not.toBe(first);
+    expect(changes.stamp(tmpSibling(), "y.jsonl")).toBeDefined();
+    const second = changes.stamp(dir, "c.jsonl");
+    expect(second).not.toBe(first);
     changes.close();
-    expect(changes.stamp(a)).not.toBe(first);
+    expect(changes.stamp(dir, "c.jsonl")).not.toBe(second);
     changes.close();
   });
 });

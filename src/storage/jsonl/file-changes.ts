@@ -1,5 +1,4 @@
 import { type FSWatcher, watch } from "node:fs";
-import * as path from "node:path";
 
 /**
  * The changes the kernel reports (fs.watch: inotify on Linux) to the files
@@ -10,7 +9,8 @@ import * as path from "node:path";
  * (bench row 11/filter-warm).
  *
  * A stamp names what is known of a file: its directory's watch and the
- * count of changes reported for it. It is taken BEFORE the file is read,
+ * count of changes reported for it (a number: the watch's id times 2^32
+ * plus the count, so that a listing of 10,000 sessions builds no strings). It is taken BEFORE the file is read,
  * so a change that lands during the read makes the stamp stale. A watch
  * that fails, or a report without a file name, ends the directory's watch,
  * and its next one gets a new id: no earlier stamp matches again. Where a
@@ -21,22 +21,21 @@ export class FileChanges {
   private readonly dirs = new Map<string, Watched>();
   private nextId = 1;
 
-  /** At most this many directories watched at once (the least recently stamped goes first). */
+  /** At most this many directories watched at once (the one watched first goes first). */
   constructor(private readonly maxDirs = 256) {}
 
-  /** The stamp of `file` now; undefined when its directory cannot be watched. */
-  stamp(file: string): string | undefined {
-    const dir = path.dirname(file);
+  /**
+   * The stamp of the file `name` of directory `dir` now; undefined when the
+   * directory cannot be watched. (Directory and name apart: this runs once
+   * per session of a listing, and the caller has both.)
+   */
+  stamp(dir: string, name: string): number | undefined {
     let watched = this.dirs.get(dir);
     if (watched === undefined) {
       watched = this.watch(dir);
       if (watched === undefined) return undefined;
-    } else {
-      // Most recently used last, for the eviction below.
-      this.dirs.delete(dir);
-      this.dirs.set(dir, watched);
     }
-    return `${watched.id}:${watched.changes.get(path.basename(file)) ?? 0}`;
+    return watched.id * 2 ** 32 + (watched.changes.get(name) ?? 0);
   }
 
   /** Stops every watch. */

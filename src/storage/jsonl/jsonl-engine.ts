@@ -32,7 +32,7 @@ import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
 import { observedFs } from "./observed-fs.js";
-import { isTempName, sessionPath, sessionsDir } from "./paths.js";
+import { isTempName, SESSION_EXT, sessionPath, sessionsDir } from "./paths.js";
 import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
@@ -376,9 +376,10 @@ export class JsonlEngine implements StorageEngine {
     if (cached !== undefined) return this.loadRecord(key, cached, undefined);
     for (const subagent of [false, true]) {
       const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
+      const dir = sessionsDir(this.dataDir, key.workspace, subagent);
       let memo: Awaited<ReturnType<RecordMemo["lookup"]>>;
       try {
-        memo = await this.memo.lookup(this.ops, file);
+        memo = await this.memo.lookup(this.ops, file, dir, key.sessionId + SESSION_EXT);
       } catch (err) {
         if (errnoCode(err) === "ENOENT") continue;
         throw ioError(err, `listing ${quote(key.sessionId)}`, this.dataDir);
@@ -398,7 +399,7 @@ export class JsonlEngine implements StorageEngine {
   private async loadRecord(
     key: SessionKey,
     session: SessionFile,
-    lookup: { sig: string; stamp?: string | undefined } | undefined,
+    lookup: { sig: string; stamp?: number | undefined } | undefined,
   ): Promise<SessionRecord | undefined> {
     let record: SessionRecord;
     try {

@@ -59,7 +59,7 @@ interface Remembered {
   sig: string;
   record: SessionRecord;
   /** The FileChanges stamp taken before the stat that gave `sig`, if any. */
-  stamp: string | undefined;
+  stamp: number | undefined;
   /** When that stat was made. */
   at: number;
 }
@@ -78,15 +78,17 @@ export class RecordMemo {
   ) {}
 
   /**
-   * The remembered record of `file` if still valid, and the signature and
+   * The remembered record of `file` (`name` in `dir`) if still valid, and the signature and
    * stamp to store a new one under. Stats the file unless its stamp vouches
    * for the record.
    */
   async lookup(
     ops: FsOps,
     file: string,
-  ): Promise<{ sig: string; stamp?: string | undefined; record?: SessionRecord }> {
-    const stamp = this.changes?.stamp(file);
+    dir: string,
+    name: string,
+  ): Promise<{ sig: string; stamp?: number | undefined; record?: SessionRecord }> {
+    const stamp = this.changes?.stamp(dir, name);
     const hit = this.byFile.get(file);
     const at = this.now();
     if (hit !== undefined && stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS) {
@@ -100,7 +102,7 @@ export class RecordMemo {
   }
 
   /** Remembers `record` for `file` as of the lookup that gave `sig` and `stamp`. */
-  store(file: string, sig: string, record: SessionRecord, stamp?: string): void {
+  store(file: string, sig: string, record: SessionRecord, stamp?: number): void {
     this.byFile.delete(file);
     this.byFile.set(file, { sig, record, stamp, at: this.now() });
     if (this.byFile.size > MAX_REMEMBERED) {

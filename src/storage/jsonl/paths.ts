@@ -17,15 +17,31 @@ export const SESSION_EXT = ".jsonl";
 export const SUBAGENT_DIR = "subagents";
 const TEMP_PREFIX = ".tmp-";
 
+/**
+ * Checked directories by data dir, workspace and kind: a listing builds the
+ * path of every session of a workspace, and resolving and checking the
+ * same directory each time cost more than the rest of a warm listing.
+ */
+const checkedDirs = new Map<string, string>();
+const MAX_CHECKED_DIRS = 4096;
+
 /** Directory of a workspace's sessions (top-level or subagents). */
 export function sessionsDir(dataDir: string, workspace: string, subagent = false): string {
+  const key = `${dataDir}\0${workspace}\0${subagent}`;
+  const known = checkedDirs.get(key);
+  if (known !== undefined) return known;
   if (!WORKSPACE_PATTERN.test(workspace)) {
     throw invalidArgument(`invalid workspace ${quote(workspace)}`);
   }
-  const dir = subagent
-    ? path.join(dataDir, workspace, "sessions", SUBAGENT_DIR)
-    : path.join(dataDir, workspace, "sessions");
-  return inside(dataDir, dir);
+  const dir = inside(
+    dataDir,
+    subagent
+      ? path.join(dataDir, workspace, "sessions", SUBAGENT_DIR)
+      : path.join(dataDir, workspace, "sessions"),
+  );
+  if (checkedDirs.size >= MAX_CHECKED_DIRS) checkedDirs.clear();
+  checkedDirs.set(key, dir);
+  return dir;
 }
 
 /** Path of a session file. */
@@ -35,13 +51,12 @@ export function sessionPath(
   sessionId: string,
   subagent: boolean,
 ): string {
-  if (!SESSION_ID_PATTERN.test(sessionId)) {
+  if (!SESSION_ID_PATTERN.test(sessionId) || sessionId.includes(path.sep)) {
     throw invalidArgument(`invalid session id ${quote(sessionId)}`);
   }
-  return inside(
-    dataDir,
-    path.join(sessionsDir(dataDir, workspace, subagent), sessionId + SESSION_EXT),
-  );
+  // One more component below a checked directory: no separator in it, and
+  // the extension keeps it from being "." or "..", so it stays inside.
+  return `${sessionsDir(dataDir, workspace, subagent)}${path.sep}${sessionId}${SESSION_EXT}`;
 }
 
 /** The session id of a directory entry, or undefined when the name is not a session file. */
