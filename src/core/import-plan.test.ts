@@ -1,4 +1,5 @@
 import { clone, create } from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { assistant, expectError, info, toolResult, user } from "../../test/support/fixtures.js";
@@ -45,6 +46,24 @@ describe("planImport", () => {
     expect(out.map((e) => e.id)).toEqual(["r1", "a1", "b2", "b2x", "l1"]);
     const root = out[0] as Entry;
     expect(root.kind.case === "sessionInfo" && root.kind.value.sessionId).toBe("imported");
+  });
+
+  it("fills the root's created_at from its timestamp and a format version of 0, and keeps set ones", () => {
+    const bare = withSeqs([info("r1")]);
+    (bare[0] as Entry).timestamp = create(TimestampSchema, { seconds: 1_700_000_000n });
+    const root = planImport("imported", bare)[0] as Entry;
+    const filled = root.kind.case === "sessionInfo" ? root.kind.value : undefined;
+    expect(filled?.createdAt?.seconds).toBe(1_700_000_000n);
+    expect(filled?.formatVersion).toBe(1);
+    const set = withSeqs([info("r1")]);
+    const setRoot = set[0] as Entry;
+    if (setRoot.kind.case !== "sessionInfo") throw new Error("no root");
+    setRoot.kind.value.createdAt = create(TimestampSchema, { seconds: 1_600_000_000n });
+    setRoot.kind.value.formatVersion = 7;
+    const kept = planImport("imported", set)[0] as Entry;
+    const keptInfo = kept.kind.case === "sessionInfo" ? kept.kind.value : undefined;
+    expect(keptInfo?.createdAt?.seconds).toBe(1_600_000_000n);
+    expect(keptInfo?.formatVersion).toBe(7);
   });
 
   it("checks the root's tags as a creation would: keys, and no empty value", () => {

@@ -21,6 +21,8 @@ describe("traceparent", () => {
     ["version ff", `ff-${TRACE}-${SPAN}-01`],
     ["version 00 with a fifth field", `00-${TRACE}-${SPAN}-01-extra`],
     ["a short trace id", `00-${TRACE.slice(1)}-${SPAN}-01`],
+    ["something before the version", `x00-${TRACE}-${SPAN}-01`],
+    ["something after the flags with no dash", `00-${TRACE}-${SPAN}-01zz`],
   ])("refuses %s (a new trace starts instead)", (_what, header) => {
     expect(parseTraceParent(header)).toBeUndefined();
   });
@@ -30,6 +32,14 @@ describe("traceparent", () => {
       traceId: TRACE,
       spanId: SPAN,
       flags: 0,
+    });
+  });
+
+  it("reads a header with white space around it", () => {
+    expect(parseTraceParent(`  00-${TRACE}-${SPAN}-01 `)).toEqual({
+      traceId: TRACE,
+      spanId: SPAN,
+      flags: 1,
     });
   });
 });

@@ -13,6 +13,7 @@ import {
 import { storedSessions } from "../../test/support/refusals.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { unavailable } from "../core/errors.js";
 import { SessionStore } from "./session-store.js";
 
 /**
@@ -113,6 +114,42 @@ describe.each(STORE_ENGINE_FACTORIES)("lossless Import on $name", (factory) => {
     await store.import(undefined, [rootEntry("parent")]);
     const child = rootEntry("deep", { parentSessionId: "parent", spawnDepth: 3 });
     await expectCode(store.import(undefined, [child]), "INVALID_ARGUMENT", "spawn_depth 3", "1");
+  });
+
+  it("an imported subagent session that states its depth rightly is taken", async () => {
+    await store.import(undefined, [rootEntry("parent")]);
+    const child = rootEntry("stated", { parentSessionId: "parent", spawnDepth: 1 });
+    const { session } = await store.import(undefined, [child]);
+    expect(session.spawnDepth).toBe(1);
+  });
+
+  it("an imported subagent session naming a parent that is no session id is INVALID_ARGUMENT naming the field", async () => {
+    const child = rootEntry("bad-parent", { parentSessionId: "../x" });
+    await expectCode(store.import(undefined, [child]), "INVALID_ARGUMENT", "parent_session_id");
+  });
+
+  it("importing a shorter log under a stored id is ALREADY_EXISTS, not a repeat", async () => {
+    const log = forkLikeEntries("longer");
+    await store.import(undefined, log);
+    await expectCode(
+      store.import(undefined, log.slice(0, 5)),
+      "ALREADY_EXISTS",
+      "21 entries, the import 5",
+    );
+  });
+
+  it("an engine failure of the create reaches the caller as it was", async () => {
+    const failing = Object.assign(Object.create(fixture.engine) as typeof fixture.engine, {
+      async create() {
+        throw unavailable("disk on fire");
+      },
+    });
+    const broken = new SessionStore(failing, { now: () => CLOCK });
+    await expectCode(
+      broken.import(undefined, forkLikeEntries("burnt")),
+      "UNAVAILABLE",
+      "disk on fire",
+    );
   });
 
   it("an imported entry whose seq is not its position is INVALID_ARGUMENT naming it", async () => {
