@@ -1,4 +1,12 @@
-import { type Entry, EntryKind, Role, type TreeNode, textOf, toolCallsOf } from "../web/index.js";
+import {
+  type Entry,
+  type EntryKind,
+  entryKind,
+  Role,
+  type TreeNode,
+  textOf,
+  toolCallsOf,
+} from "../web/index.js";
 
 /** One entry as the tree draws it: GetTree's node, or the same made from a watched Entry. */
 export interface Node {
@@ -29,18 +37,6 @@ export function nodeOfTree(n: TreeNode): Node {
     leafId: n.leafId,
   };
 }
-
-const KIND_OF_CASE: Record<string, EntryKind> = {
-  sessionInfo: EntryKind.SESSION_INFO,
-  message: EntryKind.MESSAGE,
-  modelChange: EntryKind.MODEL_CHANGE,
-  thinkingLevelChange: EntryKind.THINKING_LEVEL_CHANGE,
-  compaction: EntryKind.COMPACTION,
-  branchSummary: EntryKind.BRANCH_SUMMARY,
-  label: EntryKind.LABEL,
-  leaf: EntryKind.LEAF,
-  custom: EntryKind.CUSTOM,
-};
 
 /** A preview like GetTree's (one line, at most 80 characters) for an entry read in full. */
 function previewOf(e: Entry): string {
@@ -80,7 +76,7 @@ export function nodeOfEntry(e: Entry): Node {
   return {
     id: e.id,
     parentId: e.parentId,
-    kind: KIND_OF_CASE[k.case ?? ""] ?? EntryKind.UNSPECIFIED,
+    kind: entryKind(e),
     seq: Number(e.seq),
     role: k.case === "message" ? k.value.role : Role.UNSPECIFIED,
     preview: previewOf(e),
