@@ -54,7 +54,7 @@ describe("the search gate", () => {
     const admitted: string[] = [];
     for (let i = 0; i < roots.length; i++) {
       const root = roots[i] as RootRecord;
-      if (await gate.admits(root, roots.slice(i + 1))) admitted.push(root.sessionId);
+      if (await gate.admits(root, roots, i + 1)) admitted.push(root.sessionId);
     }
     const explore = roots.filter((_, i) => i % 2 === 0).map((r) => r.sessionId);
     expect(admitted).toEqual(roots.filter((_, i) => i % 6 === 0).map((r) => r.sessionId));
@@ -72,9 +72,9 @@ describe("the search gate", () => {
       checkFilter(create(SessionFilterSchema, { titleContains: "keep" })),
     );
     const [a, b] = roots as [RootRecord, RootRecord];
-    expect(await gate.admits(a, [b, b, a, b])).toBe(true);
-    expect(await gate.admits(b, [a])).toBe(false);
-    expect(await gate.admits(a, [])).toBe(true);
+    expect(await gate.admits(a, [b, b, a, b], 0)).toBe(true);
+    expect(await gate.admits(b, [a], 0)).toBe(false);
+    expect(await gate.admits(a, [], 0)).toBe(true);
     expect(asked).toEqual([[a.sessionId, b.sessionId]]);
   });
 
@@ -82,7 +82,7 @@ describe("the search gate", () => {
     const { memory, roots } = await workspace(2);
     const { engine, asked } = counting(memory);
     const gate = new SearchGate(engine, "default", undefined);
-    for (const r of roots) expect(await gate.admits(r, roots)).toBe(true);
+    for (const r of roots) expect(await gate.admits(r, roots, 0)).toBe(true);
     expect(asked).toEqual([]);
   });
 
@@ -97,6 +97,6 @@ describe("the search gate", () => {
         create(SessionFilterSchema, { titleContains: "", tags: {}, agentType: "explore" }),
       ),
     );
-    expect(await gate.admits(root, [])).toBe(false);
+    expect(await gate.admits(root, [], 0)).toBe(false);
   });
 });

@@ -22,18 +22,20 @@ export class SearchGate {
   ) {}
 
   /**
-   * Whether the search looks into `root`'s session. `next` is the roots
-   * the search meets from this one on (this one first), whose records are
-   * read with its own.
+   * Whether the search looks into `root`'s session. `order` is the roots
+   * the search meets, in order; those from index `next` on are read along
+   * with this one's (an index, not a slice: the search calls this once per
+   * session, and a copy of the rest each time would cost the square of a
+   * workspace's size).
    */
-  async admits(root: RootRecord, next: readonly RootRecord[]): Promise<boolean> {
+  async admits(root: RootRecord, order: readonly RootRecord[], next: number): Promise<boolean> {
     const f = this.filter;
     if (f === undefined) return true;
     if (!rootMatches(f, root)) return false;
     if (!this.records.has(root.sessionId)) {
       const batch = [root.sessionId];
-      for (const r of next) {
-        if (batch.length >= FILTER_BATCH) break;
+      for (let k = next; k < order.length && batch.length < FILTER_BATCH; k++) {
+        const r = order[k] as RootRecord;
         // Stryker disable next-line ConditionalExpression: reading the records of sessions the root already rules out, or twice, costs reads, not results
         if (!this.records.has(r.sessionId) && !batch.includes(r.sessionId) && rootMatches(f, r)) {
           batch.push(r.sessionId);

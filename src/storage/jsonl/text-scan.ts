@@ -55,8 +55,9 @@ export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promi
   const fd = await ops.open(file, "r");
   const chunk = { buf: spares.pop() ?? Buffer.allocUnsafe(CHUNK) };
   try {
-    if (await lacksNeedle(ops, fd, scan, chunk.buf)) return { damaged: false };
-    return await scanFd(ops, fd, scan, chunk);
+    const held = await readWhenSmall(ops, fd, scan, chunk.buf);
+    if (held === "lacks a needle") return { damaged: false };
+    return await scanFd(ops, fd, scan, chunk, held);
   } finally {
     if (chunk.buf.length === CHUNK && spares.length < MAX_SPARES) spares.push(chunk.buf);
     await closeQuietly(ops, fd);
@@ -64,14 +65,21 @@ export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promi
 }
 
 /**
- * Whether a file that fits in `buf` lacks a needle anywhere in its bytes
- * (then no record of it can match); false for a
- * bigger file, or without needles, which the line-by-line scan takes.
+ * Reads a file that fits in `buf` into it whole and says whether it lacks
+ * a needle anywhere in its bytes (then no record of it can match); else
+ * the bytes now at the start of `buf`, which the line-by-line scan goes on
+ * from instead of reading them again (0 for a bigger file, or without
+ * needles).
  */
-async function lacksNeedle(ops: FsOps, fd: number, scan: EntryScan, buf: Buffer): Promise<boolean> {
-  if (scan.needles.length === 0) return false;
+async function readWhenSmall(
+  ops: FsOps,
+  fd: number,
+  scan: EntryScan,
+  buf: Buffer,
+): Promise<number | "lacks a needle"> {
+  if (scan.needles.length === 0) return 0;
   const size = (await ops.fstat(fd)).size;
-  if (size >= buf.length) return false;
+  if (size >= buf.length) return 0;
   let filled = 0;
   for (;;) {
     const n = await ops.read(fd, buf, filled, Math.min(READ, buf.length - filled), filled);
@@ -82,10 +90,11 @@ async function lacksNeedle(ops: FsOps, fd: number, scan: EntryScan, buf: Buffer)
   const finders = scan.needles
     .map((n) => new NeedleFinder(n))
     .sort((a, b) => a.heldShare - b.heldShare);
-  return finders.some((f) => {
+  const lacks = finders.some((f) => {
     f.reset(bytes);
     return f.next(0) === -1;
   });
+  return lacks ? "lacks a needle" : filled;
 }
 
 async function scanFd(
@@ -93,6 +102,8 @@ async function scanFd(
   fd: number,
   scan: EntryScan,
   chunk: { buf: Buffer },
+  /** Bytes of the file already at the start of `chunk.buf`. */
+  preRead: number,
 ): Promise<EntryScanEnd> {
   const finders = scan.needles
     .map((n) => new NeedleFinder(n))
@@ -100,7 +111,7 @@ async function scanFd(
   let buf = chunk.buf;
   const size = (await ops.fstat(fd)).size;
   /** Bytes of `buf` holding data; `pos`: file offset of buf[0]. */
-  let filled = 0;
+  let filled = preRead;
   let pos = 0;
   let seq = 0;
   let reads = 0;
