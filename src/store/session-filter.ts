@@ -110,7 +110,14 @@ export function rootMatches(f: CheckedFilter, root: RootRecord): boolean {
  * a session whose root `rootMatches` already took.
  */
 export function matches(f: CheckedFilter, record: SessionRecord): boolean {
-  if (!within(updatedMsOf(record), f.updatedAfterMs, f.updatedBeforeMs)) return false;
+  // The update time only when a bound asks for it: it needs the root entry,
+  // which an engine may decode on demand (JSONL: ~10 µs a session).
+  if (
+    (f.updatedAfterMs !== undefined || f.updatedBeforeMs !== undefined) &&
+    !within(updatedMsOf(record), f.updatedAfterMs, f.updatedBeforeMs)
+  ) {
+    return false;
+  }
   const trusted = record.health === "ok";
   if (f.titleContains !== "") {
     const title = record.title;

@@ -20,12 +20,12 @@ describe("FileChanges", () => {
     await writeFile(b, "1\n");
     const changes = new FileChanges();
     try {
-      const first = changes.stamp(dir, "a.jsonl");
+      const first = changes.stamp(dir, "a");
       expect(first).toBeDefined();
-      const otherBefore = changes.stamp(dir, "b.jsonl");
+      const otherBefore = changes.stamp(dir, "b");
       await appendFile(a, "2\n");
-      await expect.poll(() => changes.stamp(dir, "a.jsonl"), { timeout: 5_000 }).not.toBe(first);
-      expect(changes.stamp(dir, "b.jsonl")).toBe(otherBefore);
+      await expect.poll(() => changes.stamp(dir, "a"), { timeout: 5_000 }).not.toBe(first);
+      expect(changes.stamp(dir, "b")).toBe(otherBefore);
     } finally {
       changes.close();
     }
@@ -41,13 +41,13 @@ describe("FileChanges", () => {
     const a = path.join(dir, "c.jsonl");
     await writeFile(a, "1\n");
     const changes = new FileChanges(1);
-    const first = changes.stamp(dir, "c.jsonl");
+    const first = changes.stamp(dir, "c");
     // A second directory takes the only watch; the first one's next watch is new.
-    expect(changes.stamp(tmpSibling(), "y.jsonl")).toBeDefined();
-    const second = changes.stamp(dir, "c.jsonl");
+    expect(changes.stamp(tmpSibling(), "y")).toBeDefined();
+    const second = changes.stamp(dir, "c");
     expect(second).not.toBe(first);
     changes.close();
-    expect(changes.stamp(dir, "c.jsonl")).not.toBe(second);
+    expect(changes.stamp(dir, "c")).not.toBe(second);
     changes.close();
   });
 });

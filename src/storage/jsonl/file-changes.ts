@@ -1,4 +1,5 @@
 import { type FSWatcher, watch } from "node:fs";
+import { SESSION_EXT } from "./paths.js";
 
 /**
  * The changes the kernel reports (fs.watch: inotify on Linux) to the files
@@ -25,17 +26,19 @@ export class FileChanges {
   constructor(private readonly maxDirs = 256) {}
 
   /**
-   * The stamp of the file `name` of directory `dir` now; undefined when the
-   * directory cannot be watched. (Directory and name apart: this runs once
-   * per session of a listing, and the caller has both.)
+   * The stamp of session `sessionId`'s file in directory `dir` now;
+   * undefined when the directory cannot be watched. (By directory and id,
+   * not by path: this runs once per session of a listing, and the ids are
+   * the root index's own strings, whose hashes V8 keeps: no string is built
+   * or hashed per call.)
    */
-  stamp(dir: string, name: string): number | undefined {
+  stamp(dir: string, sessionId: string): number | undefined {
     let watched = this.dirs.get(dir);
     if (watched === undefined) {
       watched = this.watch(dir);
       if (watched === undefined) return undefined;
     }
-    return watched.id * 2 ** 32 + (watched.changes.get(name) ?? 0);
+    return watched.id * 2 ** 32 + (watched.changes.get(sessionId) ?? 0);
   }
 
   /** Stops every watch. */
@@ -57,7 +60,9 @@ export class FileChanges {
     const watched: Watched = { id: this.nextId++, watcher, changes: new Map() };
     watcher.on("change", (_event, name) => {
       if (typeof name !== "string") return this.forget(dir, watched);
-      watched.changes.set(name, (watched.changes.get(name) ?? 0) + 1);
+      // A session file's changes count under its id (other names under themselves: no id has a dot).
+      const key = name.endsWith(SESSION_EXT) ? name.slice(0, -SESSION_EXT.length) : name;
+      watched.changes.set(key, (watched.changes.get(key) ?? 0) + 1);
     });
     watcher.on("error", () => this.forget(dir, watched));
     this.dirs.set(dir, watched);
@@ -75,6 +80,6 @@ export class FileChanges {
 interface Watched {
   readonly id: number;
   readonly watcher: FSWatcher;
-  /** Changes reported per file name. */
+  /** Changes reported per session id (per file name for other files). */
   readonly changes: Map<string, number>;
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { closeQuietly, errnoCode, type FsOps } from "./fs-ops.js";
 
 /**
@@ -7,6 +7,8 @@ import { closeQuietly, errnoCode, type FsOps } from "./fs-ops.js";
  * The loop is written once (firstLineReads) and driven by an asynchronous
  * reader (FsOps, fault-injectable) or a synchronous one (node:fs straight
  * on the calling thread, see readFirstLineSync for why both exist).
+ * The file is fstat'ed while open: the root read belongs to that file
+ * (file-identity.ts), which the persisted listing index keeps with it.
  */
 
 /** First read: one block holds the root line of nearly every session. */
@@ -20,6 +22,8 @@ export interface FirstLine {
   readonly length: number;
   /** Offset of the first newline in `buf`, -1 when the file ended first. */
   readonly newline: number;
+  /** The stat of the file the line was read from (taken while it was open). */
+  readonly stats: Stats;
 }
 
 /** One read the loop asks for: fill `buf[offset, buf.length)` from file position `offset`. */
@@ -33,7 +37,7 @@ interface ReadRequest {
  * the bytes it read, and returns the line once a newline or the end of the
  * file is seen, growing `scratch` for a long line.
  */
-function* firstLineReads(scratch: Buffer): Generator<ReadRequest, FirstLine, number> {
+function* firstLineReads(scratch: Buffer, stats: Stats): Generator<ReadRequest, FirstLine, number> {
   let buf = scratch;
   let length = 0;
   for (;;) {
@@ -45,8 +49,8 @@ function* firstLineReads(scratch: Buffer): Generator<ReadRequest, FirstLine, num
     const n = yield { buf, offset: length };
     const nl = n > 0 ? buf.indexOf(NEWLINE, length) : -1;
     length += n;
-    if (nl >= 0 && nl < length) return { buf, length, newline: nl };
-    if (n === 0) return { buf, length, newline: -1 };
+    if (nl >= 0 && nl < length) return { buf, length, newline: nl, stats };
+    if (n === 0) return { buf, length, newline: -1, stats };
   }
 }
 
@@ -68,7 +72,7 @@ export async function readFirstLine(
     throw err;
   }
   try {
-    const reads = firstLineReads(scratch);
+    const reads = firstLineReads(scratch, await ops.fstat(fd));
     let step = reads.next();
     while (!step.done) {
       const { buf, offset } = step.value;
@@ -96,7 +100,7 @@ export function readFirstLineSync(file: string, scratch: Buffer): FirstLine | un
     throw err;
   }
   try {
-    const reads = firstLineReads(scratch);
+    const reads = firstLineReads(scratch, fstatSync(fd));
     let step = reads.next();
     while (!step.done) {
       const { buf, offset } = step.value;

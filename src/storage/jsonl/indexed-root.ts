@@ -1,9 +1,10 @@
-import { fromJson } from "@bufbuild/protobuf";
+import { fromJson, toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { RootRecord } from "../engine.js";
 import { rootRecordOfEntry } from "../session-record.js";
+import type { FileKey } from "./file-identity.js";
 import { checkFrame } from "./record.js";
 import { timestampJsonMs } from "./timestamp-json.js";
 
@@ -30,10 +31,20 @@ import { timestampJsonMs } from "./timestamp-json.js";
  * the page record (a full read) shows it CORRUPT.
  */
 
+/**
+ * Text made when first asked for: the root JSON of a root seeded from the
+ * persisted listing index stays bytes in the index file's buffer until a
+ * page shows the session (listing-index-file.ts).
+ */
+export interface LazyText {
+  text(): string;
+}
+
 /** An indexed root: cheap fields from the JSON, the Entry decoded on first use. */
 export class IndexedRoot implements RootRecord {
-  private payload: string | undefined;
+  private payload: string | LazyText | undefined;
   private decoded: Entry | undefined;
+  private isDecoded: boolean;
 
   private constructor(
     readonly sessionId: string,
@@ -43,15 +54,21 @@ export class IndexedRoot implements RootRecord {
     readonly parentSessionId: string,
     readonly health: "ok" | "corrupt",
     readonly healthDetail: string,
-    payload: string | undefined,
+    payload: string | LazyText | undefined,
     decoded: Entry | undefined,
+    /**
+     * The key of the file the root was read from (file-identity.ts), when
+     * known: what the persisted listing index checks it by.
+     */
+    readonly origin: FileKey | undefined,
   ) {
     this.payload = payload;
     this.decoded = decoded;
+    this.isDecoded = payload === undefined;
   }
 
   /** The root of a session this process knows whole (it created or loaded it). */
-  static ofEntry(sessionId: string, root: Entry): IndexedRoot {
+  static ofEntry(sessionId: string, root: Entry, origin?: FileKey): IndexedRoot {
     const r = rootRecordOfEntry(sessionId, root);
     return new IndexedRoot(
       sessionId,
@@ -62,11 +79,12 @@ export class IndexedRoot implements RootRecord {
       "",
       undefined,
       root,
+      origin,
     );
   }
 
-  static corrupt(sessionId: string, detail: string): IndexedRoot {
-    return new IndexedRoot(sessionId, "", 0, "", "corrupt", detail, undefined, undefined);
+  static corrupt(sessionId: string, detail: string, origin?: FileKey): IndexedRoot {
+    return new IndexedRoot(sessionId, "", 0, "", "corrupt", detail, undefined, undefined, origin);
   }
 
   static ofJson(
@@ -74,7 +92,8 @@ export class IndexedRoot implements RootRecord {
     rootId: string,
     createdAtMs: number,
     parentSessionId: string,
-    payload: string,
+    payload: string | LazyText,
+    origin?: FileKey,
   ): IndexedRoot {
     return new IndexedRoot(
       sessionId,
@@ -85,16 +104,32 @@ export class IndexedRoot implements RootRecord {
       "",
       payload,
       undefined,
+      origin,
     );
   }
 
   get root(): Entry | undefined {
-    const payload = this.payload;
-    if (payload !== undefined) {
-      this.payload = undefined;
-      this.decoded = decodeRoot(this.sessionId, payload);
+    if (!this.isDecoded) {
+      this.isDecoded = true;
+      this.decoded = decodeRoot(this.sessionId, this.payloadJson() as string);
     }
     return this.decoded;
+  }
+
+  /**
+   * The root entry's JSON, as read from the first line (kept after
+   * decoding: the persisted listing index writes it back as it was), or
+   * encoded from the entry of a root this process created; undefined for a
+   * corrupt root.
+   */
+  payloadJson(): string | undefined {
+    const p = this.payload;
+    if (p === undefined) {
+      if (this.decoded !== undefined) this.payload = toJsonString(EntrySchema, this.decoded);
+    } else if (typeof p !== "string") {
+      this.payload = p.text();
+    }
+    return this.payload as string | undefined;
   }
 }
 
@@ -115,11 +150,13 @@ export function rootOfFirstLine(
   buf: Buffer,
   length: number,
   newline: number,
+  origin?: FileKey,
 ): IndexedRoot {
   const corrupt = (reason: string) =>
     IndexedRoot.corrupt(
       sessionId,
       `session ${quote(sessionId)} in workspace ${quote(workspace)} is corrupt at line 1 (byte 0): ${reason}`,
+      origin,
     );
   if (length === 0) return corrupt("the file is empty");
   if (newline < 0) return corrupt("no valid first record (incomplete first line)");
@@ -136,7 +173,7 @@ export function rootOfFirstLine(
   }
   const root = checkRootJson(json);
   if (typeof root === "string") return corrupt(root);
-  return IndexedRoot.ofJson(sessionId, root.id, root.createdAtMs, root.parent, payload);
+  return IndexedRoot.ofJson(sessionId, root.id, root.createdAtMs, root.parent, payload, origin);
 }
 
 type JsonObject = Record<string, unknown>;

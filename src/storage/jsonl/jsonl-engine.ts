@@ -28,11 +28,14 @@ import {
 } from "./create-file.js";
 import { checkDataDir, type DataDirNeed } from "./data-dir.js";
 import { FileChanges } from "./file-changes.js";
+import { type FileKey, keyOf } from "./file-identity.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
 import { corruptRecord, RecordMemo } from "./listing.js";
+import { ListingIndex } from "./listing-index.js";
+import { ListingIndexFile } from "./listing-index-file.js";
 import { observedFs } from "./observed-fs.js";
-import { isTempName, SESSION_EXT, sessionPath, sessionsDir } from "./paths.js";
+import { isTempName, sessionPath, sessionsDir } from "./paths.js";
 import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
@@ -104,6 +107,8 @@ export class JsonlEngine implements StorageEngine {
   /** Change reports of the directories listed (real file system only). */
   private readonly changes: FileChanges | undefined;
   private readonly index: RootIndex;
+  /** The persisted listing index (real file system only, like `changes`). */
+  private readonly listingIndex: ListingIndex | undefined;
   private readonly observer: StorageObserver;
   private closed = false;
 
@@ -118,8 +123,19 @@ export class JsonlEngine implements StorageEngine {
     // An injected file system (tests, faults) gets no watches: stats only.
     this.changes = base === nodeFs ? new FileChanges() : undefined;
     this.memo = new RecordMemo(this.changes);
+    this.listingIndex =
+      base === nodeFs
+        ? new ListingIndex({
+            file: new ListingIndexFile(this.dataDir),
+            memo: this.memo,
+            changes: this.changes,
+            known: (workspace) => this.index.known(workspace),
+            writable: need === "writable",
+          })
+        : undefined;
     this.index = new RootIndex(this.ops, this.dataDir, {
       syncReads: base === nodeFs,
+      seeder: this.listingIndex,
       // A reader leaves crashed creates' temp files alone: its dir may be read-only.
       onDirRead: need === "writable" ? (dir, names) => this.cleanListed(dir, names) : undefined,
     });
@@ -163,9 +179,10 @@ export class JsonlEngine implements StorageEngine {
         throw err;
       }
       const session = this.newSession(key, file);
-      session.seed(log, content, await this.ops.stat(file));
+      const st = await this.ops.stat(file);
+      session.seed(log, content, st);
       this.cache.put(key, session);
-      this.index.added(key.workspace, key.sessionId, file, log.root);
+      this.index.added(key.workspace, key.sessionId, file, log.root, keyOf(st));
     } catch (err) {
       throw ioError(err, `creating session ${quote(key.sessionId)}`, this.dataDir);
     }
@@ -222,18 +239,37 @@ export class JsonlEngine implements StorageEngine {
     return this.index.roots(workspace);
   }
 
+  /**
+   * Records of many sessions (a filtered listing asks for a whole
+   * workspace's): first, without a stat or a promise each, the records
+   * the memo holds for top-level sessions that are not open and whose
+   * files had no change reported since (RecordMemo.vouched); then the rest
+   * one by one (recordOf), LIST_CONCURRENCY at a time.
+   */
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
     this.checkOpen();
     const ids = sessionIds ?? (await this.listIds(workspace));
     const out: (SessionRecord | undefined)[] = new Array(ids.length);
+    const rest: number[] = [];
+    const dir = sessionsDir(this.dataDir, workspace, false);
+    const at = this.memo.clock();
+    // An open session may hold appends whose change report has not come in yet: read from it.
+    const open = this.cache.idsIn(workspace);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as string;
+      // (An id that is not one misses here, and recordOf refuses it.)
+      const known = open.has(id) ? undefined : this.memo.vouched(dir, id, at);
+      if (known !== undefined) out[i] = known;
+      else rest.push(i);
+    }
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) {
-        const i = next++;
+      while (next < rest.length) {
+        const i = rest[next++] as number;
         out[i] = await this.recordOf({ workspace, sessionId: ids[i] as string });
       }
     };
-    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, rest.length) }, worker));
     return out.filter((r): r is SessionRecord => r !== undefined);
   }
 
@@ -275,7 +311,7 @@ export class JsonlEngine implements StorageEngine {
     // Kept because it changed (or gone already: the cache forgets it on its next use).
     if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
-    this.memo.delete(file);
+    this.memo.delete(path.dirname(file), key.sessionId);
     this.index.removed(key.workspace, key.sessionId, file);
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
     return removed;
@@ -308,6 +344,7 @@ export class JsonlEngine implements StorageEngine {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.listingIndex?.close();
     this.changes?.close();
     await this.cache.closeAll();
     this.listeners.clear();
@@ -347,7 +384,11 @@ export class JsonlEngine implements StorageEngine {
   private newSession(key: SessionKey, file: string): SessionFile {
     return new SessionFile(key, file, {
       ...this.fileOptions,
-      onAppended: (headSeq) => this.listeners.emit({ type: "appended", ...key, headSeq }),
+      onAppended: (headSeq) => {
+        // The memo's record is old now, whether or not the change report has come in yet.
+        this.memo.delete(path.dirname(file), key.sessionId);
+        this.listeners.emit({ type: "appended", ...key, headSeq });
+      },
     });
   }
 
@@ -379,7 +420,7 @@ export class JsonlEngine implements StorageEngine {
       const dir = sessionsDir(this.dataDir, key.workspace, subagent);
       let memo: Awaited<ReturnType<RecordMemo["lookup"]>>;
       try {
-        memo = await this.memo.lookup(this.ops, file, dir, key.sessionId + SESSION_EXT);
+        memo = await this.memo.lookup(this.ops, file, dir, key.sessionId);
       } catch (err) {
         if (errnoCode(err) === "ENOENT") continue;
         throw ioError(err, `listing ${quote(key.sessionId)}`, this.dataDir);
@@ -399,7 +440,7 @@ export class JsonlEngine implements StorageEngine {
   private async loadRecord(
     key: SessionKey,
     session: SessionFile,
-    lookup: { sig: string; stamp?: number | undefined } | undefined,
+    lookup: { key: FileKey; stamp?: number | undefined } | undefined,
   ): Promise<SessionRecord | undefined> {
     let record: SessionRecord;
     try {
@@ -411,7 +452,10 @@ export class JsonlEngine implements StorageEngine {
       }
       record = corruptRecord(key, session.prefix, err.message);
     }
-    if (lookup !== undefined) this.memo.store(session.path, lookup.sig, record, lookup.stamp);
+    if (lookup !== undefined) {
+      this.memo.store(path.dirname(session.path), key.sessionId, lookup.key, record, lookup.stamp);
+      this.listingIndex?.learned(key.workspace);
+    }
     if (record.root !== undefined) {
       this.index.seen(key.workspace, key.sessionId, session.path, record.root);
     }

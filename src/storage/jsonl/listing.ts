@@ -1,15 +1,15 @@
-import type { Stats } from "node:fs";
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import { recordOf } from "../session-record.js";
 import type { FileChanges } from "./file-changes.js";
+import { type FileKey, keyOf, sameState } from "./file-identity.js";
 import type { FsOps } from "./fs-ops.js";
 
 /**
  * Listing support. A listing needs counters that only a full parse gives,
  * so the records of sessions that are not in the cache are remembered per
- * file and reused while the file's stat signature (inode, size, mtime) is
- * unchanged: listing a workspace twice parses each file once, and listing
+ * file and reused while the file's state (inode, size, mtime:
+ * file-identity.ts) is unchanged: listing a workspace twice parses each file once, and listing
  * never pushes the hot sessions out of the cache.
  */
 
@@ -42,10 +42,6 @@ export function corruptRecord(
   };
 }
 
-function signature(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
-}
-
 const MAX_REMEMBERED = 16_384;
 
 /**
@@ -56,21 +52,30 @@ const MAX_REMEMBERED = 16_384;
 const TRUST_MS = 10_000;
 
 interface Remembered {
-  sig: string;
+  /** The file's key (file-identity.ts) at the stat the record is true of. */
+  key: FileKey;
   record: SessionRecord;
-  /** The FileChanges stamp taken before the stat that gave `sig`, if any. */
+  /** The FileChanges stamp taken before the stat that gave `key`, if any. */
   stamp: number | undefined;
   /** When that stat was made. */
   at: number;
 }
 
+/** No change to the file was reported since `hit`'s stat, which is recent enough to trust. */
+function vouched(hit: Remembered, stamp: number | undefined, at: number): boolean {
+  return stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS;
+}
+
 /**
- * Listing records by file, valid while the file's stat signature holds;
- * with FileChanges, valid without a stat while no change to the file was
- * reported since (and for TRUST_MS at most).
+ * Listing records by session file (directory and id), valid while the
+ * file's state holds; with FileChanges, valid without a stat while no
+ * change to the file was reported since (and for TRUST_MS at most).
+ * Keyed by directory, then id, so that a listing of a whole workspace
+ * builds no path and hashes no new string per session (FileChanges.stamp).
  */
 export class RecordMemo {
-  private readonly byFile = new Map<string, Remembered>();
+  private readonly byDir = new Map<string, Map<string, Remembered>>();
+  private count = 0;
 
   constructor(
     private readonly changes?: FileChanges,
@@ -78,40 +83,78 @@ export class RecordMemo {
   ) {}
 
   /**
-   * The remembered record of `file` (`name` in `dir`) if still valid, and the signature and
-   * stamp to store a new one under. Stats the file unless its stamp vouches
-   * for the record.
+   * The remembered record of session `id`'s file `file` in `dir` if still
+   * valid, and the key and stamp to store a new one under. Stats the file
+   * unless its stamp vouches for the record.
    */
   async lookup(
     ops: FsOps,
     file: string,
     dir: string,
-    name: string,
-  ): Promise<{ sig: string; stamp?: number | undefined; record?: SessionRecord }> {
-    const stamp = this.changes?.stamp(dir, name);
-    const hit = this.byFile.get(file);
+    id: string,
+  ): Promise<{ key: FileKey; stamp?: number | undefined; record?: SessionRecord }> {
+    const stamp = this.changes?.stamp(dir, id);
+    const hit = this.byDir.get(dir)?.get(id);
     const at = this.now();
-    if (hit !== undefined && stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS) {
-      return { sig: hit.sig, stamp, record: hit.record };
+    if (hit !== undefined && vouched(hit, stamp, at)) {
+      return { key: hit.key, stamp, record: hit.record };
     }
-    const sig = signature(await ops.stat(file));
-    if (hit === undefined || hit.sig !== sig) return { sig, stamp };
+    const st = await ops.stat(file);
+    if (hit === undefined || !sameState(hit.key, st)) return { key: keyOf(st), stamp };
     hit.stamp = stamp;
     hit.at = at;
-    return { sig, stamp, record: hit.record };
+    return { key: hit.key, stamp, record: hit.record };
   }
 
-  /** Remembers `record` for `file` as of the lookup that gave `sig` and `stamp`. */
-  store(file: string, sig: string, record: SessionRecord, stamp?: number): void {
-    this.byFile.delete(file);
-    this.byFile.set(file, { sig, record, stamp, at: this.now() });
-    if (this.byFile.size > MAX_REMEMBERED) {
-      const oldest = this.byFile.keys().next().value;
-      if (oldest !== undefined) this.byFile.delete(oldest);
+  /**
+   * The remembered record of session `id` in `dir` when its change stamp
+   * vouches for it, without a stat or a promise: what a listing of many
+   * sessions tries first. `at`: now (one clock read per listing).
+   */
+  vouched(dir: string, id: string, at: number): SessionRecord | undefined {
+    const hit = this.byDir.get(dir)?.get(id);
+    if (hit === undefined) return undefined;
+    return vouched(hit, this.changes?.stamp(dir, id), at) ? hit.record : undefined;
+  }
+
+  /** The memo's clock (vouched's `at`). */
+  clock(): number {
+    return this.now();
+  }
+
+  /** Remembers `record` for session `id` in `dir` as of the lookup that gave `key` and `stamp`. */
+  store(dir: string, id: string, key: FileKey, record: SessionRecord, stamp?: number): void {
+    let files = this.byDir.get(dir);
+    if (files === undefined) {
+      files = new Map();
+      this.byDir.set(dir, files);
     }
+    if (files.delete(id)) this.count--;
+    files.set(id, { key, record, stamp, at: this.now() });
+    this.count++;
+    if (this.count > MAX_REMEMBERED) this.evictOne();
   }
 
-  delete(file: string): void {
-    this.byFile.delete(file);
+  /** The record remembered for session `id` in `dir` and the state it is true of, unchecked. */
+  peek(dir: string, id: string): { key: FileKey; record: SessionRecord } | undefined {
+    return this.byDir.get(dir)?.get(id);
+  }
+
+  delete(dir: string, id: string): void {
+    if (this.byDir.get(dir)?.delete(id)) this.count--;
+  }
+
+  /** Forgets the record remembered first in the directory remembered first. */
+  private evictOne(): void {
+    for (const [dir, files] of this.byDir) {
+      const oldest = files.keys().next();
+      if (oldest.done) {
+        this.byDir.delete(dir);
+        continue;
+      }
+      files.delete(oldest.value);
+      this.count--;
+      return;
+    }
   }
 }

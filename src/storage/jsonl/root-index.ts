@@ -2,10 +2,12 @@ import type { Stats } from "node:fs";
 import * as path from "node:path";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { quote } from "../../core/ids.js";
+import { type FileKey, keyOf } from "./file-identity.js";
 import { FIRST_BLOCK, type FirstLine, readFirstLine, readFirstLineSync } from "./first-line.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps } from "./fs-ops.js";
 import { IndexedRoot, rootOfFirstLine } from "./indexed-root.js";
+import type { KnownRoot, SeedRoot } from "./listing-index.js";
 import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
 
 /**
@@ -35,6 +37,10 @@ import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
  *   reads the session (`seen`), which replaces a root whose entry id
  *   differs.
  *
+ * - Seeds: before it reads first lines, the index asks `seeder` (the
+ *   persisted listing index, listing-index.ts) for roots it can vouch for
+ *   with a stat, and tells it when it read first lines it could not.
+ *
  * Lock directories and wait markers live in `sessions/` too, so appends
  * move its mtime as well: under write load a listing re-reads the
  * directory (about 6 ms per 10,000 files), but still reads no session file.
@@ -51,6 +57,12 @@ interface DirState {
   sig: string | undefined;
   /** Bumped by own creates/deletes: a read that started before one is not trusted. */
   gen: number;
+  /**
+   * `files` when a fill last went through it: every root of it was looked
+   * for (those still null: files gone since the read of the directory),
+   * so the next fill need not look at 10,000 entries again.
+   */
+  filled?: Map<string, IndexedRoot | null>;
 }
 
 class WorkspaceIndex {
@@ -103,6 +115,15 @@ export interface RootIndexOptions {
    * read it returns): the engine cleans up temp files of crashed creates.
    */
   onDirRead?: (dir: string, names: readonly string[]) => Promise<void>;
+  /**
+   * Roots known from elsewhere (the persisted listing index), asked before
+   * first lines are read, and told when first lines were read. Only with
+   * `syncReads` (its checks are synchronous stats).
+   */
+  seeder?: {
+    seeder(workspace: string): Promise<SeedRoot | undefined>;
+    learned(workspace: string): void;
+  };
   /** Longest stretch of synchronous reads, ms (tests). Default 10. */
   sliceMs?: number;
   /** Average time per synchronous read above which the rest is read in parallel, ms. Default 0.25. */
@@ -116,6 +137,7 @@ export class RootIndex {
   private readonly sliceMs: number;
   private readonly slowReadMs: number;
   private readonly onDirRead: RootIndexOptions["onDirRead"];
+  private readonly seeder: RootIndexOptions["seeder"];
 
   constructor(
     private readonly ops: FsOps,
@@ -127,6 +149,7 @@ export class RootIndex {
     this.sliceMs = o.sliceMs ?? SLICE_MS;
     this.slowReadMs = o.slowReadMs ?? SLOW_READ_MS;
     this.onDirRead = o.onDirRead;
+    this.seeder = this.syncReads ? o.seeder : undefined;
   }
 
   /** Ids of every session file of the workspace (an id in both directories once). */
@@ -155,12 +178,24 @@ export class RootIndex {
     return out;
   }
 
-  /** This process created `file` with `root` first. */
-  added(workspace: string, sessionId: string, file: string, root: Entry): void {
+  /** This process created `file` (`origin`: its key, file-identity.ts) with `root` first. */
+  added(workspace: string, sessionId: string, file: string, root: Entry, origin?: FileKey): void {
     const d = this.spaces.get(workspace)?.dirOf(file);
     if (d === undefined) return;
     touched(d);
-    d.files.set(sessionId, IndexedRoot.ofEntry(sessionId, root));
+    d.files.set(sessionId, IndexedRoot.ofEntry(sessionId, root, origin));
+  }
+
+  /** Every root known of the workspace's files now (what the persisted listing index saves). */
+  *known(workspace: string): Generator<KnownRoot> {
+    const ws = this.spaces.get(workspace);
+    if (ws === undefined) return;
+    for (const d of ws.dirs) {
+      const sub = d === ws.dirs[1];
+      for (const [id, root] of d.files) {
+        if (root !== null) yield { sub, id, dir: d.dir, root };
+      }
+    }
   }
 
   /** This process deleted `file`. */
@@ -248,6 +283,16 @@ export class RootIndex {
 
   /** Reads the first line of every listed file whose root is not known yet. */
   private async fill(workspace: string, ws: WorkspaceIndex): Promise<void> {
+    const [top, sub] = ws.dirs;
+    if (top.filled === top.files && sub.filled === sub.files) return;
+    const maps = [top.files, sub.files] as const;
+    await this.fillRoots(workspace, ws);
+    // Only the maps looked through: a directory read meanwhile has new entries to look at.
+    top.filled = maps[0];
+    sub.filled = maps[1];
+  }
+
+  private async fillRoots(workspace: string, ws: WorkspaceIndex): Promise<void> {
     // Two parallel arrays rather than 10,000 small objects.
     const ids: string[] = [];
     const dirs: DirState[] = [];
@@ -259,6 +304,23 @@ export class RootIndex {
       }
     }
     if (ids.length === 0) return;
+    const seed = await this.seeder?.seeder(workspace);
+    if (seed !== undefined) {
+      await this.seedFrom(seed, ws, ids, dirs);
+      // What the seeds vouched for is not read: only the rest goes on.
+      let kept = 0;
+      for (let i = 0; i < ids.length; i++) {
+        const d = dirs[i] as DirState;
+        const id = ids[i] as string;
+        if (d.files.get(id) !== null) continue;
+        ids[kept] = id;
+        dirs[kept++] = d;
+      }
+      ids.length = kept;
+      dirs.length = kept;
+      if (kept === 0) return;
+    }
+    this.seeder?.learned(workspace);
     let next = 0;
     if (this.syncReads) next = await this.fillSync(workspace, ids, dirs);
     if (next >= ids.length) return;
@@ -279,6 +341,28 @@ export class RootIndex {
     };
     const workers = Math.min(this.concurrency, ids.length - next);
     await Promise.all(Array.from({ length: workers }, worker));
+  }
+
+  /** Roots from `seed` (one synchronous stat each), in slices of `sliceMs`. */
+  private async seedFrom(
+    seed: SeedRoot,
+    ws: WorkspaceIndex,
+    ids: readonly string[],
+    dirs: readonly DirState[],
+  ): Promise<void> {
+    let next = 0;
+    while (next < ids.length) {
+      const start = performance.now();
+      do {
+        const d = dirs[next] as DirState;
+        const id = ids[next++] as string;
+        // Still unknown (not created, removed or read meanwhile).
+        if (d.files.get(id) !== null) continue;
+        const root = seed(d.dir, d === ws.dirs[1], id, fileOf(d, id));
+        if (root !== undefined) d.files.set(id, root);
+      } while (next < ids.length && performance.now() - start < this.sliceMs);
+      if (next < ids.length) await yieldToEventLoop();
+    }
   }
 
   /**
@@ -334,7 +418,7 @@ function install(
   const root =
     line === "EISDIR"
       ? IndexedRoot.corrupt(id, `session ${quote(id)} is not a regular file`)
-      : rootOfFirstLine(workspace, id, line.buf, line.length, line.newline);
+      : rootOfFirstLine(workspace, id, line.buf, line.length, line.newline, keyOf(line.stats));
   d.files.set(id, root);
 }
 

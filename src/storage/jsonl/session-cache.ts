@@ -24,6 +24,14 @@ export class SessionCache {
     return this.byKey.get(cacheKey(key));
   }
 
+  /** The ids of the open sessions of `workspace` (a listing asks once, not per session). */
+  idsIn(workspace: string): Set<string> {
+    const prefix = `${workspace}/`;
+    const out = new Set<string>();
+    for (const k of this.byKey.keys()) if (k.startsWith(prefix)) out.add(k.slice(prefix.length));
+    return out;
+  }
+
   /** The cached session, marked as most recently used. */
   touch(key: SessionKey): SessionFile | undefined {
     const k = cacheKey(key);
