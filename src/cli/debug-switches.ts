@@ -19,6 +19,8 @@ export const DEBUG_SWITCHES = {
   noCrossProcessLock: "cross-process lock",
   /** jsonl: lock kept, but no re-read of the file under it. Caught by T4. */
   noFencing: "fencing re-read under the lock",
+  /** jsonl: the persisted listing index trusted without a stat of each file. Caught by T10. */
+  noListingIndexCheck: "listing index entries checked against a stat of their file",
   /** server: WatchEntries replays before subscribing. Caught by T7. */
   noSubscribeFirst: "subscribe before replay (WatchEntries)",
 } as const;

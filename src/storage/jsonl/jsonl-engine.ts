@@ -85,6 +85,8 @@ export interface JsonlEngineOptions {
     noFencing?: boolean;
     /** Skip directory fsyncs only (a power cut may then lose created / linked names). */
     noDirFsync?: boolean;
+    /** Trust the persisted listing index without a stat of each file (stale listings). */
+    noListingIndexCheck?: boolean;
   };
 }
 
@@ -131,6 +133,7 @@ export class JsonlEngine implements StorageEngine {
             changes: this.changes,
             known: (workspace) => this.index.known(workspace),
             writable: need === "writable",
+            noCheck: o.debug?.noListingIndexCheck === true,
           })
         : undefined;
     this.index = new RootIndex(this.ops, this.dataDir, {

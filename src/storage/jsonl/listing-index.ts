@@ -60,6 +60,8 @@ export interface ListingIndexOptions {
   readonly known: (workspace: string) => Iterable<KnownRoot>;
   /** Save at all (false for an engine that only reads the data dir). */
   readonly writable: boolean;
+  /** Negative control (debug.noListingIndexCheck): use entries without a stat. */
+  readonly noCheck?: boolean;
   /** Delay between learning something and saving it. Default 3,000 ms. */
   readonly saveDelayMs?: number;
 }
@@ -108,13 +110,15 @@ export class ListingIndex {
     // Taken before the stat: a change reported after it makes the memo stat again.
     const stamp = this.o.changes?.stamp(dir, id);
     let st: Stats | undefined;
-    try {
-      st = statSync(file, { throwIfNoEntry: false });
-    } catch {
-      // Not readable as before (a directory in its place, no permission): the first-line read says what.
-      return undefined;
+    if (!this.o.noCheck) {
+      try {
+        st = statSync(file, { throwIfNoEntry: false });
+      } catch {
+        // Not readable as before (a directory in its place, no permission): the first-line read says what.
+        return undefined;
+      }
+      if (st === undefined || !sameFile(known.key, st)) return undefined;
     }
-    if (st === undefined || !sameFile(known.key, st)) return undefined;
     const root = IndexedRoot.ofJson(
       id,
       known.rootId,
@@ -124,16 +128,15 @@ export class ListingIndex {
       known.key,
     );
     const r = known.record;
-    if (r !== undefined) {
-      const key: FileKey = {
-        ino: known.key.ino,
-        birth: known.key.birth,
-        size: r.size,
-        mtime: r.mtime,
-      };
-      if (sameState(key, st)) {
-        this.o.memo.store(dir, id, key, new SeededRecord(workspace, id, root, r), stamp);
-      }
+    if (r === undefined) return root;
+    const key: FileKey = {
+      ino: known.key.ino,
+      birth: known.key.birth,
+      size: r.size,
+      mtime: r.mtime,
+    };
+    if (st === undefined || sameState(key, st)) {
+      this.o.memo.store(dir, id, key, new SeededRecord(workspace, id, root, r), stamp);
     }
     return root;
   }
