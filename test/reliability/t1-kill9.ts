@@ -36,7 +36,6 @@
  * reliably (T2 / T5 prove that rule).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { readdir, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -47,31 +46,7 @@ import { auditDataDir, checkLedger, type DirAudit, fsck } from "./lib/jsonl-chec
 import { startWithRetry } from "./lib/kill-server.js";
 import { Ledger, WORKSPACE, Writer } from "./lib/kill-writers.js";
 import { Rng } from "./lib/random.js";
-
-/** Lock directories (`.<id>.jsonl.lock`) left in the sessions directories. */
-async function lockDirs(dataDir: string): Promise<string[]> {
-  const out: string[] = [];
-  const dirs = [
-    join(dataDir, WORKSPACE, "sessions"),
-    join(dataDir, WORKSPACE, "sessions", "subagents"),
-  ];
-  for (const d of dirs) {
-    let names: string[];
-    try {
-      names = await readdir(d);
-    } catch {
-      continue;
-    }
-    for (const n of names) if (n.endsWith(".jsonl.lock")) out.push(join(d, n));
-  }
-  return out;
-}
-
-/** The session id of a lock directory `.<id>.jsonl.lock`. */
-function sessionOfLock(lock: string): string {
-  const base = lock.slice(lock.lastIndexOf("/") + 1);
-  return base.slice(1, -".jsonl.lock".length);
-}
+import { ageLocks, lockDirs, sessionOfLock } from "./lib/stale-locks.js";
 
 const median = (xs: readonly number[]) =>
   xs.length === 0 ? 0 : ([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number);
@@ -217,14 +192,13 @@ async function run(o: RunOptions) {
       for (const f of audit.files.values()) if (f.status === "torn_tail") tornSeen++;
 
       // The dead server's locks: age them (see the file comment) or measure the wait.
-      const locks = await lockDirs(dataDir);
+      const locks = await lockDirs(dataDir, WORKSPACE);
       leftLocks = new Set(locks.map(sessionOfLock));
       measuring = measureEvery > 0 && (crashes === 1 || crashes % measureEvery === 0);
       if (measuring) {
         o.log(`restart ${crashes + 1}: measuring the stale-lock wait (${locks.length} locks left)`);
       } else {
-        const past = new Date(Date.now() - 60_000);
-        for (const l of locks) await utimes(l, past, past).catch(() => undefined);
+        await ageLocks(locks);
       }
       if (round % 10 === 0) {
         o.log(
