@@ -32,8 +32,8 @@ import type { ListingIndexFile, PersistedFile, PersistedRecord } from "./listing
  *   dropped: the next start reads the files.
  */
 
-/** Seeds of one workspace, by `<0|1>/<id>` (subagent directory or not). */
-type Seeds = Map<string, PersistedFile>;
+/** Seeds of one workspace by id: of `sessions/` [0] and of `sessions/subagents/` [1]. */
+type Seeds = readonly [Map<string, PersistedFile>, Map<string, PersistedFile>];
 
 /** The root of a file from elsewhere than its first line, if known and still true. */
 export type SeedRoot = (
@@ -87,7 +87,7 @@ export class ListingIndex {
       this.seeds.set(workspace, seeds);
     }
     const known = await seeds;
-    if (known.size === 0) return undefined;
+    if (known[0].size + known[1].size === 0) return undefined;
     return (dir, sub, id, file) => this.seed(known, workspace, dir, sub, id, file);
   }
 
@@ -105,7 +105,7 @@ export class ListingIndex {
     id: string,
     file: string,
   ): IndexedRoot | undefined {
-    const known = seeds.get(`${sub ? 1 : 0}/${id}`);
+    const known = seeds[sub ? 1 : 0].get(id);
     if (known === undefined) return undefined;
     // Taken before the stat: a change reported after it makes the memo stat again.
     const stamp = this.o.changes?.stamp(dir, id);
@@ -165,8 +165,8 @@ export class ListingIndex {
 
   private async read(workspace: string): Promise<Seeds> {
     if (this.o.writable) await this.o.file.removeStaleTemps(workspace);
-    const seeds: Seeds = new Map();
-    for (const f of await this.o.file.load(workspace)) seeds.set(`${f.sub ? 1 : 0}/${f.id}`, f);
+    const seeds: Seeds = [new Map(), new Map()];
+    for (const f of await this.o.file.load(workspace)) seeds[f.sub ? 1 : 0].set(f.id, f);
     return seeds;
   }
 
