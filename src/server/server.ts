@@ -76,6 +76,10 @@ export async function startServer(
       `refusing to listen on ${config.host} without auth tokens: pass --auth-tokens FILE, or --insecure to allow it`,
     );
   }
+  // Node loads undici (its fetch, Headers, Request) on first use, ~35 ms on
+  // this box; every request path builds Headers, so the first request of a
+  // fresh server would wait for it. It is loaded at start instead.
+  void new Headers();
   const logger = new Logger(
     config.logLevel ?? "info",
     config.log ?? ((line: string) => process.stderr.write(`${line}\n`)),

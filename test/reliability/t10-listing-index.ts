@@ -271,6 +271,7 @@ async function run(o: RunOptions) {
       // What the restart has to work with (shows that the index is exercised at all).
       const saved = decodeIndex(
         (await readFile(indexFile).catch(() => undefined)) ?? Buffer.alloc(0),
+        WS,
       );
       if (saved !== undefined) {
         restartsWithIndex++;

@@ -8,12 +8,13 @@ import {
   encodeIndex,
   LISTING_INDEX_NAME,
   ListingIndexFile,
-  type PersistedFile,
+  type LoadedFile,
+  type SavedFile,
 } from "./listing-index-file.js";
 
 /** The index file's format: what is written is read back, and nothing else is. */
 
-const files: PersistedFile[] = [
+const files: SavedFile[] = [
   {
     sub: false,
     id: "a",
@@ -70,9 +71,34 @@ const files: PersistedFile[] = [
   },
 ];
 
-/** The files as plain data (the roots' JSON as text). */
-const plain = (fs: readonly PersistedFile[] | undefined) =>
-  fs?.map((f) => ({ ...f, payload: typeof f.payload === "string" ? f.payload : f.payload.text() }));
+/** Files as plain data, saved or loaded (the roots' JSON as text). */
+const plain = (fs: readonly (SavedFile | LoadedFile)[] | undefined) =>
+  fs?.map((f) => {
+    const r = f.record;
+    return {
+      sub: f.sub,
+      id: f.id,
+      key: "key" in f ? f.key : { ino: f.ino, birth: f.birth, size: f.size, mtime: f.mtime },
+      rootId: f.rootId,
+      createdAtMs: f.createdAtMs,
+      parent: f.parent,
+      payload:
+        "payload" in f && typeof f.payload === "string" ? f.payload : (f as LoadedFile).text(),
+      record: r && {
+        size: r.size,
+        mtime: r.mtime,
+        title: r.title,
+        tags: r.tags,
+        headSeq: r.headSeq,
+        leafId: r.leafId,
+        messageCount: r.messageCount,
+        updatedAtMs: r.updatedAtMs,
+        health: r.health,
+        healthDetail: r.healthDetail,
+        rootless: r.rootless,
+      },
+    };
+  });
 
 /** An index with a valid header and CRC around `tuples` (what a buggy writer could make). */
 function wrapped(tuples: unknown, roots = ""): Buffer {
@@ -91,11 +117,11 @@ function wrapped(tuples: unknown, roots = ""): Buffer {
 
 describe("listing index file format", () => {
   it("reads back what it wrote, roots' JSON included", () => {
-    expect(plain(decodeIndex(encodeIndex(files)))).toEqual(plain(files));
+    expect(plain(decodeIndex(encodeIndex(files), WS))).toEqual(plain(files));
   });
 
   it("an empty index is an index of no files", () => {
-    expect(decodeIndex(encodeIndex([]))).toEqual([]);
+    expect(decodeIndex(encodeIndex([]), WS)).toEqual([]);
   });
 
   it("refuses bytes that a writer of this version did not write whole", () => {
@@ -109,24 +135,29 @@ describe("listing index file format", () => {
       // One flipped bit anywhere in the body.
       Buffer.from(good.map((b, i) => (i === good.length - 3 ? b ^ 4 : b))),
     ];
-    for (const bytes of cases) expect(decodeIndex(bytes)).toBeUndefined();
+    for (const bytes of cases) expect(decodeIndex(bytes, WS)).toBeUndefined();
   });
 
   it("refuses a whole file whose entries are not of the shape this code writes", () => {
-    const tuple = [0, "a", 1, 2, 3, 4, "r", 5, "", 0, 2, null];
-    expect(decodeIndex(wrapped([tuple], "{}"))?.length).toBe(1);
+    const tuple = [0, "a", 1, 2, 3, 4, "r", 5, "", 0, 2];
+    const record = [6, 7, null, { k: "v" }, 1, "l", 0, 8, null, 0];
+    expect(decodeIndex(wrapped([tuple], "{}"), WS)?.length).toBe(1);
+    expect(decodeIndex(wrapped([[...tuple, ...record]], "{}"), WS)?.[0]?.record?.tags).toEqual({
+      k: "v",
+    });
     const bad: unknown[] = [
-      [...tuple.slice(0, 11)],
+      tuple.slice(0, 10),
+      [...tuple, ...record.slice(0, 9)],
       [2, ...tuple.slice(1)],
       [0, 7, ...tuple.slice(2)],
       [...tuple.slice(0, 2), "1", ...tuple.slice(3)],
-      [...tuple.slice(0, 9), 1, 2, null],
-      [...tuple.slice(0, 11), [1, 2, null, {}, 1, "l", 0, 0, null]],
-      [...tuple.slice(0, 11), [1, 2, null, { k: 1 }, 1, "l", 0, 0, null, 0]],
+      [...tuple.slice(0, 9), 1, 2],
+      [...tuple, ...record.slice(0, 3), { k: 1 }, ...record.slice(4)],
+      [...tuple, ...record.slice(0, 9), 2],
       { sub: 0 },
     ];
-    for (const t of bad) expect(decodeIndex(wrapped([tuple, t], "{}"))).toBeUndefined();
-    expect(decodeIndex(wrapped({ files: [] }))).toBeUndefined();
+    for (const t of bad) expect(decodeIndex(wrapped([tuple, t], "{}"), WS)).toBeUndefined();
+    expect(decodeIndex(wrapped({ files: [] }), WS)).toBeUndefined();
   });
 });
 

@@ -2,10 +2,12 @@ import { randomBytes } from "node:crypto";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
 import { crc32 } from "node:zlib";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { Tags } from "../../core/tags.js";
+import type { SessionRecord } from "../engine.js";
 import type { FileKey } from "./file-identity.js";
 import { errnoCode } from "./fs-ops.js";
-import type { LazyText } from "./indexed-root.js";
+import type { IndexedRoot, LazyText } from "./indexed-root.js";
 
 /**
  * The persisted listing index of one workspace, as a file:
@@ -32,28 +34,30 @@ import type { LazyText } from "./indexed-root.js";
  *   <root JSON><root JSON>...
  *
  * where crc is the CRC-32 of the body's n bytes, m the length of the files
- * JSON in bytes, and each file an array (no key names: the index of
- * 10,000 sessions is read whole at start-up, and names would make it a
- * third bigger and slower to parse):
+ * JSON in bytes, and each file one flat array (no key names and no nested
+ * objects: the index of 10,000 sessions is read whole at start-up, and
+ * every object parsed is one more for the garbage collector):
  *
  *   [sub (0|1), id, ino, birth ms, size, mtime ms, root id, created ms,
- *    parent id, root JSON start, root JSON length, record]
+ *    parent id, root JSON start, root JSON length]
  *
- * with the stat fields those of the file when its first line was read
- * (PersistedFile.key), the root JSON's place given in bytes from the start
- * of the roots (they are left as bytes until a page shows the session,
- * and so are not parsed nor escaped inside the files JSON), and record
- * null or
+ * followed, when the record is known, by
  *
- *   [size, mtime ms, title (or null), tags, head seq, leaf id,
- *    message count, updated ms, corrupt detail (or null when ok), rootless (0|1)]
+ *   size, mtime ms, title (or null), tags, head seq, leaf id,
+ *   message count, updated ms, corrupt detail (or null when ok), rootless (0|1)
+ *
+ * with the first stat fields those of the file when its first line was
+ * read, the record's size and mtime those it was true of, and the root
+ * JSON's place given in bytes from the start of the roots (they stay bytes
+ * until a page shows the session, and so are neither parsed nor escaped
+ * inside the files JSON).
  *
  * A corrupt first line is not kept: it is read again, as only a valid root
  * is fixed for the life of a file.
  */
 
-/** The listing record of a session as kept (SessionRecord without workspace, id and root). */
-export interface PersistedRecord {
+/** A listing record to save (SessionRecord without workspace, id and root). */
+export interface SavedRecord {
   /** Size and mtime of the file when the record was true of it (its inode: the file's). */
   readonly size: number;
   readonly mtime: number;
@@ -69,8 +73,8 @@ export interface PersistedRecord {
   readonly rootless: boolean;
 }
 
-/** One session file as the index knows it: a valid root, and the record when known. */
-export interface PersistedFile {
+/** One session file to save: a valid root, and the record when known. */
+export interface SavedFile {
   /** In `sessions/subagents/` rather than `sessions/`. */
   readonly sub: boolean;
   readonly id: string;
@@ -81,7 +85,73 @@ export interface PersistedFile {
   readonly parent: string;
   /** The root entry's JSON, as in the first line. */
   readonly payload: string | LazyText;
-  readonly record: PersistedRecord | undefined;
+  readonly record: SavedRecord | undefined;
+}
+
+/**
+ * One session file as loaded. Also the key of the file at its first-line
+ * read and the root's JSON (read from the index's bytes when first asked
+ * for): the engine keeps it as the root's origin and payload, so loading
+ * 10,000 sessions makes no object per session beyond this and its record.
+ */
+export class LoadedFile implements FileKey, LazyText {
+  constructor(
+    readonly sub: boolean,
+    readonly id: string,
+    readonly ino: number,
+    readonly birth: number,
+    readonly size: number,
+    readonly mtime: number,
+    readonly rootId: string,
+    readonly createdAtMs: number,
+    readonly parent: string,
+    private readonly roots: Buffer,
+    private readonly rootAt: number,
+    private readonly rootEnd: number,
+    readonly record: LoadedRecord | undefined,
+  ) {}
+
+  text(): string {
+    return this.roots.toString("utf8", this.rootAt, this.rootEnd);
+  }
+}
+
+/**
+ * A listing record as loaded: what a save writes back as it is, the key
+ * of the file state it is true of, and, once the engine gives it its root
+ * (`seeded`), the SessionRecord a listing uses.
+ */
+export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
+  private indexed: IndexedRoot | undefined;
+
+  constructor(
+    readonly workspace: string,
+    readonly sessionId: string,
+    readonly ino: number,
+    readonly birth: number,
+    readonly size: number,
+    readonly mtime: number,
+    readonly title: string | undefined,
+    readonly tags: Tags,
+    readonly headSeq: number,
+    readonly leafId: string,
+    readonly messageCount: number,
+    readonly updatedAtMs: number,
+    readonly health: "ok" | "corrupt",
+    readonly healthDetail: string,
+    readonly rootless: boolean,
+  ) {}
+
+  /** Decoded when a page shows the session, as for roots read from first lines. */
+  get root(): Entry | undefined {
+    return this.rootless ? undefined : this.indexed?.root;
+  }
+
+  /** Gives the record the root it was loaded with. */
+  seeded(root: IndexedRoot): this {
+    this.indexed = root;
+    return this;
+  }
 }
 
 const FORMAT = "sessiond.listing-index";
@@ -126,18 +196,18 @@ export class ListingIndexFile {
    * The files the index of `workspace` holds: empty when there is no index
    * or it is not one this code wrote whole. Never throws.
    */
-  async load(workspace: string): Promise<PersistedFile[]> {
+  async load(workspace: string): Promise<LoadedFile[]> {
     let bytes: Buffer;
     try {
       bytes = await this.io.readFile(this.pathOf(workspace));
     } catch {
       return [];
     }
-    return decodeIndex(bytes) ?? [];
+    return decodeIndex(bytes, workspace) ?? [];
   }
 
   /** Writes the index of `workspace` (temp file, then rename over the old one). */
-  async save(workspace: string, files: readonly PersistedFile[]): Promise<void> {
+  async save(workspace: string, files: readonly SavedFile[]): Promise<void> {
     const target = this.pathOf(workspace);
     const temp = path.join(
       path.dirname(target),
@@ -175,7 +245,7 @@ export class ListingIndexFile {
 }
 
 /** The bytes of an index holding `files`. */
-export function encodeIndex(files: readonly PersistedFile[]): Buffer {
+export function encodeIndex(files: readonly SavedFile[]): Buffer {
   const roots: Buffer[] = [];
   let at = 0;
   const tuples = files.map((f) => {
@@ -197,8 +267,11 @@ export function encodeIndex(files: readonly PersistedFile[]): Buffer {
   return Buffer.concat([Buffer.from(`${header}\n`), body]);
 }
 
-/** The files of an index, or undefined when `bytes` is not a whole, valid index of this version. */
-export function decodeIndex(bytes: Buffer): PersistedFile[] | undefined {
+/**
+ * The files of an index of `workspace`, or undefined when `bytes` is not a
+ * whole, valid index of this version.
+ */
+export function decodeIndex(bytes: Buffer, workspace: string): LoadedFile[] | undefined {
   const nl = bytes.indexOf(0x0a);
   if (nl < 0) return undefined;
   let tuples: unknown;
@@ -222,47 +295,18 @@ export function decodeIndex(bytes: Buffer): PersistedFile[] | undefined {
   if (!Array.isArray(tuples)) return undefined;
   // The CRC says these bytes are what a writer wrote; the shape check says
   // the writer was this code (not a file put there by hand or by a bug).
-  const out: PersistedFile[] = [];
+  const out: LoadedFile[] = [];
   for (const t of tuples) {
-    const f = fileOf(t, roots);
+    const f = Array.isArray(t) ? fileOf(t, roots, workspace) : undefined;
     if (f === undefined) return undefined;
     out.push(f);
   }
   return out;
 }
 
-/** A root's JSON in the roots section, decoded when first asked for. */
-class RootBytes implements LazyText {
-  constructor(
-    private readonly roots: Buffer,
-    private readonly start: number,
-    private readonly end: number,
-  ) {}
-
-  text(): string {
-    return this.roots.toString("utf8", this.start, this.end);
-  }
-}
-
-function tupleOf(f: PersistedFile, rootAt: number, rootLength: number): unknown[] {
-  const r = f.record;
-  const record =
-    r === undefined
-      ? null
-      : [
-          r.size,
-          r.mtime,
-          r.title ?? null,
-          r.tags,
-          r.headSeq,
-          r.leafId,
-          r.messageCount,
-          r.updatedAtMs,
-          r.health === "ok" ? null : r.healthDetail,
-          r.rootless ? 1 : 0,
-        ];
+function tupleOf(f: SavedFile, rootAt: number, rootLength: number): unknown[] {
   const k = f.key;
-  return [
+  const t: unknown[] = [
     f.sub ? 1 : 0,
     f.id,
     k.ino,
@@ -274,13 +318,28 @@ function tupleOf(f: PersistedFile, rootAt: number, rootLength: number): unknown[
     f.parent,
     rootAt,
     rootLength,
-    record,
   ];
+  const r = f.record;
+  if (r !== undefined) {
+    t.push(
+      r.size,
+      r.mtime,
+      r.title ?? null,
+      r.tags,
+      r.headSeq,
+      r.leafId,
+      r.messageCount,
+      r.updatedAtMs,
+      r.health === "ok" ? null : r.healthDetail,
+      r.rootless ? 1 : 0,
+    );
+  }
+  return t;
 }
 
-function fileOf(t: unknown, roots: Buffer): PersistedFile | undefined {
-  if (!Array.isArray(t) || t.length !== 12) return undefined;
-  const [sub, id, ino, birth, size, mtime, rootId, createdAtMs, parent, rootAt, rootLength, r] = t;
+function fileOf(t: unknown[], roots: Buffer, workspace: string): LoadedFile | undefined {
+  if (t.length !== 11 && t.length !== 21) return undefined;
+  const [sub, id, ino, birth, size, mtime, rootId, createdAtMs, parent, rootAt, rootLength] = t;
   if (
     (sub !== 0 && sub !== 1) ||
     typeof id !== "string" ||
@@ -289,62 +348,83 @@ function fileOf(t: unknown, roots: Buffer): PersistedFile | undefined {
     !isNum(size) ||
     !isNum(mtime) ||
     typeof rootId !== "string" ||
-    !Number.isSafeInteger(createdAtMs) ||
+    !isInt(createdAtMs) ||
     typeof parent !== "string" ||
-    !Number.isSafeInteger(rootAt) ||
-    !Number.isSafeInteger(rootLength) ||
+    !isInt(rootAt) ||
+    !isInt(rootLength) ||
     rootAt < 0 ||
     rootLength <= 0 ||
     rootAt + rootLength > roots.length
   ) {
     return undefined;
   }
-  const record = r === null ? undefined : recordOf(r);
-  if (record === null) return undefined;
-  return {
-    sub: sub === 1,
+  let record: LoadedRecord | undefined;
+  if (t.length === 21) {
+    record = recordOf(t, workspace, id, ino, birth);
+    if (record === undefined) return undefined;
+  }
+  return new LoadedFile(
+    sub === 1,
     id,
-    key: { ino, birth, size, mtime },
+    ino,
+    birth,
+    size,
+    mtime,
     rootId,
     createdAtMs,
     parent,
-    payload: new RootBytes(roots, rootAt, rootAt + rootLength),
+    roots,
+    rootAt,
+    rootAt + rootLength,
     record,
-  };
+  );
 }
 
-/** The record of a tuple; null when it is not one. */
-function recordOf(t: unknown): PersistedRecord | null {
-  if (!Array.isArray(t) || t.length !== 10) return null;
+/** The record in `t[11..21)`; undefined when it is not one. */
+function recordOf(
+  t: unknown[],
+  workspace: string,
+  id: string,
+  ino: number,
+  birth: number,
+): LoadedRecord | undefined {
   const [size, mtime, title, tags, headSeq, leafId, messageCount, updatedAtMs, detail, rootless] =
-    t;
+    t.slice(11);
   if (
     !isNum(size) ||
     !isNum(mtime) ||
     !isNum(updatedAtMs) ||
     (title !== null && typeof title !== "string") ||
     !isTags(tags) ||
-    !Number.isSafeInteger(headSeq) ||
+    !isInt(headSeq) ||
     typeof leafId !== "string" ||
-    !Number.isSafeInteger(messageCount) ||
+    !isInt(messageCount) ||
     (detail !== null && typeof detail !== "string") ||
     (rootless !== 0 && rootless !== 1)
   ) {
-    return null;
+    return undefined;
   }
-  return {
+  return new LoadedRecord(
+    workspace,
+    id,
+    ino,
+    birth,
     size,
     mtime,
-    title: title ?? undefined,
+    title ?? undefined,
     tags,
     headSeq,
     leafId,
     messageCount,
     updatedAtMs,
-    health: detail === null ? "ok" : "corrupt",
-    healthDetail: detail ?? "",
-    rootless: rootless === 1,
-  };
+    detail === null ? "ok" : "corrupt",
+    detail ?? "",
+    rootless === 1,
+  );
+}
+
+function isInt(v: unknown): v is number {
+  return Number.isSafeInteger(v);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

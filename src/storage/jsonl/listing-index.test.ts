@@ -165,7 +165,7 @@ async function expectSameAsFiles(): Promise<void> {
 }
 
 async function savedFiles(): Promise<number> {
-  return decodeIndex(await readFile(indexFile()))?.length ?? -1;
+  return decodeIndex(await readFile(indexFile()), WS)?.length ?? -1;
 }
 
 describe("persisted listing index", () => {

@@ -4,7 +4,13 @@ import type { FileChanges } from "./file-changes.js";
 import { type FileKey, sameFile, sameState } from "./file-identity.js";
 import { IndexedRoot } from "./indexed-root.js";
 import type { RecordMemo } from "./listing.js";
-import type { ListingIndexFile, PersistedFile, PersistedRecord } from "./listing-index-file.js";
+import {
+  type ListingIndexFile,
+  type LoadedFile,
+  LoadedRecord,
+  type SavedFile,
+  type SavedRecord,
+} from "./listing-index-file.js";
 
 /**
  * The persisted listing index at work (the file: listing-index-file.ts).
@@ -33,7 +39,7 @@ import type { ListingIndexFile, PersistedFile, PersistedRecord } from "./listing
  */
 
 /** Seeds of one workspace by id: of `sessions/` [0] and of `sessions/subagents/` [1]. */
-type Seeds = readonly [Map<string, PersistedFile>, Map<string, PersistedFile>];
+type Seeds = readonly [Map<string, LoadedFile>, Map<string, LoadedFile>];
 
 /** The root of a file from elsewhere than its first line, if known and still true. */
 export type SeedRoot = (
@@ -88,7 +94,7 @@ export class ListingIndex {
     }
     const known = await seeds;
     if (known[0].size + known[1].size === 0) return undefined;
-    return (dir, sub, id, file) => this.seed(known, workspace, dir, sub, id, file);
+    return (dir, sub, id, file) => this.seed(known, dir, sub, id, file);
   }
 
   /**
@@ -99,7 +105,6 @@ export class ListingIndex {
    */
   private seed(
     seeds: Seeds,
-    workspace: string,
     dir: string,
     sub: boolean,
     id: string,
@@ -117,26 +122,20 @@ export class ListingIndex {
         // Not readable as before (a directory in its place, no permission): the first-line read says what.
         return undefined;
       }
-      if (st === undefined || !sameFile(known.key, st)) return undefined;
+      if (st === undefined || !sameFile(known, st)) return undefined;
     }
+    // The loaded file is the root's origin (its key) and payload (its JSON).
     const root = IndexedRoot.ofJson(
       id,
       known.rootId,
       known.createdAtMs,
       known.parent,
-      known.payload,
-      known.key,
+      known,
+      known,
     );
     const r = known.record;
-    if (r === undefined) return root;
-    const key: FileKey = {
-      ino: known.key.ino,
-      birth: known.key.birth,
-      size: r.size,
-      mtime: r.mtime,
-    };
-    if (st === undefined || sameState(key, st)) {
-      this.o.memo.store(dir, id, key, new SeededRecord(workspace, id, root, r), stamp);
+    if (r !== undefined && (st === undefined || sameState(r, st))) {
+      this.o.memo.store(dir, id, r, r.seeded(root), stamp);
     }
     return root;
   }
@@ -182,8 +181,8 @@ export class ListingIndex {
     this.saving.set(workspace, run);
   }
 
-  private collect(workspace: string): PersistedFile[] {
-    const out: PersistedFile[] = [];
+  private collect(workspace: string): SavedFile[] {
+    const out: SavedFile[] = [];
     for (const { sub, id, dir, root } of this.o.known(workspace)) {
       const key = root.origin;
       // A corrupt first line is read again: only a valid root is fixed for a file's life.
@@ -193,7 +192,7 @@ export class ListingIndex {
       // Only the record of the same file as the root (the load checks its state too).
       const record =
         memo !== undefined && memo.key.ino === key.ino && memo.key.birth === key.birth
-          ? persistedRecord(memo.key, memo.record)
+          ? savedRecord(memo.key, memo.record)
           : undefined;
       out.push({
         sub,
@@ -210,50 +209,9 @@ export class ListingIndex {
   }
 }
 
-/**
- * A listing record made from the index: the root decoded when first asked
- * for (a page shows the session), as for roots read from first lines, and
- * what it was made of kept for the next save.
- */
-class SeededRecord implements SessionRecord {
-  readonly title: string | undefined;
-  readonly tags: SessionRecord["tags"];
-  readonly headSeq: number;
-  readonly leafId: string;
-  readonly messageCount: number;
-  readonly updatedAtMs: number;
-  readonly health: "ok" | "corrupt";
-  readonly healthDetail: string;
-
-  constructor(
-    readonly workspace: string,
-    readonly sessionId: string,
-    private readonly indexed: IndexedRoot,
-    readonly persisted: PersistedRecord,
-  ) {
-    this.title = persisted.title;
-    this.tags = persisted.tags;
-    this.headSeq = persisted.headSeq;
-    this.leafId = persisted.leafId;
-    this.messageCount = persisted.messageCount;
-    this.updatedAtMs = persisted.updatedAtMs;
-    this.health = persisted.health;
-    this.healthDetail = persisted.healthDetail;
-  }
-
-  get root() {
-    return this.persisted.rootless ? undefined : this.indexed.root;
-  }
-}
-
-function persistedRecord(key: FileKey, r: SessionRecord): PersistedRecord {
-  if (
-    r instanceof SeededRecord &&
-    r.persisted.size === key.size &&
-    r.persisted.mtime === key.mtime
-  ) {
-    return r.persisted;
-  }
+/** The record to save: a loaded one as it is, another one's fields with the state it is true of. */
+function savedRecord(key: FileKey, r: SessionRecord): SavedRecord {
+  if (r instanceof LoadedRecord && r.size === key.size && r.mtime === key.mtime) return r;
   return {
     size: key.size,
     mtime: key.mtime,
