@@ -1,5 +1,5 @@
 /**
- * The bare PostgreSQL baselines of scenario 10, with the driver sessiond
+ * The bare PostgreSQL baselines of scenarios 10 and 11, with the driver sessiond
  * uses (postgres.js, the engine's pool options), on the same database:
  *
  * - insert-latency: one caller, sequential; each call is one transaction
@@ -11,6 +11,8 @@
  *   for `durationMs`.
  * - select: the first page of a listing as one query (newest 100 top-level
  *   sessions, each with its root entry's payload), `n` timed calls.
+ * - search: the message entries whose payload holds `word` (one ILIKE: the
+ *   trigram index answers it), `n` timed calls (scenario 11).
  * - notify: a LISTEN connection of its own (sql.listen) and a writer; each
  *   round `BEGIN; INSERT; SELECT pg_notify(...); COMMIT`, latency from the
  *   transaction's start to the receipt of its NOTIFY.
@@ -22,7 +24,9 @@ import { answer, args, log, now } from "./rpc-common.js";
 
 interface Args {
   url: string;
-  mode: "insert-latency" | "insert-throughput" | "select" | "notify";
+  mode: "insert-latency" | "insert-throughput" | "select" | "search" | "notify";
+  /** search: the word looked for. */
+  word?: string;
   warmup: number;
   /** insert-latency, select, notify: timed calls (rounds). */
   n?: number;
@@ -131,7 +135,9 @@ async function select(): Promise<void> {
   const sql = connect(a.url, 1, "bench-bare");
   const ws = a.workspace ?? "default";
   const size = a.pageSize ?? 100;
-  const call = () => sql<{ session_id: string }[]>`
+  await timedQueries(
+    "SELECT first page",
+    () => sql<{ session_id: string }[]>`
     SELECT s.session_id, s.created_at_ms, s.head_seq, s.leaf_id, s.message_count, s.title,
       s.updated_at_ms, e.payload
     FROM sessiond_sessions s
@@ -139,10 +145,34 @@ async function select(): Promise<void> {
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
     WHERE s.workspace = ${ws} AND s.parent_session_id = ''
     ORDER BY s.created_at_ms DESC, s.session_id DESC
-    LIMIT ${size}`;
+    LIMIT ${size}`,
+  );
+  await sql.end({ timeout: 1 });
+}
+
+/** The entries whose payload holds the word, as a user would ask: one ILIKE (scenario 11). */
+async function search(): Promise<void> {
+  const sql = connect(a.url, 1, "bench-bare");
+  const ws = a.workspace ?? "default";
+  const pattern = `%${a.word ?? ""}%`;
+  await timedQueries(
+    "SELECT ... ILIKE",
+    () => sql<{ session_id: string }[]>`
+    SELECT session_id, seq, payload FROM sessiond_entries
+    WHERE workspace = ${ws} AND kind = 'message' AND payload ILIKE ${pattern}
+    LIMIT ${a.pageSize ?? 100}`,
+  );
+  await sql.end({ timeout: 1 });
+}
+
+/** One call checked against `expectFirst`, `warmup` more, then `n` timed ones; answers their summary. */
+async function timedQueries(
+  what: string,
+  call: () => Promise<{ session_id: string }[]>,
+): Promise<void> {
   const first = await call();
   if (a.expectFirst !== undefined && first[0]?.session_id !== a.expectFirst) {
-    throw new Error(`bare SELECT: first row ${first[0]?.session_id}, expected ${a.expectFirst}`);
+    throw new Error(`bare ${what}: first row ${first[0]?.session_id}, expected ${a.expectFirst}`);
   }
   for (let i = 0; i < a.warmup; i++) await call();
   const samples: number[] = [];
@@ -151,9 +181,8 @@ async function select(): Promise<void> {
     await call();
     samples.push(now() - t);
   }
-  await sql.end({ timeout: 1 });
   const s = summarize(samples);
-  log(`bare SELECT first page: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`);
+  log(`bare ${what}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`);
   answer({ ...s, count: first.length });
 }
 
@@ -200,4 +229,5 @@ async function notify(): Promise<void> {
 if (a.mode === "insert-latency") await insertLatency();
 else if (a.mode === "insert-throughput") await insertThroughput();
 else if (a.mode === "select") await select();
+else if (a.mode === "search") await search();
 else await notify();

@@ -8,7 +8,7 @@
  */
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { PostgresEngine } from "../../src/storage/postgres/index.js";
-import { rootEntry, smallConversations, toEntry } from "../lib/generate.js";
+import { findableConversations, rootEntry, smallConversations, toEntry } from "../lib/generate.js";
 import { answer, args, log, now } from "./rpc-common.js";
 
 const a = args<{
@@ -19,10 +19,12 @@ const a = args<{
   textBytes: number;
   startMs: number;
   concurrency?: number;
+  /** Scenario 11's tags and rare word (findableConversations). */
+  findable?: { users: number; rareWord: string };
 }>();
 
 const t0 = now();
-const cs = smallConversations(a);
+const cs = a.findable ? findableConversations({ ...a, ...a.findable }).cs : smallConversations(a);
 const engine = await PostgresEngine.open({ url: a.url, poolSize: 10 });
 let next = 0;
 let entries = 0;

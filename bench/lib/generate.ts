@@ -278,6 +278,25 @@ export function smallConversations(o: {
   return out;
 }
 
+/**
+ * Scenario 11's sessions (the JSONL files and the PostgreSQL load make the
+ * same ones): smallConversations tagged `user=u<i mod users>`, and the
+ * rare word once, in the middle entry of the middle session.
+ */
+export function findableConversations(
+  o: Parameters<typeof smallConversations>[0] & { users: number; rareWord: string },
+): { cs: Conversation[]; marked: Conversation } {
+  const cs = smallConversations(o);
+  cs.forEach((c, i) => {
+    c.tags = { user: `u${i % o.users}` };
+  });
+  const marked = cs[Math.floor(cs.length / 2)];
+  const entry = marked?.entries[Math.floor(marked.entries.length / 2)];
+  if (marked === undefined || entry === undefined) throw new Error("no session to mark");
+  entry.text = `${entry.text} ${o.rareWord}`;
+  return { cs, marked };
+}
+
 /** Writes many conversations (one file each); returns the total size. */
 export function writeSessiondFiles(dataDir: string, cs: readonly Conversation[]): number {
   let bytes = 0;

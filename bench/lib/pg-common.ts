@@ -4,6 +4,10 @@
  * matching the engine's pool, and the cluster's durability settings.
  */
 import postgres from "postgres";
+import { pgSkipReason, startPostgres } from "../../test/harness/postgres.js";
+import type { BenchContext } from "./context.js";
+import { type ServerProcess, startSessiond } from "./procs.js";
+import type { Row } from "./row.js";
 
 /** Connections in sessiond's pool (`--pg-pool-size`) and in the bare baseline's pool. */
 export const POOL = 10;
@@ -58,4 +62,53 @@ export async function durabilityOf(sql: postgres.Sql): Promise<Durability> {
     full_page_writes: s.full_page_writes ?? "?",
   };
   return { ...d, ok: d.fsync === "on" && d.synchronous_commit !== "off" };
+}
+
+/**
+ * Runs a scenario's PostgreSQL rows on a throwaway cluster (stopped after).
+ * Without PostgreSQL binaries (and no SESSIOND_TEST_PG_URL) one SKIPPED row
+ * and a loud log instead; with CI=true the start throws: the rows must run there.
+ */
+export async function withPostgres(
+  ctx: BenchContext,
+  id: string,
+  run: (serverUrl: string) => Promise<Row[]>,
+): Promise<Row[]> {
+  let pg: Awaited<ReturnType<typeof startPostgres>>;
+  try {
+    pg = await startPostgres();
+  } catch (err) {
+    throw new Error(`PostgreSQL could not start: ${String(err)}`);
+  }
+  if (pg === undefined) {
+    const reason = pgSkipReason() ?? "PostgreSQL unavailable";
+    ctx.log("!".repeat(78));
+    ctx.log(`!!! SCENARIO ${id} POSTGRESQL ROWS SKIPPED: ${reason}`);
+    ctx.log("!!! install PostgreSQL 15 (initdb, pg_ctl) or set SESSIOND_TEST_PG_URL");
+    ctx.log("!".repeat(78));
+    return [
+      {
+        id,
+        scenario: `PostgreSQL rows SKIPPED (${reason})`,
+        unit: "-",
+        sessiond: Number.NaN,
+        baseline: Number.NaN,
+        baselineName: "-",
+        ratio: Number.NaN,
+        target: "SKIPPED: not measured",
+        pass: false,
+        details: { skipped: reason },
+      },
+    ];
+  }
+  try {
+    return await run(pg.url);
+  } finally {
+    await pg.stop();
+  }
+}
+
+/** `sessiond serve --storage <url>` with the bench's pool size. */
+export function startPgSessiond(url: string): Promise<ServerProcess> {
+  return startSessiond(["--storage", url, "--pg-pool-size", String(POOL)]);
 }

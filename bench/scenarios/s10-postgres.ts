@@ -48,15 +48,18 @@
  * prints one SKIPPED row; with CI=true it fails instead.
  */
 import { readFileSync } from "node:fs";
-import {
-  createDatabase,
-  type PgServer,
-  pgSkipReason,
-  startPostgres,
-} from "../../test/harness/postgres.js";
+import { createDatabase } from "../../test/harness/postgres.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { BARE_TABLE, connect, type Durability, durabilityOf, POOL } from "../lib/pg-common.js";
-import { runClient, type ServerProcess, startGrpcEcho, startSessiond } from "../lib/procs.js";
+import {
+  BARE_TABLE,
+  connect,
+  type Durability,
+  durabilityOf,
+  POOL,
+  startPgSessiond,
+  withPostgres,
+} from "../lib/pg-common.js";
+import { runClient, type ServerProcess, startGrpcEcho } from "../lib/procs.js";
 import { absoluteAtMost, atLeast, atMost, type Row } from "../lib/row.js";
 import { median, type Summary } from "../lib/stats.js";
 import type { Throughput } from "./s2-append-many-sessions.js";
@@ -81,26 +84,6 @@ function debugSwitches(pid: number): string[] {
   const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
   for (const e of env) if (/^SESSIOND_DEBUG=./.test(e)) bad.push(e);
   return bad;
-}
-
-/** `sessiond serve --storage <url>` with the bench's pool size. */
-function startPgSessiond(url: string): Promise<ServerProcess> {
-  return startSessiond(["--storage", url, "--pg-pool-size", String(POOL)]);
-}
-
-function skippedRow(reason: string): Row {
-  return {
-    id: "10",
-    scenario: `PostgreSQL rows SKIPPED (${reason})`,
-    unit: "-",
-    sessiond: Number.NaN,
-    baseline: Number.NaN,
-    baselineName: "-",
-    ratio: Number.NaN,
-    target: "SKIPPED: not measured",
-    pass: false,
-    details: { skipped: reason },
-  };
 }
 
 const med = <T>(runs: readonly T[], f: (r: T) => number) => median(runs.map(f));
@@ -633,33 +616,18 @@ export const postgresRows: Scenario = {
   id: "10",
   title: "PostgreSQL engine: append, 64 in flight, listing, watch across replicas",
   async run(ctx: BenchContext): Promise<Row[]> {
-    // Throws with CI=true when PostgreSQL is missing: the rows must run there.
-    let pg: PgServer | undefined;
-    try {
-      pg = await startPostgres();
-    } catch (err) {
-      throw new Error(`PostgreSQL could not start: ${String(err)}`);
-    }
-    if (pg === undefined) {
-      const reason = pgSkipReason() ?? "PostgreSQL unavailable";
-      ctx.log("!".repeat(78));
-      ctx.log(`!!! SCENARIO 10 SKIPPED: ${reason}`);
-      ctx.log("!!! install PostgreSQL 15 (initdb, pg_ctl) or set SESSIOND_TEST_PG_URL");
-      ctx.log("!".repeat(78));
-      return [skippedRow(reason)];
-    }
-    let echo: ServerProcess | undefined;
-    try {
-      echo = await startGrpcEcho();
-      const rows: Row[] = [];
-      const append = await appendRows(ctx, pg.url, echo);
-      rows.push(...append.rows);
-      rows.push(...(await listRows(ctx, pg.url, echo)));
-      rows.push(await watchRow(ctx, pg.url, append.payload, echo));
-      return rows;
-    } finally {
-      await echo?.stop();
-      await pg.stop();
-    }
+    return withPostgres(ctx, "10", async (url) => {
+      const echo = await startGrpcEcho();
+      try {
+        const rows: Row[] = [];
+        const append = await appendRows(ctx, url, echo);
+        rows.push(...append.rows);
+        rows.push(...(await listRows(ctx, url, echo)));
+        rows.push(await watchRow(ctx, url, append.payload, echo));
+        return rows;
+      } finally {
+        await echo.stop();
+      }
+    });
   },
 };

@@ -16,13 +16,22 @@
  *   of warm calls, vs the indexOf floor (read every byte of every file and
  *   Buffer.indexOf the word, fresh process, same page cache). Target <= 1.5 ×.
  *
+ * 11/pg-search, 11/pg-filter: the same sessions with 10–30 entries each
+ *   (~200 MB; the ids, tags and the rare word's session are the same) loaded
+ *   into a throwaway PostgreSQL cluster through the engine; SearchEntries and
+ *   the filtered page against `sessiond serve --storage postgres://…`, p50 of
+ *   warm calls; the search vs the bare `SELECT … ILIKE` a user would write
+ *   (one connection, the trigram index), <= 3 ×; the filtered page <= 10 ms.
+ *
  * --quick: 500 sessions of 10–30 entries, 1 repetition.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createDatabase } from "../../test/harness/postgres.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { type FloorResult, RestartMeter } from "../lib/floors.js";
-import { sessionsDirOf, smallConversations, writeSessiondFiles } from "../lib/generate.js";
+import { findableConversations, sessionsDirOf, writeSessiondFiles } from "../lib/generate.js";
+import { connect, startPgSessiond, withPostgres } from "../lib/pg-common.js";
 import { runClient } from "../lib/procs.js";
 import { absoluteAtMost, atMost, type Row } from "../lib/row.js";
 import { median, summarize } from "../lib/stats.js";
@@ -45,20 +54,14 @@ export const findSessions: Scenario = {
     const count = ctx.quick ? 500 : 10_000;
     const reps = ctx.quick ? 1 : 3;
     const t0 = performance.now();
-    const cs = smallConversations({
+    const shape = {
       count,
       minEntries: ctx.quick ? 10 : 60,
       maxEntries: ctx.quick ? 30 : 120,
       textBytes: ctx.quick ? 400 : 1_000,
       startMs: Date.UTC(2024, 0, 1),
-    });
-    cs.forEach((c, i) => {
-      c.tags = { user: `u${i % USERS}` };
-    });
-    const marked = cs[Math.floor(count / 2)];
-    const markedEntry = marked?.entries[Math.floor(marked.entries.length / 2)];
-    if (marked === undefined || markedEntry === undefined) throw new Error("no session to mark");
-    markedEntry.text = `${markedEntry.text} ${RARE}`;
+    };
+    const { cs, marked } = findableConversations({ ...shape, users: USERS, rareWord: RARE });
     const dataDir = join(ctx.tmpDir, "s11-sessiond");
     const bytes = writeSessiondFiles(dataDir, cs);
     const emptyDir = join(ctx.tmpDir, "s11-empty");
@@ -120,7 +123,11 @@ export const findSessions: Scenario = {
     }
     const w = summarize(warmFilter);
     const s = summarize(warmSearch);
+    const pg = await withPostgres(ctx, "11/pg", (url) =>
+      postgresRows(ctx, url, shape, marked.sessionId, newestMatching, matching.length),
+    );
     return [
+      ...pg,
       absoluteAtMost(
         {
           id: "11/filter-warm",
@@ -162,3 +169,108 @@ export const findSessions: Scenario = {
     ];
   },
 };
+
+/**
+ * The PostgreSQL rows: the same sessions loaded through the engine into a
+ * throwaway cluster, then the same two calls against `sessiond serve
+ * --storage postgres://…`, and the bare SQL a user would write for each on
+ * the same database (postgres.js, one connection).
+ */
+async function postgresRows(
+  ctx: BenchContext,
+  serverUrl: string,
+  shape: Omit<Parameters<typeof findableConversations>[0], "users" | "rareWord">,
+  markedId: string,
+  newestMatching: string | undefined,
+  matching: number,
+): Promise<Row[]> {
+  const db = await createDatabase(serverUrl, "sessiond_bench_find");
+  // The same sessions with fewer entries each (the ids, tags and the marked
+  // one are the same): loading 1 GB through the engine takes ~6 min here.
+  const pgShape = { ...shape, minEntries: 10, maxEntries: 30 };
+  try {
+    ctx.log(`loading ${pgShape.count} sessions into PostgreSQL through the engine`);
+    const load = await runClient<{ sessions: number; entries: number; ms: number }>(
+      "clients/pg-load.ts",
+      { ...pgShape, url: db.url, concurrency: 16, findable: { users: USERS, rareWord: RARE } },
+    );
+    ctx.log(
+      `${load.sessions} sessions, ${load.entries} entries loaded in ${load.ms.toFixed(0)} ms`,
+    );
+    // Planner statistics, as autovacuum would gather them after a bulk load.
+    const admin = connect(db.url, 1, "bench-admin");
+    try {
+      await admin`ANALYZE`;
+    } finally {
+      await admin.end({ timeout: 1 });
+    }
+    const reps = ctx.quick ? 1 : 3;
+    const calls = ctx.quick ? 10 : 50;
+    const sdSearch: number[] = [];
+    const sdList: number[] = [];
+    const bare: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      const sd = await startPgSessiond(db.url);
+      try {
+        const search = await runClient<Call>("clients/data-first-call.ts", {
+          url: sd.url,
+          call: "search",
+          query: RARE,
+          warm: calls,
+        });
+        if (search.count !== 1 || search.firstId !== markedId) {
+          throw new Error(`PostgreSQL search found ${search.count} hits in ${search.firstId}`);
+        }
+        sdSearch.push(median(search.warm));
+        const list = await runClient<Call>("clients/data-first-call.ts", {
+          url: sd.url,
+          call: "list",
+          pageSize: PAGE,
+          tags: { user: "u7" },
+          warm: calls,
+        });
+        if (list.count !== Math.min(PAGE, matching) || list.firstId !== newestMatching) {
+          throw new Error(`PostgreSQL filtered page: ${list.count} from ${list.firstId}`);
+        }
+        sdList.push(median(list.warm));
+      } finally {
+        await sd.stop();
+      }
+      const b = await runClient<{ p50: number; count: number }>("clients/pg-bare.ts", {
+        url: db.url,
+        mode: "search",
+        word: RARE,
+        warmup: 3,
+        n: calls,
+        expectFirst: markedId,
+      });
+      bare.push(b.p50);
+    }
+    return [
+      atMost(
+        {
+          id: "11/pg-search",
+          scenario: `PostgreSQL: SearchEntries, a rare word, ${load.sessions} sessions, ${load.entries} entries`,
+          unit: "p50 ms",
+          sessiond: median(sdSearch),
+          baseline: median(bare),
+          baselineName: "bare SELECT … ILIKE (postgres.js, the trigram index)",
+          details: { sessiondMs: sdSearch, bareMs: bare, loadMs: load.ms },
+        },
+        3,
+      ),
+      absoluteAtMost(
+        {
+          id: "11/pg-filter",
+          scenario: `PostgreSQL: ListSessions, tag filter, first page among ${shape.count}, warm`,
+          unit: "p50 ms",
+          sessiond: median(sdList),
+          details: { sessiondMs: sdList },
+        },
+        10,
+      ),
+    ];
+  } finally {
+    await db.drop();
+  }
+}
