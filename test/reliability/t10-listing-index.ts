@@ -32,7 +32,8 @@ import { SessionFilterSchema, SortBy, SortOrder } from "../../gen/sessiond/v1/st
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
 import { nodeFs } from "../../src/storage/jsonl/fs-ops.js";
 import { JsonlEngine } from "../../src/storage/jsonl/jsonl-engine.js";
-import { decodeIndex, LISTING_INDEX_NAME } from "../../src/storage/jsonl/listing-index-file.js";
+import { decodeIndex } from "../../src/storage/jsonl/listing-index-codec.js";
+import { LISTING_INDEX_NAME } from "../../src/storage/jsonl/listing-index-file.js";
 import { SessionStore } from "../../src/store/session-store.js";
 import type { SessiondProcess } from "../harness/server.js";
 import { isMain, main, type ReliabilityTest, type RunOptions } from "./lib/battery.js";

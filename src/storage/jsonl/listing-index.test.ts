@@ -11,7 +11,8 @@ import type { SessionStore } from "../../store/session-store.js";
 import type { SessionRecord } from "../engine.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { decodeIndex, LISTING_INDEX_NAME } from "./listing-index-file.js";
+import { decodeIndex } from "./listing-index-codec.js";
+import { LISTING_INDEX_NAME } from "./listing-index-file.js";
 
 /**
  * The persisted listing index (listing-index.ts) is a cache the session

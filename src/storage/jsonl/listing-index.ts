@@ -5,12 +5,12 @@ import { type FileKey, sameFile, sameState } from "./file-identity.js";
 import { IndexedRoot } from "./indexed-root.js";
 import type { RecordMemo } from "./listing.js";
 import {
-  type ListingIndexFile,
   type LoadedFile,
   LoadedRecord,
   type SavedFile,
   type SavedRecord,
-} from "./listing-index-file.js";
+} from "./listing-index-entries.js";
+import type { ListingIndexFile } from "./listing-index-file.js";
 
 /**
  * The persisted listing index at work (the file: listing-index-file.ts).
