@@ -38,6 +38,9 @@ import type { ListingIndexFile } from "./listing-index-file.js";
  *   dropped: the next start reads the files.
  */
 
+/** statSync's options, made once (one check per session of a workspace). */
+const NO_THROW = { throwIfNoEntry: false } as const;
+
 /** Seeds of one workspace by id: of `sessions/` [0] and of `sessions/subagents/` [1]. */
 type Seeds = readonly [Map<string, LoadedFile>, Map<string, LoadedFile>];
 
@@ -117,7 +120,7 @@ export class ListingIndex {
     let st: Stats | undefined;
     if (!this.o.noCheck) {
       try {
-        st = statSync(file, { throwIfNoEntry: false });
+        st = statSync(file, NO_THROW);
       } catch {
         // Not readable as before (a directory in its place, no permission): the first-line read says what.
         return undefined;
