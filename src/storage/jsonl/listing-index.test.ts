@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { create, type MessageInitShape, toJson } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -74,9 +74,19 @@ async function listings(store: SessionStore): Promise<unknown[]> {
 /** The engine's records of the whole workspace, after its roots (as a listing asks), comparable across engines. */
 async function records(engine: JsonlEngine): Promise<unknown[]> {
   await engine.listRoots(WS);
+  // The fields of a SessionRecord only (a record loaded from the index carries more).
   const plain = (r: SessionRecord) => ({
-    ...r,
+    workspace: r.workspace,
+    sessionId: r.sessionId,
     root: r.root === undefined ? undefined : toJson(EntrySchema, r.root),
+    title: r.title,
+    tags: r.tags,
+    headSeq: r.headSeq,
+    leafId: r.leafId,
+    messageCount: r.messageCount,
+    updatedAtMs: r.updatedAtMs,
+    health: r.health,
+    healthDetail: r.healthDetail,
   });
   return (await engine.list(WS)).map(plain).sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
 }
@@ -165,6 +175,11 @@ async function expectSameAsFiles(): Promise<void> {
   }
 }
 
+async function savedRecords(): Promise<number> {
+  const files = decodeIndex(await readFile(indexFile()), WS) ?? [];
+  return files.filter((f) => f.record !== undefined).length;
+}
+
 async function savedFiles(): Promise<number> {
   return decodeIndex(await readFile(indexFile()), WS)?.length ?? -1;
 }
@@ -177,6 +192,9 @@ describe("persisted listing index", () => {
     await engine.close();
     // Every session, top-level and subagent, is in the saved index.
     expect(await savedFiles()).toBe(27);
+    // A restarted engine's listings read every record (the creating engine had them cached): saved too.
+    await listAndClose();
+    expect(await savedRecords()).toBe(24);
     await changeBehindTheIndex(ids);
     await expectSameAsFiles();
   });
@@ -245,6 +263,21 @@ describe("persisted listing index", () => {
       expect(await savedFiles()).toBe(25 + 2);
     });
   }
+
+  it("two engines saving the index of one workspace at once leave a whole one", async () => {
+    const engine = indexed();
+    const ids = await seed(storeOn(engine));
+    await engine.close();
+    await Promise.all([listAndClose(), listAndClose(), listAndClose()]);
+    expect(await savedFiles()).toBe(27);
+    // No temp file of the three saves is left behind.
+    expect((await readdir(path.join(dataDir, WS))).sort()).toEqual([
+      LISTING_INDEX_NAME,
+      "sessions",
+    ]);
+    await changeBehindTheIndex(ids);
+    await expectSameAsFiles();
+  });
 
   it("an engine that only reads the data dir writes no index", async () => {
     const engine = indexed();
