@@ -1000,11 +1000,12 @@ describe("T6 hostile requests", () => {
     }
     if (statSync("/etc/passwd").mtimeMs !== passwdMtime) outside.push("/etc/passwd (modified)");
 
-    // Inside: only workspaces we used, their sessions dirs, session files and their locks.
+    // Inside: only workspaces we used, their sessions dirs, session files and
+    // their locks, and each workspace's listing index (and a save of it in flight).
     const real = realpathSync(dataDir);
     const ID = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}";
     const allowed = new RegExp(
-      `^(${[...usedWorkspaces].join("|")})(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?)?$`,
+      `^(${[...usedWorkspaces].join("|")})(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?|/listing-index\\.json|/\\.listing-index-[0-9]+-[0-9a-f]+\\.tmp)?$`,
     );
     const inside: string[] = [];
     for (const rel of walk(dataDir)) {
