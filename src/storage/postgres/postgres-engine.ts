@@ -41,6 +41,7 @@ import {
 } from "./listing.js";
 import { Notifier, NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
+import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
@@ -101,6 +102,8 @@ export class PostgresEngine implements StorageEngine {
   private readonly headPoll: HeadPoll;
   /** The records of the listing page just read, for the store's `list` of it (listing.ts). */
   private readonly pageMemo = new PageMemo();
+  /** The records of listing rows, reused while a row is unchanged (row-records.ts). */
+  private readonly rowRecords = new RowRecords();
   private ready: Promise<void> | undefined;
   /** Every database call running (close waits for them). */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -291,7 +294,7 @@ export class PostgresEngine implements StorageEngine {
    */
   async pageRoots(workspace: string, query: RootPageQuery): Promise<RootRecord[]> {
     await this.begin();
-    return pageRoots(this.ctx, workspace, query, this.pageMemo);
+    return pageRoots(this.ctx, workspace, query, this.pageMemo, this.rowRecords);
   }
 
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
