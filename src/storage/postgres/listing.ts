@@ -4,6 +4,7 @@ import type { PgContext } from "./context.js";
 import type { RowRecords } from "./row-records.js";
 import {
   infoPayloads,
+  type PageRow,
   type RecordRow,
   type RootRow,
   rootRecordOfRow,
@@ -139,9 +140,6 @@ export function pageRootsQuery(
     ORDER BY ${order}
     LIMIT ${q.limit}`;
 }
-
-/** A row of the page query: the root and the session's listing record, from one snapshot. */
-export type PageRow = RootRow & RecordRow;
 
 /**
  * The records of the sessions of the page `pageRoots` just read, for the

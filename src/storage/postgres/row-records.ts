@@ -1,6 +1,5 @@
 import type { RootRecord, SessionRecord } from "../engine.js";
-import type { PageRow } from "./listing.js";
-import { rootRecordOfRow, sessionRecordOfRow } from "./rows.js";
+import { type PageRow, rootRecordOfRow, sessionRecordOfRow } from "./rows.js";
 
 /** Rows remembered (about 10 pages of 100); each holds its decoded root and records. */
 const MAX_ROWS = 1024;
