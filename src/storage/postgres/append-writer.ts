@@ -28,9 +28,9 @@ const MAX_BATCH = 256;
 /**
  * The optimistic writes of every session, group-committed ACROSS sessions:
  * at most one statement runs at once per lane (a connection of its own,
- * see `lanes`); a write that finds them all busy queues, and when one returns, every queued write (of different
- * sessions: a session has one drain at a time) goes as ONE statement, one
- * transaction, one commit. Sequential appends thus still cost one
+ * see `lanes`); a write that finds them all busy queues, and when one
+ * returns, every queued write (of different sessions: a session has one
+ * drain at a time) goes as ONE statement, one transaction, one commit. Sequential appends thus still cost one
  * statement each, while 64 appends in flight cost a few statements instead
  * of 64: fewer round trips and commits for PostgreSQL, fewer socket writes
  * and parses for both sides.
