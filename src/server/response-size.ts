@@ -3,11 +3,11 @@ import {
   type DescMessage,
   fromBinary,
   type Message,
-  toBinary,
   toJsonString,
 } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
+import { encodeResponse } from "./meta-encoding.js";
 
 /** Content types whose messages are protobuf binary; anything else is treated as JSON. */
 const BINARY =
@@ -36,7 +36,7 @@ export function responseLimit(
     return (message) => {
       const known = memo.get(message);
       if (known !== undefined) return known as typeof message;
-      const bytes = toBinary(schema, message);
+      const bytes = encodeResponse(schema, message);
       check(bytes.length, maxBytes);
       const encoded = create(schema) as typeof message & Carrier;
       if (sendsPreEncoded) encoded[ENCODED] = bytes;

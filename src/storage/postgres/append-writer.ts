@@ -2,6 +2,7 @@ import postgres from "postgres";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
+import { type Wake, wakeAfter } from "./notify.js";
 
 /** One session's optimistic write: what was planned, and the row state it was planned against. */
 export interface AppendWrite {
@@ -26,10 +27,10 @@ const MAX_BATCH = 256;
 
 /**
  * The optimistic writes of every session, group-committed ACROSS sessions:
- * at most `maxInFlight` statements run at once; a write that finds them
- * all busy queues, and when one returns, every queued write (of different
- * sessions: a session has one drain at a time) goes as ONE statement, one
- * transaction, one commit. Sequential appends thus still cost one
+ * at most one statement runs at once per lane (a connection of its own,
+ * see `lanes`); a write that finds them all busy queues, and when one
+ * returns, every queued write (of different sessions: a session has one
+ * drain at a time) goes as ONE statement, one transaction, one commit. Sequential appends thus still cost one
  * statement each, while 64 appends in flight cost a few statements instead
  * of 64: fewer round trips and commits for PostgreSQL, fewer socket writes
  * and parses for both sides.
@@ -41,15 +42,32 @@ const MAX_BATCH = 256;
  * committed, and each write is tried again alone, so that one session's
  * failure is its own. Any other failure (connection lost, FATAL) leaves
  * the outcome unknown to every write of the batch.
+ *
+ * The wake-up of other replicas goes on the same lane right behind the
+ * write, without waiting for it (notify.ts, `wakeAfter`): the two
+ * statements travel together and PostgreSQL runs the NOTIFY just after the
+ * write's commit.
  */
 export class AppendWriter {
   private readonly queue: Queued[] = [];
-  private inFlight = 0;
+  /** Lanes with no statement of ours running. */
+  private readonly free: postgres.Sql[];
 
   constructor(
     private readonly ctx: PgContext,
-    private readonly maxInFlight: number,
-  ) {}
+    /**
+     * Connections of their own (postgres.js instances of max 1), one per
+     * statement in flight: on a lane, a second query is pipelined behind
+     * the first on the same connection, in order, which a pool does not
+     * promise (it would hand the NOTIFY to another, idle, connection,
+     * where it could run before the write commits).
+     */
+    lanes: readonly postgres.Sql[],
+    /** The NOTIFY payload for a committed write, or undefined when nobody else listens (notify.ts). */
+    private readonly payloadFor: (w: AppendWrite) => string | undefined,
+  ) {
+    this.free = [...lanes];
+  }
 
   /** Writes `w` if its row is still where it was planned; resolves whether it was. */
   write(w: AppendWrite): Promise<boolean> {
@@ -59,17 +77,19 @@ export class AppendWriter {
     });
   }
 
-  /** Sends every queued write (up to MAX_BATCH) as one statement, while a slot is free. */
+  /** Sends every queued write (up to MAX_BATCH) as one statement, while a lane is free. */
   private next(): void {
-    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
-      void this.run(this.queue.splice(0, MAX_BATCH));
+    while (this.queue.length > 0 && this.free.length > 0) {
+      void this.run(this.free.pop() as postgres.Sql, this.queue.splice(0, MAX_BATCH));
     }
   }
 
-  private async run(batch: readonly Queued[]): Promise<void> {
-    this.inFlight++;
+  private async run(lane: postgres.Sql, batch: readonly Queued[]): Promise<void> {
     try {
-      const outcomes = await this.outcomes(batch.map((q) => q.w));
+      const outcomes = await this.outcomes(
+        lane,
+        batch.map((q) => q.w),
+      );
       let appends = 0;
       let entries = 0;
       let bytes = 0;
@@ -88,18 +108,30 @@ export class AppendWriter {
         else q.reject(o.reason);
       }
     } finally {
-      this.inFlight--;
+      this.free.push(lane);
       this.next();
     }
   }
 
-  /** Per write: written or not, or the failure that leaves its outcome unknown. */
-  private async outcomes(ws: readonly AppendWrite[]): Promise<PromiseSettledResult<boolean>[]> {
+  /**
+   * Per write: written or not, or the failure that leaves its outcome
+   * unknown. Every statement is followed on `lane` by the wake-up of its
+   * writes, which nothing waits for.
+   */
+  private async outcomes(
+    lane: postgres.Sql,
+    ws: readonly AppendWrite[],
+  ): Promise<PromiseSettledResult<boolean>[]> {
     const { ctx } = this;
-    const alone = (w: AppendWrite) => ctx.db("appending", () => writeOne(ctx.sql, w));
+    const send = <T>(writes: readonly AppendWrite[], write: () => Promise<T>): Promise<T> => {
+      const written = ctx.db("appending", write);
+      this.wake(lane, writes);
+      return written;
+    };
+    const alone = (w: AppendWrite) => send([w], () => writeOne(lane, w));
     if (ws.length === 1) return Promise.allSettled([alone(ws[0] as AppendWrite)]);
     try {
-      const written = await ctx.db("appending", () => writeMany(ctx.sql, ws));
+      const written = await send(ws, () => writeMany(lane, ws));
       return written.map((value) => ({ status: "fulfilled", value }));
     } catch (err) {
       const cause = err instanceof Error ? err.cause : undefined;
@@ -109,6 +141,19 @@ export class AppendWriter {
       }
       return ws.map(() => ({ status: "rejected", reason: err }));
     }
+  }
+
+  /** Queues on `lane`, behind the write just sent there, the NOTIFY of those of `ws` that anyone awaits. */
+  private wake(lane: postgres.Sql, ws: readonly AppendWrite[]): void {
+    const wakes: Wake[] = [];
+    for (const w of ws) {
+      const payload = this.payloadFor(w);
+      if (payload === undefined) continue;
+      wakes.push({ ...w.key, incarnation: w.incarnation, headSeq: w.rec.headSeq, payload });
+    }
+    if (wakes.length === 0) return;
+    // Lost wake-ups are covered by the listeners' head poll (notify.ts).
+    this.ctx.db("waking other replicas", () => wakeAfter(lane, wakes)).catch(() => {});
   }
 }
 

@@ -4,7 +4,7 @@ import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type { AppendResult, Planner, SessionKey, StorageEvent } from "../engine.js";
 import { recordOf } from "../session-record.js";
-import { AppendWriter } from "./append-writer.js";
+import type { AppendWriter } from "./append-writer.js";
 import { catchUp, lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
@@ -28,8 +28,6 @@ interface PendingAppend {
 export class GroupCommit {
   /** Per session: appends waiting for the next drain. */
   private readonly pending = new Map<string, PendingAppend[]>();
-  /** The optimistic writes, group-committed across sessions. */
-  private readonly writer: AppendWriter;
 
   constructor(
     private readonly ctx: PgContext,
@@ -37,15 +35,11 @@ export class GroupCommit {
     private readonly ready: () => Promise<void>,
     /** Tells this replica's subscribers, after COMMIT. */
     private readonly emit: (e: StorageEvent) => void,
-    /** Wakes other replicas' subscribers, after COMMIT (notify.ts, `Notifier`). */
-    private readonly wake: (e: StorageEvent) => void,
     /** Told of a session whose append had an unknown outcome (head-poll.ts). */
     private readonly unknownOutcome: (k: string) => void,
-    /** Optimistic write statements running at once at most (see AppendWriter). */
-    maxStatements: number,
-  ) {
-    this.writer = new AppendWriter(ctx, maxStatements);
-  }
+    /** The optimistic writes (group-committed across sessions) and the wake-ups behind them. */
+    private readonly writer: AppendWriter,
+  ) {}
 
   /** Queues an append; the first of a batch schedules the drain in the session's turn. */
   enqueue(key: SessionKey, planner: Planner): Promise<AppendResult> {
@@ -111,10 +105,7 @@ export class GroupCommit {
       if (r !== undefined) p.resolve(r);
       else p.reject(errors.get(p));
     }
-    if (wroteHead !== undefined) {
-      this.emit({ type: "appended", ...key, headSeq: wroteHead });
-      if (outcome.notify) this.wake({ type: "appended", ...key, headSeq: wroteHead });
-    }
+    if (wroteHead !== undefined) this.emit({ type: "appended", ...key, headSeq: wroteHead });
   }
 
   /**
@@ -146,10 +137,10 @@ export class GroupCommit {
       // expected seq that looks stale, the head of a deduplicated retry).
       // The write's compare-and-set would have proven the log current;
       // without a write, one read does (the one just made, if any).
-      if (read) return { ...plans, wroteHead: undefined, notify: false };
+      if (read) return { ...plans, wroteHead: undefined };
       const now = await catchUp(ctx, key);
       const same = ctx.cache.get(k)?.incarnation === incarnation && now.headSeq === before;
-      return same ? { ...plans, wroteHead: undefined, notify: false } : undefined;
+      return same ? { ...plans, wroteHead: undefined } : undefined;
     }
     const rec = recordOf(key.workspace, c.log);
     let written: boolean;
@@ -174,7 +165,7 @@ export class GroupCommit {
       return undefined;
     }
     ctx.cache.remember(k, c);
-    return { ...plans, wroteHead: c.log.headSeq, notify: true };
+    return { ...plans, wroteHead: c.log.headSeq };
   }
 
   /**
@@ -193,7 +184,7 @@ export class GroupCommit {
         outcome = undefined;
         const c = await lockAndCatchUp(ctx, tx, key);
         const plans = planAll(c.log, batch);
-        outcome = { ...plans, wroteHead: undefined, notify: false };
+        outcome = { ...plans, wroteHead: undefined };
         if (plans.toWrite.length === 0) return;
         // The session row carries what listing shows, so listing reads no entries.
         const rec = recordOf(key.workspace, c.log);
@@ -210,7 +201,7 @@ export class GroupCommit {
             WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
           notifyIn(tx, ctx.replica, { type: "appended", ...key, headSeq: rec.headSeq }),
         ]);
-        outcome = { ...plans, wroteHead: rec.headSeq, notify: false };
+        outcome = { ...plans, wroteHead: rec.headSeq };
       }),
     );
     if (outcome === undefined) throw new Error("append transaction ended without an outcome");
@@ -237,8 +228,6 @@ interface Planned {
 interface Outcome extends Planned {
   /** The head after the write; undefined when nothing was written. */
   wroteHead: number | undefined;
-  /** Whether other replicas still have to be woken (the locked path NOTIFYs in its transaction). */
-  notify: boolean;
 }
 
 /** Runs each planner against `log` in order, applying each accepted plan. */

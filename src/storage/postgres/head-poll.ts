@@ -3,8 +3,9 @@ import type { PgContext } from "./context.js";
 import { cacheKey, keyOfCacheKey } from "./session-cache.js";
 
 /**
- * The safety net of cross-replica wake-ups. An optimistic append NOTIFYs
- * after its commit, from the writing replica (notify.ts, `Notifier`): a
+ * The safety net of cross-replica wake-ups. An optimistic append's NOTIFY
+ * runs after its commit, in a statement of its own pipelined behind it by
+ * the writing replica (notify.ts, `wakeAfter`): a
  * replica killed between its commit and its NOTIFY, or a NOTIFY whose
  * connection failed, or an append whose outcome was unknown to its own
  * replica, leaves a committed head that nobody was woken for. Every

@@ -1,8 +1,10 @@
 import type postgres from "postgres";
 import type { RootPageQuery, RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
+import type { RowRecords } from "./row-records.js";
 import {
   infoPayloads,
+  type PageRow,
   type RecordRow,
   type RootRow,
   rootRecordOfRow,
@@ -139,9 +141,6 @@ export function pageRootsQuery(
     LIMIT ${q.limit}`;
 }
 
-/** A row of the page query: the root and the session's listing record, from one snapshot. */
-export type PageRow = RootRow & RecordRow;
-
 /**
  * The records of the sessions of the page `pageRoots` just read, for the
  * `list(workspace, pageIds)` that the store calls right after it (see
@@ -182,20 +181,15 @@ export async function pageRoots(
   workspace: string,
   q: RootPageQuery,
   memo: PageMemo,
+  made: RowRecords,
 ): Promise<RootRecord[]> {
   const rows = await ctx.db("listing sessions", () => pageRootsQuery(ctx.sql, workspace, q));
   const roots: RootRecord[] = [];
   const records: SessionRecord[] = [];
   for (const r of rows) {
-    const root = rootRecordOfRow(workspace, r);
+    const { root, record } = made.of(workspace, r);
     roots.push(root);
-    records.push(
-      sessionRecordOfRow(
-        workspace,
-        r,
-        root.root ?? new Error(root.healthDetail), // the root decoded once, for both
-      ),
-    );
+    records.push(record);
   }
   memo.set(workspace, records);
   return roots;

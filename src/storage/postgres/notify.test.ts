@@ -197,6 +197,66 @@ if (skip !== undefined) {
       }
     });
 
+    it("an append's NOTIFY announces only a committed head: never before its commit, never for a write that did not land", async () => {
+      if (db === undefined || admin === undefined) throw new Error("no database");
+      const check = admin;
+      // A peer for the writers' peer check (its application_name), reading
+      // the stored head as soon as each wake-up arrives.
+      const observer = postgres(db.url, {
+        max: 1,
+        onnotice: () => {},
+        connection: { application_name: "sessiond-listen" },
+      });
+      const heard: { s: string; r: string; h: number; stored: Promise<number> }[] = [];
+      await observer.listen("sessiond_events", (p) => {
+        const v = JSON.parse(p) as { t: string; w: string; s: string; r: string; h: number };
+        if (v.t !== "appended") return;
+        const stored = check<{ h: number }[]>`
+          SELECT head_seq AS h FROM sessiond_sessions WHERE workspace = ${v.w} AND session_id = ${v.s}`;
+        heard.push({ s: v.s, r: v.r, h: v.h, stored: stored.then((rows) => rows[0]?.h ?? 0) });
+      });
+      const [b, c] = await replicas({ headPollMs: 100 });
+      try {
+        // Re-created behind B's back: B's first attempt, planned on the old
+        // incarnation at head 3, misses; its wake-up must not go out.
+        const k = { workspace: "default", sessionId: "recreated" };
+        await b.create(k, [rootEntry(k.sessionId)]);
+        await b.append(k, appendOf([user("m1")]));
+        await c.delete(k);
+        await c.create(k, [rootEntry(k.sessionId)]);
+        await c.append(k, appendOf([user("c1"), user("c2")]));
+        await settle(300); // C's own wake-up (head 3) is in
+        const before = heard.length;
+        await b.append(k, appendOf([user("m2")]));
+        await settle(300);
+        const fromB = heard.slice(before).filter((x) => x.s === k.sessionId);
+        expect(fromB.map((x) => x.h)).toEqual([4]);
+
+        // Two replicas racing on shared sessions, many at once (batched
+        // writes, compare-and-set misses, the locked path).
+        const keys = Array.from({ length: 8 }, (_, i) => ({
+          workspace: "default",
+          sessionId: `race-${i}`,
+        }));
+        for (const key of keys) await b.create(key, [rootEntry(key.sessionId)]);
+        await Promise.all(
+          [b, c].flatMap((e, w) =>
+            keys.map(async (key) => {
+              for (let i = 0; i < 10; i++) await e.append(key, appendOf([user(`w${w}-${i}`)]));
+            }),
+          ),
+        );
+        await settle(300);
+        const raced = heard.filter((x) => x.s.startsWith("race-"));
+        expect(raced.length).toBeGreaterThan(0);
+        for (const x of raced) expect(await x.stored).toBeGreaterThanOrEqual(x.h);
+      } finally {
+        await b.close();
+        await c.close();
+        await observer.end({ timeout: 0 });
+      }
+    });
+
     it("wakes A for a commit nobody NOTIFYed (its replica died between COMMIT and NOTIFY): the head poll", async () => {
       const [a, b] = await replicas({ headPollMs: 100 });
       try {

@@ -43,31 +43,68 @@ export async function notifyIn(tx: Q, replica: string, event: StorageEvent): Pro
   await tx`SELECT pg_notify(${CHANNEL}, ${notifyPayload(replica, event)})`;
 }
 
+/** One optimistic write's wake-up: sent only if the row is at (or past) the head it wrote. */
+export interface Wake {
+  workspace: string;
+  sessionId: string;
+  incarnation: string;
+  headSeq: number;
+  payload: string;
+}
+
 /**
- * Wakes other replicas after an optimistic append has committed (append.ts):
- * NOTIFY in a transaction of its own, sent once the append's statement has
- * returned, instead of inside the append's transaction.
+ * Wakes other replicas after optimistic appends (append-writer.ts): ONE
+ * autocommit statement of its own, sent on the append's own connection
+ * right behind the append's statement, without waiting for its answer
+ * (pipelined). PostgreSQL runs it once the append has committed (each
+ * statement ends in a Sync: its own implicit transaction), so a wake-up
+ * still never precedes durable data, and the writer pays no round trip
+ * for it: the listeners hear of the commit as soon as it is flushed.
  *
- * Why: a transaction that NOTIFYs takes a cluster-wide lock at commit
- * (PostgreSQL's PreCommit_Notify, async.c) and holds it until its commit
- * record is flushed, so commits that NOTIFY cannot share WAL flushes (group
- * commit): measured here, 64 bare INSERT transactions in flight lose about
- * half their throughput once each also NOTIFYs. A transaction that only
- * NOTIFYs writes no WAL before its commit record, so PostgreSQL commits it
- * without waiting for a flush: it holds that lock for microseconds.
+ * Why not in the append's transaction: a transaction that NOTIFYs takes a
+ * cluster-wide lock at commit (PostgreSQL's PreCommit_Notify, async.c) and
+ * holds it until its commit record is flushed, so commits that NOTIFY
+ * cannot share WAL flushes (group commit): measured here, 64 bare INSERT
+ * transactions in flight lose about half their throughput once each also
+ * NOTIFYs. A transaction that only NOTIFYs writes no WAL, so PostgreSQL
+ * commits it without waiting for a flush: it holds that lock for
+ * microseconds.
  *
- * Wake-ups are coalesced: while one NOTIFY statement is in flight, the
- * next ones queue, and go as ONE statement (one pg_notify per session,
- * the newest head) when it returns. A NOTIFY that fails (connection lost)
- * is not retried: the listening replicas' poll (`HeadPoll` in
- * postgres-engine.ts) finds the head that moved without a wake-up, as it
- * does for a replica killed between its COMMIT and its NOTIFY.
+ * Sent before the append's outcome is known, so each NOTIFY is guarded by
+ * the row it announces: it goes only when the session row has the write's
+ * incarnation and a head at least the write's (the append committed, or a
+ * later one did; never for a write that missed its compare-and-set or was
+ * rolled back). A NOTIFY that fails (connection lost) is not retried: the
+ * listening replicas' poll (head-poll.ts) finds the head that moved
+ * without a wake-up, as it does for a replica killed between its commit
+ * and its NOTIFY.
+ */
+export async function wakeAfter(lane: Q, wakes: readonly Wake[]): Promise<void> {
+  const input = wakes.map((x) => ({
+    w: x.workspace,
+    s: x.sessionId,
+    n: x.incarnation,
+    h: x.headSeq,
+    p: x.payload,
+  }));
+  await lane`
+    SELECT pg_notify(${CHANNEL}, v.p)
+    FROM json_to_recordset(${JSON.stringify(input)}::text::json)
+      AS v(w text, s text, n bigint, h integer, p text)
+    JOIN sessiond_sessions s ON s.workspace = v.w AND s.session_id = v.s
+      AND s.incarnation = v.n AND s.head_seq >= v.h`;
+}
+
+/**
+ * Whether appends wake other replicas at all: only while another replica
+ * LISTENs (pg_stat_activity, application_name sessiond-listen, not our
+ * own), looked at every `peerCheckMs`. A replica alone, or whose peers
+ * have no subscribers, sends no NOTIFY. A replica that starts listening is
+ * seen within `peerCheckMs`; commits before that reach its watchers
+ * through its head poll (head-poll.ts). Until the first look, or when a
+ * look fails, it counts as "there are peers": wake rather than not.
  */
 export class Notifier {
-  /** Per session (cache key): the newest payload to send. */
-  private queue = new Map<string, string>();
-  private running: Promise<void> | undefined;
-  /** Whether another replica LISTENs, as last seen (true until known: wake rather than not). */
   private peers = true;
   private peerTimer: NodeJS.Timeout | undefined;
   private checking = false;
@@ -80,26 +117,17 @@ export class Notifier {
     private readonly peerCheckMs: number,
   ) {}
 
-  /** Queues the wake-up for `e` (already committed) and sends it as soon as possible. */
-  send(e: StorageEvent): void {
+  /** The NOTIFY payload announcing `e` (committed), or undefined when no other replica listens. */
+  payloadFor(e: StorageEvent): string | undefined {
     if (this.peerTimer === undefined && this.peerCheckMs > 0) {
       this.peerTimer = setInterval(() => void this.checkPeers(), this.peerCheckMs);
       this.peerTimer.unref();
       void this.checkPeers();
     }
-    if (!this.peers) return;
-    this.queue.set(`${e.workspace}\n${e.sessionId}`, notifyPayload(this.replica, e));
-    this.running ??= this.flush();
+    return this.peers ? notifyPayload(this.replica, e) : undefined;
   }
 
-  /**
-   * Whether any other replica has a LISTEN connection on this database
-   * (pg_stat_activity, application_name sessiond-listen, not our own): a
-   * replica alone, or whose peers have no subscribers, sends no NOTIFY at
-   * all. A replica that starts listening is seen within `peerCheckMs`;
-   * commits before that reach its watchers through its head poll
-   * (head-poll.ts). A failed check counts as "there are peers".
-   */
+  /** Looks whether any other replica has a LISTEN connection on this database. */
   async checkPeers(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
@@ -121,29 +149,6 @@ export class Notifier {
   stop(): void {
     clearInterval(this.peerTimer);
     this.peerTimer = undefined;
-  }
-
-  private async flush(): Promise<void> {
-    try {
-      while (this.queue.size > 0) {
-        const payloads = [...this.queue.values()];
-        this.queue = new Map();
-        try {
-          await this.sql`
-            SELECT pg_notify(${CHANNEL}, p)
-            FROM json_array_elements_text(${JSON.stringify(payloads)}::text::json) AS p`;
-        } catch {
-          // Lost wake-ups: the listeners' poll covers them (see above).
-        }
-      }
-    } finally {
-      this.running = undefined;
-    }
-  }
-
-  /** Resolves once every queued wake-up has been sent (or has failed). */
-  async idle(): Promise<void> {
-    while (this.running !== undefined) await this.running;
   }
 }
 

@@ -22,6 +22,7 @@ import type {
 import { Listeners } from "../listeners.js";
 import { type EngineStats, inSpan, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { GroupCommit } from "./append.js";
+import { AppendWriter } from "./append-writer.js";
 import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
@@ -40,6 +41,7 @@ import {
 } from "./listing.js";
 import { Notifier, NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
+import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
@@ -47,7 +49,11 @@ import { cacheKey, SessionCache } from "./session-cache.js";
 export interface PostgresEngineOptions {
   /** postgres://user:password@host:port/db */
   url: string;
-  /** Connections in the pool (default 10). */
+  /**
+   * Connections (default 10; the LISTEN connection apart): the pool and the
+   * append lanes (append-writer.ts), 2 of them, 1 below a size of 3; at
+   * least 2 in all.
+   */
   poolSize?: number;
   /** statement_timeout of every connection in ms (default 0: none). */
   statementTimeoutMs?: number;
@@ -84,16 +90,20 @@ export interface PostgresEngineOptions {
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres";
   private readonly sql: postgres.Sql;
+  /** The optimistic appends' connections, one statement each at a time (append-writer.ts). */
+  private readonly lanes: postgres.Sql[];
   private readonly listeners = new Listeners();
   private readonly cache: SessionCache;
   private readonly ctx: PgContext;
   private readonly appends: GroupCommit;
-  /** Post-commit wake-ups of other replicas for optimistic appends. */
+  /** Whether optimistic appends wake other replicas (no NOTIFY while nobody else listens). */
   private readonly notifier: Notifier;
   /** The safety net for wake-ups that were never sent. */
   private readonly headPoll: HeadPoll;
   /** The records of the listing page just read, for the store's `list` of it (listing.ts). */
   private readonly pageMemo = new PageMemo();
+  /** The records of listing rows, reused while a row is unchanged (row-records.ts). */
+  private readonly rowRecords = new RowRecords();
   private ready: Promise<void> | undefined;
   /** Every database call running (close waits for them). */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -111,8 +121,7 @@ export class PostgresEngine implements StorageEngine {
     this.cache = new SessionCache(opts.cacheSessions ?? 256, (k, head) =>
       this.headPoll.loaded(k, head),
     );
-    this.sql = postgres(opts.url, {
-      max: opts.poolSize ?? 10,
+    const options = {
       connect_timeout: this.connectTimeoutSec,
       idle_timeout: 60,
       fetch_types: false,
@@ -121,7 +130,11 @@ export class PostgresEngine implements StorageEngine {
         application_name: "sessiond",
         ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
       },
-    });
+    };
+    // The pool size counts the append lanes: 2, fewer in a small pool (which keeps one at least).
+    const lanes = Math.max(1, Math.min(2, this.poolSize - 1));
+    this.sql = postgres(opts.url, { ...options, max: Math.max(1, this.poolSize - lanes) });
+    this.lanes = Array.from({ length: lanes }, () => postgres(opts.url, { ...options, max: 1 }));
     this.ctx = {
       sql: this.sql,
       cache: this.cache,
@@ -142,9 +155,10 @@ export class PostgresEngine implements StorageEngine {
       this.ctx,
       () => this.init(),
       (e) => this.emit(e),
-      (e) => this.notifier.send(e),
       (k) => this.headPoll.suspect(k),
-      Math.min(opts.poolSize ?? 10, 2),
+      new AppendWriter(this.ctx, this.lanes, (w) =>
+        this.notifier.payloadFor({ type: "appended", ...w.key, headSeq: w.rec.headSeq }),
+      ),
     );
   }
 
@@ -154,7 +168,7 @@ export class PostgresEngine implements StorageEngine {
     try {
       await engine.init();
     } catch (err) {
-      await engine.sql.end({ timeout: 1 }).catch(() => {});
+      await engine.endConnections().catch(() => {});
       throw err;
     }
     return engine;
@@ -280,7 +294,7 @@ export class PostgresEngine implements StorageEngine {
    */
   async pageRoots(workspace: string, query: RootPageQuery): Promise<RootRecord[]> {
     await this.begin();
-    return pageRoots(this.ctx, workspace, query, this.pageMemo);
+    return pageRoots(this.ctx, workspace, query, this.pageMemo, this.rowRecords);
   }
 
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
@@ -370,14 +384,19 @@ export class PostgresEngine implements StorageEngine {
     }
     this.headPoll.stop();
     this.notifier.stop();
-    await this.notifier.idle();
     this.listeners.clear();
     this.cache.clear();
     await this.notifyListener?.end();
-    // Nothing of ours is running now, so the connections can go at once. A
-    // graceful end() alone can hang after a connection was reset by the
-    // server (porsager/postgres#1097, #1130): the timeout ends it anyway.
-    await this.sql.end({ timeout: 0 });
+    await this.endConnections();
+  }
+
+  /**
+   * Ends the pool and the append lanes at once: nothing of ours is running
+   * by then. A graceful end() alone can hang after a connection was reset
+   * by the server (porsager/postgres#1097, #1130): the timeout ends it anyway.
+   */
+  private async endConnections(): Promise<void> {
+    await Promise.all([this.sql, ...this.lanes].map((s) => s.end({ timeout: 0 })));
   }
 }
 

@@ -143,6 +143,9 @@ export interface RecordRow {
   info_payloads: string | null;
 }
 
+/** A row of the page query (listing.ts): the root and the session's listing record, from one snapshot. */
+export type PageRow = RootRow & RecordRow;
+
 /**
  * The listing record of a row: no entry but the root is read. `decoded`:
  * the root as already decoded from this row's payload (or the error that

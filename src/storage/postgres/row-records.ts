@@ -1,0 +1,64 @@
+import type { RootRecord, SessionRecord } from "../engine.js";
+import { type PageRow, rootRecordOfRow, sessionRecordOfRow } from "./rows.js";
+
+/** Rows remembered (about 10 pages of 100); each holds its decoded root and records. */
+const MAX_ROWS = 1024;
+
+interface Made {
+  row: PageRow;
+  root: RootRecord;
+  record: SessionRecord;
+}
+
+/**
+ * The records made of listing rows, handed out again while a session's row
+ * reads the same: a page read twice gives the same record objects, so the
+ * store's metadata of each (store/meta.ts keeps one per record object) and
+ * the server's encoding of it (server/meta-encoding.ts) are made once, not
+ * per call, and the root's payload is parsed once. The other engines do
+ * the same with their logs (storage/session-record.ts).
+ *
+ * "The same" is every column the records are made of, compared as read
+ * (the root's payload text included): an append, a tag change, a delete
+ * and re-create all change one. A bounded LRU: a session it forgot is only
+ * decoded again.
+ */
+export class RowRecords {
+  private readonly made = new Map<string, Made>();
+
+  /** The root and session records of a page row, reused when the row is unchanged. */
+  of(workspace: string, row: PageRow): { root: RootRecord; record: SessionRecord } {
+    const k = `${workspace}\n${row.session_id}`;
+    const known = this.made.get(k);
+    if (known !== undefined) {
+      this.made.delete(k);
+      if (sameRow(known.row, row)) {
+        this.made.set(k, known);
+        return known;
+      }
+    }
+    const root = rootRecordOfRow(workspace, row);
+    // The root decoded once, for both records.
+    const record = sessionRecordOfRow(workspace, row, root.root ?? new Error(root.healthDetail));
+    this.made.set(k, { row, root, record });
+    if (this.made.size > MAX_ROWS) {
+      const oldest = this.made.keys().next().value as string;
+      this.made.delete(oldest);
+    }
+    return { root, record };
+  }
+}
+
+function sameRow(a: PageRow, b: PageRow): boolean {
+  return (
+    a.head_seq === b.head_seq &&
+    a.updated_at_ms === b.updated_at_ms &&
+    a.leaf_id === b.leaf_id &&
+    a.message_count === b.message_count &&
+    a.title === b.title &&
+    a.created_at_ms === b.created_at_ms &&
+    a.parent_session_id === b.parent_session_id &&
+    a.info_payloads === b.info_payloads &&
+    a.payload === b.payload
+  );
+}
