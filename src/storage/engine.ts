@@ -234,8 +234,14 @@ export interface StorageEngine {
    * roots, and only the sessions of the page get full records through
    * `list(workspace, pageIds)`. Sees sessions created and deleted by other
    * processes, like `listIds`.
+   *
+   * `hint.tags`: the caller keeps only sessions whose folded tags hold
+   * these (it checks their records itself), so an engine that can tell
+   * from an index may leave out sessions whose tags do NOT hold them. It
+   * must keep every other session (one whose tags it does not know
+   * included); an engine may ignore the hint.
    */
-  listRoots(workspace: string): Promise<RootRecord[]>;
+  listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]>;
 
   /**
    * OPTIONAL: one listing page chosen by the engine (an index in SQL)

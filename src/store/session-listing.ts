@@ -170,7 +170,10 @@ async function filteredPage(
 ): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
   const { filter, after, pageSize } = l;
   const roots = new Map<string, RootRecord>();
-  for (const r of await engine.listRoots(l.workspace)) {
+  // Tags: an engine with an index may leave out the sessions they rule out (the records decide).
+  const hint =
+    filter !== undefined && Object.keys(filter.tags).length > 0 ? { tags: filter.tags } : undefined;
+  for (const r of await engine.listRoots(l.workspace, hint)) {
     if (r.parentSessionId === l.parent && (filter === undefined || rootMatches(filter, r))) {
       roots.set(r.sessionId, r);
     }

@@ -186,7 +186,8 @@ export async function writeOne(sql: postgres.Sql, w: AppendWrite): Promise<boole
     WITH u AS (
       UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
         message_count = ${rec.messageCount}, title = ${rec.title ?? null},
-        updated_at_ms = ${rec.updatedAtMs}
+        updated_at_ms = ${rec.updatedAtMs}, tags = ${JSON.stringify(rec.tags)}::text::jsonb,
+              tags_head = ${rec.headSeq}
       WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
         AND incarnation = ${w.incarnation}::bigint AND head_seq = ${w.expectHead}::int
       RETURNING workspace, session_id)
@@ -223,15 +224,16 @@ export async function writeMany(sql: postgres.Sql, ws: readonly AppendWrite[]): 
     c: w.rec.messageCount,
     t: w.rec.title ?? null,
     u: w.rec.updatedAtMs,
+    g: w.rec.tags,
     e: rowsOf(w),
   }));
   const rows = await sql<{ workspace: string; session_id: string }[]>`
     WITH v AS (
       SELECT * FROM json_to_recordset(${JSON.stringify(input)}::text::json)
-        AS v(w text, s text, n bigint, x integer, h integer, l text, c integer, t text, u bigint, e json)),
+        AS v(w text, s text, n bigint, x integer, h integer, l text, c integer, t text, u bigint, g jsonb, e json)),
     u AS (
       UPDATE sessiond_sessions s SET head_seq = v.h, leaf_id = v.l, message_count = v.c,
-        title = v.t, updated_at_ms = v.u
+        title = v.t, updated_at_ms = v.u, tags = v.g, tags_head = v.h
       FROM v
       WHERE s.workspace = v.w AND s.session_id = v.s AND s.incarnation = v.n AND s.head_seq = v.x
       RETURNING s.workspace, s.session_id, v.e),

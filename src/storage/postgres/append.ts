@@ -197,7 +197,8 @@ export class GroupCommit {
           tx`
             UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
               message_count = ${rec.messageCount}, title = ${rec.title ?? null},
-              updated_at_ms = ${rec.updatedAtMs}
+              updated_at_ms = ${rec.updatedAtMs}, tags = ${JSON.stringify(rec.tags)}::text::jsonb,
+              tags_head = ${rec.headSeq}
             WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
           notifyIn(tx, ctx.replica, { type: "appended", ...key, headSeq: rec.headSeq }),
         ]);

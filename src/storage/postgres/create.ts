@@ -37,9 +37,10 @@ export async function createSession(
       ctx.sql.begin(async (tx) => {
         const inserted = await tx<{ incarnation: string }[]>`
           INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, parent_session_id,
-            head_seq, leaf_id, message_count, title, updated_at_ms)
+            head_seq, leaf_id, message_count, title, updated_at_ms, tags, tags_head)
           VALUES (${key.workspace}, ${key.sessionId}, ${info.createdAtMs}, ${info.parentSessionId},
-            ${rec.headSeq}, ${rec.leafId}, ${rec.messageCount}, ${rec.title ?? null}, ${rec.updatedAtMs})
+            ${rec.headSeq}, ${rec.leafId}, ${rec.messageCount}, ${rec.title ?? null}, ${rec.updatedAtMs},
+            ${JSON.stringify(rec.tags)}::text::jsonb, ${rec.headSeq})
           ON CONFLICT DO NOTHING
           RETURNING incarnation`;
         const row = inserted[0];

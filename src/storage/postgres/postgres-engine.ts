@@ -3,6 +3,7 @@ import postgres from "postgres";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { isSessiondError, SessiondError, unavailable } from "../../core/errors.js";
 import type { SessionLog } from "../../core/session-log.js";
+import type { Tags } from "../../core/tags.js";
 import type {
   AppendResult,
   Candidate,
@@ -282,9 +283,9 @@ export class PostgresEngine implements StorageEngine {
     return idsByRef(this.ctx, workspace, ref, limit);
   }
 
-  async listRoots(workspace: string): Promise<RootRecord[]> {
+  async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
     await this.begin();
-    return listRoots(this.ctx, workspace);
+    return listRoots(this.ctx, workspace, hint?.tags);
   }
 
   /**

@@ -149,6 +149,24 @@ CREATE TABLE sessiond_job_leases (
 );
 `,
   },
+  {
+    version: 7,
+    description: "folded tags of a session, for tag filters",
+    sql: `
+-- A session's tags folded (the root's, then each later SessionInfo's
+-- changes: core/tags.ts), written with the rest of the session row by
+-- every create and append, like the title. A listing filtered by tags asks
+-- for the sessions whose tags hold the filter's (tags @> filter) and reads
+-- only their roots and records (listing.ts); the session rows of the
+-- workspace are scanned for it (no index: the condition below is an OR,
+-- and the rows are small next to the roots and records it saves reading).
+-- tags_head is the head_seq the tags were folded at: a session not written
+-- since this migration (NULL), or last written by a sessiond older than it
+-- (a rolling upgrade: head_seq moved, tags_head did not), is always read, so
+-- stale tags never hide a session.
+ALTER TABLE sessiond_sessions ADD COLUMN tags jsonb, ADD COLUMN tags_head integer;
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,0 +1,83 @@
+import { create } from "@bufbuild/protobuf";
+import { afterAll, expect, it } from "vitest";
+import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { openPostgres, pgSkip } from "../../../test/support/store-engines.js";
+import { SessionStore } from "../../store/session-store.js";
+import type { PostgresEngine } from "./postgres-engine.js";
+
+/**
+ * The folded tags of each session row (migration 7) follow every write
+ * path (create, append alone, appends grouped into one statement),
+ * and a listing's tag hint leaves out only sessions whose stored tags are
+ * current and do not hold the filter's: a row whose tags were not folded
+ * at its head (written before the migration, or by an older sessiond) is
+ * always kept.
+ */
+
+const WS = "tags";
+const retag = (tags: Record<string, string>) =>
+  create(EntrySchema, { kind: { case: "sessionInfo", value: { tags } } });
+const say = (text: string) =>
+  create(EntrySchema, {
+    kind: {
+      case: "message",
+      value: { role: Role.USER, content: [{ part: { case: "text", value: text } }] },
+    },
+  });
+
+if (pgSkip !== undefined) {
+  it.skip(`PostgreSQL tags column tests (skipped: ${pgSkip})`, () => {});
+} else {
+  let engine: PostgresEngine | undefined;
+  afterAll(() => engine?.close());
+
+  it("the stored tags are the folded tags after creates and appends (alone and grouped)", async () => {
+    const opened = await openPostgres();
+    engine = opened.engine;
+    const store = new SessionStore(engine);
+    for (let i = 0; i < 12; i++) {
+      await store.create({ workspace: WS, sessionId: `s${i}`, tags: { user: `u${i % 3}` } });
+    }
+    // Alone, and many at once (the append writer groups concurrent appends into one statement).
+    await (await store.open(WS, "s0")).append(retag({ team: "t1" }));
+    await (await store.open(WS, "s1")).append(retag({ user: "" }));
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const s = await store.open(WS, `s${i}`);
+        await s.append(i % 2 === 0 ? retag({ user: `v${i}`, team: "t2" }) : say("hello"));
+      }),
+    );
+    const rows = await opened.admin<{ session_id: string; tags: string; current: boolean }[]>`
+      SELECT session_id, tags::text AS tags, tags_head = head_seq AS current
+      FROM sessiond_sessions WHERE workspace = ${WS}`;
+    expect(rows).toHaveLength(12);
+    for (const r of rows) {
+      const record = (await engine.list(WS, [r.session_id]))[0];
+      expect(r.current).toBe(true);
+      expect(JSON.parse(r.tags)).toEqual(record?.tags);
+    }
+    expect(JSON.parse(rows.find((r) => r.session_id === "s1")?.tags ?? "")).toEqual({});
+  });
+
+  it("the tag hint keeps matching sessions and every session whose stored tags are not current", async () => {
+    const opened = await openPostgres();
+    await engine?.close();
+    engine = opened.engine;
+    const store = new SessionStore(engine);
+    for (let i = 0; i < 6; i++) {
+      await store.create({ workspace: WS, sessionId: `h${i}`, tags: { user: `u${i % 2}` } });
+    }
+    const hinted = async () =>
+      (await engine?.listRoots(WS, { tags: { user: "u1" } }))?.map((r) => r.sessionId).sort();
+    expect(await hinted()).toEqual(["h1", "h3", "h5"]);
+    // A row written before migration 7, and one last written by an older sessiond (head moved on).
+    await opened.admin`UPDATE sessiond_sessions SET tags = NULL, tags_head = NULL
+      WHERE workspace = ${WS} AND session_id = 'h0'`;
+    await opened.admin`UPDATE sessiond_sessions SET head_seq = head_seq + 1
+      WHERE workspace = ${WS} AND session_id = 'h2'`;
+    expect(await hinted()).toEqual(["h0", "h1", "h2", "h3", "h5"]);
+    // Without a hint, or an empty one, every root.
+    expect((await engine.listRoots(WS)).length).toBe(6);
+    expect((await engine.listRoots(WS, { tags: {} })).length).toBe(6);
+  });
+}
