@@ -172,6 +172,7 @@ async function filteredPage(
   const roots = new Map<string, RootRecord>();
   // Tags: an engine with an index may leave out the sessions they rule out (the records decide).
   const hint =
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ObjectLiteral: cost only: a hint never changes the answer (the engine keeps every session it does not rule out, and the records decide)
     filter !== undefined && Object.keys(filter.tags).length > 0 ? { tags: filter.tags } : undefined;
   for (const r of await engine.listRoots(l.workspace, hint)) {
     if (r.parentSessionId === l.parent && (filter === undefined || rootMatches(filter, r))) {
