@@ -94,7 +94,10 @@ export async function idsByRef(
  * The roots of a workspace; with `tags`, only of the sessions whose folded
  * tags hold them or are not known to (columns `tags` and `tags_head`,
  * migration 7), as StorageEngine.listRoots allows: what costs is reading
- * 10,000 roots and records, not looking at 10,000 session rows.
+ * 10,000 roots and records, not looking at 10,000 session rows. Hinted,
+ * each kept session's root is fetched by its own index lookup (a subquery
+ * per row): the planner cannot tell how few rows the tag condition keeps
+ * and would otherwise read every root of the workspace to join them.
  */
 export async function listRoots(
   ctx: PgContext,
@@ -102,19 +105,24 @@ export async function listRoots(
   tags?: Tags,
 ): Promise<RootRecord[]> {
   const sql = ctx.sql;
-  const tagged =
-    tags === undefined || Object.keys(tags).length === 0
-      ? sql``
-      : sql`AND (s.tags_head IS DISTINCT FROM s.head_seq OR s.tags @> ${JSON.stringify(tags)}::text::jsonb)`;
-  const rows = await ctx.db(
-    "listing sessions",
-    () =>
-      sql<RootRow[]>`
+  const hinted = tags !== undefined && Object.keys(tags).length > 0;
+  const rows = await ctx.db("listing sessions", () =>
+    hinted
+      ? sql<RootRow[]>`
+      SELECT * FROM (
+        SELECT s.session_id, s.created_at_ms, s.parent_session_id,
+          (SELECT e.payload FROM sessiond_entries e
+            WHERE e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1) AS payload
+        FROM sessiond_sessions s
+        WHERE s.workspace = ${workspace}
+          AND (s.tags_head IS DISTINCT FROM s.head_seq OR s.tags @> ${JSON.stringify(tags)}::text::jsonb)
+      ) r WHERE r.payload IS NOT NULL`
+      : sql<RootRow[]>`
       SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload
       FROM sessiond_sessions s
       JOIN sessiond_entries e
         ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
-      WHERE s.workspace = ${workspace} ${tagged}`,
+      WHERE s.workspace = ${workspace}`,
   );
   return rows.map((r) => rootRecordOfRow(workspace, r));
 }
