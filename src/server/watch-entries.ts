@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type WatchEntriesResponse,
@@ -129,10 +129,29 @@ function entryResponse(entry: Entry): WatchEntriesResponse {
   return r;
 }
 
+/**
+ * Heartbeats made in the current millisecond, by head seq. A heartbeat's
+ * time has millisecond precision (timestampNow), so one made in the same
+ * millisecond for the same head is the same message: the watchers of a
+ * session, whose quiet intervals end on the same clock tick, share one
+ * response and its encoding instead of one each.
+ */
+const beats = { ms: 0, byHead: new Map<number, WatchEntriesResponse>() };
+
 function heartbeatResponse(headSeq: number): WatchEntriesResponse {
-  return create(WatchEntriesResponseSchema, {
-    event: { case: "heartbeat", value: { headSeq: BigInt(headSeq), time: timestampNow() } },
-  });
+  const now = Date.now();
+  if (now !== beats.ms) {
+    beats.ms = now;
+    beats.byHead.clear();
+  }
+  let r = beats.byHead.get(headSeq);
+  if (r === undefined) {
+    r = create(WatchEntriesResponseSchema, {
+      event: { case: "heartbeat", value: { headSeq: BigInt(headSeq), time: timestampFromMs(now) } },
+    });
+    beats.byHead.set(headSeq, r);
+  }
+  return r;
 }
 
 function response(event: EntryWatchEvent): WatchEntriesResponse {
