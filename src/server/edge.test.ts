@@ -17,6 +17,7 @@ import { notFound } from "../core/errors.js";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { edgeInterceptor } from "./edge.js";
 import { InFlight } from "./in-flight.js";
+import { OneMessage } from "./one-message.js";
 import type { PushControl, PushSink, PushSource } from "./push-stream.js";
 
 const method = SessionService.method.watchEntries;
@@ -55,7 +56,13 @@ function source(messages: WatchEntriesResponse[], err?: unknown) {
 }
 
 /** Runs the edge around a handler that returns `src`; returns the stream the transport gets. */
-async function throughEdge(src: PushSource<WatchEntriesResponse>, record: CallRecord) {
+async function throughEdge(
+  src: PushSource<WatchEntriesResponse>,
+  record: CallRecord,
+  request: AsyncIterable<unknown> = (async function* () {
+    yield { session: "s", workspace: "" };
+  })(),
+) {
   const values = createContextValues();
   values.set(callRecordKey, record);
   const edge = edgeInterceptor(new InFlight(), 200);
@@ -79,9 +86,7 @@ async function throughEdge(src: PushSource<WatchEntriesResponse>, record: CallRe
     signal: new AbortController().signal,
     header: new Headers({ "content-type": "application/grpc" }),
     contextValues: values,
-    message: (async function* () {
-      yield { session: "s", workspace: "" };
-    })(),
+    message: request,
   } as never);
   return res.message as unknown as PushSource<WatchEntriesResponse>;
 }
@@ -114,6 +119,14 @@ describe("edgeInterceptor, pushed streams", () => {
     expect((err as ConnectError).code).toBe(Code.NotFound);
     expect(record.error).toBeDefined();
     expect(record.method).toBe("sessiond.v1.SessionService/WatchEntries");
+    expect(record.session).toBe("s");
+  });
+
+  it("logs the fields of a request handed over as a OneMessage, as of one read from an iterator", async () => {
+    const record: CallRecord = {};
+    const { src } = source([small]);
+    await throughEdge(src, record, new OneMessage({ session: "one", workspace: "ws" }));
+    expect(record).toMatchObject({ session: "one", workspace: "ws" });
   });
 
   it("ends a stream whose message is over the max size with RESOURCE_EXHAUSTED and closes its source", async () => {

@@ -4,6 +4,7 @@ import { isSpanContextValid, type Span } from "@opentelemetry/api";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { toConnectError } from "./errors.js";
 import type { InFlight } from "./in-flight.js";
+import { OneMessage } from "./one-message.js";
 import { isPushSource, type PushControl, type PushSink, type PushSource } from "./push-stream.js";
 import { responseLimit, sendsPreEncodedKey } from "./response-size.js";
 import { endRpcSpan, startRpcSpan, withContext } from "./trace-context.js";
@@ -60,6 +61,7 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
     try {
       let call = req;
       if (!req.stream) describe(record, method, req.message);
+      else if (req.message instanceof OneMessage) describe(record, method, req.message.value);
       else if (req.method.methodKind === "server_streaming") {
         const { first, input } = await readFirst(req.message);
         describe(record, method, first);

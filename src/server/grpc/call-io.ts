@@ -1,6 +1,7 @@
 import { create, type DescMessage, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
+import { OneMessage } from "../one-message.js";
 import { isPushSource, type PushControl, type PushSink, type PushSource } from "../push-stream.js";
 import type { AnyResponse, Begun, CallEnd } from "./call-context.js";
 import { Undecodable } from "./definition.js";
@@ -130,6 +131,7 @@ export async function* readable(call: import("node:stream").Readable): AsyncGene
 
 /** connect's ensureSingle: the one input of a server-streaming call. */
 export async function single(input: AsyncIterable<unknown>): Promise<unknown> {
+  if (input instanceof OneMessage) return input.value;
   const it = input[Symbol.asyncIterator]();
   const first = await it.next();
   if (first.done === true) {

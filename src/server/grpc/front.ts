@@ -9,6 +9,7 @@ import {
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import type { CallLog, CallRecord } from "../call-log.js";
+import { OneMessage } from "../one-message.js";
 import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
 import { normalize, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
@@ -142,11 +143,8 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
               c.merge(req),
             ) as AsyncIterable<unknown>,
           }));
-          const request = call.request;
-          async function* input() {
-            yield request;
-          }
-          void pump(call, c, next({ ...c.requestCommon, stream: true, message: input() }));
+          const message = new OneMessage(call.request);
+          void pump(call, c, next({ ...c.requestCommon, stream: true, message }));
         }) as grpc.handleServerStreamingCall<unknown, unknown>;
       case "client_streaming":
         return ((
