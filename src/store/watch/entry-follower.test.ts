@@ -167,4 +167,54 @@ describe("EntryFollower", () => {
     probe.stop(); // the last watcher now: the tail goes
     expect(hub.watch(KEY, () => {}).tail).not.toBe(probe.tail);
   });
+  it("acts on a wake-up that came while it read: the append goes out once caught up, with no heartbeat between", async () => {
+    const { engine } = await sessionOf(0);
+    // The follower's first read waits until an append has woken it.
+    const read = engine.read.bind(engine);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let first = true;
+    engine.read = async (key, afterSeq, limit) => {
+      if (first) {
+        first = false;
+        const page = await read(key, afterSeq, limit);
+        await gate;
+        return page;
+      }
+      return read(key, afterSeq, limit);
+    };
+    const sink = new Recorder();
+    const { f, hub } = follow(engine, sink);
+    const woken = new Promise<void>((r) => hub.watch(KEY, r));
+    await engine.append(KEY, appendOf([user("u2")]));
+    await woken; // the tail holds seq 2 and the follower was told, while reading
+    release();
+    await sink.until(3);
+    await new Promise((r) => setImmediate(r));
+    // The replay read saw seq 1 only; seq 2 comes from the tail, and nothing after it.
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+    expect(f.idle).toBe(true);
+    f.close();
+  });
+
+  it("holds at a heartbeat the sink refused until resume; resume when not paused, or after close, sends nothing", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(2);
+    sink.accept = false;
+    await engine.append(KEY, appendOf([user("u2")]));
+    await sink.until(3);
+    expect(f.idle).toBe(false); // paused at entry 2
+    sink.accept = true;
+    f.resume();
+    expect(f.idle).toBe(true);
+    f.resume(); // not paused: nothing to do
+    f.close();
+    f.resume();
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+  });
 });

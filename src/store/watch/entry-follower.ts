@@ -108,7 +108,7 @@ export class EntryFollower implements Quiet {
 
   /** The hub's wake-up: the tail holds the session's newest entries. */
   readonly notify = (): void => {
-    if (this.ended) return;
+    // Busy (reading, sending, paused) or closed: looked at when it next waits.
     if (!this.idle) {
       this.notified = true;
       return;
@@ -123,10 +123,7 @@ export class EntryFollower implements Quiet {
     this.idle = false;
     // The negative control never re-reads: it only says it is alive.
     if (this.loop.noSubscribeFirst) {
-      const more = this.sink.heartbeat(this.last);
-      if (this.ended) return;
-      if (more) this.wait();
-      else this.paused = true;
+      this.beatThenWait();
       return;
     }
     this.beat = true;
@@ -232,15 +229,16 @@ export class EntryFollower implements Quiet {
       return;
     }
     // A page short of pageSize ends at the head its read saw: `last` is that head.
-    if (this.beat) {
-      const more = this.sink.heartbeat(this.last);
-      if (this.ended) return;
-      if (!more) {
-        this.paused = true;
-        return;
-      }
-    }
-    this.wait();
+    if (this.beat) this.beatThenWait();
+    else this.wait();
+  }
+
+  /** Sends a heartbeat at `last`, then waits, unless the sink said stop. */
+  private beatThenWait(): void {
+    const more = this.sink.heartbeat(this.last);
+    if (this.ended) return;
+    if (more) this.wait();
+    else this.paused = true;
   }
 
   private wait(): void {

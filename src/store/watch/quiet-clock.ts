@@ -45,7 +45,7 @@ export class QuietClock {
 
   /** Stops the timer; members are told nothing more. */
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    clearInterval(this.timer);
     this.timer = undefined;
   }
 
