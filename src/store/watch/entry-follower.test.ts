@@ -217,4 +217,21 @@ describe("EntryFollower", () => {
     await new Promise((r) => setImmediate(r));
     expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
   });
+  it("ends only its own watch when its sink throws: the session's other watchers still get the entry", async () => {
+    const { engine } = await sessionOf(0);
+    const hub = new EventHub(engine);
+    const broken = new Recorder();
+    const fine = new Recorder();
+    follow(engine, broken, { hub });
+    const { f } = follow(engine, fine, { hub });
+    await Promise.all([broken.until(2), fine.until(2)]);
+    broken.entry = () => {
+      throw new Error("write failed");
+    };
+    await engine.append(KEY, appendOf([user("u2")]));
+    await fine.until(3);
+    expect(fine.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+    expect(broken.ended).toEqual(new Error("write failed"));
+    f.close();
+  });
 });

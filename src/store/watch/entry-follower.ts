@@ -41,7 +41,8 @@ export interface EntrySink {
  * sink that returns false holds the watch where it is, with at most the
  * rest of one page in memory, until `resume`. A deleted session ends it with
  * NOT_FOUND (thrown by the read), and so does one deleted and created again
- * between two reads (its head is then below `last`). An abort (the loop's
+ * between two reads (its head is then below `last`). A sink that throws
+ * ends its own watch with that error. An abort (the loop's
  * signal, or `abort`) ends it with its reason once it is caught up, as
  * before each wait for a wake-up.
  */
@@ -216,7 +217,14 @@ export class EntryFollower implements Quiet {
       // Stryker disable next-line ConditionalExpression,EqualityOperator: every page starts after `last` (engine.read and tail.slice both take it), so no entry is ever at or below it; the guard only protects "exactly once" from a misbehaving engine
       if (seq <= this.last) continue;
       this.last = seq;
-      const more = this.sink.entry(entry);
+      let more: boolean;
+      try {
+        more = this.sink.entry(entry);
+      } catch (err) {
+        // This watch's failure, not its session's: the tail goes on waking the others.
+        this.fail(err);
+        return;
+      }
       if (this.ended) return;
       if (!more) {
         this.paused = true;
@@ -235,7 +243,13 @@ export class EntryFollower implements Quiet {
 
   /** Sends a heartbeat at `last`, then waits, unless the sink said stop. */
   private beatThenWait(): void {
-    const more = this.sink.heartbeat(this.last);
+    let more: boolean;
+    try {
+      more = this.sink.heartbeat(this.last);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
     if (this.ended) return;
     if (more) this.wait();
     else this.paused = true;
