@@ -1,10 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type {
-  Http2ServerRequest,
-  Http2ServerResponse,
-  OutgoingHttpHeaders,
-  ServerHttp2Stream,
-} from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse, OutgoingHttpHeaders } from "node:http2";
 import {
   Code,
   type ContextValues,
@@ -88,58 +83,66 @@ export class CallLog {
   }
 
   /**
-   * Logs a native gRPC call served on a raw HTTP/2 stream (by grpc-js, not
-   * through connect-node's compat layer), with the status as sent: the
-   * headers of a trailers-only answer or the trailers. The line carries
-   * `"via": "grpc-js"` so it shows which server answered. Returns the
-   * record the edge interceptor fills in for this call.
+   * The log of a native gRPC call served on a raw HTTP/2 stream (by
+   * grpc-js, not through connect-node's compat layer): its caller reports
+   * the status as sent (the headers of a trailers-only answer, or the
+   * trailers) and the stream's close (grpc/stream-tap.ts). The line
+   * carries `"via": "grpc-js"` so it shows which server answered.
    */
-  stream(stream: ServerHttp2Stream, path: string | undefined): CallRecord {
-    const start = performance.now();
-    const record: CallRecord = {};
-    let headers: OutgoingHttpHeaders | undefined;
-    let logged = false;
-    const done = (trailers: OutgoingHttpHeaders | undefined) => {
-      if (logged) return;
-      logged = true;
-      const sent =
-        headers === undefined
-          ? undefined
-          : sentStatus("application/grpc", {
-              httpStatus: Number(headers[":status"] ?? 200),
-              headers,
-              trailers: trailers ?? {},
-              last: undefined,
-            });
-      const line = lineOf(path, record, sent, start);
-      line.via = "grpc-js";
-      this.finish(line, record);
-    };
-    const respond = stream.respond.bind(stream);
-    stream.respond = (h, options) => {
-      headers = h;
-      try {
-        respond(h, options);
-      } finally {
-        if (options?.endStream) done(undefined);
-      }
-    };
-    const sendTrailers = stream.sendTrailers.bind(stream);
-    stream.sendTrailers = (t) => {
-      try {
-        sendTrailers(t);
-      } finally {
-        done(t);
-      }
-    };
-    // Closed with no status sent: the client left (or reset the stream) first.
-    stream.once("close", () => done(undefined));
-    return record;
+  stream(path: string | undefined): StreamCallLog {
+    return new StreamCallLog(this, path);
   }
 
-  private finish(line: Record<string, unknown>, record: CallRecord): void {
+  /** Writes a finished call's line (and tells the observer). */
+  finish(line: Record<string, unknown>, record: CallRecord): void {
     this.observe?.(record.method, line.code as string, (line.ms as number) / 1000);
     this.logger.write(line.error === undefined ? "info" : "error", line);
+  }
+}
+
+/**
+ * The log of one native gRPC stream: the record the edge interceptor fills
+ * in, and the status as sent, written once when the call ends. One object
+ * with methods, not closures: a watch stream keeps it while it is open.
+ */
+export class StreamCallLog {
+  /** What the edge interceptor learns about the call. */
+  readonly record: CallRecord = {};
+  private readonly start = performance.now();
+  private headers: OutgoingHttpHeaders | undefined;
+  private logged = false;
+
+  constructor(
+    private readonly log: CallLog,
+    private readonly path: string | undefined,
+  ) {}
+
+  /** The response headers went out (`end`: with the status, trailers-only). */
+  responded(headers: OutgoingHttpHeaders | undefined, end: boolean): void {
+    this.headers = headers;
+    if (end) this.done(undefined);
+  }
+
+  /**
+   * The call is over: the trailers it sent, or undefined (a trailers-only
+   * answer, or closed with no status sent: the client left first).
+   */
+  done(trailers: OutgoingHttpHeaders | undefined): void {
+    if (this.logged) return;
+    this.logged = true;
+    const headers = this.headers;
+    const sent =
+      headers === undefined
+        ? undefined
+        : sentStatus("application/grpc", {
+            httpStatus: Number(headers[":status"] ?? 200),
+            headers,
+            trailers: trailers ?? {},
+            last: undefined,
+          });
+    const line = lineOf(this.path, this.record, sent, this.start);
+    line.via = "grpc-js";
+    this.log.finish(line, this.record);
   }
 }
 

@@ -1,8 +1,11 @@
+import type { Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { isSpanContextValid } from "@opentelemetry/api";
+import { isSpanContextValid, type Span } from "@opentelemetry/api";
 import { type CallRecord, callRecordKey } from "./call-log.js";
 import { toConnectError } from "./errors.js";
 import type { InFlight } from "./in-flight.js";
+import { OneMessage } from "./one-message.js";
+import { isPushSource, type PushControl, type PushSink, type PushSource } from "./push-stream.js";
 import { responseLimit, sendsPreEncodedKey } from "./response-size.js";
 import { endRpcSpan, startRpcSpan, withContext } from "./trace-context.js";
 
@@ -58,6 +61,7 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
     try {
       let call = req;
       if (!req.stream) describe(record, method, req.message);
+      else if (req.message instanceof OneMessage) describe(record, method, req.message.value);
       else if (req.method.methodKind === "server_streaming") {
         const { first, input } = await readFirst(req.message);
         describe(record, method, first);
@@ -70,23 +74,11 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
         endRpcSpan(span, 0);
         return { ...res, message };
       }
-      const source = res.message;
-      async function* guarded() {
-        let code = Code.Canceled as number;
-        try {
-          for await (const message of source) yield limit(message);
-          record.succeeded = true;
-          code = 0;
-        } catch (err) {
-          record.error = err;
-          const error = toConnectError(err);
-          code = error.code;
-          throw error;
-        } finally {
-          endRpcSpan(span, code);
-        }
-      }
-      return { ...res, message: guarded() };
+      // Apart from this call's scope: a long stream keeps only what it uses.
+      const message = isPushSource(res.message)
+        ? guardedPush(res.message, limit, record, span)
+        : guarded(res.message, limit, record, span);
+      return { ...res, message };
     } catch (err) {
       record.error = err;
       const error = toConnectError(err);
@@ -104,4 +96,91 @@ export function shuttingDown(): ConnectError {
     "server is shutting down; retry (watchers: resume from your last seq)",
     Code.Unavailable,
   );
+}
+
+type Limit = <T extends Message>(message: T) => T;
+
+/** A response stream held to the size limit; how it ended goes to its record and span. */
+async function* guarded(
+  source: AsyncIterable<Message>,
+  limit: Limit,
+  record: CallRecord,
+  span: Span,
+) {
+  let code = Code.Canceled as number;
+  try {
+    for await (const message of source) yield limit(message);
+    record.succeeded = true;
+    code = 0;
+  } catch (err) {
+    record.error = err;
+    const error = toConnectError(err);
+    code = error.code;
+    throw error;
+  } finally {
+    endRpcSpan(span, code);
+  }
+}
+
+/** `guarded` for a stream that may be pushed: iterated it is `guarded`, pushed the same rules. */
+function guardedPush(
+  source: PushSource<Message>,
+  limit: Limit,
+  record: CallRecord,
+  span: Span,
+): PushSource<Message> {
+  return {
+    [Symbol.asyncIterator]: () => guarded(source, limit, record, span),
+    push: (sink) => new EdgeSink(sink, limit, record, span).start(source),
+  };
+}
+
+/** Between a pushed stream and its writer: the size limit, error mapping, record and span. */
+class EdgeSink implements PushSink<Message>, PushControl {
+  private inner: PushControl | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly sink: PushSink<Message>,
+    private readonly limit: Limit,
+    private readonly record: CallRecord,
+    private readonly span: Span,
+  ) {}
+
+  start(source: PushSource<Message>): PushControl {
+    this.inner = source.push(this);
+    return this;
+  }
+
+  message(message: Message): boolean {
+    let limited: Message;
+    try {
+      limited = this.limit(message);
+    } catch (err) {
+      this.inner?.close();
+      this.end(err);
+      return false;
+    }
+    return this.sink.message(limited);
+  }
+
+  end(err: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.record.error = err;
+    const error = toConnectError(err);
+    endRpcSpan(this.span, error.code);
+    this.sink.end(error);
+  }
+
+  resume(): void {
+    this.inner?.resume();
+  }
+
+  close(): void {
+    this.inner?.close();
+    if (this.ended) return;
+    this.ended = true;
+    endRpcSpan(this.span, Code.Canceled);
+  }
 }

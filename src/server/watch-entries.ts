@@ -1,21 +1,43 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type WatchEntriesResponse,
   WatchEntriesResponseSchema,
 } from "../../gen/sessiond/v1/session_service_pb.js";
-import type { EntryWatchEvent } from "../store/index.js";
+import type { EntrySink, EntryWatchEvent } from "../store/index.js";
 import type { Session } from "../store/session.js";
 import type { ServiceDeps } from "./deps.js";
+import type { PushControl, PushSink, PushSource } from "./push-stream.js";
+
+type Start = () => Promise<{ session: Session; afterSeq: number }>;
 
 /**
  * WatchEntries: the store's watch of one session as protobuf responses,
  * under a watcher slot (per session and in total) held while the stream is
- * open. What the stream guarantees is the store's (src/store/watch).
+ * open. Iterated (connect-node) it is the store's watch generator; pushed
+ * (the grpc-js front) it is the store's follower, so an idle stream holds
+ * no suspended generator. What the stream guarantees is the store's
+ * (src/store/watch), the same either way.
  */
-export async function* watchEntriesResponses(
+export function watchEntriesResponses(
   deps: ServiceDeps,
-  start: () => Promise<{ session: Session; afterSeq: number }>,
+  start: Start,
+  signal: AbortSignal,
+): PushSource<WatchEntriesResponse> {
+  return {
+    [Symbol.asyncIterator]: () => iterated(deps, start, signal),
+    push(sink) {
+      const pushed = new PushedWatch(sink);
+      void pushed.open(deps, start, signal);
+      return pushed;
+    },
+  };
+}
+
+async function* iterated(
+  deps: ServiceDeps,
+  start: Start,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEntriesResponse> {
   const { session, afterSeq } = await start();
@@ -34,6 +56,63 @@ export async function* watchEntriesResponses(
 }
 
 /**
+ * A pushed watch: what it holds while open is the sink, the store's
+ * follower and its slot (opening it, with the request and handler context,
+ * is over once it follows).
+ */
+class PushedWatch implements EntrySink, PushControl {
+  private follower: { resume(): void; close(): void } | undefined;
+  private release: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly sink: PushSink<WatchEntriesResponse>) {}
+
+  async open(deps: ServiceDeps, start: Start, signal: AbortSignal): Promise<void> {
+    try {
+      const { session, afterSeq } = await start();
+      if (this.closed) return;
+      this.release = deps.slots.acquire(`${session.workspace}/${session.id}`);
+      this.follower = session.follow(
+        {
+          afterSeq,
+          signal,
+          heartbeatMs: deps.config.heartbeatMs,
+          noSubscribeFirst: deps.config.debug?.noSubscribeFirst === true,
+        },
+        this,
+      );
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  entry(entry: Entry): boolean {
+    return this.sink.message(entryResponse(entry));
+  }
+
+  heartbeat(headSeq: number): boolean {
+    return this.sink.message(heartbeatResponse(headSeq));
+  }
+
+  end(err: unknown): void {
+    if (this.closed) return;
+    this.close();
+    this.sink.end(err);
+  }
+
+  resume(): void {
+    this.follower?.resume();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.follower?.close();
+    this.release?.();
+  }
+}
+
+/**
  * One response per stored entry for all the watchers of its session: they
  * get the same Entry object from the store (one read per append), and the
  * edge encodes a response object once (response-size.ts), so a fan-out to a
@@ -41,16 +120,40 @@ export async function* watchEntriesResponses(
  */
 const entryResponses = new WeakMap<object, WatchEntriesResponse>();
 
-function response(event: EntryWatchEvent): WatchEntriesResponse {
-  if (event.type === "entry") {
-    let r = entryResponses.get(event.entry);
-    if (r === undefined) {
-      r = create(WatchEntriesResponseSchema, { event: { case: "entry", value: event.entry } });
-      entryResponses.set(event.entry, r);
-    }
-    return r;
+function entryResponse(entry: Entry): WatchEntriesResponse {
+  let r = entryResponses.get(entry);
+  if (r === undefined) {
+    r = create(WatchEntriesResponseSchema, { event: { case: "entry", value: entry } });
+    entryResponses.set(entry, r);
   }
-  return create(WatchEntriesResponseSchema, {
-    event: { case: "heartbeat", value: { headSeq: BigInt(event.headSeq), time: timestampNow() } },
-  });
+  return r;
+}
+
+/**
+ * Heartbeats made in the current millisecond, by head seq. A heartbeat's
+ * time has millisecond precision (timestampNow), so one made in the same
+ * millisecond for the same head is the same message: the watchers of a
+ * session, whose quiet intervals end on the same clock tick, share one
+ * response and its encoding instead of one each.
+ */
+const beats = { ms: 0, byHead: new Map<number, WatchEntriesResponse>() };
+
+function heartbeatResponse(headSeq: number): WatchEntriesResponse {
+  const now = Date.now();
+  if (now !== beats.ms) {
+    beats.ms = now;
+    beats.byHead.clear();
+  }
+  let r = beats.byHead.get(headSeq);
+  if (r === undefined) {
+    r = create(WatchEntriesResponseSchema, {
+      event: { case: "heartbeat", value: { headSeq: BigInt(headSeq), time: timestampFromMs(now) } },
+    });
+    beats.byHead.set(headSeq, r);
+  }
+  return r;
+}
+
+function response(event: EntryWatchEvent): WatchEntriesResponse {
+  return event.type === "entry" ? entryResponse(event.entry) : heartbeatResponse(event.headSeq);
 }

@@ -23,6 +23,7 @@ export {
 } from "./session-store.js";
 export {
   DEFAULT_HEARTBEAT_MS,
+  type EntrySink,
   type EntryWatchEvent,
   type EntryWatchOptions,
   type SessionChange,

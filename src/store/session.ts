@@ -31,7 +31,7 @@ import {
   type TreeCursor,
 } from "./snapshot-token.js";
 import { memoizedState } from "./state-memo.js";
-import type { EntryWatchEvent, EntryWatchOptions, StoreWatch } from "./watch/index.js";
+import type { EntrySink, EntryWatchEvent, EntryWatchOptions, StoreWatch } from "./watch/index.js";
 
 /** An entry as callers may give it: a full Entry or its init shape. */
 export type EntryInput = Entry | MessageInitShape<typeof EntrySchema>;
@@ -251,6 +251,16 @@ export class Session {
    */
   watch(options: EntryWatchOptions = {}): AsyncGenerator<EntryWatchEvent> {
     return this.ctx.watch.entries(this.key, options);
+  }
+
+  /**
+   * The same watch, pushed to `sink` as its events come instead of pulled
+   * (a server's many idle streams cost a small object each, not a parked
+   * generator). Returns how to resume after the sink said stop, and how to
+   * close it; the sink's `end` tells of any other ending.
+   */
+  follow(options: EntryWatchOptions, sink: EntrySink): { resume(): void; close(): void } {
+    return this.ctx.watch.follow(this.key, options, sink);
   }
 
   /** Every entry's shape, with the current path marked: enough to draw the tree. */

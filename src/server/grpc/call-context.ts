@@ -115,8 +115,8 @@ class CallContext implements HandlerContext {
     readonly requestHeader: Headers,
     readonly values: ContextValues,
     private readonly deadlineAt: number | undefined,
-    readonly responseHeader = new Headers({ "content-type": "application/grpc+proto" }),
-    readonly responseTrailer = new Headers(),
+    readonly responseHeader: Headers = new Headers({ "content-type": "application/grpc+proto" }),
+    readonly responseTrailer: Headers = new Headers(),
   ) {}
 
   readonly timeoutMs = (): number | undefined =>
@@ -138,19 +138,37 @@ class CallContext implements HandlerContext {
   }
 }
 
-export interface Begun {
-  readonly ctx: HandlerContext;
+/**
+ * The end of a call's context (its deadline timer, its place among the live
+ * calls, its signal), as connect-node ends it when a call ends. Its own
+ * small object, apart from the handler context: a long stream that only
+ * needs to end its call (a pushed watch) keeps this alive, not the context,
+ * its headers and the interceptors' request.
+ */
+export class CallEnd {
+  timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly call: AnyCall,
+    private readonly live: LiveCalls,
+    readonly controller: AbortController,
+  ) {
+    if (call.cancelled) this.onCancel();
+    else (call as EventEmitter).once("cancelled", this.onCancel);
+  }
+
+  private readonly onCancel = () => this.controller.abort(CLIENT_CANCELLED);
+
   /**
-   * Ends the call's context (its deadline timer, its place among the live
-   * calls, its signal), as connect-node does when a call ends. Called before
-   * the status is sent: grpc-js reports every finished call as 'cancelled'
-   * afterwards.
+   * Called before the status is sent: grpc-js reports every finished call
+   * as 'cancelled' afterwards.
    */
-  finish(): void;
-  readonly requestCommon: Omit<AnyRequest, "stream" | "message">;
-  readonly responseCommon: Omit<AnyResponse, "stream" | "message">;
-  /** The handler context for a request as interceptors passed it on (connect's mergeRequest). */
-  merge(req: AnyRequest): HandlerContext;
+  finish(): void {
+    (this.call as EventEmitter).removeListener("cancelled", this.onCancel);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.live.end(this.controller);
+    this.controller.abort(CALL_DONE);
+  }
 }
 
 /**
@@ -158,6 +176,43 @@ export interface Begun {
  * handler context (its signal aborts on client cancel, deadline or server
  * shutdown) and the fields every interceptor request carries.
  */
+export class Begun {
+  readonly requestCommon: Omit<AnyRequest, "stream" | "message">;
+  readonly responseCommon: Omit<AnyResponse, "stream" | "message">;
+
+  constructor(
+    readonly ctx: CallContext,
+    /** Ends the call's context (see CallEnd). */
+    readonly end: CallEnd,
+  ) {
+    this.requestCommon = {
+      service: ctx.service,
+      method: ctx.method,
+      requestMethod: "POST",
+      url: ctx.url,
+      signal: ctx.signal,
+      header: ctx.requestHeader,
+      contextValues: ctx.values,
+    };
+    this.responseCommon = {
+      service: ctx.service,
+      method: ctx.method,
+      header: ctx.responseHeader,
+      trailer: ctx.responseTrailer,
+    };
+  }
+
+  finish(): void {
+    this.end.finish();
+  }
+
+  /** The handler context for a request as interceptors passed it on (connect's mergeRequest). */
+  merge(req: AnyRequest): HandlerContext {
+    return this.ctx.merged(req);
+  }
+}
+
+/** Begins a call: its handler context and its end (see Begun). */
 export function begin(
   call: AnyCall,
   spec: MethodImplSpec,
@@ -175,53 +230,28 @@ export function begin(
   const values = createContextValues();
   values.set(callRecordKey, record);
   values.set(sendsPreEncodedKey, true);
-  const controller = live.start();
-  const onCancel = () => controller.abort(CLIENT_CANCELLED);
-  if (call.cancelled) onCancel();
-  else (call as EventEmitter).once("cancelled", onCancel);
+  const end = new CallEnd(call, live, live.start());
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let deadlineAt: number | undefined;
   if (Number.isFinite(at)) {
     deadlineAt = at;
     const ms = at - Date.now();
-    if (ms <= 0) controller.abort(TIMED_OUT);
-    else timer = setTimeout(() => controller.abort(TIMED_OUT), ms);
+    if (ms <= 0) end.controller.abort(TIMED_OUT);
+    else end.timer = setTimeout(timedOut, ms, end.controller);
   }
-  const service = spec.method.parent;
   const ctx = new CallContext(
-    service,
+    spec.method.parent,
     spec.method,
     `http://${call.getHost()}${call.getPath()}`,
-    controller.signal,
+    end.controller.signal,
     header,
     values,
     deadlineAt,
   );
-  return {
-    ctx,
-    finish() {
-      (call as EventEmitter).removeListener("cancelled", onCancel);
-      if (timer !== undefined) clearTimeout(timer);
-      live.end(controller);
-      controller.abort(CALL_DONE);
-    },
-    requestCommon: {
-      service,
-      method: spec.method,
-      requestMethod: "POST",
-      url: ctx.url,
-      signal: ctx.signal,
-      header,
-      contextValues: values,
-    },
-    responseCommon: {
-      service,
-      method: spec.method,
-      header: ctx.responseHeader,
-      trailer: ctx.responseTrailer,
-    },
-    merge: (req) => ctx.merged(req),
-  };
+  return new Begun(ctx, end);
+}
+
+function timedOut(controller: AbortController): void {
+  controller.abort(TIMED_OUT);
 }

@@ -1,7 +1,9 @@
 import { create, type DescMessage, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
-import type { AnyResponse, Begun } from "./call-context.js";
+import { OneMessage } from "../one-message.js";
+import { isPushSource, type PushControl, type PushSink, type PushSource } from "../push-stream.js";
+import type { AnyResponse, Begun, CallEnd } from "./call-context.js";
 import { Undecodable } from "./definition.js";
 import { parseError, statusOf } from "./wire-status.js";
 
@@ -26,6 +28,10 @@ export async function pump(call: Writer, c: Begun, response: Promise<AnyResponse
   const schema = ctx.method.output;
   try {
     const res = await response;
+    if (res.stream && isPushSource(res.message)) {
+      new CallWriter(call, c.end, schema).start(res.message);
+      return;
+    }
     const messages = res.stream ? res.message : [res.message];
     // Normalised here rather than by a generator around the handler's: each
     // generator in the chain costs every message on every stream.
@@ -38,6 +44,61 @@ export async function pump(call: Writer, c: Begun, response: Promise<AnyResponse
   } catch (err) {
     c.finish();
     if (!call.cancelled && !call.destroyed) call.emit("error", statusOf(err));
+  }
+}
+
+/**
+ * Writes a pushed response stream (see push-stream.ts) to a grpc-js call:
+ * each message as it comes, a pause when write() returns false until
+ * 'drain' (or the call's close or abort), then the error's status. What it
+ * holds while the stream waits is the call, its end and the control.
+ */
+class CallWriter implements PushSink<unknown> {
+  private control: PushControl | undefined;
+  private done = false;
+
+  constructor(
+    private readonly call: Writer,
+    private readonly ending: CallEnd,
+    private readonly schema: DescMessage,
+  ) {}
+
+  start(source: PushSource<unknown>): void {
+    this.control = source.push(this);
+  }
+
+  message(message: unknown): boolean {
+    const call = this.call;
+    if (call.cancelled || call.destroyed) {
+      this.stop();
+      return false;
+    }
+    if (call.write(normalize(this.schema, message))) return true;
+    drained(call, this.ending.controller.signal).then(this.resume);
+    return false;
+  }
+
+  end(err: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.ending.finish();
+    const call = this.call;
+    if (!call.cancelled && !call.destroyed) call.emit("error", statusOf(err));
+  }
+
+  private readonly resume = (): void => {
+    if (this.done) return;
+    const call = this.call;
+    if (call.cancelled || call.destroyed) this.stop();
+    else this.control?.resume();
+  };
+
+  /** The client is gone: nothing more to send, and no status to send it. */
+  private stop(): void {
+    if (this.done) return;
+    this.done = true;
+    this.control?.close();
+    this.ending.finish();
   }
 }
 
@@ -70,6 +131,7 @@ export async function* readable(call: import("node:stream").Readable): AsyncGene
 
 /** connect's ensureSingle: the one input of a server-streaming call. */
 export async function single(input: AsyncIterable<unknown>): Promise<unknown> {
+  if (input instanceof OneMessage) return input.value;
   const it = input[Symbol.asyncIterator]();
   const first = await it.next();
   if (first.done === true) {

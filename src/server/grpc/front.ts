@@ -9,17 +9,13 @@ import {
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import type { CallLog, CallRecord } from "../call-log.js";
+import { OneMessage } from "../one-message.js";
 import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
 import { normalize, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
 import { type GrpcStreamHandler, privateStreamHandler } from "./private-entry.js";
-import {
-  incompleteIsInvalid,
-  parseError,
-  respondStatus,
-  statusOf,
-  timeoutError,
-} from "./wire-status.js";
+import { tapStream } from "./stream-tap.js";
+import { parseError, respondStatus, statusOf, timeoutError } from "./wire-status.js";
 
 /**
  * Native gRPC (`application/grpc`, `application/grpc+proto`) is served by
@@ -147,11 +143,8 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
               c.merge(req),
             ) as AsyncIterable<unknown>,
           }));
-          const request = call.request;
-          async function* input() {
-            yield request;
-          }
-          void pump(call, c, next({ ...c.requestCommon, stream: true, message: input() }));
+          const message = new OneMessage(call.request);
+          void pump(call, c, next({ ...c.requestCommon, stream: true, message }));
         }) as grpc.handleServerStreamingCall<unknown, unknown>;
       case "client_streaming":
         return ((
@@ -192,8 +185,8 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
     serves: (path) => path !== undefined && paths.has(path),
     handle(stream, headers) {
       const path = headers[":path"];
-      const record = options.calls.stream(stream, path);
-      incompleteIsInvalid(stream);
+      const log = options.calls.stream(path);
+      tapStream(stream, log);
       // connect-node refuses a bad or too long grpc-timeout (INVALID_ARGUMENT) before
       // any interceptor; grpc-js would answer INTERNAL or accept any deadline.
       const refused = timeoutError(headers["grpc-timeout"], options.maxDeadlineMs);
@@ -203,7 +196,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
         return;
       }
       const id = String(nextId++);
-      pending.set(id, record);
+      pending.set(id, log.record);
       stream.once("close", () => pending.delete(id));
       headers[CALL_ID] = id;
       entry(stream, headers);

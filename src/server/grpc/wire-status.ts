@@ -15,27 +15,22 @@ import type { Undecodable } from "./definition.js";
  * half-closed mid-message) as if no message came: UNIMPLEMENTED "Received no
  * request message ...". It is a malformed request, INVALID_ARGUMENT
  * "protocol error: incomplete envelope" as on connect-node, whenever the
- * client did send bytes. Rewritten where grpc-js writes the status.
+ * client did send bytes (`received`). Applied where grpc-js writes the
+ * status (stream-tap.ts).
  */
-export function incompleteIsInvalid(stream: ServerHttp2Stream): void {
-  let received = 0;
-  stream.on("data", (chunk: Buffer) => {
-    received += chunk.length;
-  });
-  const fix = (fields: OutgoingHttpHeaders): OutgoingHttpHeaders =>
-    received > 0 &&
+export function incompleteIsInvalid(
+  fields: OutgoingHttpHeaders,
+  received: number,
+): OutgoingHttpHeaders {
+  return received > 0 &&
     String(fields["grpc-status"]) === String(Code.Unimplemented) &&
     String(fields["grpc-message"] ?? "").startsWith("Received%20no%20request%20message")
-      ? {
-          ...fields,
-          "grpc-status": String(Code.InvalidArgument),
-          "grpc-message": encodeURI("protocol error: incomplete envelope"),
-        }
-      : fields;
-  const respond = stream.respond.bind(stream);
-  stream.respond = (headers, options) => respond(headers && fix(headers), options);
-  const sendTrailers = stream.sendTrailers.bind(stream);
-  stream.sendTrailers = (trailers) => sendTrailers(fix(trailers));
+    ? {
+        ...fields,
+        "grpc-status": String(Code.InvalidArgument),
+        "grpc-message": encodeURI("protocol error: incomplete envelope"),
+      }
+    : fields;
 }
 
 export const parseError = (bad: Undecodable) =>

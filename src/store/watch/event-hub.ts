@@ -1,4 +1,5 @@
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
+import { QuietClock } from "./quiet-clock.js";
 import { SessionTail } from "./session-tail.js";
 
 /** Entries kept per watched session by default: a burst of this many appends is still served from memory. */
@@ -10,10 +11,12 @@ export const DEFAULT_TAIL_CAPACITY = 256;
  * watched session has one shared tail (see SessionTail). A watcher that is
  * caught up takes its next entries from the tail; one that lags further
  * reads the engine itself. 1,000 watchers of a session thus cost one read
- * per append, not 1,000, and watchers of other sessions cost nothing.
+ * per append, not 1,000, and watchers of other sessions cost nothing. The
+ * watchers' heartbeats share one clock per interval (see QuietClock).
  */
 export class EventHub {
   private readonly tails = new Map<string, SessionTail>();
+  private readonly clocks = new Map<number, QuietClock>();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -47,10 +50,21 @@ export class EventHub {
     };
   }
 
+  /** The heartbeat clock of watchers with this interval, ms (made on first use). */
+  clock(intervalMs: number): QuietClock {
+    let clock = this.clocks.get(intervalMs);
+    if (clock === undefined) {
+      clock = new QuietClock(intervalMs);
+      this.clocks.set(intervalMs, clock);
+    }
+    return clock;
+  }
+
   /** Stops listening to the engine; registered watchers are woken no more. */
   close(): void {
     this.unsubscribe();
     this.tails.clear();
+    for (const clock of this.clocks.values()) clock.stop();
   }
 }
 

@@ -5,6 +5,7 @@
  * every entry is read back from the log), with heartbeats; a deleted
  * session ends its watch with NOT_FOUND.
  */
+export type { EntrySink } from "./entry-follower.js";
 export {
   DEFAULT_HEARTBEAT_MS,
   StoreWatch,

@@ -2,9 +2,15 @@ import type { SessionMeta } from "../../../gen/sessiond/v1/session_pb.js";
 import { checkWorkspace } from "../../core/ids.js";
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import type { StoreLimits } from "../limits.js";
+import { EntryFollower, type EntrySink } from "./entry-follower.js";
 import { EventHub } from "./event-hub.js";
 import { SessionFeed } from "./session-feed.js";
-import { type EntryWatchEvent, type EntryWatchOptions, watchEntries } from "./watch-entries.js";
+import {
+  type EntriesLoop,
+  type EntryWatchEvent,
+  type EntryWatchOptions,
+  watchEntries,
+} from "./watch-entries.js";
 import {
   type SessionWatchEvent,
   type SessionWatchOptions,
@@ -52,10 +58,29 @@ export class StoreWatch {
    * included, is thrown by the iterator, not by this call.
    */
   entries(key: SessionKey, options: EntryWatchOptions = {}): AsyncGenerator<EntryWatchEvent> {
-    this.hub ??= new EventHub(this.store.engine);
     // The generator itself, not one that delegates to it: every entry sent to
     // every watcher passes through each generator in the chain.
-    return watchEntries({
+    return watchEntries(this.loop(key, options));
+  }
+
+  /**
+   * The same watch pushed to `sink` as its events come, for a server that
+   * holds many streams (an idle one is a small object, not a parked
+   * generator): see EntryFollower. Started; `close` it when the stream ends.
+   */
+  follow(
+    key: SessionKey,
+    options: EntryWatchOptions,
+    sink: EntrySink,
+  ): Pick<EntryFollower, "resume" | "close"> {
+    const follower = new EntryFollower(this.loop(key, options), sink);
+    follower.start();
+    return follower;
+  }
+
+  private loop(key: SessionKey, options: EntryWatchOptions): EntriesLoop {
+    this.hub ??= new EventHub(this.store.engine);
+    return {
       engine: this.store.engine,
       hub: this.hub,
       key,
@@ -64,7 +89,7 @@ export class StoreWatch {
       heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       pageSize: options.pageSize ?? this.store.limits.defaultPageSize,
       noSubscribeFirst: options.noSubscribeFirst === true,
-    });
+    };
   }
 
   /**

@@ -1,9 +1,7 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { invalidArgument, notFound } from "../../core/errors.js";
-import { checkSessionId, checkWorkspace, quote } from "../../core/ids.js";
-import type { SessionKey, StorageEngine } from "../../storage/engine.js";
-import type { EventHub } from "./event-hub.js";
-import { Wakeup } from "./wakeup.js";
+import { type EntriesLoop, EntryFollower, type EntrySink } from "./entry-follower.js";
+
+export type { EntriesLoop };
 
 /** What a watch of one session yields: its entries in seq order, and heartbeats. */
 export type EntryWatchEvent =
@@ -21,7 +19,10 @@ export interface EntryWatchOptions {
   afterSeq?: number | undefined;
   /** Ends the watch: the iterator then throws `signal.reason`. Leaving the loop (`break`) ends it too. */
   signal?: AbortSignal | undefined;
-  /** A heartbeat after this long without entries, ms (default DEFAULT_HEARTBEAT_MS). */
+  /**
+   * A heartbeat after this long without entries, ms (default
+   * DEFAULT_HEARTBEAT_MS); up to 1/8 longer, as watches share one clock.
+   */
   heartbeatMs?: number | undefined;
   /** Entries read from the log at a time while replaying (default: the store's page size). */
   pageSize?: number | undefined;
@@ -34,95 +35,74 @@ export interface EntryWatchOptions {
   noSubscribeFirst?: boolean | undefined;
 }
 
-/** The entries loop's inputs, every default applied (see StoreWatch). */
-export interface EntriesLoop {
-  readonly engine: StorageEngine;
-  readonly hub: EventHub;
-  readonly key: SessionKey;
-  readonly afterSeq: number;
-  readonly signal: AbortSignal;
-  readonly heartbeatMs: number;
-  readonly pageSize: number;
-  readonly noSubscribeFirst: boolean;
-}
-
 /**
- * The loop of a watch of one session. Order matters: subscribe FIRST, then
- * replay from the log, then wait for wake-ups; a notification that arrives
- * during the replay leaves the wake-up flag set, so nothing falls between
- * replay and live. Notifications carry no data: every entry is read back
- * from the engine by seq (only durable entries are readable), and the
- * cursor `last` drops anything already sent, so each entry goes out exactly
- * once, in seq order. A slow consumer holds at most one page in memory (the
- * generator only reads on demand). A heartbeat with the head seq goes out
- * once the backlog is replayed and after every quiet interval; each interval
- * also re-reads the log, which picks up appends made by other processes. A
- * deleted session ends the watch with NOT_FOUND (thrown by the read), and
- * so does one deleted and created again between two reads (its head is
- * then below the cursor).
+ * A watch of one session as an async iterable: the EntryFollower (which
+ * holds every rule: subscribe first, replay by seq, follow wake-ups, beat
+ * and re-read when quiet, NOT_FOUND on delete) driven one event at a time.
+ * The follower pauses after each event and goes on only when the next one
+ * is pulled, so a slow consumer holds at most one page in memory and no
+ * read is made ahead of demand. An abort of the loop's signal ends it by
+ * throwing the signal's reason once it is caught up; leaving the loop
+ * (`break`) ends it too.
  */
 export async function* watchEntries(loop: EntriesLoop): AsyncGenerator<EntryWatchEvent> {
-  const { engine, signal, pageSize } = loop;
-  // Checked here, so a malformed key is thrown by the iterator, not by the call that made it.
-  const key = {
-    workspace: checkWorkspace(loop.key.workspace),
-    sessionId: checkSessionId(loop.key.sessionId),
-  };
-  if (loop.afterSeq < 0 || !Number.isSafeInteger(loop.afterSeq)) {
-    throw invalidArgument(`after_seq ${loop.afterSeq} is out of range`);
-  }
-  const wake = new Wakeup();
-  const late = loop.noSubscribeFirst;
-  const replayed = late ? await engine.read(key, loop.afterSeq, pageSize) : undefined;
-  const { tail, stop } = loop.hub.watch(key, () => wake.notify());
+  const inbox = new Inbox();
+  const follower = new EntryFollower(loop, inbox);
+  follower.start();
   try {
-    let last = loop.afterSeq;
-    // The first read (subscribed already, unless late) checks the caller's cursor.
-    let page = replayed ?? (await engine.read(key, last, pageSize));
-    if (last > page.headSeq) {
-      throw invalidArgument(
-        `after_seq ${last} is beyond the head seq ${page.headSeq} of session ${quote(key.sessionId)}`,
-      );
-    }
-    let beat = true;
     for (;;) {
-      for (const entry of page.entries) {
-        const seq = Number(entry.seq);
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: every page starts after `last` (engine.read and tail.slice both take it), so no entry is ever at or below it; the guard only protects "exactly once" from a misbehaving engine
-        if (seq <= last) continue;
-        last = seq;
-        yield { type: "entry", entry };
-      }
-      // After a full page the next one is read from the engine at once. After
-      // a wake-up the hub's tail usually has the new entries; every quiet
-      // interval reads the engine (which also notices appends made by other
-      // processes).
-      let fromTail = false;
-      if (page.entries.length < pageSize) {
-        // A page short of pageSize ends at the head its read saw: `last` is that head.
-        if (beat) yield { type: "heartbeat", headSeq: last };
-        let woke = await wake.wait(loop.heartbeatMs, signal);
-        while (late && woke === "timeout") {
-          yield { type: "heartbeat", headSeq: last };
-          woke = await wake.wait(loop.heartbeatMs, signal);
-        }
-        if (woke === "aborted") throw signal.reason;
-        beat = woke === "timeout";
-        fromTail = woke === "notified";
-      }
-      const sliced = fromTail ? tail.slice(last, pageSize) : undefined;
-      page = sliced ?? (await engine.read(key, last, pageSize));
-      // The log's head below what was sent: the session was deleted and made
-      // again with the same id between two reads (no event told of it, or the
-      // wake-up came late). Its entries are not the ones watched; a tail slice
-      // is only behind, not another log, so it is not asked.
-      if (sliced === undefined && page.headSeq < last) {
-        throw notFound(
-          `session ${quote(key.sessionId)} was deleted and created again while watched (head seq ${page.headSeq}, ${last} sent); watch it anew from 0`,
-        );
-      }
+      yield await inbox.take();
+      follower.resume();
     }
   } finally {
-    stop();
+    follower.close();
+  }
+}
+
+/** Holds the one event the paused follower sent, or how it ended, until it is taken. */
+class Inbox implements EntrySink {
+  private event: EntryWatchEvent | undefined;
+  private ended: { err: unknown } | undefined;
+  private waiting:
+    | { resolve: (e: EntryWatchEvent) => void; reject: (err: unknown) => void }
+    | undefined;
+
+  entry(entry: Entry): boolean {
+    this.put({ type: "entry", entry });
+    return false;
+  }
+
+  heartbeat(headSeq: number): boolean {
+    this.put({ type: "heartbeat", headSeq });
+    return false;
+  }
+
+  end(err: unknown): void {
+    this.ended = { err };
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.reject(err);
+  }
+
+  take(): Promise<EntryWatchEvent> {
+    const event = this.event;
+    if (event !== undefined) {
+      this.event = undefined;
+      return Promise.resolve(event);
+    }
+    if (this.ended !== undefined) return Promise.reject(this.ended.err);
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  private put(event: EntryWatchEvent): void {
+    const w = this.waiting;
+    if (w === undefined) {
+      this.event = event;
+      return;
+    }
+    this.waiting = undefined;
+    w.resolve(event);
   }
 }

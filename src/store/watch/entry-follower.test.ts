@@ -1,0 +1,237 @@
+/**
+ * EntryFollower: the watch of one session pushed to a sink. What the pull
+ * side (watch-entries.test.ts, which drives the same follower one event at
+ * a time) cannot show: a sink that takes everything gets the replay, the
+ * heartbeat and live appends with nobody pulling; a sink that says stop
+ * holds the watch (no send, no read) until it resumes; an abort ends an
+ * idle watch at once and a busy one once caught up; close is silent.
+ */
+import { describe, expect, it } from "vitest";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { appendOf, rootEntry, user } from "../../../test/support/fixtures.js";
+import type { SessionKey } from "../../storage/engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import { EntryFollower, type EntrySink } from "./entry-follower.js";
+import { EventHub } from "./event-hub.js";
+
+const KEY: SessionKey = { workspace: "ws", sessionId: "s" };
+const LONG = 60_000;
+
+async function sessionOf(n: number): Promise<{ engine: MemoryEngine; reads: number[] }> {
+  const engine = new MemoryEngine();
+  await engine.create(KEY, [rootEntry("s")]);
+  for (let i = 2; i <= n + 1; i++) await engine.append(KEY, appendOf([user(`u${i}`)]));
+  const reads: number[] = [];
+  const read = engine.read.bind(engine);
+  engine.read = (key, afterSeq, limit) => {
+    reads.push(afterSeq);
+    return read(key, afterSeq, limit);
+  };
+  return { engine, reads };
+}
+
+/** A sink that records what it got, accepts while `accept` is true, and resolves `until` conditions. */
+class Recorder implements EntrySink {
+  readonly got: string[] = [];
+  accept = true;
+  ended: unknown;
+  private waiters: { n: number; done: () => void }[] = [];
+
+  entry(entry: Entry): boolean {
+    return this.note(`entry ${entry.seq}`);
+  }
+  heartbeat(headSeq: number): boolean {
+    return this.note(`heartbeat ${headSeq}`);
+  }
+  end(err: unknown): void {
+    this.ended = err;
+    this.note("end");
+  }
+  /** Resolves once `n` things were recorded in all. */
+  until(n: number): Promise<void> {
+    if (this.got.length >= n) return Promise.resolve();
+    return new Promise((done) => this.waiters.push({ n, done }));
+  }
+  private note(what: string): boolean {
+    this.got.push(what);
+    for (const w of this.waiters.filter((w) => this.got.length >= w.n)) w.done();
+    return this.accept;
+  }
+}
+
+function follow(
+  engine: MemoryEngine,
+  sink: EntrySink,
+  o: { pageSize?: number; signal?: AbortSignal; hub?: EventHub } = {},
+) {
+  const hub = o.hub ?? new EventHub(engine);
+  const f = new EntryFollower(
+    {
+      engine,
+      hub,
+      key: KEY,
+      afterSeq: 0,
+      signal: o.signal ?? new AbortController().signal,
+      heartbeatMs: LONG,
+      pageSize: o.pageSize ?? 100,
+      noSubscribeFirst: false,
+    },
+    sink,
+  );
+  f.start();
+  return { f, hub };
+}
+
+describe("EntryFollower", () => {
+  it("pushes the replay, the heartbeat and live appends to a sink that takes them, with nobody pulling", async () => {
+    const { engine } = await sessionOf(1);
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(3);
+    expect(sink.got).toEqual(["entry 1", "entry 2", "heartbeat 2"]);
+    await engine.append(KEY, appendOf([user("u3"), user("u4")]));
+    await sink.until(5);
+    expect(sink.got.slice(3)).toEqual(["entry 3", "entry 4"]);
+    f.close();
+  });
+
+  it("holds where the sink said stop, reading nothing, and goes on from the next entry on resume", async () => {
+    const { engine, reads } = await sessionOf(4); // seqs 1..5
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink, { pageSize: 2 });
+    await sink.until(1);
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1"]);
+    expect(reads).toEqual([0]);
+    sink.accept = true;
+    f.resume();
+    await sink.until(6);
+    expect(sink.got).toEqual([
+      "entry 1",
+      "entry 2",
+      "entry 3",
+      "entry 4",
+      "entry 5",
+      "heartbeat 5",
+    ]);
+    expect(reads).toEqual([0, 2, 4]);
+    f.close();
+  });
+
+  it("ends an idle watch at once on abort, with the reason", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    const ac = new AbortController();
+    follow(engine, sink, { signal: ac.signal });
+    await sink.until(2);
+    ac.abort(new Error("shutting down"));
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "end"]);
+    expect(sink.ended).toEqual(new Error("shutting down"));
+  });
+
+  it("ends a paused watch only once it has sent its page and is caught up", async () => {
+    const { engine } = await sessionOf(2); // seqs 1..3
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink);
+    await sink.until(1);
+    f.abort(new Error("stop"));
+    expect(sink.got).toEqual(["entry 1"]);
+    sink.accept = true;
+    f.resume();
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "heartbeat 3", "end"]);
+  });
+
+  it("ends with NOT_FOUND when the session is deleted while watched", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    follow(engine, sink);
+    await sink.until(2);
+    await engine.delete(KEY);
+    await sink.until(3);
+    expect((sink.ended as { code?: string }).code).toBe("NOT_FOUND");
+  });
+
+  it("after close tells the sink nothing more and leaves the session's tail", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    const { f, hub } = follow(engine, sink);
+    await sink.until(2);
+    const probe = hub.watch(KEY, () => {});
+    f.close();
+    f.abort(new Error("too late"));
+    await engine.append(KEY, appendOf([user("u2")]));
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1"]);
+    probe.stop(); // the last watcher now: the tail goes
+    expect(hub.watch(KEY, () => {}).tail).not.toBe(probe.tail);
+  });
+  it("acts on a wake-up that came while it read: the append goes out once caught up, with no heartbeat between", async () => {
+    const { engine } = await sessionOf(0);
+    // The follower's first read waits until an append has woken it.
+    const read = engine.read.bind(engine);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let first = true;
+    engine.read = async (key, afterSeq, limit) => {
+      if (first) {
+        first = false;
+        const page = await read(key, afterSeq, limit);
+        await gate;
+        return page;
+      }
+      return read(key, afterSeq, limit);
+    };
+    const sink = new Recorder();
+    const { f, hub } = follow(engine, sink);
+    const woken = new Promise<void>((r) => hub.watch(KEY, r));
+    await engine.append(KEY, appendOf([user("u2")]));
+    await woken; // the tail holds seq 2 and the follower was told, while reading
+    release();
+    await sink.until(3);
+    await new Promise((r) => setImmediate(r));
+    // The replay read saw seq 1 only; seq 2 comes from the tail, and nothing after it.
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+    expect(f.idle).toBe(true);
+    f.close();
+  });
+
+  it("holds at a heartbeat the sink refused until resume; resume when not paused, or after close, sends nothing", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(2);
+    sink.accept = false;
+    await engine.append(KEY, appendOf([user("u2")]));
+    await sink.until(3);
+    expect(f.idle).toBe(false); // paused at entry 2
+    sink.accept = true;
+    f.resume();
+    expect(f.idle).toBe(true);
+    f.resume(); // not paused: nothing to do
+    f.close();
+    f.resume();
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+  });
+  it("ends only its own watch when its sink throws: the session's other watchers still get the entry", async () => {
+    const { engine } = await sessionOf(0);
+    const hub = new EventHub(engine);
+    const broken = new Recorder();
+    const fine = new Recorder();
+    follow(engine, broken, { hub });
+    const { f } = follow(engine, fine, { hub });
+    await Promise.all([broken.until(2), fine.until(2)]);
+    broken.entry = () => {
+      throw new Error("write failed");
+    };
+    await engine.append(KEY, appendOf([user("u2")]));
+    await fine.until(3);
+    expect(fine.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+    expect(broken.ended).toEqual(new Error("write failed"));
+    f.close();
+  });
+});
