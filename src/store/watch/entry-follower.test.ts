@@ -217,6 +217,42 @@ describe("EntryFollower", () => {
     await new Promise((r) => setImmediate(r));
     expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
   });
+  it("a heartbeat the sink refuses holds the watch: a later append waits for resume", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    const recordHeartbeat = sink.heartbeat.bind(sink);
+    sink.heartbeat = (headSeq) => {
+      recordHeartbeat(headSeq);
+      return false;
+    };
+    const { f } = follow(engine, sink);
+    await sink.until(2);
+    await engine.append(KEY, appendOf([user("u2")]));
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1"]);
+    expect(f.idle).toBe(false);
+    f.resume();
+    await sink.until(3);
+    expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
+    f.close();
+  });
+
+  it("ends its watch with the error when its sink throws at a heartbeat", async () => {
+    const { engine } = await sessionOf(0);
+    const sink = new Recorder();
+    sink.heartbeat = () => {
+      throw new Error("heartbeat write failed");
+    };
+    follow(engine, sink);
+    await sink.until(2);
+    expect(sink.got).toEqual(["entry 1", "end"]);
+    expect(sink.ended).toEqual(new Error("heartbeat write failed"));
+    // Ended: an append reaches it no more.
+    await engine.append(KEY, appendOf([user("u2")]));
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1", "end"]);
+  });
+
   it("ends only its own watch when its sink throws: the session's other watchers still get the entry", async () => {
     const { engine } = await sessionOf(0);
     const hub = new EventHub(engine);
