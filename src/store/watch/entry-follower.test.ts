@@ -217,6 +217,66 @@ describe("EntryFollower", () => {
     await new Promise((r) => setImmediate(r));
     expect(sink.got).toEqual(["entry 1", "heartbeat 1", "entry 2"]);
   });
+  it("a second abort does not replace the first one's reason", async () => {
+    const { engine } = await sessionOf(1);
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink);
+    await sink.until(1);
+    f.abort(new Error("first"));
+    f.abort(new Error("second"));
+    sink.accept = true;
+    f.resume();
+    expect(sink.ended).toEqual(new Error("first"));
+  });
+
+  it("closed while a read is in flight, it sends nothing of that read, whether it succeeds or fails", async () => {
+    for (const outcome of ["resolve", "reject"] as const) {
+      for (const which of [1, 2]) {
+        const { engine } = await sessionOf(2);
+        const read = engine.read.bind(engine);
+        let release: () => void = () => {};
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        let n = 0;
+        engine.read = async (key, afterSeq, limit) => {
+          n++;
+          if (n !== which) return read(key, afterSeq, limit);
+          const page = await read(key, afterSeq, limit);
+          await gate;
+          if (outcome === "reject") throw new Error("read failed");
+          return page;
+        };
+        const sink = new Recorder();
+        // pageSize 1: the first read (in start) and the second (the next page) can both be held.
+        const { f } = follow(engine, sink, { pageSize: 1 });
+        while (n < which) await new Promise((r) => setImmediate(r));
+        const before = [...sink.got];
+        f.close();
+        release();
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        expect(sink.got).toEqual(before);
+      }
+    }
+  });
+
+  it("a sink that closes the watch while taking an entry gets no more of the page", async () => {
+    const { engine } = await sessionOf(3);
+    const sink = new Recorder();
+    let f: EntryFollower | undefined;
+    const recordEntry = sink.entry.bind(sink);
+    sink.entry = (entry) => {
+      recordEntry(entry);
+      f?.close();
+      return true;
+    };
+    f = follow(engine, sink).f;
+    await sink.until(1);
+    await new Promise((r) => setImmediate(r));
+    expect(sink.got).toEqual(["entry 1"]);
+  });
+
   it("a heartbeat the sink refuses holds the watch: a later append waits for resume", async () => {
     const { engine } = await sessionOf(0);
     const sink = new Recorder();

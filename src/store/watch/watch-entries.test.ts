@@ -70,6 +70,31 @@ async function pull(events: AsyncGenerator<EntryWatchEvent>, n: number): Promise
 }
 
 describe("watchEntries", () => {
+  it("keeps a heartbeat the consumer has not pulled yet: an append after it comes next, not instead", async () => {
+    const { engine } = await sessionOf(0);
+    const loop = loopOf(engine);
+    const events = watchEntries(loop);
+    expect(await pull(events, 1)).toEqual(["entry 1"]);
+    // The heartbeat is sent while nobody pulls; an append lands before the next pull.
+    await new Promise((r) => setImmediate(r));
+    const woken = new Promise<void>((r) => loop.hub.watch(KEY, r));
+    await engine.append(KEY, appendOf([user("u2")]));
+    await woken;
+    await new Promise((r) => setImmediate(r));
+    expect(await pull(events, 2)).toEqual(["heartbeat 1", "entry 2"]);
+    await events.return(undefined);
+  });
+
+  it("an end the consumer has not pulled yet is thrown at its next pull, with its error", async () => {
+    const { engine } = await sessionOf(0);
+    const events = watchEntries(loopOf(engine));
+    expect(await pull(events, 2)).toEqual(["entry 1", "heartbeat 1"]);
+    // Not pulling: the delete ends the watch with nobody waiting.
+    await engine.delete(KEY);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    await expectCode(events.next(), "NOT_FOUND");
+  });
+
   it("replays after afterSeq page by page, and sends the head in a heartbeat once caught up", async () => {
     const { engine, reads } = await sessionOf(6); // seqs 1..7
     const events = watchEntries(loopOf(engine, { afterSeq: 1, pageSize: 3 }));
