@@ -85,11 +85,11 @@ describe("watchEntries", () => {
     await events.return(undefined);
   });
 
-  it("an end the consumer has not pulled yet is thrown at its next pull, with its error", async () => {
+  it("a delete while the consumer is not pulling is thrown at its next pull, with NOT_FOUND", async () => {
     const { engine } = await sessionOf(0);
     const events = watchEntries(loopOf(engine));
     expect(await pull(events, 2)).toEqual(["entry 1", "heartbeat 1"]);
-    // Not pulling: the delete ends the watch with nobody waiting.
+    // Not pulling: the paused watch hears of the delete when it is next pulled.
     await engine.delete(KEY);
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     await expectCode(events.next(), "NOT_FOUND");

@@ -78,6 +78,7 @@ class Inbox implements EntrySink {
   }
 
   end(err: unknown): void {
+    // Stryker disable next-line ObjectLiteral: the follower can only end while the generator waits in take() (it pauses after each event it sends), so that waiting take() gets the error and this stored copy is never what a take() throws
     this.ended = { err };
     const w = this.waiting;
     this.waiting = undefined;
