@@ -6,7 +6,7 @@
 import postgres from "postgres";
 import { pgSkipReason, startPostgres } from "../../test/harness/postgres.js";
 import type { BenchContext } from "./context.js";
-import { type ServerProcess, startSessiond } from "./procs.js";
+import { runClient, type ServerProcess, startSessiond } from "./procs.js";
 import type { Row } from "./row.js";
 
 /** Connections in sessiond's pool (`--pg-pool-size`) and in the bare baseline's pool. */
@@ -111,4 +111,35 @@ export async function withPostgres(
 /** `sessiond serve --storage <url>` with the bench's pool size. */
 export function startPgSessiond(url: string): Promise<ServerProcess> {
   return startSessiond(["--storage", url, "--pg-pool-size", String(POOL)]);
+}
+
+/** What clients/pg-load.ts answers. */
+export interface PgLoad {
+  sessions: number;
+  entries: number;
+  ms: number;
+  newest: string;
+}
+
+/**
+ * Loads generated sessions into the database at `url` through the engine
+ * (clients/pg-load.ts, `args` as it takes them), then gathers the planner
+ * statistics, as autovacuum would within a minute of a bulk load: without
+ * them the fresh tables get plans that cost sessiond and the bare queries
+ * alike hundreds of ms.
+ */
+export async function loadSessions(
+  ctx: BenchContext,
+  url: string,
+  args: Record<string, unknown>,
+): Promise<PgLoad> {
+  const load = await runClient<PgLoad>("clients/pg-load.ts", { ...args, url });
+  ctx.log(`${load.sessions} sessions, ${load.entries} entries loaded in ${load.ms.toFixed(0)} ms`);
+  const admin = connect(url, 1, "bench-admin");
+  try {
+    await admin`ANALYZE`;
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+  return load;
 }

@@ -55,6 +55,7 @@ import {
   connect,
   type Durability,
   durabilityOf,
+  loadSessions,
   POOL,
   startPgSessiond,
   withPostgres,
@@ -390,30 +391,14 @@ async function listRows(ctx: BenchContext, serverUrl: string, echo: ServerProces
   const db = await createDatabase(serverUrl, "sessiond_bench_list");
   try {
     ctx.log(`loading ${count} sessions (row 6's data) through the engine`);
-    const load = await runClient<{ sessions: number; entries: number; ms: number; newest: string }>(
-      "clients/pg-load.ts",
-      {
-        url: db.url,
-        count,
-        minEntries: 10,
-        maxEntries: 30,
-        textBytes: 400,
-        startMs: Date.UTC(2024, 0, 1),
-        concurrency: 16,
-      },
-    );
-    ctx.log(
-      `${load.sessions} sessions, ${load.entries} entries loaded in ${load.ms.toFixed(0)} ms`,
-    );
-    // Planner statistics, as autovacuum would gather them within a minute of
-    // a bulk load: without them the fresh tables get nested-loop plans that
-    // cost sessiond and the bare query alike hundreds of ms.
-    const admin = connect(db.url, 1, "bench-admin");
-    try {
-      await admin`ANALYZE`;
-    } finally {
-      await admin.end({ timeout: 1 });
-    }
+    const load = await loadSessions(ctx, db.url, {
+      count,
+      minEntries: 10,
+      maxEntries: 30,
+      textBytes: 400,
+      startMs: Date.UTC(2024, 0, 1),
+      concurrency: 16,
+    });
     const sd = await startPgSessiond(db.url);
     const sdRuns: (Summary & { firstMs: number })[] = [];
     const bareRuns: (Summary & { count: number })[] = [];

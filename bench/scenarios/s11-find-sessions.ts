@@ -33,7 +33,7 @@ import { createDatabase } from "../../test/harness/postgres.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { type FloorResult, RestartMeter } from "../lib/floors.js";
 import { findableConversations, sessionsDirOf, writeSessiondFiles } from "../lib/generate.js";
-import { connect, startPgSessiond, withPostgres } from "../lib/pg-common.js";
+import { loadSessions, startPgSessiond, withPostgres } from "../lib/pg-common.js";
 import { runClient, startEcho } from "../lib/procs.js";
 import { absoluteAtMost, atMost, type Row } from "../lib/row.js";
 import { median, summarize } from "../lib/stats.js";
@@ -192,20 +192,11 @@ async function postgresRows(
   const pgShape = { ...shape, minEntries: 10, maxEntries: 30 };
   try {
     ctx.log(`loading ${pgShape.count} sessions into PostgreSQL through the engine`);
-    const load = await runClient<{ sessions: number; entries: number; ms: number }>(
-      "clients/pg-load.ts",
-      { ...pgShape, url: db.url, concurrency: 16, findable: { users: USERS, rareWord: RARE } },
-    );
-    ctx.log(
-      `${load.sessions} sessions, ${load.entries} entries loaded in ${load.ms.toFixed(0)} ms`,
-    );
-    // Planner statistics, as autovacuum would gather them after a bulk load.
-    const admin = connect(db.url, 1, "bench-admin");
-    try {
-      await admin`ANALYZE`;
-    } finally {
-      await admin.end({ timeout: 1 });
-    }
+    const load = await loadSessions(ctx, db.url, {
+      ...pgShape,
+      concurrency: 16,
+      findable: { users: USERS, rareWord: RARE },
+    });
     const reps = ctx.quick ? 1 : 3;
     const calls = ctx.quick ? 10 : 50;
     const sdSearch: number[] = [];

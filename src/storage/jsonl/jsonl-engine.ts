@@ -385,11 +385,12 @@ export class JsonlEngine implements StorageEngine {
   }
 
   private newSession(key: SessionKey, file: string): SessionFile {
+    const dir = path.dirname(file);
     return new SessionFile(key, file, {
       ...this.fileOptions,
       onAppended: (headSeq) => {
         // The memo's record is old now, whether or not the change report has come in yet.
-        this.memo.delete(path.dirname(file), key.sessionId);
+        this.memo.delete(dir, key.sessionId);
         this.listeners.emit({ type: "appended", ...key, headSeq });
       },
     });

@@ -9,22 +9,17 @@ import type { IndexedRoot, LazyText } from "./indexed-root.js";
  * save writes of each session file, and what a load makes of it.
  */
 
-/** A listing record to save (SessionRecord without workspace, id and root). */
-export interface SavedRecord {
+/**
+ * A listing record to save: SessionRecord's fields without workspace, id
+ * and root (the file entry has them), with the file state it is true of.
+ */
+export type SavedRecord = Omit<SessionRecord, "workspace" | "sessionId" | "root"> & {
   /** Size and mtime of the file when the record was true of it (its inode: the file's). */
   readonly size: number;
   readonly mtime: number;
-  readonly title: string | undefined;
-  readonly tags: Tags;
-  readonly headSeq: number;
-  readonly leafId: string;
-  readonly messageCount: number;
-  readonly updatedAtMs: number;
-  readonly health: "ok" | "corrupt";
-  readonly healthDetail: string;
   /** The record has no root (its first record was unreadable in the full read). */
   readonly rootless: boolean;
-}
+};
 
 /** One session file to save: a valid root, and the record when known. */
 export interface SavedFile {

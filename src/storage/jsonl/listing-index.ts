@@ -215,17 +215,6 @@ export class ListingIndex {
 /** The record to save: a loaded one as it is, another one's fields with the state it is true of. */
 function savedRecord(key: FileKey, r: SessionRecord): SavedRecord {
   if (r instanceof LoadedRecord && r.size === key.size && r.mtime === key.mtime) return r;
-  return {
-    size: key.size,
-    mtime: key.mtime,
-    title: r.title,
-    tags: r.tags,
-    headSeq: r.headSeq,
-    leafId: r.leafId,
-    messageCount: r.messageCount,
-    updatedAtMs: r.updatedAtMs,
-    health: r.health,
-    healthDetail: r.healthDetail,
-    rootless: r.root === undefined,
-  };
+  // The codec writes the fields it keeps; workspace, id and root are in the file entry.
+  return { ...r, size: key.size, mtime: key.mtime, rootless: r.root === undefined };
 }
