@@ -1,7 +1,7 @@
 import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
-import { checkTags, hasTags, type Tags } from "../core/tags.js";
+import { checkTags, type Tags } from "../core/tags.js";
 import type { RootRecord, SessionRecord } from "../storage/engine.js";
 import { updatedMsOf } from "./meta.js";
 import { fold } from "./search-text.js";
@@ -19,6 +19,8 @@ export interface CheckedFilter {
   /** Case-folded (search-text.ts `fold`, as search folds); "" for no condition. */
   readonly titleContains: string;
   readonly tags: Tags;
+  /** `tags` as pairs, sorted by key (made once: `matches` runs once per session of a workspace). */
+  readonly tagPairs: readonly (readonly [string, string])[];
   readonly createdAfterMs: number | undefined;
   readonly createdBeforeMs: number | undefined;
   readonly updatedAfterMs: number | undefined;
@@ -47,6 +49,9 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
   const checked: Omit<CheckedFilter, "key"> = {
     titleContains: fold(title),
     tags: filter.tags,
+    tagPairs: Object.keys(filter.tags)
+      .sort()
+      .map((k) => [k, filter.tags[k] as string] as const),
     createdAfterMs: ms(filter.createdAfter, "filter.created_after"),
     createdBeforeMs: ms(filter.createdBefore, "filter.created_before"),
     updatedAfterMs: ms(filter.updatedAfter, "filter.updated_after"),
@@ -55,21 +60,18 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
   };
   const none =
     checked.titleContains === "" &&
-    Object.keys(checked.tags).length === 0 &&
+    checked.tagPairs.length === 0 &&
     checked.createdAfterMs === undefined &&
     checked.createdBeforeMs === undefined &&
     checked.updatedAfterMs === undefined &&
     checked.updatedBeforeMs === undefined &&
     checked.agentType === undefined;
   if (none) return undefined;
-  const tags = Object.keys(checked.tags)
-    .sort()
-    .map((k) => [k, checked.tags[k]]);
   return {
     ...checked,
     key: JSON.stringify([
       checked.titleContains,
-      tags,
+      checked.tagPairs,
       checked.createdAfterMs ?? null,
       checked.createdBeforeMs ?? null,
       checked.updatedAfterMs ?? null,
@@ -126,5 +128,13 @@ export function matches(f: CheckedFilter, record: SessionRecord): boolean {
       return false;
     }
   }
-  return hasTags(record.tags, f.tags) && (trusted || Object.keys(f.tags).length === 0);
+  const pairs = f.tagPairs;
+  if (pairs.length === 0) return true;
+  if (!trusted) return false;
+  const tags = record.tags;
+  for (let i = 0; i < pairs.length; i++) {
+    const [key, value] = pairs[i] as readonly [string, string];
+    if (tags[key] !== value) return false;
+  }
+  return true;
 }

@@ -1005,7 +1005,7 @@ describe("T6 hostile requests", () => {
     const real = realpathSync(dataDir);
     const ID = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}";
     const allowed = new RegExp(
-      `^(${[...usedWorkspaces].join("|")})(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?|/listing-index\\.json|/\\.listing-index-[0-9]+-[0-9a-f]+\\.tmp)?$`,
+      `^(${[...usedWorkspaces].join("|")})(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?|/listing-index\\.bin|/\\.listing-index-[0-9]+-[0-9a-f]+\\.tmp)?$`,
     );
     const inside: string[] = [];
     for (const rel of walk(dataDir)) {

@@ -685,7 +685,7 @@ const test: ReliabilityTest = {
     const real = realpathSync(dataDir);
     const ID = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}";
     const allowed = new RegExp(
-      `^${WS}(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?|/listing-index\\.json|/\\.listing-index-[0-9]+-[0-9a-f]+\\.tmp)?$`,
+      `^${WS}(/sessions(/subagents)?(/(${ID}\\.jsonl|\\.${ID}\\.jsonl\\.lock(\\.owner|\\.break)?))?|/listing-index\\.bin|/\\.listing-index-[0-9]+-[0-9a-f]+\\.tmp)?$`,
     );
     const inside: string[] = [];
     for (const rel of walk(dataDir)) {

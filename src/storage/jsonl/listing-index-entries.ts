@@ -3,6 +3,7 @@ import type { Tags } from "../../core/tags.js";
 import type { SessionRecord } from "../engine.js";
 import type { FileKey } from "./file-identity.js";
 import type { IndexedRoot, LazyText } from "./indexed-root.js";
+import { FLAG, type IndexBody, SLOT, STRING } from "./listing-index-body.js";
 
 /**
  * The entries of a persisted listing index (listing-index-file.ts): what a
@@ -37,58 +38,116 @@ export interface SavedFile {
 }
 
 /**
- * One session file as loaded. Also the key of the file at its first-line
- * read and the root's JSON (read from the index's bytes when first asked
- * for): the engine keeps it as the root's origin and payload, so loading
- * 10,000 sessions makes no object per session beyond this and its record.
+ * One session file as loaded: a view of its place in the index's body
+ * (listing-index-body.ts), its fields read from there when asked (only
+ * the id is read at load: the seeds are looked up by it). Also the key of
+ * the file at its first-line read and the root's JSON: the engine keeps it
+ * as the root's origin and payload, so loading 10,000 sessions makes no
+ * object per session beyond this, its id and its record.
  */
 export class LoadedFile implements FileKey, LazyText {
   constructor(
-    readonly sub: boolean,
     readonly id: string,
-    readonly ino: number,
-    readonly birth: number,
-    readonly size: number,
-    readonly mtime: number,
-    readonly rootId: string,
-    readonly createdAtMs: number,
-    readonly parent: string,
-    private readonly roots: Buffer,
-    private readonly rootAt: number,
-    private readonly rootEnd: number,
+    private readonly body: IndexBody,
+    /** Where the file's numbers start in the body. */
+    private readonly at: number,
     readonly record: LoadedRecord | undefined,
   ) {}
 
+  get sub(): boolean {
+    return this.body.flag(this.at, FLAG.sub);
+  }
+  get ino(): number {
+    return this.body.num(this.at, SLOT.ino);
+  }
+  get birth(): number {
+    return this.body.num(this.at, SLOT.birth);
+  }
+  get size(): number {
+    return this.body.num(this.at, SLOT.size);
+  }
+  get mtime(): number {
+    return this.body.num(this.at, SLOT.mtime);
+  }
+  get createdAtMs(): number {
+    return this.body.num(this.at, SLOT.createdAtMs);
+  }
+  get rootId(): string {
+    return this.body.string(this.at, STRING.rootId);
+  }
+  get parent(): string {
+    return this.body.string(this.at, STRING.parent);
+  }
+
   text(): string {
-    return this.roots.toString("utf8", this.rootAt, this.rootEnd);
+    return this.body.rootJson(this.at);
   }
 }
 
 /**
- * A listing record as loaded: what a save writes back as it is, the key
- * of the file state it is true of, and, once the engine gives it its root
- * (`seeded`), the SessionRecord a listing uses.
+ * A listing record as loaded, a view like LoadedFile (the strings a filter
+ * reads again and again, title and leaf id, kept once read): what a save
+ * writes back as it is, the key of the file state it is true of, and, once
+ * the engine gives it its root (`seeded`), the SessionRecord a listing uses.
  */
 export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
-  private indexed: IndexedRoot | undefined;
+  // Declared, set in the constructor: a class field initializer is one more call per record.
+  declare private indexed: IndexedRoot | undefined;
+  declare private titleText: string | undefined;
+  declare private leaf: string | undefined;
 
   constructor(
     readonly workspace: string,
     readonly sessionId: string,
-    readonly ino: number,
-    readonly birth: number,
-    readonly size: number,
-    readonly mtime: number,
-    readonly title: string | undefined,
+    private readonly body: IndexBody,
+    private readonly at: number,
     readonly tags: Tags,
-    readonly headSeq: number,
-    readonly leafId: string,
-    readonly messageCount: number,
-    readonly updatedAtMs: number,
-    readonly health: "ok" | "corrupt",
-    readonly healthDetail: string,
-    readonly rootless: boolean,
-  ) {}
+  ) {
+    this.indexed = undefined;
+    this.titleText = undefined;
+    this.leaf = undefined;
+  }
+
+  get ino(): number {
+    return this.body.num(this.at, SLOT.ino);
+  }
+  get birth(): number {
+    return this.body.num(this.at, SLOT.birth);
+  }
+  get size(): number {
+    return this.body.num(this.at, SLOT.recordSize);
+  }
+  get mtime(): number {
+    return this.body.num(this.at, SLOT.recordMtime);
+  }
+  get title(): string | undefined {
+    if (this.titleText === undefined && this.body.flag(this.at, FLAG.titled)) {
+      this.titleText = this.body.string(this.at, STRING.title);
+    }
+    return this.titleText;
+  }
+  get headSeq(): number {
+    return this.body.num(this.at, SLOT.headSeq);
+  }
+  get leafId(): string {
+    this.leaf ??= this.body.string(this.at, STRING.leafId);
+    return this.leaf;
+  }
+  get messageCount(): number {
+    return this.body.num(this.at, SLOT.messageCount);
+  }
+  get updatedAtMs(): number {
+    return this.body.num(this.at, SLOT.updatedAtMs);
+  }
+  get health(): "ok" | "corrupt" {
+    return this.body.flag(this.at, FLAG.corrupt) ? "corrupt" : "ok";
+  }
+  get healthDetail(): string {
+    return this.body.string(this.at, STRING.detail);
+  }
+  get rootless(): boolean {
+    return this.body.flag(this.at, FLAG.rootless);
+  }
 
   /** Decoded when a page shows the session, as for roots read from first lines. */
   get root(): Entry | undefined {

@@ -7,7 +7,7 @@ import type { LoadedFile, SavedFile } from "./listing-index-entries.js";
 
 /**
  * The persisted listing index of one workspace, as a file:
- * `<dataDir>/<workspace>/listing-index.json`. It keeps, per session file,
+ * `<dataDir>/<workspace>/listing-index.bin`. It keeps, per session file,
  * what a listing needs and would otherwise read every file for after a
  * restart: the root (first line) and the listing record (counters, title,
  * folded tags), each with the stat key it was true for (file-identity.ts).
@@ -23,7 +23,7 @@ import type { LoadedFile, SavedFile } from "./listing-index-entries.js";
  * write it (the last rename wins; both contents are true of their time).
  */
 
-export const LISTING_INDEX_NAME = "listing-index.json";
+export const LISTING_INDEX_NAME = "listing-index.bin";
 const TEMP_PREFIX = ".listing-index-";
 /** A temp file older than this is a crashed writer's (a write takes milliseconds). */
 const TEMP_GRACE_MS = 60_000;

@@ -212,9 +212,14 @@ export class ListingIndex {
   }
 }
 
-/** The record to save: a loaded one as it is, another one's fields with the state it is true of. */
-function savedRecord(key: FileKey, r: SessionRecord): SavedRecord {
-  if (r instanceof LoadedRecord && r.size === key.size && r.mtime === key.mtime) return r;
+/**
+ * The record to save: a loaded one as it is (none if the memo holds it for
+ * another state: a loaded record is a view of the state it was saved for),
+ * another one's fields with the state it is true of.
+ */
+function savedRecord(key: FileKey, r: SessionRecord): SavedRecord | undefined {
+  if (r instanceof LoadedRecord)
+    return r.size === key.size && r.mtime === key.mtime ? r : undefined;
   // The codec writes the fields it keeps; workspace, id and root are in the file entry.
   return { ...r, size: key.size, mtime: key.mtime, rootless: r.root === undefined };
 }
