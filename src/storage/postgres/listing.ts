@@ -4,12 +4,12 @@ import type { RootPageQuery, RootRecord, SessionKey, SessionRecord } from "../en
 import type { PgContext } from "./context.js";
 import type { RowRecords } from "./row-records.js";
 import {
-  infoPayloads,
   type PageRow,
   type RecordRow,
   type RootRow,
   rootRecordOfRow,
   sessionRecordOfRow,
+  tagColumns,
 } from "./rows.js";
 
 /**
@@ -95,29 +95,43 @@ export async function idsByRef(
  * tags hold them or are not known to (columns `tags` and `tags_head`,
  * migration 7), as StorageEngine.listRoots allows: what costs is reading
  * 10,000 roots and records, not looking at 10,000 session rows. Hinted,
- * each kept session's root is fetched by its own index lookup (a subquery
- * per row): the planner cannot tell how few rows the tag condition keeps
- * and would otherwise read every root of the workspace to join them.
+ * each kept session's root is fetched by its own index lookup (a lateral
+ * subquery per row: the planner cannot tell how few rows the tag condition
+ * keeps and would otherwise read every root of the workspace to join
+ * them), and the kept sessions' records are read in the same statement
+ * and left in `memo` for the `list` of the same ids that the store's
+ * filtered listing makes right after (one query, and each root decoded
+ * once, or not at all for an unchanged row: `made`).
  */
 export async function listRoots(
   ctx: PgContext,
   workspace: string,
-  tags?: Tags,
+  tags: Tags | undefined,
+  memo: PageMemo,
+  made: RowRecords,
 ): Promise<RootRecord[]> {
   const sql = ctx.sql;
-  const hinted = tags !== undefined && Object.keys(tags).length > 0;
-  const rows = await ctx.db("listing sessions", () =>
-    hinted
-      ? sql<RootRow[]>`
-      SELECT * FROM (
-        SELECT s.session_id, s.created_at_ms, s.parent_session_id,
-          (SELECT e.payload FROM sessiond_entries e
-            WHERE e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1) AS payload
-        FROM sessiond_sessions s
-        WHERE s.workspace = ${workspace}
-          AND (s.tags_head IS DISTINCT FROM s.head_seq OR s.tags @> ${JSON.stringify(tags)}::text::jsonb)
-      ) r WHERE r.payload IS NOT NULL`
-      : sql<RootRow[]>`
+  if (tags !== undefined && Object.keys(tags).length > 0) {
+    const rows = await ctx.db(
+      "listing sessions",
+      () =>
+        sql<PageRow[]>`
+      SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
+        s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
+      FROM sessiond_sessions s
+      CROSS JOIN LATERAL (
+        SELECT e.payload FROM sessiond_entries e
+        WHERE e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
+        LIMIT 1) e
+      WHERE s.workspace = ${workspace}
+        AND (s.tags_head IS DISTINCT FROM s.head_seq OR s.tags @> ${JSON.stringify(tags)}::text::jsonb)`,
+    );
+    return rootsOfPage(workspace, rows, memo, made);
+  }
+  const rows = await ctx.db(
+    "listing sessions",
+    () =>
+      sql<RootRow[]>`
       SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload
       FROM sessiond_sessions s
       JOIN sessiond_entries e
@@ -155,7 +169,7 @@ export function pageRootsQuery(
     : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
   return sql<PageRow[]>`
     SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
-      s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${infoPayloads(sql)}
+      s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
     FROM sessiond_sessions s
     JOIN sessiond_entries e
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
@@ -166,36 +180,42 @@ export function pageRootsQuery(
 }
 
 /**
- * The records of the sessions of the page `pageRoots` just read, for the
- * `list(workspace, pageIds)` that the store calls right after it (see
- * session-listing.ts): the page query reads them in the same statement, so
- * a listing page costs ONE query and one decode of each root, not two.
- * Kept until the end of the current turn of the event loop only (cleared
- * by setImmediate): `list` runs in the microtasks that follow the page's
- * answer, before any other I/O of this process is handled, so the records
- * are exactly as fresh as a second query sent then would not be newer than
- * what a listing may show (the page and its records from one snapshot).
- * Used only for a `list` of the same workspace asking for exactly the
- * page's ids, in order; anything else queries.
+ * The records of the sessions whose roots `pageRoots` or a hinted
+ * `listRoots` just read, for the `list(workspace, ids)` that the store
+ * calls right after it (see session-listing.ts): the root query reads them
+ * in the same statement, so a listing page costs ONE query and one decode
+ * of each root, not two. Kept until the end of the current turn of the
+ * event loop only (cleared by setImmediate): `list` runs in the microtasks
+ * that follow the roots' answer, before any other I/O of this process is
+ * handled, so the records are exactly as fresh as a second query sent then
+ * would not be newer than what a listing may show (the roots and their
+ * records from one snapshot). Used only for a `list` of the same workspace
+ * asking for some of those ids (the store drops the roots its filter
+ * rules out); anything else queries.
  */
 export class PageMemo {
-  private memo: { workspace: string; ids: string[]; records: SessionRecord[] } | undefined;
+  private memo: { workspace: string; records: Map<string, SessionRecord> } | undefined;
 
-  set(workspace: string, records: SessionRecord[]): void {
-    const memo = { workspace, ids: records.map((r) => r.sessionId), records };
+  set(workspace: string, records: readonly SessionRecord[]): void {
+    const memo = { workspace, records: new Map(records.map((r) => [r.sessionId, r])) };
     this.memo = memo;
     setImmediate(() => {
       if (this.memo === memo) this.memo = undefined;
     });
   }
 
-  /** The page's records when `ids` are exactly the (first) ids of the memoised page; consumed. */
+  /** The records of `ids`, in that order, when the memo holds every one of them; consumed. */
   take(workspace: string, ids: readonly string[]): SessionRecord[] | undefined {
     const memo = this.memo;
     if (memo === undefined || memo.workspace !== workspace || ids.length === 0) return undefined;
-    if (ids.length > memo.ids.length || ids.some((id, i) => memo.ids[i] !== id)) return undefined;
+    const out: SessionRecord[] = [];
+    for (const id of ids) {
+      const r = memo.records.get(id);
+      if (r === undefined) return undefined;
+      out.push(r);
+    }
     this.memo = undefined;
-    return memo.records.slice(0, ids.length);
+    return out;
   }
 }
 
@@ -208,6 +228,16 @@ export async function pageRoots(
   made: RowRecords,
 ): Promise<RootRecord[]> {
   const rows = await ctx.db("listing sessions", () => pageRootsQuery(ctx.sql, workspace, q));
+  return rootsOfPage(workspace, rows, memo, made);
+}
+
+/** The roots of rows with records, the records left in `memo` for the `list` that follows. */
+function rootsOfPage(
+  workspace: string,
+  rows: readonly PageRow[],
+  memo: PageMemo,
+  made: RowRecords,
+): RootRecord[] {
   const roots: RootRecord[] = [];
   const records: SessionRecord[] = [];
   for (const r of rows) {
@@ -236,7 +266,7 @@ export async function listRecords(
     () =>
       sql<RecordRow[]>`
       SELECT s.session_id, s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms,
-        e.payload, ${infoPayloads(sql)}
+        e.payload, ${tagColumns(sql)}
       FROM sessiond_sessions s
       JOIN sessiond_entries e
         ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1

@@ -290,7 +290,7 @@ export class PostgresEngine implements StorageEngine {
 
   async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
     await this.begin();
-    return listRoots(this.ctx, workspace, hint?.tags);
+    return listRoots(this.ctx, workspace, hint?.tags, this.pageMemo, this.rowRecords);
   }
 
   /**

@@ -612,7 +612,7 @@ if (skip !== undefined) {
         // Consumed: the same list again is a query, and sees what changed since.
         await sql`UPDATE sessiond_sessions SET title = 'again' WHERE session_id = 'a'`;
         expect((await engine.list("w", ids)).find((r) => r.sessionId === "a")?.title).toBe("again");
-        // Another set of ids, or a later turn of the event loop: a query.
+        // A later turn of the event loop: a query.
         await engine.pageRoots("w", query);
         await sql`UPDATE sessiond_sessions SET title = 'later' WHERE session_id = 'a'`;
         expect((await engine.list("w", ["a"])).map((r) => r.title)).toEqual(["later"]);

@@ -16,6 +16,7 @@ function row(id: string, over: Partial<PageRow> = {}): PageRow {
     message_count: 0,
     title: null,
     updated_at_ms: "1767225600123",
+    folded_tags: null,
     info_payloads: null,
     ...over,
   };

@@ -58,6 +58,7 @@ function sameRow(a: PageRow, b: PageRow): boolean {
     a.title === b.title &&
     a.created_at_ms === b.created_at_ms &&
     a.parent_session_id === b.parent_session_id &&
+    a.folded_tags === b.folded_tags &&
     a.info_payloads === b.info_payloads &&
     a.payload === b.payload
   );

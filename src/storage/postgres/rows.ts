@@ -139,7 +139,16 @@ export interface RecordRow {
   /** bigint: the driver hands it over as a string. */
   updated_at_ms: string;
   payload: string;
-  /** The payloads of the SessionInfo entries after the root, in seq order, as a JSON array (infoPayloads). */
+  /**
+   * The session's folded tags as JSON when the row holds them folded at its
+   * head (migration 7), else null (tagColumns).
+   */
+  folded_tags: string | null;
+  /**
+   * When the tags are not folded at the head: the payloads of the
+   * SessionInfo entries after the root, in seq order, as a JSON array
+   * (tagColumns); else null.
+   */
   info_payloads: string | null;
 }
 
@@ -183,22 +192,29 @@ export function sessionRecordOfRow(
 }
 
 /**
- * The select-list expression of a record row's `info_payloads`: the
- * SessionInfo entries after the root (index sessiond_entries_session_info,
- * migration 4). `s` is the sessiond_sessions row.
+ * The tag columns of a record row (`s`: the sessions table): the folded
+ * tags where the row holds them at its head (written by every append since
+ * migration 7), else the SessionInfo payloads to fold here (a row from
+ * before the migration, or written by an older replica): a listing of 200
+ * sessions then reads 200 small values rather than every entry of each.
  */
-export function infoPayloads(sql: postgres.Sql): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(SELECT json_agg(i.payload ORDER BY i.seq)::text FROM sessiond_entries i
-    WHERE i.workspace = s.workspace AND i.session_id = s.session_id
-      AND i.kind = 'sessionInfo' AND i.seq > 1) AS info_payloads`;
+export function tagColumns(sql: postgres.Sql): postgres.PendingQuery<postgres.Row[]> {
+  return sql`CASE WHEN s.tags_head = s.head_seq THEN s.tags::text END AS folded_tags,
+    CASE WHEN s.tags_head IS DISTINCT FROM s.head_seq THEN
+      (SELECT json_agg(i.payload ORDER BY i.seq)::text FROM sessiond_entries i
+        WHERE i.workspace = s.workspace AND i.session_id = s.session_id
+          AND i.kind = 'sessionInfo' AND i.seq > 1)
+    END AS info_payloads`;
 }
 
 /**
- * The tags of a record row: the root's with the later SessionInfo entries'
- * changes (core/tags.ts). An entry that does not decode leaves the tags of
+ * The tags of a record row: the folded column, or the root's with the
+ * later SessionInfo entries' changes (core/tags.ts). An entry that does not decode leaves the tags of
  * the entries before it (the session's log read whole says DATA_LOSS).
  */
 function tagsOf(workspace: string, r: RecordRow, root: Entry): Tags {
+  // JSON text of the jsonb column this code writes (a string map).
+  if (r.folded_tags !== null) return JSON.parse(r.folded_tags) as Tags;
   const k = root.kind;
   let tags: Tags = k.case === "sessionInfo" ? k.value.tags : {};
   // JSON text, parsed here: the connection parses no array types (fetch_types off).

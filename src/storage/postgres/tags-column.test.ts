@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, expect, it } from "vitest";
 import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { recordSpans } from "../../../test/support/otel.js";
 import { openPostgres, pgSkip } from "../../../test/support/store-engines.js";
 import { SessionStore } from "../../store/session-store.js";
 import type { PostgresEngine } from "./postgres-engine.js";
@@ -52,9 +53,11 @@ if (pgSkip !== undefined) {
       FROM sessiond_sessions WHERE workspace = ${WS}`;
     expect(rows).toHaveLength(12);
     for (const r of rows) {
-      const record = (await engine.list(WS, [r.session_id]))[0];
+      // The tags folded from the session's whole log.
+      const log = await engine.load({ workspace: WS, sessionId: r.session_id });
       expect(r.current).toBe(true);
-      expect(JSON.parse(r.tags)).toEqual(record?.tags);
+      expect(JSON.parse(r.tags)).toEqual(log.tags);
+      expect((await engine.list(WS, [r.session_id]))[0]?.tags).toEqual(log.tags);
     }
     expect(JSON.parse(rows.find((r) => r.session_id === "s1")?.tags ?? "")).toEqual({});
   });
@@ -76,8 +79,48 @@ if (pgSkip !== undefined) {
     await opened.admin`UPDATE sessiond_sessions SET head_seq = head_seq + 1
       WHERE workspace = ${WS} AND session_id = 'h2'`;
     expect(await hinted()).toEqual(["h0", "h1", "h2", "h3", "h5"]);
+    // Listing records fold the log's entries for a row not folded at its head.
+    await (await store.open(WS, "h0")).append(retag({ team: "t0" }));
+    await opened.admin`UPDATE sessiond_sessions SET tags = '{"stale":"x"}', tags_head = NULL
+      WHERE workspace = ${WS} AND session_id = 'h0'`;
+    expect((await engine.list(WS, ["h0"]))[0]?.tags).toEqual({ user: "u0", team: "t0" });
     // Without a hint, or an empty one, every root.
     expect((await engine.listRoots(WS)).length).toBe(6);
     expect((await engine.listRoots(WS, { tags: {} })).length).toBe(6);
+  });
+
+  it("a hinted listing reads its sessions' records with the roots: the list of them right after costs no query", async () => {
+    const opened = await openPostgres();
+    await engine?.close();
+    engine = opened.engine;
+    const store = new SessionStore(engine);
+    for (let i = 0; i < 4; i++) {
+      await store.create({ workspace: WS, sessionId: `m${i}`, tags: { user: `u${i % 2}` } });
+    }
+    const recorder = recordSpans();
+    try {
+      const queries = () => recorder.spans().filter((x) => x.name === "pg listing sessions").length;
+      const roots = await engine.listRoots(WS, { tags: { user: "u1" } });
+      expect(roots.map((r) => r.sessionId).sort()).toEqual(["m1", "m3"]);
+      // In the same turn of the event loop, as the store's filtered listing calls it: some of those ids.
+      const first = await engine.list(WS, ["m3"]);
+      expect(first.map((r) => [r.sessionId, r.title, r.tags])).toEqual([
+        ["m3", undefined, { user: "u1" }],
+      ]);
+      expect(queries()).toBe(1);
+      // Consumed: the next list is a query, and sees a change made since.
+      await opened.admin`UPDATE sessiond_sessions SET title = 'changed' WHERE workspace = ${WS} AND session_id = 'm3'`;
+      expect((await engine.list(WS, ["m3"])).map((r) => r.title)).toEqual(["changed"]);
+      expect(queries()).toBe(2);
+      // Ids it did not read (m0 does not hold the tags): a query.
+      await engine.listRoots(WS, { tags: { user: "u1" } });
+      expect((await engine.list(WS, ["m0", "m3"])).map((r) => r.sessionId).sort()).toEqual([
+        "m0",
+        "m3",
+      ]);
+      expect(queries()).toBe(4);
+    } finally {
+      await recorder.stop();
+    }
   });
 }
