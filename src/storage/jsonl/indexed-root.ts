@@ -40,8 +40,23 @@ export interface LazyText {
   text(): string;
 }
 
+/**
+ * What the root index keeps of a file: its root record, the id of its root
+ * entry, the key of the file it was read from and its JSON. An IndexedRoot,
+ * or a file loaded from the persisted listing index (which is all of that
+ * by itself: listing-index-entries.ts).
+ */
+export interface FileRoot extends RootRecord {
+  /** The root entry's id: tells a file replaced behind our back from the one indexed. */
+  readonly rootId: string;
+  /** The key of the file the root was read from (file-identity.ts), when known. */
+  readonly origin: FileKey | undefined;
+  /** The root entry's JSON; undefined for a corrupt root. */
+  payloadJson(): string | undefined;
+}
+
 /** An indexed root: cheap fields from the JSON, the Entry decoded on first use. */
-export class IndexedRoot implements RootRecord {
+export class IndexedRoot implements FileRoot {
   private payload: string | LazyText | undefined;
   private decoded: Entry | undefined;
   private isDecoded: boolean;
@@ -133,7 +148,8 @@ export class IndexedRoot implements RootRecord {
   }
 }
 
-function decodeRoot(sessionId: string, payload: string): Entry | undefined {
+/** The root entry of `payload`, checked as a log's first entry; undefined when it is not one. */
+export function decodeRoot(sessionId: string, payload: string): Entry | undefined {
   try {
     const entry = fromJson(EntrySchema, JSON.parse(payload), { ignoreUnknownFields: true });
     new SessionLog(sessionId).apply(entry);

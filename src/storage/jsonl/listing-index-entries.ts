@@ -2,7 +2,7 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { Tags } from "../../core/tags.js";
 import type { SessionRecord } from "../engine.js";
 import type { FileKey } from "./file-identity.js";
-import type { IndexedRoot, LazyText } from "./indexed-root.js";
+import { decodeRoot, type FileRoot, type LazyText } from "./indexed-root.js";
 import { FLAG, type IndexBody, SLOT, STRING } from "./listing-index-body.js";
 
 /**
@@ -40,19 +40,26 @@ export interface SavedFile {
 /**
  * One session file as loaded: a view of its place in the index's body
  * (listing-index-body.ts), its fields read from there when asked (only
- * the id is read at load: the seeds are looked up by it). Also the key of
- * the file at its first-line read and the root's JSON: the engine keeps it
- * as the root's origin and payload, so loading 10,000 sessions makes no
- * object per session beyond this, its id and its record.
+ * the id is read at load: the seeds are looked up by it). It is also the
+ * root the root index keeps for the file once a stat vouches for it (its
+ * own origin, its JSON the payload, decoded when a page shows it), so
+ * loading 10,000 sessions makes no object per session beyond this, its id
+ * and its record.
  */
-export class LoadedFile implements FileKey, LazyText {
+export class LoadedFile implements FileKey, LazyText, FileRoot {
+  // Declared, set in the constructor: a class field initializer is one more call per file.
+  /** The root entry, once decoded (null: it did not decode). */
+  declare private decoded: Entry | null | undefined;
+
   constructor(
     readonly id: string,
     private readonly body: IndexBody,
     /** Where the file's numbers start in the body. */
     private readonly at: number,
     readonly record: LoadedRecord | undefined,
-  ) {}
+  ) {
+    this.decoded = undefined;
+  }
 
   get sub(): boolean {
     return this.body.flag(this.at, FLAG.sub);
@@ -79,6 +86,32 @@ export class LoadedFile implements FileKey, LazyText {
     return this.body.string(this.at, STRING.parent);
   }
 
+  // As the root index keeps it (FileRoot): a loaded file is only ever a valid root.
+  get sessionId(): string {
+    return this.id;
+  }
+  get parentSessionId(): string {
+    return this.parent;
+  }
+  get health(): "ok" {
+    return "ok";
+  }
+  get healthDetail(): string {
+    return "";
+  }
+  /** The file's key when its first line was read: this file's own. */
+  get origin(): FileKey {
+    return this;
+  }
+  /** Decoded when a page shows the session, as for roots read from first lines. */
+  get root(): Entry | undefined {
+    if (this.decoded === undefined) this.decoded = decodeRoot(this.id, this.text()) ?? null;
+    return this.decoded ?? undefined;
+  }
+  payloadJson(): string {
+    return this.text();
+  }
+
   text(): string {
     return this.body.rootJson(this.at);
   }
@@ -92,7 +125,7 @@ export class LoadedFile implements FileKey, LazyText {
  */
 export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
   // Declared, set in the constructor: a class field initializer is one more call per record.
-  declare private indexed: IndexedRoot | undefined;
+  declare private indexed: FileRoot | undefined;
   declare private titleText: string | undefined;
   declare private leaf: string | undefined;
 
@@ -155,7 +188,7 @@ export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
   }
 
   /** Gives the record the root it was loaded with. */
-  seeded(root: IndexedRoot): this {
+  seeded(root: FileRoot): this {
     this.indexed = root;
     return this;
   }

@@ -2,7 +2,7 @@ import { type Stats, statSync } from "node:fs";
 import type { SessionRecord } from "../engine.js";
 import type { FileChanges } from "./file-changes.js";
 import { type FileKey, sameFile, sameState } from "./file-identity.js";
-import { IndexedRoot } from "./indexed-root.js";
+import type { FileRoot } from "./indexed-root.js";
 import type { RecordMemo } from "./listing.js";
 import {
   type LoadedFile,
@@ -50,7 +50,7 @@ export type SeedRoot = (
   sub: boolean,
   id: string,
   file: string,
-) => IndexedRoot | undefined;
+) => FileRoot | undefined;
 
 /** What the root index knows of one file (for a save). */
 export interface KnownRoot {
@@ -58,7 +58,7 @@ export interface KnownRoot {
   readonly id: string;
   /** The directory of its file. */
   readonly dir: string;
-  readonly root: IndexedRoot;
+  readonly root: FileRoot;
 }
 
 export interface ListingIndexOptions {
@@ -112,7 +112,7 @@ export class ListingIndex {
     sub: boolean,
     id: string,
     file: string,
-  ): IndexedRoot | undefined {
+  ): FileRoot | undefined {
     const known = seeds[sub ? 1 : 0].get(id);
     if (known === undefined) return undefined;
     // Taken before the stat: a change reported after it makes the memo stat again.
@@ -127,20 +127,12 @@ export class ListingIndex {
       }
       if (st === undefined || !sameFile(known, st)) return undefined;
     }
-    // The loaded file is the root's origin (its key) and payload (its JSON).
-    const root = IndexedRoot.ofJson(
-      id,
-      known.rootId,
-      known.createdAtMs,
-      known.parent,
-      known,
-      known,
-    );
+    // The loaded file is the root (its own origin and payload): no object made per session.
     const r = known.record;
     if (r !== undefined && (st === undefined || sameState(r, st))) {
-      this.o.memo.store(dir, id, r, r.seeded(root), stamp);
+      this.o.memo.store(dir, id, r, r.seeded(known), stamp);
     }
-    return root;
+    return known;
   }
 
   /** Listings of `workspace` learned what the index does not hold: save it soon. */

@@ -6,7 +6,7 @@ import { type FileKey, keyOf } from "./file-identity.js";
 import { FIRST_BLOCK, type FirstLine, readFirstLine, readFirstLineSync } from "./first-line.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps } from "./fs-ops.js";
-import { IndexedRoot, rootOfFirstLine } from "./indexed-root.js";
+import { type FileRoot, IndexedRoot, rootOfFirstLine } from "./indexed-root.js";
 import type { KnownRoot, SeedRoot } from "./listing-index.js";
 import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
 
@@ -52,7 +52,7 @@ interface DirState {
    * The session files of the directory as last read (plus own creates), by
    * id: the root, or null while its first line is not read yet.
    */
-  files: Map<string, IndexedRoot | null>;
+  files: Map<string, FileRoot | null>;
   /** "ino:mtime" of the directory when `files` was read; undefined: read again next time. */
   sig: string | undefined;
   /** Bumped by own creates/deletes: a read that started before one is not trusted. */
@@ -62,7 +62,7 @@ interface DirState {
    * for (those still null: files gone since the read of the directory),
    * so the next fill need not look at 10,000 entries again.
    */
-  filled?: Map<string, IndexedRoot | null>;
+  filled?: Map<string, FileRoot | null>;
 }
 
 class WorkspaceIndex {
@@ -165,13 +165,13 @@ export class RootIndex {
    * yet known. An id in both directories counts once, top-level first (as
    * the engine locates it).
    */
-  async roots(workspace: string): Promise<IndexedRoot[]> {
+  async roots(workspace: string): Promise<FileRoot[]> {
     const ws = await this.refreshed(workspace);
     const fill = ws.fillTurn.then(() => this.fill(workspace, ws));
     ws.fillTurn = fill.catch(() => undefined);
     await fill;
     const [top, sub] = ws.dirs;
-    const out: IndexedRoot[] = [];
+    const out: FileRoot[] = [];
     // Null: the file was gone when its first line was to be read (the next read of the directory drops it).
     for (const root of top.files.values()) if (root !== null) out.push(root);
     for (const [id, root] of sub.files) if (root !== null && !top.files.has(id)) out.push(root);
@@ -269,7 +269,7 @@ export class RootIndex {
     if (st !== undefined) await this.onDirRead?.(d.dir, names);
     // Known roots carry over; ids that left the directory drop out with theirs.
     const old = d.files;
-    const files = new Map<string, IndexedRoot | null>();
+    const files = new Map<string, FileRoot | null>();
     for (const name of names) {
       const id = sessionIdOf(name);
       if (id !== undefined) files.set(id, old.get(id) ?? null);
