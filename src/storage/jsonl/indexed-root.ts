@@ -1,9 +1,10 @@
-import { fromJson, toJsonString } from "@bufbuild/protobuf";
+import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { RootRecord } from "../engine.js";
 import { rootRecordOfEntry } from "../session-record.js";
+import { decodeEntry } from "./fast-decode.js";
 import type { FileKey } from "./file-identity.js";
 import { checkFrame } from "./record.js";
 import { timestampJsonMs } from "./timestamp-json.js";
@@ -151,7 +152,8 @@ export class IndexedRoot implements FileRoot {
 /** The root entry of `payload`, checked as a log's first entry; undefined when it is not one. */
 export function decodeRoot(sessionId: string, payload: string): Entry | undefined {
   try {
-    const entry = fromJson(EntrySchema, JSON.parse(payload), { ignoreUnknownFields: true });
+    // The reader's decoder (fast-decode.ts): what fromJson gives, without its reflection.
+    const entry = decodeEntry(JSON.parse(payload), { ignoreUnknownFields: true });
     new SessionLog(sessionId).apply(entry);
     return entry;
   } catch {
