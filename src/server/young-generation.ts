@@ -22,7 +22,9 @@ export const SERVE_SEMI_SPACE_MB = 8;
  * whose garbage is short-lived (bench g3 and g7 A/B, README "Native gRPC").
  *
  * How: V8 reads `--max-semi-space-size` only when the heap is set up, but
- * reads `--semi-space-growth-factor` at every growth. After each garbage
+ * reads `--semi-space-growth-factor` at every growth (Node documents flags
+ * changed after start as unsupported: young-generation.test.ts checks the
+ * effect on the Node it runs on, so an upgrade that loses it fails there). After each garbage
  * collection the factor is set so that one growth cannot pass the cap (1
  * at the cap). Two growths between collections observed here (possible
  * only right after V8 shrank the young generation, a rare memory-reducing
