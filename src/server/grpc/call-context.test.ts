@@ -8,13 +8,19 @@ function fakeCall(cancelled = false): AnyCall & EventEmitter {
   return Object.assign(new EventEmitter(), { cancelled }) as unknown as AnyCall & EventEmitter;
 }
 
+/** A client cancel as grpc-js reports it: the flag, then the event. */
+function cancel(call: AnyCall & EventEmitter): void {
+  (call as { cancelled: boolean }).cancelled = true;
+  call.emit("cancelled", "cancelled");
+}
+
 const codeOf = (signal: AbortSignal) => (signal.reason as ConnectError).code;
 
 describe("CallEnd: the call's signal, made when first read", () => {
   it("a client cancel before the signal is read: the signal starts aborted, CANCELED", () => {
     const call = fakeCall();
     const end = new CallEnd(call, new LiveCalls(new AbortController().signal));
-    call.emit("cancelled");
+    cancel(call);
     expect(end.signal.aborted).toBe(true);
     expect(codeOf(end.signal)).toBe(Code.Canceled);
   });
@@ -24,7 +30,7 @@ describe("CallEnd: the call's signal, made when first read", () => {
     const end = new CallEnd(call, new LiveCalls(new AbortController().signal));
     const signal = end.signal;
     expect(signal.aborted).toBe(false);
-    call.emit("cancelled");
+    cancel(call);
     expect(signal.aborted).toBe(true);
     expect(end.signal).toBe(signal);
   });
@@ -51,9 +57,12 @@ describe("CallEnd: the call's signal, made when first read", () => {
     expect(codeOf(end.signal)).toBe(Code.Canceled);
   });
 
-  it("ends its 'cancelled' listener when the call ends", () => {
+  it("listens for the client's cancel only once its signal is read, and no more after the call ends", () => {
     const call = fakeCall();
     const end = new CallEnd(call, new LiveCalls(new AbortController().signal));
+    expect(call.listenerCount("cancelled")).toBe(0);
+    void end.signal;
+    expect(call.listenerCount("cancelled")).toBe(1);
     end.finish();
     expect(call.listenerCount("cancelled")).toBe(0);
   });

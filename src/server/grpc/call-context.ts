@@ -129,6 +129,15 @@ class CallContext implements HandlerContext {
 
   /** The same call as interceptors passed it on (connect's mergeRequest). */
   merged(req: AnyRequest): HandlerContext {
+    // Passed on as it came (the usual case): this context already is that call.
+    if (
+      req instanceof CallRequest &&
+      req.service === this.service &&
+      req.header === this.requestHeader &&
+      req.contextValues === this.values
+    ) {
+      return this;
+    }
     return new CallContext(
       req.service,
       this.method,
@@ -179,22 +188,23 @@ class CallRequest implements AnyRequest {
  * calls, its signal), as connect-node ends it when a call ends. Its own
  * small object, apart from the handler context: a long stream that only
  * needs to end its call (a pushed watch) keeps this alive, not the context,
- * its headers and the interceptors' request. The AbortController is made
- * when the signal is first read; until then an abort only keeps its reason
- * (the first one, as AbortController does) for the signal to start with.
+ * its headers and the interceptors' request. The AbortController, and the
+ * listener for the client's cancel, are made when the signal is first
+ * read; until then an abort only keeps its reason (the first one, as
+ * AbortController does) for the signal to start with, and a cancel is
+ * what grpc-js's `cancelled` says then.
  */
 export class CallEnd {
   timer: ReturnType<typeof setTimeout> | undefined;
   private controller: AbortController | undefined;
   private reason: unknown;
+  private listening = false;
 
   constructor(
     private readonly call: AnyCall,
     private readonly live: LiveCalls,
   ) {
     live.start(this);
-    if (call.cancelled) this.onCancel();
-    else (call as EventEmitter).once("cancelled", this.onCancel);
   }
 
   /** Aborts on client cancel, deadline, server shutdown, and when the call is over. */
@@ -202,6 +212,11 @@ export class CallEnd {
     if (this.controller === undefined) {
       this.controller = new AbortController();
       if (this.reason !== undefined) this.controller.abort(this.reason);
+      else if (this.call.cancelled) this.abort(CLIENT_CANCELLED);
+      else {
+        (this.call as EventEmitter).once("cancelled", this.onCancel);
+        this.listening = true;
+      }
     }
     return this.controller.signal;
   }
@@ -220,7 +235,7 @@ export class CallEnd {
    * as 'cancelled' afterwards.
    */
   finish(): void {
-    (this.call as EventEmitter).removeListener("cancelled", this.onCancel);
+    if (this.listening) (this.call as EventEmitter).removeListener("cancelled", this.onCancel);
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.live.end(this);
     this.abort(CALL_DONE);
