@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  capYoungGeneration,
   DEFAULT_DATA_DIR,
   DEFAULT_GRPC_SERVER,
   DEFAULT_HEARTBEAT_MS,
@@ -11,6 +12,7 @@ import {
   LOG_LEVELS,
   type LogLevel,
   parseTokensFile,
+  SERVE_SEMI_SPACE_MB,
   type ServerConfig,
   ServerMetrics,
   startServer,
@@ -264,6 +266,8 @@ export const serve: Command = {
         `${JSON.stringify({ time: new Date().toISOString(), event: "unhandledRejection", error })}\n`,
       );
     });
+    // This process is the server's: keep its young generation small (young-generation.ts).
+    capYoungGeneration(SERVE_SEMI_SPACE_MB);
     const store = new SessionStore(engine, { limits });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {

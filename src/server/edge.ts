@@ -1,4 +1,4 @@
-import type { Message } from "@bufbuild/protobuf";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { isSpanContextValid, type Span } from "@opentelemetry/api";
 import { type CallRecord, callRecordKey } from "./call-log.js";
@@ -46,7 +46,7 @@ async function readFirst<T>(
 export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): Interceptor {
   return (next) => async (req) => {
     const record = req.contextValues.get(callRecordKey) ?? {};
-    const method = `${req.service.typeName}/${req.method.name}`;
+    const method = methodName(req.method);
     const limit = responseLimit(
       req.method.output,
       req.header.get("content-type"),
@@ -88,6 +88,18 @@ export function edgeInterceptor(inFlight: InFlight, maxMessageBytes: number): In
       if (unary) inFlight.leave();
     }
   };
+}
+
+/** "service/Method" of each method, made once rather than per call. */
+const methodNames = new WeakMap<DescMethod, string>();
+
+function methodName(method: DescMethod): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
+  }
+  return name;
 }
 
 /** The error streams end with when the server shuts down: clients resume elsewhere or later. */

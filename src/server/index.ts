@@ -15,6 +15,7 @@ export { LOG_LEVELS, type LogLevel } from "./logger.js";
 export { ServerMetrics } from "./metrics.js";
 export type { RetentionConfig } from "./retention-sweeper.js";
 export { type RunningServer, startServer } from "./server.js";
+export { capYoungGeneration, SERVE_SEMI_SPACE_MB } from "./young-generation.js";
 
 /**
  * A ServerConfig with the defaults `sessiond serve` uses (127.0.0.1:50051, no

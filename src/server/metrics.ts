@@ -22,6 +22,9 @@ export interface MetricSources {
   readonly engine: () => EngineStats;
 }
 
+type MethodLabels = { readonly service: string; readonly method: string };
+type CodeLabels = MethodLabels & { readonly code: string };
+
 /** Ranks of the watchers-per-session gauge: its only label, so the series stay few. */
 export const WATCHER_RANKS = 5;
 
@@ -128,14 +131,45 @@ export class ServerMetrics {
 
   /** Counts a finished call: CallLog's observer. */
   readonly call: CallObserver = (method, code, seconds) => {
-    const slash = method?.lastIndexOf("/") ?? -1;
-    const labels =
-      method === undefined || slash < 0
-        ? { service: "unknown", method: "unknown" }
-        : { service: method.slice(0, slash), method: method.slice(slash + 1) };
-    this.requests.inc({ ...labels, code });
+    const labels = this.methodLabels(method);
+    this.requests.inc(this.codeLabels(labels, code));
     this.duration.observe(labels, seconds);
   };
+
+  /**
+   * The label objects of each method and of each method and code, made once:
+   * a call counts with objects it does not build. Both keys are bounded (the
+   * served methods or "unknown", the status codes), like the series.
+   */
+  private readonly byMethod = new Map<string | undefined, MethodLabels>();
+  private readonly byCode = new Map<MethodLabels, Map<string, CodeLabels>>();
+
+  private methodLabels(method: string | undefined): MethodLabels {
+    let labels = this.byMethod.get(method);
+    if (labels === undefined) {
+      const slash = method?.lastIndexOf("/") ?? -1;
+      labels =
+        method === undefined || slash < 0
+          ? { service: "unknown", method: "unknown" }
+          : { service: method.slice(0, slash), method: method.slice(slash + 1) };
+      this.byMethod.set(method, labels);
+    }
+    return labels;
+  }
+
+  private codeLabels(labels: MethodLabels, code: string): CodeLabels {
+    let codes = this.byCode.get(labels);
+    if (codes === undefined) {
+      codes = new Map();
+      this.byCode.set(labels, codes);
+    }
+    let withCode = codes.get(code);
+    if (withCode === undefined) {
+      withCode = { ...labels, code };
+      codes.set(code, withCode);
+    }
+    return withCode;
+  }
 
   /** Registers the gauges read at scrape time from `sources`. */
   watch(sources: MetricSources): void {

@@ -28,6 +28,7 @@ import { HealthStatus, registerHealth } from "./health.js";
 import { withHttpPaths } from "./http-paths.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
+import { batchedLines } from "./log-batch.js";
 import { Logger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
 import { plaintextPort } from "./plaintext-port.js";
@@ -82,7 +83,7 @@ export async function startServer(
   void new Headers();
   const logger = new Logger(
     config.logLevel ?? "info",
-    config.log ?? ((line: string) => process.stderr.write(`${line}\n`)),
+    config.log ?? batchedLines((text) => process.stderr.write(text)),
   );
   const deps: ServiceDeps = {
     store,

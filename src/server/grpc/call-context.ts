@@ -70,7 +70,7 @@ const TIMED_OUT = new ConnectError("the operation timed out", Code.DeadlineExcee
  * event listener added and removed per call).
  */
 export class LiveCalls {
-  private readonly calls = new Set<AbortController>();
+  private readonly calls = new Set<CallEnd>();
 
   constructor(private readonly shutdownSignal: AbortSignal) {
     shutdownSignal.addEventListener(
@@ -83,15 +83,13 @@ export class LiveCalls {
     );
   }
 
-  /** A call's controller, aborted at shutdown until `end`; aborted at once after it. */
-  start(): AbortController {
-    const c = new AbortController();
+  /** A call begins: aborted at shutdown until `end`, at once when the server is shutting down. */
+  start(c: CallEnd): void {
     if (this.shutdownSignal.aborted) c.abort(this.shutdownSignal.reason);
     else this.calls.add(c);
-    return c;
   }
 
-  end(c: AbortController): void {
+  end(c: CallEnd): void {
     this.calls.delete(c);
   }
 }
@@ -100,8 +98,9 @@ export class LiveCalls {
  * A handler context as connect's createHandlerContext makes it, for what
  * connect handlers and interceptors read (its fields, a signal that aborts on
  * client cancel, deadline or server shutdown), at a fraction of its cost per
- * call: one AbortController instead of three with four linked listeners,
- * and the request header built once instead of copied.
+ * call: at most one AbortController instead of three with four linked
+ * listeners, made only when someone reads the signal (a warm GetSession
+ * never does), and the request header built once instead of copied.
  */
 class CallContext implements HandlerContext {
   readonly requestMethod = "POST";
@@ -111,7 +110,9 @@ class CallContext implements HandlerContext {
     readonly service: DescService,
     readonly method: DescMethod,
     readonly url: string,
-    readonly signal: AbortSignal,
+    private readonly end: CallEnd,
+    /** A signal an interceptor passed on in its own request; else the call's own. */
+    private readonly passedSignal: AbortSignal | undefined,
     readonly requestHeader: Headers,
     readonly values: ContextValues,
     private readonly deadlineAt: number | undefined,
@@ -119,16 +120,31 @@ class CallContext implements HandlerContext {
     readonly responseTrailer: Headers = new Headers(),
   ) {}
 
+  get signal(): AbortSignal {
+    return this.passedSignal ?? this.end.signal;
+  }
+
   readonly timeoutMs = (): number | undefined =>
     this.deadlineAt === undefined ? undefined : this.deadlineAt - Date.now();
 
   /** The same call as interceptors passed it on (connect's mergeRequest). */
   merged(req: AnyRequest): HandlerContext {
+    // Passed on as it came (the usual case): this context already is that call.
+    if (
+      req instanceof CallRequest &&
+      req.service === this.service &&
+      req.header === this.requestHeader &&
+      req.contextValues === this.values
+    ) {
+      return this;
+    }
     return new CallContext(
       req.service,
       this.method,
       this.url,
-      req.signal,
+      this.end,
+      // Our own request (or a copy of it, which lacks the prototype's getter) keeps the lazy signal.
+      req instanceof CallRequest ? undefined : (req.signal as AbortSignal | undefined),
       req.header,
       req.contextValues,
       this.deadlineAt,
@@ -139,45 +155,99 @@ class CallContext implements HandlerContext {
 }
 
 /**
+ * An interceptor request (connect's UnaryRequest / StreamRequest) whose
+ * signal is the call's, made when first read.
+ */
+class CallRequest implements AnyRequest {
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly requestMethod = "POST";
+  readonly url: string;
+  readonly header: Headers;
+  readonly contextValues: ContextValues;
+
+  constructor(
+    private readonly ctx: CallContext,
+    readonly stream: boolean,
+    readonly message: unknown,
+  ) {
+    this.service = ctx.service;
+    this.method = ctx.method;
+    this.url = ctx.url;
+    this.header = ctx.requestHeader;
+    this.contextValues = ctx.values;
+  }
+
+  get signal(): AbortSignal {
+    return this.ctx.signal;
+  }
+}
+
+/**
  * The end of a call's context (its deadline timer, its place among the live
  * calls, its signal), as connect-node ends it when a call ends. Its own
  * small object, apart from the handler context: a long stream that only
  * needs to end its call (a pushed watch) keeps this alive, not the context,
- * its headers and the interceptors' request.
+ * its headers and the interceptors' request. The AbortController, and the
+ * listener for the client's cancel, are made when the signal is first
+ * read; until then an abort only keeps its reason (the first one, as
+ * AbortController does) for the signal to start with, and a cancel is
+ * what grpc-js's `cancelled` says then.
  */
 export class CallEnd {
   timer: ReturnType<typeof setTimeout> | undefined;
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private listening = false;
 
   constructor(
     private readonly call: AnyCall,
     private readonly live: LiveCalls,
-    readonly controller: AbortController,
   ) {
-    if (call.cancelled) this.onCancel();
-    else (call as EventEmitter).once("cancelled", this.onCancel);
+    live.start(this);
   }
 
-  private readonly onCancel = () => this.controller.abort(CLIENT_CANCELLED);
+  /** Aborts on client cancel, deadline, server shutdown, and when the call is over. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+      else if (this.call.cancelled) this.abort(CLIENT_CANCELLED);
+      else {
+        (this.call as EventEmitter).once("cancelled", this.onCancel);
+        this.listening = true;
+      }
+    }
+    return this.controller.signal;
+  }
+
+  /** Aborts the call's signal, now or when it is made; the first reason stays. */
+  abort(reason: unknown): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+
+  private readonly onCancel = () => this.abort(CLIENT_CANCELLED);
 
   /**
    * Called before the status is sent: grpc-js reports every finished call
    * as 'cancelled' afterwards.
    */
   finish(): void {
-    (this.call as EventEmitter).removeListener("cancelled", this.onCancel);
+    if (this.listening) (this.call as EventEmitter).removeListener("cancelled", this.onCancel);
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.live.end(this.controller);
-    this.controller.abort(CALL_DONE);
+    this.live.end(this);
+    this.abort(CALL_DONE);
   }
 }
 
 /**
  * What connect-node builds for a call before the interceptors run: the
  * handler context (its signal aborts on client cancel, deadline or server
- * shutdown) and the fields every interceptor request carries.
+ * shutdown) and the requests and responses the interceptors pass.
  */
 export class Begun {
-  readonly requestCommon: Omit<AnyRequest, "stream" | "message">;
   readonly responseCommon: Omit<AnyResponse, "stream" | "message">;
 
   constructor(
@@ -185,21 +255,17 @@ export class Begun {
     /** Ends the call's context (see CallEnd). */
     readonly end: CallEnd,
   ) {
-    this.requestCommon = {
-      service: ctx.service,
-      method: ctx.method,
-      requestMethod: "POST",
-      url: ctx.url,
-      signal: ctx.signal,
-      header: ctx.requestHeader,
-      contextValues: ctx.values,
-    };
     this.responseCommon = {
       service: ctx.service,
       method: ctx.method,
       header: ctx.responseHeader,
       trailer: ctx.responseTrailer,
     };
+  }
+
+  /** The request the interceptor chain starts with. */
+  request(stream: boolean, message: unknown): AnyRequest {
+    return new CallRequest(this.ctx, stream, message);
   }
 
   finish(): void {
@@ -230,21 +296,22 @@ export function begin(
   const values = createContextValues();
   values.set(callRecordKey, record);
   values.set(sendsPreEncodedKey, true);
-  const end = new CallEnd(call, live, live.start());
+  const end = new CallEnd(call, live);
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   let deadlineAt: number | undefined;
   if (Number.isFinite(at)) {
     deadlineAt = at;
     const ms = at - Date.now();
-    if (ms <= 0) end.controller.abort(TIMED_OUT);
-    else end.timer = setTimeout(timedOut, ms, end.controller);
+    if (ms <= 0) end.abort(TIMED_OUT);
+    else end.timer = setTimeout(timedOut, ms, end);
   }
   const ctx = new CallContext(
     spec.method.parent,
     spec.method,
     `http://${call.getHost()}${call.getPath()}`,
-    end.controller.signal,
+    end,
+    undefined,
     header,
     values,
     deadlineAt,
@@ -252,6 +319,6 @@ export function begin(
   return new Begun(ctx, end);
 }
 
-function timedOut(controller: AbortController): void {
-  controller.abort(TIMED_OUT);
+function timedOut(end: CallEnd): void {
+  end.abort(TIMED_OUT);
 }

@@ -74,7 +74,7 @@ class CallWriter implements PushSink<unknown> {
       return false;
     }
     if (call.write(normalize(this.schema, message))) return true;
-    drained(call, this.ending.controller.signal).then(this.resume);
+    drained(call, this.ending.signal).then(this.resume);
     return false;
   }
 

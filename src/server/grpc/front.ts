@@ -117,7 +117,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
             stream: false,
             message: normalize(spec.method.output, await impl(req.message, c.merge(req))),
           }));
-          next({ ...c.requestCommon, stream: false, message: call.request }).then(
+          next(c.request(false, call.request)).then(
             (res) => {
               c.finish();
               callback(null, res.message);
@@ -144,7 +144,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
             ) as AsyncIterable<unknown>,
           }));
           const message = new OneMessage(call.request);
-          void pump(call, c, next({ ...c.requestCommon, stream: true, message }));
+          void pump(call, c, next(c.request(true, message)));
         }) as grpc.handleServerStreamingCall<unknown, unknown>;
       case "client_streaming":
         return ((
@@ -157,7 +157,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
             stream: false,
             message: normalize(spec.method.output, await impl(req.message, c.merge(req))),
           }));
-          next({ ...c.requestCommon, stream: true, message: readable(call) }).then(
+          next(c.request(true, readable(call))).then(
             (res) => {
               c.finish();
               callback(null, res.message);
@@ -176,7 +176,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
             stream: true,
             message: impl(req.message, c.merge(req)) as AsyncIterable<unknown>,
           }));
-          void pump(call, c, next({ ...c.requestCommon, stream: true, message: readable(call) }));
+          void pump(call, c, next(c.request(true, readable(call))));
         }) as grpc.handleBidiStreamingCall<unknown, unknown>;
     }
   }

@@ -1,0 +1,57 @@
+import { execFileSync } from "node:child_process";
+import { setImmediate as tick } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { batchedLines } from "./log-batch.js";
+
+describe("batchedLines", () => {
+  it("writes the lines of one turn of the event loop in one write, one line each, in order", async () => {
+    const writes: string[] = [];
+    const sink = batchedLines((chunk) => writes.push(chunk));
+    sink('{"n":1}');
+    sink('{"n":2}');
+    sink('{"n":3}');
+    expect(writes).toEqual([]);
+    await tick();
+    expect(writes).toEqual(['{"n":1}\n{"n":2}\n{"n":3}\n']);
+  });
+
+  it("writes a later turn's lines in a write of their own", async () => {
+    const writes: string[] = [];
+    const sink = batchedLines((chunk) => writes.push(chunk));
+    sink("a");
+    await tick();
+    sink("b");
+    await tick();
+    expect(writes).toEqual(["a\n", "b\n"]);
+  });
+
+  it("writes a batch at once when it reaches the size limit, and the rest at the next turn", async () => {
+    const writes: string[] = [];
+    const sink = batchedLines((chunk) => writes.push(chunk), 10);
+    sink("12345");
+    sink("67890");
+    expect(writes).toEqual(["12345\n67890\n"]);
+    sink("x");
+    await tick();
+    expect(writes).toEqual(["12345\n67890\n", "x\n"]);
+  });
+
+  it("writes the waiting lines when the process exits in the same turn", () => {
+    const code = [
+      `import { batchedLines } from ${JSON.stringify(new URL("./log-batch.ts", import.meta.url).pathname)};`,
+      "const sink = batchedLines((chunk) => process.stdout.write(chunk));",
+      "sink('first'); sink('last'); process.exit(3);",
+    ].join("\n");
+    let out = "";
+    try {
+      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+        encoding: "utf8",
+      });
+    } catch (err) {
+      const e = err as { status: number; stdout: string };
+      expect(e.status).toBe(3);
+      out = e.stdout;
+    }
+    expect(out).toBe("first\nlast\n");
+  });
+});

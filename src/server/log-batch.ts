@@ -1,0 +1,68 @@
+/**
+ * A log sink that writes the lines of one turn of the event loop in one
+ * write. Why: the server's stderr is synchronous on a pipe, a file or a
+ * terminal, and one write per request line cost more server CPU than
+ * anything else in a warm GetSession over native gRPC (a system call and a
+ * wake-up of the reader per line: ~35 µs of ~130 µs, profiled at 64 calls
+ * in flight). Batched, the lines of a burst of calls share one system call;
+ * each request still has its own line, in the order the calls ended.
+ *
+ * A batch goes out at the next `setImmediate`, as soon as it reaches
+ * `maxBytes`, and at process exit (also after an uncaught error: Node runs
+ * 'exit' listeners before it exits), so only SIGKILL within one turn of the
+ * event loop loses lines.
+ */
+export function batchedLines(
+  write: (chunk: string) => void,
+  maxBytes = 64 * 1024,
+): (line: string) => void {
+  const batch = new LineBatch(write, maxBytes);
+  return (line) => batch.add(line);
+}
+
+/** Batches with lines waiting, flushed at exit: one 'exit' listener for all of them. */
+const waiting = new Set<LineBatch>();
+let exitHooked = false;
+
+function flushAll(): void {
+  for (const b of waiting) b.flush();
+}
+
+class LineBatch {
+  private text = "";
+  private scheduled = false;
+
+  constructor(
+    private readonly write: (chunk: string) => void,
+    private readonly maxBytes: number,
+  ) {}
+
+  add(line: string): void {
+    this.text += `${line}\n`;
+    if (this.text.length >= this.maxBytes) {
+      this.flush();
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    waiting.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once("exit", flushAll);
+    }
+    setImmediate(this.flushNow);
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    waiting.delete(this);
+    const text = this.text;
+    if (text === "") return;
+    this.text = "";
+    this.write(text);
+  }
+
+  private readonly flushNow = (): void => {
+    if (this.scheduled) this.flush();
+  };
+}
