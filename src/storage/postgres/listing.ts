@@ -95,6 +95,10 @@ export async function idsByRef(
  * tags hold them or are not known to (columns `tags` and `tags_head`,
  * migration 7), as StorageEngine.listRoots allows: what costs is reading
  * 10,000 roots and records, not looking at 10,000 session rows. Hinted,
+ * the folded rows that hold the tags come from their GIN index (migration
+ * 8) and the rows not folded at their head from a test of two integers per
+ * row (no index can hold that without making appends non-HOT: the two
+ * halves are a UNION ALL, as an OR of them would test every row's tags);
  * each kept session's root is fetched by its own index lookup (a lateral
  * subquery per row: the planner cannot tell how few rows the tag condition
  * keeps and would otherwise read every root of the workspace to join
@@ -118,13 +122,18 @@ export async function listRoots(
         sql<PageRow[]>`
       SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
         s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
-      FROM sessiond_sessions s
+      FROM (
+        SELECT * FROM sessiond_sessions
+        WHERE workspace = ${workspace} AND tags @> ${JSON.stringify(tags)}::text::jsonb
+          AND tags_head = head_seq
+        UNION ALL
+        SELECT * FROM sessiond_sessions
+        WHERE workspace = ${workspace} AND tags_head IS DISTINCT FROM head_seq
+      ) s
       CROSS JOIN LATERAL (
         SELECT e.payload FROM sessiond_entries e
         WHERE e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
-        LIMIT 1) e
-      WHERE s.workspace = ${workspace}
-        AND (s.tags_head IS DISTINCT FROM s.head_seq OR s.tags @> ${JSON.stringify(tags)}::text::jsonb)`,
+        LIMIT 1) e`,
     );
     return rootsOfPage(workspace, rows, memo, made);
   }

@@ -508,6 +508,7 @@ if (skip !== undefined) {
             "sessiond_sessions_page",
             "sessiond_sessions_pkey",
             "sessiond_sessions_short_id",
+            "sessiond_sessions_tags",
           ]);
           const [v] = await sql<{ v: number }[]>`SELECT max(version) AS v FROM sessiond_migrations`;
           expect(v?.v).toBe(SCHEMA_VERSION);

@@ -157,14 +157,29 @@ CREATE TABLE sessiond_job_leases (
 -- changes: core/tags.ts), written with the rest of the session row by
 -- every create and append, like the title. A listing filtered by tags asks
 -- for the sessions whose tags hold the filter's (tags @> filter) and reads
--- only their roots and records (listing.ts); the session rows of the
--- workspace are scanned for it (no index: the condition below is an OR,
--- and the rows are small next to the roots and records it saves reading).
+-- only their roots and records (listing.ts; indexed by migration 8).
 -- tags_head is the head_seq the tags were folded at: a session not written
 -- since this migration (NULL), or last written by a sessiond older than it
 -- (a rolling upgrade: head_seq moved, tags_head did not), is always read, so
 -- stale tags never hide a session.
 ALTER TABLE sessiond_sessions ADD COLUMN tags jsonb, ADD COLUMN tags_head integer;
+`,
+  },
+  {
+    version: 8,
+    description: "index of folded tags",
+    sql: `
+-- The sessions whose folded tags hold a filter's, found by this index
+-- (tags @> filter) instead of by testing every session row of the
+-- workspace: a tag-filtered listing asks for them and, separately, for the
+-- rows whose tags are not folded at their head (a cheap test of two
+-- integers over the rows: listing.ts). Only the tags are indexed, and an
+-- append writes them unchanged unless it changes them, so appends stay HOT
+-- updates (an index on head_seq or tags_head would end that). Built inside
+-- the migration's transaction, blocking writes to sessiond_sessions
+-- meanwhile: create it CONCURRENTLY by hand first on a big table, with the
+-- same name and definition.
+CREATE INDEX IF NOT EXISTS sessiond_sessions_tags ON sessiond_sessions USING gin (tags jsonb_path_ops);
 `,
   },
 ];
