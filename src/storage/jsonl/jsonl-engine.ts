@@ -3,6 +3,7 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { alreadyExists, isSessiondError, notFound, unavailable } from "../../core/errors.js";
 import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
+import type { Tags } from "../../core/tags.js";
 import type {
   AppendResult,
   DeleteOptions,
@@ -237,9 +238,33 @@ export class JsonlEngine implements StorageEngine {
     return this.index.ids(workspace);
   }
 
-  async listRoots(workspace: string): Promise<RootRecord[]> {
+  /**
+   * With a tag hint, leaves out the top-level sessions whose record the
+   * memo vouches for (as `list` would hand it out now: not open, no change
+   * reported since its stat) and says the tags do not hold: the store's
+   * filter would drop them on that same record, and a filtered listing of
+   * 10,000 sessions then builds its candidates, ids and records for the
+   * few that match, not for all.
+   */
+  async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
     this.checkOpen();
-    return this.index.roots(workspace);
+    const roots = await this.index.roots(workspace);
+    const wanted = hint?.tags === undefined ? [] : Object.entries(hint.tags);
+    if (wanted.length === 0) return roots;
+    const dir = sessionsDir(this.dataDir, workspace, false);
+    const at = this.memo.clock();
+    const open = this.cache.idsIn(workspace);
+    return roots.filter((r) => {
+      const id = r.sessionId;
+      const known = open.has(id) ? undefined : this.memo.vouched(dir, id, at);
+      if (known === undefined || known.health !== "ok") return true;
+      const tags = known.tags;
+      for (let i = 0; i < wanted.length; i++) {
+        const [key, value] = wanted[i] as [string, string];
+        if (tags[key] !== value) return false;
+      }
+      return true;
+    });
   }
 
   /**
