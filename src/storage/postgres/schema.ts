@@ -175,7 +175,8 @@ ALTER TABLE sessiond_sessions ADD COLUMN tags jsonb, ADD COLUMN tags_head intege
 -- rows whose tags are not folded at their head (a cheap test of two
 -- integers over the rows: listing.ts). Only the tags are indexed, and an
 -- append writes them unchanged unless it changes them, so appends stay HOT
--- updates (an index on head_seq or tags_head would end that). Built inside
+-- updates (tags-column.test.ts; an index on head_seq or tags_head would end
+-- that). Built inside
 -- the migration's transaction, blocking writes to sessiond_sessions
 -- meanwhile: create it CONCURRENTLY by hand first on a big table, with the
 -- same name and definition.

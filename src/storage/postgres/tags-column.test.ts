@@ -89,6 +89,33 @@ if (pgSkip !== undefined) {
     expect((await engine.listRoots(WS, { tags: {} })).length).toBe(6);
   });
 
+  it("an append that changes no tag is a HOT update of the session row, tags index and all", async () => {
+    const opened = await openPostgres();
+    await engine?.close();
+    engine = opened.engine;
+    const store = new SessionStore(engine);
+    await store.create({ workspace: WS, sessionId: "hot", tags: { user: "u1" } });
+    const s = await store.open(WS, "hot");
+    for (let i = 0; i < 5; i++) await s.append(say(`m${i}`));
+    // The row's live version is a heap-only tuple (t_infomask2 & 0x8000): made by a HOT update,
+    // which PostgreSQL makes only when no indexed column (the GIN-indexed tags included) changed.
+    await opened.admin`CREATE EXTENSION IF NOT EXISTS pageinspect`;
+    const heapOnly = async () => {
+      const [row] = await opened.admin<{ ctid: string }[]>`
+        SELECT ctid::text FROM sessiond_sessions WHERE workspace = ${WS} AND session_id = 'hot'`;
+      const [page, item] = (row?.ctid ?? "").slice(1, -1).split(",").map(Number);
+      const [tuple] = await opened.admin<{ heap_only: boolean }[]>`
+        SELECT (t_infomask2 & 32768) <> 0 AS heap_only
+        FROM heap_page_items(get_raw_page('sessiond_sessions', ${page as number}))
+        WHERE lp = ${item as number}`;
+      return tuple?.heap_only;
+    };
+    expect(await heapOnly()).toBe(true);
+    // A tag change rewrites the indexed column: not HOT (the check can fail).
+    await s.append(retag({ team: "t9" }));
+    expect(await heapOnly()).toBe(false);
+  });
+
   it("a hinted listing reads its sessions' records with the roots: the list of them right after costs no query", async () => {
     const opened = await openPostgres();
     await engine?.close();
