@@ -89,8 +89,20 @@ export function foldTags(maps: Iterable<Tags>): Tags {
 
 /** True when `tags` has every pair of `wanted`. */
 export function hasTags(tags: Tags, wanted: Tags): boolean {
-  for (const key of Object.keys(wanted)) {
-    if (tags[key] !== wanted[key]) return false;
-  }
-  return true;
+  return tagTest(wanted)(tags);
+}
+
+/**
+ * The test "has every pair of `wanted`", its pairs listed once: a listing
+ * tests the tags of every session of a workspace against the same filter.
+ */
+export function tagTest(wanted: Tags): (tags: Tags) => boolean {
+  const pairs = Object.entries(wanted);
+  return (tags) => {
+    for (let i = 0; i < pairs.length; i++) {
+      const [key, value] = pairs[i] as [string, string];
+      if (tags[key] !== value) return false;
+    }
+    return true;
+  };
 }

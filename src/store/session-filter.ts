@@ -1,7 +1,7 @@
 import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
-import { checkTags, type Tags } from "../core/tags.js";
+import { checkTags, type Tags, tagTest } from "../core/tags.js";
 import type { RootRecord, SessionRecord } from "../storage/engine.js";
 import { updatedMsOf } from "./meta.js";
 import { fold } from "./search-text.js";
@@ -19,8 +19,8 @@ export interface CheckedFilter {
   /** Case-folded (search-text.ts `fold`, as search folds); "" for no condition. */
   readonly titleContains: string;
   readonly tags: Tags;
-  /** `tags` as pairs, sorted by key (made once: `matches` runs once per session of a workspace). */
-  readonly tagPairs: readonly (readonly [string, string])[];
+  /** Whether a session's tags hold `tags` (core/tags.ts tagTest); undefined when `tags` is empty. */
+  readonly holdsTags: ((tags: Tags) => boolean) | undefined;
   readonly createdAfterMs: number | undefined;
   readonly createdBeforeMs: number | undefined;
   readonly updatedAfterMs: number | undefined;
@@ -46,12 +46,13 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
     );
   }
   checkTags(filter.tags, "filter.tags", false);
+  const tagPairs = Object.keys(filter.tags)
+    .sort()
+    .map((k) => [k, filter.tags[k]]);
   const checked: Omit<CheckedFilter, "key"> = {
     titleContains: fold(title),
     tags: filter.tags,
-    tagPairs: Object.keys(filter.tags)
-      .sort()
-      .map((k) => [k, filter.tags[k] as string] as const),
+    holdsTags: tagPairs.length === 0 ? undefined : tagTest(filter.tags),
     createdAfterMs: ms(filter.createdAfter, "filter.created_after"),
     createdBeforeMs: ms(filter.createdBefore, "filter.created_before"),
     updatedAfterMs: ms(filter.updatedAfter, "filter.updated_after"),
@@ -60,7 +61,7 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
   };
   const none =
     checked.titleContains === "" &&
-    checked.tagPairs.length === 0 &&
+    tagPairs.length === 0 &&
     checked.createdAfterMs === undefined &&
     checked.createdBeforeMs === undefined &&
     checked.updatedAfterMs === undefined &&
@@ -71,7 +72,7 @@ export function checkFilter(filter: SessionFilter | undefined): CheckedFilter | 
     ...checked,
     key: JSON.stringify([
       checked.titleContains,
-      checked.tagPairs,
+      tagPairs,
       checked.createdAfterMs ?? null,
       checked.createdBeforeMs ?? null,
       checked.updatedAfterMs ?? null,
@@ -128,13 +129,5 @@ export function matches(f: CheckedFilter, record: SessionRecord): boolean {
       return false;
     }
   }
-  const pairs = f.tagPairs;
-  if (pairs.length === 0) return true;
-  if (!trusted) return false;
-  const tags = record.tags;
-  for (let i = 0; i < pairs.length; i++) {
-    const [key, value] = pairs[i] as readonly [string, string];
-    if (tags[key] !== value) return false;
-  }
-  return true;
+  return f.holdsTags === undefined || (trusted && f.holdsTags(record.tags));
 }

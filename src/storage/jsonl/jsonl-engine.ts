@@ -3,7 +3,7 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { alreadyExists, isSessiondError, notFound, unavailable } from "../../core/errors.js";
 import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
-import type { Tags } from "../../core/tags.js";
+import { type Tags, tagTest } from "../../core/tags.js";
 import type {
   AppendResult,
   DeleteOptions,
@@ -249,21 +249,15 @@ export class JsonlEngine implements StorageEngine {
   async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
     this.checkOpen();
     const roots = await this.index.roots(workspace);
-    const wanted = hint?.tags === undefined ? [] : Object.entries(hint.tags);
-    if (wanted.length === 0) return roots;
+    if (hint?.tags === undefined || Object.keys(hint.tags).length === 0) return roots;
+    const holds = tagTest(hint.tags);
     const dir = sessionsDir(this.dataDir, workspace, false);
     const at = this.memo.clock();
     const open = this.cache.idsIn(workspace);
     return roots.filter((r) => {
       const id = r.sessionId;
       const known = open.has(id) ? undefined : this.memo.vouched(dir, id, at);
-      if (known === undefined || known.health !== "ok") return true;
-      const tags = known.tags;
-      for (let i = 0; i < wanted.length; i++) {
-        const [key, value] = wanted[i] as [string, string];
-        if (tags[key] !== value) return false;
-      }
-      return true;
+      return known === undefined || known.health !== "ok" || holds(known.tags);
     });
   }
 
