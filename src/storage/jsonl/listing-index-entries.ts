@@ -50,6 +50,9 @@ export class LoadedFile implements FileKey, LazyText, FileRoot {
   // Declared, set in the constructor: a class field initializer is one more call per file.
   /** The root entry, once decoded (null: it did not decode). */
   declare private decoded: Entry | null | undefined;
+  /** The root's strings, kept once read: a listing reads every root's parent, a save every root id. */
+  declare private rootIdText: string | undefined;
+  declare private parentText: string | undefined;
 
   constructor(
     readonly id: string,
@@ -59,6 +62,8 @@ export class LoadedFile implements FileKey, LazyText, FileRoot {
     readonly record: LoadedRecord | undefined,
   ) {
     this.decoded = undefined;
+    this.rootIdText = undefined;
+    this.parentText = undefined;
   }
 
   get sub(): boolean {
@@ -80,10 +85,12 @@ export class LoadedFile implements FileKey, LazyText, FileRoot {
     return this.body.num(this.at, SLOT.createdAtMs);
   }
   get rootId(): string {
-    return this.body.string(this.at, STRING.rootId);
+    this.rootIdText ??= this.body.string(this.at, STRING.rootId);
+    return this.rootIdText;
   }
   get parent(): string {
-    return this.body.string(this.at, STRING.parent);
+    this.parentText ??= this.body.string(this.at, STRING.parent);
+    return this.parentText;
   }
 
   // As the root index keeps it (FileRoot): a loaded file is only ever a valid root.

@@ -6,6 +6,7 @@ import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessionMetaSchema } from "../../../gen/sessiond/v1/session_pb.js";
 import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
 import { removeDir, tempDir, WS } from "../../../test/support/jsonl/fixtures.js";
+import { listingFields } from "../../../test/support/jsonl/listing-index-fixtures.js";
 import { storeOn } from "../../../test/support/search-fixtures.js";
 import type { SessionStore } from "../../store/session-store.js";
 import type { SessionRecord } from "../engine.js";
@@ -79,14 +80,7 @@ async function records(engine: JsonlEngine): Promise<unknown[]> {
     workspace: r.workspace,
     sessionId: r.sessionId,
     root: r.root === undefined ? undefined : toJson(EntrySchema, r.root),
-    title: r.title,
-    tags: r.tags,
-    headSeq: r.headSeq,
-    leafId: r.leafId,
-    messageCount: r.messageCount,
-    updatedAtMs: r.updatedAtMs,
-    health: r.health,
-    healthDetail: r.healthDetail,
+    ...listingFields(r),
   });
   return (await engine.list(WS)).map(plain).sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
 }

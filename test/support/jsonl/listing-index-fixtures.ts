@@ -1,3 +1,4 @@
+import type { SessionRecord } from "../../../src/storage/engine.js";
 import type { LoadedFile, SavedFile } from "../../../src/storage/jsonl/listing-index-entries.js";
 
 /** Entries of a listing index for the format and file tests: every kind of field. */
@@ -71,18 +72,18 @@ export const plain = (fs: readonly (SavedFile | LoadedFile)[] | undefined) =>
       parent: f.parent,
       payload:
         "payload" in f && typeof f.payload === "string" ? f.payload : (f as LoadedFile).text(),
-      record: r && {
-        size: r.size,
-        mtime: r.mtime,
-        title: r.title,
-        tags: r.tags,
-        headSeq: r.headSeq,
-        leafId: r.leafId,
-        messageCount: r.messageCount,
-        updatedAtMs: r.updatedAtMs,
-        health: r.health,
-        healthDetail: r.healthDetail,
-        rootless: r.rootless,
-      },
+      record: r && { size: r.size, mtime: r.mtime, ...listingFields(r), rootless: r.rootless },
     };
   });
+
+/** A listing record's own fields as plain data (a loaded record reads them through getters). */
+export const listingFields = (r: Omit<SessionRecord, "workspace" | "sessionId" | "root">) => ({
+  title: r.title,
+  tags: r.tags,
+  headSeq: r.headSeq,
+  leafId: r.leafId,
+  messageCount: r.messageCount,
+  updatedAtMs: r.updatedAtMs,
+  health: r.health,
+  healthDetail: r.healthDetail,
+});
