@@ -97,6 +97,14 @@ export function cpuMsOf(pid: number): number {
 }
 
 /**
+ * CPU time a process has used so far, ms, from /proc/<pid>/schedstat (time
+ * on CPU in ns; utime + stime in /proc/<pid>/stat come in 10 ms ticks).
+ */
+function cpuNsMsOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+}
+
+/**
  * A sessiond server on `dataDir`, with the wall time from spawn to
  * "listening" and the CPU time it had used by then. Scenarios that time
  * "the first call after a restart" also start one on an empty data dir:
@@ -110,17 +118,27 @@ async function timedStart(
 ): Promise<{ server: ServerProcess; ms: number; cpuMs: number }> {
   const t0 = performance.now();
   const server = await startSessiond(["--data-dir", dataDir]);
-  return { server, ms: performance.now() - t0, cpuMs: cpuMsOf(server.pid) };
+  return { server, ms: performance.now() - t0, cpuMs: cpuNsMsOf(server.pid) };
 }
 
 /**
  * Restarts of sessiond for "first call after a restart" rows: each `restart`
  * starts a server on an empty dir (stopped at once) and one on the data dir,
  * records the start-up CPU and wall time of both, runs `use` on the data
- * server and stops it. `excessMs` is the median start-up CPU on the data
- * minus the same on the empty dir (clamped at 0): work done at start-up for
- * the data belongs to the first call.
+ * server and stops it; `calibrate` adds such pairs without a call
+ * (CALIBRATION_PAIRS in all, in a full run).
+ * `excessMs` is the median start-up CPU on the data minus the same on the
+ * empty dir (clamped at 0): work done at start-up for the data belongs to
+ * the first call.
+ *
+ * Why calibrate: a start-up costs 0.3–1 s of CPU and one start differs from
+ * the next by ±50–100 ms on these shared machines, so with five pairs the
+ * difference of the medians swung by tens of ms between runs, and the clamp
+ * at 0 turned that noise into a positive excess (a server that does nothing
+ * at start-up for its data was charged 0–80 ms). More pairs narrow it.
  */
+export const CALIBRATION_PAIRS = 11;
+
 export class RestartMeter {
   private readonly cpuData: number[] = [];
   private readonly cpuEmpty: number[] = [];
@@ -133,13 +151,7 @@ export class RestartMeter {
   ) {}
 
   async restart<T>(use: (server: ServerProcess) => Promise<T>): Promise<T> {
-    const empty = await timedStart(this.emptyDir);
-    this.wallEmpty.push(empty.ms);
-    this.cpuEmpty.push(empty.cpuMs);
-    await empty.server.stop();
-    const { server, ms, cpuMs } = await timedStart(this.dataDir);
-    this.wallData.push(ms);
-    this.cpuData.push(cpuMs);
+    const server = await this.startPair();
     try {
       return await use(server);
     } finally {
@@ -147,15 +159,32 @@ export class RestartMeter {
     }
   }
 
+  /** More starts on the empty and on the data dir, for `excessMs` only, up to `pairs` in all. */
+  async calibrate(pairs: number): Promise<void> {
+    while (this.cpuData.length < pairs) await (await this.startPair()).stop();
+  }
+
   get excessMs(): number {
     return Math.max(0, median(this.cpuData) - median(this.cpuEmpty));
+  }
+
+  /** Starts (and stops) a server on the empty dir, then one on the data dir, which it returns. */
+  private async startPair(): Promise<ServerProcess> {
+    const empty = await timedStart(this.emptyDir);
+    this.wallEmpty.push(empty.ms);
+    this.cpuEmpty.push(empty.cpuMs);
+    await empty.server.stop();
+    const { server, ms, cpuMs } = await timedStart(this.dataDir);
+    this.wallData.push(ms);
+    this.cpuData.push(cpuMs);
+    return server;
   }
 
   details(): Record<string, unknown> {
     return {
       startupExcessMs: this.excessMs,
-      startupCpuMs: this.cpuData,
-      startupEmptyCpuMs: this.cpuEmpty,
+      startupCpuMs: this.cpuData.map(Math.round),
+      startupEmptyCpuMs: this.cpuEmpty.map(Math.round),
       startupWallMs: this.wallData,
       startupEmptyWallMs: this.wallEmpty,
     };

@@ -31,7 +31,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createDatabase } from "../../test/harness/postgres.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { type FloorResult, RestartMeter } from "../lib/floors.js";
+import { CALIBRATION_PAIRS, type FloorResult, RestartMeter } from "../lib/floors.js";
 import { findableConversations, sessionsDirOf, writeSessiondFiles } from "../lib/generate.js";
 import { loadSessions, startPgSessiond, withPostgres } from "../lib/pg-common.js";
 import { runClient, startEcho } from "../lib/procs.js";
@@ -125,6 +125,7 @@ export const findSessions: Scenario = {
       if (io.count !== 1) throw new Error(`indexOf floor found ${RARE} in ${io.count} files`);
       indexOf.push(io);
     }
+    await restarts.calibrate(ctx.quick ? 0 : CALIBRATION_PAIRS);
     const w = summarize(warmFilter);
     const s = summarize(warmSearch);
     const pg = await withPostgres(ctx, "11/pg", (url) =>

@@ -18,7 +18,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { type FloorResult, RestartMeter } from "../lib/floors.js";
+import { CALIBRATION_PAIRS, type FloorResult, RestartMeter } from "../lib/floors.js";
 import { bigSession } from "../lib/generate.js";
 import { memoryOf, resetPeak, runClient } from "../lib/procs.js";
 import { atMost, type Row } from "../lib/row.js";
@@ -74,6 +74,7 @@ export const getStateCold: Scenario = {
       if (floor.count !== big.entries) throw new Error(`parse floor saw ${floor.count} lines`);
       floors.push(floor);
     }
+    await restarts.calibrate(ctx.quick ? 0 : CALIBRATION_PAIRS);
     const excess = restarts.excessMs;
     const floorMs = median(floors.map((f) => f.ms));
     return [

@@ -20,7 +20,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
-import { type FloorResult, RestartMeter } from "../lib/floors.js";
+import { CALIBRATION_PAIRS, type FloorResult, RestartMeter } from "../lib/floors.js";
 import {
   type Conversation,
   sessionsDirOf,
@@ -108,6 +108,7 @@ export const listSessions: Scenario = {
       if (piRun.count !== count) throw new Error(`pi listed ${piRun.count} sessions of ${count}`);
       piRuns.push(piRun);
     }
+    await restarts.calibrate(ctx.quick ? 0 : CALIBRATION_PAIRS);
     const cold = median(firstMs) + restarts.excessMs;
     const coldDetails = {
       firstCallMs: firstMs,

@@ -97,14 +97,16 @@ export class ListingIndex {
     }
     const known = await seeds;
     if (known[0].size + known[1].size === 0) return undefined;
-    return (dir, sub, id, file) => this.seed(known, dir, sub, id, file);
+    // One clock read for the records seeded by this listing, taken before their stats.
+    const at = this.o.memo.clock();
+    return (dir, sub, id, file) => this.seed(known, dir, sub, id, file, at);
   }
 
   /**
    * The root of session `id` in `dir` from the seeds, when the persisted
    * entry is true of the file there now (one stat, synchronous: the root
    * index calls this in short slices, on the real file system only); its
-   * record goes into the memo when that is true of the file too.
+   * record goes into the memo, as of `at`, when that is true of the file too.
    */
   private seed(
     seeds: Seeds,
@@ -112,6 +114,7 @@ export class ListingIndex {
     sub: boolean,
     id: string,
     file: string,
+    at: number,
   ): FileRoot | undefined {
     const known = seeds[sub ? 1 : 0].get(id);
     if (known === undefined) return undefined;
@@ -130,7 +133,7 @@ export class ListingIndex {
     // The loaded file is the root (its own origin and payload): no object made per session.
     const r = known.record;
     if (r !== undefined && (st === undefined || sameState(r, st))) {
-      this.o.memo.store(dir, id, r, r.seeded(known), stamp);
+      this.o.memo.store(dir, id, r, r.seeded(known), stamp, at);
     }
     return known;
   }

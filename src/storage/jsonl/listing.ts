@@ -122,15 +122,26 @@ export class RecordMemo {
     return this.now();
   }
 
-  /** Remembers `record` for session `id` in `dir` as of the lookup that gave `key` and `stamp`. */
-  store(dir: string, id: string, key: FileKey, record: SessionRecord, stamp?: number): void {
+  /**
+   * Remembers `record` for session `id` in `dir` as of the lookup that gave
+   * `key` and `stamp`, made at `at` (the memo's clock; a time before the
+   * stat only trusts the record for less long).
+   */
+  store(
+    dir: string,
+    id: string,
+    key: FileKey,
+    record: SessionRecord,
+    stamp?: number,
+    at = this.now(),
+  ): void {
     let files = this.byDir.get(dir);
     if (files === undefined) {
       files = new Map();
       this.byDir.set(dir, files);
     }
     if (files.delete(id)) this.count--;
-    files.set(id, { key, record, stamp, at: this.now() });
+    files.set(id, { key, record, stamp, at });
     this.count++;
     if (this.count > MAX_REMEMBERED) this.evictOne();
   }
