@@ -32,7 +32,7 @@ import { FileChanges } from "./file-changes.js";
 import { type FileKey, keyOf } from "./file-identity.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
-import { corruptRecord, RecordMemo } from "./listing.js";
+import { corruptRecord, MAX_REMEMBERED, RecordMemo } from "./listing.js";
 import { ListingIndex } from "./listing-index.js";
 import { ListingIndexFile } from "./listing-index-file.js";
 import { observedFs } from "./observed-fs.js";
@@ -70,6 +70,12 @@ export interface JsonlEngineOptions {
   need?: DataDirNeed;
   /** Told about syncs, lock waits, group commits and cache lookups (metrics). Default: nothing. */
   observer?: StorageObserver;
+  /**
+   * Listing records remembered at most, over all workspaces (listing.ts,
+   * RecordMemo). A filtered listing of a workspace with more sessions than
+   * this reads the files of the rest whole on every call. Default 262,144.
+   */
+  listingRecords?: number;
   /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
@@ -125,7 +131,11 @@ export class JsonlEngine implements StorageEngine {
     this.cache = new SessionCache(Math.max(1, o.cacheSessions ?? 256));
     // An injected file system (tests, faults) gets no watches: stats only.
     this.changes = base === nodeFs ? new FileChanges() : undefined;
-    this.memo = new RecordMemo(this.changes);
+    this.memo = new RecordMemo(
+      this.changes,
+      Date.now,
+      Math.max(0, o.listingRecords ?? MAX_REMEMBERED),
+    );
     this.listingIndex =
       base === nodeFs
         ? new ListingIndex({
@@ -142,6 +152,8 @@ export class JsonlEngine implements StorageEngine {
       seeder: this.listingIndex,
       // A reader leaves crashed creates' temp files alone: its dir may be read-only.
       onDirRead: need === "writable" ? (dir, names) => this.cleanListed(dir, names) : undefined,
+      // Another process deleted it: its record would only hold a place in the memo.
+      onGone: (dir, id) => this.memo.delete(dir, id),
     });
     this.fileOptions = {
       ops: this.ops,
@@ -445,7 +457,11 @@ export class JsonlEngine implements StorageEngine {
       try {
         memo = await this.memo.lookup(this.ops, file, dir, key.sessionId);
       } catch (err) {
-        if (errnoCode(err) === "ENOENT") continue;
+        if (errnoCode(err) === "ENOENT") {
+          // Deleted by another process: its record would only hold a place in the memo.
+          this.memo.delete(dir, key.sessionId);
+          continue;
+        }
         throw ioError(err, `listing ${quote(key.sessionId)}`, this.dataDir);
       }
       if (memo.record !== undefined) return memo.record;

@@ -236,6 +236,75 @@ describe("listing records without a stat per session", () => {
   });
 });
 
+describe("listing records of more sessions than the memo holds", () => {
+  const CAP = 6;
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await tempDir("sessiond-memo-cap-");
+  });
+  afterEach(() => removeDir(dataDir));
+
+  it("keeps the records it holds while listings go over more sessions, and reads only the rest whole", async () => {
+    const all = ids(10);
+    await withEngine(dataDir, async (e) => {
+      for (const id of all) await seedSession(e, keyOf(id), 3);
+    });
+    const fs = countingFs();
+    await withEngine(
+      dataDir,
+      async (e) => {
+        const titles = async () => (await e.list(WS, all)).map((r) => r.title);
+        const want = all.map((id) => `title of ${id}`);
+        expect(await titles()).toEqual(want);
+        const perFile = (fs.calls.open ?? 0) / all.length;
+        expect(perFile).toBeGreaterThanOrEqual(1);
+        for (let round = 0; round < 3; round++) {
+          fs.reset();
+          expect(await titles()).toEqual(want);
+          // Evicting the oldest for each new record would read all 10 again every time.
+          expect(fs.calls.open ?? 0).toBe(perFile * (all.length - CAP));
+        }
+      },
+      { fs: fs.ops, listingRecords: CAP },
+    );
+  });
+
+  it("forgets the records of sessions another process deleted, and takes those of new ones", async () => {
+    const first = ids(CAP);
+    const later = ["later-a", "later-b", "later-c"];
+    await withEngine(dataDir, async (e) => {
+      for (const id of first) await seedSession(e, keyOf(id), 2);
+    });
+    const fs = countingFs();
+    const other = new JsonlEngine({ dataDir });
+    try {
+      await withEngine(
+        dataDir,
+        async (e) => {
+          // As a store's listing does: the roots (a read of the directory), then the records.
+          expect((await e.listRoots(WS)).length).toBe(CAP);
+          expect((await e.list(WS, first)).length).toBe(CAP);
+          // The memo is full. Another process deletes three sessions and creates three.
+          for (const id of first.slice(0, 3)) await other.delete(keyOf(id));
+          for (const id of later) await seedSession(other, keyOf(id), 2);
+          const now = [...first.slice(3), ...later];
+          // The listing reads the directory again and sees three ids gone.
+          expect((await e.listRoots(WS)).map((r) => r.sessionId).sort()).toEqual([...now].sort());
+          expect((await e.list(WS, now)).length).toBe(CAP);
+          fs.reset();
+          const again = await e.list(WS, now);
+          expect(again.map((r) => r.title)).toEqual(now.map((id) => `title of ${id}`));
+          // All six remembered: the new ones took the places of the deleted ones.
+          expect(fs.calls.open ?? 0).toBe(0);
+        },
+        { fs: fs.ops, listingRecords: CAP },
+      );
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe("listing damaged and foreign files", () => {
   let dataDir: string;
 

@@ -42,7 +42,13 @@ export function corruptRecord(
   };
 }
 
-const MAX_REMEMBERED = 16_384;
+/**
+ * Records remembered at most (all workspaces), the default of
+ * `listingRecords`: ~100 MB at ~350 bytes a record. A filtered listing
+ * needs the record of every session of its workspace, so a memo smaller
+ * than the workspace costs full reads of the rest on every such listing.
+ */
+export const MAX_REMEMBERED = 262_144;
 
 /**
  * How long a record known by its stamp alone is trusted before a stat
@@ -77,9 +83,20 @@ export class RecordMemo {
   private readonly byDir = new Map<string, Map<string, Remembered>>();
   private count = 0;
 
+  /**
+   * `capacity`: records remembered at most. When full, a record of a file
+   * not remembered yet is not taken (the ones held are replaced as their
+   * files change, and dropped when their files go): listings go over the
+   * same sessions again and again, and a memo that evicted its oldest
+   * record for each new one would, for a workspace larger than it, evict
+   * every record just before the next listing asks for it (it held 16,384
+   * that way: a filtered listing of 16,385 sessions read every file whole
+   * on every call).
+   */
   constructor(
     private readonly changes?: FileChanges,
     private readonly now: () => number = Date.now,
+    private readonly capacity = MAX_REMEMBERED,
   ) {}
 
   /**
@@ -137,13 +154,21 @@ export class RecordMemo {
   ): void {
     let files = this.byDir.get(dir);
     if (files === undefined) {
+      if (this.count >= this.capacity) return;
       files = new Map();
       this.byDir.set(dir, files);
     }
-    if (files.delete(id)) this.count--;
+    const held = files.get(id);
+    if (held !== undefined) {
+      held.key = key;
+      held.record = record;
+      held.stamp = stamp;
+      held.at = at;
+      return;
+    }
+    if (this.count >= this.capacity) return;
     files.set(id, { key, record, stamp, at });
     this.count++;
-    if (this.count > MAX_REMEMBERED) this.evictOne();
   }
 
   /** The record remembered for session `id` in `dir` and the state it is true of, unchecked. */
@@ -152,20 +177,14 @@ export class RecordMemo {
   }
 
   delete(dir: string, id: string): void {
-    if (this.byDir.get(dir)?.delete(id)) this.count--;
+    const files = this.byDir.get(dir);
+    if (files === undefined || !files.delete(id)) return;
+    this.count--;
+    if (files.size === 0) this.byDir.delete(dir);
   }
 
-  /** Forgets the record remembered first in the directory remembered first. */
-  private evictOne(): void {
-    for (const [dir, files] of this.byDir) {
-      const oldest = files.keys().next();
-      if (oldest.done) {
-        this.byDir.delete(dir);
-        continue;
-      }
-      files.delete(oldest.value);
-      this.count--;
-      return;
-    }
+  /** How many records are remembered (tests). */
+  get size(): number {
+    return this.count;
   }
 }

@@ -117,6 +117,8 @@ export interface RootIndexOptions {
    * read it returns): the engine cleans up temp files of crashed creates.
    */
   onDirRead?: (dir: string, names: readonly string[]) => Promise<void>;
+  /** Called for each id that left a directory since its last read (the engine forgets its record). */
+  onGone?: (dir: string, id: string) => void;
   /**
    * Roots known from elsewhere (the persisted listing index), asked before
    * first lines are read, and told when first lines were read. Only with
@@ -139,6 +141,7 @@ export class RootIndex {
   private readonly sliceMs: number;
   private readonly slowReadMs: number;
   private readonly onDirRead: RootIndexOptions["onDirRead"];
+  private readonly onGone: RootIndexOptions["onGone"];
   private readonly seeder: RootIndexOptions["seeder"];
 
   constructor(
@@ -151,6 +154,7 @@ export class RootIndex {
     this.sliceMs = o.sliceMs ?? SLICE_MS;
     this.slowReadMs = o.slowReadMs ?? SLOW_READ_MS;
     this.onDirRead = o.onDirRead;
+    this.onGone = o.onGone;
     this.seeder = this.syncReads ? o.seeder : undefined;
   }
 
@@ -277,6 +281,9 @@ export class RootIndex {
       if (id !== undefined) files.set(id, old.get(id) ?? null);
     }
     d.files = files;
+    if (this.onGone !== undefined) {
+      for (const id of old.keys()) if (!files.has(id)) this.onGone(d.dir, id);
+    }
     // An own create or delete came in between: read again next time.
     const racy = st !== undefined && st.mtimeMs >= started - racyMarginMs(st.mtimeMs);
     d.sig = racy || gen !== d.gen ? undefined : sig;
