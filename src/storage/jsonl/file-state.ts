@@ -90,6 +90,19 @@ export class FileState {
     }
   }
 
+  /**
+   * The log when it is the whole of the file `st` describes (same inode,
+   * known end at its size, nothing corrupt or of unknown durability), as
+   * it stands, without reading: a listing record made of it is true of
+   * that stat. Undefined otherwise. Only while no write runs.
+   */
+  logOf(st: Stats): SessionLog | undefined {
+    if (this.log === undefined || this.corrupt !== undefined || this.unsynced !== undefined) {
+      return undefined;
+    }
+    return st.ino === this.ino && st.size === this.end ? this.log : undefined;
+  }
+
   /** Installs the state of a file this process has just created with `content`. */
   seed(log: SessionLog, content: Buffer, st: Stats): void {
     this.log = log;

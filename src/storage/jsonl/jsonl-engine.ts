@@ -1,3 +1,4 @@
+import { type Stats, statSync } from "node:fs";
 import * as path from "node:path";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { alreadyExists, isSessiondError, notFound, unavailable } from "../../core/errors.js";
@@ -378,10 +379,46 @@ export class JsonlEngine implements StorageEngine {
 
   async close(): Promise<void> {
     this.closed = true;
+    const open = this.cache.sessions();
+    await this.cache.closeAll();
+    this.rememberOpen(open);
     await this.listingIndex?.close();
     this.changes?.close();
-    await this.cache.closeAll();
     this.listeners.clear();
+  }
+
+  /**
+   * At close, before the listing index is saved: the records of the
+   * sessions this process had open, as their files stand (one stat each,
+   * nothing read), so that the next start does not read whole the sessions
+   * written since they were last listed (the memo's records of them are of
+   * an older state, which the index would save and the next start refuse).
+   * Only for workspaces whose directories were read: the index of another
+   * workspace is not rewritten.
+   */
+  private rememberOpen(open: readonly SessionFile[]): void {
+    if (this.listingIndex === undefined) return;
+    for (const session of open) {
+      const { workspace, sessionId } = session.key;
+      if (!this.index.has(workspace)) continue;
+      let st: Stats | undefined;
+      try {
+        st = statSync(session.path, { throwIfNoEntry: false });
+      } catch {
+        continue;
+      }
+      const log = st === undefined ? undefined : session.logOf(st);
+      if (st === undefined || log === undefined) continue;
+      let record: SessionRecord;
+      try {
+        record = recordOf(workspace, log);
+      } catch {
+        // A SessionInfo that does not fold: the next start reads the file, as before.
+        continue;
+      }
+      this.memo.store(path.dirname(session.path), sessionId, keyOf(st), record);
+      this.listingIndex.learned(workspace);
+    }
   }
 
   /**

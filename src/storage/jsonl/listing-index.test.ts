@@ -184,11 +184,12 @@ describe("persisted listing index", () => {
     const ids = await seed(storeOn(engine));
     await listings(storeOn(engine));
     await engine.close();
-    // Every session, top-level and subagent, is in the saved index.
+    // Every session, top-level and subagent, is in the saved index, with its record (the
+    // creating engine had them open, and saves their records as the files stand at close).
     expect(await savedFiles()).toBe(27);
-    // A restarted engine's listings read every record (the creating engine had them cached): saved too.
+    expect(await savedRecords()).toBe(27);
     await listAndClose();
-    expect(await savedRecords()).toBe(24);
+    expect(await savedRecords()).toBe(27);
     await changeBehindTheIndex(ids);
     await expectSameAsFiles();
   });
@@ -232,6 +233,35 @@ describe("persisted listing index", () => {
       expect(sessionReads()).toBe(24);
     } finally {
       await cold.close();
+    }
+  });
+
+  it("sessions written after the last listing are saved with their records at close", async () => {
+    const engine = indexed();
+    const store = storeOn(engine);
+    const ids = await seed(store);
+    await listings(store);
+    // Written after the listing: the records the listing remembered are of older states.
+    for (const id of ids.slice(0, 5)) await (await store.open(WS, id)).append(say(`later ${id}`));
+    for (const id of ids.slice(5, 8)) {
+      await (await store.open(WS, id)).append(retag({ user: "u1" }, `ALPHA ${id}`));
+    }
+    await store.create({ workspace: WS, sessionId: "late", tags: { user: "u1" } });
+    await engine.close();
+    const open = vi.spyOn(nodeFs, "open");
+    const sessionReads = () => open.mock.calls.filter(([p]) => p.endsWith(".jsonl")).length;
+    const again = indexed();
+    const ref = reference();
+    try {
+      const seen = await listings(storeOn(again));
+      // The index holds every record as the files stand: nothing is read whole...
+      expect(sessionReads()).toBe(0);
+      // ...and the listings are those of the files.
+      expect(seen).toEqual(await listings(storeOn(ref)));
+      expect(await records(again)).toEqual(await records(ref));
+    } finally {
+      await again.close();
+      await ref.close();
     }
   });
 

@@ -34,8 +34,10 @@ import type { ListingIndexFile } from "./listing-index-file.js";
  *   at most one per workspace every `saveDelayMs`, and made at close. It
  *   writes what the root index and the memo know: each root with the
  *   identity of the file it was read from, and the record of the same
- *   file (same inode) when the memo has one. A save that fails is
- *   dropped: the next start reads the files.
+ *   file (same inode) when the memo has one. At close the engine first
+ *   puts the records of the sessions it has open into the memo, as their
+ *   files stand (JsonlEngine.rememberOpen), and saves. A save that fails
+ *   is dropped: the next start reads the files.
  */
 
 /** statSync's options, made once (one check per session of a workspace). */

@@ -192,6 +192,11 @@ export class RootIndex {
     d.files.set(sessionId, IndexedRoot.ofEntry(sessionId, root, origin));
   }
 
+  /** Whether the workspace's directories were read (its roots are what a save of its index writes). */
+  has(workspace: string): boolean {
+    return this.spaces.has(workspace);
+  }
+
   /** Every root known of the workspace's files now (what the persisted listing index saves). */
   *known(workspace: string): Generator<KnownRoot> {
     const ws = this.spaces.get(workspace);

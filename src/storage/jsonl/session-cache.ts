@@ -68,6 +68,11 @@ export class SessionCache {
     return current;
   }
 
+  /** The sessions held now. */
+  sessions(): SessionFile[] {
+    return [...this.byKey.values()];
+  }
+
   /** Closes every session (waiting for their queued work) and empties the cache. */
   async closeAll(): Promise<void> {
     for (const s of this.byKey.values()) this.retire(s);

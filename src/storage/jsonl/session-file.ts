@@ -62,7 +62,7 @@ export class SessionFile {
   private turns = 0;
 
   constructor(
-    key: SessionKey,
+    readonly key: SessionKey,
     readonly path: string,
     private readonly o: SessionFileOptions,
   ) {
@@ -85,6 +85,11 @@ export class SessionFile {
   /** The readable prefix after a DATA_LOSS (for listings). */
   get prefix(): SessionLog | undefined {
     return this.state.prefix;
+  }
+
+  /** The log if it is the whole of the file `st` describes (FileState.logOf); only once closed. */
+  logOf(st: Stats): SessionLog | undefined {
+    return this.draining === undefined && this.turns === 0 ? this.state.logOf(st) : undefined;
   }
 
   /** Installs the state of a file this process has just created with `content`. */
