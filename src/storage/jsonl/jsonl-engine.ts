@@ -49,6 +49,12 @@ const PROBE_BYTE = Buffer.from("\n");
 
 /** Sessions of one `list(workspace, ids)` call read at the same time. */
 const LIST_CONCURRENCY = 16;
+/**
+ * Ids from which `list` takes the set of open sessions once (a pass over
+ * the session cache) rather than asking the cache per id: a GetSession
+ * lists one id, and with 64 sessions open the pass was most of its work.
+ */
+const OPEN_SET_MIN = 16;
 
 export interface JsonlEngineOptions {
   /** Root of the data: `<dataDir>/<workspace>/sessions/<id>.jsonl`. */
@@ -289,13 +295,21 @@ export class JsonlEngine implements StorageEngine {
     const dir = sessionsDir(this.dataDir, workspace, false);
     const at = this.memo.clock();
     // An open session may hold appends whose change report has not come in yet: read from it.
-    const open = this.cache.idsIn(workspace);
+    const open = ids.length >= OPEN_SET_MIN ? this.cache.idsIn(workspace) : undefined;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as string;
+      const isOpen =
+        open === undefined
+          ? this.cache.get({ workspace, sessionId: id }) !== undefined
+          : open.has(id);
       // (An id that is not one misses here, and recordOf refuses it.)
-      const known = open.has(id) ? undefined : this.memo.vouched(dir, id, at);
+      const known = isOpen ? undefined : this.memo.vouched(dir, id, at);
       if (known !== undefined) out[i] = known;
       else rest.push(i);
+    }
+    if (rest.length === 1 && ids.length === 1) {
+      const record = await this.recordOf({ workspace, sessionId: ids[0] as string });
+      return record === undefined ? [] : [record];
     }
     let next = 0;
     const worker = async () => {
