@@ -14,7 +14,7 @@
  * turns loses lines. Why the second turn: a native gRPC call's line is
  * made when grpc-js hands over its trailers, which HTTP/2 writes to the
  * socket in the next turn; a write to stderr (and the wake-up of its reader)
- * in between would sit on the call's latency, after it costs nothing.
+ * in between delays the call's answer, after the trailers it does not.
  */
 export function batchedLines(
   write: (chunk: string) => void,

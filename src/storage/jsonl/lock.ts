@@ -168,8 +168,8 @@ export class FileLease {
    * marker is polled every IDLE_POLL_MS with a cheap stat). The first look
    * comes after FAIR_SHARE_MS, as long as a busy holder makes a waiter wait:
    * a server appending to many sessions pauses briefly between the appends
-   * of each, and polling every one of them every IDLE_POLL_MS in those
-   * pauses cost a system call and a timer callback per session per tick.
+   * of each, and polling each of them every IDLE_POLL_MS in those pauses
+   * costs a system call and a timer callback per session per tick.
    */
   idle(): void {
     if (!this.held) return;
