@@ -1,7 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { setImmediate as tick } from "node:timers/promises";
+import { setImmediate as immediate } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { batchedLines } from "./log-batch.js";
+
+/** Two turns of the event loop: a batch goes out in the turn after its lines were added. */
+async function tick(): Promise<void> {
+  await immediate();
+  await immediate();
+}
 
 describe("batchedLines", () => {
   it("writes the lines of one turn of the event loop in one write, one line each, in order", async () => {
@@ -13,6 +19,16 @@ describe("batchedLines", () => {
     expect(writes).toEqual([]);
     await tick();
     expect(writes).toEqual(['{"n":1}\n{"n":2}\n{"n":3}\n']);
+  });
+
+  it("waits for the turn after the lines were added, so the writes scheduled in their turn go first", async () => {
+    const writes: string[] = [];
+    const sink = batchedLines((chunk) => writes.push(chunk));
+    sink("a");
+    await immediate();
+    expect(writes).toEqual([]);
+    await immediate();
+    expect(writes).toEqual(["a\n"]);
   });
 
   it("writes a later turn's lines in a write of their own", async () => {

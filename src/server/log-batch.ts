@@ -7,10 +7,14 @@
  * in flight). Batched, the lines of a burst of calls share one system call;
  * each request still has its own line, in the order the calls ended.
  *
- * A batch goes out at the next `setImmediate`, as soon as it reaches
- * `maxBytes`, and at process exit (also after an uncaught error: Node runs
- * 'exit' listeners before it exits), so only SIGKILL within one turn of the
- * event loop loses lines.
+ * A batch goes out in the turn of the event loop after the one its first
+ * line was added in (a `setImmediate` that schedules another), as soon as
+ * it reaches `maxBytes`, and at process exit (also after an uncaught error:
+ * Node runs 'exit' listeners before it exits), so only SIGKILL within two
+ * turns loses lines. Why the second turn: a native gRPC call's line is
+ * made when grpc-js hands over its trailers, which HTTP/2 writes to the
+ * socket in the next turn; a write to stderr (and the wake-up of its reader)
+ * in between delays the call's answer, after the trailers it does not.
  */
 export function batchedLines(
   write: (chunk: string) => void,
@@ -50,7 +54,7 @@ class LineBatch {
       exitHooked = true;
       process.once("exit", flushAll);
     }
-    setImmediate(this.flushNow);
+    setImmediate(this.flushNextTurn);
   }
 
   flush(): void {
@@ -61,6 +65,11 @@ class LineBatch {
     this.text = "";
     this.write(text);
   }
+
+  /** An immediate made inside an immediate runs in the next turn, after that turn's native writes. */
+  private readonly flushNextTurn = (): void => {
+    setImmediate(this.flushNow);
+  };
 
   private readonly flushNow = (): void => {
     if (this.scheduled) this.flush();

@@ -61,7 +61,7 @@ export interface JsonlEngineOptions {
   dataDir: string;
   /** Parsed sessions kept in memory (LRU; busy ones are never evicted). Default 256. */
   cacheSessions?: number;
-  /** How long a writer keeps the cross-process lock after its last append. Default 25 ms. */
+  /** How long a writer keeps the cross-process lock after its last append. Default 500 ms. */
   leaseIdleMs?: number;
   /** Age after which another process may break a lock left by a dead one. Default 10 s. */
   lockStaleMs?: number;

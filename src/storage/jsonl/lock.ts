@@ -164,8 +164,12 @@ export class FileLease {
   /**
    * Called when the writer has nothing queued: keep the lease for up to
    * `idleMs`, so a session appended to every few hundred ms does not pay a
-   * mkdir + rmdir per append, but let go at once when another process waits
-   * (its marker is polled every IDLE_POLL_MS with a cheap stat).
+   * mkdir + rmdir per append, but let go when another process waits (its
+   * marker is polled every IDLE_POLL_MS with a cheap stat). The first look
+   * comes after FAIR_SHARE_MS, as long as a busy holder makes a waiter wait:
+   * a server appending to many sessions pauses briefly between the appends
+   * of each, and polling each of them every IDLE_POLL_MS in those pauses
+   * costs a system call and a timer callback per session per tick.
    */
   idle(): void {
     if (!this.held) return;
@@ -184,7 +188,7 @@ export class FileLease {
       this.idleTimer = setTimeout(tick, IDLE_POLL_MS);
       this.idleTimer.unref();
     };
-    this.idleTimer = setTimeout(tick, Math.min(IDLE_POLL_MS, this.o.idleMs));
+    this.idleTimer = setTimeout(tick, Math.min(FAIR_SHARE_MS, this.o.idleMs));
     this.idleTimer.unref();
   }
 
