@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, type Stats } from "node:fs";
-import { closeQuietly, errnoCode, type FsOps } from "./fs-ops.js";
+import { closeQuietly, errnoCode, type FsOps, readBuffer } from "./fs-ops.js";
 
 /**
  * Reading the first line of a session file (its root record, see
@@ -42,7 +42,7 @@ function* firstLineReads(scratch: Buffer, stats: Stats): Generator<ReadRequest, 
   let length = 0;
   for (;;) {
     if (length === buf.length) {
-      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      const bigger = readBuffer(buf.length * 2);
       buf.copy(bigger, 0, 0, length);
       buf = bigger;
     }

@@ -5,7 +5,7 @@ import { quote } from "../../core/ids.js";
 import { type FileKey, keyOf } from "./file-identity.js";
 import { FIRST_BLOCK, type FirstLine, readFirstLine, readFirstLineSync } from "./first-line.js";
 import { ioError } from "./fs-errors.js";
-import { errnoCode, type FsOps } from "./fs-ops.js";
+import { errnoCode, type FsOps, readBuffer } from "./fs-ops.js";
 import { type FileRoot, IndexedRoot, rootOfFirstLine } from "./indexed-root.js";
 import type { KnownRoot, SeedRoot } from "./listing-index.js";
 import { SESSION_EXT, sessionIdOf, sessionsDir } from "./paths.js";
@@ -339,7 +339,7 @@ export class RootIndex {
     if (this.syncReads) next = await this.fillSync(workspace, ids, dirs);
     if (next >= ids.length) return;
     const worker = async () => {
-      const scratch = Buffer.allocUnsafe(FIRST_BLOCK);
+      const scratch = readBuffer(FIRST_BLOCK);
       while (next < ids.length) {
         const i = next++;
         const d = dirs[i] as DirState;
@@ -396,7 +396,7 @@ export class RootIndex {
     ids: readonly string[],
     dirs: readonly DirState[],
   ): Promise<number> {
-    const scratch = Buffer.allocUnsafe(FIRST_BLOCK);
+    const scratch = readBuffer(FIRST_BLOCK);
     let next = 0;
     let slow = 0;
     while (next < ids.length) {

@@ -24,7 +24,7 @@
  */
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { EntryScan, EntryScanEnd } from "../engine.js";
-import { closeQuietly, type FsOps } from "./fs-ops.js";
+import { closeQuietly, type FsOps, readBuffer } from "./fs-ops.js";
 import { NeedleFinder } from "./needle-finder.js";
 import { checkFrame, decodePayload } from "./record.js";
 
@@ -53,7 +53,7 @@ const MAX_SPARES = 4;
 /** Scans the session file at `file`; ENOENT (the session is gone) propagates. */
 export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promise<EntryScanEnd> {
   const fd = await ops.open(file, "r");
-  const chunk = { buf: spares.pop() ?? Buffer.allocUnsafe(CHUNK) };
+  const chunk = { buf: spares.pop() ?? readBuffer(CHUNK) };
   try {
     const held = await readWhenSmall(ops, fd, scan, chunk.buf);
     if (held === "lacks a needle") return { damaged: false };
@@ -126,7 +126,7 @@ async function scanFd(
   };
   for (;;) {
     if (filled === buf.length) {
-      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      const bigger = readBuffer(buf.length * 2);
       buf.copy(bigger, 0, 0, filled);
       buf = bigger;
       chunk.buf = bigger;
@@ -190,7 +190,7 @@ async function scanFd(
  * `from`: what makes a damaged line corruption instead of a torn tail.
  */
 async function intactAfter(ops: FsOps, fd: number, from: number): Promise<boolean> {
-  let chunk = Buffer.allocUnsafe(CHUNK);
+  let chunk = readBuffer(CHUNK);
   let offset = from;
   for (;;) {
     const n = await ops.read(fd, chunk, 0, chunk.length, offset);
@@ -204,7 +204,7 @@ async function intactAfter(ops: FsOps, fd: number, from: number): Promise<boolea
       // No newline in a short read: the file ends without one. Else one
       // line is longer than the chunk: read it again whole.
       if (n < chunk.length) return false;
-      chunk = Buffer.allocUnsafe(chunk.length * 2);
+      chunk = readBuffer(chunk.length * 2);
     }
     offset += at;
   }
