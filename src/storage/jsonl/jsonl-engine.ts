@@ -307,10 +307,6 @@ export class JsonlEngine implements StorageEngine {
       if (known !== undefined) out[i] = known;
       else rest.push(i);
     }
-    if (rest.length === 1 && ids.length === 1) {
-      const record = await this.recordOf({ workspace, sessionId: ids[0] as string });
-      return record === undefined ? [] : [record];
-    }
     let next = 0;
     const worker = async () => {
       while (next < rest.length) {

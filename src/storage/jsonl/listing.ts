@@ -153,12 +153,7 @@ export class RecordMemo {
     at = this.now(),
   ): void {
     let files = this.byDir.get(dir);
-    if (files === undefined) {
-      if (this.count >= this.capacity) return;
-      files = new Map();
-      this.byDir.set(dir, files);
-    }
-    const held = files.get(id);
+    const held = files?.get(id);
     if (held !== undefined) {
       held.key = key;
       held.record = record;
@@ -167,6 +162,10 @@ export class RecordMemo {
       return;
     }
     if (this.count >= this.capacity) return;
+    if (files === undefined) {
+      files = new Map();
+      this.byDir.set(dir, files);
+    }
     files.set(id, { key, record, stamp, at });
     this.count++;
   }
@@ -181,10 +180,5 @@ export class RecordMemo {
     if (files === undefined || !files.delete(id)) return;
     this.count--;
     if (files.size === 0) this.byDir.delete(dir);
-  }
-
-  /** How many records are remembered (tests). */
-  get size(): number {
-    return this.count;
   }
 }
