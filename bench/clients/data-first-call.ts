@@ -28,40 +28,42 @@ const c = sessiond(a.url);
 await c.health.check({ service: "" });
 await c.health.check({ service: "" });
 
-async function call(): Promise<{ bytes: number; count: number; firstId?: string }> {
+/** The RPC under test, and only it: what its answer weighs is worked out after the timing. */
+async function call(): Promise<() => { bytes: number; count: number; firstId?: string }> {
   if (a.call === "getState") {
     const res = await c.session.getState({ session: a.sessionId as string });
-    return {
+    return () => ({
       bytes: toBinary(GetStateResponseSchema, res).length,
       count: res.state?.messages.length ?? 0,
-    };
+    });
   }
   if (a.call === "search") {
     const res = await c.store.searchEntries({ query: a.query ?? "", pageSize: a.pageSize ?? 0 });
-    return {
+    return () => ({
       bytes: toBinary(SearchEntriesResponseSchema, res).length,
       count: res.hits.length,
       firstId: res.hits[0]?.sessionId,
-    };
+    });
   }
   const res = await c.store.listSessions({
     pageSize: a.pageSize ?? 100,
     ...(a.tags ? { filter: { tags: a.tags } } : {}),
   });
-  return {
+  return () => ({
     bytes: toBinary(ListSessionsResponseSchema, res).length,
     count: res.sessions.length,
     firstId: res.sessions[0]?.id,
-  };
+  });
 }
 
 const first = await timed(call);
+const seen = first.value();
 const warm: number[] = [];
 for (let i = 0; i < (a.warm ?? 0); i++) warm.push((await timed(call)).ms);
 answer({
   firstMs: first.ms,
   warm,
-  responseBytes: first.value.bytes,
-  count: first.value.count,
-  firstId: first.value.firstId,
+  responseBytes: seen.bytes,
+  count: seen.count,
+  firstId: seen.firstId,
 });
