@@ -33,12 +33,21 @@ export class FileChanges {
    * or hashed per call.)
    */
   stamp(dir: string, sessionId: string): number | undefined {
-    let watched = this.dirs.get(dir);
-    if (watched === undefined) {
-      watched = this.watch(dir);
-      if (watched === undefined) return undefined;
-    }
-    return watched.id * 2 ** 32 + (watched.changes.get(sessionId) ?? 0);
+    return this.stamper(dir)?.(sessionId);
+  }
+
+  /**
+   * The stamps of the files of directory `dir` as of now, by session id;
+   * undefined when the directory cannot be watched. The directory's watch
+   * is looked up once: a listing stamps every session of a workspace, and
+   * no report can come in between two stamps of one synchronous pass.
+   */
+  stamper(dir: string): ((sessionId: string) => number) | undefined {
+    const watched = this.dirs.get(dir) ?? this.watch(dir);
+    if (watched === undefined) return undefined;
+    const base = watched.id * 2 ** 32;
+    const changes = watched.changes;
+    return (sessionId) => base + (changes.get(sessionId) ?? 0);
   }
 
   /** Stops every watch. */

@@ -271,11 +271,11 @@ export class JsonlEngine implements StorageEngine {
     if (hint?.tags === undefined || Object.keys(hint.tags).length === 0) return roots;
     const holds = tagTest(hint.tags);
     const dir = sessionsDir(this.dataDir, workspace, false);
-    const at = this.memo.clock();
+    const vouched = this.memo.voucher(dir, this.memo.clock());
     const open = this.cache.idsIn(workspace);
     return roots.filter((r) => {
       const id = r.sessionId;
-      const known = open.has(id) ? undefined : this.memo.vouched(dir, id, at);
+      const known = open.has(id) ? undefined : vouched(id);
       return known === undefined || known.health !== "ok" || holds(known.tags);
     });
   }
@@ -284,7 +284,7 @@ export class JsonlEngine implements StorageEngine {
    * Records of many sessions (a filtered listing asks for a whole
    * workspace's): first, without a stat or a promise each, the records
    * the memo holds for top-level sessions that are not open and whose
-   * files had no change reported since (RecordMemo.vouched); then the rest
+   * files had no change reported since (RecordMemo.voucher); then the rest
    * one by one (recordOf), LIST_CONCURRENCY at a time.
    */
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
@@ -293,7 +293,7 @@ export class JsonlEngine implements StorageEngine {
     const out: (SessionRecord | undefined)[] = new Array(ids.length);
     const rest: number[] = [];
     const dir = sessionsDir(this.dataDir, workspace, false);
-    const at = this.memo.clock();
+    const vouched = this.memo.voucher(dir, this.memo.clock());
     // An open session may hold appends whose change report has not come in yet: read from it.
     const open = ids.length >= OPEN_SET_MIN ? this.cache.idsIn(workspace) : undefined;
     for (let i = 0; i < ids.length; i++) {
@@ -303,7 +303,7 @@ export class JsonlEngine implements StorageEngine {
           ? this.cache.get({ workspace, sessionId: id }) !== undefined
           : open.has(id);
       // (An id that is not one misses here, and recordOf refuses it.)
-      const known = isOpen ? undefined : this.memo.vouched(dir, id, at);
+      const known = isOpen ? undefined : vouched(id);
       if (known !== undefined) out[i] = known;
       else rest.push(i);
     }

@@ -72,6 +72,9 @@ function vouched(hit: Remembered, stamp: number | undefined, at: number): boolea
   return stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS;
 }
 
+/** A voucher of a directory with nothing to vouch for. */
+const none = (): undefined => undefined;
+
 /**
  * Listing records by session file (directory and id), valid while the
  * file's state holds; with FileChanges, valid without a stat while no
@@ -124,17 +127,24 @@ export class RecordMemo {
   }
 
   /**
-   * The remembered record of session `id` in `dir` when its change stamp
-   * vouches for it, without a stat or a promise: what a listing of many
-   * sessions tries first. `at`: now (one clock read per listing).
+   * The remembered records of directory `dir`'s sessions that their change
+   * stamps vouch for, by id, without a stat or a promise: what a listing of
+   * many sessions tries first. `at`: now (one clock read per listing). For
+   * one synchronous pass: the directory's records and change reports are
+   * looked up once, not per session (a filtered listing of 10,000 sessions
+   * asks for each), and no report comes in during the pass.
    */
-  vouched(dir: string, id: string, at: number): SessionRecord | undefined {
-    const hit = this.byDir.get(dir)?.get(id);
-    if (hit === undefined) return undefined;
-    return vouched(hit, this.changes?.stamp(dir, id), at) ? hit.record : undefined;
+  voucher(dir: string, at: number): (id: string) => SessionRecord | undefined {
+    const files = this.byDir.get(dir);
+    const stampOf = files === undefined ? undefined : this.changes?.stamper(dir);
+    if (files === undefined || stampOf === undefined) return none;
+    return (id) => {
+      const hit = files.get(id);
+      return hit !== undefined && vouched(hit, stampOf(id), at) ? hit.record : undefined;
+    };
   }
 
-  /** The memo's clock (vouched's `at`). */
+  /** The memo's clock (voucher's `at`). */
   clock(): number {
     return this.now();
   }
