@@ -1,11 +1,12 @@
 import { appendFile } from "node:fs/promises";
 import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
 import { removeDir, tempDir, WS } from "../../../test/support/jsonl/fixtures.js";
 import { storeOn } from "../../../test/support/search-fixtures.js";
+import { FileChanges } from "./file-changes.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -70,4 +71,90 @@ it("keeps a session whose file changed since its record was read", async () => {
   // Damage written behind the engine's back: the change report (or the next stat) unvouches it.
   await appendFile(path.join(dataDir, WS, "sessions", "c1.jsonl"), "not a record\n");
   await expect.poll(() => hinted({ user: "u9" }), { timeout: 15_000 }).toEqual(["c1"]);
+});
+
+/**
+ * Each file's change stamp frozen at the first time it is asked for: as if
+ * the kernel's report of this engine's own append had not come in yet (it
+ * comes through the event loop, after the append may have been
+ * acknowledged). Undone by vi.restoreAllMocks.
+ */
+function freezeChangeReports(): void {
+  const live = FileChanges.prototype.stamper;
+  const frozen = new Map<string, number>();
+  vi.spyOn(FileChanges.prototype, "stamper").mockImplementation(function (
+    this: FileChanges,
+    dir: string,
+  ) {
+    const now = live.call(this, dir);
+    if (now === undefined) return undefined;
+    return (id: string) => {
+      const key = `${dir}/${id}`;
+      if (!frozen.has(key)) frozen.set(key, now(id));
+      return frozen.get(key) as number;
+    };
+  });
+}
+
+/**
+ * Sessions o0..o2 tagged user=u0, then a fresh engine (`cacheSessions`,
+ * write leases given back when idle) whose listing remembered every record.
+ */
+async function remembered(cacheSessions: number) {
+  const store = storeOn(engine);
+  for (let i = 0; i < 3; i++) {
+    await store.create({ workspace: WS, sessionId: `o${i}`, tags: { user: "u0" } });
+  }
+  await store.close();
+  freezeChangeReports();
+  engine = new JsonlEngine({ dataDir, cacheSessions, leaseIdleMs: 1 });
+  const again = storeOn(engine);
+  const before = await again.list({ workspace: WS, filter: byTags({ user: "u0" }) });
+  expect(before.sessions.map((m) => m.id).sort()).toEqual(["o0", "o1", "o2"]);
+  return again;
+}
+
+/** What every listing path says of o1 after its retag to user=u1. */
+async function expectRetagged(again: ReturnType<typeof storeOn>): Promise<void> {
+  // (A hint may keep more: a session open in the cache is never left out.)
+  expect(await hinted({ user: "u1" })).toContain("o1");
+  const [record] = await engine.list(WS, ["o1"]);
+  expect(record?.headSeq).toBe(2);
+  expect(record?.tags).toEqual({ user: "u1" });
+  const page = await again.list({ workspace: WS, filter: byTags({ user: "u1" }) });
+  expect(page.sessions.map((m) => m.id)).toEqual(["o1"]);
+  const rest = await again.list({ workspace: WS, filter: byTags({ user: "u0" }) });
+  expect(rest.sessions.map((m) => m.id).sort()).toEqual(["o0", "o2"]);
+}
+
+it("lists a session it appended to as appended before the change report comes in", async () => {
+  try {
+    const again = await remembered(256);
+    await (await again.open(WS, "o1")).append(retag({ user: "u1" }));
+    // o1's record is still stamped as current: its own append made it old.
+    await expectRetagged(again);
+  } finally {
+    vi.restoreAllMocks();
+  }
+});
+
+it("forgets the record of a session it appended to, also once the session leaves its cache", async () => {
+  try {
+    const again = await remembered(1);
+    await (await again.open(WS, "o1")).append(retag({ user: "u1" }));
+    // Others take the cache's only place (once o1's write lease is given back:
+    // a session holding it stays): o1 is not open any more, and its old record must be gone.
+    const cache = (engine as unknown as { cache: { idsIn(w: string): Set<string> } }).cache;
+    let other = 0;
+    await expect
+      .poll(async () => {
+        other = 2 - other; // o0, o2, o0, ...: each load puts a session the cache did not hold.
+        await engine.load({ workspace: WS, sessionId: `o${other}` });
+        return cache.idsIn(WS).has("o1");
+      })
+      .toBe(false);
+    await expectRetagged(again);
+  } finally {
+    vi.restoreAllMocks();
+  }
 });
