@@ -99,13 +99,12 @@ export async function idsByRef(
  * 8) and the rows not folded at their head from a test of two integers per
  * row (no index can hold that without making appends non-HOT: the two
  * halves are a UNION ALL, as an OR of them would test every row's tags);
- * each kept session's root is fetched by its own index lookup (a lateral
- * subquery per row: the planner cannot tell how few rows the tag condition
- * keeps and would otherwise read every root of the workspace to join
- * them), and the kept sessions' records are read in the same statement
- * and left in `memo` for the `list` of the same ids that the store's
- * filtered listing makes right after (one query, and each root decoded
- * once, or not at all for an unchanged row: `made`).
+ * the kept sessions' records are read in the same statement and left in
+ * `memo` for the `list` of the same ids that the store's filtered listing
+ * makes right after; their roots are the ones `made` holds for their
+ * incarnations, and only the others' are read, in a second query by
+ * primary key (withRoots): a warm filtered page is one statement that
+ * reads no entry.
  */
 export async function listRoots(
   ctx: PgContext,
@@ -120,22 +119,19 @@ export async function listRoots(
       "listing sessions",
       () =>
         sql<PageRow[]>`
-      SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
+      SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, NULL AS payload,
         s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
-      FROM (
-        SELECT * FROM sessiond_sessions
-        WHERE workspace = ${workspace} AND tags @> ${JSON.stringify(tags)}::text::jsonb
-          AND tags_head = head_seq
-        UNION ALL
-        SELECT * FROM sessiond_sessions
-        WHERE workspace = ${workspace} AND tags_head IS DISTINCT FROM head_seq
-      ) s
-      CROSS JOIN LATERAL (
-        SELECT e.payload FROM sessiond_entries e
-        WHERE e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
-        LIMIT 1) e`,
+      FROM sessiond_sessions s
+      WHERE workspace = ${workspace} AND tags @> ${JSON.stringify(tags)}::text::jsonb
+        AND tags_head = head_seq
+      UNION ALL
+      SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, NULL AS payload,
+        s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
+      FROM sessiond_sessions s
+      WHERE workspace = ${workspace} AND tags_head IS DISTINCT FROM head_seq`,
     );
-    return rootsOfPage(workspace, rows, memo, made);
+    const rooted = await withRoots(ctx, workspace, rows, made);
+    return rootsOfPage(workspace, rooted.rows, memo, made, rooted.roots);
   }
   const rows = await ctx.db(
     "listing sessions",
@@ -177,7 +173,7 @@ export function pageRootsQuery(
     ? sql`s.created_at_ms DESC, s.session_id COLLATE "C" DESC`
     : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
   return sql<PageRow[]>`
-    SELECT s.session_id, s.created_at_ms, s.parent_session_id, e.payload,
+    SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, e.payload,
       s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
     FROM sessiond_sessions s
     JOIN sessiond_entries e
@@ -240,17 +236,66 @@ export async function pageRoots(
   return rootsOfPage(workspace, rows, memo, made);
 }
 
-/** The roots of rows with records, the records left in `memo` for the `list` that follows. */
+/**
+ * The rows of a hinted listing, read without their roots' payloads, with
+ * their roots: those `made` holds for the row's incarnation as they are
+ * (a warm filtered page reads no payload: 200 rows of ~1 KB each, and as
+ * many index lookups, per call), the rest by primary key in one more
+ * query. A root fetched for another incarnation than its row's (the
+ * session was deleted and created again between the two queries) or not
+ * found (deleted) leaves the row out, as the single join did before:
+ * that incarnation is gone.
+ */
+async function withRoots(
+  ctx: PgContext,
+  workspace: string,
+  rows: readonly PageRow[],
+  made: RowRecords,
+): Promise<{ rows: PageRow[]; roots: (RootRecord | undefined)[] }> {
+  const roots = rows.map((r) => made.rootOf(workspace, r.session_id, r.incarnation));
+  const missing = rows.filter((_, i) => roots[i] === undefined).map((r) => r.session_id);
+  if (missing.length === 0) return { rows: [...rows], roots };
+  const sql = ctx.sql;
+  const read = await ctx.db(
+    "listing sessions",
+    () =>
+      sql<{ session_id: string; incarnation: string; payload: string }[]>`
+      SELECT s.session_id, s.incarnation, e.payload
+      FROM sessiond_sessions s
+      JOIN sessiond_entries e
+        ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
+      WHERE s.workspace = ${workspace} AND s.session_id IN ${sql(missing)}`,
+  );
+  const payloads = new Map(read.map((r) => [r.session_id, r]));
+  const out: { rows: PageRow[]; roots: (RootRecord | undefined)[] } = { rows: [], roots: [] };
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as PageRow;
+    const root = roots[i];
+    if (root === undefined) {
+      const p = payloads.get(row.session_id);
+      if (p === undefined || p.incarnation !== row.incarnation) continue;
+      out.rows.push({ ...row, payload: p.payload });
+    } else out.rows.push(row);
+    out.roots.push(root);
+  }
+  return out;
+}
+
+/**
+ * The roots of rows with records, the records left in `memo` for the `list`
+ * that follows. `given[i]`: the root of `rows[i]` when its payload was not read.
+ */
 function rootsOfPage(
   workspace: string,
   rows: readonly PageRow[],
   memo: PageMemo,
   made: RowRecords,
+  given?: readonly (RootRecord | undefined)[],
 ): RootRecord[] {
   const roots: RootRecord[] = [];
   const records: SessionRecord[] = [];
-  for (const r of rows) {
-    const { root, record } = made.of(workspace, r);
+  for (let i = 0; i < rows.length; i++) {
+    const { root, record } = made.of(workspace, rows[i] as PageRow, given?.[i]);
     roots.push(root);
     records.push(record);
   }

@@ -10,6 +10,7 @@ function row(id: string, over: Partial<PageRow> = {}): PageRow {
     session_id: id,
     created_at_ms: "1767225600123",
     parent_session_id: "",
+    incarnation: "1",
     payload: jsonOf(rootEntry(id)),
     head_seq: 1,
     leaf_id: `root-${id}`,
@@ -34,6 +35,29 @@ describe("RowRecords", () => {
     expect(made.of("w", row("a", { title: "t" })).record.title).toBe("t");
     // Another workspace's session of the same id is another session.
     expect(made.of("v", row("a")).record.workspace).toBe("v");
+  });
+
+  it("holds a root by its incarnation: a row read without its payload takes it, another incarnation does not", () => {
+    const made = new RowRecords();
+    const first = made.of("w", row("a"));
+    const root = made.rootOf("w", "a", "1");
+    expect(root).toBe(first.root);
+    expect(made.rootOf("w", "a", "2")).toBeUndefined();
+    expect(made.rootOf("v", "a", "1")).toBeUndefined();
+    // Read again without the payload: the same records while nothing else changed.
+    expect(made.of("w", row("a", { payload: null }), root).record).toBe(first.record);
+    // An append: a new record on the same root.
+    const appended = made.of("w", row("a", { payload: null, head_seq: 2, leaf_id: "m1" }), root);
+    expect(appended.record).not.toBe(first.record);
+    expect(appended.record.headSeq).toBe(2);
+    expect(appended.root).toBe(first.root);
+    // Deleted and created again under the same id: another incarnation, its own root.
+    const again = made.of("w", row("a", { incarnation: "2", payload: jsonOf(rootEntry("a")) }));
+    expect(again.root).not.toBe(first.root);
+    expect(made.rootOf("w", "a", "1")).toBeUndefined();
+    expect(made.rootOf("w", "a", "2")).toBe(again.root);
+    // A row without its payload and no root given is a bug of the caller, not a corrupt session.
+    expect(() => made.of("w", row("b", { payload: null }))).toThrow(/neither read nor given/);
   });
 
   it("forgets the least recently used rows past 1,024", () => {

@@ -18,16 +18,39 @@ interface Made {
  * per call, and the root's payload is parsed once. The other engines do
  * the same with their logs (storage/session-record.ts).
  *
- * "The same" is every column the records are made of, compared as read
- * (the root's payload text included): an append, a tag change, a delete
- * and re-create all change one. A bounded LRU: a session it forgot is only
- * decoded again.
+ * "The same" is every column the records are made of, compared as read,
+ * with the incarnation standing for the root's payload: a session's
+ * entries are only ever inserted, so its root (seq 1) is fixed for an
+ * incarnation, and a delete and create under the same id makes a new one
+ * (the session cache trusts the same fact, cache.ts). A root damaged in
+ * the table behind the engine's back is therefore seen only by a reader
+ * that did not hold it. An append, a tag change, a delete and re-create
+ * all change a column. A bounded LRU: a session it forgot is only decoded
+ * again.
  */
 export class RowRecords {
   private readonly made = new Map<string, Made>();
 
-  /** The root and session records of a page row, reused when the row is unchanged. */
-  of(workspace: string, row: PageRow): { root: RootRecord; record: SessionRecord } {
+  /**
+   * The root held for session `id` of `workspace` in `incarnation`, if
+   * any: a listing that has it need not read the payload again. The caller
+   * keeps what it got and passes it to `of` (the LRU may drop it meanwhile).
+   */
+  rootOf(workspace: string, id: string, incarnation: string): RootRecord | undefined {
+    const known = this.made.get(`${workspace}\n${id}`);
+    return known !== undefined && known.row.incarnation === incarnation ? known.root : undefined;
+  }
+
+  /**
+   * The root and session records of a page row, reused when the row is
+   * unchanged. `root`: what `rootOf` gave for the row's incarnation,
+   * required when the row's payload was not read.
+   */
+  of(
+    workspace: string,
+    row: PageRow,
+    root?: RootRecord,
+  ): { root: RootRecord; record: SessionRecord } {
     const k = `${workspace}\n${row.session_id}`;
     const known = this.made.get(k);
     if (known !== undefined) {
@@ -37,20 +60,26 @@ export class RowRecords {
         return known;
       }
     }
-    const root = rootRecordOfRow(workspace, row);
+    let made = root;
+    if (made === undefined) {
+      if (row.payload === null)
+        throw new Error(`the root of ${row.session_id} was neither read nor given`);
+      made = rootRecordOfRow(workspace, { ...row, payload: row.payload });
+    }
     // The root decoded once, for both records.
-    const record = sessionRecordOfRow(workspace, row, root.root ?? new Error(root.healthDetail));
-    this.made.set(k, { row, root, record });
+    const record = sessionRecordOfRow(workspace, row, made.root ?? new Error(made.healthDetail));
+    this.made.set(k, { row, root: made, record });
     if (this.made.size > MAX_ROWS) {
       const oldest = this.made.keys().next().value as string;
       this.made.delete(oldest);
     }
-    return { root, record };
+    return { root: made, record };
   }
 }
 
 function sameRow(a: PageRow, b: PageRow): boolean {
   return (
+    a.incarnation === b.incarnation &&
     a.head_seq === b.head_seq &&
     a.updated_at_ms === b.updated_at_ms &&
     a.leaf_id === b.leaf_id &&
@@ -59,7 +88,6 @@ function sameRow(a: PageRow, b: PageRow): boolean {
     a.created_at_ms === b.created_at_ms &&
     a.parent_session_id === b.parent_session_id &&
     a.folded_tags === b.folded_tags &&
-    a.info_payloads === b.info_payloads &&
-    a.payload === b.payload
+    a.info_payloads === b.info_payloads
   );
 }

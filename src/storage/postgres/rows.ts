@@ -152,8 +152,18 @@ export interface RecordRow {
   info_payloads: string | null;
 }
 
-/** A row of the page query (listing.ts): the root and the session's listing record, from one snapshot. */
-export type PageRow = RootRow & RecordRow;
+/**
+ * A row of the page queries (listing.ts): the root and the session's
+ * listing record, from one snapshot, and the incarnation of the session
+ * (changed only by a delete and create under the same id) that the root
+ * belongs to. Payload null: not read, because the reader held the root of
+ * that incarnation already (RowRecords).
+ */
+export type PageRow = Omit<RootRow & RecordRow, "payload"> & {
+  /** bigint: the driver hands it over as a string. */
+  incarnation: string;
+  payload: string | null;
+};
 
 /**
  * The listing record of a row: no entry but the root is read. `decoded`:
@@ -162,7 +172,7 @@ export type PageRow = RootRow & RecordRow;
  */
 export function sessionRecordOfRow(
   workspace: string,
-  r: RecordRow,
+  r: Omit<RecordRow, "payload"> & { payload: string | null },
   decoded?: Entry | Error,
 ): SessionRecord {
   let root: Entry | undefined;
@@ -171,7 +181,7 @@ export function sessionRecordOfRow(
   else if (decoded !== undefined) root = decoded;
   else {
     try {
-      root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload);
+      root = decodePayload({ workspace, sessionId: r.session_id }, 1, r.payload ?? "");
     } catch (err) {
       healthDetail = err instanceof Error ? err.message : String(err);
     }
@@ -212,7 +222,7 @@ export function tagColumns(sql: postgres.Sql): postgres.PendingQuery<postgres.Ro
  * later SessionInfo entries' changes (core/tags.ts). An entry that does not decode leaves the tags of
  * the entries before it (the session's log read whole says DATA_LOSS).
  */
-function tagsOf(workspace: string, r: RecordRow, root: Entry): Tags {
+function tagsOf(workspace: string, r: Omit<RecordRow, "payload">, root: Entry): Tags {
   // JSON text of the jsonb column this code writes (a string map).
   if (r.folded_tags !== null) return JSON.parse(r.folded_tags) as Tags;
   const k = root.kind;

@@ -1,10 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, expect, it } from "vitest";
 import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
 import { recordSpans } from "../../../test/support/otel.js";
 import { openPostgres, pgSkip } from "../../../test/support/store-engines.js";
 import { SessionStore } from "../../store/session-store.js";
-import type { PostgresEngine } from "./postgres-engine.js";
+import { PostgresEngine } from "./postgres-engine.js";
 
 /**
  * The folded tags of each session row (migration 7) follow every write
@@ -134,20 +135,52 @@ if (pgSkip !== undefined) {
       expect(first.map((r) => [r.sessionId, r.title, r.tags])).toEqual([
         ["m3", undefined, { user: "u1" }],
       ]);
-      expect(queries()).toBe(1);
+      // The rows, then the roots this engine did not hold yet; the list: none.
+      expect(queries()).toBe(2);
       // Consumed: the next list is a query, and sees a change made since.
       await opened.admin`UPDATE sessiond_sessions SET title = 'changed' WHERE workspace = ${WS} AND session_id = 'm3'`;
       expect((await engine.list(WS, ["m3"])).map((r) => r.title)).toEqual(["changed"]);
-      expect(queries()).toBe(2);
+      expect(queries()).toBe(3);
+      // Listed again: the rows only, the roots are held (and m3's record is current).
+      const again = await engine.listRoots(WS, { tags: { user: "u1" } });
+      expect(again.map((r) => r.sessionId).sort()).toEqual(["m1", "m3"]);
+      expect(queries()).toBe(4);
+      expect((await engine.list(WS, ["m3"])).map((r) => r.title)).toEqual(["changed"]);
+      expect(queries()).toBe(4);
       // Ids it did not read (m0 does not hold the tags): a query.
       await engine.listRoots(WS, { tags: { user: "u1" } });
       expect((await engine.list(WS, ["m0", "m3"])).map((r) => r.sessionId).sort()).toEqual([
         "m0",
         "m3",
       ]);
-      expect(queries()).toBe(4);
+      expect(queries()).toBe(6);
     } finally {
       await recorder.stop();
     }
+  });
+
+  it("a session deleted and created again under its id is listed with its new root, not the one held", async () => {
+    const opened = await openPostgres();
+    await engine?.close();
+    engine = opened.engine;
+    const store = new SessionStore(engine);
+    await store.create({ workspace: WS, sessionId: "r0", title: "first", tags: { user: "u1" } });
+    const before = await engine.listRoots(WS, { tags: { user: "u1" } });
+    const first = before.find((r) => r.sessionId === "r0");
+    expect(first?.root?.kind.case).toBe("sessionInfo");
+    // Another replica's delete and create: this engine holds the old incarnation's root.
+    await opened.admin`DELETE FROM sessiond_sessions WHERE workspace = ${WS} AND session_id = 'r0'`;
+    const other = new SessionStore(await PostgresEngine.open({ url: opened.url }));
+    try {
+      await other.create({ workspace: WS, sessionId: "r0", title: "second", tags: { user: "u1" } });
+    } finally {
+      await other.close();
+    }
+    const after = await engine.listRoots(WS, { tags: { user: "u1" } });
+    const second = after.find((r) => r.sessionId === "r0");
+    expect(second?.root?.id).not.toBe(first?.root?.id);
+    const filter = create(SessionFilterSchema, { tags: { user: "u1" } });
+    const page = await store.list({ workspace: WS, filter });
+    expect(page.sessions.find((m) => m.id === "r0")?.title).toBe("second");
   });
 }
