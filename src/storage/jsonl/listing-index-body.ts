@@ -37,27 +37,11 @@ export const FLAG = { sub: 1, record: 2, rootless: 4, corrupt: 8, titled: 16 } a
 export const ALL_FLAGS = 31;
 
 export class IndexBody {
-  /** The strings' buffer as one Latin-1 string, made by the first `asciiString`. */
-  private latin1: string | undefined;
-
   constructor(
     readonly nums: Float64Array,
     private readonly text: Buffer,
     private readonly roots: Buffer,
   ) {}
-
-  /**
-   * String `k` of the file at `at`, for a string that is ASCII when valid
-   * (a session id: core/ids.ts): a slice of the whole buffer decoded once,
-   * not a decode of its own. A load reads every file's id, and 10,000
-   * decodes of a few bytes each cost more than the listing's other work on
-   * the file. (Bytes that are not ASCII read as Latin-1: an id no file
-   * has, so that entry is never used.)
-   */
-  asciiString(at: number, k: number): string {
-    this.latin1 ??= this.text.toString("latin1");
-    return this.latin1.slice(this.stringStart(at, k), this.nums[at + SLOT.strings + k] as number);
-  }
 
   /** Number `slot` of the file whose numbers start at `at`. */
   num(at: number, slot: number): number {

@@ -219,7 +219,7 @@ function fileOf(
     const end = n[at + SLOT.strings + k] as number;
     if (!isInt(end) || end < body.stringStart(at, k) || end > body.textBytes) return undefined;
   }
-  const id = body.asciiString(at, STRING.id);
+  const id = body.string(at, STRING.id);
   let record: LoadedRecord | undefined;
   if ((flags & FLAG.record) !== 0) {
     const tags = sets[n[at + SLOT.tags] as number];
