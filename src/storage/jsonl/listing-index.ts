@@ -133,6 +133,7 @@ export class ListingIndex {
       if (st === undefined || !sameFile(known, st)) return undefined;
     }
     // The loaded file is the root (its own origin and payload): no object made per session.
+    known.adopt(id);
     const r = known.record;
     if (r !== undefined && (st === undefined || sameState(r, st))) {
       this.o.memo.store(dir, id, r, r.seeded(known), stamp, at);
