@@ -105,7 +105,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const append: Command = {
   name: "append",
-  summary: "append a text message to a session",
   help: HELP,
   run,
 };

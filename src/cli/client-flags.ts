@@ -15,16 +15,7 @@ import { type CliContext, CliError, intFlag } from "./command.js";
 
 export const DEFAULT_SERVER = "http://127.0.0.1:50051";
 
-/** parseArgs options of the shared flags; commands spread them into their own. */
-export const CLIENT_OPTIONS = {
-  server: { type: "string" },
-  token: { type: "string" },
-  workspace: { type: "string", short: "w" },
-  protocol: { type: "string" },
-  "max-message-bytes": { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export { CLIENT_OPTIONS } from "./client-options.js";
 
 /** The --help section for the shared flags. */
 export const CLIENT_FLAGS_HELP = `Common flags:

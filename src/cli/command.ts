@@ -16,11 +16,9 @@ export interface CliContext {
   readonly color: boolean;
 }
 
-/** One subcommand of `sessiond`: a file each, registered in main.ts. */
+/** One subcommand of `sessiond`: a file each, registered (with its summary line) in main.ts. */
 export interface Command {
   readonly name: string;
-  /** One line for the command list. */
-  readonly summary: string;
   /** The full --help text. */
   readonly help: string;
   /** Runs the command; resolves to the exit code. */

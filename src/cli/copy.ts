@@ -163,7 +163,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const copy: Command = {
   name: "copy",
-  summary: "copy every session to another storage, e.g. a data dir to PostgreSQL (no server)",
   help: HELP,
   run,
 };

@@ -56,7 +56,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const exportCommand: Command = {
   name: "export",
-  summary: "write a session's raw log as JSONL to stdout",
   help: HELP,
   run,
 };

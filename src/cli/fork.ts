@@ -52,7 +52,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const fork: Command = {
   name: "fork",
-  summary: "copy a session's path into a new session",
   help: HELP,
   run,
 };

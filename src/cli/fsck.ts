@@ -104,7 +104,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const fsck: Command = {
   name: "fsck",
-  summary: "check the session files of a data directory (no server needed)",
   help: HELP,
   run,
 };

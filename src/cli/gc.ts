@@ -112,7 +112,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const gc: Command = {
   name: "gc",
-  summary: "remove sessions by a retention policy (--max-age, --keep)",
   help: HELP,
   run,
 };

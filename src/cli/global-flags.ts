@@ -1,4 +1,4 @@
-import { CLIENT_OPTIONS } from "./client-flags.js";
+import { CLIENT_OPTIONS } from "./client-options.js";
 import { CliError } from "./command.js";
 
 /**

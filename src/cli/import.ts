@@ -130,7 +130,6 @@ async function runFrom(
 
 export const importCommand: Command = {
   name: "import",
-  summary: "store an exported log, or pi / Claude Code sessions, as sessions",
   help: HELP,
   run,
 };

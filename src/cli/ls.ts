@@ -93,7 +93,6 @@ function filtered(v: Record<string, unknown>): boolean {
 
 export const ls: Command = {
   name: "ls",
-  summary: "list sessions (newest first)",
   help: HELP,
   async run(argv, ctx) {
     const { values: v, positionals: args } = parse("ls", argv, OPTIONS);

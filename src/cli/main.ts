@@ -1,42 +1,103 @@
-import { append } from "./append.js";
 import type { CliContext, Command } from "./command.js";
-import { copy } from "./copy.js";
-import { errorLine } from "./error-line.js";
-import { exportCommand } from "./export.js";
-import { fork } from "./fork.js";
-import { fsck } from "./fsck.js";
-import { gc } from "./gc.js";
 import { parseTopLevel } from "./global-flags.js";
-import { importCommand } from "./import.js";
-import { ls } from "./ls.js";
-import { newCommand } from "./new.js";
-import { rewind } from "./rewind.js";
-import { rm } from "./rm.js";
-import { search } from "./search.js";
-import { serve } from "./serve.js";
-import { show } from "./show.js";
-import { tag } from "./tag.js";
-import { tail } from "./tail.js";
 import { packageVersion } from "./version.js";
 
-/** Every subcommand, in the order `sessiond --help` lists them. */
-const COMMANDS: readonly Command[] = [
-  serve,
-  newCommand,
-  tag,
-  gc,
-  ls,
-  search,
-  show,
-  tail,
-  append,
-  rewind,
-  fork,
-  rm,
-  exportCommand,
-  importCommand,
-  copy,
-  fsck,
+/** A subcommand as the command list shows it, and how to load its module. */
+interface CommandEntry {
+  readonly name: string;
+  /** One line for the command list. */
+  readonly summary: string;
+  readonly load: () => Promise<Command>;
+}
+
+/**
+ * Every subcommand, in the order `sessiond --help` lists them. A command's
+ * module loads only when that command runs or shows its help: `serve` alone
+ * pulls in the server, PostgreSQL and OpenTelemetry, the client commands the
+ * RPC client, and loading all of them cost every `sessiond` run, even
+ * `--version`, about half a second of CPU (tests and scripts start it often).
+ */
+const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: "serve",
+    summary: "run the sessiond server",
+    load: async () => (await import("./serve.js")).serve,
+  },
+  {
+    name: "new",
+    summary: "create a session and print its id",
+    load: async () => (await import("./new.js")).newCommand,
+  },
+  {
+    name: "tag",
+    summary: "set or remove a session's tags",
+    load: async () => (await import("./tag.js")).tag,
+  },
+  {
+    name: "gc",
+    summary: "remove sessions by a retention policy (--max-age, --keep)",
+    load: async () => (await import("./gc.js")).gc,
+  },
+  {
+    name: "ls",
+    summary: "list sessions (newest first)",
+    load: async () => (await import("./ls.js")).ls,
+  },
+  {
+    name: "search",
+    summary: "find message entries by text (every word, case-insensitive)",
+    load: async () => (await import("./search.js")).search,
+  },
+  {
+    name: "show",
+    summary: "draw a session's tree (current path marked), or its state",
+    load: async () => (await import("./show.js")).show,
+  },
+  {
+    name: "tail",
+    summary: "print a session's entries; -f follows new ones",
+    load: async () => (await import("./tail.js")).tail,
+  },
+  {
+    name: "append",
+    summary: "append a text message to a session",
+    load: async () => (await import("./append.js")).append,
+  },
+  {
+    name: "rewind",
+    summary: "move a session's current leaf to an earlier entry or label",
+    load: async () => (await import("./rewind.js")).rewind,
+  },
+  {
+    name: "fork",
+    summary: "copy a session's path into a new session",
+    load: async () => (await import("./fork.js")).fork,
+  },
+  {
+    name: "rm",
+    summary: "delete a session (and with --subagents its subagents)",
+    load: async () => (await import("./rm.js")).rm,
+  },
+  {
+    name: "export",
+    summary: "write a session's raw log as JSONL to stdout",
+    load: async () => (await import("./export.js")).exportCommand,
+  },
+  {
+    name: "import",
+    summary: "store an exported log, or pi / Claude Code sessions, as sessions",
+    load: async () => (await import("./import.js")).importCommand,
+  },
+  {
+    name: "copy",
+    summary: "copy every session to another storage, e.g. a data dir to PostgreSQL (no server)",
+    load: async () => (await import("./copy.js")).copy,
+  },
+  {
+    name: "fsck",
+    summary: "check the session files of a data directory (no server needed)",
+    load: async () => (await import("./fsck.js")).fsck,
+  },
 ];
 
 function usage(): string {
@@ -77,15 +138,15 @@ async function main(argv: string[]): Promise<number> {
   const { name, argv: rest } = top;
   if (name === "help") {
     const topic = COMMANDS.find((c) => c.name === rest[0]);
-    process.stdout.write(`${topic?.help ?? usage()}\n`);
+    process.stdout.write(`${topic === undefined ? usage() : (await topic.load()).help}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) {
     process.stderr.write(`sessiond: unknown command "${name}" (see sessiond --help)\n`);
     return 2;
   }
-  return command.run(rest, context());
+  return (await entry.load()).run(rest, context());
 }
 
 // `sessiond export … | head` closes the pipe early: that is a normal end, not an error.
@@ -98,7 +159,9 @@ main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
-  (err: unknown) => {
+  async (err: unknown) => {
+    // Loaded here, not up front: it imports connect, which --version and --help do not need.
+    const { errorLine } = await import("./error-line.js");
     const { message, exitCode } = errorLine(err);
     process.stderr.write(`sessiond: ${message}\n`);
     process.exitCode = exitCode;

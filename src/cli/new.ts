@@ -74,7 +74,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const newCommand: Command = {
   name: "new",
-  summary: "create a session and print its id",
   help: HELP,
   run,
 };

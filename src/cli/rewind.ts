@@ -50,7 +50,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const rewind: Command = {
   name: "rewind",
-  summary: "move a session's current leaf to an earlier entry or label",
   help: HELP,
   run,
 };

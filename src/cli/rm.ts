@@ -41,7 +41,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const rm: Command = {
   name: "rm",
-  summary: "delete a session (and with --subagents its subagents)",
   help: HELP,
   run,
 };

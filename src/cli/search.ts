@@ -87,7 +87,6 @@ function row(h: SearchHit): string[] {
 
 export const search: Command = {
   name: "search",
-  summary: "find message entries by text (every word, case-insensitive)",
   help: HELP,
   async run(argv, ctx) {
     const { values: v, positionals: words } = parse("search", argv, OPTIONS);

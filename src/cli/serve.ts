@@ -130,7 +130,6 @@ function metricsTokenOf(content: Buffer): string {
 
 export const serve: Command = {
   name: "serve",
-  summary: "run the sessiond server",
   help: HELP,
   async run(argv) {
     const { values: v } = parse("serve", argv, OPTIONS, false);

@@ -108,7 +108,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const show: Command = {
   name: "show",
-  summary: "draw a session's tree (current path marked), or its state",
   help: HELP,
   run,
 };

@@ -54,7 +54,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const tag: Command = {
   name: "tag",
-  summary: "set or remove a session's tags",
   help: HELP,
   run,
 };

@@ -104,7 +104,6 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
 
 export const tail: Command = {
   name: "tail",
-  summary: "print a session's entries; -f follows new ones",
   help: HELP,
   run,
 };

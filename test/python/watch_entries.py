@@ -10,8 +10,11 @@ message classes as described in sessiond_client.py, then:
 
 Prints one JSON line per message ({"t": seconds since start, "event":
 "heartbeat"} or {"t", "event": "entry", "seq", "id"}), then a last line
-{"end": "deadline"} when --seconds passed with the stream still open, or
-{"end": "error", "code": ..., "details": ...} when the stream was ended.
+{"end": "deadline"} when the stream stayed open --seconds after its first
+message, or {"end": "error", "code": ..., "details": ...} when the stream was
+ended (CANCELLED when no message came within a minute). The seconds count
+from the first message, not from the start: on a loaded machine connecting
+can take a good part of a short run, and the stream must be open that long.
 """
 
 import argparse
@@ -28,7 +31,7 @@ def parse_args():
     p.add_argument("--workspace", required=True)
     p.add_argument("--session", required=True)
     p.add_argument("--after-seq", type=int, default=0)
-    p.add_argument("--seconds", type=float, required=True, help="cancel the stream after this long")
+    p.add_argument("--seconds", type=float, required=True, help="cancel the stream this long after its first message")
     return p.parse_args()
 
 
@@ -61,10 +64,14 @@ def main():
         stream.cancel()
 
     timer = threading.Timer(args.seconds, cancel_at_deadline)
-    timer.start()
+    never_opened = threading.Timer(60, stream.cancel)
+    never_opened.start()
     try:
         for event in stream:
             t = round(time.monotonic() - start, 3)
+            if not timer.is_alive() and not deadline_hit.is_set():
+                never_opened.cancel()
+                timer.start()
             if event.WhichOneof("event") == "entry":
                 emit({"t": t, "event": "entry", "seq": event.entry.seq, "id": event.entry.id})
             else:
@@ -77,6 +84,7 @@ def main():
         else:
             emit({"t": t, "end": "error", "code": err.code().name, "details": err.details()})
     finally:
+        never_opened.cancel()
         timer.cancel()
         channel.close()
 
