@@ -33,7 +33,8 @@ export class FileChanges {
    * or hashed per call.)
    */
   stamp(dir: string, sessionId: string): number | undefined {
-    return this.stamper(dir)?.(sessionId);
+    const watched = this.watched(dir);
+    return watched === undefined ? undefined : stampIn(watched, sessionId);
   }
 
   /**
@@ -43,16 +44,18 @@ export class FileChanges {
    * no report can come in between two stamps of one synchronous pass.
    */
   stamper(dir: string): ((sessionId: string) => number) | undefined {
-    const watched = this.dirs.get(dir) ?? this.watch(dir);
-    if (watched === undefined) return undefined;
-    const base = watched.id * 2 ** 32;
-    const changes = watched.changes;
-    return (sessionId) => base + (changes.get(sessionId) ?? 0);
+    const watched = this.watched(dir);
+    return watched === undefined ? undefined : (sessionId) => stampIn(watched, sessionId);
   }
 
   /** Stops every watch. */
   close(): void {
     for (const dir of [...this.dirs.keys()]) this.forget(dir);
+  }
+
+  /** The watch of `dir`, started when there is none; undefined when it cannot be watched. */
+  private watched(dir: string): Watched | undefined {
+    return this.dirs.get(dir) ?? this.watch(dir);
   }
 
   private watch(dir: string): Watched | undefined {
@@ -91,4 +94,9 @@ interface Watched {
   readonly watcher: FSWatcher;
   /** Changes reported per session id (per file name for other files). */
   readonly changes: Map<string, number>;
+}
+
+/** The stamp of session `sessionId`'s file under `watched` (see FileChanges). */
+function stampIn(watched: Watched, sessionId: string): number {
+  return watched.id * 2 ** 32 + (watched.changes.get(sessionId) ?? 0);
 }

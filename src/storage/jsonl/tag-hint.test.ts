@@ -94,6 +94,14 @@ function freezeChangeReports(): void {
       return frozen.get(key) as number;
     };
   });
+  // One file's stamp (a record's lookup) the same way.
+  vi.spyOn(FileChanges.prototype, "stamp").mockImplementation(function (
+    this: FileChanges,
+    dir: string,
+    id: string,
+  ) {
+    return this.stamper(dir)?.(id);
+  });
 }
 
 /**

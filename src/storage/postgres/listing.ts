@@ -251,10 +251,10 @@ async function withRoots(
   workspace: string,
   rows: readonly PageRow[],
   made: RowRecords,
-): Promise<{ rows: PageRow[]; roots: (RootRecord | undefined)[] }> {
+): Promise<{ rows: readonly PageRow[]; roots: readonly (RootRecord | undefined)[] }> {
   const roots = rows.map((r) => made.rootOf(workspace, r.session_id, r.incarnation));
   const missing = rows.filter((_, i) => roots[i] === undefined).map((r) => r.session_id);
-  if (missing.length === 0) return { rows: [...rows], roots };
+  if (missing.length === 0) return { rows, roots };
   const sql = ctx.sql;
   const read = await ctx.db(
     "listing sessions",
