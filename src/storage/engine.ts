@@ -123,6 +123,21 @@ export interface RootPageQuery {
   readonly limit: number;
 }
 
+/** What a caller of `StorageEngine.listRoots` will keep, for an engine that can tell from an index. */
+export interface RootsHint {
+  /** The caller keeps only sessions whose folded tags hold these (see `listRoots`). */
+  readonly tags?: Tags;
+  /**
+   * Only with `tags`, and only when the caller keeps exactly the sessions
+   * whose tags hold them AND that this page query selects, and of those
+   * the first `limit`: an engine may then also leave out, of the sessions
+   * it knows (from its index) to hold the tags, all but the first `limit`
+   * in the query's order after its key, with its parent. It must keep
+   * every session whose tags it does not know, wherever it would sort.
+   */
+  readonly page?: RootPageQuery;
+}
+
 /**
  * A text search in one query (`StorageEngine.searchCandidates`), for an
  * engine that indexes the stored form of entries: the message entries of a
@@ -241,7 +256,7 @@ export interface StorageEngine {
    * must keep every other session (one whose tags it does not know
    * included); an engine may ignore the hint.
    */
-  listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]>;
+  listRoots(workspace: string, hint?: RootsHint): Promise<RootRecord[]>;
 
   /**
    * OPTIONAL: one listing page chosen by the engine (an index in SQL)

@@ -8,7 +8,7 @@ import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
 import { checkSessionId, checkWorkspace, SESSION_ID_PATTERN } from "../core/ids.js";
-import type { RootRecord, SessionRecord, StorageEngine } from "../storage/engine.js";
+import type { RootRecord, RootsHint, SessionRecord, StorageEngine } from "../storage/engine.js";
 import type { StoreLimits } from "./limits.js";
 import { metaOf, updatedMsOf } from "./meta.js";
 import { decodePageToken, encodePageToken, type PageKey } from "./page-token.js";
@@ -147,7 +147,7 @@ async function pickPage(
   return smallest(roots, limit, (r) => r.parentSessionId === parent && afterKey(r), compare);
 }
 
-interface FilteredListing {
+export interface FilteredListing {
   readonly workspace: string;
   readonly parent: string;
   readonly order: "asc" | "desc";
@@ -155,6 +155,36 @@ interface FilteredListing {
   readonly filter: CheckedFilter | undefined;
   readonly after: PageKey | undefined;
   readonly pageSize: number;
+}
+
+/**
+ * What a filtered listing will keep, for an engine with an index (RootsHint):
+ * the sessions whose tags hold the filter's; and when the tags are the
+ * whole filter and the order is by creation, of those only the first of the
+ * page (one more, to know whether a next page exists), so that the engine
+ * may read no more of them. Cost only: an engine keeps every session it
+ * does not rule out, and the records decide.
+ */
+export function rootsHint(l: FilteredListing): RootsHint | undefined {
+  const f = l.filter;
+  if (f === undefined || Object.keys(f.tags).length === 0) return undefined;
+  const tagsOnly =
+    f.titleContains === "" &&
+    f.createdAfterMs === undefined &&
+    f.createdBeforeMs === undefined &&
+    f.updatedAfterMs === undefined &&
+    f.updatedBeforeMs === undefined &&
+    f.agentType === undefined;
+  if (!tagsOnly || l.sortBy !== "created") return { tags: f.tags };
+  return {
+    tags: f.tags,
+    page: {
+      parentSessionId: l.parent,
+      order: l.order,
+      after: l.after === undefined ? undefined : { createdMs: l.after.createdMs, id: l.after.id },
+      limit: l.pageSize + 1,
+    },
+  };
 }
 
 /**
@@ -170,11 +200,7 @@ async function filteredPage(
 ): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
   const { filter, after, pageSize } = l;
   const roots = new Map<string, RootRecord>();
-  // Tags: an engine with an index may leave out the sessions they rule out (the records decide).
-  const hint =
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ObjectLiteral: cost only: a hint never changes the answer (the engine keeps every session it does not rule out, and the records decide)
-    filter !== undefined && Object.keys(filter.tags).length > 0 ? { tags: filter.tags } : undefined;
-  for (const r of await engine.listRoots(l.workspace, hint)) {
+  for (const r of await engine.listRoots(l.workspace, rootsHint(l))) {
     if (r.parentSessionId === l.parent && (filter === undefined || rootMatches(filter, r))) {
       roots.set(r.sessionId, r);
     }

@@ -4,7 +4,7 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { alreadyExists, isSessiondError, notFound, unavailable } from "../../core/errors.js";
 import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
-import { type Tags, tagTest } from "../../core/tags.js";
+import { tagTest } from "../../core/tags.js";
 import type {
   AppendResult,
   DeleteOptions,
@@ -13,6 +13,7 @@ import type {
   EntryScanEnd,
   Planner,
   RootRecord,
+  RootsHint,
   SessionKey,
   SessionRecord,
   StorageEngine,
@@ -265,7 +266,7 @@ export class JsonlEngine implements StorageEngine {
    * 10,000 sessions then builds its candidates, ids and records for the
    * few that match, not for all.
    */
-  async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
+  async listRoots(workspace: string, hint?: RootsHint): Promise<RootRecord[]> {
     this.checkOpen();
     const roots = await this.index.roots(workspace);
     if (hint?.tags === undefined || Object.keys(hint.tags).length === 0) return roots;

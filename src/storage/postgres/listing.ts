@@ -1,6 +1,6 @@
 import type postgres from "postgres";
 import type { Tags } from "../../core/tags.js";
-import type { RootPageQuery, RootRecord, SessionKey, SessionRecord } from "../engine.js";
+import type { RootPageQuery, RootRecord, RootsHint, SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
 import type { RowRecords } from "./row-records.js";
 import {
@@ -104,31 +104,23 @@ export async function idsByRef(
  * makes right after; their roots are the ones `made` holds for their
  * incarnations, and only the others' are read, in a second query by
  * primary key (withRoots): a warm filtered page is one statement that
- * reads no entry.
+ * reads no entry. With `hint.page` (RootsHint), the folded half is that
+ * page's keyset query as well (foldedPage): the first `limit` folded rows
+ * that hold the tags, from the GIN index or the page index as the planner
+ * finds cheaper, not every one of them; the unfolded half stays whole.
  */
 export async function listRoots(
   ctx: PgContext,
   workspace: string,
-  tags: Tags | undefined,
+  hint: RootsHint | undefined,
   memo: PageMemo,
   made: RowRecords,
 ): Promise<RootRecord[]> {
   const sql = ctx.sql;
+  const tags = hint?.tags;
   if (tags !== undefined && Object.keys(tags).length > 0) {
-    const rows = await ctx.db(
-      "listing sessions",
-      () =>
-        sql<PageRow[]>`
-      SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, NULL AS payload,
-        s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
-      FROM sessiond_sessions s
-      WHERE workspace = ${workspace} AND tags @> ${JSON.stringify(tags)}::text::jsonb
-        AND tags_head = head_seq
-      UNION ALL
-      SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, NULL AS payload,
-        s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
-      FROM sessiond_sessions s
-      WHERE workspace = ${workspace} AND tags_head IS DISTINCT FROM head_seq`,
+    const rows = await ctx.db("listing sessions", () =>
+      hintedRootsQuery(sql, workspace, tags, hint?.page),
     );
     const rooted = await withRoots(ctx, workspace, rows, made);
     return rootsOfPage(workspace, rooted.rows, memo, made, rooted.roots);
@@ -144,6 +136,48 @@ export async function listRoots(
       WHERE s.workspace = ${workspace}`,
   );
   return rows.map((r) => rootRecordOfRow(workspace, r));
+}
+
+/**
+ * The query of a hinted `listRoots`, not yet run (the tests EXPLAIN it):
+ * the folded rows that hold `tags`, or with `page` only the first
+ * `page.limit` of them in its order after its key (the keyset of
+ * pageRootsQuery), then every row not folded at its head.
+ */
+export function hintedRootsQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  tags: Tags,
+  page: RootPageQuery | undefined,
+): postgres.PendingQuery<PageRow[]> {
+  const columns = sql`s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation,
+    NULL AS payload, s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms,
+    ${tagColumns(sql)}`;
+  const folded = sql`
+    SELECT ${columns} FROM sessiond_sessions s
+    WHERE workspace = ${workspace} AND tags @> ${JSON.stringify(tags)}::text::jsonb
+      AND tags_head = head_seq`;
+  const unfolded = sql`
+    SELECT ${columns} FROM sessiond_sessions s
+    WHERE workspace = ${workspace} AND tags_head IS DISTINCT FROM head_seq`;
+  if (page === undefined) return sql<PageRow[]>`${folded} UNION ALL ${unfolded}`;
+  return sql<PageRow[]>`
+    (${folded} AND s.parent_session_id = ${page.parentSessionId} ${keysetOf(sql, page)})
+    UNION ALL (${unfolded})`;
+}
+
+/** The keyset condition, order and limit of a page query (see pageRootsQuery). */
+function keysetOf(sql: postgres.Sql, q: RootPageQuery): postgres.PendingQuery<postgres.Row[]> {
+  const desc = q.order === "desc";
+  const key = sql`(s.created_at_ms, s.session_id COLLATE "C")`;
+  const after =
+    q.after === undefined
+      ? sql``
+      : sql`AND ${key} ${desc ? sql`<` : sql`>`} (${q.after.createdMs}::bigint, ${q.after.id}::text)`;
+  const order = desc
+    ? sql`s.created_at_ms DESC, s.session_id COLLATE "C" DESC`
+    : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
+  return sql`${after} ORDER BY ${order} LIMIT ${q.limit}`;
 }
 
 /**
@@ -163,15 +197,6 @@ export function pageRootsQuery(
   workspace: string,
   q: RootPageQuery,
 ): postgres.PendingQuery<PageRow[]> {
-  const desc = q.order === "desc";
-  const key = sql`(s.created_at_ms, s.session_id COLLATE "C")`;
-  const after =
-    q.after === undefined
-      ? sql``
-      : sql`AND ${key} ${desc ? sql`<` : sql`>`} (${q.after.createdMs}::bigint, ${q.after.id}::text)`;
-  const order = desc
-    ? sql`s.created_at_ms DESC, s.session_id COLLATE "C" DESC`
-    : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
   return sql<PageRow[]>`
     SELECT s.session_id, s.created_at_ms, s.parent_session_id, s.incarnation, e.payload,
       s.head_seq, s.leaf_id, s.message_count, s.title, s.updated_at_ms, ${tagColumns(sql)}
@@ -179,9 +204,7 @@ export function pageRootsQuery(
     JOIN sessiond_entries e
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq = 1
     WHERE s.workspace = ${workspace} AND s.parent_session_id = ${q.parentSessionId}
-      ${after}
-    ORDER BY ${order}
-    LIMIT ${q.limit}`;
+      ${keysetOf(sql, q)}`;
 }
 
 /**

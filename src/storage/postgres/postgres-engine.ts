@@ -3,7 +3,6 @@ import postgres from "postgres";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { isSessiondError, SessiondError, unavailable } from "../../core/errors.js";
 import type { SessionLog } from "../../core/session-log.js";
-import type { Tags } from "../../core/tags.js";
 import type {
   AppendResult,
   Candidate,
@@ -14,6 +13,7 @@ import type {
   Planner,
   RootPageQuery,
   RootRecord,
+  RootsHint,
   SessionKey,
   SessionRecord,
   StorageEngine,
@@ -288,9 +288,9 @@ export class PostgresEngine implements StorageEngine {
     return idsByRef(this.ctx, workspace, ref, limit);
   }
 
-  async listRoots(workspace: string, hint?: { readonly tags?: Tags }): Promise<RootRecord[]> {
+  async listRoots(workspace: string, hint?: RootsHint): Promise<RootRecord[]> {
     await this.begin();
-    return listRoots(this.ctx, workspace, hint?.tags, this.pageMemo, this.rowRecords);
+    return listRoots(this.ctx, workspace, hint, this.pageMemo, this.rowRecords);
   }
 
   /**
