@@ -7,7 +7,7 @@ import {
   createContextValues,
 } from "@connectrpc/connect";
 import { isUnexpected, toConnectError } from "./errors.js";
-import type { Logger } from "./logger.js";
+import { isoNow, type Logger } from "./logger.js";
 import { type SentResponse, type SentStatus, sentStatus } from "./sent-status.js";
 
 /** What the edge interceptor learns about a call; connect-node refuses some before it runs. */
@@ -185,7 +185,7 @@ function lineOf(
   start: number,
 ): Record<string, unknown> {
   const line: Record<string, unknown> = {
-    time: new Date().toISOString(),
+    time: isoNow(),
     method: record.method ?? (url ?? "").split("?")[0]?.slice(1, 200),
   };
   if (record.workspace !== undefined) line.workspace = record.workspace;

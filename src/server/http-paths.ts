@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import type { Logger } from "./logger.js";
+import { isoNow, type Logger } from "./logger.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { Readiness } from "./readiness.js";
 
@@ -53,7 +53,7 @@ export function withHttpPaths(options: HttpPathsOptions, next: Handler): Handler
       if (req.method === "HEAD") res.end();
       else res.end(body);
       options.logger.write("debug", {
-        time: new Date().toISOString(),
+        time: isoNow(),
         method: `${req.method} ${path}`,
         code: `HTTP ${status}`,
         ms: Math.round((performance.now() - start) * 100) / 100,

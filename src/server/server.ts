@@ -29,7 +29,7 @@ import { withHttpPaths } from "./http-paths.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
 import { batchedLines } from "./log-batch.js";
-import { Logger } from "./logger.js";
+import { isoNow, Logger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
 import { plaintextPort } from "./plaintext-port.js";
 import { Readiness } from "./readiness.js";
@@ -220,7 +220,7 @@ export async function startServer(
     if (front !== undefined) routeNativeGrpc(server, front);
     else {
       logger.write("warn", {
-        time: new Date().toISOString(),
+        time: isoNow(),
         event: "grpc-js unavailable",
         error:
           "@grpc/grpc-js has no per-stream entry (Server._streamHandler): native gRPC is served by connect-node",

@@ -286,10 +286,20 @@ export class JsonlEngine implements StorageEngine {
    * workspace's): first, without a stat or a promise each, the records
    * the memo holds for top-level sessions that are not open and whose
    * files had no change reported since (RecordMemo.voucher); then the rest
-   * one by one (recordOf), LIST_CONCURRENCY at a time.
+   * one by one (recordOf), LIST_CONCURRENCY at a time. One open session
+   * (a GetSession of a session in use: the hot case) goes straight to its
+   * record, as the rest would, without the voucher and the workers.
    */
   async list(workspace: string, sessionIds?: readonly string[]): Promise<SessionRecord[]> {
     this.checkOpen();
+    if (sessionIds?.length === 1) {
+      const key = { workspace, sessionId: sessionIds[0] as string };
+      const open = this.cache.get(key);
+      if (open !== undefined) {
+        const record = await this.loadRecord(key, open, undefined);
+        return record === undefined ? [] : [record];
+      }
+    }
     const ids = sessionIds ?? (await this.listIds(workspace));
     const out: (SessionRecord | undefined)[] = new Array(ids.length);
     const rest: number[] = [];
