@@ -12,6 +12,7 @@ import {
 import type * as grpc from "@grpc/grpc-js";
 import { type CallRecord, callRecordKey } from "../call-log.js";
 import { sendsPreEncodedKey } from "../response-size.js";
+import { MetadataHeaders } from "./metadata-headers.js";
 
 /**
  * A grpc-js call as connect's interceptors and handlers see it: the request
@@ -100,7 +101,8 @@ export class LiveCalls {
  * client cancel, deadline or server shutdown), at a fraction of its cost per
  * call: at most one AbortController instead of three with four linked
  * listeners, made only when someone reads the signal (a warm GetSession
- * never does), and the request header built once instead of copied.
+ * never does), and the request header read from the call's metadata
+ * (MetadataHeaders) instead of copied.
  */
 class CallContext implements HandlerContext {
   readonly requestMethod = "POST";
@@ -285,14 +287,7 @@ export function begin(
   live: LiveCalls,
   record: CallRecord | undefined,
 ): Begun {
-  const header = new Headers();
-  const fields = call.metadata.toHttp2Headers();
-  for (const key in fields) {
-    const value = fields[key];
-    if (Array.isArray(value)) for (const v of value) header.append(key, v);
-    else if (value !== undefined) header.append(key, String(value));
-  }
-  header.set("content-type", "application/grpc+proto");
+  const header = new MetadataHeaders(call.metadata, "application/grpc+proto");
   const values = createContextValues();
   values.set(callRecordKey, record);
   values.set(sendsPreEncodedKey, true);
