@@ -60,9 +60,13 @@ describe("MetadataHeaders", () => {
     expect([...new MetadataHeaders(m, CT).entries()]).toEqual([...realOf(m).entries()]);
     const seen: [string, string, boolean][] = [];
     const lite = new MetadataHeaders(m, CT);
-    lite.forEach((v, k, parent) => seen.push([k, v, parent === lite]));
+    lite.forEach((v, k, parent) => {
+      seen.push([k, v, parent === lite]);
+    });
     const want: [string, string, boolean][] = [];
-    realOf(m).forEach((v, k) => want.push([k, v, true]));
+    realOf(m).forEach((v, k) => {
+      want.push([k, v, true]);
+    });
     expect(seen).toEqual(want);
     expect(lite.getSetCookie()).toEqual([]);
   });
