@@ -32,14 +32,14 @@ export class Logger {
    */
   write(level: LogLevel, fields: Record<string, unknown>): void {
     if (!this.enabled(level)) return;
-    const json = "level" in fields ? undefined : JSON.stringify(fields);
-    this.sink(
-      json === undefined
-        ? JSON.stringify({ ...fields, level })
-        : json === "{}"
-          ? `{"level":"${level}"}`
-          : `${json.slice(0, -1)},"level":"${level}"}`,
-    );
+    // Fields naming a level of their own: the line's replaces it in place, as a spread does.
+    if ("level" in fields) {
+      this.sink(JSON.stringify({ ...fields, level }));
+      return;
+    }
+    const json = JSON.stringify(fields);
+    const comma = json === "{}" ? "" : ",";
+    this.sink(`${json.slice(0, -1)}${comma}"level":"${level}"}`);
   }
 
   /** A line some component serialised itself (the retention sweeper's), as it is. */

@@ -10,6 +10,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
+import type { PageKey } from "./page-token.js";
 import { type CheckedFilter, checkFilter } from "./session-filter.js";
 import { type FilteredListing, rootsHint } from "./session-listing.js";
 
@@ -41,10 +42,8 @@ describe("rootsHint", () => {
   });
 
   it("a later page: its parent, order and the previous page's last key", () => {
-    const after = { createdMs: 7, id: "s1", order: "asc" as const, parent: "p", sortBy: "created" };
-    expect(
-      rootsHint(listing({ parent: "p", order: "asc", pageSize: 3, after: after as never })),
-    ).toEqual({
+    const after: PageKey = { createdMs: 7, id: "s1", order: "asc", parent: "p", sortBy: "created" };
+    expect(rootsHint(listing({ parent: "p", order: "asc", pageSize: 3, after }))).toEqual({
       tags: { user: "ana" },
       page: { parentSessionId: "p", order: "asc", after: { createdMs: 7, id: "s1" }, limit: 4 },
     });

@@ -162,8 +162,10 @@ export interface FilteredListing {
  * the sessions whose tags hold the filter's; and when the tags are the
  * whole filter and the order is by creation, of those only the first of the
  * page (one more, to know whether a next page exists), so that the engine
- * may read no more of them. Cost only: an engine keeps every session it
- * does not rule out, and the records decide.
+ * may read no more of them. The page is passed only then: with any other
+ * condition the roots or records rule some of those first ones out, and
+ * the page would come up short. Otherwise cost only: an engine keeps every
+ * session it does not rule out, and the records decide.
  */
 export function rootsHint(l: FilteredListing): RootsHint | undefined {
   const f = l.filter;

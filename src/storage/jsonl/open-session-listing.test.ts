@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { freezeChangeReports } from "../../../test/support/jsonl/change-reports.js";
 import { removeDir, tempDir, WS } from "../../../test/support/jsonl/fixtures.js";
 import { storeOn } from "../../../test/support/search-fixtures.js";
-import { FileChanges } from "./file-changes.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -30,31 +30,6 @@ afterEach(async () => {
   await engine.close();
   await removeDir(dataDir);
 });
-
-/** Every file's change stamp frozen at its first reading: no change is ever reported. */
-function freezeChangeReports(): void {
-  const live = FileChanges.prototype.stamper;
-  const frozen = new Map<string, number>();
-  vi.spyOn(FileChanges.prototype, "stamper").mockImplementation(function (
-    this: FileChanges,
-    dir: string,
-  ) {
-    const now = live.call(this, dir);
-    if (now === undefined) return undefined;
-    return (id: string) => {
-      const key = `${dir}/${id}`;
-      if (!frozen.has(key)) frozen.set(key, now(id));
-      return frozen.get(key) as number;
-    };
-  });
-  vi.spyOn(FileChanges.prototype, "stamp").mockImplementation(function (
-    this: FileChanges,
-    dir: string,
-    id: string,
-  ) {
-    return this.stamper(dir)?.(id);
-  });
-}
 
 const SESSIONS = 20; // more than the engine's threshold for taking the set of open ids
 

@@ -4,9 +4,9 @@ import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { freezeChangeReports } from "../../../test/support/jsonl/change-reports.js";
 import { removeDir, tempDir, WS } from "../../../test/support/jsonl/fixtures.js";
 import { storeOn } from "../../../test/support/search-fixtures.js";
-import { FileChanges } from "./file-changes.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 
 /**
@@ -72,37 +72,6 @@ it("keeps a session whose file changed since its record was read", async () => {
   await appendFile(path.join(dataDir, WS, "sessions", "c1.jsonl"), "not a record\n");
   await expect.poll(() => hinted({ user: "u9" }), { timeout: 15_000 }).toEqual(["c1"]);
 });
-
-/**
- * Each file's change stamp frozen at the first time it is asked for: as if
- * the kernel's report of this engine's own append had not come in yet (it
- * comes through the event loop, after the append may have been
- * acknowledged). Undone by vi.restoreAllMocks.
- */
-function freezeChangeReports(): void {
-  const live = FileChanges.prototype.stamper;
-  const frozen = new Map<string, number>();
-  vi.spyOn(FileChanges.prototype, "stamper").mockImplementation(function (
-    this: FileChanges,
-    dir: string,
-  ) {
-    const now = live.call(this, dir);
-    if (now === undefined) return undefined;
-    return (id: string) => {
-      const key = `${dir}/${id}`;
-      if (!frozen.has(key)) frozen.set(key, now(id));
-      return frozen.get(key) as number;
-    };
-  });
-  // One file's stamp (a record's lookup) the same way.
-  vi.spyOn(FileChanges.prototype, "stamp").mockImplementation(function (
-    this: FileChanges,
-    dir: string,
-    id: string,
-  ) {
-    return this.stamper(dir)?.(id);
-  });
-}
 
 /**
  * Sessions o0..o2 tagged user=u0, then a fresh engine (`cacheSessions`,

@@ -105,7 +105,7 @@ export async function idsByRef(
  * incarnations, and only the others' are read, in a second query by
  * primary key (withRoots): a warm filtered page is one statement that
  * reads no entry. With `hint.page` (RootsHint), the folded half is that
- * page's keyset query as well (foldedPage): the first `limit` folded rows
+ * page's keyset query as well (hintedRootsQuery): the first `limit` folded rows
  * that hold the tags, from the GIN index or the page index as the planner
  * finds cheaper, not every one of them; the unfolded half stays whole.
  */
