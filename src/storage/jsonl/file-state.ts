@@ -5,6 +5,7 @@ import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
 import { makeNameDurable } from "./create-file.js";
 import { closeQuietly, errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import type { InlineSync } from "./inline-sync.js";
 import { type CorruptHandler, scan } from "./reader.js";
 import { repairTail } from "./repair.js";
 
@@ -30,6 +31,8 @@ export interface FileStateOptions {
   readonly noTailRepair: boolean;
   /** Negative control: write at the end this process believes, without re-reading the file under the lock. */
   readonly noFencing?: boolean;
+  /** The engine's choice of thread for a batch's flush (inline-sync.ts); absent: always the pool. */
+  readonly inlineSync?: InlineSync;
 }
 
 /** Bytes kept from just before the known end, to notice a file rewritten behind our back. */
@@ -159,7 +162,7 @@ export class FileState {
     const fd = this.fd as number;
     try {
       await writeAll(this.o.ops, fd, bytes, writeAt);
-      if (!this.o.noFsync) await this.o.ops.fdatasync(fd);
+      if (!this.o.noFsync) await this.flush(fd);
     } catch (err) {
       const from = Math.min(this.unsynced?.from ?? writeAt, writeAt);
       this.unsynced = { from, ino: this.fdIno };
@@ -167,6 +170,21 @@ export class FileState {
     }
     this.end = writeAt + bytes.length;
     this.keepProbe(bytes);
+  }
+
+  /** A batch's fdatasync, on the thread `inlineSync` picks, timed for its next pick. */
+  private async flush(fd: number): Promise<void> {
+    const sync = this.o.inlineSync;
+    if (sync === undefined) return this.o.ops.fdatasync(fd);
+    const start = performance.now();
+    // A failed flush counts as slow: the disk is in trouble.
+    let ms = Number.POSITIVE_INFINITY;
+    try {
+      await this.o.ops.fdatasync(fd, sync.inline);
+      ms = performance.now() - start;
+    } finally {
+      sync.flushed(ms);
+    }
   }
 
   /** Unlinks the file and fsyncs its directory; false when it was already gone. */

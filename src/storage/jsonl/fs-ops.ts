@@ -14,7 +14,11 @@ export interface FsOps {
   read(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number>;
   /** Writes at `position`; returns the bytes written (may be fewer than asked). */
   write(fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number>;
-  fdatasync(fd: number): Promise<void>;
+  /**
+   * With `inline`, the flush may block the calling thread instead of going
+   * through a worker (see inline-sync.ts); wrappers may ignore the hint.
+   */
+  fdatasync(fd: number, inline?: boolean): Promise<void>;
   fsync(fd: number): Promise<void>;
   ftruncate(fd: number, length: number): Promise<void>;
   fstat(fd: number): Promise<fs.Stats>;
@@ -53,7 +57,8 @@ function now<T>(run: () => T): Promise<T> {
  * thread pool costs tens of microseconds on a busy 2-core box and was most
  * of an append's latency (with fdatasync off, bench row 9). Larger transfers
  * and everything that waits on the disk (fdatasync, fsync) stay async so the
- * event loop never blocks on them.
+ * event loop does not block on them, except a flush the engine asks to run
+ * inline (inline-sync.ts: a lone append on a fast disk).
  */
 const SYNC_IO_MAX = 64 * 1024;
 
@@ -74,7 +79,8 @@ export const nodeFs: FsOps = {
     length <= SYNC_IO_MAX
       ? now(() => fs.writeSync(fd, buf, offset, length, position))
       : cb<number>((d) => fs.write(fd, buf, offset, length, position, d)),
-  fdatasync: (fd) => cbVoid((d) => fs.fdatasync(fd, d)),
+  fdatasync: (fd, inline) =>
+    inline ? now(() => fs.fdatasyncSync(fd)) : cbVoid((d) => fs.fdatasync(fd, d)),
   fsync: (fd) => cbVoid((d) => fs.fsync(fd, d)),
   ftruncate: (fd, length) => cbVoid((d) => fs.ftruncate(fd, length, d)),
   fstat: (fd) => now(() => fs.fstatSync(fd)),

@@ -34,6 +34,7 @@ import { FileChanges } from "./file-changes.js";
 import { type FileKey, keyOf } from "./file-identity.js";
 import { ioError } from "./fs-errors.js";
 import { errnoCode, type FsOps, nodeFs } from "./fs-ops.js";
+import { InlineSync } from "./inline-sync.js";
 import { corruptRecord, MAX_REMEMBERED, RecordMemo } from "./listing.js";
 import { ListingIndex } from "./listing-index.js";
 import { ListingIndexFile } from "./listing-index-file.js";
@@ -172,6 +173,7 @@ export class JsonlEngine implements StorageEngine {
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
       noFencing: o.debug?.noFencing === true,
+      inlineSync: new InlineSync(),
       observer: this.observer,
     };
   }

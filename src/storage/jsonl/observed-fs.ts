@@ -11,19 +11,19 @@ import type { FsOps } from "./fs-ops.js";
  */
 export function observedFs(ops: FsOps, observer: StorageObserver): FsOps {
   const timed =
-    (name: string, sync: (fd: number) => Promise<void>) =>
-    (fd: number): Promise<void> =>
+    (name: string, sync: (fd: number, inline?: boolean) => Promise<void>) =>
+    (fd: number, inline?: boolean): Promise<void> =>
       inSpan(name, async () => {
         const start = performance.now();
         try {
-          await sync(fd);
+          await sync(fd, inline);
         } finally {
           observer.synced((performance.now() - start) / 1000);
         }
       });
   return {
     ...ops,
-    fdatasync: timed("jsonl.fdatasync", (fd) => ops.fdatasync(fd)),
+    fdatasync: timed("jsonl.fdatasync", (fd, inline) => ops.fdatasync(fd, inline)),
     fsync: timed("jsonl.fsync", (fd) => ops.fsync(fd)),
   };
 }

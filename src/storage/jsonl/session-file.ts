@@ -9,6 +9,7 @@ import type { AppendResult, Planner, SessionKey } from "../engine.js";
 import { inSpan, type StorageObserver } from "../observer.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
+import { admitted } from "./inline-sync.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
 
@@ -111,7 +112,8 @@ export class SessionFile {
 
   append(planner: Planner): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.enqueue({ kind: "append", planner, trace: context.active(), resolve, reject });
+      const answer = admitted(this.o.inlineSync, resolve, reject);
+      this.enqueue({ kind: "append", planner, trace: context.active(), ...answer });
     });
   }
 
@@ -122,7 +124,7 @@ export class SessionFile {
    */
   remove(ifHeadSeq?: number): Promise<boolean> {
     return new Promise((resolve, reject) =>
-      this.enqueue({ kind: "delete", ifHeadSeq, resolve, reject }),
+      this.enqueue({ kind: "delete", ifHeadSeq, ...admitted(this.o.inlineSync, resolve, reject) }),
     );
   }
 
