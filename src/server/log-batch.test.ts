@@ -70,4 +70,25 @@ describe("batchedLines", () => {
     }
     expect(out).toBe("first\nlast\n");
   });
+
+  it("writes at once a line added at exit after the waiting lines went out (another exit listener's)", () => {
+    const code = [
+      `import { batchedLines } from ${JSON.stringify(new URL("./log-batch.ts", import.meta.url).pathname)};`,
+      "const sink = batchedLines((chunk) => process.stdout.write(chunk));",
+      "sink('first');",
+      "process.once('exit', () => sink('late'));",
+      "process.exit(3);",
+    ].join("\n");
+    let out = "";
+    try {
+      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+        encoding: "utf8",
+      });
+    } catch (err) {
+      const e = err as { status: number; stdout: string };
+      expect(e.status).toBe(3);
+      out = e.stdout;
+    }
+    expect(out).toBe("first\nlate\n");
+  });
 });

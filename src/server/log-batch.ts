@@ -27,8 +27,11 @@ export function batchedLines(
 /** Batches with lines waiting, flushed at exit: one 'exit' listener for all of them. */
 const waiting = new Set<LineBatch>();
 let exitHooked = false;
+/** The process is exiting: no later turn will come, so a line added now is written at once. */
+let exiting = false;
 
 function flushAll(): void {
+  exiting = true;
   for (const b of waiting) b.flush();
 }
 
@@ -43,7 +46,7 @@ class LineBatch {
 
   add(line: string): void {
     this.text += `${line}\n`;
-    if (this.text.length >= this.maxBytes) {
+    if (this.text.length >= this.maxBytes || exiting) {
       this.flush();
       return;
     }

@@ -1,6 +1,11 @@
 import { type DescField, type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import {
+  type AppendResponse,
+  AppendResponseSchema,
+} from "../../gen/sessiond/v1/session_service_pb.js";
+import { encodeAppendResponse } from "./append-response-encoding.js";
 
 /**
  * The binary encoding of a response, each SessionMeta of its top-level
@@ -14,9 +19,14 @@ import { type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/sessi
  *
  * The lists are written first, then the rest of the message: a valid
  * encoding in any order, and the canonical one when the lists have the
- * lowest field numbers (ListSessionsResponse: sessions = 1).
+ * lowest field numbers (ListSessionsResponse: sessions = 1). An
+ * AppendResponse has an encoder of its own (append-response-encoding.ts).
  */
 export function encodeResponse(schema: DescMessage, message: Message): Uint8Array {
+  if (schema.typeName === AppendResponseSchema.typeName) {
+    const bytes = encodeAppendResponse(message as AppendResponse);
+    if (bytes !== undefined) return bytes;
+  }
   const lists = metaListsOf(schema);
   if (lists.length === 0) return toBinary(schema, message);
   const w = new BinaryWriter();

@@ -1,0 +1,89 @@
+import { create, toBinary } from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  type AppendedEntry,
+  AppendedEntrySchema,
+  type AppendResponse,
+  AppendResponseSchema,
+} from "../../gen/sessiond/v1/session_service_pb.js";
+import { encodeAppendResponse } from "./append-response-encoding.js";
+import { encodeResponse } from "./meta-encoding.js";
+
+const MAX_U64 = 2n ** 64n - 1n;
+/** Strings with the edge cases of the wire: empty, non-ASCII, astral. */
+const text = fc.oneof(fc.constant(""), fc.string(), fc.string({ unit: "grapheme" }));
+const u64 = fc.oneof(fc.constant(0n), fc.constant(MAX_U64), fc.bigInt({ min: 0n, max: MAX_U64 }));
+const timestamp = fc.record({
+  seconds: fc.oneof(
+    fc.constant(0n),
+    fc.constant(-62135596800n),
+    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+  ),
+  nanos: fc.oneof(fc.constant(0), fc.integer({ min: -999_999_999, max: 999_999_999 })),
+});
+const appended = fc.record(
+  {
+    id: text,
+    parentId: fc.option(text, { nil: undefined }),
+    seq: u64,
+    timestamp: fc.option(timestamp, { nil: undefined }),
+  },
+  { requiredKeys: ["id", "seq"] },
+);
+const response = fc.record({
+  entries: fc.array(appended, { maxLength: 4 }),
+  leafId: text,
+  headSeq: u64,
+  deduplicated: fc.boolean(),
+});
+
+describe("encodeAppendResponse", () => {
+  it("writes the bytes toBinary writes, for any AppendResponse", () => {
+    fc.assert(
+      fc.property(response, (init) => {
+        const m = create(AppendResponseSchema, init);
+        const bytes = encodeAppendResponse(m);
+        expect(bytes).toBeDefined();
+        expect(Buffer.from(bytes as Uint8Array)).toEqual(
+          Buffer.from(toBinary(AppendResponseSchema, m)),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("declines a message with unknown fields, anywhere; encodeResponse then writes them too", () => {
+    const unknown = [{ no: 99, wireType: 0, data: new Uint8Array([1]) }];
+    const entry = create(AppendedEntrySchema, {
+      id: "e1",
+      seq: 1n,
+      timestamp: timestampFromMs(1_700_000_000_000),
+    });
+    /** A response with one entry, unknown fields set by `mark` on one of its parts. */
+    const withUnknown = (mark: (m: AppendResponse) => { $unknown?: unknown[] }) => {
+      const m = create(AppendResponseSchema, { entries: [entry] });
+      mark(m).$unknown = unknown;
+      return m;
+    };
+    const cases = [
+      withUnknown((m) => m),
+      withUnknown((m) => m.entries[0] as AppendedEntry),
+      withUnknown((m) => m.entries[0]?.timestamp as Timestamp),
+    ];
+    for (const m of cases) {
+      expect(encodeAppendResponse(m)).toBeUndefined();
+      expect(Buffer.from(encodeResponse(AppendResponseSchema, m))).toEqual(
+        Buffer.from(toBinary(AppendResponseSchema, m)),
+      );
+    }
+  });
+
+  it("is what encodeResponse uses for an AppendResponse", () => {
+    const m = create(AppendResponseSchema, { leafId: "x", headSeq: 3n });
+    expect(Buffer.from(encodeResponse(AppendResponseSchema, m))).toEqual(
+      Buffer.from(encodeAppendResponse(m) as Uint8Array),
+    );
+  });
+});
