@@ -3,9 +3,9 @@
  * which the call ended (so HTTP/2 writes the call's last bytes first),
  * timed at the end of the call, once per call, and still at exit.
  */
-import { execFileSync } from "node:child_process";
 import { setImmediate as immediate } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { importLine, stdoutAtExit } from "../../test/support/exit-child.js";
 import { CallLog } from "./call-log.js";
 import { Logger } from "./logger.js";
 
@@ -61,28 +61,18 @@ describe("CallLog: a native gRPC call's line", () => {
   });
 
   it("is written when the process exits in the turn the call ended in", () => {
-    const here = (name: string) => JSON.stringify(new URL(`./${name}`, import.meta.url).pathname);
-    const code = [
-      `import { CallLog } from ${here("call-log.ts")};`,
-      `import { Logger } from ${here("logger.ts")};`,
-      `import { batchedLines } from ${here("log-batch.ts")};`,
+    const here = (name: string) => new URL(`./${name}`, import.meta.url);
+    const out = stdoutAtExit([
+      importLine("{ CallLog }", here("call-log.ts")),
+      importLine("{ Logger }", here("logger.ts")),
+      importLine("{ batchedLines }", here("log-batch.ts")),
       "const logger = new Logger('info', batchedLines((chunk) => process.stdout.write(chunk)));",
       "logger.write('info', { msg: 'started' });",
       "const call = new CallLog(logger, undefined).stream('/x.v1.S/M');",
       "call.responded({ ':status': 200 }, false);",
       "call.done({ 'grpc-status': '0' });",
       "process.exit(3);",
-    ].join("\n");
-    let out = "";
-    try {
-      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
-        encoding: "utf8",
-      });
-    } catch (err) {
-      const e = err as { status: number; stdout: string };
-      expect(e.status).toBe(3);
-      out = e.stdout;
-    }
+    ]);
     const lines = out
       .trim()
       .split("\n")

@@ -1,6 +1,6 @@
-import { execFileSync } from "node:child_process";
 import { setImmediate as immediate } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { importLine, stdoutAtExit } from "../../test/support/exit-child.js";
 import { batchedLines } from "./log-batch.js";
 
 /** Two turns of the event loop: a batch goes out in the turn after its lines were added. */
@@ -53,42 +53,22 @@ describe("batchedLines", () => {
   });
 
   it("writes the waiting lines when the process exits in the same turn", () => {
-    const code = [
-      `import { batchedLines } from ${JSON.stringify(new URL("./log-batch.ts", import.meta.url).pathname)};`,
+    const out = stdoutAtExit([
+      importLine("{ batchedLines }", new URL("./log-batch.ts", import.meta.url)),
       "const sink = batchedLines((chunk) => process.stdout.write(chunk));",
       "sink('first'); sink('last'); process.exit(3);",
-    ].join("\n");
-    let out = "";
-    try {
-      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
-        encoding: "utf8",
-      });
-    } catch (err) {
-      const e = err as { status: number; stdout: string };
-      expect(e.status).toBe(3);
-      out = e.stdout;
-    }
+    ]);
     expect(out).toBe("first\nlast\n");
   });
 
   it("writes at once a line added at exit after the waiting lines went out (another exit listener's)", () => {
-    const code = [
-      `import { batchedLines } from ${JSON.stringify(new URL("./log-batch.ts", import.meta.url).pathname)};`,
+    const out = stdoutAtExit([
+      importLine("{ batchedLines }", new URL("./log-batch.ts", import.meta.url)),
       "const sink = batchedLines((chunk) => process.stdout.write(chunk));",
       "sink('first');",
       "process.once('exit', () => sink('late'));",
       "process.exit(3);",
-    ].join("\n");
-    let out = "";
-    try {
-      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
-        encoding: "utf8",
-      });
-    } catch (err) {
-      const e = err as { status: number; stdout: string };
-      expect(e.status).toBe(3);
-      out = e.stdout;
-    }
+    ]);
     expect(out).toBe("first\nlate\n");
   });
 });
