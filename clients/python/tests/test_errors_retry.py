@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import unittest
 
 import grpc
@@ -158,6 +160,27 @@ class LostResponseRetryTest(unittest.TestCase):
             c.session.append(workspace=self.ws, session=sid, entries=[user_message("q")])
         self.assertEqual(cm.exception.code_name, "UNAVAILABLE")
         self.assertEqual(lossy.count("Append"), 1)
+
+    def test_close_right_after_retries_leaves_grpcio_threads_quiet(self) -> None:
+        """grpcio's connectivity poller is done with the channel before it closes.
+
+        The waits between attempts watch the channel on a grpcio thread; a
+        channel closed while that thread still polls makes it raise
+        "Cannot invoke RPC: Channel closed!" (printed on stderr).
+        """
+        errors: list = []
+        previous = threading.excepthook
+        threading.excepthook = lambda args: errors.append(args.exc_value)
+        try:
+            for _ in range(3):
+                c = client(interceptors=[LoseResponses(ListSessions=10)], retry=FAST)
+                with self.assertRaises(SessiondError):
+                    c.store.list_sessions(workspace=self.ws)
+                c.close()
+            time.sleep(1.0)  # the pollers' last rounds
+        finally:
+            threading.excepthook = previous
+        self.assertEqual([repr(e) for e in errors], [])
 
     def test_gives_up_after_max_attempts(self) -> None:
         c, lossy = self.lossy(ListSessions=10)

@@ -37,7 +37,7 @@ import grpc
 from google.protobuf.message import Message as _PbMessage
 
 from .errors import SessiondError
-from .reconnect import wait_reconnecting
+from .reconnect import close_channel, wait_reconnecting
 from .ids import new_entry_id, new_session_id
 from .messages import json_struct
 from .v1 import session_service_pb2 as ss
@@ -542,7 +542,7 @@ class SessiondClient:
 
     def close(self) -> None:
         """Closes the channel; calls and streams still running end with CANCELLED."""
-        self._raw_channel.close()
+        close_channel(self._raw_channel)
 
     def __enter__(self) -> "SessiondClient":
         return self

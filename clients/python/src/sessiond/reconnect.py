@@ -8,6 +8,12 @@ from typing import Optional
 
 import grpc
 
+#: When the last connectivity watch of wait_reconnecting ended (time.monotonic()).
+_last_watch_end = 0.0
+#: How long grpcio's connectivity poller may still use a channel after its
+#: watch is cancelled: it polls in rounds of 0.2 s and stops within two.
+_POLLER_LINGER = 0.45
+
 
 def wait_reconnecting(
     channel: Optional[grpc.Channel], seconds: float, stop: Optional[threading.Event] = None
@@ -31,3 +37,22 @@ def wait_reconnecting(
     finally:
         if ready is not None:
             ready.cancel()
+            global _last_watch_end
+            _last_watch_end = time.monotonic()
+
+
+def close_channel(channel: grpc.Channel) -> None:
+    """Closes ``channel`` once grpcio's connectivity poller has let go of it.
+
+    The watch of wait_reconnecting runs on a grpcio thread that goes on
+    polling the channel for up to two rounds of 0.2 s after the watch is
+    cancelled (longer when a later watch asked it to connect). A channel
+    closed meanwhile makes that thread print "ValueError: Cannot invoke RPC:
+    Channel closed!" with its traceback on stderr (a grpcio race, harmless
+    otherwise, but it lands in the caller's output). So a close within
+    ``_POLLER_LINGER`` of the last watch waits out the rest of it.
+    """
+    wait = _last_watch_end + _POLLER_LINGER - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
+    channel.close()
