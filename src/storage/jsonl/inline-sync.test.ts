@@ -126,18 +126,21 @@ describe("the JSONL engine's flushes", () => {
 
   /**
    * The engine on an FsOps that records the `inline` hint of every
-   * fdatasync and answers it itself after `flushMs` (the engine times it),
-   * so that the disk's speed is the test's choice.
+   * fdatasync and answers it itself, `flushMs` later on the policy's clock
+   * (a test clock: the disk's speed is the test's choice, whatever the
+   * machine is doing meanwhile).
    */
   function engineWithHints(flushMs: number) {
     const fs = instrumentedFs();
+    const clock = { t: 1_000 };
     const hints: boolean[] = [];
-    fs.hooks.fdatasync = async (_fd: number, inline?: boolean) => {
+    fs.hooks.fdatasync = (_fd: number, inline?: boolean) => {
       hints.push(inline === true);
-      if (flushMs > 0) await new Promise((r) => setTimeout(r, flushMs));
+      clock.t += flushMs;
       return "answered by the test";
     };
-    return { engine: new JsonlEngine({ dataDir, fs: fs.ops }), hints };
+    const inlineSync = new InlineSync(() => clock.t);
+    return { engine: new JsonlEngine({ dataDir, fs: fs.ops, inlineSync }), hints };
   }
 
   async function appendInTurn(engine: JsonlEngine, k: SessionKey, n: number): Promise<void> {

@@ -41,11 +41,12 @@ export class InlineSync {
   private busyAt = Number.NEGATIVE_INFINITY;
   private averageMs = START_MS;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  /** `clock`: ms, for the quiet window and for timing flushes (tests pass their own). */
+  constructor(readonly clock: () => number = () => performance.now()) {}
 
   /** An append or delete was accepted; if another is unanswered, the engine is busy. */
   arrived(): void {
-    if (this.pending > 0) this.busyAt = this.now();
+    if (this.pending > 0) this.busyAt = this.clock();
     this.pending++;
   }
 
@@ -56,7 +57,7 @@ export class InlineSync {
 
   /** Whether the flush about to run should block the main thread. */
   get inline(): boolean {
-    return this.averageMs < FAST_MS && this.now() - this.busyAt >= QUIET_MS;
+    return this.averageMs < FAST_MS && this.clock() - this.busyAt >= QUIET_MS;
   }
 
   /** A flush took `ms` (either way; a failed one: Infinity). */

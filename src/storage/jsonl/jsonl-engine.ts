@@ -86,6 +86,11 @@ export interface JsonlEngineOptions {
    */
   listingRecords?: number;
   /**
+   * Which thread waits for a batch's fdatasync (inline-sync.ts); default: a
+   * new policy on the real clock. Tests pass one on their own clock.
+   */
+  inlineSync?: InlineSync;
+  /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
    * it. Never set them in production.
@@ -173,7 +178,7 @@ export class JsonlEngine implements StorageEngine {
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
       noFencing: o.debug?.noFencing === true,
-      inlineSync: new InlineSync(),
+      inlineSync: o.inlineSync ?? new InlineSync(),
       observer: this.observer,
     };
   }
