@@ -81,9 +81,10 @@ describe("encodeAppendResponse", () => {
   });
 
   it("is what encodeResponse uses for an AppendResponse", () => {
+    // Both write the same bytes, so the bytes cannot tell which one ran: the
+    // hand-written encoder returns a Buffer, toBinary a plain Uint8Array.
     const m = create(AppendResponseSchema, { leafId: "x", headSeq: 3n });
-    expect(Buffer.from(encodeResponse(AppendResponseSchema, m))).toEqual(
-      Buffer.from(encodeAppendResponse(m) as Uint8Array),
-    );
+    expect(Buffer.isBuffer(toBinary(AppendResponseSchema, m))).toBe(false);
+    expect(Buffer.isBuffer(encodeResponse(AppendResponseSchema, m))).toBe(true);
   });
 });

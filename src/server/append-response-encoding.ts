@@ -77,17 +77,28 @@ function writeEntry(out: Out, e: AppendedEntry): void {
   if (t !== undefined) {
     out.buf[out.pos++] = (4 << 3) | LEN;
     writeUint(out, timestampSize(t));
-    if (t.seconds !== 0n) writeU64(out, 1, BigInt.asUintN(64, t.seconds));
-    // int32 on the wire: a negative value is sign-extended to 64 bits.
-    if (t.nanos !== 0) writeU64(out, 2, BigInt.asUintN(64, BigInt(t.nanos)));
+    if (t.seconds !== 0n) writeU64(out, 1, twosComplement(t.seconds));
+    if (t.nanos !== 0) {
+      out.buf[out.pos++] = (2 << 3) | VARINT;
+      if (t.nanos > 0) writeUint(out, t.nanos);
+      else writeVarint64(out, twosComplement(BigInt(t.nanos)));
+    }
   }
 }
 
 function timestampSize(t: Timestamp): number {
   let n = 0;
-  if (t.seconds !== 0n) n += 1 + u64Size(BigInt.asUintN(64, t.seconds));
-  if (t.nanos !== 0) n += 1 + u64Size(BigInt.asUintN(64, BigInt(t.nanos)));
+  if (t.seconds !== 0n) n += 1 + u64Size(twosComplement(t.seconds));
+  if (t.nanos !== 0) n += 1 + (t.nanos > 0 ? uintSize(t.nanos) : 10);
   return n;
+}
+
+/**
+ * A signed 64-bit value as its varint carries it; an int32 is sign-extended
+ * first, so a negative one of either takes ten bytes.
+ */
+function twosComplement(v: bigint): bigint {
+  return v < 0n ? BigInt.asUintN(64, v) : v;
 }
 
 function stringSize(s: string): number {
@@ -132,6 +143,10 @@ function u64Size(v: bigint): number {
 
 function writeU64(out: Out, field: number, v: bigint): void {
   out.buf[out.pos++] = (field << 3) | VARINT;
+  writeVarint64(out, v);
+}
+
+function writeVarint64(out: Out, v: bigint): void {
   if (v <= MAX_SAFE) {
     writeUint(out, Number(v));
     return;

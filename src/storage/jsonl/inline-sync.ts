@@ -13,12 +13,13 @@
  *   was still unanswered (a busy server keeps its flushes in the pool,
  *   where they overlap with each other and with the work of other
  *   requests; a quiet one has nothing else in flight);
- * - fast: the running average of recent flushes (each weighing
- *   `WEIGHT` when it comes in) is under `FAST_MS`. A disk that turns slow
- *   sends flushes back to the pool within a flush or two; an occasional
- *   slow flush among fast ones sends at most the next few (here ~6 % of
- *   back-to-back flushes take 1–8 ms, the median 0.3 ms). A new engine starts from `START_MS`,
- *   so its first dozen flushes go through the pool whatever the disk.
+ * - fast: the running average of recent flushes (each weighing `WEIGHT`
+ *   when it comes in) is under `FAST_MS`. A disk that turns slow sends
+ *   flushes back to the pool within a flush or two; an occasional slow
+ *   flush among fast ones sends at most the next few (here ~6 % of
+ *   back-to-back flushes take 1–8 ms, the median 0.3 ms). A new engine
+ *   starts from `START_MS`, so its first dozen flushes go through the pool
+ *   whatever the disk.
  *
  * The flush itself is the same system call either way; only the thread
  * that waits for it differs, so the durability rules do not change.
