@@ -69,8 +69,11 @@ describe("every request is logged exactly once", () => {
     const ws = uniqueWorkspace("log-once");
     await c.store.createSession({ workspace: ws });
     await c.store.listSessions({ workspace: ws });
-    // A later call: both lines above are written by the time its answer arrives.
-    await c.store.listSessions({ workspace: uniqueWorkspace("log-once-after") });
+    // A later call: lines are written in the order calls end (after the turn
+    // that answered them), so once its line is out, both lines above are too.
+    const after = uniqueWorkspace("log-once-after");
+    await c.store.listSessions({ workspace: after });
+    await linesOf((l) => l.workspace === after, 1, "the later call's line");
     const lines = requestLog(server).filter((l) => l.workspace === ws);
     expect(lines.map((l) => [l.method, l.code])).toEqual([
       ["sessiond.v1.StoreService/CreateSession", "ok"],
