@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   appendBatch,
+  asJson,
   assistant,
   buildLog,
   CLOCK,
@@ -9,6 +10,7 @@ import {
   compaction,
   expectError,
   idsOf,
+  info,
   kindless,
   label,
   leaf,
@@ -380,6 +382,55 @@ describe("planAppend: parents, seqs and the leaf", () => {
     expect(input.parentId).toBeUndefined();
     expect(input.seq).toBe(0n);
     expect(log.get("u2")?.parentId).toBe("u1");
+  });
+});
+
+describe("planAppend: entries handed over (handOver)", () => {
+  /** A batch of every kind planning sets fields in: a SessionInfo update, messages without id or parent. */
+  function batch(): Entry[] {
+    const update = info("i2", "renamed");
+    update.parentId = undefined;
+    const anonymous = user("", "no id");
+    anonymous.parentId = undefined;
+    anonymous.timestamp = undefined;
+    return [update, anonymous, assistant("a3", "x", ["k1"])];
+  }
+  const ids = () => {
+    let n = 0;
+    return () => `gen${++n}`;
+  };
+  const planned = (log: SessionLog, entries: Entry[], handOver: boolean) =>
+    planAppend(log, { entries, handOver }, { now: () => CLOCK, newId: ids() });
+
+  it("plans what a deep copy plans, and stores the same JSON", () => {
+    const log = buildLog(user("u1", "hi"));
+    const copied = planned(log, batch(), false);
+    const handed = planned(log, batch(), true);
+    expect(asJson(handed.entries)).toEqual(asJson(copied.entries));
+    expect(handed.json).toEqual(copied.json);
+  });
+
+  it("never changes the input, so the same batch plans again alike (a re-plan after a conflict)", () => {
+    const log = buildLog(user("u1", "hi"));
+    const input = batch();
+    const before = asJson(input);
+    const first = planned(log, input, true);
+    expect(asJson(input)).toEqual(before);
+    const second = planned(log, input, true);
+    expect(asJson(second.entries)).toEqual(asJson(first.entries));
+    // The SessionInfo's session id is set on the stored copy only.
+    const stored = first.entries[0]?.kind;
+    expect(stored?.case === "sessionInfo" && stored.value.sessionId).toBe("s1");
+    const given = input[0]?.kind;
+    expect(given?.case === "sessionInfo" && given.value.sessionId).toBe("");
+  });
+
+  it("shares the entries' content with the stored copies; without it nothing is shared", () => {
+    const log = buildLog(user("u1", "hi"));
+    const input = batch();
+    const content = (e: Entry | undefined) => e?.kind.case === "message" && e.kind.value;
+    expect(content(planned(log, input, true).entries[1])).toBe(content(input[1]));
+    expect(content(planned(log, input, false).entries[1])).not.toBe(content(input[1]));
   });
 });
 

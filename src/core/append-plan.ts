@@ -24,6 +24,16 @@ export interface Expectations {
 
 export interface AppendInput extends Expectations {
   entries: readonly Entry[];
+  /**
+   * The caller hands the entries over: they become parts of the stored
+   * entries, so it must never change them afterwards (the server's freshly
+   * decoded request, dropped once answered). Planning then copies only the
+   * fields it sets instead of cloning each entry deeply (a reflective walk,
+   * ~10 us for a 500 B message, 2-3x that inside the server). Either way the
+   * input itself is never changed, so a batch can be planned again (the
+   * PostgreSQL engine does after a conflict).
+   */
+  handOver?: boolean | undefined;
 }
 
 export interface PlanContext {
@@ -137,6 +147,18 @@ function checkShape(e: Entry, allowLeaf: boolean, who: string): void {
   }
 }
 
+/**
+ * A copy of `e` planning may set fields of: a new top-level object, and a
+ * new SessionInfo (whose session id planning sets); the rest is shared.
+ */
+function shallowCopy(e: Entry): Entry {
+  const copy = { ...e };
+  if (e.kind.case === "sessionInfo") {
+    copy.kind = { case: "sessionInfo", value: { ...e.kind.value } };
+  }
+  return copy;
+}
+
 /** Same entry as stored? Fields the caller left empty are taken from the stored copy. */
 function sameAsStored(input: Entry, stored: Entry): boolean {
   const probe = clone(EntrySchema, input);
@@ -248,7 +270,7 @@ export function planAppend(
   const newId = ctx.newId ?? newEntryId;
   const names: string[] = [];
   const batch = input.entries.map((e, i) => {
-    const copy = clone(EntrySchema, e);
+    const copy = input.handOver ? shallowCopy(e) : clone(EntrySchema, e);
     const idGiven = copy.id !== "";
     if (idGiven) checkEntryId(copy.id, `id of entries[${i}]`);
     else copy.id = newId();

@@ -54,6 +54,8 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const result = await session.append(req.entries, {
         expectedLeafId: req.expectedLeafId,
         expectedSeq: optionalSeqArg(req.expectedSeq),
+        // The decoded request is this call's alone and dropped once answered.
+        handOver: true,
       });
       return appendResponse(result);
     },

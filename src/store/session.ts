@@ -36,7 +36,15 @@ import type { EntrySink, EntryWatchEvent, EntryWatchOptions, StoreWatch } from "
 /** An entry as callers may give it: a full Entry or its init shape. */
 export type EntryInput = Entry | MessageInitShape<typeof EntrySchema>;
 
-export interface AppendOptions extends Expectations {}
+export interface AppendOptions extends Expectations {
+  /**
+   * The entries are handed over to the store and become parts of the stored
+   * (cached, shared) entries: the caller must never change them afterwards.
+   * Saves a deep copy per entry; the server sets it for its decoded
+   * requests. Default false: the store keeps its own copy.
+   */
+  handOver?: boolean | undefined;
+}
 
 export interface StateOptions {
   /** Fold up to this entry instead of the current leaf (time travel). */
