@@ -1,6 +1,7 @@
-import { clone, equals, toJsonString } from "@bufbuild/protobuf";
+import { clone, equals } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
+import { entryJson } from "./entry-json.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
@@ -363,7 +364,7 @@ export function planAppend(
 export function storedJson(e: Entry, maxBytes: number, who: string): string {
   let text: string;
   try {
-    text = toJsonString(EntrySchema, e);
+    text = entryJson(e);
   } catch (err) {
     throw invalidArgument(
       `${who} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,

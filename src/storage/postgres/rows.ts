@@ -1,6 +1,6 @@
-import { toJsonString } from "@bufbuild/protobuf";
 import type postgres from "postgres";
-import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { entryJson } from "../../core/entry-json.js";
 import { dataLoss, invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { applyTagChanges, type Tags } from "../../core/tags.js";
@@ -53,7 +53,7 @@ export function decodePayload(k: SessionKey, seq: number, payload: string): Entr
 /** The payload of an entry; INVALID_ARGUMENT when protobuf cannot write it as JSON. */
 export function jsonOf(e: Entry): string {
   try {
-    return toJsonString(EntrySchema, e);
+    return entryJson(e);
   } catch (err) {
     throw invalidArgument(
       `entry ${quote(e.id)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
