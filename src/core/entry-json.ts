@@ -115,6 +115,7 @@ const MAX_MS = Date.parse("9999-12-31T23:59:59Z");
  * share one, and a session's entries are often the same second. A pure cache.
  */
 let lastSeconds: bigint | undefined;
+// Stryker disable next-line StringLiteral: never read before it is set (lastSeconds starts undefined, so the first timestamp sets both)
 let lastSecond = "";
 
 /** timestampToJson of protobuf-es, for the timestamps it accepts. */
