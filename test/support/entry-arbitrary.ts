@@ -13,6 +13,7 @@ import {
 } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
+import { expect } from "vitest";
 import {
   type ContentPartSchema,
   type Entry,
@@ -235,3 +236,33 @@ const kind: fc.Arbitrary<Kind | undefined> = fc.oneof(
 export const entryArb: fc.Arbitrary<Entry> = fc
   .record({ id: text, parentId: opt(text), timestamp: opt(timestamp), seq: u64, kind })
   .map((init) => create(EntrySchema, init));
+
+/**
+ * Runs `check` on `numRuns` random entries and asserts that every kind, and
+ * the kindless entry, was among them more than `atLeast` times each.
+ */
+export function checkEveryKind(check: (e: Entry) => void, numRuns: number, atLeast = 50): void {
+  const seen = new Map<string, number>();
+  fc.assert(
+    fc.property(entryArb, (e) => {
+      const k = e.kind.case ?? "none";
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+      check(e);
+    }),
+    { numRuns },
+  );
+  for (const k of [
+    "sessionInfo",
+    "message",
+    "modelChange",
+    "thinkingLevelChange",
+    "compaction",
+    "branchSummary",
+    "label",
+    "leaf",
+    "custom",
+    "none",
+  ]) {
+    expect(seen.get(k) ?? 0, k).toBeGreaterThan(atLeast);
+  }
+}
