@@ -17,9 +17,9 @@ import {
  *
  * Why hand-written: protobuf-es's `toJson` is reflective (a reflect wrapper
  * per message, a descriptor walk and a checked get per field, JSON objects
- * turned into Struct messages and back) and costs ~12 us for a 500 B message
- * in a loop, two to three times that inside the server, on every appended
- * entry. No library writes these messages' JSON without that reflection, so
+ * turned into Struct messages and back) and costs ~7 us for a 500 B message
+ * in a loop (this: ~3 us, of which JSON.stringify's escaping is 2.5), two to
+ * three times that inside the server, on every appended entry. No library writes these messages' JSON without that reflection, so
  * this builds the same plain object `toJson` builds (JSON names, fields in
  * field-number order, implicit-presence fields only when not zero, enums by
  * name, 64-bit integers as decimal strings, timestamps in RFC 3339, Struct
