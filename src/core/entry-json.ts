@@ -19,11 +19,12 @@ import {
  * per message, a descriptor walk and a checked get per field, JSON objects
  * turned into Struct messages and back) and costs ~7 us for a 500 B message
  * in a loop (this: ~3 us, of which JSON.stringify's escaping is 2.5), two to
- * three times that inside the server, on every appended entry. No library writes these messages' JSON without that reflection, so
- * this builds the same plain object `toJson` builds (JSON names, fields in
- * field-number order, implicit-presence fields only when not zero, enums by
- * name, 64-bit integers as decimal strings, timestamps in RFC 3339, Struct
- * data as it is) and hands it to `JSON.stringify`, as `toJsonString` does.
+ * three times that inside the server, on every appended entry. No library
+ * writes these messages' JSON without that reflection, so this builds the
+ * same plain object `toJson` builds (JSON names, fields in field-number
+ * order, implicit-presence fields only when not zero, enums by name, 64-bit
+ * integers as decimal strings, timestamps in RFC 3339, Struct data as it
+ * is) and hands it to `JSON.stringify`, as `toJsonString` does.
  * It is the writing twin of the JSONL reader's fast-decode.ts.
  *
  * Exact by construction: anything it does not recognise (a field of the
