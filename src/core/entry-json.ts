@@ -50,6 +50,7 @@ export function tryEntryJson(e: Entry): string | undefined {
 }
 
 // Leaving the fast path is a thrown sentinel, not an Error (no stack trace).
+// Stryker disable next-line ObjectLiteral,BooleanLiteral: the sentinel is only thrown and caught, never read
 const UNHANDLED = Object.freeze({ unhandled: true });
 function bail(): never {
   throw UNHANDLED;
