@@ -37,13 +37,24 @@ export function readJsonl(text: string): { records: JsonRecord[]; notes: ImportN
 export function timestampOf(value: unknown): Timestamp | undefined {
   const ms =
     typeof value === "number" ? value : typeof value === "string" ? Date.parse(value) : Number.NaN;
-  return Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
+  const date = new Date(ms);
+  // A Date holds ±8.64e15 ms; past that (or NaN) it is Invalid Date, not a time.
+  return Number.isNaN(date.getTime()) ? undefined : timestampFromDate(date);
 }
 
 /** A string field of a record, or undefined. */
 export function str(o: JsonObject | undefined, key: string): string | undefined {
   const v = o?.[key];
   return typeof v === "string" ? v : undefined;
+}
+
+/**
+ * A field as text for a name (a record's type in a namespace): a string as
+ * is, anything else as its JSON. Not String(): it throws on an object whose
+ * own toString is no function, which any JSON line can hold.
+ */
+export function textOf(value: unknown): string {
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
 }
 
 /** An object field of a record, or undefined. */

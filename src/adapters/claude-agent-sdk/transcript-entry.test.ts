@@ -24,7 +24,12 @@ const json = fc
 const block = fc.oneof(
   fc.record({ type: fc.constant("text"), text: fc.string() }),
   fc.record({ type: fc.constant("thinking"), thinking: fc.string(), signature: fc.string() }),
-  fc.record({ type: fc.constant("tool_use"), id: fc.string(), name: fc.string(), input: json }),
+  fc.record({
+    type: fc.constant("tool_use"),
+    id: fc.string(),
+    name: fc.oneof(fc.string(), json),
+    input: json,
+  }),
   fc.record({ type: fc.constant("tool_result"), tool_use_id: fc.string(), content: json }),
 );
 const line = fc
@@ -59,6 +64,20 @@ describe("transcript lines as entries", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  test('a tool use whose name is no string is carried whole, its call named ""', () => {
+    const l = {
+      type: "assistant",
+      message: {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: { toString: false }, input: {} }],
+      },
+    } as unknown as SessionStoreEntry;
+    const entry = carried(l);
+    const parts = entry.kind.case === "message" ? entry.kind.value.content : [];
+    expect(parts.map((p) => p.part.case === "toolCall" && p.part.value.name)).toEqual([""]);
+    expect(lineOf(entry)).toEqual(l);
   });
 
   test("an assistant tool use is an ASSISTANT message with the tool call, model and usage", () => {

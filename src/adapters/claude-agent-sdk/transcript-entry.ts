@@ -70,7 +70,9 @@ function assistantParts(content: unknown): ContentPartInit[] {
       return [thinkingPart(b.thinking, typeof b.signature === "string" ? b.signature : undefined)];
     }
     if (b.type === "tool_use" && typeof b.id === "string" && b.id !== "") {
-      return [toolCallPart(b.id, String(b.name ?? ""), (b.input ?? {}) as JsonValue)];
+      return [
+        toolCallPart(b.id, typeof b.name === "string" ? b.name : "", (b.input ?? {}) as JsonValue),
+      ];
     }
     return [];
   });

@@ -78,6 +78,24 @@ describe("items as entries", () => {
     );
   });
 
+  test('a call or result whose name is no string reads back whole, its typed name ""', () => {
+    const named = (type: string) =>
+      ({
+        type,
+        callId: "c1",
+        name: { toString: false },
+        status: "completed",
+      }) as unknown as AgentInputItem;
+    const call = create(EntrySchema, itemEntry(named("function_call")));
+    const part = call.kind.case === "message" ? call.kind.value.content[0]?.part : undefined;
+    expect(part?.case === "toolCall" && part.value.name).toBe("");
+    const result = create(EntrySchema, itemEntry(named("function_call_result")));
+    expect(result.kind.case === "message" && result.kind.value.toolName).toBe("");
+    for (const type of ["function_call", "function_call_result"]) {
+      expect(roundTrip(named(type))).toEqual([named(type)]);
+    }
+  });
+
   test("an item the typed entry holds whole needs no residual", () => {
     const call = {
       type: "function_call",

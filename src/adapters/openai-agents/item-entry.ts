@@ -64,6 +64,11 @@ function callArguments(text: unknown): JsonValue {
   }
 }
 
+/** A string field's value, or "" for anything else (the residual keeps the original). */
+function stringOr(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
 function isMessage(item: Item, role: string): boolean {
   return (item.type === "message" || item.type === undefined) && item.role === role;
 }
@@ -72,11 +77,11 @@ function isMessage(item: Item, role: string): boolean {
 function project(item: Item): EntryInit {
   const callId = item.callId;
   if (item.type === "function_call" && typeof callId === "string" && callId !== "") {
-    const call = { id: callId, name: String(item.name ?? ""), args: callArguments(item.arguments) };
+    const call = { id: callId, name: stringOr(item.name), args: callArguments(item.arguments) };
     return assistantMessage("", { toolCalls: [call] });
   }
   if (item.type === "function_call_result" && typeof callId === "string" && callId !== "") {
-    return toolResult(callId, outputText(item.output), { toolName: String(item.name ?? "") });
+    return toolResult(callId, outputText(item.output), { toolName: stringOr(item.name) });
   }
   const thinking = item.type === "reasoning" ? texts(item.content, "input_text") : undefined;
   if (thinking !== undefined && thinking.length > 0) {

@@ -1,13 +1,16 @@
+import { createHash } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { FORMAT_VERSION } from "../../core/entry.js";
 import type { EntryInit } from "../../core/entry-builders.js";
+import { SESSION_ID_PATTERN } from "../../core/ids.js";
 import {
   type JsonRecord,
   obj,
   parentsFirst,
   readJsonl,
   str,
+  textOf,
   timestampOf,
   without,
 } from "../jsonl-records.js";
@@ -69,11 +72,12 @@ export function mapClaudeTranscript(
   const session = buildSession(main, target, title, notes);
   const groups = new Map<string, JsonRecord[]>();
   for (const [r, root] of inline) groups.set(root, [...(groups.get(root) ?? []), r]);
+  const prefixes = [...groups.keys()].map((root) => root.slice(0, 8));
   const sidechains = [...groups].map(([root, group]) =>
     buildSession(
       group,
       {
-        sessionId: `${target.sessionId}-sc-${root.slice(0, 8)}`,
+        sessionId: sidechainId(target.sessionId, root, prefixes),
         parentSessionId: target.sessionId,
       },
       undefined,
@@ -81,6 +85,23 @@ export function mapClaudeTranscript(
     ),
   );
   return { session, sidechains };
+}
+
+/**
+ * A sidechain's session id: `<session>-sc-<first 8 characters of its first
+ * uuid>`, as Claude Code's uuids give; when that is no valid id or another
+ * sidechain of the file shares the prefix, a hash of the uuid takes its place
+ * (and of both, when the session's own id leaves no room).
+ */
+function sidechainId(sessionId: string, root: string, prefixes: readonly string[]): string {
+  const hash = (text: string, chars: number) =>
+    createHash("sha256").update(text).digest("hex").slice(0, chars);
+  const prefix = root.slice(0, 8);
+  const readable = `${sessionId}-sc-${prefix}`;
+  const unique = prefixes.indexOf(prefix) === prefixes.lastIndexOf(prefix);
+  if (unique && SESSION_ID_PATTERN.test(readable)) return readable;
+  const hashed = `${sessionId}-sc-${hash(root, 16)}`;
+  return SESSION_ID_PATTERN.test(hashed) ? hashed : `sc-${hash(`${sessionId}/${root}`, 32)}`;
 }
 
 /** Inline sidechain records, each with the uuid of its sidechain's first record. */
@@ -92,9 +113,9 @@ function sidechainGroups(tree: JsonRecord[]): Map<JsonRecord, string> {
     let root = r;
     const seen = new Set<JsonRecord>();
     for (
-      let p = side.get(String(root.value.parentUuid));
+      let p = side.get(textOf(root.value.parentUuid));
       p !== undefined && !seen.has(p);
-      p = side.get(String(p.value.parentUuid))
+      p = side.get(textOf(p.value.parentUuid))
     ) {
       seen.add(root);
       root = p;
@@ -168,7 +189,7 @@ function addRecord(
   const place = (init: EntryInit, id: string, parent: string): Entry =>
     create(EntrySchema, { ...init, id, parentId: parent, timestamp });
   const keep =
-    (namespace = `claude-code.${String(r.type)}`) =>
+    (namespace = `claude-code.${textOf(r.type)}`) =>
     () => {
       const c = customEntry(uuid, timestamp, namespace, r);
       c.parentId = parentId;
@@ -201,7 +222,7 @@ function addRecord(
   } else if (r.type === "system" && r.subtype === "compact_boundary") {
     addBoundary(log, line, r, records, compacted, keep("claude-code.compact_boundary"));
   } else {
-    const namespace = `claude-code.${String(r.type)}${typeof r.subtype === "string" ? `.${r.subtype}` : ""}`;
+    const namespace = `claude-code.${textOf(r.type)}${typeof r.subtype === "string" ? `.${r.subtype}` : ""}`;
     log.add(keep(namespace)(), line);
   }
   for (const p of problems) log.note(line, uuid, p);

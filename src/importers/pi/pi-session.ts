@@ -10,6 +10,7 @@ import {
   parentsFirst,
   readJsonl,
   str,
+  textOf,
   timestampOf,
   without,
 } from "../jsonl-records.js";
@@ -67,7 +68,7 @@ export function mapPiSession(text: string): MappedSession {
 }
 
 function addRecord(log: LogBuilder, { line, value: r }: JsonRecord): void {
-  const type = String(r.type);
+  const type = textOf(r.type);
   const id = str(r, "id") ?? "";
   const entry = create(EntrySchema, {
     id,
