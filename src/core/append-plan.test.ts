@@ -175,6 +175,15 @@ describe("planAppend: errors name the entry by its position in the batch", () =>
     expect(err.message).toBe('entries[1]: parent "ghost" not found');
   });
 
+  it("an entry protobuf-es cannot copy (a Struct key that is no UTF-8) is the caller's INVALID_ARGUMENT", () => {
+    const bad = user("", "b");
+    if (bad.kind.case === "message") {
+      bad.kind.value.metadata = { "\ud800": 1 };
+    }
+    const err = expectRejected(log, () => withServerIds([user("", "a"), bad]), "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/^entries\[1\] is no valid entry: .*invalid UTF8/);
+  });
+
   it("a duplicate id names both positions", () => {
     const err = expectRejected(
       log,

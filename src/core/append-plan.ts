@@ -160,6 +160,20 @@ function shallowCopy(e: Entry): Entry {
   return copy;
 }
 
+/**
+ * A deep copy of an embedded caller's entry. protobuf-es's clone checks what
+ * it copies (a Struct key that is no valid UTF-8, a value of the wrong type),
+ * which a decoded request always passes and an object built in code may not:
+ * its refusal is the caller's INVALID_ARGUMENT, not an internal error.
+ */
+function deepCopy(e: Entry, i: number): Entry {
+  try {
+    return clone(EntrySchema, e);
+  } catch (err) {
+    throw invalidArgument(`entries[${i}] is no valid entry: ${(err as Error).message}`);
+  }
+}
+
 /** Same entry as stored? Fields the caller left empty are taken from the stored copy. */
 function sameAsStored(input: Entry, stored: Entry): boolean {
   const probe = clone(EntrySchema, input);
@@ -271,7 +285,7 @@ export function planAppend(
   const newId = ctx.newId ?? newEntryId;
   const names: string[] = [];
   const batch = input.entries.map((e, i) => {
-    const copy = input.handOver ? shallowCopy(e) : clone(EntrySchema, e);
+    const copy = input.handOver ? shallowCopy(e) : deepCopy(e, i);
     const idGiven = copy.id !== "";
     if (idGiven) checkEntryId(copy.id, `id of entries[${i}]`);
     else copy.id = newId();
