@@ -22,7 +22,11 @@ const IDS = ["a1", "b2", "c3", "d4"];
 const step = fc.record({
   entry: entryArb,
   id: fc.oneof(fc.constant(undefined), fc.constantFrom(...IDS)),
-  parent: fc.oneof(fc.constant(undefined), fc.constantFrom(...IDS)),
+  // Mostly the current leaf, so that most appends have a parent to go under.
+  parent: fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 3 },
+    { arbitrary: fc.constantFrom(...IDS), weight: 1 },
+  ),
   batch: fc.boolean(),
 });
 
@@ -54,8 +58,12 @@ describe.each(STORE_ENGINE_FACTORIES)("hostile entries on $name", (factory) => {
         const session = await store.open(undefined, "s");
         for (const { entry, id, parent, batch } of steps) {
           const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
-          if (id !== undefined) e.id = id;
-          const next = create(EntrySchema, { ...e, id: `${e.id}x`, parentId: e.id });
+          e.id = id ?? "";
+          const next = create(EntrySchema, {
+            ...e,
+            id: e.id && `${e.id}x`,
+            parentId: e.id || undefined,
+          });
           if (await answer(() => session.append(batch ? [e, next] : e))) stored++;
         }
         for (const view of [View.CONTEXT, View.HISTORY]) {

@@ -6,7 +6,10 @@ import { configDefaults, defineConfig } from "vitest/config";
  * switches mutants on inside the test process, so a test that does its work
  * in a spawned process would never see them, and PostgreSQL makes every run
  * slow; `SESSIOND_TEST_PG=off` drops the PostgreSQL engine from the store
- * suites (test/support/store-engines.ts).
+ * suites (test/support/store-engines.ts). The property test of hostile
+ * entries on every engine (src/store/hostile-entries.test.ts) covers nearly
+ * every line of planning and storage at ~5 s a run: it would run for each of
+ * their mutants; the rule-by-rule suites are what kills those.
  */
 export default defineConfig({
   root: fileURLToPath(new URL("../..", import.meta.url)),
@@ -17,6 +20,7 @@ export default defineConfig({
       "src/storage/postgres/**",
       "src/storage/jsonl/two-processes.test.ts",
       "src/server/reflection.test.ts",
+      "src/store/hostile-entries.test.ts",
     ],
     env: { SESSIOND_TEST_PG: "off" },
     // One module graph for all test files (about half the time per mutant; no
