@@ -5,13 +5,16 @@
  * native gRPC (the grpc-js front), Connect and gRPC-Web, one protocol per
  * request: each Append is stored or refused with a client's code (never
  * INTERNAL or UNKNOWN) and a message without a stack trace or a server
- * path, and every protocol then reads the same state, log and tree.
+ * path, and every protocol then reads the same state, log and tree, and
+ * a watcher on each protocol received that log live.
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
 import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
@@ -59,6 +62,27 @@ function wrongRefusal(err: unknown): string | undefined {
   return undefined;
 }
 
+/** Entries a watcher from the start of the session receives, live; `until(n)` waits for n of them. */
+function watch(client: SessiondClient, session: string) {
+  const got: Entry[] = [];
+  const stop = new AbortController();
+  const done = (async () => {
+    const stream = client.session.watchEntries({ workspace: WS, session }, { signal: stop.signal });
+    for await (const r of stream) if (r.event.case === "entry") got.push(r.event.value);
+  })().catch((err) => {
+    if (!stop.signal.aborted) throw err;
+  });
+  return {
+    async until(n: number): Promise<Entry[]> {
+      const deadline = Date.now() + 10_000;
+      while (got.length < n && Date.now() < deadline) await sleep(5);
+      stop.abort();
+      await done;
+      return got;
+    },
+  };
+}
+
 describe("random entries over every protocol", () => {
   test("each Append is stored or refused with a client's code; every protocol reads the same", async () => {
     let stored = 0;
@@ -67,6 +91,7 @@ describe("random entries over every protocol", () => {
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 5 }), async (steps) => {
         const session = `r-${run++}`;
         await clients[0]?.store.createSession({ workspace: WS, sessionId: session });
+        const watched = clients.map((c) => watch(c, session));
         for (const { entry, id, parent, via } of steps) {
           const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
           e.id = id ?? "";
@@ -87,6 +112,10 @@ describe("random entries over every protocol", () => {
           ]);
         const [first, ...others] = await Promise.all(clients.map(read));
         for (const other of others) expect(other).toEqual(first);
+        const log = first?.[1].entries ?? [];
+        for (const [i, w] of watched.entries()) {
+          expect(await w.until(log.length), `watched via ${PROTOCOLS[i]}`).toEqual(log);
+        }
       }),
       { numRuns: 60 },
     );
