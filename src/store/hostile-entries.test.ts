@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
-import { entryArb } from "../../test/support/entry-arbitrary.js";
+import { appendStep, STEP_IDS } from "../../test/support/entry-arbitrary.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
 import { isSessiondError } from "../core/errors.js";
@@ -18,18 +18,6 @@ import { SessionStore } from "./session-store.js";
  * INTERNAL), and what was stored reads back the same after a restart.
  */
 
-const IDS = ["a1", "b2", "c3", "d4"];
-const step = fc.record({
-  entry: entryArb,
-  id: fc.oneof(fc.constant(undefined), fc.constantFrom(...IDS)),
-  // Mostly the current leaf, so that most appends have a parent to go under.
-  parent: fc.oneof(
-    { arbitrary: fc.constant(undefined), weight: 3 },
-    { arbitrary: fc.constantFrom(...IDS), weight: 1 },
-  ),
-  batch: fc.boolean(),
-});
-
 describe.each(STORE_ENGINE_FACTORIES)("hostile entries on $name", (factory) => {
   let fixture: EngineFixture | undefined;
   afterEach(async () => {
@@ -41,50 +29,54 @@ describe.each(STORE_ENGINE_FACTORIES)("hostile entries on $name", (factory) => {
     let stored = 0;
     const runs = factory.name === "postgres" ? 15 : 40;
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
-        await fixture?.dispose();
-        fixture = await factory.open();
-        const store = new SessionStore(fixture.engine);
-        /** The request's answer, or undefined when it was refused with a domain error. */
-        const answer = async <T>(request: () => Promise<T>): Promise<T | undefined> => {
-          try {
-            return await request();
-          } catch (err) {
-            if (isSessiondError(err) && err.code !== "INTERNAL") return undefined;
-            throw err;
+      fc.asyncProperty(
+        fc.array(fc.tuple(appendStep, fc.boolean()), { minLength: 1, maxLength: 6 }),
+        async (steps) => {
+          await fixture?.dispose();
+          fixture = await factory.open();
+          const store = new SessionStore(fixture.engine);
+          /** The request's answer, or undefined when it was refused with a domain error. */
+          const answer = async <T>(request: () => Promise<T>): Promise<T | undefined> => {
+            try {
+              return await request();
+            } catch (err) {
+              if (isSessiondError(err) && err.code !== "INTERNAL") return undefined;
+              throw err;
+            }
+          };
+          await store.create({ sessionId: "s" });
+          const session = await store.open(undefined, "s");
+          for (const [{ entry, id, parent }, batch] of steps) {
+            const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
+            e.id = id ?? "";
+            const next = create(EntrySchema, {
+              ...e,
+              id: e.id && `${e.id}x`,
+              parentId: e.id || undefined,
+            });
+            if (await answer(() => session.append(batch ? [e, next] : e))) stored++;
           }
-        };
-        await store.create({ sessionId: "s" });
-        const session = await store.open(undefined, "s");
-        for (const { entry, id, parent, batch } of steps) {
-          const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
-          e.id = id ?? "";
-          const next = create(EntrySchema, {
-            ...e,
-            id: e.id && `${e.id}x`,
-            parentId: e.id || undefined,
-          });
-          if (await answer(() => session.append(batch ? [e, next] : e))) stored++;
-        }
-        for (const view of [View.CONTEXT, View.HISTORY]) {
-          await answer(() => session.statePage({ view, pageSize: 1 }));
-          for (const atEntryId of IDS) await answer(() => session.state({ view, atEntryId }));
-        }
-        await answer(() => session.tree());
-        await answer(() => session.entries());
-        await answer(() => store.search({ query: "a" }));
-        await answer(() => store.list());
-        for (const entry of IDS) {
-          await answer(() => store.fork(undefined, "s", { sessionId: `f-${entry}`, entry }));
-          await answer(() => session.rewind(entry));
-        }
-        const before = await session.state({ view: View.HISTORY });
-        if (fixture.reopen !== undefined) {
-          const again = new SessionStore(await fixture.reopen());
-          const after = await (await again.open(undefined, "s")).state({ view: View.HISTORY });
-          expect(after).toEqual(before);
-        }
-      }),
+          for (const view of [View.CONTEXT, View.HISTORY]) {
+            await answer(() => session.statePage({ view, pageSize: 1 }));
+            for (const atEntryId of STEP_IDS)
+              await answer(() => session.state({ view, atEntryId }));
+          }
+          await answer(() => session.tree());
+          await answer(() => session.entries());
+          await answer(() => store.search({ query: "a" }));
+          await answer(() => store.list());
+          for (const entry of STEP_IDS) {
+            await answer(() => store.fork(undefined, "s", { sessionId: `f-${entry}`, entry }));
+            await answer(() => session.rewind(entry));
+          }
+          const before = await session.state({ view: View.HISTORY });
+          if (fixture.reopen !== undefined) {
+            const again = new SessionStore(await fixture.reopen());
+            const after = await (await again.open(undefined, "s")).state({ view: View.HISTORY });
+            expect(after).toEqual(before);
+          }
+        },
+      ),
       { numRuns: runs },
     );
     // Not only refusals: a good share of the appends were stored and read back.

@@ -18,10 +18,9 @@ import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
 import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
-import { entryArb } from "../support/entry-arbitrary.js";
+import { appendStep } from "../support/entry-arbitrary.js";
 
 const WS = "random";
-const IDS = ["a1", "b2", "c3", "d4"];
 const PROTOCOLS = ["grpc", "connect", "grpc-web"] as const;
 
 let server: SessiondProcess;
@@ -36,17 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-});
-
-const step = fc.record({
-  entry: entryArb,
-  id: fc.oneof(fc.constant(undefined), fc.constantFrom(...IDS)),
-  // Mostly the current leaf, so that most appends have a parent to go under.
-  parent: fc.oneof(
-    { arbitrary: fc.constant(undefined), weight: 3 },
-    { arbitrary: fc.constantFrom(...IDS), weight: 1 },
-  ),
-  via: fc.nat(PROTOCOLS.length - 1),
 });
 
 /** Why a refusal is not one a client may get, or undefined when it is. */
@@ -88,35 +76,41 @@ describe("random entries over every protocol", () => {
     let stored = 0;
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 5 }), async (steps) => {
-        const session = `r-${run++}`;
-        await clients[0]?.store.createSession({ workspace: WS, sessionId: session });
-        const watched = clients.map((c) => watch(c, session));
-        for (const { entry, id, parent, via } of steps) {
-          const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
-          e.id = id ?? "";
-          try {
-            await clients[via]?.session.append({ workspace: WS, session, entries: [e] });
-            stored++;
-          } catch (err) {
-            expect(wrongRefusal(err), `Append of ${e.kind.case} via ${PROTOCOLS[via]}`).toBe(
-              undefined,
-            );
+      fc.asyncProperty(
+        fc.array(fc.tuple(appendStep, fc.nat(PROTOCOLS.length - 1)), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        async (steps) => {
+          const session = `r-${run++}`;
+          await clients[0]?.store.createSession({ workspace: WS, sessionId: session });
+          const watched = clients.map((c) => watch(c, session));
+          for (const [{ entry, id, parent }, via] of steps) {
+            const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
+            e.id = id ?? "";
+            try {
+              await clients[via]?.session.append({ workspace: WS, session, entries: [e] });
+              stored++;
+            } catch (err) {
+              expect(wrongRefusal(err), `Append of ${e.kind.case} via ${PROTOCOLS[via]}`).toBe(
+                undefined,
+              );
+            }
           }
-        }
-        const read = (c: SessiondClient) =>
-          Promise.all([
-            c.session.getState({ workspace: WS, session, view: View.HISTORY }),
-            c.session.getEntries({ workspace: WS, session }),
-            c.session.getTree({ workspace: WS, session }),
-          ]);
-        const [first, ...others] = await Promise.all(clients.map(read));
-        for (const other of others) expect(other).toEqual(first);
-        const log = first?.[1].entries ?? [];
-        for (const [i, w] of watched.entries()) {
-          expect(await w.until(log.length), `watched via ${PROTOCOLS[i]}`).toEqual(log);
-        }
-      }),
+          const read = (c: SessiondClient) =>
+            Promise.all([
+              c.session.getState({ workspace: WS, session, view: View.HISTORY }),
+              c.session.getEntries({ workspace: WS, session }),
+              c.session.getTree({ workspace: WS, session }),
+            ]);
+          const [first, ...others] = await Promise.all(clients.map(read));
+          for (const other of others) expect(other).toEqual(first);
+          const log = first?.[1].entries ?? [];
+          for (const [i, w] of watched.entries()) {
+            expect(await w.until(log.length), `watched via ${PROTOCOLS[i]}`).toEqual(log);
+          }
+        },
+      ),
       { numRuns: 60 },
     );
     // Not only refusals: a good share of the appends were stored and read back.

@@ -2,7 +2,8 @@
  * Random entries of every kind, every field set or not, with hard strings,
  * Struct / Value data, 64-bit integers and timestamps at their edges: what
  * the JSON reader (fast-decode) and writer (entry-json) are checked on
- * against protobuf-es's reflective fromJson / toJson.
+ * against protobuf-es's reflective fromJson / toJson, and what the store,
+ * server and viewer are given by the random-entry tests (appendStep).
  */
 import {
   create,
@@ -266,3 +267,20 @@ export function checkEveryKind(check: (e: Entry) => void, numRuns: number, atLea
     expect(seen.get(k) ?? 0, k).toBeGreaterThan(atLeast);
   }
 }
+
+/** The ids random appends (`appendStep`) give their entries, so that they collide. */
+export const STEP_IDS = ["a1", "b2", "c3", "d4"];
+
+/**
+ * One random append: an entry of any kind, its id one of STEP_IDS or left
+ * for the store to assign, its parent mostly the current leaf (so that most
+ * appends have somewhere to go) and now and then one of STEP_IDS.
+ */
+export const appendStep = fc.record({
+  entry: entryArb,
+  id: fc.oneof(fc.constant(undefined), fc.constantFrom(...STEP_IDS)),
+  parent: fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 3 },
+    { arbitrary: fc.constantFrom(...STEP_IDS), weight: 1 },
+  ),
+});
