@@ -193,6 +193,36 @@ describe("lines without a place in the conversation", () => {
   });
 });
 
+describe("inline sidechains' session ids", () => {
+  const line = (uuid: string, parentUuid: string | null, isSidechain: boolean) =>
+    JSON.stringify({
+      uuid,
+      parentUuid,
+      isSidechain,
+      type: "user",
+      message: { role: "user", content: uuid },
+      timestamp: "2026-02-03T14:00:00Z",
+    });
+  const idsOf = (...lines: string[]) =>
+    mapClaudeTranscript(lines.join("\n"), { sessionId: "s" }).sidechains.map((c) => c.sessionId);
+
+  it("are <session>-sc-<first 8 of the first uuid> for Claude Code's uuids", () => {
+    const first = "0b7e3f9a-1111-4c2d-9e8f-000000000001";
+    expect(idsOf(line("m1", null, false), line(first, "m1", true))).toEqual(["s-sc-0b7e3f9a"]);
+  });
+
+  it("hash the uuid when two sidechains share the 8, or the 8 make no valid id", () => {
+    const ids = idsOf(
+      line("m1", null, false),
+      line("0b7e3f9a-aaaa", "m1", true),
+      line("0b7e3f9a-bbbb", "m1", true),
+      line("../x", "m1", true),
+    );
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^s-sc-[0-9a-f]{16}$/);
+  });
+});
+
 describe("the files of a Claude Code project directory", () => {
   it("sessions, subagents in <session>/subagents/ and older agent-*.jsonl beside them", () => {
     expect(transcriptFileOf(`${A}.jsonl`)).toEqual({ kind: "session", sessionId: A });
