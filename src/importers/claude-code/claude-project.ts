@@ -3,6 +3,7 @@ import { readJsonl, str } from "../jsonl-records.js";
 import type { MappedSession } from "../mapped-session.js";
 import { agentTypesOf } from "./agent-types.js";
 import { mapClaudeTranscript } from "./claude-transcript.js";
+import { subagentId } from "./session-ids.js";
 
 /** What one file of a Claude Code project directory holds, by its path. */
 export type TranscriptFile =
@@ -68,7 +69,7 @@ export function mapClaudeFile(
     );
   }
   const target = {
-    sessionId: `${parent}-agent-${file.agentId}`,
+    sessionId: subagentId(parent, file.agentId),
     parentSessionId: parent,
     agentType: agentTypes.get(file.agentId),
   };

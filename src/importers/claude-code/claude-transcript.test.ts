@@ -193,7 +193,7 @@ describe("lines without a place in the conversation", () => {
   });
 });
 
-describe("inline sidechains' session ids", () => {
+describe("the session ids of subagents and inline sidechains", () => {
   const line = (uuid: string, parentUuid: string | null, isSidechain: boolean) =>
     JSON.stringify({
       uuid,
@@ -220,6 +220,19 @@ describe("inline sidechains' session ids", () => {
     );
     expect(new Set(ids).size).toBe(3);
     for (const id of ids) expect(id).toMatch(/^s-sc-[0-9a-f]{16}$/);
+  });
+
+  it("a subagent is <session>-agent-<id>, or a hash when that is longer than an id may be", () => {
+    const idOf = (parent: string) => {
+      const file = transcriptFileOf(`${parent}/subagents/agent-a1b2.jsonl`);
+      if (file === undefined) throw new Error("not a transcript name");
+      const [mapped] = mapClaudeFile(file, line("m1", null, false)).sessions;
+      return mapped?.sessionId;
+    };
+    expect(idOf("s1")).toBe("s1-agent-a1b2");
+    const long = "p".repeat(128);
+    expect(idOf(long)).toMatch(/^agent-[0-9a-f]{32}$/);
+    expect(idOf(long)).toBe(idOf(long));
   });
 });
 

@@ -1,9 +1,7 @@
-import { createHash } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { FORMAT_VERSION } from "../../core/entry.js";
 import type { EntryInit } from "../../core/entry-builders.js";
-import { SESSION_ID_PATTERN } from "../../core/ids.js";
 import {
   type JsonRecord,
   obj,
@@ -16,6 +14,7 @@ import {
 } from "../jsonl-records.js";
 import { customEntry, type ImportNote, LogBuilder, type MappedSession } from "../mapped-session.js";
 import { assistantEntry, textOfContent, userPieces } from "./claude-content.js";
+import { sidechainId } from "./session-ids.js";
 
 /** Which session a transcript becomes. */
 export interface TranscriptTarget {
@@ -85,23 +84,6 @@ export function mapClaudeTranscript(
     ),
   );
   return { session, sidechains };
-}
-
-/**
- * A sidechain's session id: `<session>-sc-<first 8 characters of its first
- * uuid>`, as Claude Code's uuids give; when that is no valid id or another
- * sidechain of the file shares the prefix, a hash of the uuid takes its place
- * (and of both, when the session's own id leaves no room).
- */
-function sidechainId(sessionId: string, root: string, prefixes: readonly string[]): string {
-  const hash = (text: string, chars: number) =>
-    createHash("sha256").update(text).digest("hex").slice(0, chars);
-  const prefix = root.slice(0, 8);
-  const readable = `${sessionId}-sc-${prefix}`;
-  const unique = prefixes.indexOf(prefix) === prefixes.lastIndexOf(prefix);
-  if (unique && SESSION_ID_PATTERN.test(readable)) return readable;
-  const hashed = `${sessionId}-sc-${hash(root, 16)}`;
-  return SESSION_ID_PATTERN.test(hashed) ? hashed : `sc-${hash(`${sessionId}/${root}`, 32)}`;
 }
 
 /** Inline sidechain records, each with the uuid of its sidechain's first record. */
