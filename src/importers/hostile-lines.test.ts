@@ -73,24 +73,31 @@ async function imports(...logs: Parameters<SessionStore["import"]>[1][]): Promis
 
 describe("importers read any JSON without throwing, and what they map imports", () => {
   test("Claude Code transcripts", async () => {
+    let mapped = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(claudeLine, { maxLength: 6 }), async (lines) => {
         const { session, sidechains } = mapClaudeTranscript(lines.join("\n"), { sessionId: "s" });
         const logs = [session, ...sidechains].map((m) => m.entries);
         expect(await imports(...logs)).toEqual(logs.map((l) => l.length));
+        mapped += logs.reduce((n, l) => n + l.length - 1, 0);
       }),
       { numRuns: 300 },
     );
+    // Not only empty logs: lines with a place in the conversation were mapped.
+    expect(mapped).toBeGreaterThan(100);
   });
 
   test("pi sessions", async () => {
     const header = JSON.stringify({ type: "session", version: 3, id: "p", cwd: "/" });
+    let mapped = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(piLine, { maxLength: 6 }), async (lines) => {
-        const mapped = mapPiSession([header, ...lines].join("\n"));
-        expect(await imports(mapped.entries)).toEqual([mapped.entries.length]);
+        const log = mapPiSession([header, ...lines].join("\n"));
+        expect(await imports(log.entries)).toEqual([log.entries.length]);
+        mapped += log.entries.length - 1;
       }),
       { numRuns: 300 },
     );
+    expect(mapped).toBeGreaterThan(100);
   });
 });

@@ -46,6 +46,8 @@ describe.each(STORE_ENGINE_FACTORIES)("hostile entries on $name", (factory) => {
           };
           await store.create({ sessionId: "s" });
           const session = await store.open(undefined, "s");
+          /** The ids of the entries the appends wrote, in order. */
+          const written: string[] = [];
           for (const [{ entry, id, parent }, batch] of steps) {
             const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
             e.id = id ?? "";
@@ -54,8 +56,15 @@ describe.each(STORE_ENGINE_FACTORIES)("hostile entries on $name", (factory) => {
               id: e.id && `${e.id}x`,
               parentId: e.id || undefined,
             });
-            if (await answer(() => session.append(batch ? [e, next] : e))) stored++;
+            const result = await answer(() => session.append(batch ? [e, next] : e));
+            if (result !== undefined && !result.deduplicated) {
+              written.push(...result.entries.map((w) => w.id));
+            }
           }
+          // What was acknowledged is the log, in order, after the root.
+          const log = (await session.entries()).entries.map((w) => w.id);
+          expect(log.slice(1)).toEqual(written);
+          stored += written.length;
           for (const view of [View.CONTEXT, View.HISTORY]) {
             await answer(() => session.statePage({ view, pageSize: 1 }));
             for (const atEntryId of STEP_IDS)

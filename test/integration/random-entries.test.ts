@@ -85,12 +85,18 @@ describe("random entries over every protocol", () => {
           const session = `r-${run++}`;
           await clients[0]?.store.createSession({ workspace: WS, sessionId: session });
           const watched = clients.map((c) => watch(c, session));
+          /** The ids of the entries the appends wrote, in order. */
+          const written: string[] = [];
           for (const [{ entry, id, parent }, via] of steps) {
             const e = create(EntrySchema, { ...entry, seq: 0n, parentId: parent });
             e.id = id ?? "";
             try {
-              await clients[via]?.session.append({ workspace: WS, session, entries: [e] });
-              stored++;
+              const r = await clients[via]?.session.append({
+                workspace: WS,
+                session,
+                entries: [e],
+              });
+              if (r !== undefined && !r.deduplicated) written.push(...r.entries.map((w) => w.id));
             } catch (err) {
               expect(wrongRefusal(err), `Append of ${e.kind.case} via ${PROTOCOLS[via]}`).toBe(
                 undefined,
@@ -106,6 +112,9 @@ describe("random entries over every protocol", () => {
           const [first, ...others] = await Promise.all(clients.map(read));
           for (const other of others) expect(other).toEqual(first);
           const log = first?.[1].entries ?? [];
+          // What was acknowledged is the log, in order, after the root.
+          expect(log.slice(1).map((w) => w.id)).toEqual(written);
+          stored += written.length;
           for (const [i, w] of watched.entries()) {
             expect(await w.until(log.length), `watched via ${PROTOCOLS[i]}`).toEqual(log);
           }
