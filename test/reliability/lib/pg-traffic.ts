@@ -201,6 +201,11 @@ export class WatchRecord {
   cancels = 0;
   /** Errors that end a watch (NOT_FOUND, ...): violations here. */
   readonly fatal: string[] = [];
+  /** When the last entry arrived (ms since the epoch), for a watcher that ends behind. */
+  lastAt = Date.now();
+  /** The last error a reconnect followed, and when (what a stalled watcher was doing). */
+  lastError = "";
+  lastErrorAt = 0;
 
   constructor(
     readonly name: string,
@@ -214,6 +219,22 @@ export class WatchRecord {
     this.seqs.push(seq);
     this.ids.push(id);
     if (seq > this.top) this.top = seq;
+    this.lastAt = Date.now();
+  }
+
+  /** A reconnect after `err`. */
+  reconnected(err: unknown): void {
+    this.reconnects++;
+    this.lastError = String(err).slice(0, 200);
+    this.lastErrorAt = Date.now();
+  }
+
+  /** For a watcher that ended behind: how long it had been quiet, and its last reconnect. */
+  story(now = Date.now()): string {
+    const ago = (t: number) => `${((now - t) / 1000).toFixed(1)} s ago`;
+    const err =
+      this.lastErrorAt === 0 ? "none" : `${ago(this.lastErrorAt)}: ${this.lastError}`;
+    return `last entry ${ago(this.lastAt)}, ${this.reconnects} reconnects, last reconnect ${err}`;
   }
 }
 
@@ -240,9 +261,7 @@ export async function runWatcher(o: WatcherOptions): Promise<void> {
         session: o.session,
         signal: o.signal,
         retryDelayMs: 50,
-        onReconnect: () => {
-          r.reconnects++;
-        },
+        onReconnect: (err) => r.reconnected(err),
       })) {
         if (m.event.case !== "entry") continue;
         r.add(Number(m.event.value.seq), m.event.value.id);
@@ -281,7 +300,7 @@ export async function runWatcher(o: WatcherOptions): Promise<void> {
         r.fatal.push(`${r.name}: ${Code[ce.code]} ${ce.rawMessage}`);
         return;
       }
-      if (!inner.signal.aborted) r.reconnects++;
+      if (!inner.signal.aborted) r.reconnected(err);
     } finally {
       o.signal.removeEventListener("abort", onAbort);
     }
@@ -354,7 +373,7 @@ export function checkWatch(r: WatchRecord, log: readonly Entry[]): WatchCheck {
       if (c.details.length < 3) c.details.push(`${r.name}: seq ${s} never received`);
     }
   }
-  if (c.behind > 0) c.details.push(`${r.name}: ended at seq ${top} of ${n}`);
+  if (c.behind > 0) c.details.push(`${r.name}: ended at seq ${top} of ${n} (${r.story()})`);
   return c;
 }
 
