@@ -33,7 +33,37 @@ export interface SessiondClientOptions extends CommonClientOptions {
   maxMessageBytes?: number;
   /** TLS: CA to trust, and a client certificate for mTLS. */
   tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
+  /**
+   * HTTP/2 keepalive while a call is open (default on: see KeepaliveOptions);
+   * `false` turns it off.
+   */
+  keepalive?: KeepaliveOptions | false;
 }
+
+/**
+ * A connection that dies without a word (the server's host lost power, a
+ * NAT or proxy dropped it, a network partition) sends no FIN and no RST: a
+ * call on it, a watch above all, would wait forever. So while a call is
+ * open and nothing has arrived for `intervalMs`, the client sends an HTTP/2
+ * PING; no answer within `timeoutMs` closes the connection and fails its
+ * calls with UNAVAILABLE, which the retry of unary calls and
+ * watchEntriesResumable both take up on a new connection. A dead connection
+ * is thus found within intervalMs + timeoutMs of silence. A watch's
+ * heartbeats are traffic, so a healthy watch sends no PING at all; an idle
+ * connection (no open call) is never pinged.
+ */
+export interface KeepaliveOptions {
+  /** Silence on a connection with open calls before a PING, ms (default 20,000). */
+  intervalMs?: number;
+  /** How long the PING may go unanswered, ms (default 10,000). */
+  timeoutMs?: number;
+}
+
+/** The keepalive a client uses when not told otherwise. */
+export const DEFAULT_KEEPALIVE: Required<KeepaliveOptions> = {
+  intervalMs: 20_000,
+  timeoutMs: 10_000,
+};
 
 /**
  * Typed clients for both services over one HTTP/2 connection (Node). Ids
@@ -47,6 +77,7 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
     interceptors: clientInterceptors(opts),
     nodeOptions: opts.tls,
     writeMaxBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    ...pingOptions(opts.keepalive),
   };
   const protocol = opts.protocol ?? "grpc";
   const base =
@@ -56,4 +87,13 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
         ? createConnectTransport(common)
         : createGrpcWebTransport(common);
   return clientsOver(base, opts.timeoutMs);
+}
+
+/** connect-node's ping options (its default is no PING at all). */
+function pingOptions(k: KeepaliveOptions | false | undefined) {
+  if (k === false) return {};
+  return {
+    pingIntervalMs: k?.intervalMs ?? DEFAULT_KEEPALIVE.intervalMs,
+    pingTimeoutMs: k?.timeoutMs ?? DEFAULT_KEEPALIVE.timeoutMs,
+  };
 }

@@ -3,7 +3,9 @@ export * from "../core/entry-builders.js";
 export * from "../core/message-text.js";
 export {
   createSessiondClient,
+  DEFAULT_KEEPALIVE,
   DEFAULT_MAX_MESSAGE_BYTES,
+  type KeepaliveOptions,
   type Protocol,
   type SessiondClientOptions,
 } from "./client.js";

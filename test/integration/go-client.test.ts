@@ -66,6 +66,7 @@ const LIVE_TESTS = [
   "TestLiveCASConflictIsAbortedAndNotRetried",
   "TestLiveNotFoundCodes",
   "TestLiveDeleteRetriedAfterLostReplySucceeds",
+  "TestLiveKeepaliveFindsADeadConnection",
   "TestLiveWatchEndsWithNotFoundWhenTheSessionIsDeleted",
   "TestLiveWatchCloseEndsNext",
   "TestLiveReadStateAndReadTreeMergePages",
@@ -190,7 +191,7 @@ describe("Go client (clients/go)", () => {
       const expected = [...UNIT_TESTS, ...LIVE_TESTS, ...(server.external ? [] : [RESTART_TEST])];
       expect(results(out, "FAIL")).toEqual([]);
       expect(passed.sort()).toEqual(expected.sort());
-      expect(passed.length).toBe(server.external ? 28 : 29);
+      expect(passed.length).toBe(server.external ? 29 : 30);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);

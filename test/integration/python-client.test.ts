@@ -30,7 +30,7 @@ import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/s
 const run = promisify(execFile);
 
 /** Tests in clients/python/tests: update when adding one (a lost test file would go unnoticed). */
-const PYTHON_TESTS = 47;
+const PYTHON_TESTS = 49;
 /** Of those, the ones that restart the server (skipped against an external one). */
 const RESTART_TESTS = 3;
 

@@ -10,6 +10,7 @@ import (
 	"github.com/sessiond/sessiond/clients/go/sessiondv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 )
 
 // Client holds the generated clients of both services over one connection.
@@ -76,6 +77,41 @@ type config struct {
 	callTimeout  time.Duration
 	interceptors []grpc.UnaryClientInterceptor
 	dial         []grpc.DialOption
+	keepalive    *keepalive.ClientParameters
+}
+
+// DefaultKeepalive is the HTTP/2 keepalive Dial uses unless told otherwise.
+// A connection that dies without a word (the server's host lost power, a NAT
+// or proxy dropped it) sends no FIN and no RST, and a call on it, a watch
+// above all, would wait forever. So while calls are open and nothing has
+// arrived for Time, grpc-go sends a PING; no answer within Timeout closes
+// the connection, its calls fail with UNAVAILABLE, and WatchEntries and the
+// retry of unary calls go on over a new one. A watch's heartbeats are
+// traffic, so a healthy watch is never pinged; an idle connection is not
+// pinged either (PermitWithoutStream false). grpc-go does not ping more
+// often than every 10 s.
+var DefaultKeepalive = keepalive.ClientParameters{Time: 20 * time.Second, Timeout: 10 * time.Second}
+
+// WithKeepalive sets the keepalive: a PING after `every` of silence while calls
+// are open, the connection closed when it goes unanswered for timeout
+// (grpc-go raises an `every` under 10 s to 10 s).
+func WithKeepalive(every, timeout time.Duration) Option {
+	return func(c *config) error {
+		if every <= 0 || timeout <= 0 {
+			return errors.New("sessiond: WithKeepalive: time and timeout must be positive")
+		}
+		c.keepalive = &keepalive.ClientParameters{Time: every, Timeout: timeout}
+		return nil
+	}
+}
+
+// WithoutKeepalive sends no PING: a call on a connection that died without
+// closing then waits for its deadline, and a watch forever.
+func WithoutKeepalive() Option {
+	return func(c *config) error {
+		c.keepalive = &keepalive.ClientParameters{}
+		return nil
+	}
 }
 
 // WithToken sends `authorization: Bearer <token>` on every call (unary and
@@ -171,7 +207,8 @@ func WithDialOptions(o ...grpc.DialOption) Option {
 // the connection themselves: grpc.DialContext(ctx, target,
 // sessiond.DialOptions(...)...) and then New(conn).
 func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
-	c := config{retry: DefaultRetryPolicy}
+	ka := DefaultKeepalive
+	c := config{retry: DefaultRetryPolicy, keepalive: &ka}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
@@ -187,6 +224,9 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	}
 	if c.token != "" {
 		out = append(out, grpc.WithPerRPCCredentials(bearer{token: c.token}))
+	}
+	if c.keepalive.Time > 0 {
+		out = append(out, grpc.WithKeepaliveParams(*c.keepalive))
 	}
 	chain := []grpc.UnaryClientInterceptor{TraceUnaryInterceptor()}
 	if c.callTimeout > 0 {

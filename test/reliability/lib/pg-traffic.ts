@@ -232,8 +232,7 @@ export class WatchRecord {
   /** For a watcher that ended behind: how long it had been quiet, and its last reconnect. */
   story(now = Date.now()): string {
     const ago = (t: number) => `${((now - t) / 1000).toFixed(1)} s ago`;
-    const err =
-      this.lastErrorAt === 0 ? "none" : `${ago(this.lastErrorAt)}: ${this.lastError}`;
+    const err = this.lastErrorAt === 0 ? "none" : `${ago(this.lastErrorAt)}: ${this.lastError}`;
     return `last entry ${ago(this.lastAt)}, ${this.reconnects} reconnects, last reconnect ${err}`;
   }
 }

@@ -419,11 +419,26 @@ def _parse_target(url: str) -> Tuple[str, Optional[bool]]:
 
 
 #: Channel options: reconnect quickly after a server restart (grpc's default
-#: first backoff is 1 s growing to 120 s, during which calls fail at once).
+#: first backoff is 1 s growing to 120 s, during which calls fail at once),
+#: and keepalive: a connection that dies without a word (the server's host
+#: lost power, a NAT or proxy dropped it) sends no FIN and no RST, so a call
+#: on it, a watch above all, would wait forever. While calls are open and
+#: nothing has arrived for 20 s, grpc sends a PING; no answer within 10 s
+#: closes the connection, its calls fail with UNAVAILABLE, and
+#: ``watch_entries`` and the retry go on over a new one. A watch's heartbeats
+#: are traffic, so a healthy watch is never pinged; an idle channel is not
+#: either. ``options`` given to ``SessiondClient`` override any of these
+#: (e.g. ``("grpc.keepalive_time_ms", 2**31 - 1)`` for no PING at all).
 _CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 0),
+    # grpc stops pinging after 2 PINGs without data by default; a long call
+    # with no data (none of sessiond's streams is one: heartbeats) stays covered.
+    ("grpc.http2.max_pings_without_data", 0),
 )
 
 
@@ -456,7 +471,11 @@ class SessiondClient:
         if scheme_tls is False and (tls or ca is not None):
             raise ValueError("an http:// target is cleartext; use https:// for TLS")
         use_tls = scheme_tls or bool(tls) or ca is not None or cert is not None
-        opts = list(_CHANNEL_OPTIONS) + list(options)
+        # One value per key, the caller's over ours: grpc does not promise
+        # which of two values of a key it reads.
+        merged = dict(_CHANNEL_OPTIONS)
+        merged.update(options)
+        opts = list(merged.items())
         if use_tls:
             creds = grpc.ssl_channel_credentials(
                 root_certificates=_read_pem(ca),
