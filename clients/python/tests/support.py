@@ -165,3 +165,44 @@ class Counter(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         self.calls.append(details.method.rsplit("/", 1)[-1])
         return continuation(details, request)
+
+
+class WatchCollector:
+    """Iterates a watch on a thread of its own, keeping every entry it yields.
+
+    ``entries`` holds them in arrival order; ``failure`` what ended the
+    iteration other than ``close()`` of the watch; ``wait_for(pred, timeout)``
+    waits until ``pred(entries)`` holds (or a failure), and says whether it does.
+    """
+
+    def __init__(self, watch: Any) -> None:
+        self.entries: List[Any] = []
+        self.failure: List[BaseException] = []
+        self._closed = False
+        self._watch = watch
+        self._got = threading.Condition()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for ev in self._watch:
+                if ev.WhichOneof("event") == "entry":
+                    with self._got:
+                        self.entries.append(ev.entry)
+                        self._got.notify_all()
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            if not self._closed:
+                with self._got:
+                    self.failure.append(e)
+                    self._got.notify_all()
+
+    def wait_for(self, pred: Callable[[List[Any]], bool], timeout: float) -> bool:
+        with self._got:
+            self._got.wait_for(lambda: pred(self.entries) or bool(self.failure), timeout=timeout)
+            return pred(self.entries)
+
+    def close(self, join: float = 10) -> None:
+        self._closed = True
+        self._watch.close()
+        self.thread.join(join)

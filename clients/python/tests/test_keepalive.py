@@ -15,7 +15,7 @@ import time
 import unittest
 from typing import List, Tuple
 
-from support import TOKEN, URL, client, need_server, workspace
+from support import TOKEN, URL, WatchCollector, client, need_server, workspace
 
 from sessiond import SessiondClient, new_entry_id, user_message
 
@@ -116,24 +116,14 @@ class KeepaliveTest(unittest.TestCase):
             on_reconnect=lambda e, last: reconnects.append(e.code_name),
         )
         self.addCleanup(w.close)
+        watch = WatchCollector(w)
+        self.addCleanup(watch.close)
         seen: List[str] = []
-        got = threading.Condition()
-
-        def run() -> None:
-            try:
-                for ev in w:
-                    if ev.WhichOneof("event") == "entry":
-                        with got:
-                            seen.append(ev.entry.id)
-                            got.notify_all()
-            except BaseException:  # noqa: BLE001 - the watch was closed
-                pass
-
-        threading.Thread(target=run, daemon=True).start()
 
         def wait_for(entry_id: str, timeout: float) -> bool:
-            with got:
-                return got.wait_for(lambda: entry_id in seen, timeout=timeout)
+            ok = watch.wait_for(lambda es: entry_id in [e.id for e in es], timeout)
+            seen[:] = [e.id for e in watch.entries]
+            return ok
 
         return sid, seen, reconnects, wait_for
 

@@ -11,7 +11,16 @@ import time
 import unittest
 from typing import List, Optional
 
-from support import PATIENT, Counter, client, control, need_control, need_server, workspace
+from support import (
+    PATIENT,
+    Counter,
+    WatchCollector,
+    client,
+    control,
+    need_control,
+    need_server,
+    workspace,
+)
 
 from sessiond import SessiondError, user_message
 from sessiond.v1 import session_service_pb2
@@ -73,31 +82,12 @@ class RestartTest(unittest.TestCase):
             sid, workspace=self.ws, on_reconnect=lambda e, last: reconnects.append(f"{e.code_name}@{last}")
         )
         self.addCleanup(w.close)
-        seen: List[int] = []
-        texts: List[str] = []
-        failure: List[BaseException] = []
-        got = threading.Condition()
-
-        def run() -> None:
-            try:
-                for ev in w:
-                    if ev.WhichOneof("event") == "entry":
-                        with got:
-                            seen.append(ev.entry.seq)
-                            if ev.entry.WhichOneof("kind") == "message":
-                                texts.append(ev.entry.message.content[0].text)
-                            got.notify_all()
-            except BaseException as e:  # noqa: BLE001 - reported by the test
-                failure.append(e)
-
-        t = threading.Thread(target=run, daemon=True)
-        t.start()
+        c_watch = WatchCollector(w)
 
         def wait_for(n: int) -> None:
-            with got:
-                ok = got.wait_for(lambda: len(seen) >= n or bool(failure), timeout=45)
-            self.assertTrue(ok, f"saw {seen}, reconnects {reconnects}")
-            self.assertEqual(failure, [])
+            ok = c_watch.wait_for(lambda es: len(es) >= n, timeout=45)
+            self.assertTrue(ok, f"saw {[e.seq for e in c_watch.entries]}, reconnects {reconnects}")
+            self.assertEqual(c_watch.failure, [])
 
         wait_for(4)
         control(outage)
@@ -109,9 +99,12 @@ class RestartTest(unittest.TestCase):
         wait_for(6)
         c.session.append(workspace=self.ws, session=sid, entries=[user_message("live")])
         wait_for(7)
-        w.close()
-        t.join(10)
-        self.assertFalse(t.is_alive())
+        c_watch.close()
+        self.assertFalse(c_watch.thread.is_alive())
+        seen = [e.seq for e in c_watch.entries]
+        texts = [
+            e.message.content[0].text for e in c_watch.entries if e.WhichOneof("kind") == "message"
+        ]
         self.assertEqual(seen, [1, 2, 3, 4, 5, 6, 7], "each entry once, in order")
         self.assertEqual(
             texts, ["before 0", "before 1", "before 2", "after 0", "after 1", "live"]
