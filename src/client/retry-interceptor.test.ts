@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
@@ -102,5 +103,22 @@ describe("retryInterceptor", () => {
     const r = await run([down, down, down, down, down, down]);
     expect(r.calls).toBe(5);
     expect(r.error?.code).toBe(Code.Unavailable);
+  });
+
+  it("leaves no abort listener on the call's signal after its waits (one per retry would pile up)", async () => {
+    const down = new ConnectError("down", Code.Unavailable);
+    const signal = new AbortController().signal;
+    let calls = 0;
+    const next = async () => {
+      if (calls++ < 11) throw down;
+      return { stream: false, message: "ok" };
+    };
+    const handler = retryInterceptor({ maxAttempts: 12, baseDelayMs: 1, maxDelayMs: 1 })(
+      next as never,
+    );
+    const method = StoreService.method.getSession;
+    await handler({ stream: false, signal, method, service: method.parent } as never);
+    expect(calls).toBe(12);
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
   });
 });

@@ -17,17 +17,20 @@ export interface RetryOptions {
   maxDelayMs?: number;
 }
 
+/**
+ * Waits `ms`, or less when `signal` aborts. The abort listener goes when the
+ * wait ends either way: left on the call's signal, each retry would add one
+ * (Node warns past ten, with maxAttempts above 10).
+ */
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
   });
 
 /** Node error codes of a connection lost in the middle of a call. */
