@@ -50,6 +50,7 @@ import {
   checkLog,
   checkWatch,
   newWriterStats,
+  probeWatch,
   readLog,
   replicaClient,
   runWatcher,
@@ -150,6 +151,7 @@ async function verify(
     lc.details.map((d) => `${what}: ${d}`),
   );
   for (const r of records) {
+    await probeWatch(r, WS, session, log.length);
     const wc = checkWatch(r, log);
     t.gaps += wc.gaps;
     t.dupDeliveries += wc.duplicates;
@@ -174,7 +176,13 @@ function startWatchers(
   rng: Rng,
   signal: AbortSignal,
 ): { records: WatchRecord[]; done: Promise<void> } {
-  const records = specs.map((s) => new WatchRecord(s.name, s.strict));
+  const records = specs.map(
+    (s, i) =>
+      new WatchRecord(s.name, s.strict, {
+        url: s.url,
+        protocol: PROTOCOLS[i % PROTOCOLS.length] as Protocol,
+      }),
+  );
   setMaxListeners(100, signal); // one abort listener per watcher
   const runs = specs.map((s, i) =>
     runWatcher({

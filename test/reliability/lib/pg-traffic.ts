@@ -207,9 +207,14 @@ export class WatchRecord {
   lastError = "";
   lastErrorAt = 0;
 
+  /** What a fresh stream from `top` got, for a watcher that ended behind (see probeWatch). */
+  probe = "";
+
   constructor(
     readonly name: string,
     readonly strict: boolean,
+    /** Where it watches: a probe of a stalled watcher opens a stream there. */
+    readonly where?: { url: string; protocol: Protocol },
   ) {}
 
   /** The highest seq received. */
@@ -233,7 +238,8 @@ export class WatchRecord {
   story(now = Date.now()): string {
     const ago = (t: number) => `${((now - t) / 1000).toFixed(1)} s ago`;
     const err = this.lastErrorAt === 0 ? "none" : `${ago(this.lastErrorAt)}: ${this.lastError}`;
-    return `last entry ${ago(this.lastAt)}, ${this.reconnects} reconnects, last reconnect ${err}`;
+    const probe = this.probe === "" ? "" : `; ${this.probe}`;
+    return `last entry ${ago(this.lastAt)}, ${this.reconnects} reconnects, last reconnect ${err}${probe}`;
   }
 }
 
@@ -305,6 +311,43 @@ export async function runWatcher(o: WatcherOptions): Promise<void> {
     }
     if (!o.signal.aborted) await sleep(o.rng.int(20, 80));
   }
+}
+
+/**
+ * For a watcher that ended short of the head: a FRESH stream of the same
+ * protocol on the same replica, from the watcher's last seq, for `ms`. If
+ * it gets the missing entries, the replica had them and only the old
+ * stream (or its follower) was stuck; if not, the replica itself does not
+ * deliver them. Recorded in the watcher's story.
+ */
+export async function probeWatch(
+  r: WatchRecord,
+  workspace: string,
+  session: string,
+  head: number,
+  ms = 3000,
+): Promise<void> {
+  if (r.where === undefined || r.top >= head) return;
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), ms);
+  let got = 0;
+  let outcome = "";
+  const t0 = Date.now();
+  try {
+    const c = watchClient(r.where.url, r.where.protocol);
+    for await (const m of c.session.watchEntries(
+      { workspace, session, afterSeq: BigInt(r.top) },
+      { signal: ac.signal, timeoutMs: 0 },
+    )) {
+      if (m.event.case === "entry" && ++got >= head - r.top) break;
+    }
+    outcome = got >= head - r.top ? `all in ${Date.now() - t0} ms` : "stream ended";
+  } catch (err) {
+    outcome = ac.signal.aborted ? `not all in ${ms} ms` : String(err).slice(0, 120);
+  } finally {
+    clearTimeout(timer);
+  }
+  r.probe = `a fresh ${r.where.protocol} stream from seq ${r.top} on the same replica got ${got} of ${head - r.top} (${outcome})`;
 }
 
 /** The whole log of a session (paged), retrying unknown outcomes a few times. */
