@@ -6,6 +6,8 @@ import {
   DEFAULT_GRPC_SERVER,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_KEEPALIVE_MS,
+  DEFAULT_KEEPALIVE_TIMEOUT_MS,
   DEFAULT_LISTEN,
   DEFAULT_SERVER_LIMITS,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -57,6 +59,8 @@ Flags:
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
   --grpc-server KIND          who answers native gRPC: grpc-js or connect (default ${DEFAULT_GRPC_SERVER})
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
+  --keepalive-ms N            PING HTTP/2 connections with open streams this often, 0 = never (default ${DEFAULT_KEEPALIVE_MS})
+  --keepalive-timeout-ms N    close a connection whose PING goes unanswered this long (default ${DEFAULT_KEEPALIVE_TIMEOUT_MS})
   --log-level LEVEL           error, warn, info (default: a line per request) or debug (also probes, scrapes)
   --metrics on|off            Prometheus metrics on GET /metrics (default on)
   --metrics-token-file FILE   /metrics wants "Authorization: Bearer <the file's first line>"
@@ -90,6 +94,8 @@ const OPTIONS = {
   "heartbeat-ms": { type: "string" },
   "shutdown-grace-ms": { type: "string" },
   "idle-timeout-ms": { type: "string" },
+  "keepalive-ms": { type: "string" },
+  "keepalive-timeout-ms": { type: "string" },
   "grpc-server": { type: "string" },
   "pg-pool-size": { type: "string" },
   "pg-statement-timeout-ms": { type: "string" },
@@ -240,6 +246,12 @@ export const serve: Command = {
       limits,
       heartbeatMs: intFlag("heartbeat-ms", v["heartbeat-ms"], DEFAULT_HEARTBEAT_MS),
       idleTimeoutMs: intFlag("idle-timeout-ms", v["idle-timeout-ms"], DEFAULT_IDLE_TIMEOUT_MS),
+      keepaliveMs: intFlag("keepalive-ms", v["keepalive-ms"], DEFAULT_KEEPALIVE_MS),
+      keepaliveTimeoutMs: positiveIntFlag(
+        "keepalive-timeout-ms",
+        v["keepalive-timeout-ms"],
+        DEFAULT_KEEPALIVE_TIMEOUT_MS,
+      ),
       shutdownGraceMs: intFlag(
         "shutdown-grace-ms",
         v["shutdown-grace-ms"],
@@ -297,3 +309,10 @@ export const serve: Command = {
     return 0;
   },
 };
+
+/** An integer flag that must be above 0 (a PING cannot be answered in no time). */
+function positiveIntFlag(name: string, value: string | undefined, fallback: number): number {
+  const n = intFlag(name, value, fallback);
+  if (n === 0) throw new CliError(`--${name} must be above 0`, 2);
+  return n;
+}

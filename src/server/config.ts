@@ -66,6 +66,15 @@ export interface ServerConfig {
    * ms (0 = never): it cuts peers that connect and go silent, never a watch.
    */
   readonly idleTimeoutMs: number;
+  /**
+   * A connection with open streams is PINGed this often, ms (0 = never), and
+   * closed when the PING goes unanswered for `keepaliveTimeoutMs`: a client
+   * that died without closing frees its watcher slots (keepalive.ts).
+   * Default DEFAULT_KEEPALIVE_MS.
+   */
+  readonly keepaliveMs?: number | undefined;
+  /** See keepaliveMs; default DEFAULT_KEEPALIVE_TIMEOUT_MS. */
+  readonly keepaliveTimeoutMs?: number | undefined;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */
   readonly shutdownGraceMs: number;
   /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */

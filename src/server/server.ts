@@ -19,7 +19,11 @@ import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
 import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
-import { DEFAULT_GRPC_SERVER } from "./defaults.js";
+import {
+  DEFAULT_GRPC_SERVER,
+  DEFAULT_KEEPALIVE_MS,
+  DEFAULT_KEEPALIVE_TIMEOUT_MS,
+} from "./defaults.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, shuttingDown } from "./edge.js";
 import { grpcJsFront } from "./grpc/front.js";
@@ -28,6 +32,7 @@ import { HealthStatus, registerHealth } from "./health.js";
 import { withHttpPaths } from "./http-paths.js";
 import { closeIdleConnections } from "./idle-connections.js";
 import { InFlight } from "./in-flight.js";
+import { pingOpenConnections } from "./keepalive.js";
 import { batchedLines } from "./log-batch.js";
 import { isoNow, Logger } from "./logger.js";
 import { ServerMetrics } from "./metrics.js";
@@ -194,6 +199,10 @@ export async function startServer(
     s.on("error", () => s.destroy());
   });
   closeIdleConnections(server, config.idleTimeoutMs);
+  pingOpenConnections(server, {
+    intervalMs: config.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+    timeoutMs: config.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  });
   // Sockets are tracked too: a closed session can leave its socket half-open
   // (FIN sent, the client never closes its side), and server.close() waits
   // for it; shutdown destroys what is left.
