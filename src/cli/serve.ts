@@ -9,6 +9,8 @@ import {
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_KEEPALIVE_TIMEOUT_MS,
   DEFAULT_LISTEN,
+  DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
+  DEFAULT_MAX_CONNECTION_AGE_MS,
   DEFAULT_SERVER_LIMITS,
   DEFAULT_SHUTDOWN_GRACE_MS,
   LOG_LEVELS,
@@ -61,6 +63,8 @@ Flags:
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
   --keepalive-ms N            PING HTTP/2 connections with open streams this often, 0 = never (default ${DEFAULT_KEEPALIVE_MS})
   --keepalive-timeout-ms N    close a connection whose PING goes unanswered this long (default ${DEFAULT_KEEPALIVE_TIMEOUT_MS})
+  --max-connection-age-ms N   GOAWAY to connections this old (clients reconnect through the load balancer), 0 = never (default ${DEFAULT_MAX_CONNECTION_AGE_MS})
+  --max-connection-age-grace-ms N  then cut their open streams (watches resume) after this long (default ${DEFAULT_MAX_CONNECTION_AGE_GRACE_MS})
   --log-level LEVEL           error, warn, info (default: a line per request) or debug (also probes, scrapes)
   --metrics on|off            Prometheus metrics on GET /metrics (default on)
   --metrics-token-file FILE   /metrics wants "Authorization: Bearer <the file's first line>"
@@ -96,6 +100,8 @@ const OPTIONS = {
   "idle-timeout-ms": { type: "string" },
   "keepalive-ms": { type: "string" },
   "keepalive-timeout-ms": { type: "string" },
+  "max-connection-age-ms": { type: "string" },
+  "max-connection-age-grace-ms": { type: "string" },
   "grpc-server": { type: "string" },
   "pg-pool-size": { type: "string" },
   "pg-statement-timeout-ms": { type: "string" },
@@ -251,6 +257,16 @@ export const serve: Command = {
         "keepalive-timeout-ms",
         v["keepalive-timeout-ms"],
         DEFAULT_KEEPALIVE_TIMEOUT_MS,
+      ),
+      maxConnectionAgeMs: intFlag(
+        "max-connection-age-ms",
+        v["max-connection-age-ms"],
+        DEFAULT_MAX_CONNECTION_AGE_MS,
+      ),
+      maxConnectionAgeGraceMs: intFlag(
+        "max-connection-age-grace-ms",
+        v["max-connection-age-grace-ms"],
+        DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
       ),
       shutdownGraceMs: intFlag(
         "shutdown-grace-ms",

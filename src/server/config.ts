@@ -75,6 +75,14 @@ export interface ServerConfig {
   readonly keepaliveMs?: number | undefined;
   /** See keepaliveMs; default DEFAULT_KEEPALIVE_TIMEOUT_MS. */
   readonly keepaliveTimeoutMs?: number | undefined;
+  /**
+   * A connection this old is sent GOAWAY (new calls go to a new connection,
+   * through the load balancer), ms; 0 (the default) = never. Its open
+   * streams are cut `maxConnectionAgeGraceMs` later (connection-age.ts).
+   */
+  readonly maxConnectionAgeMs?: number | undefined;
+  /** See maxConnectionAgeMs; default DEFAULT_MAX_CONNECTION_AGE_GRACE_MS. */
+  readonly maxConnectionAgeGraceMs?: number | undefined;
   /** How long shutdown waits for in-flight calls before closing connections, ms. */
   readonly shutdownGraceMs: number;
   /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */

@@ -18,6 +18,9 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 /** PING connections with open streams every 30 s; 10 s without an answer closes one (keepalive.ts). */
 export const DEFAULT_KEEPALIVE_MS = 30_000;
 export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
+/** Connections live for ever unless --max-connection-age-ms says otherwise (connection-age.ts). */
+export const DEFAULT_MAX_CONNECTION_AGE_MS = 0;
+export const DEFAULT_MAX_CONNECTION_AGE_GRACE_MS = 30_000;
 export const DEFAULT_LISTEN = "127.0.0.1:50051";
 export const DEFAULT_DATA_DIR = "./.sessiond";
 /** Native gRPC is served by @grpc/grpc-js unless `--grpc-server connect` asks otherwise. */

@@ -19,10 +19,13 @@ import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
 import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
+import { retireOldConnections } from "./connection-age.js";
 import {
   DEFAULT_GRPC_SERVER,
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
+  DEFAULT_MAX_CONNECTION_AGE_MS,
 } from "./defaults.js";
 import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, shuttingDown } from "./edge.js";
@@ -202,6 +205,10 @@ export async function startServer(
   pingOpenConnections(server, {
     intervalMs: config.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
     timeoutMs: config.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  });
+  retireOldConnections(server, {
+    maxAgeMs: config.maxConnectionAgeMs ?? DEFAULT_MAX_CONNECTION_AGE_MS,
+    graceMs: config.maxConnectionAgeGraceMs ?? DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
   });
   // Sockets are tracked too: a closed session can leave its socket half-open
   // (FIN sent, the client never closes its side), and server.close() waits
