@@ -8,19 +8,16 @@
  * connection per client and never reconnects the watch.
  */
 import type { ConnectError } from "@connectrpc/connect";
-import { afterAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { type Protocol, watchEntriesResumable } from "../../src/client/index.js";
-import { removeDataDir } from "../harness/server.js";
 import { user } from "./support/entries.js";
-import { FreezingProxy } from "./support/freezing-proxy.js";
+import { ownServers } from "./support/own-servers.js";
 import {
   client,
   EXTERNAL,
   PROTOCOLS,
   readAll,
-  type SessiondProcess,
   skipExternal,
-  startSessiond,
   uniqueWorkspace,
 } from "./support/server.js";
 import { eventually, sleep } from "./support/stream.js";
@@ -28,25 +25,17 @@ import { eventually, sleep } from "./support/stream.js";
 if (EXTERNAL) skipExternal("max connection age (needs its own --max-connection-age-ms)");
 
 const ws = uniqueWorkspace("conn-age");
-const servers: SessiondProcess[] = [];
-const proxies: FreezingProxy[] = [];
-
-afterAll(async () => {
-  for (const p of proxies) await p.close();
-  for (const s of servers) {
-    await s.stop();
-    await removeDataDir(s.dataDir);
-  }
-});
+const own = ownServers();
 
 /** Appends for `ms` and watches through a proxy (it counts connections); returns what happened. */
 async function run(maxAgeMs: number, protocol: Protocol, ms: number) {
-  const s = await startSessiond({
-    args: ["--max-connection-age-ms", String(maxAgeMs), "--max-connection-age-grace-ms", "200"],
-  });
-  servers.push(s);
-  const p = await FreezingProxy.start(s.port);
-  proxies.push(p);
+  const s = await own.server([
+    "--max-connection-age-ms",
+    String(maxAgeMs),
+    "--max-connection-age-grace-ms",
+    "200",
+  ]);
+  const p = await own.proxy(s.port);
   const writer = client(p.url, protocol);
   const { session } = await writer.store.createSession({ workspace: ws });
   const id = session?.id ?? "";

@@ -11,17 +11,16 @@
 
 import { spawnSync } from "node:child_process";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import type { Protocol } from "../../src/client/index.js";
-import { BIN, removeDataDir } from "../harness/server.js";
-import { FreezingProxy } from "./support/freezing-proxy.js";
+import { BIN } from "../harness/server.js";
+import { ownServers } from "./support/own-servers.js";
 import {
   client,
   EXTERNAL,
   PROTOCOLS,
   type SessiondProcess,
   skipExternal,
-  startSessiond,
   uniqueWorkspace,
 } from "./support/server.js";
 import { eventually, sleep } from "./support/stream.js";
@@ -29,30 +28,17 @@ import { eventually, sleep } from "./support/stream.js";
 if (EXTERNAL) skipExternal("server keepalive (needs its own --keepalive-ms)");
 
 const ws = uniqueWorkspace("server-keepalive");
-const servers: SessiondProcess[] = [];
-const proxies: FreezingProxy[] = [];
+const own = ownServers();
 
-afterAll(async () => {
-  for (const p of proxies) await p.close();
-  for (const s of servers) {
-    await s.stop();
-    await removeDataDir(s.dataDir);
-  }
-});
-
-async function server(keepaliveMs: number): Promise<SessiondProcess> {
-  const s = await startSessiond({
-    args: [
-      "--keepalive-ms",
-      String(keepaliveMs),
-      "--keepalive-timeout-ms",
-      "300",
-      "--max-watchers-per-session",
-      "1",
-    ],
-  });
-  servers.push(s);
-  return s;
+function server(keepaliveMs: number): Promise<SessiondProcess> {
+  return own.server([
+    "--keepalive-ms",
+    String(keepaliveMs),
+    "--keepalive-timeout-ms",
+    "300",
+    "--max-watchers-per-session",
+    "1",
+  ]);
 }
 
 /** Opens a watch and reads its first message: resolves to the open iterator, or the error that refused it. */
@@ -78,8 +64,7 @@ async function openWatch(
 async function frozenWatcher(s: SessiondProcess, protocol: Protocol, signal: AbortSignal) {
   const { session } = await client(s.url).store.createSession({ workspace: ws });
   const id = session?.id ?? "";
-  const p = await FreezingProxy.start(s.port);
-  proxies.push(p);
+  const p = await own.proxy(s.port);
   const held = await openWatch(p.url, protocol, id, signal);
   expect(held).not.toBeInstanceOf(ConnectError);
   // The slot is taken: a second watcher is refused.
