@@ -1,5 +1,6 @@
 import type http2 from "node:http2";
 import tls from "node:tls";
+import { openStreams } from "./open-streams.js";
 
 /**
  * Closes connections that are idle for `idleMs`: no open stream and no
@@ -21,13 +22,9 @@ export function closeIdleConnections(
 ): void {
   if (idleMs <= 0) return;
   server.on("session", (session: http2.ServerHttp2Session) => {
-    let open = 0;
-    session.on("stream", (stream: http2.ServerHttp2Stream) => {
-      open++;
-      stream.once("close", () => open--);
-    });
+    const streams = openStreams(session);
     const onQuiet = () => {
-      if (open > 0) session.setTimeout(idleMs, onQuiet);
+      if (streams.open > 0) session.setTimeout(idleMs, onQuiet);
       else session.destroy();
     };
     session.setTimeout(idleMs, onQuiet);

@@ -1,4 +1,5 @@
 import type http2 from "node:http2";
+import { openStreams } from "./open-streams.js";
 
 /** How the server finds HTTP/2 connections whose client died without closing them. */
 export interface KeepaliveConfig {
@@ -30,14 +31,10 @@ export function pingOpenConnections(
 ): void {
   if (config.intervalMs <= 0 || config.timeoutMs <= 0) return;
   server.on("session", (session: http2.ServerHttp2Session) => {
-    let open = 0;
-    session.on("stream", (stream: http2.ServerHttp2Stream) => {
-      open++;
-      stream.once("close", () => open--);
-    });
+    const streams = openStreams(session);
     let waiting: NodeJS.Timeout | undefined;
     const tick = setInterval(() => {
-      if (open === 0 || waiting !== undefined || session.destroyed) return;
+      if (streams.open === 0 || waiting !== undefined || session.destroyed) return;
       waiting = setTimeout(() => session.destroy(), config.timeoutMs);
       waiting.unref();
       let sent: boolean;
