@@ -1,4 +1,4 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
 import { isUnexpected, toConnectError } from "./errors.js";
 
@@ -22,4 +22,16 @@ it("any other unexpected error stays INTERNAL, with no details for the client", 
   expect(e.code).toBe(Code.Internal);
   expect(e.rawMessage).toBe("internal error");
   expect(isUnexpected(bug)).toBe(true);
+});
+
+it("connect-es's answer to a request that does not parse is INVALID_ARGUMENT; other INTERNALs stay", () => {
+  const parse = new ConnectError("parse binary: premature EOF", Code.Internal);
+  const mapped = toConnectError(parse);
+  expect(mapped.code).toBe(Code.InvalidArgument);
+  expect(mapped.rawMessage).toBe("parse binary: premature EOF");
+  expect(isUnexpected(mapped)).toBe(false);
+  const other = new ConnectError("parse binary: premature EOF", Code.Unavailable);
+  expect(toConnectError(other)).toBe(other);
+  const ours = new ConnectError("internal error", Code.Internal);
+  expect(toConnectError(ours)).toBe(ours);
 });

@@ -23,7 +23,11 @@ const CODES: Record<ErrorCode, Code> = {
 
 /** Converts anything thrown by a handler into the ConnectError a client may see. */
 export function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
+  if (err instanceof ConnectError) {
+    return unparseable(err.code, err.rawMessage)
+      ? new ConnectError(err.rawMessage, Code.InvalidArgument)
+      : err;
+  }
   if (isSessiondError(err)) {
     const code = CODES[err.code];
     return new ConnectError(code === Code.Internal ? "internal error" : err.message, code);
@@ -56,4 +60,16 @@ function clientGone(err: unknown): boolean {
 export function isUnexpected(err: unknown): boolean {
   if (err instanceof ConnectError) return err.code === Code.Internal || err.code === Code.Unknown;
   return clientGone(err) ? false : !isSessiondError(err) || err.code === "INTERNAL";
+}
+
+/**
+ * connect-es's own answer to a request message that does not parse:
+ * INTERNAL "parse binary: ..." (its protocol/serialization.ts). It is bad
+ * input, INVALID_ARGUMENT, as the grpc-js path answers it
+ * (grpc/wire-status.ts). A streaming method reads its request inside the
+ * interceptor chain, so toConnectError maps it; a unary method's answer is
+ * made before any interceptor and corrected by unparseable-request.ts.
+ */
+export function unparseable(code: Code, message: string): boolean {
+  return code === Code.Internal && message.startsWith("parse binary: ");
 }

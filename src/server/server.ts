@@ -46,6 +46,7 @@ import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
 import { withUiAssets } from "./ui-assets.js";
+import { answerUnparseableAsInvalidArgument } from "./unparseable-request.js";
 import { WatchSlots } from "./watch-slots.js";
 
 export interface RunningServer {
@@ -130,6 +131,7 @@ export async function startServer(
       ],
       services: [StoreService.typeName, SessionService.typeName, Health.typeName],
     });
+    answerUnparseableAsInvalidArgument(router);
   };
   const interceptors = [
     edgeInterceptor(inFlight, config.limits.maxMessageBytes),

@@ -29,6 +29,12 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { expectNoLeak } from "./support/errors.js";
 import { grpcJsClient, serverStream, unary } from "./support/grpc-js.js";
+import {
+  type Exchange,
+  envelope,
+  envelopes,
+  exchange as rawExchange,
+} from "./support/raw-http2.js";
 import { type LogLine, requestLog } from "./support/request-log.js";
 import { type SessiondProcess, startSessiond, uniqueWorkspace } from "./support/server.js";
 import { sleep } from "./support/stream.js";
@@ -124,64 +130,14 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Exchange {
-  readonly headers: http2.IncomingHttpHeaders;
-  readonly trailers: http2.IncomingHttpHeaders;
-  readonly body: Buffer;
-  readonly stream: http2.ClientHttp2Stream;
-}
-
-/** One request on an existing HTTP/2 session, read to its end. */
-function exchange(
+/** One request on an existing HTTP/2 session with this file's token, read to its end. */
+const exchange = (
   session: http2.ClientHttp2Session,
   path: string,
   contentType: string,
   body: Buffer,
   extra: http2.OutgoingHttpHeaders = {},
-): Promise<Exchange> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({
-      ":method": "POST",
-      ":path": path,
-      "content-type": contentType,
-      te: "trailers",
-      authorization: `Bearer ${TOKEN}`,
-      ...extra,
-    });
-    let headers: http2.IncomingHttpHeaders = {};
-    let trailers: http2.IncomingHttpHeaders = {};
-    const chunks: Buffer[] = [];
-    stream.on("response", (h) => {
-      headers = h;
-    });
-    stream.on("trailers", (t) => {
-      trailers = t;
-    });
-    stream.on("data", (d: Buffer) => chunks.push(d));
-    stream.on("error", reject);
-    stream.on("end", () => resolve({ headers, trailers, body: Buffer.concat(chunks), stream }));
-    stream.end(body);
-  });
-}
-
-/** A gRPC / gRPC-Web length-prefixed message. */
-function envelope(message: Uint8Array, flags = 0): Buffer {
-  const head = Buffer.alloc(5);
-  head[0] = flags;
-  head.writeUInt32BE(message.length, 1);
-  return Buffer.concat([head, message]);
-}
-
-/** The envelopes of a body: [flags, payload][]. */
-function envelopes(body: Buffer): Array<[number, Buffer]> {
-  const out: Array<[number, Buffer]> = [];
-  for (let i = 0; i + 5 <= body.length; ) {
-    const n = body.readUInt32BE(i + 1);
-    out.push([body[i] as number, body.subarray(i + 5, i + 5 + n)]);
-    i += 5 + n;
-  }
-  return out;
-}
+) => rawExchange(session, path, contentType, body, { authorization: `Bearer ${TOKEN}`, ...extra });
 
 function decode<T extends Message>(schema: DescMessage, bytes: Uint8Array): T {
   return fromBinary(schema, bytes) as T;

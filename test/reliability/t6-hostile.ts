@@ -30,9 +30,8 @@
  * or INTERNAL on the ordinary connection is a violation.
  *
  * A violation is: an answer outside the shape's expected codes, any
- * INTERNAL / UNKNOWN (answer or server log line) other than connect-es's
- * "parse binary" answers to unparseable protobuf (counted apart: connect-es
- * answers them before any interceptor runs), a message with a stack trace
+ * INTERNAL / UNKNOWN (answer or server log line; unparseable protobuf is
+ * INVALID_ARGUMENT on every protocol), a message with a stack trace
  * or a server path, a shape that never ran, a GOAWAY on the ordinary
  * connection or with an unexpected code, a file created outside the data
  * dir (the parent temp dir is snapshotted before and after; /tmp, the repo,
@@ -127,8 +126,6 @@ interface Tally {
   /** Time spent per shape, ms (to see what the load is made of). */
   ms: Map<string, number>;
   unexpected: number;
-  /** Known upstream INTERNAL answers (see Shape.upstream). */
-  knownUpstream: number;
   internal: number;
   details: string[];
 }
@@ -217,10 +214,6 @@ async function load(
         continue;
       }
       const bad = badMessage(a.message, paths);
-      if (a.code === "Internal" && shape.upstream?.test(a.message) === true) {
-        t.knownUpstream++;
-        continue;
-      }
       if (a.code === "Internal" || a.code === "Unknown") t.internal++;
       if (!shape.expect.includes(a.code) || bad !== undefined) {
         t.unexpected++;
@@ -278,7 +271,7 @@ async function alive(server: SessiondProcess, token?: string): Promise<string[]>
 /**
  * Counts INTERNAL / UNKNOWN lines of the server's request log as they are
  * written (the harness keeps only the last 2 MB of stderr, less than a full
- * run logs), except connect-es's "parse binary" ones (see Shape.upstream).
+ * run logs).
  */
 function countInternalLines(server: SessiondProcess): () => number {
   let n = 0;
@@ -290,7 +283,6 @@ function countInternalLines(server: SessiondProcess): () => number {
       if (!l.startsWith("{") || !/"code":"(Internal|Unknown)"/.test(l)) continue;
       try {
         const j = JSON.parse(l) as { code?: string; error?: string };
-        if (j.code === "Internal" && /parse binary/.test(j.error ?? "")) continue;
         if (j.code === "Internal" || j.code === "Unknown") n++;
       } catch {
         // not a log line
@@ -436,7 +428,6 @@ const test: ReliabilityTest = {
       perShape: new Map(),
       ms: new Map(),
       unexpected: 0,
-      knownUpstream: 0,
       internal: 0,
       details: [],
     };
@@ -724,7 +715,6 @@ const test: ReliabilityTest = {
     const figures =
       `${t.requests} requests (${phaseRequests.join(" + ")}; ${SHAPES.length - missing.length}/${SHAPES.length} shapes), ` +
       `${t.unexpected} unexpected codes, ${t.internal} INTERNAL, ${internalLogged} INTERNAL logged, ` +
-      `+${t.knownUpstream} "parse binary" INTERNAL answers to unparseable protobuf (known connect-es upstream, before any interceptor; not violations), ` +
       `${resettingRequests} resetting / oversize-upload requests on ${resettingConnections} own connections (≤${RESETS_PER_CONNECTION} resets, ≤${HALF_OPEN_PER_CONNECTION} oversize uploads each; raw resets: ${rawResets.resetting} there, ${rawResets.ordinary} on the ordinary), ` +
       `connections closed by HTTP/2 rapid-reset protection: ${rapidResetGoaways} (${failedByIt} calls failed with them), ` +
       `rapid-reset check: ${floodText}, ` +

@@ -84,12 +84,6 @@ export interface Shape {
   /** Which server: without tokens, with tokens, or both. */
   readonly phase: "open" | "auth" | "both";
   /**
-   * A known upstream INTERNAL, tallied apart (not a sessiond bug): connect-es 2
-   * answers an unparseable binary message with INTERNAL "parse binary: ..."
-   * before any interceptor runs.
-   */
-  readonly upstream?: RegExp;
-  /**
    * Its requests damage their connection, so they run on connections of
    * their own, renewed in time (see hostile-lanes.ts):
    * - "resets": may reset their stream (RST_STREAM from the client); Node's
@@ -331,14 +325,12 @@ function rawShape(
   weight: number,
   pickCall: (ctx: Ctx, rng: Rng) => [string, () => Promise<Answer>],
   phase: Shape["phase"] = "open",
-  upstream?: RegExp,
 ): Shape {
   return {
     name,
     expect,
     weight,
     phase,
-    upstream,
     make(ctx, rng) {
       const [what, run] = pickCall(ctx, rng);
       return { what, run };
@@ -604,7 +596,11 @@ export const SHAPES: readonly Shape[] = [
       const junk = randomBytes(rng, rng.int(1, 200));
       // Make it unparseable: a field number 0 (never valid) up front.
       junk[0] = 0x00;
-      const proto = rng.pick(["application/grpc", "application/proto"]);
+      const proto = rng.pick([
+        "application/grpc",
+        "application/grpc-web+proto",
+        "application/proto",
+      ]);
       return [
         `${proto} ${junk.length} random bytes`,
         () =>
@@ -612,12 +608,11 @@ export const SHAPES: readonly Shape[] = [
             ctx.raw(),
             rng.pick([GET_SESSION, GET_ENTRIES]),
             proto,
-            proto === "application/grpc" ? envelope(junk) : junk,
+            proto === "application/proto" ? junk : envelope(junk),
           ),
       ];
     },
     "open",
-    /^parse binary: /,
   ),
   rawShape("unknown method", ["http-404", "Unimplemented"], 1, (ctx, rng) => {
     const path = rng.pick([

@@ -16,7 +16,7 @@ export interface Answer {
   readonly reset?: boolean;
 }
 
-/** One raw HTTP/2 request; the answer as a code name (gRPC status, Connect JSON or HTTP status). */
+/** One raw HTTP/2 request; the answer as a code name (gRPC or gRPC-Web status, Connect JSON or HTTP status). */
 export function rawCall(
   session: http2.ClientHttp2Session,
   path: string,
@@ -67,6 +67,14 @@ export function rawCall(
       if (settled) return;
       settled = true;
       if (!req.writableFinished) cancel();
+      if (contentType.startsWith("application/grpc-web") && headers["grpc-status"] === undefined) {
+        // gRPC-Web sends its status in a trailer frame at the end of the body.
+        const status = /grpc-status: ?(\d+)\r\n/.exec(data);
+        if (status) {
+          headers["grpc-status"] = status[1];
+          headers["grpc-message"] = /grpc-message: ?([^\r]*)\r\n/.exec(data)?.[1] ?? "";
+        }
+      }
       const grpc = headers["grpc-status"];
       if (typeof grpc === "string") {
         let message = String(headers["grpc-message"] ?? "");

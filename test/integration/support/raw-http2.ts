@@ -1,0 +1,64 @@
+/**
+ * Requests below every client library: one raw HTTP/2 exchange read to its
+ * end (headers, trailers, body), and the gRPC / gRPC-Web / Connect
+ * streaming envelopes of a body, for tests that send what no client would.
+ */
+import type http2 from "node:http2";
+
+export interface Exchange {
+  readonly headers: http2.IncomingHttpHeaders;
+  readonly trailers: http2.IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly stream: http2.ClientHttp2Stream;
+}
+
+/** One POST on an existing HTTP/2 session, read to its end. */
+export function exchange(
+  session: http2.ClientHttp2Session,
+  path: string,
+  contentType: string,
+  body: Buffer,
+  extra: http2.OutgoingHttpHeaders = {},
+): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": contentType,
+      te: "trailers",
+      ...extra,
+    });
+    let headers: http2.IncomingHttpHeaders = {};
+    let trailers: http2.IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
+    stream.on("response", (h) => {
+      headers = h;
+    });
+    stream.on("trailers", (t) => {
+      trailers = t;
+    });
+    stream.on("data", (d: Buffer) => chunks.push(d));
+    stream.on("error", reject);
+    stream.on("end", () => resolve({ headers, trailers, body: Buffer.concat(chunks), stream }));
+    stream.end(body);
+  });
+}
+
+/** A length-prefixed message (gRPC, gRPC-Web, Connect streaming). */
+export function envelope(message: Uint8Array, flags = 0): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(message.length, 1);
+  return Buffer.concat([head, message]);
+}
+
+/** The envelopes of a body: [flags, payload][]. */
+export function envelopes(body: Buffer): Array<[number, Buffer]> {
+  const out: Array<[number, Buffer]> = [];
+  for (let i = 0; i + 5 <= body.length; ) {
+    const n = body.readUInt32BE(i + 1);
+    out.push([body[i] as number, body.subarray(i + 5, i + 5 + n)]);
+    i += 5 + n;
+  }
+  return out;
+}
