@@ -14,6 +14,17 @@
  * connection. Every other shape runs on the ordinary lane, one connection
  * for the whole phase, which must never see a GOAWAY.
  *
+ * Server-streaming calls of the typed clients reset their streams too, in
+ * connect-node's client (2.1): a stream the caller stops reading is closed
+ * with CANCEL, and one that ends with an error status with INTERNAL_ERROR
+ * (its h2Request closes the stream when the trailers' error reaches it,
+ * before Node marks the stream closed; seen: ~1,400 such resets from the
+ * watch shapes' errors on the ordinary connection within 20 s, which took it
+ * past the budget on a fast box). So every lane connection sends its typed
+ * streaming calls over connections of their own, renewed after
+ * RESETS_PER_CONNECTION streams (StreamConnections); unary calls, health
+ * and raw requests stay on the lane connection itself.
+ *
  * A lane connection is one HTTP/2 connection for every typed client (gRPC,
  * Connect, health, the auth phase's token variants: tokens are per-request
  * headers) plus one raw HTTP/2 session for hand-made requests. The typed
@@ -22,7 +33,7 @@
  * GOAWAY is seen where it arrives instead of guessed from error messages.
  */
 import http2 from "node:http2";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -61,6 +72,8 @@ export function failedByGoaway(code: string, message: string): boolean {
 class WatchedManager extends Http2SessionManager {
   /** Streams not closed yet (an oversize upload's stays open: see Shape.isolate). */
   readonly open = new Set<http2.ClientHttp2Stream>();
+  /** The sessions its streams went out on. */
+  readonly sessions = new Set<http2.ClientHttp2Session>();
 
   constructor(
     url: string,
@@ -77,10 +90,91 @@ class WatchedManager extends Http2SessionManager {
   ): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(method, path, headers, options);
     this.seen(stream.session as http2.ClientHttp2Session);
+    this.sessions.add(stream.session as http2.ClientHttp2Session);
     this.open.add(stream);
     stream.once("close", () => this.open.delete(stream));
     return stream;
   }
+}
+
+/**
+ * The session manager of a lane connection's streaming calls: each call
+ * goes out on a WatchedManager that is replaced after `renewAfter` calls
+ * (the old one is closed once its streams are done). It offers what
+ * connect-node's client uses of a session manager.
+ */
+class StreamConnections {
+  private current: WatchedManager;
+  private begun = 0;
+  private readonly retired: WatchedManager[] = [];
+
+  constructor(
+    private readonly url: string,
+    private readonly seen: (s: http2.ClientHttp2Session) => void,
+    private readonly renewAfter: number,
+  ) {
+    this.current = new WatchedManager(url, seen);
+  }
+
+  get authority(): string {
+    return this.current.authority;
+  }
+
+  request(
+    method: string,
+    path: string,
+    headers: http2.OutgoingHttpHeaders,
+    options: Omit<http2.ClientSessionRequestOptions, "signal">,
+  ): Promise<http2.ClientHttp2Stream> {
+    if (this.begun >= this.renewAfter) {
+      this.retire(this.current);
+      this.current = new WatchedManager(this.url, this.seen);
+      this.begun = 0;
+    }
+    this.begun++;
+    return this.current.request(method, path, headers, options);
+  }
+
+  notifyResponseByteRead(stream: http2.ClientHttp2Stream): void {
+    this.current.notifyResponseByteRead(stream);
+    for (const m of this.retired) m.notifyResponseByteRead(stream);
+  }
+
+  /** Closes every connection it made (see LaneConnection.close). */
+  close(): void {
+    for (const m of [...this.retired, this.current]) closeManager(m);
+  }
+
+  private retire(m: WatchedManager): void {
+    this.retired.push(m);
+    const closeWhenDone = () => {
+      if (m.open.size > 0) {
+        setTimeout(closeWhenDone, 100).unref();
+        return;
+      }
+      closeManager(m);
+      this.retired.splice(this.retired.indexOf(m), 1);
+    };
+    closeWhenDone();
+  }
+}
+
+/** Cancels a manager's open streams, then closes its connection gracefully. */
+function closeManager(m: WatchedManager): void {
+  for (const st of m.open) st.close(http2.constants.NGHTTP2_CANCEL);
+  for (const s of m.sessions) if (!s.closed && !s.destroyed) s.close();
+}
+
+/**
+ * A transport whose unary calls go through `unary` and whose streaming
+ * calls through `streaming` (same protocol and options, another session
+ * manager).
+ */
+function splitTransport(unary: Transport, streaming: Transport): Transport {
+  return {
+    unary: (...args) => unary.unary(...args),
+    stream: (...args) => streaming.stream(...args),
+  };
 }
 
 function bearer(token: string): Interceptor {
@@ -110,6 +204,7 @@ export class LaneConnection {
   readonly goaways: number[] = [];
   private readonly sessions = new Set<http2.ClientHttp2Session>();
   private readonly manager: WatchedManager;
+  private readonly streams: StreamConnections;
   private rawSession: http2.ClientHttp2Session | undefined;
   private closed = false;
 
@@ -129,13 +224,20 @@ export class LaneConnection {
       });
     };
     this.manager = new WatchedManager(url, watch);
+    this.streams = new StreamConnections(url, watch, RESETS_PER_CONNECTION);
     const common = { baseUrl: url, httpVersion: "2" as const, sessionManager: this.manager };
     const client = (token: string | undefined, protocol: "grpc" | "connect" = "grpc") => {
       const interceptors: Interceptor[] = [idsInterceptor()];
       if (token !== undefined) interceptors.push(bearer(token));
       const options = { ...common, interceptors, defaultTimeoutMs: 15_000 };
+      const streaming = {
+        ...options,
+        sessionManager: this.streams as unknown as Http2SessionManager,
+      };
       const transport =
-        protocol === "grpc" ? createGrpcTransport(options) : createConnectTransport(options);
+        protocol === "grpc"
+          ? splitTransport(createGrpcTransport(options), createGrpcTransport(streaming))
+          : splitTransport(createConnectTransport(options), createConnectTransport(streaming));
       const c: SessiondClient = {
         store: createClient(StoreService, transport),
         session: createClient(SessionService, transport),
@@ -186,6 +288,7 @@ export class LaneConnection {
     if (this.closed) return;
     this.closed = true;
     for (const st of this.manager.open) st.close(http2.constants.NGHTTP2_CANCEL);
+    this.streams.close();
     for (const s of this.sessions) if (!s.closed && !s.destroyed) s.close();
   }
 }
