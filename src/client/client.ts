@@ -3,6 +3,7 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
+import { SessionManager } from "./session-manager.js";
 import {
   type CommonClientOptions,
   clientInterceptors,
@@ -77,7 +78,7 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
     interceptors: clientInterceptors(opts),
     nodeOptions: opts.tls,
     writeMaxBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    ...pingOptions(opts.keepalive),
+    sessionManager: new SessionManager(opts.baseUrl, pingOptions(opts.keepalive), opts.tls),
   };
   const protocol = opts.protocol ?? "grpc";
   const base =
