@@ -1,8 +1,10 @@
 import http2 from "node:http2";
+import { Http2SessionManager } from "@connectrpc/connect-node";
 
 const { constants } = http2;
 
-import { Http2SessionManager } from "@connectrpc/connect-node";
+/** How long a failed call's stream may take to close by itself before it is reset. */
+export const RESET_GRACE_MS = 100;
 
 /**
  * The HTTP/2 connection of a Node client: connect-node's session manager,
@@ -30,9 +32,6 @@ import { Http2SessionManager } from "@connectrpc/connect-node";
  * closing connection are reset at once, as connect-node does (deferring
  * those made resumable watches see a cut stream as a finished one).
  */
-/** How long a failed call's stream may take to close by itself before it is reset. */
-export const RESET_GRACE_MS = 100;
-
 export class SessionManager extends Http2SessionManager {
   override async request(
     method: string,
