@@ -98,7 +98,10 @@ module.exports = {
       name: "browser-safe-npm",
       comment: "The browser half never reaches connect-node (Node's http2).",
       severity: "error",
-      from: { path: "^src/(web/|ui/|core/|client/(?!client\\.ts$|index\\.ts$))", pathNot: TEST },
+      from: {
+        path: "^src/(web/|ui/|core/|client/(?!client\\.ts$|index\\.ts$|session-manager\\.ts$))",
+        pathNot: TEST,
+      },
       to: { path: "@connectrpc/connect-node" },
     },
     {
@@ -106,7 +109,9 @@ module.exports = {
       comment: "sessiond/web shares the client's transport-free modules, never the Node transport.",
       severity: "error",
       from: { path: layer("web"), pathNot: TEST },
-      to: { path: "^src/(server|store|storage|cli)/|^src/client/(client|index)\\.ts$" },
+      to: {
+        path: "^src/(server|store|storage|cli)/|^src/client/(client|index|session-manager)\\.ts$",
+      },
     },
     {
       name: "ui-browser-safe",
