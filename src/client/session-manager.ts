@@ -34,12 +34,9 @@ export const RESET_GRACE_MS = 100;
  */
 export class SessionManager extends Http2SessionManager {
   override async request(
-    method: string,
-    path: string,
-    headers: http2.OutgoingHttpHeaders,
-    options: Omit<http2.ClientSessionRequestOptions, "signal">,
+    ...args: Parameters<Http2SessionManager["request"]>
   ): Promise<http2.ClientHttp2Stream> {
-    const stream = await super.request(method, path, headers, options);
+    const stream = await super.request(...args);
     const close = stream.close.bind(stream);
     let answered = false;
     stream.once("response", () => {
