@@ -27,10 +27,11 @@ export const RESET_GRACE_MS = 100;
  * answered, on a healthy connection, waits up to RESET_GRACE_MS for the
  * stream to close by itself: a stream the server is ending closes within a
  * millisecond or so (the END_STREAM follows its last bytes on the same
- * connection) and is left alone; one still open then is reset as before. A
- * cancel (CANCEL: a watch the caller left, a deadline) and a call on a
- * closing connection are reset at once, as connect-node does (deferring
- * those made resumable watches see a cut stream as a finished one).
+ * connection) and is left alone; one still open then is reset as before
+ * (a deadline on an answered stream, say: its reset comes that much later).
+ * A cancel (CANCEL: a watch the caller left) and a call on a closing
+ * connection are reset at once, as connect-node does (deferring those made
+ * resumable watches see a cut stream as a finished one).
  */
 export class SessionManager extends Http2SessionManager {
   override async request(
