@@ -23,12 +23,11 @@ export const RESET_GRACE_MS = 100;
  * INTERNAL_ERROR) once, and the 48 calls in flight on it then failed
  * INTERNAL. Over Connect and gRPC-Web the error is the last message and
  * the END_STREAM follows in a frame of its own, with the same result. Here
- * the reset of a failed call (INTERNAL_ERROR) on a stream the server has
- * answered, on a healthy connection, waits up to RESET_GRACE_MS for the
- * stream to close by itself: a stream the server is ending closes within a
+ * the reset of a failed call (INTERNAL_ERROR) on a healthy connection waits
+ * up to RESET_GRACE_MS for the stream to close by itself: a stream the server is ending closes within a
  * millisecond or so (the END_STREAM follows its last bytes on the same
  * connection) and is left alone; one still open then is reset as before
- * (a deadline on an answered stream, say: its reset comes that much later).
+ * (a deadline, say: its reset comes that much later).
  * A cancel (CANCEL: a watch the caller left) and a call on a closing
  * connection are reset at once, as connect-node does (deferring those made
  * resumable watches see a cut stream as a finished one).
@@ -39,16 +38,11 @@ export class SessionManager extends Http2SessionManager {
   ): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(...args);
     const close = stream.close.bind(stream);
-    let answered = false;
-    stream.once("response", () => {
-      answered = true;
-    });
     stream.close = (code?: number, callback?: () => void) => {
       const session = stream.session;
       if (
         code !== constants.NGHTTP2_INTERNAL_ERROR ||
         stream.closed ||
-        !answered ||
         !session ||
         session.closed ||
         session.destroyed
