@@ -48,6 +48,8 @@ export function answerUnparseableAsInvalidArgument(router: ConnectRouter): void 
 }
 
 const INTERNAL = String(Code.Internal);
+/** How connect writes that status into a gRPC-Web trailer frame (trailerSerialize). */
+const INTERNAL_STATUS = `grpc-status: ${INTERNAL}\r\n`;
 
 function corrected(
   res: UniversalServerResponse,
@@ -103,8 +105,12 @@ async function connectErrorCorrected(
 /** gRPC-Web: each chunk is one whole frame (connect joins envelopes). */
 async function* trailerFramesCorrected(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   for await (const frame of body) {
-    // A trailer frame, uncompressed (flag exactly 0x80).
-    if (frame[0] !== trailerFlag || frame.byteLength < 5) {
+    // Only an uncompressed trailer frame (flag exactly 0x80) saying INTERNAL is
+    // parsed: a byte search, not a parse, for every other call's trailers.
+    if (
+      frame[0] !== trailerFlag ||
+      !Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).includes(INTERNAL_STATUS, 5)
+    ) {
       yield frame;
       continue;
     }
