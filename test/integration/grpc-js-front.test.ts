@@ -27,14 +27,10 @@ import {
   StoreService,
   WatchSessionsRequestSchema,
 } from "../../gen/sessiond/v1/store_service_pb.js";
+import { envelope } from "../reliability/lib/hostile-wire.js";
 import { expectNoLeak } from "./support/errors.js";
 import { grpcJsClient, serverStream, unary } from "./support/grpc-js.js";
-import {
-  type Exchange,
-  envelope,
-  envelopes,
-  exchange as rawExchange,
-} from "./support/raw-http2.js";
+import { type Exchange, envelopes, exchange as rawExchange } from "./support/raw-http2.js";
 import { type LogLine, requestLog } from "./support/request-log.js";
 import { type SessiondProcess, startSessiond, uniqueWorkspace } from "./support/server.js";
 import { sleep } from "./support/stream.js";

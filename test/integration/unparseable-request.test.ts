@@ -10,9 +10,10 @@
  */
 import http2 from "node:http2";
 import { describe, expect, test } from "vitest";
+import { envelope } from "../reliability/lib/hostile-wire.js";
 import { expectNoLeak } from "./support/errors.js";
 import { ownServers } from "./support/own-servers.js";
-import { type Exchange, envelope, envelopes, exchange } from "./support/raw-http2.js";
+import { type Exchange, envelopes, exchange } from "./support/raw-http2.js";
 import { requestLog } from "./support/request-log.js";
 import { EXTERNAL, skipExternal } from "./support/server.js";
 import { eventually } from "./support/stream.js";

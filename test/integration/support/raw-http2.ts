@@ -2,6 +2,7 @@
  * Requests below every client library: one raw HTTP/2 exchange read to its
  * end (headers, trailers, body), and the gRPC / gRPC-Web / Connect
  * streaming envelopes of a body, for tests that send what no client would.
+ * (An envelope is made by `envelope` of test/reliability/lib/hostile-wire.ts.)
  */
 import type http2 from "node:http2";
 
@@ -42,14 +43,6 @@ export function exchange(
     stream.on("end", () => resolve({ headers, trailers, body: Buffer.concat(chunks), stream }));
     stream.end(body);
   });
-}
-
-/** A length-prefixed message (gRPC, gRPC-Web, Connect streaming). */
-export function envelope(message: Uint8Array, flags = 0): Buffer {
-  const head = Buffer.alloc(5);
-  head[0] = flags;
-  head.writeUInt32BE(message.length, 1);
-  return Buffer.concat([head, message]);
 }
 
 /** The envelopes of a body: [flags, payload][]. */
