@@ -105,9 +105,9 @@ export function startEcho(): Promise<ServerProcess> {
   return startProcess([...TSX, join(REPO, "bench/echo-server.ts")]);
 }
 
-/** The native-gRPC baseline: a bare @grpc/grpc-js server doing no work. */
-export function startGrpcEcho(): Promise<ServerProcess> {
-  return startProcess([...TSX, join(REPO, "bench/grpc-echo-server.ts")]);
+/** The native-gRPC baseline: a bare @grpc/grpc-js server doing no work (`--durable <dir>`: a write + fdatasync per Echo). */
+export function startGrpcEcho(args: string[] = []): Promise<ServerProcess> {
+  return startProcess([...TSX, join(REPO, "bench/grpc-echo-server.ts"), ...args]);
 }
 
 /** Resident and peak resident memory of a process, bytes (Linux /proc). */

@@ -27,7 +27,12 @@
  *
  * For reference (details only), g1-g3 also measure the connect-node echo
  * server (bench/echo-server.ts, the old baseline) over native gRPC with the
- * same grpc-js client: p50, ops/s and server CPU per call.
+ * same grpc-js client: p50, ops/s and server CPU per call; and g1 / g2 the
+ * durable Append echo (the grpc-js echo server with `--durable`, called by
+ * the same sessiond client: CreateSession, then Appends whose bytes it
+ * writes and fdatasyncs, flushed the way sessiond flushes, and nothing
+ * else), which splits a miss into what the disk and the messages cost
+ * inside a request and what sessiond's own work costs.
  *
  * When `sessiond serve` has a `--grpc-server connect|grpc-js` flag, every row
  * is measured against both server paths in the same repetitions (rows
@@ -140,8 +145,14 @@ export const nativeGrpc: Scenario = {
     const echo = await startGrpcEcho();
     const servers: ServerProcess[] = [];
     let oldEcho: ServerProcess | undefined;
+    let durableEcho: ServerProcess | undefined;
     try {
       oldEcho = await startEcho();
+      durableEcho = await startGrpcEcho([
+        "--durable",
+        mkdtempSync(join(ctx.tmpDir, "durable-echo-")),
+      ]);
+      const echoes: Echoes = { echo, oldEcho, durableEcho };
       const both: Pair[] = [];
       for (const v of variants) {
         const args = [
@@ -155,11 +166,12 @@ export const nativeGrpc: Scenario = {
         servers.push(sd);
         both.push({ v, sd, args });
       }
-      rows.push(...(await appendLatency(ctx, echo, oldEcho, both)));
-      rows.push(...(await throughputAndCpu(ctx, echo, oldEcho, both)));
+      rows.push(...(await appendLatency(ctx, echoes, both)));
+      rows.push(...(await throughputAndCpu(ctx, echoes, both)));
       rows.push(...(await fanout(ctx, echo, both)));
     } finally {
       for (const s of servers) await s.stop();
+      await durableEcho?.stop();
       await oldEcho?.stop();
       await echo.stop();
     }
@@ -169,6 +181,13 @@ export const nativeGrpc: Scenario = {
 };
 
 type Pair = { v: Variant; sd: ServerProcess; args: string[] };
+
+/**
+ * The echo servers: grpc-js (the baseline), connect-node (the old
+ * baseline) and the durable Append echo (write + fdatasync per Append: what
+ * a durable Append costs before sessiond does anything of its own).
+ */
+type Echoes = { echo: ServerProcess; oldEcho: ServerProcess; durableEcho: ServerProcess };
 
 /**
  * Which server answered native gRPC, from the request log's tail: the
@@ -193,8 +212,7 @@ function labelOf(v: Variant, sd: ServerProcess): string {
 /** g1: sequential durable Append vs grpc-js echo p50 + fdatasync p50. */
 async function appendLatency(
   ctx: BenchContext,
-  echo: ServerProcess,
-  oldEcho: ServerProcess,
+  { echo, oldEcho, durableEcho }: Echoes,
   both: Pair[],
 ): Promise<Row[]> {
   const reps = ctx.quick ? 1 : 3;
@@ -227,12 +245,13 @@ async function appendLatency(
   }
   const echoRuns: Latency[] = [];
   const oldEchoRuns: Latency[] = [];
+  const durableEchoRuns: Latency[] = [];
   const floorRuns: Summary[] = [];
   const pacedFloorRuns: Summary[] = [];
   const sdRuns: Latency[][] = both.map(() => []);
   for (let r = 0; r < reps; r++) {
     ctx.log(
-      `g1 repetition ${r + 1}/${reps}: grpc-js echo, sessiond over grpc-js (${n} calls each)`,
+      `g1 repetition ${r + 1}/${reps}: grpc-js echo, connect-node echo, durable Append echo, sessiond per server path (${n} calls each)`,
     );
     await alternate(r, [
       async () => {
@@ -240,6 +259,9 @@ async function appendLatency(
       },
       async () => {
         oldEchoRuns.push(await latency(oldEcho.url, "echo"));
+      },
+      async () => {
+        durableEchoRuns.push(await latency(durableEcho.url, "sessiond"));
       },
       ...both.map(({ sd }, i) => async () => {
         sdRuns[i]?.push(await latency(sd.url, "sessiond"));
@@ -254,8 +276,9 @@ async function appendLatency(
   const echoP50 = med(echoRuns, (x) => x.p50);
   const floorP50 = med(floorRuns, (x) => x.p50);
   const pacedP50 = med(pacedFloorRuns, (x) => x.p50);
+  const durableP50 = med(durableEchoRuns, (x) => x.p50);
   ctx.log(
-    `g1 baselines: grpc-js echo p50 ${echoP50.toFixed(3)} ms, connect-node echo p50 ${med(oldEchoRuns, (x) => x.p50).toFixed(3)} ms (both over native gRPC), fdatasync p50 ${floorP50.toFixed(3)} ms back to back, ${pacedP50.toFixed(3)} ms one echo round trip apart`,
+    `g1 baselines: grpc-js echo p50 ${echoP50.toFixed(3)} ms, connect-node echo p50 ${med(oldEchoRuns, (x) => x.p50).toFixed(3)} ms (both over native gRPC), fdatasync p50 ${floorP50.toFixed(3)} ms back to back, ${pacedP50.toFixed(3)} ms one echo round trip apart; durable Append echo p50 ${durableP50.toFixed(3)} ms (${(durableP50 / (echoP50 + floorP50)).toFixed(2)} x the baseline)`,
   );
   return both.map(({ v, sd, args }, i) => {
     const runs = sdRuns[i] ?? [];
@@ -264,7 +287,10 @@ async function appendLatency(
     const answeredBy = servedBy(sd);
     ctx.log(`g1${v.suffix}: native gRPC answered by ${answeredBy} (request log)`);
     ctx.log(
-      `g1${v.suffix}: p50 ${p50.toFixed(3)} ms; against echo + the paced fdatasync ${(p50 / (echoP50 + pacedP50)).toFixed(2)} x (reference, not the target)`,
+      `g1${v.suffix}: p50 ${p50.toFixed(3)} ms; against echo + the paced fdatasync ${(p50 / (echoP50 + pacedP50)).toFixed(2)} x, against the durable Append echo ${(p50 / durableP50).toFixed(2)} x (references, not the target)`,
+    );
+    ctx.log(
+      `g1${v.suffix}: where the time goes: echo ${echoP50.toFixed(3)} ms + the flush and Append's messages ${(durableP50 - echoP50).toFixed(3)} ms (the durable Append echo's extra; back to back the disk takes ${floorP50.toFixed(3)}) + sessiond's own work ${(p50 - durableP50).toFixed(3)} ms`,
     );
     const calls = strace[i];
     const durability = {
@@ -297,11 +323,17 @@ async function appendLatency(
           fdatasyncP99: med(floorRuns, (x) => x.p99),
           pacedFdatasyncP50: pacedP50,
           ratioAgainstPacedFdatasync: p50 / (echoP50 + pacedP50),
+          durableEchoP50: durableP50,
+          durableEchoP99: med(durableEchoRuns, (x) => x.p99),
+          durableEchoAgainstBaseline: durableP50 / (echoP50 + floorP50),
+          durableEchoOverEchoMs: durableP50 - echoP50,
+          sessiondOwnWorkMs: p50 - durableP50,
           serverPid: sd.pid,
           runs: {
             sessiond: runs,
             echo: echoRuns,
             connectNodeEcho: oldEchoRuns,
+            durableEcho: durableEchoRuns,
             fdatasync: floorRuns,
             pacedFdatasync: pacedFloorRuns,
           },
@@ -321,8 +353,7 @@ async function appendLatency(
  */
 async function throughputAndCpu(
   ctx: BenchContext,
-  echo: ServerProcess,
-  oldEcho: ServerProcess,
+  { echo, oldEcho, durableEcho }: Echoes,
   both: Pair[],
 ): Promise<Row[]> {
   const reps = ctx.quick ? 1 : 3;
@@ -331,6 +362,7 @@ async function throughputAndCpu(
   const common = { via: "grpc-js", mode: "throughput", warmup, concurrency: IN_FLIGHT, durationMs };
   const echoRuns: Throughput[] = [];
   const oldEchoRuns: Throughput[] = [];
+  const durableEchoRuns: Throughput[] = [];
   const floorRuns: Throughput[] = [];
   const floorPool4: Throughput[] = [];
   const appendRuns: Throughput[][] = both.map(() => []);
@@ -345,7 +377,7 @@ async function throughputAndCpu(
     );
   for (let r = 0; r < reps; r++) {
     ctx.log(
-      `g2/g3 repetition ${r + 1}/${reps}: grpc-js echo, sessiond Append x64 sessions and GetSession, parallel fdatasync; ${IN_FLIGHT} in flight, ${durationMs} ms each`,
+      `g2/g3 repetition ${r + 1}/${reps}: grpc-js echo, connect-node echo, durable Append echo, sessiond Append x64 sessions and GetSession, parallel fdatasync; ${IN_FLIGHT} in flight, ${durationMs} ms each`,
     );
     await alternate(r, [
       async () => {
@@ -365,6 +397,17 @@ async function throughputAndCpu(
             target: "echo",
             url: oldEcho.url,
             serverPid: oldEcho.pid,
+          }),
+        );
+      },
+      async () => {
+        durableEchoRuns.push(
+          await runClient<Throughput>("clients/rpc-unary.ts", {
+            ...common,
+            target: "sessiond",
+            url: durableEcho.url,
+            sessions: IN_FLIGHT,
+            serverPid: durableEcho.pid,
           }),
         );
       },
@@ -399,8 +442,10 @@ async function throughputAndCpu(
   const echoOps = med(echoRuns, (x) => x.opsPerSec);
   const floorOps = med(floorRuns, (x) => x.opsPerSec);
   const echoCpu = med(echoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
+  const durableOps = med(durableEchoRuns, (x) => x.opsPerSec);
+  const durableCpu = med(durableEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
   ctx.log(
-    `g2/g3 baselines, ${IN_FLIGHT} in flight: grpc-js echo ${echoOps.toFixed(0)} ops/s at ${echoCpu.toFixed(1)} µs server CPU per call; connect-node echo ${med(oldEchoRuns, (x) => x.opsPerSec).toFixed(0)} ops/s at ${med(oldEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs; write+fdatasync on ${IN_FLIGHT} files ${floorOps.toFixed(0)} ops/s, p50 ${med(floorRuns, (x) => x.p50).toFixed(3)} ms`,
+    `g2/g3 baselines, ${IN_FLIGHT} in flight: grpc-js echo ${echoOps.toFixed(0)} ops/s at ${echoCpu.toFixed(1)} µs server CPU per call; connect-node echo ${med(oldEchoRuns, (x) => x.opsPerSec).toFixed(0)} ops/s at ${med(oldEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs; write+fdatasync on ${IN_FLIGHT} files ${floorOps.toFixed(0)} ops/s, p50 ${med(floorRuns, (x) => x.p50).toFixed(3)} ms; durable Append echo ${durableOps.toFixed(0)} ops/s at ${durableCpu.toFixed(1)} µs (${(durableOps / Math.min(echoOps, floorOps)).toFixed(2)} x the g2 baseline)`,
   );
   const rows: Row[] = [];
   for (const [i, { v, sd, args }] of both.entries()) {
@@ -430,12 +475,21 @@ async function throughputAndCpu(
           sessiondLatencyP99: med(ap, (x) => x.p99),
           sessiondCpuUsPerAppend: med(ap, (x) => x.serverCpuUsPerCall ?? Number.NaN),
           grpcJsEchoLatencyP50: med(echoRuns, (x) => x.p50),
+          durableEchoOpsPerSec: durableOps,
+          durableEchoCpuUsPerCall: durableCpu,
+          durableEchoAgainstBaseline: durableOps / Math.min(echoOps, floorOps),
           inFlight: IN_FLIGHT,
           connections: 1,
           repetitions: reps,
           durationMs,
           warmup,
-          runs: { sessiond: ap, echo: echoRuns, fdatasync: floorRuns, fdatasyncPool4: floorPool4 },
+          runs: {
+            sessiond: ap,
+            echo: echoRuns,
+            durableEcho: durableEchoRuns,
+            fdatasync: floorRuns,
+            fdatasyncPool4: floorPool4,
+          },
         },
       },
       0.8,
