@@ -19,7 +19,7 @@ export const SERVE_SEMI_SPACE_MB = 8;
  * 16 MB semi-spaces: +16 MB of resident memory, more than the streams
  * themselves (bench g8: 32 KB per idle stream, 17 KB with the cap). The
  * larger young generation buys no measurable CPU for this server's calls,
- * whose garbage is short-lived (bench g3 and g7 A/B, README "Native gRPC").
+ * whose garbage is short-lived (bench g3 and g7 A/B, docs/performance-history.md "Native gRPC").
  *
  * How: V8 reads `--max-semi-space-size` only when the heap is set up, but
  * reads `--semi-space-growth-factor` at every growth (Node documents flags
