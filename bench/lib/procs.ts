@@ -105,7 +105,11 @@ export function startEcho(): Promise<ServerProcess> {
   return startProcess([...TSX, join(REPO, "bench/echo-server.ts")]);
 }
 
-/** The native-gRPC baseline: a bare @grpc/grpc-js server doing no work (`--durable <dir>`: a write + fdatasync per Echo). */
+/**
+ * The native-gRPC baseline: a bare @grpc/grpc-js server doing no work
+ * (`--durable <dir>`: it also answers CreateSession, and Append with a
+ * write + fdatasync of the request's bytes).
+ */
 export function startGrpcEcho(args: string[] = []): Promise<ServerProcess> {
   return startProcess([...TSX, join(REPO, "bench/grpc-echo-server.ts"), ...args]);
 }

@@ -277,8 +277,9 @@ async function appendLatency(
   const floorP50 = med(floorRuns, (x) => x.p50);
   const pacedP50 = med(pacedFloorRuns, (x) => x.p50);
   const durableP50 = med(durableEchoRuns, (x) => x.p50);
+  const baseline = echoP50 + floorP50;
   ctx.log(
-    `g1 baselines: grpc-js echo p50 ${echoP50.toFixed(3)} ms, connect-node echo p50 ${med(oldEchoRuns, (x) => x.p50).toFixed(3)} ms (both over native gRPC), fdatasync p50 ${floorP50.toFixed(3)} ms back to back, ${pacedP50.toFixed(3)} ms one echo round trip apart; durable Append echo p50 ${durableP50.toFixed(3)} ms (${(durableP50 / (echoP50 + floorP50)).toFixed(2)} x the baseline)`,
+    `g1 baselines: grpc-js echo p50 ${echoP50.toFixed(3)} ms, connect-node echo p50 ${med(oldEchoRuns, (x) => x.p50).toFixed(3)} ms (both over native gRPC), fdatasync p50 ${floorP50.toFixed(3)} ms back to back, ${pacedP50.toFixed(3)} ms one echo round trip apart; durable Append echo p50 ${durableP50.toFixed(3)} ms (${(durableP50 / baseline).toFixed(2)} x the baseline)`,
   );
   return both.map(({ v, sd, args }, i) => {
     const runs = sdRuns[i] ?? [];
@@ -305,7 +306,7 @@ async function appendLatency(
         scenario: `gRPC: durable Append, 1 client, sequential, ~500 B${labelOf(v, sd)}`,
         unit: "p50 ms",
         sessiond: p50,
-        baseline: echoP50 + floorP50,
+        baseline,
         baselineName: "grpc-js echo p50 + fdatasync p50",
         details: {
           durability,
@@ -325,7 +326,7 @@ async function appendLatency(
           ratioAgainstPacedFdatasync: p50 / (echoP50 + pacedP50),
           durableEchoP50: durableP50,
           durableEchoP99: med(durableEchoRuns, (x) => x.p99),
-          durableEchoAgainstBaseline: durableP50 / (echoP50 + floorP50),
+          durableEchoAgainstBaseline: durableP50 / baseline,
           durableEchoOverEchoMs: durableP50 - echoP50,
           sessiondOwnWorkMs: p50 - durableP50,
           serverPid: sd.pid,
@@ -375,52 +376,39 @@ async function throughputAndCpu(
       // 64 writes + fdatasyncs really in flight: one libuv pool thread each.
       { UV_THREADPOOL_SIZE: String(pool) },
     );
+  /** Echo calls on `server`, 64 in flight, its CPU measured. */
+  const echoCalls = (server: ServerProcess) =>
+    runClient<Throughput>("clients/rpc-unary.ts", {
+      ...common,
+      target: "echo",
+      url: server.url,
+      serverPid: server.pid,
+    });
+  /** Appends on 64 sessions of `server` (sessiond or the durable Append echo), its CPU measured. */
+  const appends = (server: ServerProcess) =>
+    runClient<Throughput>("clients/rpc-unary.ts", {
+      ...common,
+      target: "sessiond",
+      url: server.url,
+      sessions: IN_FLIGHT,
+      serverPid: server.pid,
+    });
   for (let r = 0; r < reps; r++) {
     ctx.log(
       `g2/g3 repetition ${r + 1}/${reps}: grpc-js echo, connect-node echo, durable Append echo, sessiond Append x64 sessions and GetSession, parallel fdatasync; ${IN_FLIGHT} in flight, ${durationMs} ms each`,
     );
     await alternate(r, [
       async () => {
-        echoRuns.push(
-          await runClient<Throughput>("clients/rpc-unary.ts", {
-            ...common,
-            target: "echo",
-            url: echo.url,
-            serverPid: echo.pid,
-          }),
-        );
+        echoRuns.push(await echoCalls(echo));
       },
       async () => {
-        oldEchoRuns.push(
-          await runClient<Throughput>("clients/rpc-unary.ts", {
-            ...common,
-            target: "echo",
-            url: oldEcho.url,
-            serverPid: oldEcho.pid,
-          }),
-        );
+        oldEchoRuns.push(await echoCalls(oldEcho));
       },
       async () => {
-        durableEchoRuns.push(
-          await runClient<Throughput>("clients/rpc-unary.ts", {
-            ...common,
-            target: "sessiond",
-            url: durableEcho.url,
-            sessions: IN_FLIGHT,
-            serverPid: durableEcho.pid,
-          }),
-        );
+        durableEchoRuns.push(await appends(durableEcho));
       },
       ...both.map(({ sd }, i) => async () => {
-        appendRuns[i]?.push(
-          await runClient<Throughput>("clients/rpc-unary.ts", {
-            ...common,
-            target: "sessiond",
-            url: sd.url,
-            sessions: IN_FLIGHT,
-            serverPid: sd.pid,
-          }),
-        );
+        appendRuns[i]?.push(await appends(sd));
         getRuns[i]?.push(
           await runClient<Throughput>("clients/rpc-unary.ts", {
             ...common,
@@ -444,8 +432,9 @@ async function throughputAndCpu(
   const echoCpu = med(echoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
   const durableOps = med(durableEchoRuns, (x) => x.opsPerSec);
   const durableCpu = med(durableEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN);
+  const baseline = Math.min(echoOps, floorOps);
   ctx.log(
-    `g2/g3 baselines, ${IN_FLIGHT} in flight: grpc-js echo ${echoOps.toFixed(0)} ops/s at ${echoCpu.toFixed(1)} µs server CPU per call; connect-node echo ${med(oldEchoRuns, (x) => x.opsPerSec).toFixed(0)} ops/s at ${med(oldEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs; write+fdatasync on ${IN_FLIGHT} files ${floorOps.toFixed(0)} ops/s, p50 ${med(floorRuns, (x) => x.p50).toFixed(3)} ms; durable Append echo ${durableOps.toFixed(0)} ops/s at ${durableCpu.toFixed(1)} µs (${(durableOps / Math.min(echoOps, floorOps)).toFixed(2)} x the g2 baseline)`,
+    `g2/g3 baselines, ${IN_FLIGHT} in flight: grpc-js echo ${echoOps.toFixed(0)} ops/s at ${echoCpu.toFixed(1)} µs server CPU per call; connect-node echo ${med(oldEchoRuns, (x) => x.opsPerSec).toFixed(0)} ops/s at ${med(oldEchoRuns, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs; write+fdatasync on ${IN_FLIGHT} files ${floorOps.toFixed(0)} ops/s, p50 ${med(floorRuns, (x) => x.p50).toFixed(3)} ms; durable Append echo ${durableOps.toFixed(0)} ops/s at ${durableCpu.toFixed(1)} µs (${(durableOps / baseline).toFixed(2)} x the g2 baseline)`,
   );
   const rows: Row[] = [];
   for (const [i, { v, sd, args }] of both.entries()) {
@@ -459,7 +448,7 @@ async function throughputAndCpu(
         scenario: `gRPC: durable Append, 64 clients on 64 sessions${labelOf(v, sd)}`,
         unit: "ops/s",
         sessiond: med(ap, (x) => x.opsPerSec),
-        baseline: Math.min(echoOps, floorOps),
+        baseline,
         baselineName: "min(grpc-js echo ops/s, 64 × fdatasync ops/s), 64 in flight",
         details: {
           durability: { ok: bad.length === 0, nonDurableSwitches: bad },
@@ -477,7 +466,7 @@ async function throughputAndCpu(
           grpcJsEchoLatencyP50: med(echoRuns, (x) => x.p50),
           durableEchoOpsPerSec: durableOps,
           durableEchoCpuUsPerCall: durableCpu,
-          durableEchoAgainstBaseline: durableOps / Math.min(echoOps, floorOps),
+          durableEchoAgainstBaseline: durableOps / baseline,
           inFlight: IN_FLIGHT,
           connections: 1,
           repetitions: reps,
