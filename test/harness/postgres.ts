@@ -19,7 +19,7 @@
  * exits (or, when ended by a signal, soon after: a detached watchdog).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,9 +38,27 @@ export interface PgServer {
 export function pgSkipReason(): string | undefined {
   if (process.env.SESSIOND_TEST_PG_URL) return undefined;
   return findBinary("initdb") === undefined || findBinary("pg_ctl") === undefined
-    ? "PostgreSQL binaries (initdb, pg_ctl) not found on PATH and SESSIOND_TEST_PG_URL not set"
+    ? "PostgreSQL binaries (initdb, pg_ctl) not found on PATH nor in /usr/lib/postgresql/*/bin, and SESSIOND_TEST_PG_URL not set"
     : undefined;
 }
+
+/**
+ * Debian's postgresql-15 puts initdb and pg_ctl in /usr/lib/postgresql/15/bin,
+ * off PATH: when they are not on PATH, the newest such directory joins it (for
+ * this process and the processes it starts).
+ */
+function addDebianPgBinToPath(): void {
+  if (findBinary("initdb") !== undefined) return;
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return;
+  const versions = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v) && existsSync(join(root, v, "bin/initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  if (versions[0] !== undefined) {
+    process.env.PATH = `${join(root, versions[0], "bin")}:${process.env.PATH ?? ""}`;
+  }
+}
+addDebianPgBinToPath();
 
 function findBinary(name: string): string | undefined {
   try {

@@ -1,62 +1,60 @@
 /**
- * The Python client package (clients/python) as a user installs it: into a
- * fresh venv on Debian's /usr/bin/python3, offline, with Debian's
- * python3-grpcio / python3-protobuf as its dependencies; and a runner for
- * its unittest suite that can stop and start the server under test when the
- * suite asks (clients/python/tests/support.py: `SESSIOND-CONTROL <command>`
- * on stdout, answered by one line on stdin).
+ * The Python client package (clients/python) as a user installs it: with pip
+ * into a fresh venv on the machine's python3, its dependencies from PyPI at
+ * the lowest versions it declares (clients/python/constraints.txt); and a
+ * runner for its unittest suite that can stop and start the server under
+ * test when the suite asks (clients/python/tests/support.py:
+ * `SESSIOND-CONTROL <command>` on stdout, answered by one line on stdin).
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { PYTHON } from "./python.js";
 import { REPO } from "./server.js";
 
 const run = promisify(execFile);
 
 export const PYTHON_CLIENT_DIR = join(REPO, "clients/python");
-export const PYTHON_CLIENT_DEBS =
-  "apt-get install -y --no-install-recommends python3-grpcio python3-protobuf python3-venv python3-pip";
+/** The interpreter venvs are made from: the machine's python3 (3.10 or newer). */
+export const SYSTEM_PYTHON = "python3";
 
-/**
- * What installing the package needs: grpc and protobuf (its dependencies),
- * ensurepip (python3-venv) and setuptools + wheel (python3-pip's
- * dependencies) to build it without an index.
- */
+/** What installing the package needs: python3 (3.10+) with venv and ensurepip. */
 export function missingPythonClientTools(): string | undefined {
-  const probe = "import grpc, google.protobuf, setuptools, wheel, ensurepip; ensurepip.version()";
+  const probe =
+    "import sys, venv, ensurepip; ensurepip.version(); assert sys.version_info >= (3, 10)";
   try {
-    execFileSync(PYTHON, ["-c", probe], { stdio: "ignore", timeout: 15_000 });
+    execFileSync(SYSTEM_PYTHON, ["-c", probe], { stdio: "ignore", timeout: 15_000 });
     return undefined;
   } catch {
-    return `${PYTHON} cannot import grpc / google.protobuf / setuptools / wheel / ensurepip (${PYTHON_CLIENT_DEBS})`;
+    return `${SYSTEM_PYTHON} (3.10 or newer, with venv and ensurepip) not found`;
   }
 }
 
-/** The install command, as the README gives it (run from the repository root). */
-export const INSTALL_ARGS = ["install", "--no-index", "--no-build-isolation"];
+/** The install arguments (pip install ...), run from a copy of the repository root. */
+export const INSTALL_ARGS = ["install", "--disable-pip-version-check", "--quiet"];
 
 /**
- * Makes a venv in `dir` that sees Debian's site packages and installs the
- * package into it offline. It installs from a copy of clients/python: pip
- * builds a local project in place, and its build/ and *.egg-info must not
- * land in the working tree. Returns the venv's python.
+ * Makes a fresh venv in `dir` and installs the package into it with pip
+ * (build isolation, dependencies from PyPI under constraints.txt). It installs
+ * from a copy of clients/python: pip builds a local project in place, and
+ * its build/ and *.egg-info must not land in the working tree. Returns the
+ * venv's python.
  */
 export async function installPythonClient(dir: string): Promise<{ python: string; log: string }> {
   const src = join(dir, "src");
   cpSync(PYTHON_CLIENT_DIR, src, {
     recursive: true,
-    filter: (p) => !/(__pycache__|\.egg-info|[/\\]build)$/.test(p),
+    filter: (p) => !/(__pycache__|\.egg-info|[/\\]build|[/\\]dist)$/.test(p),
   });
   const venv = join(dir, "venv");
-  await run(PYTHON, ["-m", "venv", "--system-site-packages", venv], { timeout: 60_000 });
+  await run(SYSTEM_PYTHON, ["-m", "venv", venv], { timeout: 60_000 });
   const python = join(venv, "bin/python");
   const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
-  const { stdout, stderr } = await run(python, ["-m", "pip", ...INSTALL_ARGS, src], {
-    timeout: 120_000,
-    env,
-  });
+  const { stdout, stderr } = await run(
+    python,
+    ["-m", "pip", ...INSTALL_ARGS, "-c", join(src, "constraints.txt"), src],
+    { timeout: 300_000, env },
+  );
   return { python, log: stdout + stderr };
 }
 

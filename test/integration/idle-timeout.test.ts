@@ -25,7 +25,7 @@ import {
   type WatchSessionsResponse,
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import type { SessiondClient } from "../../src/client/index.js";
-import { missingPythonTools, PYTHON } from "../harness/python.js";
+import { missingPythonTools, PROTOC, PYTHON } from "../harness/python.js";
 import { REPO, removeDataDir } from "../harness/server.js";
 import { envelope, PREFACE, rawCall } from "../reliability/lib/hostile-wire.js";
 import { user } from "./support/entries.js";
@@ -168,7 +168,7 @@ describe("an open stream is not idle (Python grpcio)", () => {
     const protos = ["entry", "session", "store_service", "session_service"].map(
       (name) => `sessiond/v1/${name}.proto`,
     );
-    await run("protoc", [`--descriptor_set_in=${descriptors}`, `--python_out=${gen}`, ...protos], {
+    await run(PROTOC, [`--descriptor_set_in=${descriptors}`, `--python_out=${gen}`, ...protos], {
       cwd: REPO,
       timeout: 20_000,
     });

@@ -1,14 +1,14 @@
 /**
  * The Python client package (clients/python), as a user gets it: installed
- * offline into a fresh venv on Debian's /usr/bin/python3 (dependencies:
- * Debian's python3-grpcio and python3-protobuf), then its unittest suite
+ * with pip into a fresh venv (grpcio and protobuf from PyPI, at the lowest
+ * versions it declares: constraints.txt), then its unittest suite
  * (clients/python/tests) runs against live servers: the server under test,
  * which the suite stops and restarts through the control protocol of
  * harness/python-client.ts (retry across an outage, watch resume across a
  * restart), one with bearer tokens and one with TLS.
  *
- * Without those Debian packages the test is skipped loudly, except under
- * CI=true (CI installs them, so a missing one there is a failure).
+ * Without python3 (3.10+) the test is skipped loudly, except under CI=true
+ * (a failure there).
  */
 
 import { execFile } from "node:child_process";
@@ -51,7 +51,7 @@ describe("Python client package (clients/python)", () => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  it("installs offline into a venv and passes its unittest suite against live servers", {
+  it("installs with pip into a fresh venv and passes its unittest suite against live servers", {
     timeout: 110_000,
   }, async () => {
     if (missing !== undefined) throw new Error(`CI=true but ${missing}`);

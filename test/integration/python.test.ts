@@ -2,12 +2,12 @@
  * Interop: a Python grpcio client (test/python/sessiond_client.py) calls every
  * RPC of both services against a real server process, all answered by the
  * grpc-js path (the request log says so). The Python message
- * classes are generated here by protoc (--python_out) from a descriptor set
- * that buf builds (Debian's protoc ships without the google/protobuf includes).
+ * classes are generated here by the pinned protoc (--python_out) from a descriptor set
+ * that buf builds.
  *
- * Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler for
- * /usr/bin/python3. Without them the test is skipped loudly, except under
- * CI=true (CI installs them, so a missing one there is a failure).
+ * Needs grpcio and protobuf from PyPI and protoc, pinned, as
+ * scripts/gen-tools.sh installs them (test/harness/python.ts). Without them
+ * the test is skipped loudly, except under CI=true (a failure there).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { missingPythonTools, PYTHON } from "../harness/python.js";
+import { missingPythonTools, PROTOC, PYTHON } from "../harness/python.js";
 import { REPO, serverUnderTest } from "../harness/server.js";
 
 const run = promisify(execFile);
@@ -51,7 +51,7 @@ describe("Python grpcio client (interop)", () => {
       cwd: REPO,
       timeout: 20_000,
     });
-    await run("protoc", [`--descriptor_set_in=${descriptors}`, `--python_out=${gen}`, ...PROTOS], {
+    await run(PROTOC, [`--descriptor_set_in=${descriptors}`, `--python_out=${gen}`, ...PROTOS], {
       cwd: REPO,
       timeout: 20_000,
     });

@@ -25,7 +25,7 @@ import { type RunningServer, serverConfig, startServer } from "../../src/server/
 import { JsonlEngine } from "../../src/storage/jsonl/index.js";
 import { PostgresEngine } from "../../src/storage/postgres/index.js";
 import { SessionStore } from "../../src/store/index.js";
-import { goWorkspace, missingGoTools } from "../harness/go.js";
+import { GO_ENV, goUserModule, missingGoTools } from "../harness/go.js";
 import { createDatabase, pgSkipReason, sharedPostgres } from "../harness/postgres.js";
 import { installPythonClient, missingPythonClientTools } from "../harness/python-client.js";
 import { recordSpans, type SpanRecorder } from "../support/otel.js";
@@ -235,22 +235,25 @@ describe("an Append from the Go client (clients/go)", () => {
 
   it("is one trace with the id of the caller's OpenTelemetry-Go span", async () => {
     if (missing !== undefined) throw new Error(`CI=true but ${missing}`);
-    const gopath = goWorkspace();
+    const mod = goUserModule();
     try {
-      const dir = join(gopath.dir, "..", "..", "trace-caller");
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, "main.go"), GO_CALLER);
+      mod.writeMain("trace-caller", GO_CALLER);
       recorder.reset();
       const { stdout } = await run(
         "go",
-        ["run", ".", server.url.replace(/^http:\/\//, ""), uniqueWorkspace("trace-go")],
-        { cwd: dir, env: { ...gopath.env, PWD: dir }, timeout: 170_000 },
+        [
+          "run",
+          "./trace-caller",
+          server.url.replace(/^http:\/\//, ""),
+          uniqueWorkspace("trace-go"),
+        ],
+        { cwd: mod.dir, env: GO_ENV, timeout: 170_000 },
       );
       const [traceId = "", spanId = ""] = stdout.trim().split(" ");
       expect(traceId).toMatch(/^[0-9a-f]{32}$/);
       expectOneNestedTrace(recorder.spans(), { traceId, spanId });
     } finally {
-      gopath.remove();
+      mod.remove();
     }
   }, 180_000);
 });

@@ -15,10 +15,10 @@
  * clients/go (offline, test/harness/go.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GoWorkspace, goWorkspace, missingGoTools } from "../harness/go.js";
+import { GO_ENV, type GoUserModule, goUserModule, missingGoTools } from "../harness/go.js";
 import { missingPythonClientTools } from "../harness/python-client.js";
 import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js";
 import { type CodeBlock, codeBlocks } from "./blocks.js";
@@ -46,7 +46,7 @@ const VENV_PYTHON = join(REPO, ".venv/bin/python");
 
 let server: SessiondProcess;
 let tsDir: string;
-let gopath: GoWorkspace | undefined;
+let goModule: GoUserModule | undefined;
 
 beforeAll(async () => {
   server = await startSessiond();
@@ -55,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   if (tsDir) rmSync(tsDir, { recursive: true, force: true });
-  gopath?.remove();
+  goModule?.remove();
 });
 
 function run(block: CodeBlock, index: number): { status: number | null; out: string; err: string } {
@@ -79,15 +79,13 @@ function run(block: CodeBlock, index: number): { status: number | null; out: str
     return { status: r.status, out: r.stdout, err: r.stderr };
   }
   if (block.lang === "go") {
-    // A main package of its own in a GOPATH that holds clients/go (offline, as CI builds it).
-    gopath ??= goWorkspace();
-    const dir = join(gopath.dir, "..", "..", `readme-block-${index}`);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "main.go"), code);
-    const r = spawnSync("go", ["run", "."], {
+    // A main package of a user's module that requires clients/go (replace => the checkout).
+    goModule ??= goUserModule();
+    goModule.writeMain(`readme-block-${index}`, code);
+    const r = spawnSync("go", ["run", `./readme-block-${index}`], {
       ...common,
-      cwd: dir,
-      env: { ...gopath.env, PWD: dir },
+      cwd: goModule.dir,
+      env: GO_ENV,
     });
     return { status: r.status, out: r.stdout, err: r.stderr };
   }

@@ -10,6 +10,7 @@ import (
 	"github.com/sessiond/sessiond/clients/go/sessiondv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 )
 
@@ -42,12 +43,14 @@ func New(conn grpc.ClientConnInterface) *Client {
 // HTTP/2 (what `sessiond serve` speaks unless given --tls-cert). Dial does
 // not wait for the connection: the first call does (and is retried while
 // the server is unreachable).
-func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
+// ctx is not used (grpc.NewClient connects lazily); it stays for callers
+// of the earlier DialContext-based Dial.
+func Dial(_ context.Context, target string, opts ...Option) (*Client, error) {
 	dialOpts, err := DialOptions(opts...)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.DialContext(ctx, target, dialOpts...)
+	conn, err := grpc.NewClient(target, dialOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +207,7 @@ func WithDialOptions(o ...grpc.DialOption) Option {
 }
 
 // DialOptions returns the grpc dial options Dial uses, for callers that make
-// the connection themselves: grpc.DialContext(ctx, target,
+// the connection themselves: grpc.NewClient(target,
 // sessiond.DialOptions(...)...) and then New(conn).
 func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	ka := DefaultKeepalive
@@ -218,9 +221,7 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	if c.tls != nil {
 		out = append(out, grpc.WithTransportCredentials(credentials.NewTLS(c.tls)))
 	} else {
-		// grpc-go 1.33 (Debian 12) predates credentials/insecure;
-		// WithInsecure stays supported throughout grpc-go 1.x.
-		out = append(out, grpc.WithInsecure())
+		out = append(out, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
 	if c.token != "" {
 		out = append(out, grpc.WithPerRPCCredentials(bearer{token: c.token}))

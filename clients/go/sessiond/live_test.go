@@ -18,6 +18,7 @@ import (
 	"github.com/sessiond/sessiond/clients/go/sessiondv1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -292,11 +293,11 @@ func TestLiveAppendRetriedAfterLostReplyIsNotDuplicated(t *testing.T) {
 
 	// Negative control: without ids chosen before send (a bare connection,
 	// no interceptors), sending the same request twice stores it twice.
-	bareOpts := []grpc.DialOption{grpc.WithInsecure()}
+	bareOpts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if tok := os.Getenv("SESSIOND_TOKEN"); tok != "" {
 		bareOpts = append(bareOpts, grpc.WithPerRPCCredentials(bearer{token: tok}))
 	}
-	bare, err := grpc.DialContext(ctx, os.Getenv("SESSIOND_ADDR"), bareOpts...)
+	bare, err := grpc.NewClient(os.Getenv("SESSIOND_ADDR"), bareOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

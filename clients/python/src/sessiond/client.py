@@ -439,6 +439,12 @@ _CHANNEL_OPTIONS = (
     # grpc stops pinging after 2 PINGs without data by default; a long call
     # with no data (none of sessiond's streams is one: heartbeats) stays covered.
     ("grpc.http2.max_pings_without_data", 0),
+    # Since grpc-core's ping rework (grpcio 1.5x), an unanswered keepalive PING
+    # closes the connection only after grpc.http2.ping_timeout_ms (default
+    # 60 s), whatever keepalive_timeout_ms says (measured with grpcio 1.85.1:
+    # a frozen connection with keepalive_timeout_ms 500 was still open after
+    # 20 s). It follows keepalive_timeout_ms unless given (SessiondClient).
+    ("grpc.http2.ping_timeout_ms", 10_000),
 )
 
 
@@ -475,6 +481,9 @@ class SessiondClient:
         # which of two values of a key it reads.
         merged = dict(_CHANNEL_OPTIONS)
         merged.update(options)
+        given = dict(options)
+        if "grpc.keepalive_timeout_ms" in given and "grpc.http2.ping_timeout_ms" not in given:
+            merged["grpc.http2.ping_timeout_ms"] = given["grpc.keepalive_timeout_ms"]
         opts = list(merged.items())
         if use_tls:
             creds = grpc.ssl_channel_credentials(

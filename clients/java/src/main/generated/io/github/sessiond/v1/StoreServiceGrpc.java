@@ -1,0 +1,1421 @@
+package io.github.sessiond.v1;
+
+import static io.grpc.MethodDescriptor.generateFullMethodName;
+
+/**
+ * <pre>
+ * StoreService is the repository of sessions: create, find, list, delete,
+ * fork and watch the sessions of a workspace.
+ * Common rules:
+ * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+ *   "default". Workspaces are isolated from each other. A session of a
+ *   workspace the caller's token may not use is NOT_FOUND.
+ * - session is a full id or a unique prefix of at least 4 characters.
+ *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+ *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+ * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+ * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+ * </pre>
+ */
+@io.grpc.stub.annotations.GrpcGenerated
+public final class StoreServiceGrpc {
+
+  private StoreServiceGrpc() {}
+
+  public static final java.lang.String SERVICE_NAME = "sessiond.v1.StoreService";
+
+  // Static method descriptors that strictly reflect the proto.
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.CreateSessionRequest,
+      io.github.sessiond.v1.CreateSessionResponse> getCreateSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CreateSession",
+      requestType = io.github.sessiond.v1.CreateSessionRequest.class,
+      responseType = io.github.sessiond.v1.CreateSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.CreateSessionRequest,
+      io.github.sessiond.v1.CreateSessionResponse> getCreateSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.CreateSessionRequest, io.github.sessiond.v1.CreateSessionResponse> getCreateSessionMethod;
+    if ((getCreateSessionMethod = StoreServiceGrpc.getCreateSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getCreateSessionMethod = StoreServiceGrpc.getCreateSessionMethod) == null) {
+          StoreServiceGrpc.getCreateSessionMethod = getCreateSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.CreateSessionRequest, io.github.sessiond.v1.CreateSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CreateSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.CreateSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.CreateSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("CreateSession"))
+              .build();
+        }
+      }
+    }
+    return getCreateSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.GetSessionRequest,
+      io.github.sessiond.v1.GetSessionResponse> getGetSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetSession",
+      requestType = io.github.sessiond.v1.GetSessionRequest.class,
+      responseType = io.github.sessiond.v1.GetSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.GetSessionRequest,
+      io.github.sessiond.v1.GetSessionResponse> getGetSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.GetSessionRequest, io.github.sessiond.v1.GetSessionResponse> getGetSessionMethod;
+    if ((getGetSessionMethod = StoreServiceGrpc.getGetSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getGetSessionMethod = StoreServiceGrpc.getGetSessionMethod) == null) {
+          StoreServiceGrpc.getGetSessionMethod = getGetSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.GetSessionRequest, io.github.sessiond.v1.GetSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("GetSession"))
+              .build();
+        }
+      }
+    }
+    return getGetSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSessionsRequest,
+      io.github.sessiond.v1.ListSessionsResponse> getListSessionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListSessions",
+      requestType = io.github.sessiond.v1.ListSessionsRequest.class,
+      responseType = io.github.sessiond.v1.ListSessionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSessionsRequest,
+      io.github.sessiond.v1.ListSessionsResponse> getListSessionsMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSessionsRequest, io.github.sessiond.v1.ListSessionsResponse> getListSessionsMethod;
+    if ((getListSessionsMethod = StoreServiceGrpc.getListSessionsMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getListSessionsMethod = StoreServiceGrpc.getListSessionsMethod) == null) {
+          StoreServiceGrpc.getListSessionsMethod = getListSessionsMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ListSessionsRequest, io.github.sessiond.v1.ListSessionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListSessions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListSessionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListSessionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ListSessions"))
+              .build();
+        }
+      }
+    }
+    return getListSessionsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.SearchEntriesRequest,
+      io.github.sessiond.v1.SearchEntriesResponse> getSearchEntriesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SearchEntries",
+      requestType = io.github.sessiond.v1.SearchEntriesRequest.class,
+      responseType = io.github.sessiond.v1.SearchEntriesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.SearchEntriesRequest,
+      io.github.sessiond.v1.SearchEntriesResponse> getSearchEntriesMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.SearchEntriesRequest, io.github.sessiond.v1.SearchEntriesResponse> getSearchEntriesMethod;
+    if ((getSearchEntriesMethod = StoreServiceGrpc.getSearchEntriesMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getSearchEntriesMethod = StoreServiceGrpc.getSearchEntriesMethod) == null) {
+          StoreServiceGrpc.getSearchEntriesMethod = getSearchEntriesMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.SearchEntriesRequest, io.github.sessiond.v1.SearchEntriesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SearchEntries"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.SearchEntriesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.SearchEntriesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("SearchEntries"))
+              .build();
+        }
+      }
+    }
+    return getSearchEntriesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.DeleteSessionRequest,
+      io.github.sessiond.v1.DeleteSessionResponse> getDeleteSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteSession",
+      requestType = io.github.sessiond.v1.DeleteSessionRequest.class,
+      responseType = io.github.sessiond.v1.DeleteSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.DeleteSessionRequest,
+      io.github.sessiond.v1.DeleteSessionResponse> getDeleteSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.DeleteSessionRequest, io.github.sessiond.v1.DeleteSessionResponse> getDeleteSessionMethod;
+    if ((getDeleteSessionMethod = StoreServiceGrpc.getDeleteSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getDeleteSessionMethod = StoreServiceGrpc.getDeleteSessionMethod) == null) {
+          StoreServiceGrpc.getDeleteSessionMethod = getDeleteSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.DeleteSessionRequest, io.github.sessiond.v1.DeleteSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.DeleteSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.DeleteSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("DeleteSession"))
+              .build();
+        }
+      }
+    }
+    return getDeleteSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ForkSessionRequest,
+      io.github.sessiond.v1.ForkSessionResponse> getForkSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ForkSession",
+      requestType = io.github.sessiond.v1.ForkSessionRequest.class,
+      responseType = io.github.sessiond.v1.ForkSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ForkSessionRequest,
+      io.github.sessiond.v1.ForkSessionResponse> getForkSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ForkSessionRequest, io.github.sessiond.v1.ForkSessionResponse> getForkSessionMethod;
+    if ((getForkSessionMethod = StoreServiceGrpc.getForkSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getForkSessionMethod = StoreServiceGrpc.getForkSessionMethod) == null) {
+          StoreServiceGrpc.getForkSessionMethod = getForkSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ForkSessionRequest, io.github.sessiond.v1.ForkSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ForkSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ForkSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ForkSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ForkSession"))
+              .build();
+        }
+      }
+    }
+    return getForkSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ImportSessionRequest,
+      io.github.sessiond.v1.ImportSessionResponse> getImportSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ImportSession",
+      requestType = io.github.sessiond.v1.ImportSessionRequest.class,
+      responseType = io.github.sessiond.v1.ImportSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ImportSessionRequest,
+      io.github.sessiond.v1.ImportSessionResponse> getImportSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ImportSessionRequest, io.github.sessiond.v1.ImportSessionResponse> getImportSessionMethod;
+    if ((getImportSessionMethod = StoreServiceGrpc.getImportSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getImportSessionMethod = StoreServiceGrpc.getImportSessionMethod) == null) {
+          StoreServiceGrpc.getImportSessionMethod = getImportSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ImportSessionRequest, io.github.sessiond.v1.ImportSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ImportSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ImportSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ImportSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ImportSession"))
+              .build();
+        }
+      }
+    }
+    return getImportSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.WatchSessionsRequest,
+      io.github.sessiond.v1.WatchSessionsResponse> getWatchSessionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "WatchSessions",
+      requestType = io.github.sessiond.v1.WatchSessionsRequest.class,
+      responseType = io.github.sessiond.v1.WatchSessionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.WatchSessionsRequest,
+      io.github.sessiond.v1.WatchSessionsResponse> getWatchSessionsMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.WatchSessionsRequest, io.github.sessiond.v1.WatchSessionsResponse> getWatchSessionsMethod;
+    if ((getWatchSessionsMethod = StoreServiceGrpc.getWatchSessionsMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getWatchSessionsMethod = StoreServiceGrpc.getWatchSessionsMethod) == null) {
+          StoreServiceGrpc.getWatchSessionsMethod = getWatchSessionsMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.WatchSessionsRequest, io.github.sessiond.v1.WatchSessionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "WatchSessions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.WatchSessionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.WatchSessionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("WatchSessions"))
+              .build();
+        }
+      }
+    }
+    return getWatchSessionsMethod;
+  }
+
+  /**
+   * Creates a new async stub that supports all call types for the service
+   */
+  public static StoreServiceStub newStub(io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<StoreServiceStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<StoreServiceStub>() {
+        @java.lang.Override
+        public StoreServiceStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new StoreServiceStub(channel, callOptions);
+        }
+      };
+    return StoreServiceStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports all types of calls on the service
+   */
+  public static StoreServiceBlockingV2Stub newBlockingV2Stub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<StoreServiceBlockingV2Stub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<StoreServiceBlockingV2Stub>() {
+        @java.lang.Override
+        public StoreServiceBlockingV2Stub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new StoreServiceBlockingV2Stub(channel, callOptions);
+        }
+      };
+    return StoreServiceBlockingV2Stub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports unary and streaming output calls on the service
+   */
+  public static StoreServiceBlockingStub newBlockingStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<StoreServiceBlockingStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<StoreServiceBlockingStub>() {
+        @java.lang.Override
+        public StoreServiceBlockingStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new StoreServiceBlockingStub(channel, callOptions);
+        }
+      };
+    return StoreServiceBlockingStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new ListenableFuture-style stub that supports unary calls on the service
+   */
+  public static StoreServiceFutureStub newFutureStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<StoreServiceFutureStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<StoreServiceFutureStub>() {
+        @java.lang.Override
+        public StoreServiceFutureStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new StoreServiceFutureStub(channel, callOptions);
+        }
+      };
+    return StoreServiceFutureStub.newStub(factory, channel);
+  }
+
+  /**
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public interface AsyncService {
+
+    /**
+     * <pre>
+     * CreateSession creates a session whose log starts with a SessionInfo.
+     * session_id is generated (YYYYMMDD-HHMMSS-&lt;8 hex&gt;, UTC) unless given.
+     * Creating an existing id with identical parameters returns it
+     * (created=false); with different parameters -&gt; ALREADY_EXISTS.
+     * Errors: INVALID_ARGUMENT (bad id / workspace / sizes), NOT_FOUND (the
+     * parent_session_id does not exist), ALREADY_EXISTS.
+     * </pre>
+     */
+    default void createSession(io.github.sessiond.v1.CreateSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.CreateSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCreateSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetSession returns the metadata of one session.
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+     * </pre>
+     */
+    default void getSession(io.github.sessiond.v1.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListSessions pages through a workspace's sessions: the top-level ones,
+     * or with parent_session_id the subagents of that session, ordered by
+     * creation (default) or update time, newest first (default) or oldest
+     * first, narrowed by a filter (every condition set must hold). Pages are
+     * keyset pages: sessions created, appended to or deleted between two
+     * calls never make a page repeat or skip a session that was there
+     * throughout, except that ordering by update time moves an updated
+     * session (it is seen at most once per listing: a session updated after
+     * the listing passed it is not shown again). Corrupt sessions are listed
+     * with health CORRUPT, never hidden (a filter on tags, title or agent
+     * type does not match them). Files that are not sessions are ignored.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+     * malformed filter).
+     * </pre>
+     */
+    default void listSessions(io.github.sessiond.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSessionsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * SearchEntries finds the message entries of a workspace whose text
+     * contains every word of a query (case-insensitive, Unicode case folding;
+     * text parts, thinking and tool results; tool-call arguments as their
+     * JSON text), with a short snippet around the first match. Hits come
+     * session by session in the order of ListSessions (newest created first
+     * by default; the same filter applies), entries in seq order (all
+     * branches: the tree's history, not only the current path). Paged.
+     * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+     * page token).
+     * </pre>
+     */
+    default void searchEntries(io.github.sessiond.v1.SearchEntriesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.SearchEntriesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSearchEntriesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteSession removes a session; with include_subagents also its
+     * subagent sessions (recursively). Without it, subagents stay and keep
+     * their parent_session_id. With expected_head_seq only a session not
+     * written to since (compare-and-delete).
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+     * ABORTED (expected_head_seq differs).
+     * </pre>
+     */
+    default void deleteSession(io.github.sessiond.v1.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.DeleteSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ForkSession creates a new session from the path root -&gt; entry of an
+     * existing one: a new SessionInfo (forked_from set) followed by copies of
+     * the path's entries (original ids kept, re-parented onto the new root).
+     * The source is untouched.
+     * Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
+     * NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
+     * </pre>
+     */
+    default void forkSession(io.github.sessiond.v1.ForkSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ForkSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getForkSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ImportSession stores a whole session exactly as given: every entry with
+     * its id, parent, timestamp and seq, the root SessionInfo with its
+     * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+     * session) parent_session_id and agent_type, and the Leaf entries, so the
+     * current leaf is the log's own. It is the lossless way to move a session
+     * between servers (GetEntries from one, ImportSession to the other) and to
+     * bring in transcripts of other tools.
+     * The entries are checked with the rules of a live Append, in the given
+     * order: one tree whose root (the first entry) is a SessionInfo, parents
+     * before children, unique ids, tool results answering a call on their
+     * path, compactions replacing entries of their own path, Leaf targets that
+     * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+     * filled in); an entry without timestamp gets the server's clock; a root
+     * without created_at gets its timestamp; format_version 0 becomes the
+     * current one. The session id is session_id, else the one recorded in the
+     * root. A subagent session's parent session must exist, and its
+     * spawn_depth, when set, be the parent's plus one (0 is filled in).
+     * Idempotent: importing a session whose stored log is identical returns it
+     * with created=false; a different log under that id -&gt; ALREADY_EXISTS.
+     * The log travels in one message (--max-message-bytes of the server
+     * bounds it); a larger one can be sent as its start with ImportSession and
+     * the rest with Append (no Leaf entries after the start), as `sessiond
+     * import` does.
+     * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+     * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+     * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+     * holds another log).
+     * </pre>
+     */
+    default void importSession(io.github.sessiond.v1.ImportSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ImportSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getImportSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * WatchSessions streams created / updated / deleted events of a
+     * workspace. Resume with the cursor of the last event seen.
+     * Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
+     * watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+     * </pre>
+     */
+    default void watchSessions(io.github.sessiond.v1.WatchSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchSessionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchSessionsMethod(), responseObserver);
+    }
+  }
+
+  /**
+   * Base class for the server implementation of the service StoreService.
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public static abstract class StoreServiceImplBase
+      implements io.grpc.BindableService, AsyncService {
+
+    @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
+      return StoreServiceGrpc.bindService(this);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do asynchronous rpc calls to service StoreService.
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public static final class StoreServiceStub
+      extends io.grpc.stub.AbstractAsyncStub<StoreServiceStub> {
+    private StoreServiceStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected StoreServiceStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new StoreServiceStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * CreateSession creates a session whose log starts with a SessionInfo.
+     * session_id is generated (YYYYMMDD-HHMMSS-&lt;8 hex&gt;, UTC) unless given.
+     * Creating an existing id with identical parameters returns it
+     * (created=false); with different parameters -&gt; ALREADY_EXISTS.
+     * Errors: INVALID_ARGUMENT (bad id / workspace / sizes), NOT_FOUND (the
+     * parent_session_id does not exist), ALREADY_EXISTS.
+     * </pre>
+     */
+    public void createSession(io.github.sessiond.v1.CreateSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.CreateSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCreateSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetSession returns the metadata of one session.
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+     * </pre>
+     */
+    public void getSession(io.github.sessiond.v1.GetSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListSessions pages through a workspace's sessions: the top-level ones,
+     * or with parent_session_id the subagents of that session, ordered by
+     * creation (default) or update time, newest first (default) or oldest
+     * first, narrowed by a filter (every condition set must hold). Pages are
+     * keyset pages: sessions created, appended to or deleted between two
+     * calls never make a page repeat or skip a session that was there
+     * throughout, except that ordering by update time moves an updated
+     * session (it is seen at most once per listing: a session updated after
+     * the listing passed it is not shown again). Corrupt sessions are listed
+     * with health CORRUPT, never hidden (a filter on tags, title or agent
+     * type does not match them). Files that are not sessions are ignored.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+     * malformed filter).
+     * </pre>
+     */
+    public void listSessions(io.github.sessiond.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * SearchEntries finds the message entries of a workspace whose text
+     * contains every word of a query (case-insensitive, Unicode case folding;
+     * text parts, thinking and tool results; tool-call arguments as their
+     * JSON text), with a short snippet around the first match. Hits come
+     * session by session in the order of ListSessions (newest created first
+     * by default; the same filter applies), entries in seq order (all
+     * branches: the tree's history, not only the current path). Paged.
+     * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+     * page token).
+     * </pre>
+     */
+    public void searchEntries(io.github.sessiond.v1.SearchEntriesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.SearchEntriesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSearchEntriesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteSession removes a session; with include_subagents also its
+     * subagent sessions (recursively). Without it, subagents stay and keep
+     * their parent_session_id. With expected_head_seq only a session not
+     * written to since (compare-and-delete).
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+     * ABORTED (expected_head_seq differs).
+     * </pre>
+     */
+    public void deleteSession(io.github.sessiond.v1.DeleteSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.DeleteSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ForkSession creates a new session from the path root -&gt; entry of an
+     * existing one: a new SessionInfo (forked_from set) followed by copies of
+     * the path's entries (original ids kept, re-parented onto the new root).
+     * The source is untouched.
+     * Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
+     * NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
+     * </pre>
+     */
+    public void forkSession(io.github.sessiond.v1.ForkSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ForkSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getForkSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ImportSession stores a whole session exactly as given: every entry with
+     * its id, parent, timestamp and seq, the root SessionInfo with its
+     * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+     * session) parent_session_id and agent_type, and the Leaf entries, so the
+     * current leaf is the log's own. It is the lossless way to move a session
+     * between servers (GetEntries from one, ImportSession to the other) and to
+     * bring in transcripts of other tools.
+     * The entries are checked with the rules of a live Append, in the given
+     * order: one tree whose root (the first entry) is a SessionInfo, parents
+     * before children, unique ids, tool results answering a call on their
+     * path, compactions replacing entries of their own path, Leaf targets that
+     * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+     * filled in); an entry without timestamp gets the server's clock; a root
+     * without created_at gets its timestamp; format_version 0 becomes the
+     * current one. The session id is session_id, else the one recorded in the
+     * root. A subagent session's parent session must exist, and its
+     * spawn_depth, when set, be the parent's plus one (0 is filled in).
+     * Idempotent: importing a session whose stored log is identical returns it
+     * with created=false; a different log under that id -&gt; ALREADY_EXISTS.
+     * The log travels in one message (--max-message-bytes of the server
+     * bounds it); a larger one can be sent as its start with ImportSession and
+     * the rest with Append (no Leaf entries after the start), as `sessiond
+     * import` does.
+     * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+     * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+     * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+     * holds another log).
+     * </pre>
+     */
+    public void importSession(io.github.sessiond.v1.ImportSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ImportSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getImportSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * WatchSessions streams created / updated / deleted events of a
+     * workspace. Resume with the cursor of the last event seen.
+     * Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
+     * watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+     * </pre>
+     */
+    public void watchSessions(io.github.sessiond.v1.WatchSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchSessionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getWatchSessionsMethod(), getCallOptions()), request, responseObserver);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do synchronous rpc calls to service StoreService.
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public static final class StoreServiceBlockingV2Stub
+      extends io.grpc.stub.AbstractBlockingStub<StoreServiceBlockingV2Stub> {
+    private StoreServiceBlockingV2Stub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected StoreServiceBlockingV2Stub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new StoreServiceBlockingV2Stub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * CreateSession creates a session whose log starts with a SessionInfo.
+     * session_id is generated (YYYYMMDD-HHMMSS-&lt;8 hex&gt;, UTC) unless given.
+     * Creating an existing id with identical parameters returns it
+     * (created=false); with different parameters -&gt; ALREADY_EXISTS.
+     * Errors: INVALID_ARGUMENT (bad id / workspace / sizes), NOT_FOUND (the
+     * parent_session_id does not exist), ALREADY_EXISTS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.CreateSessionResponse createSession(io.github.sessiond.v1.CreateSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCreateSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetSession returns the metadata of one session.
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+     * </pre>
+     */
+    public io.github.sessiond.v1.GetSessionResponse getSession(io.github.sessiond.v1.GetSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListSessions pages through a workspace's sessions: the top-level ones,
+     * or with parent_session_id the subagents of that session, ordered by
+     * creation (default) or update time, newest first (default) or oldest
+     * first, narrowed by a filter (every condition set must hold). Pages are
+     * keyset pages: sessions created, appended to or deleted between two
+     * calls never make a page repeat or skip a session that was there
+     * throughout, except that ordering by update time moves an updated
+     * session (it is seen at most once per listing: a session updated after
+     * the listing passed it is not shown again). Corrupt sessions are listed
+     * with health CORRUPT, never hidden (a filter on tags, title or agent
+     * type does not match them). Files that are not sessions are ignored.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+     * malformed filter).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListSessionsResponse listSessions(io.github.sessiond.v1.ListSessionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SearchEntries finds the message entries of a workspace whose text
+     * contains every word of a query (case-insensitive, Unicode case folding;
+     * text parts, thinking and tool results; tool-call arguments as their
+     * JSON text), with a short snippet around the first match. Hits come
+     * session by session in the order of ListSessions (newest created first
+     * by default; the same filter applies), entries in seq order (all
+     * branches: the tree's history, not only the current path). Paged.
+     * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+     * page token).
+     * </pre>
+     */
+    public io.github.sessiond.v1.SearchEntriesResponse searchEntries(io.github.sessiond.v1.SearchEntriesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSearchEntriesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteSession removes a session; with include_subagents also its
+     * subagent sessions (recursively). Without it, subagents stay and keep
+     * their parent_session_id. With expected_head_seq only a session not
+     * written to since (compare-and-delete).
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+     * ABORTED (expected_head_seq differs).
+     * </pre>
+     */
+    public io.github.sessiond.v1.DeleteSessionResponse deleteSession(io.github.sessiond.v1.DeleteSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ForkSession creates a new session from the path root -&gt; entry of an
+     * existing one: a new SessionInfo (forked_from set) followed by copies of
+     * the path's entries (original ids kept, re-parented onto the new root).
+     * The source is untouched.
+     * Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
+     * NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ForkSessionResponse forkSession(io.github.sessiond.v1.ForkSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getForkSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ImportSession stores a whole session exactly as given: every entry with
+     * its id, parent, timestamp and seq, the root SessionInfo with its
+     * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+     * session) parent_session_id and agent_type, and the Leaf entries, so the
+     * current leaf is the log's own. It is the lossless way to move a session
+     * between servers (GetEntries from one, ImportSession to the other) and to
+     * bring in transcripts of other tools.
+     * The entries are checked with the rules of a live Append, in the given
+     * order: one tree whose root (the first entry) is a SessionInfo, parents
+     * before children, unique ids, tool results answering a call on their
+     * path, compactions replacing entries of their own path, Leaf targets that
+     * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+     * filled in); an entry without timestamp gets the server's clock; a root
+     * without created_at gets its timestamp; format_version 0 becomes the
+     * current one. The session id is session_id, else the one recorded in the
+     * root. A subagent session's parent session must exist, and its
+     * spawn_depth, when set, be the parent's plus one (0 is filled in).
+     * Idempotent: importing a session whose stored log is identical returns it
+     * with created=false; a different log under that id -&gt; ALREADY_EXISTS.
+     * The log travels in one message (--max-message-bytes of the server
+     * bounds it); a larger one can be sent as its start with ImportSession and
+     * the rest with Append (no Leaf entries after the start), as `sessiond
+     * import` does.
+     * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+     * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+     * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+     * holds another log).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ImportSessionResponse importSession(io.github.sessiond.v1.ImportSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getImportSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * WatchSessions streams created / updated / deleted events of a
+     * workspace. Resume with the cursor of the last event seen.
+     * Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
+     * watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, io.github.sessiond.v1.WatchSessionsResponse>
+        watchSessions(io.github.sessiond.v1.WatchSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getWatchSessionsMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do limited synchronous rpc calls to service StoreService.
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public static final class StoreServiceBlockingStub
+      extends io.grpc.stub.AbstractBlockingStub<StoreServiceBlockingStub> {
+    private StoreServiceBlockingStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected StoreServiceBlockingStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new StoreServiceBlockingStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * CreateSession creates a session whose log starts with a SessionInfo.
+     * session_id is generated (YYYYMMDD-HHMMSS-&lt;8 hex&gt;, UTC) unless given.
+     * Creating an existing id with identical parameters returns it
+     * (created=false); with different parameters -&gt; ALREADY_EXISTS.
+     * Errors: INVALID_ARGUMENT (bad id / workspace / sizes), NOT_FOUND (the
+     * parent_session_id does not exist), ALREADY_EXISTS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.CreateSessionResponse createSession(io.github.sessiond.v1.CreateSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCreateSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetSession returns the metadata of one session.
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+     * </pre>
+     */
+    public io.github.sessiond.v1.GetSessionResponse getSession(io.github.sessiond.v1.GetSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListSessions pages through a workspace's sessions: the top-level ones,
+     * or with parent_session_id the subagents of that session, ordered by
+     * creation (default) or update time, newest first (default) or oldest
+     * first, narrowed by a filter (every condition set must hold). Pages are
+     * keyset pages: sessions created, appended to or deleted between two
+     * calls never make a page repeat or skip a session that was there
+     * throughout, except that ordering by update time moves an updated
+     * session (it is seen at most once per listing: a session updated after
+     * the listing passed it is not shown again). Corrupt sessions are listed
+     * with health CORRUPT, never hidden (a filter on tags, title or agent
+     * type does not match them). Files that are not sessions are ignored.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+     * malformed filter).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListSessionsResponse listSessions(io.github.sessiond.v1.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SearchEntries finds the message entries of a workspace whose text
+     * contains every word of a query (case-insensitive, Unicode case folding;
+     * text parts, thinking and tool results; tool-call arguments as their
+     * JSON text), with a short snippet around the first match. Hits come
+     * session by session in the order of ListSessions (newest created first
+     * by default; the same filter applies), entries in seq order (all
+     * branches: the tree's history, not only the current path). Paged.
+     * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+     * page token).
+     * </pre>
+     */
+    public io.github.sessiond.v1.SearchEntriesResponse searchEntries(io.github.sessiond.v1.SearchEntriesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSearchEntriesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteSession removes a session; with include_subagents also its
+     * subagent sessions (recursively). Without it, subagents stay and keep
+     * their parent_session_id. With expected_head_seq only a session not
+     * written to since (compare-and-delete).
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+     * ABORTED (expected_head_seq differs).
+     * </pre>
+     */
+    public io.github.sessiond.v1.DeleteSessionResponse deleteSession(io.github.sessiond.v1.DeleteSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ForkSession creates a new session from the path root -&gt; entry of an
+     * existing one: a new SessionInfo (forked_from set) followed by copies of
+     * the path's entries (original ids kept, re-parented onto the new root).
+     * The source is untouched.
+     * Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
+     * NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ForkSessionResponse forkSession(io.github.sessiond.v1.ForkSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getForkSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ImportSession stores a whole session exactly as given: every entry with
+     * its id, parent, timestamp and seq, the root SessionInfo with its
+     * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+     * session) parent_session_id and agent_type, and the Leaf entries, so the
+     * current leaf is the log's own. It is the lossless way to move a session
+     * between servers (GetEntries from one, ImportSession to the other) and to
+     * bring in transcripts of other tools.
+     * The entries are checked with the rules of a live Append, in the given
+     * order: one tree whose root (the first entry) is a SessionInfo, parents
+     * before children, unique ids, tool results answering a call on their
+     * path, compactions replacing entries of their own path, Leaf targets that
+     * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+     * filled in); an entry without timestamp gets the server's clock; a root
+     * without created_at gets its timestamp; format_version 0 becomes the
+     * current one. The session id is session_id, else the one recorded in the
+     * root. A subagent session's parent session must exist, and its
+     * spawn_depth, when set, be the parent's plus one (0 is filled in).
+     * Idempotent: importing a session whose stored log is identical returns it
+     * with created=false; a different log under that id -&gt; ALREADY_EXISTS.
+     * The log travels in one message (--max-message-bytes of the server
+     * bounds it); a larger one can be sent as its start with ImportSession and
+     * the rest with Append (no Leaf entries after the start), as `sessiond
+     * import` does.
+     * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+     * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+     * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+     * holds another log).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ImportSessionResponse importSession(io.github.sessiond.v1.ImportSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getImportSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * WatchSessions streams created / updated / deleted events of a
+     * workspace. Resume with the cursor of the last event seen.
+     * Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
+     * watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+     * </pre>
+     */
+    public java.util.Iterator<io.github.sessiond.v1.WatchSessionsResponse> watchSessions(
+        io.github.sessiond.v1.WatchSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getWatchSessionsMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do ListenableFuture-style rpc calls to service StoreService.
+   * <pre>
+   * StoreService is the repository of sessions: create, find, list, delete,
+   * fork and watch the sessions of a workspace.
+   * Common rules:
+   * - workspace matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}; empty means
+   *   "default". Workspaces are isolated from each other. A session of a
+   *   workspace the caller's token may not use is NOT_FOUND.
+   * - session is a full id or a unique prefix of at least 4 characters.
+   *   Shorter or malformed -&gt; INVALID_ARGUMENT; no match -&gt; NOT_FOUND; several
+   *   matches -&gt; FAILED_PRECONDITION naming some candidates.
+   * - A session whose log has mid-file corruption -&gt; DATA_LOSS naming the line.
+   * - Missing / wrong token -&gt; UNAUTHENTICATED; shutting down -&gt; UNAVAILABLE.
+   * </pre>
+   */
+  public static final class StoreServiceFutureStub
+      extends io.grpc.stub.AbstractFutureStub<StoreServiceFutureStub> {
+    private StoreServiceFutureStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected StoreServiceFutureStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new StoreServiceFutureStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * CreateSession creates a session whose log starts with a SessionInfo.
+     * session_id is generated (YYYYMMDD-HHMMSS-&lt;8 hex&gt;, UTC) unless given.
+     * Creating an existing id with identical parameters returns it
+     * (created=false); with different parameters -&gt; ALREADY_EXISTS.
+     * Errors: INVALID_ARGUMENT (bad id / workspace / sizes), NOT_FOUND (the
+     * parent_session_id does not exist), ALREADY_EXISTS.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.CreateSessionResponse> createSession(
+        io.github.sessiond.v1.CreateSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCreateSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetSession returns the metadata of one session.
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.GetSessionResponse> getSession(
+        io.github.sessiond.v1.GetSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListSessions pages through a workspace's sessions: the top-level ones,
+     * or with parent_session_id the subagents of that session, ordered by
+     * creation (default) or update time, newest first (default) or oldest
+     * first, narrowed by a filter (every condition set must hold). Pages are
+     * keyset pages: sessions created, appended to or deleted between two
+     * calls never make a page repeat or skip a session that was there
+     * throughout, except that ordering by update time moves an updated
+     * session (it is seen at most once per listing: a session updated after
+     * the listing passed it is not shown again). Corrupt sessions are listed
+     * with health CORRUPT, never hidden (a filter on tags, title or agent
+     * type does not match them). Files that are not sessions are ignored.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
+     * malformed filter).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ListSessionsResponse> listSessions(
+        io.github.sessiond.v1.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * SearchEntries finds the message entries of a workspace whose text
+     * contains every word of a query (case-insensitive, Unicode case folding;
+     * text parts, thinking and tool results; tool-call arguments as their
+     * JSON text), with a short snippet around the first match. Hits come
+     * session by session in the order of ListSessions (newest created first
+     * by default; the same filter applies), entries in seq order (all
+     * branches: the tree's history, not only the current path). Paged.
+     * Errors: INVALID_ARGUMENT (empty query, query over 256 characters, bad
+     * page token).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.SearchEntriesResponse> searchEntries(
+        io.github.sessiond.v1.SearchEntriesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSearchEntriesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteSession removes a session; with include_subagents also its
+     * subagent sessions (recursively). Without it, subagents stay and keep
+     * their parent_session_id. With expected_head_seq only a session not
+     * written to since (compare-and-delete).
+     * Errors: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (ambiguous),
+     * ABORTED (expected_head_seq differs).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.DeleteSessionResponse> deleteSession(
+        io.github.sessiond.v1.DeleteSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ForkSession creates a new session from the path root -&gt; entry of an
+     * existing one: a new SessionInfo (forked_from set) followed by copies of
+     * the path's entries (original ids kept, re-parented onto the new root).
+     * The source is untouched.
+     * Errors: INVALID_ARGUMENT (entry is a Leaf entry / malformed),
+     * NOT_FOUND (session, entry or label), ALREADY_EXISTS (new id taken).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ForkSessionResponse> forkSession(
+        io.github.sessiond.v1.ForkSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getForkSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ImportSession stores a whole session exactly as given: every entry with
+     * its id, parent, timestamp and seq, the root SessionInfo with its
+     * created_at, forked_from, title, cwd, tags, metadata and (for a subagent
+     * session) parent_session_id and agent_type, and the Leaf entries, so the
+     * current leaf is the log's own. It is the lossless way to move a session
+     * between servers (GetEntries from one, ImportSession to the other) and to
+     * bring in transcripts of other tools.
+     * The entries are checked with the rules of a live Append, in the given
+     * order: one tree whose root (the first entry) is a SessionInfo, parents
+     * before children, unique ids, tool results answering a call on their
+     * path, compactions replacing entries of their own path, Leaf targets that
+     * exist. A seq, when set, must be the entry's 1-based position (seq 0 is
+     * filled in); an entry without timestamp gets the server's clock; a root
+     * without created_at gets its timestamp; format_version 0 becomes the
+     * current one. The session id is session_id, else the one recorded in the
+     * root. A subagent session's parent session must exist, and its
+     * spawn_depth, when set, be the parent's plus one (0 is filled in).
+     * Idempotent: importing a session whose stored log is identical returns it
+     * with created=false; a different log under that id -&gt; ALREADY_EXISTS.
+     * The log travels in one message (--max-message-bytes of the server
+     * bounds it); a larger one can be sent as its start with ImportSession and
+     * the rest with Append (no Leaf entries after the start), as `sessiond
+     * import` does.
+     * Errors: INVALID_ARGUMENT (naming the offending entry, or a bad id /
+     * workspace), RESOURCE_EXHAUSTED (an entry over the size limit),
+     * NOT_FOUND (the parent session does not exist), ALREADY_EXISTS (the id
+     * holds another log).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ImportSessionResponse> importSession(
+        io.github.sessiond.v1.ImportSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getImportSessionMethod(), getCallOptions()), request);
+    }
+  }
+
+  private static final int METHODID_CREATE_SESSION = 0;
+  private static final int METHODID_GET_SESSION = 1;
+  private static final int METHODID_LIST_SESSIONS = 2;
+  private static final int METHODID_SEARCH_ENTRIES = 3;
+  private static final int METHODID_DELETE_SESSION = 4;
+  private static final int METHODID_FORK_SESSION = 5;
+  private static final int METHODID_IMPORT_SESSION = 6;
+  private static final int METHODID_WATCH_SESSIONS = 7;
+
+  private static final class MethodHandlers<Req, Resp> implements
+      io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ServerStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ClientStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.BidiStreamingMethod<Req, Resp> {
+    private final AsyncService serviceImpl;
+    private final int methodId;
+
+    MethodHandlers(AsyncService serviceImpl, int methodId) {
+      this.serviceImpl = serviceImpl;
+      this.methodId = methodId;
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        case METHODID_CREATE_SESSION:
+          serviceImpl.createSession((io.github.sessiond.v1.CreateSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.CreateSessionResponse>) responseObserver);
+          break;
+        case METHODID_GET_SESSION:
+          serviceImpl.getSession((io.github.sessiond.v1.GetSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetSessionResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SESSIONS:
+          serviceImpl.listSessions((io.github.sessiond.v1.ListSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSessionsResponse>) responseObserver);
+          break;
+        case METHODID_SEARCH_ENTRIES:
+          serviceImpl.searchEntries((io.github.sessiond.v1.SearchEntriesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.SearchEntriesResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_SESSION:
+          serviceImpl.deleteSession((io.github.sessiond.v1.DeleteSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.DeleteSessionResponse>) responseObserver);
+          break;
+        case METHODID_FORK_SESSION:
+          serviceImpl.forkSession((io.github.sessiond.v1.ForkSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ForkSessionResponse>) responseObserver);
+          break;
+        case METHODID_IMPORT_SESSION:
+          serviceImpl.importSession((io.github.sessiond.v1.ImportSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ImportSessionResponse>) responseObserver);
+          break;
+        case METHODID_WATCH_SESSIONS:
+          serviceImpl.watchSessions((io.github.sessiond.v1.WatchSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchSessionsResponse>) responseObserver);
+          break;
+        default:
+          throw new AssertionError();
+      }
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public io.grpc.stub.StreamObserver<Req> invoke(
+        io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        default:
+          throw new AssertionError();
+      }
+    }
+  }
+
+  public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
+    return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
+        .addMethod(
+          getCreateSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.CreateSessionRequest,
+              io.github.sessiond.v1.CreateSessionResponse>(
+                service, METHODID_CREATE_SESSION)))
+        .addMethod(
+          getGetSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.GetSessionRequest,
+              io.github.sessiond.v1.GetSessionResponse>(
+                service, METHODID_GET_SESSION)))
+        .addMethod(
+          getListSessionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ListSessionsRequest,
+              io.github.sessiond.v1.ListSessionsResponse>(
+                service, METHODID_LIST_SESSIONS)))
+        .addMethod(
+          getSearchEntriesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.SearchEntriesRequest,
+              io.github.sessiond.v1.SearchEntriesResponse>(
+                service, METHODID_SEARCH_ENTRIES)))
+        .addMethod(
+          getDeleteSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.DeleteSessionRequest,
+              io.github.sessiond.v1.DeleteSessionResponse>(
+                service, METHODID_DELETE_SESSION)))
+        .addMethod(
+          getForkSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ForkSessionRequest,
+              io.github.sessiond.v1.ForkSessionResponse>(
+                service, METHODID_FORK_SESSION)))
+        .addMethod(
+          getImportSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ImportSessionRequest,
+              io.github.sessiond.v1.ImportSessionResponse>(
+                service, METHODID_IMPORT_SESSION)))
+        .addMethod(
+          getWatchSessionsMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.WatchSessionsRequest,
+              io.github.sessiond.v1.WatchSessionsResponse>(
+                service, METHODID_WATCH_SESSIONS)))
+        .build();
+  }
+
+  private static abstract class StoreServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoFileDescriptorSupplier, io.grpc.protobuf.ProtoServiceDescriptorSupplier {
+    StoreServiceBaseDescriptorSupplier() {}
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
+      return io.github.sessiond.v1.StoreServiceProto.getDescriptor();
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.ServiceDescriptor getServiceDescriptor() {
+      return getFileDescriptor().findServiceByName("StoreService");
+    }
+  }
+
+  private static final class StoreServiceFileDescriptorSupplier
+      extends StoreServiceBaseDescriptorSupplier {
+    StoreServiceFileDescriptorSupplier() {}
+  }
+
+  private static final class StoreServiceMethodDescriptorSupplier
+      extends StoreServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoMethodDescriptorSupplier {
+    private final java.lang.String methodName;
+
+    StoreServiceMethodDescriptorSupplier(java.lang.String methodName) {
+      this.methodName = methodName;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.MethodDescriptor getMethodDescriptor() {
+      return getServiceDescriptor().findMethodByName(methodName);
+    }
+  }
+
+  private static volatile io.grpc.ServiceDescriptor serviceDescriptor;
+
+  public static io.grpc.ServiceDescriptor getServiceDescriptor() {
+    io.grpc.ServiceDescriptor result = serviceDescriptor;
+    if (result == null) {
+      synchronized (StoreServiceGrpc.class) {
+        result = serviceDescriptor;
+        if (result == null) {
+          serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
+              .setSchemaDescriptor(new StoreServiceFileDescriptorSupplier())
+              .addMethod(getCreateSessionMethod())
+              .addMethod(getGetSessionMethod())
+              .addMethod(getListSessionsMethod())
+              .addMethod(getSearchEntriesMethod())
+              .addMethod(getDeleteSessionMethod())
+              .addMethod(getForkSessionMethod())
+              .addMethod(getImportSessionMethod())
+              .addMethod(getWatchSessionsMethod())
+              .build();
+        }
+      }
+    }
+    return result;
+  }
+}
