@@ -104,6 +104,9 @@ describe("Go client (clients/go)", () => {
     timeout: 120_000,
   }, async () => {
     await go(["vet", "./..."], 120_000);
+    // The conformance runner's own rules (placeholders, expect matching); the
+    // runner itself runs in test/conformance/clients.test.ts.
+    expect(await go(["test", "-count=1", "./conformance/"], 120_000)).toMatch(/^ok\s/m);
     const { stdout } = await run("gofmt", ["-l", "."], { cwd: GO_CLIENT_DIR, env: GO_ENV });
     expect(stdout.trim()).toBe("");
     // go mod tidy -diff prints what tidy would change and fails when anything would.
