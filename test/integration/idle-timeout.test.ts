@@ -184,7 +184,11 @@ describe("an open stream is not idle (Python grpcio)", () => {
     const id = await newSession(ws);
     const script = join(REPO, "test/python/watch_entries.py");
     const argv = [script, new URL(server.url).host, gen, "--workspace", ws, "--session", id];
-    const py = spawn(PYTHON, [...argv, "--seconds", String(OPEN_MS / 1000)], { cwd: REPO });
+    // Open for OPEN_MS plus a heartbeat period past its first message: the two
+    // heartbeats asserted below (1.5 s and 3 s in) then have 1.7 s to spare; with
+    // OPEN_MS alone the second had 0.2 s, and a loaded CI box missed it once.
+    const seconds = (OPEN_MS + HEARTBEAT_MS) / 1000;
+    const py = spawn(PYTHON, [...argv, "--seconds", String(seconds)], { cwd: REPO });
     let out = "";
     let err = "";
     py.stdout.on("data", (d: Buffer) => {
