@@ -9,7 +9,10 @@
 #     with a loud warning.
 #   - The pinned generators and the Python test venv (scripts/gen-tools.sh:
 #     Python 3, Go 1.26 and Maven from the machine, packages from PyPI, the Go
-#     module proxy and Maven Central), and the Go client's modules (go.sum).
+#     module proxy and Maven Central), the Go client's modules (go.sum) and
+#     the Java client's Maven dependencies (once per change of its pom.xml, so
+#     that test files that run Maven side by side never download into ~/.m2
+#     at the same time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +35,11 @@ fi
 if command -v python3 >/dev/null && command -v go >/dev/null && command -v mvn >/dev/null; then
   bash scripts/gen-tools.sh >/dev/null
   (cd clients/go && go mod download)
+  pom=$(sha256sum clients/java/pom.xml | cut -d' ' -f1)
+  if [ "$(cat .cache/java-deps.stamp 2>/dev/null)" != "$pom" ]; then
+    (cd clients/java && mvn -q -B -Dstyle.color=never dependency:go-offline >&2)
+    echo "$pom" >.cache/java-deps.stamp
+  fi
 else
   echo "setup: *** python3, go or mvn missing: the Python, Go and Java client tests will be skipped ***" >&2
 fi

@@ -1,0 +1,384 @@
+package io.github.sessiond.client;
+
+import io.github.sessiond.v1.GetStateRequest;
+import io.github.sessiond.v1.GetStateResponse;
+import io.github.sessiond.v1.GetTreeRequest;
+import io.github.sessiond.v1.GetTreeResponse;
+import io.github.sessiond.v1.SessionServiceGrpc;
+import io.github.sessiond.v1.StoreServiceGrpc;
+import io.github.sessiond.v1.WatchEntriesRequest;
+import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.MetadataUtils;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A connection to a sessiond server with the generated stubs of both services
+ * over it, and what the client layer adds to them.
+ *
+ * <p>{@link #store()} and {@link #session()} are the generated blocking stubs
+ * ({@link #storeFuture()} / {@link #sessionFuture()} the future stubs, {@link
+ * #storeAsync()} / {@link #sessionAsync()} the StreamObserver ones): every RPC
+ * and field of {@code proto/sessiond/v1/*.proto} as generated. What this class
+ * adds happens in the channel's interceptors, in this order:
+ *
+ * <ol>
+ *   <li>{@link DefaultDeadlineInterceptor}: a deadline for unary calls that have
+ *       none (only with {@link Builder#callTimeout});
+ *   <li>{@link IdsInterceptor}: ids the request leaves empty are chosen before the
+ *       first attempt;
+ *   <li>{@link RetryInterceptor}: UNAVAILABLE is retried with the same ids;
+ *   <li>the caller's {@link Builder#attemptInterceptor attempt interceptors}, once
+ *       per attempt;
+ *   <li>the bearer token, on every attempt and stream.
+ * </ol>
+ *
+ * <p>and in {@link #watchEntries} (a watch that resumes by itself) and {@link
+ * #readState} / {@link #readTree} (every page). Errors of the stubs are
+ * {@link io.grpc.StatusRuntimeException}s; the client's own methods throw
+ * {@link SessiondException}, which is one.
+ *
+ * <p>The channel connects lazily (the first call connects, and is retried
+ * while the server is unreachable) and is plaintext HTTP/2 unless {@link
+ * Builder#tls} is given. While calls are open and nothing has arrived for 20 s
+ * it sends an HTTP/2 PING; unanswered for 10 s, the connection is closed and
+ * its calls fail with UNAVAILABLE, which the retry and the watch take up on a
+ * new connection: a connection that died without a word (a lost host, a
+ * dropped NAT entry) is found within about 30 s instead of never. Close the
+ * client when done with it.
+ */
+public final class SessiondClient implements AutoCloseable {
+  private final ManagedChannel managed;
+  private final Channel channel;
+  private final ScheduledExecutorService scheduler;
+  private final Set<EntryWatch> watches = ConcurrentHashMap.newKeySet();
+  private final StoreServiceGrpc.StoreServiceBlockingStub store;
+  private final SessionServiceGrpc.SessionServiceBlockingStub session;
+  private final StoreServiceGrpc.StoreServiceFutureStub storeFuture;
+  private final SessionServiceGrpc.SessionServiceFutureStub sessionFuture;
+  private final StoreServiceGrpc.StoreServiceStub storeAsync;
+  private final SessionServiceGrpc.SessionServiceStub sessionAsync;
+
+  private SessiondClient(Builder b) {
+    this.managed = b.channel != null ? b.channel : b.dial();
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "sessiond-client-backoff");
+              t.setDaemon(true);
+              return t;
+            });
+    List<ClientInterceptor> chain = new ArrayList<>();
+    if (b.callTimeout != null) {
+      chain.add(new DefaultDeadlineInterceptor(b.callTimeout));
+    }
+    chain.add(new IdsInterceptor());
+    chain.add(new RetryInterceptor(b.retry, scheduler, managed::resetConnectBackoff));
+    chain.addAll(b.attemptInterceptors);
+    if (b.token != null) {
+      Metadata auth = new Metadata();
+      auth.put(
+          Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + b.token);
+      chain.add(MetadataUtils.newAttachHeadersInterceptor(auth));
+    }
+    // interceptForward: the first interceptor of the list sees a call first.
+    this.channel = ClientInterceptors.interceptForward(managed, chain);
+    this.store = StoreServiceGrpc.newBlockingStub(channel);
+    this.session = SessionServiceGrpc.newBlockingStub(channel);
+    this.storeFuture = StoreServiceGrpc.newFutureStub(channel);
+    this.sessionFuture = SessionServiceGrpc.newFutureStub(channel);
+    this.storeAsync = StoreServiceGrpc.newStub(channel);
+    this.sessionAsync = SessionServiceGrpc.newStub(channel);
+  }
+
+  /** A client of the server at {@code target} ("host:port") with the defaults. */
+  public static SessiondClient connect(String target) {
+    return builder(target).build();
+  }
+
+  /** Options for a client of the server at {@code target} ("host:port", e.g. "127.0.0.1:50051"). */
+  public static Builder builder(String target) {
+    return new Builder(Objects.requireNonNull(target, "target"), null);
+  }
+
+  /**
+   * Options for a client over a channel of your own (an in-process one, or one
+   * built with options this builder does not have). TLS, keepalive and {@link
+   * Builder#channelOptions} do not apply to it; {@link #close()} shuts it down.
+   */
+  public static Builder builder(ManagedChannel channel) {
+    return new Builder(null, Objects.requireNonNull(channel, "channel"));
+  }
+
+  /** StoreService, blocking: create, find, list, search, delete, fork, import, watch sessions. */
+  public StoreServiceGrpc.StoreServiceBlockingStub store() {
+    return store;
+  }
+
+  /** SessionService, blocking: append, rewind, reset, state, entries, tree, watch entries. */
+  public SessionServiceGrpc.SessionServiceBlockingStub session() {
+    return session;
+  }
+
+  /** StoreService with ListenableFuture results. */
+  public StoreServiceGrpc.StoreServiceFutureStub storeFuture() {
+    return storeFuture;
+  }
+
+  /** SessionService with ListenableFuture results. */
+  public SessionServiceGrpc.SessionServiceFutureStub sessionFuture() {
+    return sessionFuture;
+  }
+
+  /** StoreService with StreamObserver callbacks (e.g. for WatchSessions). */
+  public StoreServiceGrpc.StoreServiceStub storeAsync() {
+    return storeAsync;
+  }
+
+  /** SessionService with StreamObserver callbacks. */
+  public SessionServiceGrpc.SessionServiceStub sessionAsync() {
+    return sessionAsync;
+  }
+
+  /** The channel with the client's interceptors, for stubs or calls of your own. */
+  public Channel channel() {
+    return channel;
+  }
+
+  /**
+   * A resumable watch of {@code request.session} from {@code request.after_seq}
+   * (0 = the whole log), with the default reconnect backoff. The stream opens
+   * now; close the watch when done with it (closing the client closes it too).
+   */
+  public EntryWatch watchEntries(WatchEntriesRequest request) {
+    return watchEntries(request, WatchOptions.DEFAULT);
+  }
+
+  /** A resumable watch with the given reconnect options (see {@link #watchEntries(WatchEntriesRequest)}). */
+  public EntryWatch watchEntries(WatchEntriesRequest request, WatchOptions options) {
+    EntryWatch[] self = new EntryWatch[1];
+    EntryWatch w =
+        new EntryWatch(
+            channel,
+            request,
+            options,
+            scheduler,
+            managed::resetConnectBackoff,
+            () -> watches.remove(self[0]));
+    self[0] = w;
+    watches.add(w);
+    w.open();
+    return w;
+  }
+
+  /** The whole state, every page of GetState merged (see {@link Pages#readState}). */
+  public GetStateResponse readState(GetStateRequest request) {
+    return Pages.readState(session, request);
+  }
+
+  /** The whole tree, every page of GetTree merged (see {@link Pages#readTree}). */
+  public GetTreeResponse readTree(GetTreeRequest request) {
+    return Pages.readTree(session, request);
+  }
+
+  /**
+   * Closes the open watches and the channel: calls in flight are given 5 s to
+   * finish, then cancelled.
+   */
+  @Override
+  public void close() {
+    for (EntryWatch w : List.copyOf(watches)) {
+      w.close();
+    }
+    managed.shutdown();
+    try {
+      if (!managed.awaitTermination(5, TimeUnit.SECONDS)) {
+        managed.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      managed.shutdownNow();
+      Thread.currentThread().interrupt();
+    } finally {
+      scheduler.shutdownNow();
+    }
+  }
+
+  /** Options of a {@link SessiondClient}; {@link #build()} makes it. */
+  public static final class Builder {
+    private final String target;
+    private final ManagedChannel channel;
+    private String token;
+    private ChannelCredentials tls;
+    private Duration callTimeout;
+    private RetryPolicy retry = RetryPolicy.DEFAULT;
+    private Duration keepaliveTime = Duration.ofSeconds(20);
+    private Duration keepaliveTimeout = Duration.ofSeconds(10);
+    private final List<ClientInterceptor> attemptInterceptors = new ArrayList<>();
+    private final List<Consumer<ManagedChannelBuilder<?>>> channelOptions = new ArrayList<>();
+
+    private Builder(String target, ManagedChannel channel) {
+      this.target = target;
+      this.channel = channel;
+    }
+
+    /**
+     * Sends {@code authorization: Bearer <token>} on every call and stream, as
+     * servers started with --auth-tokens require. Also over plaintext, because
+     * sessiond is often served on loopback without TLS; use {@link #tls} for
+     * anything else.
+     */
+    public Builder token(String token) {
+      if (token == null || token.isEmpty()) {
+        throw new IllegalArgumentException("empty token");
+      }
+      this.token = token;
+      return this;
+    }
+
+    /**
+     * Connects over TLS, trusting the CA certificates in {@code caPem} (PEM),
+     * or the system's roots when it is null.
+     *
+     * @throws IllegalArgumentException when caPem holds no certificate
+     */
+    public Builder tls(byte[] caPem) {
+      if (caPem == null) {
+        this.tls = TlsChannelCredentials.create();
+        return this;
+      }
+      try {
+        if (CertificateFactory.getInstance("X.509")
+            .generateCertificates(new ByteArrayInputStream(caPem))
+            .isEmpty()) {
+          throw new IllegalArgumentException("no certificate found in the CA PEM");
+        }
+        this.tls =
+            TlsChannelCredentials.newBuilder()
+                .trustManager(new ByteArrayInputStream(caPem))
+                .build();
+      } catch (CertificateException | IOException e) {
+        throw new IllegalArgumentException("the CA PEM holds no usable certificate: " + e, e);
+      }
+      return this;
+    }
+
+    /** Connects over TLS, trusting the CA certificates in the PEM file {@code caPemFile}. */
+    public Builder tls(Path caPemFile) {
+      try {
+        return tls(Files.readAllBytes(caPemFile));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    /**
+     * Connects with credentials of your own, e.g. {@code
+     * TlsChannelCredentials.newBuilder().keyManager(cert, key)...} for a
+     * server started with --tls-client-ca.
+     */
+    public Builder credentials(ChannelCredentials credentials) {
+      this.tls = Objects.requireNonNull(credentials, "credentials");
+      return this;
+    }
+
+    /**
+     * A deadline for every unary call that has none of its own, retries
+     * included (default: none). Watch streams get none.
+     */
+    public Builder callTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("the call timeout must be positive");
+      }
+      this.callTimeout = timeout;
+      return this;
+    }
+
+    /** The retry of unary calls (default {@link RetryPolicy#DEFAULT}; {@link RetryPolicy#NONE}: off). */
+    public Builder retry(RetryPolicy policy) {
+      this.retry = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * The keepalive: a PING after {@code time} without traffic while calls are
+     * open, the connection closed when it goes unanswered for {@code timeout}
+     * (default 20 s and 10 s; grpc-java raises a time under 10 s to 10 s).
+     */
+    public Builder keepalive(Duration time, Duration timeout) {
+      if (time.isNegative() || time.isZero() || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("keepalive time and timeout must be positive");
+      }
+      this.keepaliveTime = time;
+      this.keepaliveTimeout = timeout;
+      return this;
+    }
+
+    /** No PING: a call on a connection that died without closing waits for its deadline, a watch forever. */
+    public Builder noKeepalive() {
+      this.keepaliveTime = null;
+      this.keepaliveTimeout = null;
+      return this;
+    }
+
+    /**
+     * Interceptors that run inside the ids and retry interceptors, once per
+     * attempt (logging, metrics, ...); the first added sees a call first.
+     */
+    public Builder attemptInterceptor(ClientInterceptor... interceptors) {
+      attemptInterceptors.addAll(List.of(interceptors));
+      return this;
+    }
+
+    /**
+     * Changes the channel builder before the channel is made (message size
+     * limits, an executor, a user agent, ...).
+     */
+    public Builder channelOptions(Consumer<ManagedChannelBuilder<?>> options) {
+      channelOptions.add(Objects.requireNonNull(options, "options"));
+      return this;
+    }
+
+    /** The client. The channel connects on the first call. */
+    public SessiondClient build() {
+      return new SessiondClient(this);
+    }
+
+    private ManagedChannel dial() {
+      ManagedChannelBuilder<?> b =
+          Grpc.newChannelBuilder(target, tls != null ? tls : InsecureChannelCredentials.create());
+      if (keepaliveTime != null) {
+        b.keepAliveTime(keepaliveTime.toNanos(), TimeUnit.NANOSECONDS)
+            .keepAliveTimeout(keepaliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
+            .keepAliveWithoutCalls(false);
+      }
+      for (Consumer<ManagedChannelBuilder<?>> o : channelOptions) {
+        o.accept(b);
+      }
+      return b.build();
+    }
+  }
+}
