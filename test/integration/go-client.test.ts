@@ -2,28 +2,22 @@
  * The Go client (clients/go): `go vet` and `gofmt -l` clean, its tests
  * (`go test -v ./sessiond/`) pass against a real server, and the example
  * runs. TestLiveWatchResumesAcrossRestart asks for a server restart through
- * a handshake directory (SESSIOND_RESTART_DIR): it writes "restart-request"
- * once its watch is established; this file restarts the server on the same
- * port and data dir and writes "restarted".
+ * the restart handshake of conformance/README.md (SESSIOND_RESTART_DIR,
+ * test/harness/client-servers.ts) once its watch is established.
  *
  * Built in module mode with the machine's Go 1.26 and the versions go.sum
  * pins (see test/harness/go.ts). Without Go the test is skipped loudly,
  * except under CI=true (a failure there).
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeCertificates } from "../harness/certs.js";
+import { serveRestarts, startTlsTokenServer } from "../harness/client-servers.js";
 import { GO_CLIENT_DIR, GO_CLIENT_IMPORT, GO_ENV, missingGoTools } from "../harness/go.js";
-import {
-  removeDataDir,
-  type SessiondProcess,
-  serverUnderTest,
-  startSessiond,
-} from "../harness/server.js";
+import { removeDataDir, serverUnderTest } from "../harness/server.js";
 
 const run = promisify(execFile);
 
@@ -132,28 +126,19 @@ describe("Go client (clients/go)", () => {
     timeout: 90_000,
   }, async () => {
     const server = await serverUnderTest();
-    let current: SessiondProcess | undefined = server.local;
     const handshake = mkdtempSync(join(tmpdir(), "sessiond-go-restart-"));
     dirs.push(handshake);
-    const restarts: number[] = [];
     // A second server with TLS and a bearer token, for TestLiveTLSAndToken.
-    const certs = makeCertificates(handshake);
     const token = "go-client-test-token-0123456789";
-    const tokens = join(handshake, "tokens.json");
-    writeFileSync(tokens, JSON.stringify({ tokens: [{ token, workspaces: ["*"] }] }));
-    const secure = await startSessiond({
-      args: [
-        ...["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey],
-        ...["--auth-tokens", tokens, "--storage", "memory"],
-      ],
-    });
+    const { server: secure, ca } = await startTlsTokenServer(handshake, token);
+    const restarts = server.local ? serveRestarts(handshake, server.local) : undefined;
     try {
       const env = {
         ...GO_ENV,
         SESSIOND_ADDR: new URL(server.url).host,
         ...(server.external ? {} : { SESSIOND_RESTART_DIR: handshake }),
         SESSIOND_TLS_ADDR: new URL(secure.url).host,
-        SESSIOND_TLS_CA: certs.ca,
+        SESSIOND_TLS_CA: ca,
         SESSIOND_TLS_TOKEN: token,
       };
       const child = spawn("go", ["test", "-count=1", "-v", "./sessiond/"], {
@@ -168,22 +153,10 @@ describe("Go client (clients/go)", () => {
         out += d.toString();
       });
       const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-      let restarting: Promise<void> | undefined;
-      const poll = setInterval(() => {
-        if (restarting !== undefined || !existsSync(join(handshake, "restart-request"))) return;
-        restarting = (async () => {
-          const old = current as SessiondProcess;
-          await old.stop();
-          current = await startSessiond({ port: old.port, dataDir: old.dataDir });
-          restarts.push(old.proc.pid as number, current.proc.pid as number);
-          writeFileSync(join(handshake, "restarted"), "");
-        })();
-      }, 50);
       const timer = setTimeout(() => child.kill("SIGKILL"), 80_000);
       const code = await exited;
       clearTimeout(timer);
-      clearInterval(poll);
-      await restarting;
+      await restarts?.stop();
       if (code !== 0) throw new Error(`go test exited with ${code}:\n${out}`);
 
       const passed = results(out, "PASS");
@@ -196,8 +169,8 @@ describe("Go client (clients/go)", () => {
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);
       } else {
         expect(results(out, "SKIP")).toEqual([]);
-        expect(restarts).toHaveLength(2);
-        expect(restarts[0]).not.toBe(restarts[1]);
+        expect(restarts?.pids).toHaveLength(2);
+        expect(restarts?.pids[0]).not.toBe(restarts?.pids[1]);
         // The watch broke with the restart and resumed after the third entry.
         expect(out).toMatch(/resumed after \[(\w+@3 ?)+\]/);
       }
@@ -205,9 +178,9 @@ describe("Go client (clients/go)", () => {
     } finally {
       await secure.stop();
       await removeDataDir(secure.dataDir);
-      await current?.stop();
-      await server.close();
-      if (current !== undefined && current !== server.local) await removeDataDir(current.dataDir);
+      await restarts?.stop();
+      await restarts?.current().stop();
+      await server.close(); // the data dir too (a restart keeps it)
     }
   });
 

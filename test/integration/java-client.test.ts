@@ -29,14 +29,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeCertificates } from "../harness/certs.js";
-import {
-  REPO,
-  removeDataDir,
-  type SessiondProcess,
-  serverUnderTest,
-  startSessiond,
-} from "../harness/server.js";
+import { serveRestarts, startTlsTokenServer } from "../harness/client-servers.js";
+import { REPO, removeDataDir, serverUnderTest } from "../harness/server.js";
 
 const run = promisify(execFile);
 
@@ -190,21 +184,12 @@ describe("Java client (clients/java)", () => {
     timeout: 180_000,
   }, async () => {
     const server = await serverUnderTest();
-    let current: SessiondProcess | undefined = server.local;
     const handshake = mkdtempSync(join(tmpdir(), "sessiond-java-restart-"));
     dirs.push(handshake);
-    const restarts: number[] = [];
     // A second server with TLS and a bearer token, for LiveTest.tlsAndToken.
-    const certs = makeCertificates(handshake);
     const token = "java-client-test-token-0123456789";
-    const tokens = join(handshake, "tokens.json");
-    writeFileSync(tokens, JSON.stringify({ tokens: [{ token, workspaces: ["*"] }] }));
-    const secure = await startSessiond({
-      args: [
-        ...["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey],
-        ...["--auth-tokens", tokens, "--storage", "memory"],
-      ],
-    });
+    const { server: secure, ca } = await startTlsTokenServer(handshake, token);
+    const restarts = server.local ? serveRestarts(handshake, server.local) : undefined;
     try {
       rmSync(REPORTS, { recursive: true, force: true });
       const env = {
@@ -212,7 +197,7 @@ describe("Java client (clients/java)", () => {
         SESSIOND_ADDR: new URL(server.url).host,
         ...(server.external ? {} : { SESSIOND_RESTART_DIR: handshake }),
         SESSIOND_TLS_ADDR: new URL(secure.url).host,
-        SESSIOND_TLS_CA: certs.ca,
+        SESSIOND_TLS_CA: ca,
         SESSIOND_TLS_TOKEN: token,
       };
       const started = Date.now();
@@ -225,27 +210,10 @@ describe("Java client (clients/java)", () => {
         out += d.toString();
       });
       const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-      // The restart handshake: restart-<n>.request -> restart -> restart-<n>.done.
-      let n = 1;
-      let restarting: Promise<void> | undefined;
-      const poll = setInterval(() => {
-        if (restarting !== undefined || !existsSync(join(handshake, `restart-${n}.request`)))
-          return;
-        restarting = (async () => {
-          const old = current as SessiondProcess;
-          await old.stop();
-          current = await startSessiond({ port: old.port, dataDir: old.dataDir });
-          restarts.push(old.proc.pid as number, current.proc.pid as number);
-          writeFileSync(join(handshake, `restart-${n}.done`), "");
-          n += 1;
-          restarting = undefined;
-        })();
-      }, 50);
       const timer = setTimeout(() => child.kill("SIGKILL"), 170_000);
       const code = await exited;
       clearTimeout(timer);
-      clearInterval(poll);
-      await restarting;
+      await restarts?.stop();
       console.log(`mvn -q -B verify took ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (code !== 0) throw new Error(`mvn verify exited with ${code}:\n${out}`);
 
@@ -263,8 +231,8 @@ describe("Java client (clients/java)", () => {
         expect(ids("skipped")).toEqual([RESTART_TEST]);
       } else {
         expect(ids("skipped")).toEqual([]);
-        expect(restarts).toHaveLength(2);
-        expect(restarts[0]).not.toBe(restarts[1]);
+        expect(restarts?.pids).toHaveLength(2);
+        expect(restarts?.pids[0]).not.toBe(restarts?.pids[1]);
         // The watch broke with the restart and resumed after the third entry.
         expect(out).toMatch(/resumed after \[UNAVAILABLE@3(, \w+@3)*\]/);
       }
@@ -272,9 +240,9 @@ describe("Java client (clients/java)", () => {
     } finally {
       await secure.stop();
       await removeDataDir(secure.dataDir);
-      await current?.stop();
-      await server.close();
-      if (current !== undefined && current !== server.local) await removeDataDir(current.dataDir);
+      await restarts?.stop();
+      await restarts?.current().stop();
+      await server.close(); // the data dir too (a restart keeps it)
     }
   });
 

@@ -414,9 +414,10 @@ func TestLiveWatchCloseEndsNext(t *testing.T) {
 
 // TestLiveWatchResumesAcrossRestart needs whoever runs it to restart the
 // server: SESSIOND_RESTART_DIR names a directory; the test writes
-// "restart-request" there once its watch is established and waits for
-// "restarted" to appear (the vitest side restarts the server on the same
-// port and data dir in between). Entries appended after the restart, while
+// "restart-1.request" there once its watch is established and waits for
+// "restart-1.done" to appear (the restart handshake of conformance/README.md:
+// the vitest side restarts the server on the same port and data dir in
+// between). Entries appended after the restart, while
 // the watcher is still disconnected, must arrive once each, in order.
 func TestLiveWatchResumesAcrossRestart(t *testing.T) {
 	c := live(t, WithRetry(20, 50*time.Millisecond, time.Second))
@@ -455,11 +456,11 @@ func TestLiveWatchResumesAcrossRestart(t *testing.T) {
 		next()
 	}
 
-	if err := os.WriteFile(dir+"/restart-request", []byte(id), 0o644); err != nil {
+	if err := os.WriteFile(dir+"/restart-1.request", []byte(id), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(dir + "/restarted"); err == nil {
+		if _, err := os.Stat(dir + "/restart-1.done"); err == nil {
 			break
 		}
 		select {
