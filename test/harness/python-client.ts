@@ -5,9 +5,12 @@
  * runner for its unittest suite that can stop and start the server under
  * test when the suite asks (clients/python/tests/support.py:
  * `SESSIOND-CONTROL <command>` on stdout, answered by one line on stdin).
+ * Also the developer's side: a venv with clients/python/requirements-dev.txt
+ * (mypy and the type stubs, build), the wheel and the sdist `python -m build`
+ * makes, and a fresh venv with the wheel installed.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { cpSync } from "node:fs";
+import { cpSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./server.js";
@@ -41,21 +44,97 @@ export const INSTALL_ARGS = ["install", "--disable-pip-version-check", "--quiet"
  * venv's python.
  */
 export async function installPythonClient(dir: string): Promise<{ python: string; log: string }> {
-  const src = join(dir, "src");
-  cpSync(PYTHON_CLIENT_DIR, src, {
-    recursive: true,
-    filter: (p) => !/(__pycache__|\.egg-info|[/\\]build|[/\\]dist)$/.test(p),
-  });
-  const venv = join(dir, "venv");
-  await run(SYSTEM_PYTHON, ["-m", "venv", venv], { timeout: 60_000 });
-  const python = join(venv, "bin/python");
-  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
-  const { stdout, stderr } = await run(
-    python,
-    ["-m", "pip", ...INSTALL_ARGS, "-c", join(src, "constraints.txt"), src],
-    { timeout: 300_000, env },
-  );
+  const src = copyPythonClient(join(dir, "src"));
+  const python = await makeVenv(join(dir, "venv"));
+  const { stdout, stderr } = await pip(python, ["-c", join(src, "constraints.txt"), src]);
   return { python, log: stdout + stderr };
+}
+
+/**
+ * Copies clients/python to `dest`, without what builds leave (build/, dist/,
+ * *.egg-info, caches): setuptools writes build/ and src/*.egg-info next to
+ * the sources it builds, which must never be the working tree. Returns `dest`.
+ */
+export function copyPythonClient(dest: string): string {
+  cpSync(PYTHON_CLIENT_DIR, dest, {
+    recursive: true,
+    filter: (p) => !/(__pycache__|\.egg-info|\.mypy_cache|[/\\]build|[/\\]dist)$/.test(p),
+  });
+  return dest;
+}
+
+/** A fresh venv on the machine's python3; returns its python. */
+export async function makeVenv(venv: string): Promise<string> {
+  await run(SYSTEM_PYTHON, ["-m", "venv", venv], { timeout: 60_000 });
+  return join(venv, "bin/python");
+}
+
+/** `pip install` into the venv of `python` (quiet, no version check, no prompts). */
+function pip(python: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
+  return run(python, ["-m", "pip", ...INSTALL_ARGS, ...args], { timeout: 300_000, env });
+}
+
+/** A venv with clients/python/requirements-dev.txt (mypy, the type stubs, build); returns its python. */
+export async function installPythonDevTools(dir: string): Promise<string> {
+  const python = await makeVenv(join(dir, "dev-venv"));
+  await pip(python, ["-r", join(PYTHON_CLIENT_DIR, "requirements-dev.txt")]);
+  return python;
+}
+
+/**
+ * `mypy` as clients/python/pyproject.toml configures it (strict, src and
+ * tests), and `--strict` besides, run in clients/python with its cache in
+ * `cacheDir` (so nothing is written into the working tree).
+ */
+export async function runMypy(
+  devPython: string,
+  cacheDir: string,
+): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(
+      devPython,
+      ["-m", "mypy", "--strict", "--cache-dir", cacheDir],
+      { cwd: PYTHON_CLIENT_DIR, timeout: 300_000 },
+    );
+    return { code: 0, output: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string; message: string };
+    return {
+      code: typeof e.code === "number" ? e.code : -1,
+      output: `${e.stdout ?? ""}${e.stderr ?? e.message}`,
+    };
+  }
+}
+
+/**
+ * `python -m build` (isolated, setuptools from PyPI) of a copy of
+ * clients/python into `outDir`: the sdist, then the wheel built from it.
+ */
+export async function buildPythonClient(
+  devPython: string,
+  dir: string,
+  outDir: string,
+): Promise<{ wheel: string; sdist: string; log: string }> {
+  const src = copyPythonClient(join(dir, "build-src"));
+  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
+  const { stdout, stderr } = await run(devPython, ["-m", "build", "--outdir", outDir, src], {
+    timeout: 300_000,
+    env,
+  });
+  const files = readdirSync(outDir);
+  const wheel = files.find((f) => f.endsWith(".whl"));
+  const sdist = files.find((f) => f.endsWith(".tar.gz"));
+  if (!wheel || !sdist)
+    throw new Error(`python -m build made ${files.join(", ")}:\n${stdout}${stderr}`);
+  return { wheel: join(outDir, wheel), sdist: join(outDir, sdist), log: stdout + stderr };
+}
+
+/** A fresh venv with `wheel` installed (its dependencies the newest in range); returns its python. */
+export async function installPythonWheel(dir: string, wheel: string): Promise<string> {
+  const python = await makeVenv(join(dir, "wheel-venv"));
+  await pip(python, [wheel]);
+  return python;
 }
 
 export interface UnittestSummary {

@@ -12,15 +12,17 @@ Environment:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import threading
 import unittest
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, List, Optional, Tuple
 
 import grpc
+import grpc.aio
 
-from sessiond import RetryPolicy, SessiondClient, new_entry_id
+from sessiond import AsyncSessiondClient, RetryPolicy, SessiondClient, new_entry_id
 
 URL = os.environ.get("SESSIOND_URL", "")
 TOKEN = os.environ.get("SESSIOND_TOKEN") or None
@@ -49,6 +51,13 @@ def client(**kw: Any) -> SessiondClient:
     return SessiondClient(URL, **kw)
 
 
+def async_client(**kw: Any) -> AsyncSessiondClient:
+    """An ``AsyncSessiondClient`` to the server under test (make it inside the test's event loop)."""
+    kw.setdefault("token", TOKEN)
+    kw.setdefault("timeout", 20.0)
+    return AsyncSessiondClient(URL, **kw)
+
+
 def workspace() -> str:
     """A workspace of its own per test, so listings see only the test's sessions."""
     return f"py-{new_entry_id()}"
@@ -74,7 +83,18 @@ def control(command: str) -> None:
         raise RuntimeError(f"control {command!r} failed: {answer!r}")
 
 
-class LostResponse(grpc.RpcError, grpc.Call, grpc.Future):  # type: ignore[misc]
+async def acontrol(command: str) -> None:
+    """``control`` from a coroutine: the event loop (and the watches on it) runs meanwhile."""
+    await asyncio.to_thread(control, command)
+
+
+if TYPE_CHECKING:
+    _Future = grpc.Future[Any]  # generic in the type stubs only
+else:
+    _Future = grpc.Future
+
+
+class LostResponse(grpc.RpcError, grpc.Call, _Future):
     """UNAVAILABLE handed to the client AFTER the server answered: a response lost on the way back."""
 
     def code(self) -> grpc.StatusCode:
@@ -101,8 +121,8 @@ class LostResponse(grpc.RpcError, grpc.Call, grpc.Future):  # type: ignore[misc]
     def is_active(self) -> bool:
         return False
 
-    def time_remaining(self) -> Optional[float]:
-        return None
+    def time_remaining(self) -> float:
+        return 0.0
 
     def cancel(self) -> bool:
         return False
@@ -123,7 +143,7 @@ class LostResponse(grpc.RpcError, grpc.Call, grpc.Future):  # type: ignore[misc]
         fn(self)
 
 
-class LoseResponses(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class LoseResponses(grpc.UnaryUnaryClientInterceptor):
     """Lets a call of the named methods reach the server, then loses its response.
 
     ``lose[method]`` responses are lost (each attempt that gets through
@@ -133,7 +153,7 @@ class LoseResponses(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
 
     def __init__(self, **lose: int) -> None:
         self.lose = dict(lose)
-        self.attempts: List[tuple] = []
+        self.attempts: List[Tuple[str, str]] = []
         self._lock = threading.Lock()
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
@@ -156,7 +176,7 @@ class LoseResponses(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
             return sum(1 for m, _ in self.attempts if m == method)
 
 
-class Counter(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class Counter(grpc.UnaryUnaryClientInterceptor):
     """Counts the attempts of each method (to tell a retried call from a single one)."""
 
     def __init__(self) -> None:
@@ -206,3 +226,95 @@ class WatchCollector:
         self._closed = True
         self._watch.close()
         self.thread.join(join)
+
+
+class AsyncLoseResponses(grpc.aio.UnaryUnaryClientInterceptor):
+    """``LoseResponses`` for grpc.aio: the call reaches the server, then its answer is lost.
+
+    The lost answer is an ``AioRpcError`` UNAVAILABLE raised after the
+    server acted, as a connection dropped on the way back would end it.
+    """
+
+    def __init__(self, **lose: int) -> None:
+        self.lose = dict(lose)
+        self.attempts: List[Tuple[str, str]] = []
+
+    async def intercept_unary_unary(
+        self, continuation: Callable[..., Awaitable[Any]], details: Any, request: Any
+    ) -> Any:
+        method = _method_name(details.method)
+        call = await continuation(details, request)
+        try:
+            await call
+            code = "OK"
+        except grpc.aio.AioRpcError as err:
+            code = err.code().name
+        self.attempts.append((method, code))
+        if code == "OK" and self.lose.get(method, 0) > 0:
+            self.lose[method] -= 1
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                details="test: the response was lost after the server acted",
+            )
+        return call
+
+    def count(self, method: str) -> int:
+        return sum(1 for m, _ in self.attempts if m == method)
+
+
+class AsyncCounter(grpc.aio.UnaryUnaryClientInterceptor):
+    """``Counter`` for grpc.aio: the attempts of each method."""
+
+    def __init__(self) -> None:
+        self.calls: List[str] = []
+
+    async def intercept_unary_unary(
+        self, continuation: Callable[..., Awaitable[Any]], details: Any, request: Any
+    ) -> Any:
+        self.calls.append(_method_name(details.method))
+        return await continuation(details, request)
+
+
+def _method_name(method: Any) -> str:
+    """The RPC's name from a call's details (grpc.aio gives bytes, the sync API str)."""
+    text = method.decode() if isinstance(method, bytes) else str(method)
+    return text.rsplit("/", 1)[-1]
+
+
+class AsyncWatchCollector:
+    """``WatchCollector`` for an ``AsyncEntryWatch``: a task of its own keeps every entry it yields."""
+
+    def __init__(self, watch: Any) -> None:
+        self.entries: List[Any] = []
+        self.failure: List[BaseException] = []
+        self._watch = watch
+        self._got = asyncio.Condition()
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        try:
+            async for ev in self._watch:
+                if ev.WhichOneof("event") == "entry":
+                    async with self._got:
+                        self.entries.append(ev.entry)
+                        self._got.notify_all()
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            async with self._got:
+                self.failure.append(e)
+                self._got.notify_all()
+
+    async def wait_for(self, pred: Callable[[List[Any]], bool], timeout: float) -> bool:
+        async with self._got:
+            try:
+                await asyncio.wait_for(
+                    self._got.wait_for(lambda: pred(self.entries) or bool(self.failure)), timeout
+                )
+            except asyncio.TimeoutError:
+                pass
+            return pred(self.entries)
+
+    async def close(self, join: float = 10) -> None:
+        self._watch.close()
+        await asyncio.wait_for(self.task, join)

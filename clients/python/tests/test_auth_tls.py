@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 import unittest
 
-from sessiond import RetryPolicy, SessiondClient, SessiondError, text_of, user_message
+from sessiond import (
+    AsyncSessiondClient,
+    RetryPolicy,
+    SessiondClient,
+    SessiondError,
+    text_of,
+    user_message,
+)
 
 AUTH_URL = os.environ.get("SESSIOND_AUTH_URL", "")
 AUTH_TOKEN = os.environ.get("SESSIOND_AUTH_TOKEN", "")
@@ -46,6 +53,34 @@ class TlsTest(unittest.TestCase):
         once = RetryPolicy(max_attempts=1)
         with SessiondClient(plain, retry=once, timeout=10) as c, self.assertRaises(SessiondError):
             c.store.list_sessions()
+
+
+@unittest.skipUnless(AUTH_URL and AUTH_TOKEN, "SESSIOND_AUTH_URL / SESSIOND_AUTH_TOKEN not set")
+class AsyncTokenTest(unittest.IsolatedAsyncioTestCase):
+    async def test_token_is_sent_as_bearer_and_a_wrong_one_is_refused(self) -> None:
+        async with AsyncSessiondClient(AUTH_URL, token=AUTH_TOKEN) as c:
+            sid = (await c.store.create_session(title="authed")).session.id
+            self.assertEqual((await c.store.get_session(session=sid)).session.title, "authed")
+        async with AsyncSessiondClient(AUTH_URL, token=AUTH_TOKEN + "x") as c:
+            with self.assertRaises(SessiondError) as cm:
+                await c.store.list_sessions()
+            self.assertEqual(cm.exception.code_name, "UNAUTHENTICATED")
+
+
+@unittest.skipUnless(TLS_URL and TLS_CA, "SESSIOND_TLS_URL / SESSIOND_TLS_CA not set")
+class AsyncTlsTest(unittest.IsolatedAsyncioTestCase):
+    async def test_tls_with_the_ca(self) -> None:
+        async with AsyncSessiondClient(TLS_URL, ca=TLS_CA) as c:
+            sid = (await c.store.create_session()).session.id
+            await c.session.append(session=sid, entries=[user_message("over tls")])
+            self.assertEqual(text_of(await c.read_state(session=sid)), "over tls")
+
+    async def test_tls_without_the_ca_fails_the_handshake(self) -> None:
+        once = RetryPolicy(max_attempts=1)
+        async with AsyncSessiondClient(TLS_URL, retry=once, timeout=10) as c:
+            with self.assertRaises(SessiondError) as cm:
+                await c.store.list_sessions()
+        self.assertEqual(cm.exception.code_name, "UNAVAILABLE")
 
 
 if __name__ == "__main__":

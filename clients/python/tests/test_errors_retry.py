@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import unittest
+from typing import List, Optional
 
 import grpc
 from support import TOKEN, Counter, LoseResponses, client, need_server, workspace
@@ -168,7 +169,7 @@ class LostResponseRetryTest(unittest.TestCase):
         channel closed while that thread still polls makes it raise
         "Cannot invoke RPC: Channel closed!" (printed on stderr).
         """
-        errors: list = []
+        errors: List[Optional[BaseException]] = []
         previous = threading.excepthook
         threading.excepthook = lambda args: errors.append(args.exc_value)
         try:

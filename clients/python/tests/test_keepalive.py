@@ -13,11 +13,20 @@ import socket
 import threading
 import time
 import unittest
-from typing import List, Tuple
+from typing import Any, Callable, List, Tuple
 
-from support import TOKEN, URL, WatchCollector, client, need_server, workspace
+from support import (
+    TOKEN,
+    URL,
+    AsyncWatchCollector,
+    WatchCollector,
+    async_client,
+    client,
+    need_server,
+    workspace,
+)
 
-from sessiond import SessiondClient, new_entry_id, user_message
+from sessiond import AsyncSessiondClient, SessiondClient, new_entry_id, user_message
 
 #: Short, so that a dead connection is found in about a second.
 FAST_KEEPALIVE = (
@@ -161,6 +170,51 @@ class KeepaliveTest(unittest.TestCase):
         self.assertFalse(wait_for(b, 5))
         self.assertEqual(reconnects, [])
         self.assertEqual(self.proxy.accepted, 1)
+
+
+class AsyncKeepaliveTest(unittest.IsolatedAsyncioTestCase):
+    """The same dead connection under an ``AsyncSessiondClient`` watch: grpc.aio takes the same options."""
+
+    async def test_an_async_watch_finds_a_dead_connection_and_resumes(self) -> None:
+        ws = workspace()
+        proxy = FreezingProxy(_server_address())
+        self.addCleanup(proxy.close)
+        direct = async_client()
+        self.addAsyncCleanup(direct.close)
+        via = AsyncSessiondClient(
+            f"http://127.0.0.1:{proxy.port}", token=TOKEN, options=FAST_KEEPALIVE, timeout=20.0
+        )
+        self.addAsyncCleanup(via.close)
+        sid = (await direct.store.create_session(workspace=ws)).session.id
+        reconnects: List[str] = []
+        w = via.watch_entries(
+            sid, workspace=ws, retry_delay=0.02, on_reconnect=lambda e, last: reconnects.append(e.code_name)
+        )
+        watch = AsyncWatchCollector(w)
+        self.addAsyncCleanup(watch.close)
+
+        async def append(text: str) -> str:
+            e = user_message(text, id=new_entry_id())
+            await direct.session.append(workspace=ws, session=sid, entries=[e])
+            return e.id
+
+        def has(entry_id: str) -> Callable[[List[Any]], bool]:
+            return lambda es: entry_id in [e.id for e in es]
+
+        a = await append("before the freeze")
+        self.assertTrue(await watch.wait_for(has(a), 20))
+        proxy.freeze()
+        b1 = await append("after 1")
+        b2 = await append("after 2")
+        t0 = time.monotonic()
+        self.assertTrue(await watch.wait_for(has(b2), 20), f"reconnects {reconnects}")
+        elapsed = time.monotonic() - t0
+        log = [e.id for e in (await direct.session.get_entries(workspace=ws, session=sid)).entries]
+        self.assertEqual([e.id for e in watch.entries], log, "each entry once, in order")
+        self.assertEqual(log[1:], [a, b1, b2])
+        self.assertEqual(reconnects[:1], ["UNAVAILABLE"])
+        self.assertGreaterEqual(proxy.accepted, 2)
+        self.assertLess(elapsed, 15, "found dead by the keepalive, not by anything slower")
 
 
 if __name__ == "__main__":

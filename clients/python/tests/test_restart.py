@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import unittest
-from typing import List, Optional
+from typing import Callable, List
 
 from support import (
     PATIENT,
@@ -57,11 +57,37 @@ class RestartTest(unittest.TestCase):
         t.join(60)
         self.assertFalse(t.is_alive())
         r = result[0]
-        self.assertIsInstance(r, session_service_pb2.AppendResponse, r)
-        self.assertEqual(r.head_seq, 2)  # type: ignore[union-attr]
+        assert isinstance(r, session_service_pb2.AppendResponse), r
+        self.assertEqual(r.head_seq, 2)
         self.assertGreater(counter.calls.count("Append"), 1, "it was retried")
         log = c.session.get_entries(workspace=self.ws, session=sid).entries
         self.assertEqual([e.id for e in log[1:]], [req.entries[0].id])
+
+    def test_the_first_call_after_a_long_outage_succeeds_with_the_default_retry(self) -> None:
+        """The channel's reconnect backoff stays within what the default retry waits (about 0.4 s).
+
+        While the server is down, an open watch keeps the channel trying to
+        connect, and grpc backs off between attempts. With a long backoff
+        (grpc's own grows to 120 s; 2 s was tried here) the channel was still
+        waiting for its next attempt when the five attempts of a call made
+        right after the server came back had all failed.
+        """
+        c = client(timeout=5.0)
+        self.addCleanup(c.close)
+        sid = c.store.create_session(workspace=self.ws).session.id
+        w = c.watch_entries(sid, workspace=self.ws)
+        self.addCleanup(w.close)
+        watch = WatchCollector(w)
+        self.assertTrue(watch.wait_for(lambda es: len(es) == 1, timeout=20))
+        control("stop")
+        try:
+            time.sleep(2.5)
+        finally:
+            control("start")
+        r = c.session.append(workspace=self.ws, session=sid, entries=[user_message("back")])
+        self.assertEqual(r.head_seq, 2)
+        self.assertTrue(watch.wait_for(lambda es: len(es) == 2, timeout=20))
+        watch.close()
 
     def test_watch_resumes_across_a_restart_without_loss_or_duplicates(self) -> None:
         self._watch_across("restart")
@@ -113,7 +139,7 @@ class RestartTest(unittest.TestCase):
         self.assertTrue(reconnects and reconnects[0].endswith("@4"), reconnects)
 
     @staticmethod
-    def _call(fn):  # type: ignore[no-untyped-def]
+    def _call(fn: Callable[[], object]) -> object:
         try:
             return fn()
         except SessiondError as e:

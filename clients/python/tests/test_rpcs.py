@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import unittest
-from typing import List
+from typing import Any, List
 
 from support import client, need_server, workspace
 
@@ -170,7 +170,7 @@ class SessionServiceTest(unittest.TestCase):
     def tearDown(self) -> None:
         self.c.close()
 
-    def append(self, *entries: entry_pb2.Entry, **kw: object):  # type: ignore[no-untyped-def]
+    def append(self, *entries: entry_pb2.Entry, **kw: Any) -> session_pb2_service.AppendResponse:
         return self.c.session.append(workspace=self.ws, session=self.sid, entries=list(entries), **kw)
 
     def test_append_tool_turn_state_entries_tree(self) -> None:

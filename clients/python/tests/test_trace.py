@@ -6,7 +6,7 @@ import unittest
 from typing import Dict
 
 from sessiond import trace
-from sessiond.client import _Invoker
+from sessiond.metadata import CallDefaults
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -28,13 +28,14 @@ class TraceHeadersTest(unittest.TestCase):
     def test_sends_nothing_without_the_opentelemetry_api(self) -> None:
         trace._inject = None
         self.assertEqual(trace.trace_headers(), ())
-        self.assertEqual(_Invoker((("authorization", "Bearer t"),), None, None)._md(None), (
-            ("authorization", "Bearer t"),
-        ))
+        self.assertEqual(
+            CallDefaults.for_token("t", None, None).metadata_for(None),
+            (("authorization", "Bearer t"),),
+        )
 
     def test_sends_the_active_span_as_traceparent_and_tracestate_only(self) -> None:
         trace._inject = _fake_inject
-        md = _Invoker((), None, None)._md([("x-extra", "1")])
+        md = CallDefaults().metadata_for([("x-extra", "1")])
         self.assertEqual(
             md, (("traceparent", TRACEPARENT), ("tracestate", "vendor=1"), ("x-extra", "1"))
         )
@@ -42,7 +43,7 @@ class TraceHeadersTest(unittest.TestCase):
     def test_keeps_a_traceparent_the_caller_passes(self) -> None:
         trace._inject = _fake_inject
         mine = "00-11111111111111111111111111111111-2222222222222222-01"
-        md = _Invoker((), None, None)._md([("traceparent", mine)])
+        md = CallDefaults().metadata_for([("traceparent", mine)])
         self.assertEqual(md, (("traceparent", mine),))
 
 

@@ -1,15 +1,21 @@
-"""Parts of the client that need no server: ids, builders, text, backoff, addresses."""
+"""Parts of the client that need no server: ids, builders, text, retry, paging, resume, addresses."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
 import unittest
 from datetime import datetime, timezone
+from typing import Any, List
 
 import grpc
+import grpc.aio
+from google.protobuf import struct_pb2
 
 import sessiond
 from sessiond import (
+    AsyncSessiondClient,
     RetryPolicy,
     SessiondClient,
     SessiondError,
@@ -21,7 +27,10 @@ from sessiond import (
     tool_result,
     user_message,
 )
-from sessiond.client import _fill_ids
+from sessiond.ids import fill_ids
+from sessiond.paging import aread_all, read_all, state_pages, tree_pages
+from sessiond.resume import ResumePoint
+from sessiond.retry import Attempts
 from sessiond.v1 import entry_pb2, session_pb2, session_service_pb2, store_service_pb2
 
 
@@ -41,29 +50,36 @@ class IdsTest(unittest.TestCase):
         req = session_service_pb2.AppendRequest(
             entries=[user_message("a"), user_message("b", id="mine")]
         )
-        _fill_ids("Append", req)
+        fill_ids(req)
         first = [e.id for e in req.entries]
         self.assertRegex(first[0], r"^[0-9a-f]{16}$")
         self.assertEqual(first[1], "mine")
-        _fill_ids("Append", req)  # a retry sends the same ids
+        fill_ids(req)  # a retry sends the same ids
         self.assertEqual([e.id for e in req.entries], first)
-        for method, cls in (
-            ("Rewind", session_service_pb2.RewindRequest),
-            ("Reset", session_service_pb2.ResetRequest),
-        ):
-            r = cls()
-            _fill_ids(method, r)
+        for leaf_cls in (session_service_pb2.RewindRequest, session_service_pb2.ResetRequest):
+            r = leaf_cls()
+            fill_ids(r)
             self.assertRegex(r.entry_id, r"^[0-9a-f]{16}$")
-            kept = cls(entry_id="keep")
-            _fill_ids(method, kept)
+            kept = leaf_cls(entry_id="keep")
+            fill_ids(kept)
             self.assertEqual(kept.entry_id, "keep")
-        for method, cls in (
-            ("CreateSession", store_service_pb2.CreateSessionRequest),
-            ("ForkSession", store_service_pb2.ForkSessionRequest),
-        ):
-            r = cls()
-            _fill_ids(method, r)
-            self.assertRegex(r.session_id, r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+        for session_cls in (store_service_pb2.CreateSessionRequest, store_service_pb2.ForkSessionRequest):
+            s = session_cls()
+            fill_ids(s)
+            self.assertRegex(s.session_id, r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+
+    def test_fill_ids_of_an_import_takes_the_session_id_its_root_records(self) -> None:
+        root = entry_pb2.Entry(session_info=entry_pb2.SessionInfo(session_id="recorded"))
+        req = store_service_pb2.ImportSessionRequest(entries=[root, user_message("q")])
+        fill_ids(req)
+        self.assertEqual(req.session_id, "recorded")
+        self.assertTrue(all(e.id and e.HasField("timestamp") for e in req.entries))
+        bare = store_service_pb2.ImportSessionRequest()
+        fill_ids(bare)
+        self.assertRegex(bare.session_id, r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+        other = session_service_pb2.GetStateRequest(session="s")
+        fill_ids(other)  # no id to choose: left alone
+        self.assertEqual(other, session_service_pb2.GetStateRequest(session="s"))
 
 
 class BuildersTest(unittest.TestCase):
@@ -88,7 +104,9 @@ class BuildersTest(unittest.TestCase):
         args = tc.arguments.struct_value
         self.assertEqual(args["q"], "sessiond")
         self.assertEqual(args["n"], 3)
-        self.assertEqual(list(args["tags"]), ["a", None])
+        tags = args["tags"]
+        assert isinstance(tags, struct_pb2.ListValue)
+        self.assertEqual(list(tags), ["a", None])
         self.assertEqual((m.model, m.provider, m.stop_reason), ("m", "p", "tool_use"))
         self.assertEqual(
             [p.WhichOneof("part") for p in assistant_message(tool_calls=[call]).message.content],
@@ -131,6 +149,138 @@ class RetryPolicyTest(unittest.TestCase):
                 self.assertLessEqual(d, full)
 
 
+def _rpc_error(code: grpc.StatusCode, details: str = "x") -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=details)
+
+
+UNAVAILABLE_MID_CALL = _rpc_error(grpc.StatusCode.UNAVAILABLE, "Socket closed")
+REFUSED = _rpc_error(
+    grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses; last error: Connection refused"
+)
+
+
+class AttemptsTest(unittest.TestCase):
+    """The retry decisions both clients share (sessiond.retry), without a server."""
+
+    def test_unavailable_is_retried_until_max_attempts(self) -> None:
+        a = Attempts(session_service_pb2.AppendRequest(), RetryPolicy(max_attempts=3, base_delay=0.01))
+        first = a.failed(UNAVAILABLE_MID_CALL)
+        self.assertIsNotNone(first)
+        self.assertLessEqual(first or 0, 0.01)
+        self.assertIsNotNone(a.failed(UNAVAILABLE_MID_CALL))
+        with self.assertRaises(SessiondError) as cm:
+            a.failed(UNAVAILABLE_MID_CALL)
+        self.assertEqual(cm.exception.code_name, "UNAVAILABLE")
+        self.assertEqual(cm.exception.message, "Socket closed")
+
+    def test_aborted_and_other_codes_end_the_call_at_once(self) -> None:
+        for code in (grpc.StatusCode.ABORTED, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INTERNAL):
+            a = Attempts(session_service_pb2.AppendRequest(), RetryPolicy())
+            with self.assertRaises(SessiondError) as cm:
+                a.failed(_rpc_error(code))
+            self.assertEqual(cm.exception.code, code)
+
+    def test_no_policy_no_retry(self) -> None:
+        with self.assertRaises(SessiondError):
+            Attempts(session_service_pb2.AppendRequest(), None).failed(UNAVAILABLE_MID_CALL)
+
+    def test_delete_not_found_after_an_unknown_outcome_succeeded(self) -> None:
+        a = Attempts(store_service_pb2.DeleteSessionRequest(), RetryPolicy())
+        a.failed(UNAVAILABLE_MID_CALL)  # may have been applied
+        self.assertTrue(a.outcome_unknown)
+        self.assertIsNone(a.failed(_rpc_error(grpc.StatusCode.NOT_FOUND)))
+        self.assertEqual(Attempts.succeeded_response(), store_service_pb2.DeleteSessionResponse())
+
+    def test_delete_not_found_after_attempts_never_sent_is_not_found(self) -> None:
+        a = Attempts(store_service_pb2.DeleteSessionRequest(), RetryPolicy())
+        a.failed(REFUSED)  # no connection: the server never saw it
+        self.assertFalse(a.outcome_unknown)
+        with self.assertRaises(SessiondError) as cm:
+            a.failed(_rpc_error(grpc.StatusCode.NOT_FOUND))
+        self.assertEqual(cm.exception.code_name, "NOT_FOUND")
+
+    def test_not_found_of_other_rpcs_after_an_unknown_outcome_is_not_found(self) -> None:
+        a = Attempts(session_service_pb2.GetStateRequest(), RetryPolicy())
+        a.failed(UNAVAILABLE_MID_CALL)
+        with self.assertRaises(SessiondError):
+            a.failed(_rpc_error(grpc.StatusCode.NOT_FOUND))
+
+
+class PagingTest(unittest.TestCase):
+    """The paging merge both clients share (sessiond.paging), against scripted pages."""
+
+    @staticmethod
+    def _page(ids: List[str], token: str) -> session_service_pb2.GetStateResponse:
+        res = session_service_pb2.GetStateResponse(next_page_token=token)
+        res.state.messages.extend(session_pb2.StateMessage(entry_id=i) for i in ids)
+        res.state.head_seq = 9
+        return res
+
+    def test_every_page_is_merged_and_the_request_is_left_alone(self) -> None:
+        pages = {"": self._page(["a", "b"], "t1"), "t1": self._page(["c"], "t2"), "t2": self._page(["d"], "")}
+        sent: List[str] = []
+
+        def call(req: session_service_pb2.GetStateRequest) -> session_service_pb2.GetStateResponse:
+            sent.append(req.page_token)
+            return pages[req.page_token]
+
+        req = session_service_pb2.GetStateRequest(session="s", page_size=2, page_token="stale")
+        res = read_all(state_pages(req), call)
+        self.assertEqual([m.entry_id for m in res.state.messages], ["a", "b", "c", "d"])
+        self.assertEqual((res.next_page_token, res.state.head_seq), ("", 9))
+        self.assertEqual(sent, ["", "t1", "t2"])
+        self.assertEqual(req.page_token, "stale")
+
+        async def acall(req: session_service_pb2.GetStateRequest) -> session_service_pb2.GetStateResponse:
+            return pages[req.page_token]
+
+        again = asyncio.run(aread_all(state_pages(req), acall))
+        self.assertEqual(again, res)
+
+    def test_an_empty_page_that_promises_more_is_an_error(self) -> None:
+        def call(req: session_service_pb2.GetTreeRequest) -> session_service_pb2.GetTreeResponse:
+            return session_service_pb2.GetTreeResponse(next_page_token="again")
+
+        with self.assertRaises(SessiondError) as cm:
+            read_all(tree_pages(session_service_pb2.GetTreeRequest()), call)
+        self.assertEqual(cm.exception.code_name, "INTERNAL")
+
+
+class ResumePointTest(unittest.TestCase):
+    """The resumable watch's bookkeeping both clients share (sessiond.resume)."""
+
+    @staticmethod
+    def _entry(seq: int) -> session_service_pb2.WatchEntriesResponse:
+        return session_service_pb2.WatchEntriesResponse(entry=entry_pb2.Entry(seq=seq))
+
+    def test_entries_already_delivered_are_dropped_heartbeats_pass(self) -> None:
+        r = ResumePoint(2, 0.1, 5.0, None)
+        delivered = [r.deliver(self._entry(s)) for s in (1, 2, 3, 3, 4)]
+        self.assertEqual(delivered, [False, False, True, False, True])
+        self.assertEqual(r.last_seq, 4)
+        heartbeat = session_service_pb2.WatchEntriesResponse(heartbeat=session_service_pb2.Heartbeat())
+        self.assertTrue(r.deliver(heartbeat))
+
+    def test_breaks_back_off_doubling_and_report_the_last_seq(self) -> None:
+        seen: List[Any] = []
+        r = ResumePoint(7, 0.1, 0.3, lambda e, last: seen.append((e.code_name, last)))
+        broken = SessiondError(grpc.StatusCode.UNAVAILABLE, "down")
+        pauses = [r.broke(broken) for _ in range(4)]
+        for p, full in zip(pauses, (0.1, 0.2, 0.3, 0.3)):
+            self.assertTrue(full / 2 <= p <= full, (p, full))
+        self.assertEqual(r.reconnects, 4)
+        self.assertEqual(seen, [("UNAVAILABLE", 7)] * 4)
+        r.deliver(self._entry(8))  # the stream works again: the backoff starts over
+        self.assertLessEqual(r.broke(broken), 0.1)
+
+    def test_errors_that_are_not_a_broken_stream_end_the_watch(self) -> None:
+        r = ResumePoint(0, 0.1, 5.0, None)
+        for code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED):
+            with self.assertRaises(SessiondError):
+                r.broke(SessiondError(code, "x"))
+        self.assertEqual(r.reconnects, 0)
+
+
 class ClientShapeTest(unittest.TestCase):
     def test_every_rpc_of_both_services_is_a_method(self) -> None:
         def snake(name: str) -> str:
@@ -143,6 +293,36 @@ class ClientShapeTest(unittest.TestCase):
             ):
                 for m in service.methods:
                     self.assertTrue(callable(getattr(wrapper, snake(m.name), None)), m.name)
+
+    def test_the_async_client_has_the_same_methods_awaitable(self) -> None:
+        async def shapes() -> None:
+            sync = SessiondClient("127.0.0.1:1")
+            async with AsyncSessiondClient("127.0.0.1:1") as c:
+                for name in ("store", "session"):
+                    s_wrap, a_wrap = getattr(sync, name), getattr(c, name)
+                    public = [m for m in dir(s_wrap) if not m.startswith("_") and m != "stub"]
+                    for m in public:
+                        fn = getattr(a_wrap, m)
+                        streaming = m.startswith("watch_")
+                        self.assertEqual(inspect.iscoroutinefunction(fn), not streaming, m)
+                        self.assertEqual(
+                            list(inspect.signature(fn).parameters),
+                            list(inspect.signature(getattr(s_wrap, m)).parameters),
+                            m,
+                        )
+                for m in ("read_state", "read_tree"):
+                    self.assertTrue(inspect.iscoroutinefunction(getattr(c, m)), m)
+                self.assertEqual(
+                    inspect.signature(AsyncSessiondClient.__init__).parameters.keys(),
+                    inspect.signature(SessiondClient.__init__).parameters.keys(),
+                )
+                self.assertEqual(
+                    inspect.signature(c.watch_entries).parameters.keys(),
+                    inspect.signature(sync.watch_entries).parameters.keys(),
+                )
+            sync.close()
+
+        asyncio.run(shapes())
 
     def test_targets(self) -> None:
         self.assertEqual(SessiondClient("http://127.0.0.1:5/").target, "127.0.0.1:5")

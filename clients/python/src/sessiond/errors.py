@@ -1,12 +1,26 @@
-"""The one exception type of the client."""
+"""The one exception type of the client, and the status of what grpcio raises."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import grpc
+import grpc.aio
 
-__all__ = ["SessiondError"]
+__all__ = ["SessiondError", "status_of"]
+
+
+def status_of(err: BaseException) -> Tuple[Optional[grpc.StatusCode], str]:
+    """The code and details of a failed grpcio call, sync or asyncio.
+
+    The sync API raises a ``grpc.Call`` that is also a ``grpc.RpcError``;
+    grpc.aio raises ``AioRpcError``, which has the same ``code()`` and
+    ``details()`` but is no ``grpc.Call``. Anything else has no status
+    (``None``, and its text as the details).
+    """
+    if isinstance(err, (grpc.Call, grpc.aio.AioRpcError)):
+        return err.code(), err.details() or ""
+    return None, str(err)
 
 
 class SessiondError(Exception):
@@ -16,7 +30,8 @@ class SessiondError(Exception):
     (a ``grpc.StatusCode``) without knowing grpcio's call objects. The
     server's messages name the offending id, e.g. NOT_FOUND
     ``session "x" not found``; ABORTED is an optimistic-concurrency conflict
-    (``expected_leaf_id`` / ``expected_seq``) and is never retried.
+    (``expected_leaf_id`` / ``expected_seq``) and is never retried. The
+    sync and the asyncio client raise the same type.
     """
 
     code: grpc.StatusCode
@@ -34,10 +49,6 @@ class SessiondError(Exception):
 
     @classmethod
     def from_rpc_error(cls, err: grpc.RpcError) -> "SessiondError":
-        """Converts what grpcio raises (a ``grpc.Call`` that is also an error)."""
-        code: Optional[grpc.StatusCode] = None
-        details: Optional[str] = None
-        if isinstance(err, grpc.Call):
-            code = err.code()
-            details = err.details()
+        """Converts what grpcio raises (a ``grpc.Call`` or a grpc.aio ``AioRpcError``)."""
+        code, details = status_of(err)
         return cls(code or grpc.StatusCode.UNKNOWN, details or str(err))

@@ -1,12 +1,14 @@
-"""Waiting between retries without stalling grpcio's reconnect."""
+"""Waiting between retries without stalling grpcio's reconnect (sync and asyncio)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import Optional
 
 import grpc
+import grpc.aio
 
 #: When the last connectivity watch of wait_reconnecting ended (time.monotonic()).
 _last_watch_end = 0.0
@@ -56,3 +58,25 @@ def close_channel(channel: grpc.Channel) -> None:
     if wait > 0:
         time.sleep(wait)
     channel.close()
+
+
+async def await_reconnecting(
+    channel: Optional[grpc.aio.Channel], seconds: float, stop: Optional[asyncio.Event] = None
+) -> None:
+    """The asyncio form of ``wait_reconnecting``: waits ``seconds`` (or until ``stop`` is set).
+
+    grpc.aio polls its channels all the time (a poller thread), so a new
+    connection's handshake goes on while the event loop sleeps; what the
+    wait must still do is ask for a connection: a channel that went IDLE
+    (the server closed it) connects again only when asked, and the next
+    attempt should find it connecting or ready, not start from scratch.
+    """
+    if channel is not None:
+        channel.get_state(try_to_connect=True)
+    if stop is None:
+        await asyncio.sleep(seconds)
+        return
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except asyncio.TimeoutError:
+        pass

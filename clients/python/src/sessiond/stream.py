@@ -1,4 +1,4 @@
-"""A server stream of the generated stubs, as the client hands it out."""
+"""A server stream of the generated stubs, as the sync client hands it out (``async_stream`` for asyncio)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class Stream(Generic[Resp]):
 
     def __next__(self) -> Resp:
         try:
-            return next(self._call)
+            msg: Resp = next(self._call)
+            return msg
         except grpc.RpcError as err:
             if self._closed and isinstance(err, grpc.Call) and err.code() == grpc.StatusCode.CANCELLED:
                 raise StopIteration from None

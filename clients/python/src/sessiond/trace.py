@@ -9,6 +9,7 @@ without it, nothing is sent. A ``traceparent`` the caller passes in
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Dict, Optional, Tuple
 
 _HEADERS = ("traceparent", "tracestate")
@@ -20,12 +21,14 @@ _inject: Any = _UNSET
 def _injector() -> Optional[Callable[[Dict[str, str]], None]]:
     global _inject
     if _inject is _UNSET:
+        # importlib, not an import statement: the API is optional, so a type
+        # checker must not require its stubs (and it is typed by hand here).
         try:
-            from opentelemetry.propagate import inject
+            _inject = importlib.import_module("opentelemetry.propagate").inject
         except ImportError:
-            inject = None
-        _inject = inject
-    return _inject
+            _inject = None
+    found: Optional[Callable[[Dict[str, str]], None]] = _inject
+    return found
 
 
 def trace_headers() -> Tuple[Tuple[str, str], ...]:

@@ -1,0 +1,387 @@
+"""``AsyncSessiondClient``: ``SessiondClient`` for asyncio, over grpc.aio.
+
+The same constructor arguments, the same ``store`` / ``session`` methods
+(awaited), the same guarantees, because the rules are the same code: ids
+chosen before send (``ids.fill_ids``), the retry of UNAVAILABLE and the
+DeleteSession rule (``retry.Attempts``), the errors (``SessiondError``),
+keyword fields to a request (``request``), the paging merge of
+``read_state`` / ``read_tree`` (``paging``), the resumable watch's
+bookkeeping (``resume``), the channel's options (``channel``) and the
+metadata of each call (``metadata``). What this module adds is only the
+awaiting: calls are awaited, waits are ``asyncio`` sleeps (a watch's end
+early when it is closed), streams are async iterators.
+
+Make it inside a running event loop (``async with AsyncSessiondClient(...)
+as client:`` in a coroutine): a grpc.aio channel belongs to the loop it
+was made in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional, Sequence, Tuple, TypeVar, cast
+
+import grpc
+import grpc.aio
+from google.protobuf.message import Message
+
+from .async_stream import AsyncStream, channel_cancellation
+from .async_watch import AsyncEntryWatch
+from .channel import DEFAULT_TARGET, Pem, channel_settings
+from .ids import fill_ids
+from .metadata import CallDefaults, Metadata
+from .paging import aread_all, state_pages, tree_pages
+from .reconnect import await_reconnecting
+from .request import build_request as _build
+from .resume import OnReconnect
+from .retry import Attempts, RetryPolicy
+from .v1 import session_service_pb2 as ss
+from .v1 import session_service_pb2_grpc as ss_grpc
+from .v1 import store_service_pb2 as st
+from .v1 import store_service_pb2_grpc as st_grpc
+
+__all__ = ["AsyncSessionClient", "AsyncSessiondClient", "AsyncStoreClient"]
+
+Req = TypeVar("Req", bound=Message)
+Resp = TypeVar("Resp", bound=Message)
+
+
+class _AsyncInvoker:
+    """What the service wrappers share: metadata, deadline, ids and retry (awaited)."""
+
+    def __init__(self, defaults: CallDefaults, channel: Optional[grpc.aio.Channel] = None) -> None:
+        self.defaults = defaults
+        self.channel = channel
+        #: Set by ``AsyncSessiondClient.close()``: a CancelledError of a call is then the close's.
+        self.closing = False
+
+    async def unary(
+        self,
+        rpc: "grpc.aio.UnaryUnaryMultiCallable[Req, Resp]",
+        req: Req,
+        timeout: Optional[float],
+        headers: Optional[Metadata],
+    ) -> Resp:
+        fill_ids(req)
+        md = self.defaults.metadata_for(headers)
+        deadline = self.defaults.deadline(timeout)
+        attempts = Attempts(req, self.defaults.retry)
+        while True:
+            try:
+                return await rpc(req, timeout=deadline, metadata=md)
+            except asyncio.CancelledError:
+                cancelled = channel_cancellation(self.closing)
+                if cancelled is None:
+                    raise
+                raise cancelled from None
+            except grpc.RpcError as err:
+                pause = attempts.failed(err)
+                if pause is None:
+                    # A lost attempt deleted it: the caller wants it gone, and it is.
+                    return cast(Resp, attempts.succeeded_response())
+                await await_reconnecting(self.channel, pause)
+
+    def stream(
+        self,
+        rpc: "grpc.aio.UnaryStreamMultiCallable[Req, Resp]",
+        req: Req,
+        headers: Optional[Metadata],
+    ) -> AsyncStream[Resp]:
+        # No default deadline: it would end every watch after that long.
+        return AsyncStream(rpc(req, metadata=self.defaults.metadata_for(headers)), lambda: self.closing)
+
+
+class AsyncStoreClient:
+    """StoreService: sessions of a workspace (asyncio; the methods of ``StoreClient``, awaited).
+
+    Each method takes a request message or its fields as keywords
+    (``create_session(title="t", metadata={"k": 1})``), ``timeout`` in
+    seconds and ``headers``: extra gRPC metadata pairs (not called
+    ``metadata``, which is a field of CreateSessionRequest).
+    """
+
+    def __init__(self, stub: st_grpc.StoreServiceAsyncStub, invoker: _AsyncInvoker) -> None:
+        #: The generated stub, for calls without the client's ids / retry.
+        self.stub = stub
+        self._inv = invoker
+
+    async def create_session(
+        self,
+        request: Optional[st.CreateSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.CreateSessionResponse:
+        """Creates a session; ``session_id`` is chosen here when unset (retry-safe)."""
+        req = _build(st.CreateSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.CreateSession, req, timeout, headers)
+
+    async def get_session(
+        self,
+        request: Optional[st.GetSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.GetSessionResponse:
+        """A session's metadata, by full id or unique prefix."""
+        req = _build(st.GetSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.GetSession, req, timeout, headers)
+
+    async def list_sessions(
+        self,
+        request: Optional[st.ListSessionsRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ListSessionsResponse:
+        """One page of a workspace's sessions; send ``next_page_token`` back for the next."""
+        req = _build(st.ListSessionsRequest, request, fields)
+        return await self._inv.unary(self.stub.ListSessions, req, timeout, headers)
+
+    async def search_entries(
+        self,
+        request: Optional[st.SearchEntriesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.SearchEntriesResponse:
+        """One page of message entries whose text holds every word of ``query``."""
+        req = _build(st.SearchEntriesRequest, request, fields)
+        return await self._inv.unary(self.stub.SearchEntries, req, timeout, headers)
+
+    async def delete_session(
+        self,
+        request: Optional[st.DeleteSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.DeleteSessionResponse:
+        """Deletes a session (and its subagents with ``include_subagents``)."""
+        req = _build(st.DeleteSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.DeleteSession, req, timeout, headers)
+
+    async def fork_session(
+        self,
+        request: Optional[st.ForkSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ForkSessionResponse:
+        """A new session with the path root → ``entry``; ``session_id`` chosen here when unset."""
+        req = _build(st.ForkSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.ForkSession, req, timeout, headers)
+
+    async def import_session(
+        self,
+        request: Optional[st.ImportSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ImportSessionResponse:
+        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``."""
+        req = _build(st.ImportSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.ImportSession, req, timeout, headers)
+
+    def watch_sessions(
+        self,
+        request: Optional[st.WatchSessionsRequest] = None,
+        *,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> AsyncStream[st.WatchSessionsResponse]:
+        """Session events of a workspace (created / updated / deleted), resumable by cursor."""
+        req = _build(st.WatchSessionsRequest, request, fields)
+        return self._inv.stream(self.stub.WatchSessions, req, headers)
+
+
+class AsyncSessionClient:
+    """SessionService: one session's log (asyncio; the methods of ``SessionClient``, awaited)."""
+
+    def __init__(self, stub: ss_grpc.SessionServiceAsyncStub, invoker: _AsyncInvoker) -> None:
+        #: The generated stub, for calls without the client's ids / retry.
+        self.stub = stub
+        self._inv = invoker
+
+    async def append(
+        self,
+        request: Optional[ss.AppendRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.AppendResponse:
+        """Appends a batch, all or nothing. Empty entry ids are filled in the request first."""
+        req = _build(ss.AppendRequest, request, fields)
+        return await self._inv.unary(self.stub.Append, req, timeout, headers)
+
+    async def rewind(
+        self,
+        request: Optional[ss.RewindRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.RewindResponse:
+        """Moves the leaf to ``target`` (an entry id or a label)."""
+        req = _build(ss.RewindRequest, request, fields)
+        return await self._inv.unary(self.stub.Rewind, req, timeout, headers)
+
+    async def reset(
+        self,
+        request: Optional[ss.ResetRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.ResetResponse:
+        """Moves the leaf back to the root."""
+        req = _build(ss.ResetRequest, request, fields)
+        return await self._inv.unary(self.stub.Reset, req, timeout, headers)
+
+    async def get_state(
+        self,
+        request: Optional[ss.GetStateRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.GetStateResponse:
+        """The fold of the path (one page; ``next_page_token`` for more)."""
+        req = _build(ss.GetStateRequest, request, fields)
+        return await self._inv.unary(self.stub.GetState, req, timeout, headers)
+
+    async def get_entries(
+        self,
+        request: Optional[ss.GetEntriesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.GetEntriesResponse:
+        """Raw log entries after ``after_seq``, at most ``limit``."""
+        req = _build(ss.GetEntriesRequest, request, fields)
+        return await self._inv.unary(self.stub.GetEntries, req, timeout, headers)
+
+    async def get_tree(
+        self,
+        request: Optional[ss.GetTreeRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.GetTreeResponse:
+        """The entry tree, for drawing (one page; ``next_page_token`` for more)."""
+        req = _build(ss.GetTreeRequest, request, fields)
+        return await self._inv.unary(self.stub.GetTree, req, timeout, headers)
+
+    def watch_entries(
+        self,
+        request: Optional[ss.WatchEntriesRequest] = None,
+        *,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> AsyncStream[ss.WatchEntriesResponse]:
+        """One WatchEntries stream, NOT resumed; ``AsyncSessiondClient.watch_entries`` resumes."""
+        req = _build(ss.WatchEntriesRequest, request, fields)
+        return self._inv.stream(self.stub.WatchEntries, req, headers)
+
+
+class AsyncSessiondClient:
+    """Both services of a sessiond server over one grpc.aio channel.
+
+    ``AsyncSessiondClient("http://127.0.0.1:50051")``, with the arguments of
+    ``SessiondClient`` (``token``, ``tls``, ``ca``, ``cert``, ``key``,
+    ``retry``, ``timeout``, ``options``); ``interceptors`` are
+    ``grpc.aio.ClientInterceptor``s (grpc.aio takes them when the channel
+    is made). Use it as ``async with``, or ``await close()``.
+    """
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        token: Optional[str] = None,
+        *,
+        tls: Optional[bool] = None,
+        ca: Pem = None,
+        cert: Pem = None,
+        key: Pem = None,
+        retry: Optional[RetryPolicy] = RetryPolicy(),
+        timeout: Optional[float] = None,
+        options: Sequence[Tuple[str, Any]] = (),
+        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+    ) -> None:
+        cs = channel_settings(target, tls=tls, ca=ca, cert=cert, key=key, options=options)
+        if cs.credentials is not None:
+            channel = grpc.aio.secure_channel(
+                cs.address, cs.credentials, options=cs.options, interceptors=list(interceptors)
+            )
+        else:
+            channel = grpc.aio.insecure_channel(
+                cs.address, options=cs.options, interceptors=list(interceptors)
+            )
+        #: The channel the stubs use (with the caller's interceptors).
+        self.channel: grpc.aio.Channel = channel
+        self.target = cs.address
+        self._inv = inv = _AsyncInvoker(CallDefaults.for_token(token, timeout, retry), channel)
+        # The generated Stub over an aio channel is the AsyncStub of the .pyi
+        # (which exists only there: one class serves both at run time).
+        self.store = AsyncStoreClient(st_grpc.StoreServiceStub(channel), inv)
+        self.session = AsyncSessionClient(ss_grpc.SessionServiceStub(channel), inv)
+
+    def watch_entries(
+        self,
+        session: str,
+        after_seq: int = 0,
+        workspace: str = "",
+        *,
+        retry_delay: float = 0.1,
+        max_retry_delay: float = 5.0,
+        on_reconnect: Optional[OnReconnect] = None,
+    ) -> AsyncEntryWatch:
+        """Every entry after ``after_seq``, then live ones, surviving disconnects: ``async for ev in ...``.
+
+        See ``AsyncEntryWatch``: each entry comes exactly once and in order,
+        even across server restarts; heartbeats are passed through.
+        """
+        return AsyncEntryWatch(
+            lambda after: self.session.watch_entries(
+                workspace=workspace, session=session, after_seq=after
+            ),
+            channel=self.channel,
+            after_seq=after_seq,
+            retry_delay=retry_delay,
+            max_retry_delay=max_retry_delay,
+            on_reconnect=on_reconnect,
+        )
+
+    async def read_state(
+        self, request: Optional[ss.GetStateRequest] = None, **fields: Any
+    ) -> ss.GetStateResponse:
+        """The whole state: GetState page after page, messages merged (see ``SessiondClient.read_state``)."""
+        pages = state_pages(_build(ss.GetStateRequest, request, fields))
+        return await aread_all(pages, lambda req: self.session.get_state(req))
+
+    async def read_tree(
+        self, request: Optional[ss.GetTreeRequest] = None, **fields: Any
+    ) -> ss.GetTreeResponse:
+        """Every node of the tree: GetTree page after page, merged."""
+        pages = tree_pages(_build(ss.GetTreeRequest, request, fields))
+        return await aread_all(pages, lambda req: self.session.get_tree(req))
+
+    async def close(self) -> None:
+        """Closes the channel; calls still running end with CANCELLED, streams too (a watch quietly)."""
+        self._inv.closing = True
+        await self.channel.close()
+
+    async def __aenter__(self) -> "AsyncSessiondClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
