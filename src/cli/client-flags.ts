@@ -47,6 +47,8 @@ export interface Connection {
   readonly server: string;
   /** The workspace every request names. */
   readonly workspace: string;
+  /** The largest request the client sends (--max-message-bytes). */
+  readonly maxMessageBytes: number;
 }
 
 /**
@@ -78,11 +80,17 @@ export function connect(values: ClientFlagValues, ctx: CliContext): Connection {
     throw new CliError(`--protocol must be grpc, connect or grpc-web, got "${values.protocol}"`, 2);
   }
   const token = values.token ?? ctx.env.token;
+  const limit = maxMessageBytes(values["max-message-bytes"]);
   const client = createSessiondClient({
     baseUrl: server.replace(/\/+$/, ""),
     protocol,
     ...(token ? { token } : {}),
-    maxMessageBytes: maxMessageBytes(values["max-message-bytes"]),
+    maxMessageBytes: limit,
   });
-  return { client, server, workspace: values.workspace ?? DEFAULT_WORKSPACE };
+  return {
+    client,
+    server,
+    workspace: values.workspace ?? DEFAULT_WORKSPACE,
+    maxMessageBytes: limit,
+  };
 }

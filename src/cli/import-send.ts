@@ -6,9 +6,15 @@ import type { Connection } from "./client-flags.js";
 /**
  * Bytes per request: an imported transcript is often larger than a
  * server's message limit (4 MiB by default), so it travels in parts this
- * size; one entry larger than that still goes alone.
+ * size, or half the client's --max-message-bytes when that is smaller (the
+ * other half is room for the request's framing); one entry larger than that
+ * still goes alone.
  */
 const PART_BYTES = 1024 * 1024;
+
+function partBytes(conn: Connection): number {
+  return Math.min(PART_BYTES, Math.floor(conn.maxMessageBytes / 2));
+}
 /** Entries per Append, the store's default limit being 1000. */
 const PART_ENTRIES = 500;
 
@@ -24,15 +30,15 @@ export const OUTCOME_WORDS: Record<SendOutcome, string> = {
 
 /**
  * Splits entries into parts of at most PART_ENTRIES entries and about
- * PART_BYTES, the first holding at least `firstAtLeast` entries.
+ * `maxBytes`, the first holding at least `firstAtLeast` entries.
  */
-function parts(entries: readonly Entry[], firstAtLeast = 0): Entry[][] {
+function parts(entries: readonly Entry[], maxBytes: number, firstAtLeast = 0): Entry[][] {
   const out: Entry[][] = [];
   let part: Entry[] = [];
   let bytes = 0;
   for (const [i, e] of entries.entries()) {
     const size = toBinary(EntrySchema, e).length;
-    const full = part.length >= PART_ENTRIES || bytes + size > PART_BYTES;
+    const full = part.length >= PART_ENTRIES || bytes + size > maxBytes;
     if (part.length > 0 && full && i >= firstAtLeast) {
       out.push(part);
       part = [];
@@ -94,7 +100,7 @@ export async function sendLog(
   entries.forEach((e, i) => {
     if (e.kind.case === "leaf") lastLeaf = i;
   });
-  const [first = [], ...rest] = parts(entries, lastLeaf + 1);
+  const [first = [], ...rest] = parts(entries, partBytes(conn), lastLeaf + 1);
   let done: number;
   let created = false;
   try {
@@ -113,7 +119,7 @@ export async function sendLog(
   }
   if (rest.length === 0 && done === entries.length) return created ? "imported" : "unchanged";
   let head = BigInt(done);
-  for (const part of parts(entries.slice(done))) {
+  for (const part of parts(entries.slice(done), partBytes(conn))) {
     const res = await conn.client.session.append({
       workspace: conn.workspace,
       session: sessionId,

@@ -14,7 +14,23 @@ const RESERVE_BYTES = 4096;
 
 /** Bytes the items of one page may take in a response of at most `maxMessageBytes`. */
 export function pageBudget(maxMessageBytes: number): number {
-  return Math.max(0, maxMessageBytes - RESERVE_BYTES);
+  return requestedBudget(0, maxMessageBytes);
+}
+
+/**
+ * The items' budget of one page for a request's `max_response_bytes`: 0 is
+ * the server's largest response, a larger value is capped at it, and the
+ * room the response's other fields need (`reserve`) comes off. A page still
+ * holds at least one item (the stores and entriesResponse see to that).
+ */
+export function requestedBudget(
+  maxResponseBytes: number,
+  maxMessageBytes: number,
+  reserve = RESERVE_BYTES,
+): number {
+  const limit =
+    maxResponseBytes === 0 ? maxMessageBytes : Math.min(maxResponseBytes, maxMessageBytes);
+  return Math.max(0, limit - reserve);
 }
 
 /** True when the call's codec is JSON (Connect or gRPC with +json), whose encoding is larger. */

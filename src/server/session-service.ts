@@ -8,7 +8,8 @@ import type { AppendResult } from "../store/index.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
-import { isJsonCodec, pageBudget, treeNodeSize } from "./page-budget.js";
+import { ENTRIES_RESERVE_BYTES, entriesResponse } from "./entries-response.js";
+import { isJsonCodec, requestedBudget, treeNodeSize } from "./page-budget.js";
 import { seqArg } from "./seq-arg.js";
 import { stateResponse, stateSizes } from "./state-response.js";
 import { watchEntriesResponses } from "./watch-entries.js";
@@ -41,8 +42,9 @@ function appendResponse(result: AppendResult) {
 /** SessionService over the Session facade. */
 export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
   const { store } = deps;
-  // Pages of GetTree and GetState fit the largest response connect-node will send.
-  const budget = pageBudget(deps.config.limits.maxMessageBytes);
+  // Pages of GetEntries, GetTree and GetState fit the largest response
+  // connect-node will send, or the smaller one a request asks for.
+  const { maxMessageBytes } = deps.config.limits;
   const open = (
     ctx: HandlerContext,
     req: { workspace: string; session: string },
@@ -89,7 +91,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
         view: req.view,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
-        maxBytes: budget,
+        maxBytes: requestedBudget(req.maxResponseBytes, maxMessageBytes),
         ...stateSizes(json),
       });
       return stateResponse(page.state, page.nextPageToken, json);
@@ -98,7 +100,12 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
     async getEntries(req, ctx) {
       const session = await open(ctx, req);
       const page = await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
-      return { entries: page.entries, headSeq: BigInt(page.headSeq) };
+      return entriesResponse(
+        page.entries,
+        page.headSeq,
+        requestedBudget(req.maxResponseBytes, maxMessageBytes, ENTRIES_RESERVE_BYTES),
+        isJsonCodec(ctx.requestHeader.get("content-type")),
+      );
     },
 
     async getTree(req, ctx) {
@@ -106,7 +113,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const page = await session.treePage({
         pageSize: req.pageSize,
         pageToken: req.pageToken,
-        maxBytes: budget,
+        maxBytes: requestedBudget(req.maxResponseBytes, maxMessageBytes),
         sizeOf: treeNodeSize(isJsonCodec(ctx.requestHeader.get("content-type"))),
       });
       return {

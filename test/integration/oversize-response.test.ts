@@ -1,10 +1,13 @@
 /**
- * A response larger than `--max-message-bytes` (a GetEntries page of big
- * entries) fails for the client with RESOURCE_EXHAUSTED and a message that
- * names the flag, over every protocol, and the request log records that
- * code, not "ok". A response under the limit still arrives whole.
+ * A response larger than `--max-message-bytes` fails for the client with
+ * RESOURCE_EXHAUSTED and a message that names the flag, over every protocol,
+ * and the request log records that code, not "ok". Pages are filled up to
+ * the limit (big-entries.test.ts), so what is left to exceed it is one
+ * entry alone: the largest entry an Append request can carry, read back
+ * with the fields the server adds (parent, seq, timestamp) that the request
+ * did not have. A response under the limit still arrives whole.
  */
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Protocol } from "../../src/client/index.js";
 import { removeDataDir } from "../harness/server.js";
@@ -21,8 +24,8 @@ import {
 import { eventually } from "./support/stream.js";
 
 const MAX_MESSAGE_BYTES = 65_536;
-/** Each entry fits in a request; four of them do not fit in one response. */
-const ENTRY_TEXT = "x".repeat(20_000);
+/** Four entries of this size fit in a request; together they do not fit in one response. */
+const ENTRY_TEXT = "x".repeat(12_000);
 
 let server: SessiondProcess;
 
@@ -35,24 +38,56 @@ afterAll(async () => {
   if (server) await removeDataDir(server.dataDir);
 });
 
-/** A session of four ~20 KB entries after its root, in a workspace of its own. */
+let sessions = 0;
+
+/**
+ * A session in the default workspace under a short id (so that the Append
+ * request's own fields are smaller than what the server adds to the entry),
+ * holding the largest entry an Append takes, found by bisection: the
+ * request of `high` bytes of text is refused, the one of `low` stored.
+ * Returns the seq of that entry.
+ */
+async function largestEntry(protocol: Protocol): Promise<{ id: string; seq: bigint }> {
+  const c = client(server.url, protocol);
+  const id = `ovr${sessions++}-${protocol}`;
+  await c.store.createSession({ sessionId: id });
+  let low = 1_000;
+  let high = MAX_MESSAGE_BYTES;
+  let seq = 0n;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    try {
+      const r = await c.session.append({ session: id, entries: [user("x".repeat(mid))] });
+      seq = r.headSeq;
+      low = mid;
+    } catch (err) {
+      if (ConnectError.from(err).code !== Code.ResourceExhausted) throw err;
+      high = mid;
+    }
+  }
+  return { id, seq };
+}
+
+/** A session of four ~12 KB entries after its root, in a workspace of its own. */
 async function bigSession(protocol: Protocol): Promise<{ ws: string; id: string }> {
   const c = client(server.url, protocol);
   const ws = uniqueWorkspace(`oversize-${protocol}`);
   const { session } = await c.store.createSession({ workspace: ws });
   const id = session?.id ?? "";
-  for (let i = 0; i < 4; i++) {
-    await c.session.append({ workspace: ws, session: id, entries: [user(ENTRY_TEXT)] });
-  }
+  await c.session.append({
+    workspace: ws,
+    session: id,
+    entries: Array.from({ length: 4 }, () => user(ENTRY_TEXT)),
+  });
   return { ws, id };
 }
 
 describe.each(PROTOCOLS)("a response over --max-message-bytes, over %s", (protocol) => {
   it("fails RESOURCE_EXHAUSTED with a message naming --max-message-bytes", async () => {
-    const { ws, id } = await bigSession(protocol);
+    const { id, seq } = await largestEntry(protocol);
     const c = client(server.url, protocol);
     const err = await expectCode(
-      c.session.getEntries({ workspace: ws, session: id }),
+      c.session.getEntries({ session: id, afterSeq: seq - 1n, limit: 1 }),
       Code.ResourceExhausted,
       `exceeds the server's max message size ${MAX_MESSAGE_BYTES} (--max-message-bytes)`,
     );
@@ -61,12 +96,15 @@ describe.each(PROTOCOLS)("a response over --max-message-bytes, over %s", (protoc
   });
 
   it("is logged with RESOURCE_EXHAUSTED, not ok", async () => {
-    const { ws, id } = await bigSession(protocol);
+    const { id, seq } = await largestEntry(protocol);
     const c = client(server.url, protocol);
-    await expectCode(c.session.getEntries({ workspace: ws, session: id }), Code.ResourceExhausted);
+    await expectCode(
+      c.session.getEntries({ session: id, afterSeq: seq - 1n, limit: 1 }),
+      Code.ResourceExhausted,
+    );
     const lines = () =>
       requestLog(server).filter(
-        (l) => l.workspace === ws && l.method === "sessiond.v1.SessionService/GetEntries",
+        (l) => l.session === id && l.method === "sessiond.v1.SessionService/GetEntries",
       );
     await eventually(() => lines().length > 0, 5_000, "the GetEntries log line");
     expect(lines().map((l) => l.code)).toEqual(["ResourceExhausted"]);

@@ -578,9 +578,13 @@ type GetStateRequest struct {
 	PageSize uint32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous response; empty for the first page.
 	// Send the other fields unchanged with it.
-	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The largest response the caller wants, in bytes; 0 = the server's
+	// default (a little below its --max-message-bytes), and larger values are
+	// capped there. A page holds at least one message, whatever its size.
+	MaxResponseBytes uint32 `protobuf:"varint,7,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetStateRequest) Reset() {
@@ -655,6 +659,13 @@ func (x *GetStateRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *GetStateRequest) GetMaxResponseBytes() uint32 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
+}
+
 // GetStateResponse carries the fold, or one page of it.
 type GetStateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -720,10 +731,17 @@ type GetEntriesRequest struct {
 	Session string `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
 	// Return entries with seq > after_seq.
 	AfterSeq uint64 `protobuf:"varint,3,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
-	// At most this many; 0 = the server's default page size.
-	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// At most this many; 0 = the server's default page size. The server may
+	// return fewer: a page also stays within max_response_bytes, so entries
+	// much larger than one response are read page by page (ask again with
+	// after_seq = the last seq received, until head_seq).
+	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The largest response the caller wants, in bytes; 0 = the server's
+	// default (a little below its --max-message-bytes), and larger values are
+	// capped there. A page holds at least one entry, whatever its size.
+	MaxResponseBytes uint32 `protobuf:"varint,5,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetEntriesRequest) Reset() {
@@ -780,6 +798,13 @@ func (x *GetEntriesRequest) GetAfterSeq() uint64 {
 func (x *GetEntriesRequest) GetLimit() uint32 {
 	if x != nil {
 		return x.Limit
+	}
+	return 0
+}
+
+func (x *GetEntriesRequest) GetMaxResponseBytes() uint32 {
+	if x != nil {
+		return x.MaxResponseBytes
 	}
 	return 0
 }
@@ -851,9 +876,13 @@ type GetTreeRequest struct {
 	// --max-message-bytes.
 	PageSize uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous response; empty for the first page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The largest response the caller wants, in bytes; 0 = the server's
+	// default (a little below its --max-message-bytes), and larger values are
+	// capped there. A page holds at least one node.
+	MaxResponseBytes uint32 `protobuf:"varint,5,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetTreeRequest) Reset() {
@@ -912,6 +941,13 @@ func (x *GetTreeRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *GetTreeRequest) GetMaxResponseBytes() uint32 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
 }
 
 // GetTreeResponse is the tree, or one page of it.
@@ -1247,7 +1283,7 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\rResetResponse\x12\x17\n" +
 	"\aleaf_id\x18\x01 \x01(\tR\x06leafId\x12\x19\n" +
 	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\x12\"\n" +
-	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\xe1\x01\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\x8f\x02\n" +
 	"\x0fGetStateRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12#\n" +
@@ -1255,25 +1291,28 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\x04view\x18\x04 \x01(\x0e2\x11.sessiond.v1.ViewR\x04view\x12\x1b\n" +
 	"\tpage_size\x18\x05 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x06 \x01(\tR\tpageTokenB\x0e\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12,\n" +
+	"\x12max_response_bytes\x18\a \x01(\rR\x10maxResponseBytesB\x0e\n" +
 	"\f_at_entry_id\"k\n" +
 	"\x10GetStateResponse\x12/\n" +
 	"\x05state\x18\x01 \x01(\v2\x19.sessiond.v1.SessionStateR\x05state\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"~\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xac\x01\n" +
 	"\x11GetEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x04R\bafterSeq\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\rR\x05limit\"]\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\x12,\n" +
+	"\x12max_response_bytes\x18\x05 \x01(\rR\x10maxResponseBytes\"]\n" +
 	"\x12GetEntriesResponse\x12,\n" +
 	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
-	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\"\x84\x01\n" +
+	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\"\xb2\x01\n" +
 	"\x0eGetTreeRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x9a\x01\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12,\n" +
+	"\x12max_response_bytes\x18\x05 \x01(\rR\x10maxResponseBytes\"\x9a\x01\n" +
 	"\x0fGetTreeResponse\x12+\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x15.sessiond.v1.TreeNodeR\x05nodes\x12\x17\n" +
 	"\aleaf_id\x18\x02 \x01(\tR\x06leafId\x12\x19\n" +

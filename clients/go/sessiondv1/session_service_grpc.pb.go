@@ -84,8 +84,10 @@ type SessionServiceClient interface {
 	// at_entry_id), ABORTED (the session was deleted and re-created since the
 	// first page: read again from the first page).
 	GetState(ctx context.Context, in *GetStateRequest, opts ...grpc.CallOption) (*GetStateResponse, error)
-	// GetEntries returns a page of the raw log in seq order.
-	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+	// GetEntries returns a page of the raw log in seq order: at most limit
+	// entries, and fewer when more would exceed max_response_bytes.
+	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+	// RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
 	GetEntries(ctx context.Context, in *GetEntriesRequest, opts ...grpc.CallOption) (*GetEntriesResponse, error)
 	// GetTree returns every entry's shape (id, parent, kind, seq, label,
 	// on-current-path): enough to draw the tree.
@@ -255,8 +257,10 @@ type SessionServiceServer interface {
 	// at_entry_id), ABORTED (the session was deleted and re-created since the
 	// first page: read again from the first page).
 	GetState(context.Context, *GetStateRequest) (*GetStateResponse, error)
-	// GetEntries returns a page of the raw log in seq order.
-	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+	// GetEntries returns a page of the raw log in seq order: at most limit
+	// entries, and fewer when more would exceed max_response_bytes.
+	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+	// RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
 	GetEntries(context.Context, *GetEntriesRequest) (*GetEntriesResponse, error)
 	// GetTree returns every entry's shape (id, parent, kind, seq, label,
 	// on-current-path): enough to draw the tree.

@@ -322,6 +322,7 @@ class GetStateRequest(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -339,6 +340,11 @@ class GetStateRequest(_message.Message):
     """next_page_token of the previous response; empty for the first page.
     Send the other fields unchanged with it.
     """
+    max_response_bytes: _builtins.int
+    """The largest response the caller wants, in bytes; 0 = the server's
+    default (a little below its --max-message-bytes), and larger values are
+    capped there. A page holds at least one message, whatever its size.
+    """
     def __init__(
         self,
         *,
@@ -348,10 +354,11 @@ class GetStateRequest(_message.Message):
         view: _session_pb2.View.ValueType = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        max_response_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__at_entry_id: _TypeAlias = _typing.Literal["at_entry_id"]  # noqa: Y015
     _WhichOneofArgType__at_entry_id: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id"]  # noqa: Y015
@@ -399,6 +406,7 @@ class GetEntriesRequest(_message.Message):
     SESSION_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -406,7 +414,16 @@ class GetEntriesRequest(_message.Message):
     after_seq: _builtins.int
     """Return entries with seq > after_seq."""
     limit: _builtins.int
-    """At most this many; 0 = the server's default page size."""
+    """At most this many; 0 = the server's default page size. The server may
+    return fewer: a page also stays within max_response_bytes, so entries
+    much larger than one response are read page by page (ask again with
+    after_seq = the last seq received, until head_seq).
+    """
+    max_response_bytes: _builtins.int
+    """The largest response the caller wants, in bytes; 0 = the server's
+    default (a little below its --max-message-bytes), and larger values are
+    capped there. A page holds at least one entry, whatever its size.
+    """
     def __init__(
         self,
         *,
@@ -414,10 +431,11 @@ class GetEntriesRequest(_message.Message):
         session: _builtins.str = ...,
         after_seq: _builtins.int = ...,
         limit: _builtins.int = ...,
+        max_response_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "limit", b"limit", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "limit", b"limit", "max_response_bytes", b"max_response_bytes", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -461,6 +479,7 @@ class GetTreeRequest(_message.Message):
     SESSION_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -472,6 +491,11 @@ class GetTreeRequest(_message.Message):
     """
     page_token: _builtins.str
     """next_page_token of the previous response; empty for the first page."""
+    max_response_bytes: _builtins.int
+    """The largest response the caller wants, in bytes; 0 = the server's
+    default (a little below its --max-message-bytes), and larger values are
+    capped there. A page holds at least one node.
+    """
     def __init__(
         self,
         *,
@@ -479,10 +503,11 @@ class GetTreeRequest(_message.Message):
         session: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        max_response_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

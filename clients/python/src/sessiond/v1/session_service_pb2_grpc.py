@@ -156,8 +156,10 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetEntries(self, request, context):
-        """GetEntries returns a page of the raw log in seq order.
-        Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+        """GetEntries returns a page of the raw log in seq order: at most limit
+        entries, and fewer when more would exceed max_response_bytes.
+        Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+        RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -89,8 +89,10 @@ class SessionServiceStub:
     first page: read again from the first page).
     """
     GetEntries: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.GetEntriesRequest, _session_service_pb2.GetEntriesResponse]
-    """GetEntries returns a page of the raw log in seq order.
-    Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+    """GetEntries returns a page of the raw log in seq order: at most limit
+    entries, and fewer when more would exceed max_response_bytes.
+    Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+    RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
     """
     GetTree: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.GetTreeRequest, _session_service_pb2.GetTreeResponse]
     """GetTree returns every entry's shape (id, parent, kind, seq, label,
@@ -179,8 +181,10 @@ class SessionServiceAsyncStub(SessionServiceStub):
     first page: read again from the first page).
     """
     GetEntries: _aio.UnaryUnaryMultiCallable[_session_service_pb2.GetEntriesRequest, _session_service_pb2.GetEntriesResponse]  # type: ignore[assignment]
-    """GetEntries returns a page of the raw log in seq order.
-    Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+    """GetEntries returns a page of the raw log in seq order: at most limit
+    entries, and fewer when more would exceed max_response_bytes.
+    Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+    RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
     """
     GetTree: _aio.UnaryUnaryMultiCallable[_session_service_pb2.GetTreeRequest, _session_service_pb2.GetTreeResponse]  # type: ignore[assignment]
     """GetTree returns every entry's shape (id, parent, kind, seq, label,
@@ -296,8 +300,10 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_service_pb2.GetEntriesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_service_pb2.GetEntriesResponse, _abc.Awaitable[_session_service_pb2.GetEntriesResponse]]:
-        """GetEntries returns a page of the raw log in seq order.
-        Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+        """GetEntries returns a page of the raw log in seq order: at most limit
+        entries, and fewer when more would exceed max_response_bytes.
+        Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+        RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
         """
 
     @_abc_1.abstractmethod

@@ -167,7 +167,10 @@ private static final long serialVersionUID = 0L;
   private int limit_ = 0;
   /**
    * <pre>
-   * At most this many; 0 = the server's default page size.
+   * At most this many; 0 = the server's default page size. The server may
+   * return fewer: a page also stays within max_response_bytes, so entries
+   * much larger than one response are read page by page (ask again with
+   * after_seq = the last seq received, until head_seq).
    * </pre>
    *
    * <code>uint32 limit = 4 [json_name = "limit"];</code>
@@ -176,6 +179,23 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public int getLimit() {
     return limit_;
+  }
+
+  public static final int MAX_RESPONSE_BYTES_FIELD_NUMBER = 5;
+  private int maxResponseBytes_ = 0;
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one entry, whatever its size.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  @java.lang.Override
+  public int getMaxResponseBytes() {
+    return maxResponseBytes_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -204,6 +224,9 @@ private static final long serialVersionUID = 0L;
     if (limit_ != 0) {
       output.writeUInt32(4, limit_);
     }
+    if (maxResponseBytes_ != 0) {
+      output.writeUInt32(5, maxResponseBytes_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -221,6 +244,10 @@ private static final long serialVersionUID = 0L;
     if (limit_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(4, limit_);
+    }
+    if (maxResponseBytes_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(5, maxResponseBytes_);
     }
     return size;
   }
@@ -254,6 +281,8 @@ private static final long serialVersionUID = 0L;
         != other.getAfterSeq()) return false;
     if (getLimit()
         != other.getLimit()) return false;
+    if (getMaxResponseBytes()
+        != other.getMaxResponseBytes()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -274,6 +303,8 @@ private static final long serialVersionUID = 0L;
         getAfterSeq());
     hash = (37 * hash) + LIMIT_FIELD_NUMBER;
     hash = (53 * hash) + getLimit();
+    hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
+    hash = (53 * hash) + getMaxResponseBytes();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -413,6 +444,7 @@ private static final long serialVersionUID = 0L;
       session_ = "";
       afterSeq_ = 0L;
       limit_ = 0;
+      maxResponseBytes_ = 0;
       return this;
     }
 
@@ -458,6 +490,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.limit_ = limit_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.maxResponseBytes_ = maxResponseBytes_;
+      }
     }
 
     @java.lang.Override
@@ -487,6 +522,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getLimit() != 0) {
         setLimit(other.getLimit());
+      }
+      if (other.getMaxResponseBytes() != 0) {
+        setMaxResponseBytes(other.getMaxResponseBytes());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -532,6 +570,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              maxResponseBytes_ = input.readUInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -780,7 +823,10 @@ private static final long serialVersionUID = 0L;
     private int limit_ ;
     /**
      * <pre>
-     * At most this many; 0 = the server's default page size.
+     * At most this many; 0 = the server's default page size. The server may
+     * return fewer: a page also stays within max_response_bytes, so entries
+     * much larger than one response are read page by page (ask again with
+     * after_seq = the last seq received, until head_seq).
      * </pre>
      *
      * <code>uint32 limit = 4 [json_name = "limit"];</code>
@@ -792,7 +838,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * At most this many; 0 = the server's default page size.
+     * At most this many; 0 = the server's default page size. The server may
+     * return fewer: a page also stays within max_response_bytes, so entries
+     * much larger than one response are read page by page (ask again with
+     * after_seq = the last seq received, until head_seq).
      * </pre>
      *
      * <code>uint32 limit = 4 [json_name = "limit"];</code>
@@ -808,7 +857,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * At most this many; 0 = the server's default page size.
+     * At most this many; 0 = the server's default page size. The server may
+     * return fewer: a page also stays within max_response_bytes, so entries
+     * much larger than one response are read page by page (ask again with
+     * after_seq = the last seq received, until head_seq).
      * </pre>
      *
      * <code>uint32 limit = 4 [json_name = "limit"];</code>
@@ -817,6 +869,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearLimit() {
       bitField0_ = (bitField0_ & ~0x00000008);
       limit_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int maxResponseBytes_ ;
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one entry, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @return The maxResponseBytes.
+     */
+    @java.lang.Override
+    public int getMaxResponseBytes() {
+      return maxResponseBytes_;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one entry, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @param value The maxResponseBytes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxResponseBytes(int value) {
+
+      maxResponseBytes_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one entry, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxResponseBytes() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      maxResponseBytes_ = 0;
       onChanged();
       return this;
     }

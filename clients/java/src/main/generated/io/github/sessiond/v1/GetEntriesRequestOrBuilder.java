@@ -62,11 +62,26 @@ public interface GetEntriesRequestOrBuilder extends
 
   /**
    * <pre>
-   * At most this many; 0 = the server's default page size.
+   * At most this many; 0 = the server's default page size. The server may
+   * return fewer: a page also stays within max_response_bytes, so entries
+   * much larger than one response are read page by page (ask again with
+   * after_seq = the last seq received, until head_seq).
    * </pre>
    *
    * <code>uint32 limit = 4 [json_name = "limit"];</code>
    * @return The limit.
    */
   int getLimit();
+
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one entry, whatever its size.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  int getMaxResponseBytes();
 }

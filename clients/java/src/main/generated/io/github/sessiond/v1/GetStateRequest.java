@@ -303,6 +303,23 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int MAX_RESPONSE_BYTES_FIELD_NUMBER = 7;
+  private int maxResponseBytes_ = 0;
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one message, whatever its size.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 7 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  @java.lang.Override
+  public int getMaxResponseBytes() {
+    return maxResponseBytes_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -335,6 +352,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 6, pageToken_);
     }
+    if (maxResponseBytes_ != 0) {
+      output.writeUInt32(7, maxResponseBytes_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -358,6 +378,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(6, pageToken_);
+    }
+    if (maxResponseBytes_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(7, maxResponseBytes_);
     }
     return size;
   }
@@ -397,6 +421,8 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (getMaxResponseBytes()
+        != other.getMaxResponseBytes()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -422,6 +448,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
+    hash = (53 * hash) + getMaxResponseBytes();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -563,6 +591,7 @@ private static final long serialVersionUID = 0L;
       view_ = 0;
       pageSize_ = 0;
       pageToken_ = "";
+      maxResponseBytes_ = 0;
       return this;
     }
 
@@ -616,6 +645,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.maxResponseBytes_ = maxResponseBytes_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -656,6 +688,9 @@ private static final long serialVersionUID = 0L;
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000020;
         onChanged();
+      }
+      if (other.getMaxResponseBytes() != 0) {
+        setMaxResponseBytes(other.getMaxResponseBytes());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -711,6 +746,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 56: {
+              maxResponseBytes_ = input.readUInt32();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1230,6 +1270,56 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+
+    private int maxResponseBytes_ ;
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one message, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 7 [json_name = "maxResponseBytes"];</code>
+     * @return The maxResponseBytes.
+     */
+    @java.lang.Override
+    public int getMaxResponseBytes() {
+      return maxResponseBytes_;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one message, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 7 [json_name = "maxResponseBytes"];</code>
+     * @param value The maxResponseBytes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxResponseBytes(int value) {
+
+      maxResponseBytes_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one message, whatever its size.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 7 [json_name = "maxResponseBytes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxResponseBytes() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      maxResponseBytes_ = 0;
       onChanged();
       return this;
     }

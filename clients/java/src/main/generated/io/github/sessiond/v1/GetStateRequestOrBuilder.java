@@ -131,4 +131,16 @@ public interface GetStateRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one message, whatever its size.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 7 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  int getMaxResponseBytes();
 }

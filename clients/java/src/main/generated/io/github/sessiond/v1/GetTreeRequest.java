@@ -213,6 +213,23 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int MAX_RESPONSE_BYTES_FIELD_NUMBER = 5;
+  private int maxResponseBytes_ = 0;
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one node.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  @java.lang.Override
+  public int getMaxResponseBytes() {
+    return maxResponseBytes_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -239,6 +256,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, pageToken_);
     }
+    if (maxResponseBytes_ != 0) {
+      output.writeUInt32(5, maxResponseBytes_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -255,6 +275,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, pageToken_);
+    }
+    if (maxResponseBytes_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(5, maxResponseBytes_);
     }
     return size;
   }
@@ -288,6 +312,8 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (getMaxResponseBytes()
+        != other.getMaxResponseBytes()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -307,6 +333,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
+    hash = (53 * hash) + getMaxResponseBytes();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -446,6 +474,7 @@ private static final long serialVersionUID = 0L;
       session_ = "";
       pageSize_ = 0;
       pageToken_ = "";
+      maxResponseBytes_ = 0;
       return this;
     }
 
@@ -491,6 +520,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.maxResponseBytes_ = maxResponseBytes_;
+      }
     }
 
     @java.lang.Override
@@ -522,6 +554,9 @@ private static final long serialVersionUID = 0L;
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000008;
         onChanged();
+      }
+      if (other.getMaxResponseBytes() != 0) {
+        setMaxResponseBytes(other.getMaxResponseBytes());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -567,6 +602,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 40: {
+              maxResponseBytes_ = input.readUInt32();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -906,6 +946,56 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private int maxResponseBytes_ ;
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one node.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @return The maxResponseBytes.
+     */
+    @java.lang.Override
+    public int getMaxResponseBytes() {
+      return maxResponseBytes_;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one node.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @param value The maxResponseBytes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxResponseBytes(int value) {
+
+      maxResponseBytes_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. A page holds at least one node.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxResponseBytes() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      maxResponseBytes_ = 0;
       onChanged();
       return this;
     }

@@ -81,4 +81,16 @@ public interface GetTreeRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. A page holds at least one node.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 5 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  int getMaxResponseBytes();
 }

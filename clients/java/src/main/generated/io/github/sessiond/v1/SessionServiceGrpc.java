@@ -388,8 +388,10 @@ public final class SessionServiceGrpc {
 
     /**
      * <pre>
-     * GetEntries returns a page of the raw log in seq order.
-     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+     * GetEntries returns a page of the raw log in seq order: at most limit
+     * entries, and fewer when more would exceed max_response_bytes.
+     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+     * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
      * </pre>
      */
     default void getEntries(io.github.sessiond.v1.GetEntriesRequest request,
@@ -563,8 +565,10 @@ public final class SessionServiceGrpc {
 
     /**
      * <pre>
-     * GetEntries returns a page of the raw log in seq order.
-     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+     * GetEntries returns a page of the raw log in seq order: at most limit
+     * entries, and fewer when more would exceed max_response_bytes.
+     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+     * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
      * </pre>
      */
     public void getEntries(io.github.sessiond.v1.GetEntriesRequest request,
@@ -715,8 +719,10 @@ public final class SessionServiceGrpc {
 
     /**
      * <pre>
-     * GetEntries returns a page of the raw log in seq order.
-     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+     * GetEntries returns a page of the raw log in seq order: at most limit
+     * entries, and fewer when more would exceed max_response_bytes.
+     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+     * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
      * </pre>
      */
     public io.github.sessiond.v1.GetEntriesResponse getEntries(io.github.sessiond.v1.GetEntriesRequest request) throws io.grpc.StatusException {
@@ -866,8 +872,10 @@ public final class SessionServiceGrpc {
 
     /**
      * <pre>
-     * GetEntries returns a page of the raw log in seq order.
-     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+     * GetEntries returns a page of the raw log in seq order: at most limit
+     * entries, and fewer when more would exceed max_response_bytes.
+     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+     * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
      * </pre>
      */
     public io.github.sessiond.v1.GetEntriesResponse getEntries(io.github.sessiond.v1.GetEntriesRequest request) {
@@ -1020,8 +1028,10 @@ public final class SessionServiceGrpc {
 
     /**
      * <pre>
-     * GetEntries returns a page of the raw log in seq order.
-     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND.
+     * GetEntries returns a page of the raw log in seq order: at most limit
+     * entries, and fewer when more would exceed max_response_bytes.
+     * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
+     * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.GetEntriesResponse> getEntries(
