@@ -18,8 +18,10 @@ cd "$(dirname "$0")/.."
 
 DEBS=(postgresql-15 chromium-headless-shell docker-compose prometheus)
 missing=()
+# Installed, not merely known: a removed package keeps a status ("deinstall
+# ok config-files") that `dpkg -s` answers 0 for.
 for deb in "${DEBS[@]}"; do
-  dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
+  [ "$(dpkg-query -W -f='${Status}' "$deb" 2>/dev/null)" = "install ok installed" ] || missing+=("$deb")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
