@@ -22,7 +22,7 @@
  */
 
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -223,7 +223,6 @@ describe("Python client package (clients/python)", () => {
   it("builds a wheel and an sdist; the wheel, in a fresh venv, runs the README's examples", {
     timeout: 180_000,
   }, async () => {
-    const hadBuildDir = existsSync(join(PYTHON_CLIENT_DIR, "build"));
     const { wheel, sdist, wheelPython } = await built;
     expect(wheel).toMatch(/[/\\]sessiond-0\.1\.0-py3-none-any\.whl$/);
     expect(sdist).toMatch(/[/\\]sessiond-0\.1\.0\.tar\.gz$/);
@@ -262,9 +261,10 @@ describe("Python client package (clients/python)", () => {
     ]) {
       expect(inSdist, f).toContain(`sessiond-0.1.0/${f}`);
     }
-    // Built from a copy: the working tree got no build/ or *.egg-info from it.
-    expect(existsSync(join(PYTHON_CLIENT_DIR, "build"))).toBe(hadBuildDir);
-    expect(existsSync(join(PYTHON_CLIENT_DIR, "src/sessiond.egg-info"))).toBe(false);
+    // (Built from a copy, so this test leaves no build/ or *.egg-info in the
+    // checkout; the README's `pip install ./clients/python`, run by
+    // test/readme beside this file, builds in place as pip does for a user,
+    // so the checkout's state is not asserted here.)
 
     const where = await run(wheelPython, ["-c", "import sessiond; print(sessiond.__file__)"], {
       cwd: dir,
