@@ -1,15 +1,20 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import { type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
 import {
   type GetSessionResponse,
   GetSessionResponseSchema,
+  ListSessionsResponseSchema,
+  SearchEntriesResponseSchema,
+  SearchHitSchema,
   SortBy,
   SortOrder,
   type StoreService,
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import { authorizeSession, authorizeWorkspace } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
+import { isJsonCodec, requestedBudget } from "./page-budget.js";
+import { type Fitted, fitItems, lengthPrefixed } from "./page-fit.js";
 import { seqArg } from "./seq-arg.js";
 import { watchSessionsResponses } from "./watch-sessions.js";
 
@@ -30,9 +35,55 @@ function getSessionResponse(session: SessionMeta): GetSessionResponse {
   return res;
 }
 
+/**
+ * A SessionMeta's encoding, once per object: the store hands out the same
+ * one while the session is unchanged, so a warm listing sizes and encodes
+ * nothing again.
+ */
+const metaBytes = new WeakMap<SessionMeta, Uint8Array>();
+
+function encodedMeta(meta: SessionMeta): Uint8Array {
+  let bytes = metaBytes.get(meta);
+  if (bytes === undefined) {
+    bytes = lengthPrefixed(SessionMetaSchema, meta);
+    metaBytes.set(meta, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * ListSessions and SearchEntries pages are picked by the store, by count,
+ * with keyset page tokens only it can make, so a page too big for the
+ * response (sessions with very large metadata or titles, page-fit.ts) is
+ * read again with the page size that fits: its token then names where the
+ * smaller page ends. Should the second read not fit either (the listing
+ * changed in between), it goes whole, never cut short of its token.
+ */
+async function fittedPage<P, T>(
+  read: (pageSize: number) => Promise<P>,
+  pageSize: number,
+  itemsOf: (page: P) => readonly T[],
+  fit: (items: readonly T[], budget: number) => Fitted,
+  budget: number,
+): Promise<{ page: P; fit: Fitted }> {
+  const first = await read(pageSize);
+  const firstFit = fit(itemsOf(first), budget);
+  if (firstFit.count === itemsOf(first).length) return { page: first, fit: firstFit };
+  const page = await read(firstFit.count);
+  const pageFit = fit(itemsOf(page), budget);
+  return {
+    page,
+    fit:
+      pageFit.count === itemsOf(page).length
+        ? pageFit
+        : fit(itemsOf(page), Number.POSITIVE_INFINITY),
+  };
+}
+
 /** StoreService over the SessionStore: translation of requests, nothing more. */
 export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService> {
   const { store } = deps;
+  const { maxMessageBytes } = deps.config.limits;
   return {
     async createSession(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
@@ -56,29 +107,56 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
 
     async listSessions(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
-      return store.list({
-        workspace,
-        parentSessionId: req.parentSessionId,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
-        order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
-        filter: req.filter,
-        sortBy: req.sortBy === SortBy.UPDATED ? "updated" : "created",
-      });
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const { page, fit } = await fittedPage(
+        (pageSize) =>
+          store.list({
+            workspace,
+            parentSessionId: req.parentSessionId,
+            pageSize,
+            pageToken: req.pageToken,
+            order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+            filter: req.filter,
+            sortBy: req.sortBy === SortBy.UPDATED ? "updated" : "created",
+          }),
+        req.pageSize,
+        (p) => p.sessions,
+        (items, budget) => fitItems(SessionMetaSchema, 1, items, budget, json, encodedMeta),
+        requestedBudget(req.maxResponseBytes, maxMessageBytes),
+      );
+      if (json) return page;
+      const response = create(ListSessionsResponseSchema, { nextPageToken: page.nextPageToken });
+      response.$unknown = fit.fields;
+      return response;
     },
 
     async searchEntries(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
-      return store.search({
-        workspace,
-        query: req.query,
-        filter: req.filter,
-        parentSessionId: req.parentSessionId,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
-        order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
-        signal: ctx.signal,
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const { page, fit } = await fittedPage(
+        (pageSize) =>
+          store.search({
+            workspace,
+            query: req.query,
+            filter: req.filter,
+            parentSessionId: req.parentSessionId,
+            pageSize,
+            pageToken: req.pageToken,
+            order: req.order === SortOrder.OLDEST_FIRST ? "oldest" : "newest",
+            signal: ctx.signal,
+          }),
+        req.pageSize,
+        (p) => p.hits,
+        (items, budget) => fitItems(SearchHitSchema, 1, items, budget, json),
+        requestedBudget(req.maxResponseBytes, maxMessageBytes),
+      );
+      if (json) return page;
+      const response = create(SearchEntriesResponseSchema, {
+        nextPageToken: page.nextPageToken,
+        partialSessionIds: page.partialSessionIds,
       });
+      response.$unknown = fit.fields;
+      return response;
     },
 
     async deleteSession(req, ctx) {

@@ -12,6 +12,11 @@ import { toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { GetEntriesResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
+import {
+  ListSessionsResponseSchema,
+  SearchEntriesResponseSchema,
+  SortOrder,
+} from "../../gen/sessiond/v1/store_service_pb.js";
 import { type Protocol, readState, readTree } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
 import { removeDataDir } from "../harness/server.js";
@@ -167,5 +172,86 @@ describe("sessiond export / import of a session larger than one response", () =>
     expect(again.map((e) => toBinary(EntrySchema, e))).toEqual(
       original.map((e) => toBinary(EntrySchema, e)),
     );
+  });
+});
+
+describe.each(PROTOCOLS)("listings of sessions larger than one response, over %s", (protocol) => {
+  /** 12 sessions whose metadata is ~40 KB each (480 KB): ListSessions' default page of 100 would not fit. */
+  async function bigListing(): Promise<{ ws: string; ids: string[] }> {
+    const c = client(server.url, protocol);
+    const ws = uniqueWorkspace(`biglist-${protocol}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const { session } = await c.store.createSession({
+        workspace: ws,
+        sessionId: `big-${String(i).padStart(2, "0")}`,
+        title: `needle ${i} ${"t".repeat(20_000)}`,
+        metadata: { notes: text(i).slice(0, 20_000) },
+      });
+      ids.push(session?.id ?? "");
+      await c.session.append({
+        workspace: ws,
+        session: session?.id ?? "",
+        entries: [user(`needle in session ${i}`), user(`another needle ${i}`)],
+      });
+    }
+    return { ws, ids };
+  }
+
+  it("ListSessions and SearchEntries page by bytes to the end; every page fits", async () => {
+    const { ws, ids } = await bigListing();
+    const c = client(server.url, protocol);
+    const listed: string[] = [];
+    const sizes: number[] = [];
+    let token = "";
+    do {
+      const page = await c.store.listSessions({
+        workspace: ws,
+        order: SortOrder.OLDEST_FIRST,
+        pageToken: token,
+      });
+      expect(page.sessions.length).toBeGreaterThan(0);
+      sizes.push(page.sessions.length);
+      expect(toBinary(ListSessionsResponseSchema, page).length).toBeLessThanOrEqual(
+        MAX_MESSAGE_BYTES,
+      );
+      listed.push(...page.sessions.map((s) => s.id));
+      token = page.nextPageToken;
+    } while (token !== "");
+    expect(listed).toEqual(ids);
+    expect(sizes.length).toBeGreaterThanOrEqual(2);
+    // A smaller max_response_bytes: fewer sessions per page, one at least.
+    const small = await c.store.listSessions({
+      workspace: ws,
+      order: SortOrder.OLDEST_FIRST,
+      maxResponseBytes: 1,
+    });
+    expect(small.sessions.map((s) => s.id)).toEqual([ids[0]]);
+    const next = await c.store.listSessions({
+      workspace: ws,
+      order: SortOrder.OLDEST_FIRST,
+      maxResponseBytes: 1,
+      pageToken: small.nextPageToken,
+    });
+    expect(next.sessions.map((s) => s.id)).toEqual([ids[1]]);
+
+    const hits: string[] = [];
+    token = "";
+    let pages = 0;
+    do {
+      const page = await c.store.searchEntries({
+        workspace: ws,
+        query: "needle",
+        order: SortOrder.OLDEST_FIRST,
+        pageToken: token,
+        maxResponseBytes: 100_000,
+      });
+      pages++;
+      expect(toBinary(SearchEntriesResponseSchema, page).length).toBeLessThanOrEqual(100_000);
+      hits.push(...page.hits.map((h) => `${h.sessionId}/${h.seq}`));
+      token = page.nextPageToken;
+    } while (token !== "");
+    expect(hits).toEqual(ids.flatMap((id) => [`${id}/2`, `${id}/3`]));
+    expect(pages).toBeGreaterThanOrEqual(5);
   });
 });

@@ -574,9 +574,14 @@ type ListSessionsRequest struct {
 	// Only the sessions that meet it.
 	Filter *SessionFilter `protobuf:"bytes,6,opt,name=filter,proto3" json:"filter,omitempty"`
 	// The time to order by (default: creation).
-	SortBy        SortBy `protobuf:"varint,7,opt,name=sort_by,json=sortBy,proto3,enum=sessiond.v1.SortBy" json:"sort_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SortBy SortBy `protobuf:"varint,7,opt,name=sort_by,json=sortBy,proto3,enum=sessiond.v1.SortBy" json:"sort_by,omitempty"`
+	// The largest response the caller wants, in bytes; 0 = the server's
+	// default (a little below its --max-message-bytes), and larger values are
+	// capped there. The server returns fewer than page_size sessions when more
+	// would not fit; a page holds at least one.
+	MaxResponseBytes uint32 `protobuf:"varint,8,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListSessionsRequest) Reset() {
@@ -658,6 +663,13 @@ func (x *ListSessionsRequest) GetSortBy() SortBy {
 	return SortBy_SORT_BY_UNSPECIFIED
 }
 
+func (x *ListSessionsRequest) GetMaxResponseBytes() uint32 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
+}
+
 // ListSessionsResponse is one page.
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -731,9 +743,14 @@ type SearchEntriesRequest struct {
 	// From the previous response; empty for the first page.
 	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Session order (creation time).
-	Order         SortOrder `protobuf:"varint,7,opt,name=order,proto3,enum=sessiond.v1.SortOrder" json:"order,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Order SortOrder `protobuf:"varint,7,opt,name=order,proto3,enum=sessiond.v1.SortOrder" json:"order,omitempty"`
+	// The largest response the caller wants, in bytes; 0 = the server's
+	// default (a little below its --max-message-bytes), and larger values are
+	// capped there. The server returns fewer than page_size hits when more
+	// would not fit; a page holds at least one.
+	MaxResponseBytes uint32 `protobuf:"varint,8,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SearchEntriesRequest) Reset() {
@@ -813,6 +830,13 @@ func (x *SearchEntriesRequest) GetOrder() SortOrder {
 		return x.Order
 	}
 	return SortOrder_SORT_ORDER_UNSPECIFIED
+}
+
+func (x *SearchEntriesRequest) GetMaxResponseBytes() uint32 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
 }
 
 // SearchHit is one matching entry.
@@ -1533,7 +1557,7 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
-	"\v_agent_type\"\xc6\x02\n" +
+	"\v_agent_type\"\xf4\x02\n" +
 	"\x13ListSessionsRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12/\n" +
 	"\x11parent_session_id\x18\x02 \x01(\tH\x00R\x0fparentSessionId\x88\x01\x01\x12\x1b\n" +
@@ -1542,11 +1566,12 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\x12,\n" +
 	"\x05order\x18\x05 \x01(\x0e2\x16.sessiond.v1.SortOrderR\x05order\x122\n" +
 	"\x06filter\x18\x06 \x01(\v2\x1a.sessiond.v1.SessionFilterR\x06filter\x12,\n" +
-	"\asort_by\x18\a \x01(\x0e2\x13.sessiond.v1.SortByR\x06sortByB\x14\n" +
+	"\asort_by\x18\a \x01(\x0e2\x13.sessiond.v1.SortByR\x06sortBy\x12,\n" +
+	"\x12max_response_bytes\x18\b \x01(\rR\x10maxResponseBytesB\x14\n" +
 	"\x12_parent_session_id\"t\n" +
 	"\x14ListSessionsResponse\x124\n" +
 	"\bsessions\x18\x01 \x03(\v2\x18.sessiond.v1.SessionMetaR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaf\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x02\n" +
 	"\x14SearchEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x122\n" +
@@ -1555,7 +1580,8 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x05 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageToken\x12,\n" +
-	"\x05order\x18\a \x01(\x0e2\x16.sessiond.v1.SortOrderR\x05orderB\x14\n" +
+	"\x05order\x18\a \x01(\x0e2\x16.sessiond.v1.SortOrderR\x05order\x12,\n" +
+	"\x12max_response_bytes\x18\b \x01(\rR\x10maxResponseBytesB\x14\n" +
 	"\x12_parent_session_id\"\x8e\x02\n" +
 	"\tSearchHit\x12\x1d\n" +
 	"\n" +

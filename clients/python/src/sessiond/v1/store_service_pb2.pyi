@@ -371,6 +371,7 @@ class ListSessionsRequest(_message.Message):
     ORDER_FIELD_NUMBER: _builtins.int
     FILTER_FIELD_NUMBER: _builtins.int
     SORT_BY_FIELD_NUMBER: _builtins.int
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     parent_session_id: _builtins.str
@@ -383,6 +384,12 @@ class ListSessionsRequest(_message.Message):
     """Sort order."""
     sort_by: Global___SortBy.ValueType
     """The time to order by (default: creation)."""
+    max_response_bytes: _builtins.int
+    """The largest response the caller wants, in bytes; 0 = the server's
+    default (a little below its --max-message-bytes), and larger values are
+    capped there. The server returns fewer than page_size sessions when more
+    would not fit; a page holds at least one.
+    """
     @_builtins.property
     def filter(self) -> Global___SessionFilter:
         """Only the sessions that meet it."""
@@ -397,10 +404,11 @@ class ListSessionsRequest(_message.Message):
         order: Global___SortOrder.ValueType = ...,
         filter: Global___SessionFilter | None = ...,
         sort_by: Global___SortBy.ValueType = ...,
+        max_response_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "parent_session_id", b"parent_session_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "order", b"order", "page_size", b"page_size", "page_token", b"page_token", "parent_session_id", b"parent_session_id", "sort_by", b"sort_by", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "max_response_bytes", b"max_response_bytes", "order", b"order", "page_size", b"page_size", "page_token", b"page_token", "parent_session_id", b"parent_session_id", "sort_by", b"sort_by", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__parent_session_id: _TypeAlias = _typing.Literal["parent_session_id"]  # noqa: Y015
     _WhichOneofArgType__parent_session_id: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id"]  # noqa: Y015
@@ -449,6 +457,7 @@ class SearchEntriesRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     ORDER_FIELD_NUMBER: _builtins.int
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     query: _builtins.str
@@ -463,6 +472,12 @@ class SearchEntriesRequest(_message.Message):
     """From the previous response; empty for the first page."""
     order: Global___SortOrder.ValueType
     """Session order (creation time)."""
+    max_response_bytes: _builtins.int
+    """The largest response the caller wants, in bytes; 0 = the server's
+    default (a little below its --max-message-bytes), and larger values are
+    capped there. The server returns fewer than page_size hits when more
+    would not fit; a page holds at least one.
+    """
     @_builtins.property
     def filter(self) -> Global___SessionFilter:
         """Only sessions that meet it (and, without parent_session_id in it, only
@@ -479,10 +494,11 @@ class SearchEntriesRequest(_message.Message):
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
         order: Global___SortOrder.ValueType = ...,
+        max_response_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "parent_session_id", b"parent_session_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "order", b"order", "page_size", b"page_size", "page_token", b"page_token", "parent_session_id", b"parent_session_id", "query", b"query", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id", "filter", b"filter", "max_response_bytes", b"max_response_bytes", "order", b"order", "page_size", b"page_size", "page_token", b"page_token", "parent_session_id", b"parent_session_id", "query", b"query", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__parent_session_id: _TypeAlias = _typing.Literal["parent_session_id"]  # noqa: Y015
     _WhichOneofArgType__parent_session_id: _TypeAlias = _typing.Literal["_parent_session_id", b"_parent_session_id"]  # noqa: Y015

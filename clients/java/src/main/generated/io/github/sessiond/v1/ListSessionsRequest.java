@@ -316,6 +316,24 @@ private static final long serialVersionUID = 0L;
     return result == null ? io.github.sessiond.v1.SortBy.UNRECOGNIZED : result;
   }
 
+  public static final int MAX_RESPONSE_BYTES_FIELD_NUMBER = 8;
+  private int maxResponseBytes_ = 0;
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. The server returns fewer than page_size sessions when more
+   * would not fit; a page holds at least one.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 8 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  @java.lang.Override
+  public int getMaxResponseBytes() {
+    return maxResponseBytes_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -351,6 +369,9 @@ private static final long serialVersionUID = 0L;
     if (sortBy_ != io.github.sessiond.v1.SortBy.SORT_BY_UNSPECIFIED.getNumber()) {
       output.writeEnum(7, sortBy_);
     }
+    if (maxResponseBytes_ != 0) {
+      output.writeUInt32(8, maxResponseBytes_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -379,6 +400,10 @@ private static final long serialVersionUID = 0L;
     if (sortBy_ != io.github.sessiond.v1.SortBy.SORT_BY_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(7, sortBy_);
+    }
+    if (maxResponseBytes_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(8, maxResponseBytes_);
     }
     return size;
   }
@@ -422,6 +447,8 @@ private static final long serialVersionUID = 0L;
           .equals(other.getFilter())) return false;
     }
     if (sortBy_ != other.sortBy_) return false;
+    if (getMaxResponseBytes()
+        != other.getMaxResponseBytes()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -451,6 +478,8 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + SORT_BY_FIELD_NUMBER;
     hash = (53 * hash) + sortBy_;
+    hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
+    hash = (53 * hash) + getMaxResponseBytes();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -603,6 +632,7 @@ private static final long serialVersionUID = 0L;
         filterBuilder_ = null;
       }
       sortBy_ = 0;
+      maxResponseBytes_ = 0;
       return this;
     }
 
@@ -662,6 +692,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.sortBy_ = sortBy_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.maxResponseBytes_ = maxResponseBytes_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -703,6 +736,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.sortBy_ != 0) {
         setSortByValue(other.getSortByValue());
+      }
+      if (other.getMaxResponseBytes() != 0) {
+        setMaxResponseBytes(other.getMaxResponseBytes());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -765,6 +801,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 64: {
+              maxResponseBytes_ = input.readUInt32();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 64
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1408,6 +1449,59 @@ private static final long serialVersionUID = 0L;
     public Builder clearSortBy() {
       bitField0_ = (bitField0_ & ~0x00000040);
       sortBy_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int maxResponseBytes_ ;
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. The server returns fewer than page_size sessions when more
+     * would not fit; a page holds at least one.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 8 [json_name = "maxResponseBytes"];</code>
+     * @return The maxResponseBytes.
+     */
+    @java.lang.Override
+    public int getMaxResponseBytes() {
+      return maxResponseBytes_;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. The server returns fewer than page_size sessions when more
+     * would not fit; a page holds at least one.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 8 [json_name = "maxResponseBytes"];</code>
+     * @param value The maxResponseBytes to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxResponseBytes(int value) {
+
+      maxResponseBytes_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The largest response the caller wants, in bytes; 0 = the server's
+     * default (a little below its --max-message-bytes), and larger values are
+     * capped there. The server returns fewer than page_size sessions when more
+     * would not fit; a page holds at least one.
+     * </pre>
+     *
+     * <code>uint32 max_response_bytes = 8 [json_name = "maxResponseBytes"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxResponseBytes() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      maxResponseBytes_ = 0;
       onChanged();
       return this;
     }

@@ -153,4 +153,17 @@ public interface ListSessionsRequestOrBuilder extends
    * @return The sortBy.
    */
   io.github.sessiond.v1.SortBy getSortBy();
+
+  /**
+   * <pre>
+   * The largest response the caller wants, in bytes; 0 = the server's
+   * default (a little below its --max-message-bytes), and larger values are
+   * capped there. The server returns fewer than page_size sessions when more
+   * would not fit; a page holds at least one.
+   * </pre>
+   *
+   * <code>uint32 max_response_bytes = 8 [json_name = "maxResponseBytes"];</code>
+   * @return The maxResponseBytes.
+   */
+  int getMaxResponseBytes();
 }

@@ -169,7 +169,7 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
       ".TimestampR\rupdatedBefore\022\"\n\nagent_type\030" +
       "\007 \001(\tH\000R\tagentType\210\001\001\0327\n\tTagsEntry\022\020\n\003ke" +
       "y\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\r" +
-      "\n\013_agent_type\"\306\002\n\023ListSessionsRequest\022\034\n" +
+      "\n\013_agent_type\"\364\002\n\023ListSessionsRequest\022\034\n" +
       "\tworkspace\030\001 \001(\tR\tworkspace\022/\n\021parent_se" +
       "ssion_id\030\002 \001(\tH\000R\017parentSessionId\210\001\001\022\033\n\t" +
       "page_size\030\003 \001(\rR\010pageSize\022\035\n\npage_token\030" +
@@ -177,85 +177,88 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
       "nd.v1.SortOrderR\005order\0222\n\006filter\030\006 \001(\0132\032" +
       ".sessiond.v1.SessionFilterR\006filter\022,\n\007so" +
       "rt_by\030\007 \001(\0162\023.sessiond.v1.SortByR\006sortBy" +
-      "B\024\n\022_parent_session_id\"t\n\024ListSessionsRe" +
-      "sponse\0224\n\010sessions\030\001 \003(\0132\030.sessiond.v1.S" +
-      "essionMetaR\010sessions\022&\n\017next_page_token\030" +
-      "\002 \001(\tR\rnextPageToken\"\257\002\n\024SearchEntriesRe" +
-      "quest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\024\n\005q" +
-      "uery\030\002 \001(\tR\005query\0222\n\006filter\030\003 \001(\0132\032.sess" +
-      "iond.v1.SessionFilterR\006filter\022/\n\021parent_" +
-      "session_id\030\004 \001(\tH\000R\017parentSessionId\210\001\001\022\033" +
-      "\n\tpage_size\030\005 \001(\rR\010pageSize\022\035\n\npage_toke" +
-      "n\030\006 \001(\tR\tpageToken\022,\n\005order\030\007 \001(\0162\026.sess" +
-      "iond.v1.SortOrderR\005orderB\024\n\022_parent_sess" +
-      "ion_id\"\216\002\n\tSearchHit\022\035\n\nsession_id\030\001 \001(\t" +
-      "R\tsessionId\022(\n\rsession_title\030\002 \001(\tH\000R\014se" +
-      "ssionTitle\210\001\001\022\031\n\010entry_id\030\003 \001(\tR\007entryId" +
-      "\022\020\n\003seq\030\004 \001(\004R\003seq\022%\n\004role\030\005 \001(\0162\021.sessi" +
-      "ond.v1.RoleR\004role\0228\n\ttimestamp\030\006 \001(\0132\032.g" +
-      "oogle.protobuf.TimestampR\ttimestamp\022\030\n\007s" +
-      "nippet\030\007 \001(\tR\007snippetB\020\n\016_session_title\"" +
-      "\233\001\n\025SearchEntriesResponse\022*\n\004hits\030\001 \003(\0132" +
-      "\026.sessiond.v1.SearchHitR\004hits\022&\n\017next_pa" +
-      "ge_token\030\002 \001(\tR\rnextPageToken\022.\n\023partial" +
-      "_session_ids\030\003 \003(\tR\021partialSessionIds\"\302\001" +
-      "\n\024DeleteSessionRequest\022\034\n\tworkspace\030\001 \001(" +
-      "\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007session\022+" +
-      "\n\021include_subagents\030\003 \001(\010R\020includeSubage" +
-      "nts\022/\n\021expected_head_seq\030\004 \001(\004H\000R\017expect" +
-      "edHeadSeq\210\001\001B\024\n\022_expected_head_seq\"G\n\025De" +
-      "leteSessionResponse\022.\n\023deleted_session_i" +
-      "ds\030\001 \003(\tR\021deletedSessionIds\"\272\001\n\022ForkSess" +
-      "ionRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace" +
-      "\022\030\n\007session\030\002 \001(\tR\007session\022\024\n\005entry\030\003 \001(" +
-      "\tR\005entry\022\031\n\005title\030\004 \001(\tH\000R\005title\210\001\001\022\"\n\ns" +
-      "ession_id\030\005 \001(\tH\001R\tsessionId\210\001\001B\010\n\006_titl" +
-      "eB\r\n\013_session_id\"I\n\023ForkSessionResponse\022" +
-      "2\n\007session\030\001 \001(\0132\030.sessiond.v1.SessionMe" +
-      "taR\007session\"\225\001\n\024ImportSessionRequest\022\034\n\t" +
-      "workspace\030\001 \001(\tR\tworkspace\022\"\n\nsession_id" +
-      "\030\002 \001(\tH\000R\tsessionId\210\001\001\022,\n\007entries\030\003 \003(\0132" +
-      "\022.sessiond.v1.EntryR\007entriesB\r\n\013_session" +
-      "_id\"e\n\025ImportSessionResponse\0222\n\007session\030" +
-      "\001 \001(\0132\030.sessiond.v1.SessionMetaR\007session" +
-      "\022\030\n\007created\030\002 \001(\010R\007created\"W\n\024WatchSessi" +
-      "onsRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace" +
-      "\022!\n\014after_cursor\030\002 \001(\tR\013afterCursor\"\345\001\n\025" +
-      "WatchSessionsResponse\0221\n\004type\030\001 \001(\0162\035.se" +
-      "ssiond.v1.SessionEventTypeR\004type\022\035\n\nsess" +
-      "ion_id\030\002 \001(\tR\tsessionId\0222\n\007session\030\003 \001(\013" +
-      "2\030.sessiond.v1.SessionMetaR\007session\022\026\n\006c" +
-      "ursor\030\004 \001(\tR\006cursor\022.\n\004time\030\005 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\004time*a\n\tSortOrder" +
-      "\022\032\n\026SORT_ORDER_UNSPECIFIED\020\000\022\033\n\027SORT_ORD" +
-      "ER_NEWEST_FIRST\020\001\022\033\n\027SORT_ORDER_OLDEST_F" +
-      "IRST\020\002*K\n\006SortBy\022\027\n\023SORT_BY_UNSPECIFIED\020" +
-      "\000\022\023\n\017SORT_BY_CREATED\020\001\022\023\n\017SORT_BY_UPDATE" +
-      "D\020\002*\226\001\n\020SessionEventType\022\"\n\036SESSION_EVEN" +
-      "T_TYPE_UNSPECIFIED\020\000\022\036\n\032SESSION_EVENT_TY" +
-      "PE_CREATED\020\001\022\036\n\032SESSION_EVENT_TYPE_UPDAT" +
-      "ED\020\002\022\036\n\032SESSION_EVENT_TYPE_DELETED\020\0032\276\005\n" +
-      "\014StoreService\022V\n\rCreateSession\022!.session" +
-      "d.v1.CreateSessionRequest\032\".sessiond.v1." +
-      "CreateSessionResponse\022M\n\nGetSession\022\036.se" +
-      "ssiond.v1.GetSessionRequest\032\037.sessiond.v" +
-      "1.GetSessionResponse\022S\n\014ListSessions\022 .s" +
-      "essiond.v1.ListSessionsRequest\032!.session" +
-      "d.v1.ListSessionsResponse\022V\n\rSearchEntri" +
-      "es\022!.sessiond.v1.SearchEntriesRequest\032\"." +
-      "sessiond.v1.SearchEntriesResponse\022V\n\rDel" +
-      "eteSession\022!.sessiond.v1.DeleteSessionRe" +
-      "quest\032\".sessiond.v1.DeleteSessionRespons" +
-      "e\022P\n\013ForkSession\022\037.sessiond.v1.ForkSessi" +
-      "onRequest\032 .sessiond.v1.ForkSessionRespo" +
-      "nse\022V\n\rImportSession\022!.sessiond.v1.Impor" +
-      "tSessionRequest\032\".sessiond.v1.ImportSess" +
-      "ionResponse\022X\n\rWatchSessions\022!.sessiond." +
-      "v1.WatchSessionsRequest\032\".sessiond.v1.Wa" +
-      "tchSessionsResponse0\001Bw\n\025io.github.sessi" +
-      "ond.v1B\021StoreServiceProtoP\001\242\002\003SXX\252\002\013Sess" +
-      "iond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1\\GPBM" +
-      "etadata\352\002\014Sessiond::V1b\006proto3"
+      "\022,\n\022max_response_bytes\030\010 \001(\rR\020maxRespons" +
+      "eBytesB\024\n\022_parent_session_id\"t\n\024ListSess" +
+      "ionsResponse\0224\n\010sessions\030\001 \003(\0132\030.session" +
+      "d.v1.SessionMetaR\010sessions\022&\n\017next_page_" +
+      "token\030\002 \001(\tR\rnextPageToken\"\335\002\n\024SearchEnt" +
+      "riesRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspac" +
+      "e\022\024\n\005query\030\002 \001(\tR\005query\0222\n\006filter\030\003 \001(\0132" +
+      "\032.sessiond.v1.SessionFilterR\006filter\022/\n\021p" +
+      "arent_session_id\030\004 \001(\tH\000R\017parentSessionI" +
+      "d\210\001\001\022\033\n\tpage_size\030\005 \001(\rR\010pageSize\022\035\n\npag" +
+      "e_token\030\006 \001(\tR\tpageToken\022,\n\005order\030\007 \001(\0162" +
+      "\026.sessiond.v1.SortOrderR\005order\022,\n\022max_re" +
+      "sponse_bytes\030\010 \001(\rR\020maxResponseBytesB\024\n\022" +
+      "_parent_session_id\"\216\002\n\tSearchHit\022\035\n\nsess" +
+      "ion_id\030\001 \001(\tR\tsessionId\022(\n\rsession_title" +
+      "\030\002 \001(\tH\000R\014sessionTitle\210\001\001\022\031\n\010entry_id\030\003 " +
+      "\001(\tR\007entryId\022\020\n\003seq\030\004 \001(\004R\003seq\022%\n\004role\030\005" +
+      " \001(\0162\021.sessiond.v1.RoleR\004role\0228\n\ttimesta" +
+      "mp\030\006 \001(\0132\032.google.protobuf.TimestampR\tti" +
+      "mestamp\022\030\n\007snippet\030\007 \001(\tR\007snippetB\020\n\016_se" +
+      "ssion_title\"\233\001\n\025SearchEntriesResponse\022*\n" +
+      "\004hits\030\001 \003(\0132\026.sessiond.v1.SearchHitR\004hit" +
+      "s\022&\n\017next_page_token\030\002 \001(\tR\rnextPageToke" +
+      "n\022.\n\023partial_session_ids\030\003 \003(\tR\021partialS" +
+      "essionIds\"\302\001\n\024DeleteSessionRequest\022\034\n\two" +
+      "rkspace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(" +
+      "\tR\007session\022+\n\021include_subagents\030\003 \001(\010R\020i" +
+      "ncludeSubagents\022/\n\021expected_head_seq\030\004 \001" +
+      "(\004H\000R\017expectedHeadSeq\210\001\001B\024\n\022_expected_he" +
+      "ad_seq\"G\n\025DeleteSessionResponse\022.\n\023delet" +
+      "ed_session_ids\030\001 \003(\tR\021deletedSessionIds\"" +
+      "\272\001\n\022ForkSessionRequest\022\034\n\tworkspace\030\001 \001(" +
+      "\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007session\022\024" +
+      "\n\005entry\030\003 \001(\tR\005entry\022\031\n\005title\030\004 \001(\tH\000R\005t" +
+      "itle\210\001\001\022\"\n\nsession_id\030\005 \001(\tH\001R\tsessionId" +
+      "\210\001\001B\010\n\006_titleB\r\n\013_session_id\"I\n\023ForkSess" +
+      "ionResponse\0222\n\007session\030\001 \001(\0132\030.sessiond." +
+      "v1.SessionMetaR\007session\"\225\001\n\024ImportSessio" +
+      "nRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\"" +
+      "\n\nsession_id\030\002 \001(\tH\000R\tsessionId\210\001\001\022,\n\007en" +
+      "tries\030\003 \003(\0132\022.sessiond.v1.EntryR\007entries" +
+      "B\r\n\013_session_id\"e\n\025ImportSessionResponse" +
+      "\0222\n\007session\030\001 \001(\0132\030.sessiond.v1.SessionM" +
+      "etaR\007session\022\030\n\007created\030\002 \001(\010R\007created\"W" +
+      "\n\024WatchSessionsRequest\022\034\n\tworkspace\030\001 \001(" +
+      "\tR\tworkspace\022!\n\014after_cursor\030\002 \001(\tR\013afte" +
+      "rCursor\"\345\001\n\025WatchSessionsResponse\0221\n\004typ" +
+      "e\030\001 \001(\0162\035.sessiond.v1.SessionEventTypeR\004" +
+      "type\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0222\n\007s" +
+      "ession\030\003 \001(\0132\030.sessiond.v1.SessionMetaR\007" +
+      "session\022\026\n\006cursor\030\004 \001(\tR\006cursor\022.\n\004time\030" +
+      "\005 \001(\0132\032.google.protobuf.TimestampR\004time*" +
+      "a\n\tSortOrder\022\032\n\026SORT_ORDER_UNSPECIFIED\020\000" +
+      "\022\033\n\027SORT_ORDER_NEWEST_FIRST\020\001\022\033\n\027SORT_OR" +
+      "DER_OLDEST_FIRST\020\002*K\n\006SortBy\022\027\n\023SORT_BY_" +
+      "UNSPECIFIED\020\000\022\023\n\017SORT_BY_CREATED\020\001\022\023\n\017SO" +
+      "RT_BY_UPDATED\020\002*\226\001\n\020SessionEventType\022\"\n\036" +
+      "SESSION_EVENT_TYPE_UNSPECIFIED\020\000\022\036\n\032SESS" +
+      "ION_EVENT_TYPE_CREATED\020\001\022\036\n\032SESSION_EVEN" +
+      "T_TYPE_UPDATED\020\002\022\036\n\032SESSION_EVENT_TYPE_D" +
+      "ELETED\020\0032\276\005\n\014StoreService\022V\n\rCreateSessi" +
+      "on\022!.sessiond.v1.CreateSessionRequest\032\"." +
+      "sessiond.v1.CreateSessionResponse\022M\n\nGet" +
+      "Session\022\036.sessiond.v1.GetSessionRequest\032" +
+      "\037.sessiond.v1.GetSessionResponse\022S\n\014List" +
+      "Sessions\022 .sessiond.v1.ListSessionsReque" +
+      "st\032!.sessiond.v1.ListSessionsResponse\022V\n" +
+      "\rSearchEntries\022!.sessiond.v1.SearchEntri" +
+      "esRequest\032\".sessiond.v1.SearchEntriesRes" +
+      "ponse\022V\n\rDeleteSession\022!.sessiond.v1.Del" +
+      "eteSessionRequest\032\".sessiond.v1.DeleteSe" +
+      "ssionResponse\022P\n\013ForkSession\022\037.sessiond." +
+      "v1.ForkSessionRequest\032 .sessiond.v1.Fork" +
+      "SessionResponse\022V\n\rImportSession\022!.sessi" +
+      "ond.v1.ImportSessionRequest\032\".sessiond.v" +
+      "1.ImportSessionResponse\022X\n\rWatchSessions" +
+      "\022!.sessiond.v1.WatchSessionsRequest\032\".se" +
+      "ssiond.v1.WatchSessionsResponse0\001Bw\n\025io." +
+      "github.sessiond.v1B\021StoreServiceProtoP\001\242" +
+      "\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sess" +
+      "iond\\V1\\GPBMetadata\352\002\014Sessiond::V1b\006prot" +
+      "o3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -312,7 +315,7 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_sessiond_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListSessionsRequest_descriptor,
-        new java.lang.String[] { "Workspace", "ParentSessionId", "PageSize", "PageToken", "Order", "Filter", "SortBy", });
+        new java.lang.String[] { "Workspace", "ParentSessionId", "PageSize", "PageToken", "Order", "Filter", "SortBy", "MaxResponseBytes", });
     internal_static_sessiond_v1_ListSessionsResponse_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_sessiond_v1_ListSessionsResponse_fieldAccessorTable = new
@@ -324,7 +327,7 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_sessiond_v1_SearchEntriesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchEntriesRequest_descriptor,
-        new java.lang.String[] { "Workspace", "Query", "Filter", "ParentSessionId", "PageSize", "PageToken", "Order", });
+        new java.lang.String[] { "Workspace", "Query", "Filter", "ParentSessionId", "PageSize", "PageToken", "Order", "MaxResponseBytes", });
     internal_static_sessiond_v1_SearchHit_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_sessiond_v1_SearchHit_fieldAccessorTable = new
