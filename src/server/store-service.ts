@@ -63,20 +63,20 @@ async function fittedPage<P, T>(
   read: (pageSize: number) => Promise<P>,
   pageSize: number,
   itemsOf: (page: P) => readonly T[],
-  fit: (items: readonly T[], budget: number) => Fitted,
+  fitOf: (items: readonly T[], budget: number) => Fitted,
   budget: number,
 ): Promise<{ page: P; fit: Fitted }> {
   const first = await read(pageSize);
-  const firstFit = fit(itemsOf(first), budget);
+  const firstFit = fitOf(itemsOf(first), budget);
   if (firstFit.count === itemsOf(first).length) return { page: first, fit: firstFit };
   const page = await read(firstFit.count);
-  const pageFit = fit(itemsOf(page), budget);
+  const pageFit = fitOf(itemsOf(page), budget);
   return {
     page,
     fit:
       pageFit.count === itemsOf(page).length
         ? pageFit
-        : fit(itemsOf(page), Number.POSITIVE_INFINITY),
+        : fitOf(itemsOf(page), Number.POSITIVE_INFINITY),
   };
 }
 
