@@ -3,6 +3,7 @@ import { SessionEventType } from "../../gen/sessiond/v1/store_service_pb.js";
 import { createSessiondClient } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
+import { eventually } from "./support/stream.js";
 
 /**
  * Retention from outside: `sessiond gc` over the API (dry run, then for
@@ -88,13 +89,15 @@ describe("retention", () => {
     await watching;
     expect(deleted).toEqual([first]);
     expect((await client.store.listSessions({})).sessions.map((s) => s.id)).toEqual([second]);
-    const log = server.stderr();
-    expect(log).toContain('"msg":"retention policy"');
-    expect(log).toMatch(
-      new RegExp(
-        `"msg":"retention","workspace":"default","removed":\\[\\{"session":"${first}","reason":"keep-newest"`,
-      ),
+    expect(server.stderr()).toContain('"msg":"retention policy"');
+    // The sweep logs after its deletions, which watchers may see first: the
+    // line can reach stderr a moment after the DELETED event (CI on PostgreSQL
+    // read stderr too early once).
+    const line = new RegExp(
+      `"msg":"retention","workspace":"default","removed":\\[\\{"session":"${first}","reason":"keep-newest"`,
     );
+    const sweeping = server;
+    await eventually(() => line.test(sweeping.stderr()), 5_000, "the retention log line");
   });
 
   it("refuses malformed retention flags at start", async () => {
