@@ -4,7 +4,7 @@
 #   .cache/gen/venv         grpcio-tools (protoc + gRPC Python) and mypy-protobuf, from PyPI
 #   .cache/gen/bin          protoc-gen-go, protoc-gen-go-grpc (go install, tools go.mod);
 #                           protoc and protoc-gen-grpc-java (Maven Central, linux-x86_64)
-# Needs python3 (3.9+), go (1.26, with the module proxy) and mvn on PATH.
+# Needs python3 (3.10+: protobuf 7), go (1.26, with the module proxy) and mvn on PATH.
 # Prints the directory; scripts/generate.sh calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$pins" ]; then
 fi
 for tool in python3 go mvn; do
   command -v "$tool" >/dev/null 2>&1 || {
-    echo "gen-tools: '$tool' is missing (Python 3.9+, Go 1.26 and Maven are needed; see README, Clients)" >&2
+    echo "gen-tools: '$tool' is missing (Python 3.10+, Go 1.26 and Maven are needed; see README, Clients)" >&2
     exit 1
   }
 done

@@ -6,7 +6,7 @@ import { EntryKind, type TreeNode, TreeNodeSchema } from "../../gen/sessiond/v1/
 import { GetTreeResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
 import { label, user } from "../../test/support/fixtures.js";
 import { openStore } from "../index.js";
-import { pageBudget, treeNodeSize } from "./page-budget.js";
+import { requestedBudget, treeNodeSize } from "./page-budget.js";
 
 /** Text that costs the most on the wire: escapes in JSON, 3- and 4-byte UTF-8, quotes. */
 const NASTY = ["\u001b[31m", "\u0000", '"\\', "€✓", "😀", "é", "\u2028", "a"];
@@ -94,7 +94,7 @@ describe("a GetTree page", () => {
       do {
         const page = await session.treePage({
           pageToken,
-          maxBytes: pageBudget(maxMessageBytes),
+          maxBytes: requestedBudget(0, maxMessageBytes),
           sizeOf: treeNodeSize(json),
         });
         const res = create(GetTreeResponseSchema, {

@@ -12,16 +12,11 @@ import type { TreeNode } from "../../gen/sessiond/v1/session_pb.js";
  */
 const RESERVE_BYTES = 4096;
 
-/** Bytes the items of one page may take in a response of at most `maxMessageBytes`. */
-export function pageBudget(maxMessageBytes: number): number {
-  return requestedBudget(0, maxMessageBytes);
-}
-
 /**
  * The items' budget of one page for a request's `max_response_bytes`: 0 is
  * the server's largest response, a larger value is capped at it, and the
  * room the response's other fields need (`reserve`) comes off. A page still
- * holds at least one item (the stores and entriesResponse see to that).
+ * holds at least one item (the stores and page-fit.ts see to that).
  */
 export function requestedBudget(
   maxResponseBytes: number,

@@ -12,7 +12,7 @@ import {
 } from "../../test/support/fixtures.js";
 import { foldPath } from "../core/fold.js";
 import { openStore } from "../index.js";
-import { pageBudget } from "./page-budget.js";
+import { requestedBudget } from "./page-budget.js";
 import { stateResponse, stateSizes } from "./state-response.js";
 
 describe("stateResponse", () => {
@@ -79,7 +79,7 @@ describe("a GetState page", () => {
         const page = await session.statePage({
           view: View.HISTORY,
           pageToken,
-          maxBytes: pageBudget(maxMessageBytes),
+          maxBytes: requestedBudget(0, maxMessageBytes),
           ...stateSizes(json),
         });
         const res = stateResponse(page.state, page.nextPageToken, json);
