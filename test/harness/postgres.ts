@@ -19,7 +19,15 @@
  * exits (or, when ended by a signal, soon after: a detached watchdog).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,7 +119,7 @@ export async function startPostgres(): Promise<PgServer | undefined> {
     chmodSync(dir, 0o700);
   }
   const pgdata = join(dir, "data");
-  const port = await freePort();
+  let port = 0;
   let started = false;
   const stopSync = () => {
     if (!started) return;
@@ -143,20 +151,39 @@ export async function startPostgres(): Promise<PgServer | undefined> {
       "--locale=C",
     ]);
     await run(cmd, args);
-    [cmd, args] = asPostgres([
-      "pg_ctl",
-      "-D",
-      pgdata,
-      "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
-      "-l",
-      join(dir, "log"),
-      "-w",
-      "-t",
-      "30",
-      "start",
-    ]);
-    await run(cmd, args);
+    // The port is free when picked and may be taken by another test's server
+    // before the postmaster binds it (CI saw one "could not start server"
+    // among 200 files running in parallel): a failed start is tried again on
+    // another port, and the last failure carries the server's log.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      const log = join(dir, `log-${attempt}`);
+      [cmd, args] = asPostgres([
+        "pg_ctl",
+        "-D",
+        pgdata,
+        "-o",
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+        "-l",
+        log,
+        "-w",
+        "-t",
+        "30",
+        "start",
+      ]);
+      try {
+        await run(cmd, args);
+        break;
+      } catch (err) {
+        const text = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "(no log)";
+        if (attempt >= 3) {
+          throw new Error(`${(err as Error).message}\nserver log:\n${text}`);
+        }
+        process.stderr.write(
+          `PostgreSQL did not start on port ${port} (attempt ${attempt}); trying another port. Its log:\n${text}\n`,
+        );
+      }
+    }
     started = true;
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
