@@ -53,6 +53,11 @@ Flags:
   --max-entry-bytes N         (default ${L.maxEntryBytes})
   --default-page-size N       (default ${L.defaultPageSize})
   --max-page-size N           (default ${L.maxPageSize})
+  --blob-threshold-bytes N    store text / thinking / image parts over N bytes once, as
+                              blobs, 0 = never (default ${L.blobThresholdBytes})
+  --max-blob-bytes N          largest blob (default ${L.maxBlobBytes})
+  --blob-grace-ms N           blob collection leaves blobs and uploads used within this
+                              long (default ${L.blobGraceMs})
   --max-watchers-per-session N (default ${L.maxWatchersPerSession})
   --max-watchers N            watch streams in total (default ${L.maxWatchersTotal})
   --max-concurrent-streams N  HTTP/2 streams per connection (default ${L.maxConcurrentStreams})
@@ -91,6 +96,9 @@ const OPTIONS = {
   "max-entry-bytes": { type: "string" },
   "default-page-size": { type: "string" },
   "max-page-size": { type: "string" },
+  "blob-threshold-bytes": { type: "string" },
+  "max-blob-bytes": { type: "string" },
+  "blob-grace-ms": { type: "string" },
   "max-watchers-per-session": { type: "string" },
   "max-watchers": { type: "string" },
   "max-concurrent-streams": { type: "string" },
@@ -220,6 +228,13 @@ export const serve: Command = {
       maxEntryBytes: intFlag("max-entry-bytes", v["max-entry-bytes"], L.maxEntryBytes),
       defaultPageSize: intFlag("default-page-size", v["default-page-size"], L.defaultPageSize),
       maxPageSize: intFlag("max-page-size", v["max-page-size"], L.maxPageSize),
+      blobThresholdBytes: intFlag(
+        "blob-threshold-bytes",
+        v["blob-threshold-bytes"],
+        L.blobThresholdBytes,
+      ),
+      maxBlobBytes: intFlag("max-blob-bytes", v["max-blob-bytes"], L.maxBlobBytes),
+      blobGraceMs: intFlag("blob-grace-ms", v["blob-grace-ms"], L.blobGraceMs),
       maxWatchersPerSession: intFlag(
         "max-watchers-per-session",
         v["max-watchers-per-session"],

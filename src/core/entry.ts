@@ -52,6 +52,12 @@ export function messageText(message: Message): string {
       case "image":
         parts.push(`[image ${p.part.value.mimeType}]`);
         break;
+      case "blob":
+        // A text blob shows its preview; an image blob as an image.
+        parts.push(
+          p.part.value.preview || `[${p.part.value.mediaType} ${p.part.value.size} bytes]`,
+        );
+        break;
     }
   }
   return parts.join("\n");

@@ -190,5 +190,30 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       const workspace = authorizeWorkspace(ctx, req.workspace);
       yield* watchSessionsResponses(deps, workspace, req.afterCursor, ctx.signal);
     },
+
+    async *getBlob(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      const chunks = store.blobs.read(
+        workspace,
+        req.sha256,
+        seqArg(req.offset, "offset"),
+        seqArg(req.length, "length"),
+      );
+      for await (const c of chunks) {
+        yield { data: c.data, offset: BigInt(c.offset), size: BigInt(c.size) };
+      }
+    },
+
+    async putBlob(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      const { received, stored } = await store.blobs.put(
+        workspace,
+        req.sha256,
+        seqArg(req.size, "size"),
+        seqArg(req.offset, "offset"),
+        req.data,
+      );
+      return { received: BigInt(received), stored };
+    },
   };
 }

@@ -2,6 +2,7 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { Tags } from "../core/tags.js";
+import type { BlobStorage } from "./blobs.js";
 import type { EngineStats } from "./observer.js";
 
 /**
@@ -212,6 +213,9 @@ export type StorageListener = (event: StorageEvent) => void;
 export interface StorageEngine {
   /** "memory", "jsonl" or "postgres". */
   readonly kind: string;
+
+  /** The workspace's blobs: large parts stored once (see blobs.ts). */
+  readonly blobs: BlobStorage;
 
   /**
    * Creates a session durably from its first entries (a SessionInfo root

@@ -10,12 +10,13 @@ describeStorageConformance("memory", async () => {
 
 /**
  * "Reopen" for the memory engine: copy every session (deep-cloned entries)
- * into a new engine through the public API and close the old one. This runs
+ * into a new engine through the public API (blobs handed over) and close the old one. This runs
  * the suite's persistence paths (checks after reopen) against memory too, so
  * that the suite itself is exercised before the durable engines rely on it.
  */
 async function copyInto(from: MemoryEngine): Promise<MemoryEngine> {
-  const to = new MemoryEngine();
+  // Blobs are not copied but handed over: no listing names every workspace that holds some.
+  const to = new MemoryEngine({ blobs: from.blobs });
   for (const workspace of await from.workspaces()) {
     for (const sessionId of await from.listIds(workspace)) {
       const key = { workspace, sessionId };

@@ -17,6 +17,7 @@ import type {
   StorageListener,
 } from "./engine.js";
 import { Listeners } from "./listeners.js";
+import { MemoryBlobs } from "./memory-blobs.js";
 import { compareRootKeys } from "./root-order.js";
 import { recordOf, rootRecordOf } from "./session-record.js";
 
@@ -28,9 +29,15 @@ import { recordOf, rootRecordOf } from "./session-record.js";
  */
 export class MemoryEngine implements StorageEngine {
   readonly kind = "memory";
+  readonly blobs: MemoryBlobs;
   private readonly spaces = new Map<string, Map<string, SessionLog>>();
   private readonly listeners = new Listeners();
   private closed = false;
+
+  /** `blobs`: another engine's, to share them (a test's stand-in for a reopen). */
+  constructor(options: { blobs?: MemoryBlobs } = {}) {
+    this.blobs = options.blobs ?? new MemoryBlobs();
+  }
 
   private space(workspace: string): Map<string, SessionLog> {
     let s = this.spaces.get(workspace);

@@ -41,6 +41,10 @@ class WrappedEngine implements StorageEngine {
   failDeleteMany: Error | undefined;
   private deleteCalls = 0;
 
+  get blobs() {
+    return this.inner.blobs;
+  }
+
   exists?: (key: SessionKey) => Promise<boolean>;
   idsByRef?: (workspace: string, ref: string, limit: number) => Promise<string[]>;
   pageRoots?: (workspace: string, query: RootPageQuery) => Promise<RootRecord[]>;

@@ -11,6 +11,12 @@ export interface StoreLimits {
   defaultPageSize: number;
   /** Largest page a request may ask for. */
   maxPageSize: number;
+  /** A text, thinking or image part over this many bytes is stored as a blob (0: never). */
+  blobThresholdBytes: number;
+  /** Largest blob, uploaded or taken out of an append. */
+  maxBlobBytes: number;
+  /** Blob collection leaves blobs and uploads used within this long (ms). */
+  blobGraceMs: number;
 }
 
 export const DEFAULT_LIMITS: StoreLimits = {
@@ -18,4 +24,7 @@ export const DEFAULT_LIMITS: StoreLimits = {
   maxEntryBytes: 4 * 1024 * 1024,
   defaultPageSize: 100,
   maxPageSize: 1000,
+  blobThresholdBytes: 64 * 1024,
+  maxBlobBytes: 256 * 1024 * 1024,
+  blobGraceMs: 60 * 60 * 1000,
 };

@@ -32,6 +32,7 @@ import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import { BlobStore } from "./blobs.js";
 import { familyOf } from "./family.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
@@ -78,6 +79,8 @@ const CANDIDATES_SHOWN = 5;
  */
 export class SessionStore {
   readonly limits: StoreLimits;
+  /** Large parts stored once: reads, uploads, collection. */
+  readonly blobs: BlobStore;
   private readonly now: () => Date;
   private readonly ctx: SessionContext;
   /** Live watching (Session.watch, watchSessions); starts with the first watcher. */
@@ -92,7 +95,8 @@ export class SessionStore {
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     const meta = (key: SessionKey) => this.metaOfKey(key);
     this.watcher = new StoreWatch({ engine, limits: this.limits, meta });
-    this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher };
+    this.blobs = new BlobStore(engine, this.limits);
+    this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher, blobs: this.blobs };
   }
 
   /**
@@ -360,6 +364,15 @@ export class SessionStore {
     const recorded = first?.kind.case === "sessionInfo" ? first.kind.value.sessionId : "";
     const sessionId = checkSessionId(opts.sessionId ?? (recorded || newSessionId(this.now())));
     const key = { workspace, sessionId };
+    // Large parts become blobs, durable before the log that names them.
+    return this.blobs.withBlobs(workspace, [...entries], (stored) => this.importLog(key, stored));
+  }
+
+  private async importLog(
+    key: SessionKey,
+    entries: readonly Entry[],
+  ): Promise<{ session: SessionMeta; created: boolean }> {
+    const { workspace, sessionId } = key;
     const planned = planImport(sessionId, entries, this.ctx.plan);
     await this.checkImportedParent(workspace, planned[0] as Entry);
     try {

@@ -18,6 +18,7 @@ import type { SessionLog } from "../core/session-log.js";
 import { pathIdsAfter } from "../core/tree.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import { inSpan } from "../storage/observer.js";
+import type { BlobStore } from "./blobs.js";
 import type { StoreLimits } from "./limits.js";
 import { fillPage, itemsFrom, type PageRequest } from "./page-fill.js";
 import { badPageToken } from "./page-token.js";
@@ -90,6 +91,7 @@ export interface SessionContext {
   readonly plan: PlanContext;
   meta(key: SessionKey): Promise<SessionMeta>;
   readonly watch: StoreWatch;
+  readonly blobs: BlobStore;
 }
 
 /**
@@ -134,10 +136,13 @@ export class Session {
         `append of ${list.length} entries exceeds the limit of ${maxEntriesPerAppend}`,
       );
     }
-    const input = { entries: list, ...opts };
     return inSpan("store.append", (span) => {
       span.setAttribute("sessiond.entries", list.length);
-      return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));
+      // Large parts become blobs, durable before the entries that name them.
+      return this.ctx.blobs.withBlobs(this.key.workspace, list, (entries) => {
+        const input = { ...opts, entries };
+        return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));
+      });
     });
   }
 

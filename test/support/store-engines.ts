@@ -50,7 +50,9 @@ export async function openPostgres(
 ): Promise<{ engine: PostgresEngine; url: string; admin: postgres.Sql }> {
   const { url, admin } = await pgDatabase();
   const engine = await PostgresEngine.open({ url, ...extra });
-  await admin.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
+  await admin.unsafe(
+    "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_blob_chunks, sessiond_blobs",
+  );
   return { engine, url, admin };
 }
 

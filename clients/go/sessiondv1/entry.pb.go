@@ -80,6 +80,63 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{0}
 }
 
+// BlobPart says which part a BlobRef stands for.
+type BlobPart int32
+
+const (
+	BlobPart_BLOB_PART_UNSPECIFIED BlobPart = 0
+	// A text part: the blob is its UTF-8 bytes.
+	BlobPart_BLOB_PART_TEXT BlobPart = 1
+	// A thinking part: the blob is the reasoning text's UTF-8 bytes; the
+	// signature stays in the reference.
+	BlobPart_BLOB_PART_THINKING BlobPart = 2
+	// An image part: the blob is the image bytes; media_type its mime type.
+	BlobPart_BLOB_PART_IMAGE BlobPart = 3
+)
+
+// Enum value maps for BlobPart.
+var (
+	BlobPart_name = map[int32]string{
+		0: "BLOB_PART_UNSPECIFIED",
+		1: "BLOB_PART_TEXT",
+		2: "BLOB_PART_THINKING",
+		3: "BLOB_PART_IMAGE",
+	}
+	BlobPart_value = map[string]int32{
+		"BLOB_PART_UNSPECIFIED": 0,
+		"BLOB_PART_TEXT":        1,
+		"BLOB_PART_THINKING":    2,
+		"BLOB_PART_IMAGE":       3,
+	}
+)
+
+func (x BlobPart) Enum() *BlobPart {
+	p := new(BlobPart)
+	*p = x
+	return p
+}
+
+func (x BlobPart) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BlobPart) Descriptor() protoreflect.EnumDescriptor {
+	return file_sessiond_v1_entry_proto_enumTypes[1].Descriptor()
+}
+
+func (BlobPart) Type() protoreflect.EnumType {
+	return &file_sessiond_v1_entry_proto_enumTypes[1]
+}
+
+func (x BlobPart) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BlobPart.Descriptor instead.
+func (BlobPart) EnumDescriptor() ([]byte, []int) {
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{1}
+}
+
 // Entry is one record of a session's append-only log. Entries form a tree:
 // every entry except the first names its parent, and the session keeps a
 // movable "current leaf" pointer. Nothing is ever deleted or rewritten;
@@ -665,6 +722,7 @@ type ContentPart struct {
 	//	*ContentPart_Thinking
 	//	*ContentPart_Image
 	//	*ContentPart_ToolCall
+	//	*ContentPart_Blob
 	Part          isContentPart_Part `protobuf_oneof:"part"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -743,6 +801,15 @@ func (x *ContentPart) GetToolCall() *ToolCall {
 	return nil
 }
 
+func (x *ContentPart) GetBlob() *BlobRef {
+	if x != nil {
+		if x, ok := x.Part.(*ContentPart_Blob); ok {
+			return x.Blob
+		}
+	}
+	return nil
+}
+
 type isContentPart_Part interface {
 	isContentPart_Part()
 }
@@ -767,6 +834,16 @@ type ContentPart_ToolCall struct {
 	ToolCall *ToolCall `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3,oneof"`
 }
 
+type ContentPart_Blob struct {
+	// A large text, thinking or image part stored once in the workspace as
+	// a blob (StoreService.GetBlob reads it). The server puts one in place
+	// of a part over its blob threshold (serve --blob-threshold-bytes); a
+	// caller may also upload the content first (StoreService.PutBlob) and
+	// append the reference. Clients resolve it back into the part it
+	// stands for.
+	Blob *BlobRef `protobuf:"bytes,5,opt,name=blob,proto3,oneof"`
+}
+
 func (*ContentPart_Text) isContentPart_Part() {}
 
 func (*ContentPart_Thinking) isContentPart_Part() {}
@@ -774,6 +851,103 @@ func (*ContentPart_Thinking) isContentPart_Part() {}
 func (*ContentPart_Image) isContentPart_Part() {}
 
 func (*ContentPart_ToolCall) isContentPart_Part() {}
+
+func (*ContentPart_Blob) isContentPart_Part() {}
+
+// BlobRef is a content part kept as a blob: content-addressed by SHA-256,
+// stored once per workspace however many entries, forks and subagents
+// refer to it.
+type BlobRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The SHA-256 of the content, 64 lower-case hex digits.
+	Sha256 string `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// The content's size in bytes.
+	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// The part it stands for. Required.
+	Part BlobPart `protobuf:"varint,3,opt,name=part,proto3,enum=sessiond.v1.BlobPart" json:"part,omitempty"`
+	// IMAGE: the image's mime type (the ImagePart's mime_type); TEXT and
+	// THINKING: "text/plain; charset=utf-8".
+	MediaType string `protobuf:"bytes,4,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// TEXT and THINKING: the first 200 characters of the text, set by the
+	// server (what listings, trees and search see of it).
+	Preview string `protobuf:"bytes,5,opt,name=preview,proto3" json:"preview,omitempty"`
+	// THINKING: the ThinkingPart's signature.
+	Signature     *string `protobuf:"bytes,6,opt,name=signature,proto3,oneof" json:"signature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlobRef) Reset() {
+	*x = BlobRef{}
+	mi := &file_sessiond_v1_entry_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlobRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlobRef) ProtoMessage() {}
+
+func (x *BlobRef) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_entry_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlobRef.ProtoReflect.Descriptor instead.
+func (*BlobRef) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BlobRef) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *BlobRef) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *BlobRef) GetPart() BlobPart {
+	if x != nil {
+		return x.Part
+	}
+	return BlobPart_BLOB_PART_UNSPECIFIED
+}
+
+func (x *BlobRef) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *BlobRef) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+func (x *BlobRef) GetSignature() string {
+	if x != nil && x.Signature != nil {
+		return *x.Signature
+	}
+	return ""
+}
 
 // ThinkingPart is model reasoning content.
 type ThinkingPart struct {
@@ -788,7 +962,7 @@ type ThinkingPart struct {
 
 func (x *ThinkingPart) Reset() {
 	*x = ThinkingPart{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[5]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +974,7 @@ func (x *ThinkingPart) String() string {
 func (*ThinkingPart) ProtoMessage() {}
 
 func (x *ThinkingPart) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[5]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +987,7 @@ func (x *ThinkingPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThinkingPart.ProtoReflect.Descriptor instead.
 func (*ThinkingPart) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ThinkingPart) GetThinking() string {
@@ -843,7 +1017,7 @@ type ImagePart struct {
 
 func (x *ImagePart) Reset() {
 	*x = ImagePart{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[6]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +1029,7 @@ func (x *ImagePart) String() string {
 func (*ImagePart) ProtoMessage() {}
 
 func (x *ImagePart) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[6]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1042,7 @@ func (x *ImagePart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImagePart.ProtoReflect.Descriptor instead.
 func (*ImagePart) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImagePart) GetMimeType() string {
@@ -901,7 +1075,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[7]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1087,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[7]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1100,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCall) GetId() string {
@@ -967,7 +1141,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[8]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +1153,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[8]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +1166,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetInputTokens() uint64 {
@@ -1036,7 +1210,7 @@ type ModelChange struct {
 
 func (x *ModelChange) Reset() {
 	*x = ModelChange{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[9]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1222,7 @@ func (x *ModelChange) String() string {
 func (*ModelChange) ProtoMessage() {}
 
 func (x *ModelChange) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[9]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1235,7 @@ func (x *ModelChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelChange.ProtoReflect.Descriptor instead.
 func (*ModelChange) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ModelChange) GetModel() string {
@@ -1089,7 +1263,7 @@ type ThinkingLevelChange struct {
 
 func (x *ThinkingLevelChange) Reset() {
 	*x = ThinkingLevelChange{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1275,7 @@ func (x *ThinkingLevelChange) String() string {
 func (*ThinkingLevelChange) ProtoMessage() {}
 
 func (x *ThinkingLevelChange) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1288,7 @@ func (x *ThinkingLevelChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThinkingLevelChange.ProtoReflect.Descriptor instead.
 func (*ThinkingLevelChange) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ThinkingLevelChange) GetThinkingLevel() string {
@@ -1143,7 +1317,7 @@ type Compaction struct {
 
 func (x *Compaction) Reset() {
 	*x = Compaction{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1329,7 @@ func (x *Compaction) String() string {
 func (*Compaction) ProtoMessage() {}
 
 func (x *Compaction) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1342,7 @@ func (x *Compaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
 func (*Compaction) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Compaction) GetSummary() string {
@@ -1205,7 +1379,7 @@ type BranchSummary struct {
 
 func (x *BranchSummary) Reset() {
 	*x = BranchSummary{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1391,7 @@ func (x *BranchSummary) String() string {
 func (*BranchSummary) ProtoMessage() {}
 
 func (x *BranchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1404,7 @@ func (x *BranchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchSummary.ProtoReflect.Descriptor instead.
 func (*BranchSummary) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BranchSummary) GetSummary() string {
@@ -1259,7 +1433,7 @@ type Label struct {
 
 func (x *Label) Reset() {
 	*x = Label{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1445,7 @@ func (x *Label) String() string {
 func (*Label) ProtoMessage() {}
 
 func (x *Label) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1458,7 @@ func (x *Label) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Label.ProtoReflect.Descriptor instead.
 func (*Label) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Label) GetLabel() string {
@@ -1307,7 +1481,7 @@ type Leaf struct {
 
 func (x *Leaf) Reset() {
 	*x = Leaf{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1493,7 @@ func (x *Leaf) String() string {
 func (*Leaf) ProtoMessage() {}
 
 func (x *Leaf) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1506,7 @@ func (x *Leaf) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leaf.ProtoReflect.Descriptor instead.
 func (*Leaf) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Leaf) GetLeafId() string {
@@ -1356,7 +1530,7 @@ type Custom struct {
 
 func (x *Custom) Reset() {
 	*x = Custom{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1542,7 @@ func (x *Custom) String() string {
 func (*Custom) ProtoMessage() {}
 
 func (x *Custom) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1555,7 @@ func (x *Custom) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Custom.ProtoReflect.Descriptor instead.
 func (*Custom) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Custom) GetNamespace() string {
@@ -1472,13 +1646,24 @@ const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"_tool_nameB\b\n" +
 	"\x06_modelB\v\n" +
 	"\t_providerB\x0e\n" +
-	"\f_stop_reason\"\xca\x01\n" +
+	"\f_stop_reason\"\xf6\x01\n" +
 	"\vContentPart\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x127\n" +
 	"\bthinking\x18\x02 \x01(\v2\x19.sessiond.v1.ThinkingPartH\x00R\bthinking\x12.\n" +
 	"\x05image\x18\x03 \x01(\v2\x16.sessiond.v1.ImagePartH\x00R\x05image\x124\n" +
-	"\ttool_call\x18\x04 \x01(\v2\x15.sessiond.v1.ToolCallH\x00R\btoolCallB\x06\n" +
-	"\x04part\"[\n" +
+	"\ttool_call\x18\x04 \x01(\v2\x15.sessiond.v1.ToolCallH\x00R\btoolCall\x12*\n" +
+	"\x04blob\x18\x05 \x01(\v2\x14.sessiond.v1.BlobRefH\x00R\x04blobB\x06\n" +
+	"\x04part\"\xca\x01\n" +
+	"\aBlobRef\x12\x16\n" +
+	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12)\n" +
+	"\x04part\x18\x03 \x01(\x0e2\x15.sessiond.v1.BlobPartR\x04part\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x04 \x01(\tR\tmediaType\x12\x18\n" +
+	"\apreview\x18\x05 \x01(\tR\apreview\x12!\n" +
+	"\tsignature\x18\x06 \x01(\tH\x00R\tsignature\x88\x01\x01B\f\n" +
+	"\n" +
+	"_signature\"[\n" +
 	"\fThinkingPart\x12\x1a\n" +
 	"\bthinking\x18\x01 \x01(\tR\bthinking\x12!\n" +
 	"\tsignature\x18\x02 \x01(\tH\x00R\tsignature\x88\x01\x01B\f\n" +
@@ -1522,7 +1707,12 @@ const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
 	"\x0eROLE_ASSISTANT\x10\x02\x12\r\n" +
-	"\tROLE_TOOL\x10\x03Bp\n" +
+	"\tROLE_TOOL\x10\x03*f\n" +
+	"\bBlobPart\x12\x19\n" +
+	"\x15BLOB_PART_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eBLOB_PART_TEXT\x10\x01\x12\x16\n" +
+	"\x12BLOB_PART_THINKING\x10\x02\x12\x13\n" +
+	"\x0fBLOB_PART_IMAGE\x10\x03Bp\n" +
 	"\x15io.github.sessiond.v1B\n" +
 	"EntryProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
@@ -1538,60 +1728,64 @@ func file_sessiond_v1_entry_proto_rawDescGZIP() []byte {
 	return file_sessiond_v1_entry_proto_rawDescData
 }
 
-var file_sessiond_v1_entry_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_sessiond_v1_entry_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_sessiond_v1_entry_proto_goTypes = []any{
 	(Role)(0),                     // 0: sessiond.v1.Role
-	(*Entry)(nil),                 // 1: sessiond.v1.Entry
-	(*SessionInfo)(nil),           // 2: sessiond.v1.SessionInfo
-	(*ForkedFrom)(nil),            // 3: sessiond.v1.ForkedFrom
-	(*Message)(nil),               // 4: sessiond.v1.Message
-	(*ContentPart)(nil),           // 5: sessiond.v1.ContentPart
-	(*ThinkingPart)(nil),          // 6: sessiond.v1.ThinkingPart
-	(*ImagePart)(nil),             // 7: sessiond.v1.ImagePart
-	(*ToolCall)(nil),              // 8: sessiond.v1.ToolCall
-	(*Usage)(nil),                 // 9: sessiond.v1.Usage
-	(*ModelChange)(nil),           // 10: sessiond.v1.ModelChange
-	(*ThinkingLevelChange)(nil),   // 11: sessiond.v1.ThinkingLevelChange
-	(*Compaction)(nil),            // 12: sessiond.v1.Compaction
-	(*BranchSummary)(nil),         // 13: sessiond.v1.BranchSummary
-	(*Label)(nil),                 // 14: sessiond.v1.Label
-	(*Leaf)(nil),                  // 15: sessiond.v1.Leaf
-	(*Custom)(nil),                // 16: sessiond.v1.Custom
-	nil,                           // 17: sessiond.v1.SessionInfo.TagsEntry
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 20: google.protobuf.Value
+	(BlobPart)(0),                 // 1: sessiond.v1.BlobPart
+	(*Entry)(nil),                 // 2: sessiond.v1.Entry
+	(*SessionInfo)(nil),           // 3: sessiond.v1.SessionInfo
+	(*ForkedFrom)(nil),            // 4: sessiond.v1.ForkedFrom
+	(*Message)(nil),               // 5: sessiond.v1.Message
+	(*ContentPart)(nil),           // 6: sessiond.v1.ContentPart
+	(*BlobRef)(nil),               // 7: sessiond.v1.BlobRef
+	(*ThinkingPart)(nil),          // 8: sessiond.v1.ThinkingPart
+	(*ImagePart)(nil),             // 9: sessiond.v1.ImagePart
+	(*ToolCall)(nil),              // 10: sessiond.v1.ToolCall
+	(*Usage)(nil),                 // 11: sessiond.v1.Usage
+	(*ModelChange)(nil),           // 12: sessiond.v1.ModelChange
+	(*ThinkingLevelChange)(nil),   // 13: sessiond.v1.ThinkingLevelChange
+	(*Compaction)(nil),            // 14: sessiond.v1.Compaction
+	(*BranchSummary)(nil),         // 15: sessiond.v1.BranchSummary
+	(*Label)(nil),                 // 16: sessiond.v1.Label
+	(*Leaf)(nil),                  // 17: sessiond.v1.Leaf
+	(*Custom)(nil),                // 18: sessiond.v1.Custom
+	nil,                           // 19: sessiond.v1.SessionInfo.TagsEntry
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 22: google.protobuf.Value
 }
 var file_sessiond_v1_entry_proto_depIdxs = []int32{
-	18, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
-	2,  // 1: sessiond.v1.Entry.session_info:type_name -> sessiond.v1.SessionInfo
-	4,  // 2: sessiond.v1.Entry.message:type_name -> sessiond.v1.Message
-	10, // 3: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
-	11, // 4: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
-	12, // 5: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
-	13, // 6: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
-	14, // 7: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
-	15, // 8: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
-	16, // 9: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
-	18, // 10: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
-	3,  // 11: sessiond.v1.SessionInfo.forked_from:type_name -> sessiond.v1.ForkedFrom
-	19, // 12: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
-	17, // 13: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
+	20, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
+	3,  // 1: sessiond.v1.Entry.session_info:type_name -> sessiond.v1.SessionInfo
+	5,  // 2: sessiond.v1.Entry.message:type_name -> sessiond.v1.Message
+	12, // 3: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
+	13, // 4: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
+	14, // 5: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
+	15, // 6: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
+	16, // 7: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
+	17, // 8: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
+	18, // 9: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
+	20, // 10: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 11: sessiond.v1.SessionInfo.forked_from:type_name -> sessiond.v1.ForkedFrom
+	21, // 12: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
+	19, // 13: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
 	0,  // 14: sessiond.v1.Message.role:type_name -> sessiond.v1.Role
-	5,  // 15: sessiond.v1.Message.content:type_name -> sessiond.v1.ContentPart
-	9,  // 16: sessiond.v1.Message.usage:type_name -> sessiond.v1.Usage
-	19, // 17: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
-	6,  // 18: sessiond.v1.ContentPart.thinking:type_name -> sessiond.v1.ThinkingPart
-	7,  // 19: sessiond.v1.ContentPart.image:type_name -> sessiond.v1.ImagePart
-	8,  // 20: sessiond.v1.ContentPart.tool_call:type_name -> sessiond.v1.ToolCall
-	20, // 21: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	19, // 22: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	6,  // 15: sessiond.v1.Message.content:type_name -> sessiond.v1.ContentPart
+	11, // 16: sessiond.v1.Message.usage:type_name -> sessiond.v1.Usage
+	21, // 17: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
+	8,  // 18: sessiond.v1.ContentPart.thinking:type_name -> sessiond.v1.ThinkingPart
+	9,  // 19: sessiond.v1.ContentPart.image:type_name -> sessiond.v1.ImagePart
+	10, // 20: sessiond.v1.ContentPart.tool_call:type_name -> sessiond.v1.ToolCall
+	7,  // 21: sessiond.v1.ContentPart.blob:type_name -> sessiond.v1.BlobRef
+	1,  // 22: sessiond.v1.BlobRef.part:type_name -> sessiond.v1.BlobPart
+	22, // 23: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	21, // 24: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_entry_proto_init() }
@@ -1617,17 +1811,19 @@ func file_sessiond_v1_entry_proto_init() {
 		(*ContentPart_Thinking)(nil),
 		(*ContentPart_Image)(nil),
 		(*ContentPart_ToolCall)(nil),
+		(*ContentPart_Blob)(nil),
 	}
 	file_sessiond_v1_entry_proto_msgTypes[5].OneofWrappers = []any{}
-	file_sessiond_v1_entry_proto_msgTypes[9].OneofWrappers = []any{}
-	file_sessiond_v1_entry_proto_msgTypes[11].OneofWrappers = []any{}
+	file_sessiond_v1_entry_proto_msgTypes[6].OneofWrappers = []any{}
+	file_sessiond_v1_entry_proto_msgTypes[10].OneofWrappers = []any{}
+	file_sessiond_v1_entry_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_entry_proto_rawDesc), len(file_sessiond_v1_entry_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   17,
+			NumEnums:      2,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

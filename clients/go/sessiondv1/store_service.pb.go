@@ -186,6 +186,280 @@ func (SessionEventType) EnumDescriptor() ([]byte, []int) {
 	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
 }
 
+// GetBlobRequest reads a blob, or a range of it.
+type GetBlobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The blob's SHA-256, 64 lower-case hex digits.
+	Sha256 string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// First byte to read.
+	Offset uint64 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	// At most this many bytes; 0 = to the end.
+	Length        uint64 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlobRequest) Reset() {
+	*x = GetBlobRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlobRequest) ProtoMessage() {}
+
+func (x *GetBlobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlobRequest.ProtoReflect.Descriptor instead.
+func (*GetBlobRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetBlobRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *GetBlobRequest) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *GetBlobRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetBlobRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+// GetBlobResponse is one chunk of a blob.
+type GetBlobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bytes from offset on.
+	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// Where data starts in the blob.
+	Offset uint64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// The whole blob's size.
+	Size          uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBlobResponse) Reset() {
+	*x = GetBlobResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBlobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBlobResponse) ProtoMessage() {}
+
+func (x *GetBlobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBlobResponse.ProtoReflect.Descriptor instead.
+func (*GetBlobResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetBlobResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *GetBlobResponse) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetBlobResponse) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// PutBlobRequest is one chunk of an upload.
+type PutBlobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The SHA-256 of the whole content, 64 lower-case hex digits.
+	Sha256 string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// The whole content's size in bytes.
+	Size uint64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// Where this chunk starts: the bytes received so far.
+	Offset uint64 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// The chunk.
+	Data          []byte `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutBlobRequest) Reset() {
+	*x = PutBlobRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutBlobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutBlobRequest) ProtoMessage() {}
+
+func (x *PutBlobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutBlobRequest.ProtoReflect.Descriptor instead.
+func (*PutBlobRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PutBlobRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *PutBlobRequest) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *PutBlobRequest) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *PutBlobRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *PutBlobRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// PutBlobResponse says how far the upload is.
+type PutBlobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bytes the server holds of this blob (size once stored).
+	Received uint64 `protobuf:"varint,1,opt,name=received,proto3" json:"received,omitempty"`
+	// The blob is stored durably and may be referenced.
+	Stored        bool `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutBlobResponse) Reset() {
+	*x = PutBlobResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutBlobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutBlobResponse) ProtoMessage() {}
+
+func (x *PutBlobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutBlobResponse.ProtoReflect.Descriptor instead.
+func (*PutBlobResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PutBlobResponse) GetReceived() uint64 {
+	if x != nil {
+		return x.Received
+	}
+	return 0
+}
+
+func (x *PutBlobResponse) GetStored() bool {
+	if x != nil {
+		return x.Stored
+	}
+	return false
+}
+
 // CreateSessionRequest creates a session or a subagent session.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -215,7 +489,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -227,7 +501,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -240,7 +514,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateSessionRequest) GetWorkspace() string {
@@ -312,7 +586,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +598,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +611,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateSessionResponse) GetSession() *SessionMeta {
@@ -367,7 +641,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +653,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +666,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetSessionRequest) GetWorkspace() string {
@@ -420,7 +694,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +706,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +719,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetSessionResponse) GetSession() *SessionMeta {
@@ -481,7 +755,7 @@ type SessionFilter struct {
 
 func (x *SessionFilter) Reset() {
 	*x = SessionFilter{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +767,7 @@ func (x *SessionFilter) String() string {
 func (*SessionFilter) ProtoMessage() {}
 
 func (x *SessionFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +780,7 @@ func (x *SessionFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFilter.ProtoReflect.Descriptor instead.
 func (*SessionFilter) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SessionFilter) GetTitleContains() string {
@@ -586,7 +860,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +872,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +885,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListSessionsRequest) GetWorkspace() string {
@@ -683,7 +957,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -695,7 +969,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -708,7 +982,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionMeta {
@@ -755,7 +1029,7 @@ type SearchEntriesRequest struct {
 
 func (x *SearchEntriesRequest) Reset() {
 	*x = SearchEntriesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +1041,7 @@ func (x *SearchEntriesRequest) String() string {
 func (*SearchEntriesRequest) ProtoMessage() {}
 
 func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +1054,7 @@ func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*SearchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SearchEntriesRequest) GetWorkspace() string {
@@ -863,7 +1137,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +1149,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +1162,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -958,7 +1232,7 @@ type SearchEntriesResponse struct {
 
 func (x *SearchEntriesResponse) Reset() {
 	*x = SearchEntriesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1244,7 @@ func (x *SearchEntriesResponse) String() string {
 func (*SearchEntriesResponse) ProtoMessage() {}
 
 func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1257,7 @@ func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SearchEntriesResponse) GetHits() []*SearchHit {
@@ -1027,7 +1301,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1313,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1326,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteSessionRequest) GetWorkspace() string {
@@ -1094,7 +1368,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1380,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1393,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteSessionResponse) GetDeletedSessionIds() []string {
@@ -1148,7 +1422,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1434,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1447,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ForkSessionRequest) GetWorkspace() string {
@@ -1222,7 +1496,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1508,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1521,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ForkSessionResponse) GetSession() *SessionMeta {
@@ -1272,7 +1546,7 @@ type ImportSessionRequest struct {
 
 func (x *ImportSessionRequest) Reset() {
 	*x = ImportSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1284,7 +1558,7 @@ func (x *ImportSessionRequest) String() string {
 func (*ImportSessionRequest) ProtoMessage() {}
 
 func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1297,7 +1571,7 @@ func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ImportSessionRequest) GetWorkspace() string {
@@ -1334,7 +1608,7 @@ type ImportSessionResponse struct {
 
 func (x *ImportSessionResponse) Reset() {
 	*x = ImportSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1620,7 @@ func (x *ImportSessionResponse) String() string {
 func (*ImportSessionResponse) ProtoMessage() {}
 
 func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1633,7 @@ func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ImportSessionResponse) GetSession() *SessionMeta {
@@ -1389,7 +1663,7 @@ type WatchSessionsRequest struct {
 
 func (x *WatchSessionsRequest) Reset() {
 	*x = WatchSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1675,7 @@ func (x *WatchSessionsRequest) String() string {
 func (*WatchSessionsRequest) ProtoMessage() {}
 
 func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1688,7 @@ func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchSessionsRequest) GetWorkspace() string {
@@ -1450,7 +1724,7 @@ type WatchSessionsResponse struct {
 
 func (x *WatchSessionsResponse) Reset() {
 	*x = WatchSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1736,7 @@ func (x *WatchSessionsResponse) String() string {
 func (*WatchSessionsResponse) ProtoMessage() {}
 
 func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1749,7 @@ func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchSessionsResponse) GetType() SessionEventType {
@@ -1517,7 +1791,25 @@ var File_sessiond_v1_store_service_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\xd4\x03\n" +
+	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"v\n" +
+	"\x0eGetBlobRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x04 \x01(\x04R\x06length\"Q\n" +
+	"\x0fGetBlobResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\"\x86\x01\n" +
+	"\x0ePutBlobRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x04R\x04size\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x04R\x06offset\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\fR\x04data\"E\n" +
+	"\x0fPutBlobResponse\x12\x1a\n" +
+	"\breceived\x18\x01 \x01(\x04R\breceived\x12\x16\n" +
+	"\x06stored\x18\x02 \x01(\bR\x06stored\"\xd4\x03\n" +
 	"\x14CreateSessionRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12\x15\n" +
@@ -1647,7 +1939,7 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xbe\x05\n" +
+	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xcc\x06\n" +
 	"\fStoreService\x12V\n" +
 	"\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n" +
 	"\n" +
@@ -1657,7 +1949,9 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\rDeleteSession\x12!.sessiond.v1.DeleteSessionRequest\x1a\".sessiond.v1.DeleteSessionResponse\x12P\n" +
 	"\vForkSession\x12\x1f.sessiond.v1.ForkSessionRequest\x1a .sessiond.v1.ForkSessionResponse\x12V\n" +
 	"\rImportSession\x12!.sessiond.v1.ImportSessionRequest\x1a\".sessiond.v1.ImportSessionResponse\x12X\n" +
-	"\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01Bw\n" +
+	"\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01\x12F\n" +
+	"\aGetBlob\x12\x1b.sessiond.v1.GetBlobRequest\x1a\x1c.sessiond.v1.GetBlobResponse0\x01\x12D\n" +
+	"\aPutBlob\x12\x1b.sessiond.v1.PutBlobRequest\x1a\x1c.sessiond.v1.PutBlobResponseBw\n" +
 	"\x15io.github.sessiond.v1B\x11StoreServiceProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
 var (
@@ -1673,80 +1967,88 @@ func file_sessiond_v1_store_service_proto_rawDescGZIP() []byte {
 }
 
 var file_sessiond_v1_store_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_sessiond_v1_store_service_proto_goTypes = []any{
 	(SortOrder)(0),                // 0: sessiond.v1.SortOrder
 	(SortBy)(0),                   // 1: sessiond.v1.SortBy
 	(SessionEventType)(0),         // 2: sessiond.v1.SessionEventType
-	(*CreateSessionRequest)(nil),  // 3: sessiond.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil), // 4: sessiond.v1.CreateSessionResponse
-	(*GetSessionRequest)(nil),     // 5: sessiond.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),    // 6: sessiond.v1.GetSessionResponse
-	(*SessionFilter)(nil),         // 7: sessiond.v1.SessionFilter
-	(*ListSessionsRequest)(nil),   // 8: sessiond.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),  // 9: sessiond.v1.ListSessionsResponse
-	(*SearchEntriesRequest)(nil),  // 10: sessiond.v1.SearchEntriesRequest
-	(*SearchHit)(nil),             // 11: sessiond.v1.SearchHit
-	(*SearchEntriesResponse)(nil), // 12: sessiond.v1.SearchEntriesResponse
-	(*DeleteSessionRequest)(nil),  // 13: sessiond.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil), // 14: sessiond.v1.DeleteSessionResponse
-	(*ForkSessionRequest)(nil),    // 15: sessiond.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),   // 16: sessiond.v1.ForkSessionResponse
-	(*ImportSessionRequest)(nil),  // 17: sessiond.v1.ImportSessionRequest
-	(*ImportSessionResponse)(nil), // 18: sessiond.v1.ImportSessionResponse
-	(*WatchSessionsRequest)(nil),  // 19: sessiond.v1.WatchSessionsRequest
-	(*WatchSessionsResponse)(nil), // 20: sessiond.v1.WatchSessionsResponse
-	nil,                           // 21: sessiond.v1.CreateSessionRequest.TagsEntry
-	nil,                           // 22: sessiond.v1.SessionFilter.TagsEntry
-	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
-	(*SessionMeta)(nil),           // 24: sessiond.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(Role)(0),                     // 26: sessiond.v1.Role
-	(*Entry)(nil),                 // 27: sessiond.v1.Entry
+	(*GetBlobRequest)(nil),        // 3: sessiond.v1.GetBlobRequest
+	(*GetBlobResponse)(nil),       // 4: sessiond.v1.GetBlobResponse
+	(*PutBlobRequest)(nil),        // 5: sessiond.v1.PutBlobRequest
+	(*PutBlobResponse)(nil),       // 6: sessiond.v1.PutBlobResponse
+	(*CreateSessionRequest)(nil),  // 7: sessiond.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil), // 8: sessiond.v1.CreateSessionResponse
+	(*GetSessionRequest)(nil),     // 9: sessiond.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),    // 10: sessiond.v1.GetSessionResponse
+	(*SessionFilter)(nil),         // 11: sessiond.v1.SessionFilter
+	(*ListSessionsRequest)(nil),   // 12: sessiond.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),  // 13: sessiond.v1.ListSessionsResponse
+	(*SearchEntriesRequest)(nil),  // 14: sessiond.v1.SearchEntriesRequest
+	(*SearchHit)(nil),             // 15: sessiond.v1.SearchHit
+	(*SearchEntriesResponse)(nil), // 16: sessiond.v1.SearchEntriesResponse
+	(*DeleteSessionRequest)(nil),  // 17: sessiond.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil), // 18: sessiond.v1.DeleteSessionResponse
+	(*ForkSessionRequest)(nil),    // 19: sessiond.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),   // 20: sessiond.v1.ForkSessionResponse
+	(*ImportSessionRequest)(nil),  // 21: sessiond.v1.ImportSessionRequest
+	(*ImportSessionResponse)(nil), // 22: sessiond.v1.ImportSessionResponse
+	(*WatchSessionsRequest)(nil),  // 23: sessiond.v1.WatchSessionsRequest
+	(*WatchSessionsResponse)(nil), // 24: sessiond.v1.WatchSessionsResponse
+	nil,                           // 25: sessiond.v1.CreateSessionRequest.TagsEntry
+	nil,                           // 26: sessiond.v1.SessionFilter.TagsEntry
+	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
+	(*SessionMeta)(nil),           // 28: sessiond.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(Role)(0),                     // 30: sessiond.v1.Role
+	(*Entry)(nil),                 // 31: sessiond.v1.Entry
 }
 var file_sessiond_v1_store_service_proto_depIdxs = []int32{
-	23, // 0: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
-	21, // 1: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
-	24, // 2: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	24, // 3: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	22, // 4: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
-	25, // 5: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
-	25, // 6: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
-	25, // 7: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
-	25, // 8: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
+	27, // 0: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
+	25, // 1: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
+	28, // 2: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	28, // 3: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	26, // 4: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
+	29, // 5: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
+	29, // 6: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
+	29, // 7: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
+	29, // 8: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
 	0,  // 9: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
-	7,  // 10: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
+	11, // 10: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
 	1,  // 11: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
-	24, // 12: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
-	7,  // 13: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
+	28, // 12: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
+	11, // 13: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
 	0,  // 14: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
-	26, // 15: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
-	25, // 16: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
-	11, // 17: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
-	24, // 18: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	27, // 19: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
-	24, // 20: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	30, // 15: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
+	29, // 16: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
+	15, // 17: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
+	28, // 18: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	31, // 19: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
+	28, // 20: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
 	2,  // 21: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
-	24, // 22: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
-	25, // 23: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
-	3,  // 24: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
-	5,  // 25: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
-	8,  // 26: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
-	10, // 27: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
-	13, // 28: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
-	15, // 29: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
-	17, // 30: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
-	19, // 31: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
-	4,  // 32: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
-	6,  // 33: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
-	9,  // 34: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
-	12, // 35: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
-	14, // 36: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
-	16, // 37: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
-	18, // 38: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
-	20, // 39: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
+	28, // 22: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
+	29, // 23: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
+	7,  // 24: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
+	9,  // 25: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
+	12, // 26: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
+	14, // 27: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
+	17, // 28: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
+	19, // 29: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
+	21, // 30: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
+	23, // 31: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
+	3,  // 32: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
+	5,  // 33: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
+	8,  // 34: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
+	10, // 35: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
+	13, // 36: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
+	16, // 37: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
+	18, // 38: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
+	20, // 39: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
+	22, // 40: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
+	24, // 41: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
+	4,  // 42: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
+	6,  // 43: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
+	34, // [34:44] is the sub-list for method output_type
+	24, // [24:34] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -1759,21 +2061,21 @@ func file_sessiond_v1_store_service_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_init()
 	file_sessiond_v1_session_proto_init()
-	file_sessiond_v1_store_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[4].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[5].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[7].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[10].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[9].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[11].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[14].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[16].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_store_service_proto_rawDesc), len(file_sessiond_v1_store_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

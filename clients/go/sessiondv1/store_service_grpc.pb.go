@@ -27,6 +27,8 @@ const (
 	StoreService_ForkSession_FullMethodName   = "/sessiond.v1.StoreService/ForkSession"
 	StoreService_ImportSession_FullMethodName = "/sessiond.v1.StoreService/ImportSession"
 	StoreService_WatchSessions_FullMethodName = "/sessiond.v1.StoreService/WatchSessions"
+	StoreService_GetBlob_FullMethodName       = "/sessiond.v1.StoreService/GetBlob"
+	StoreService_PutBlob_FullMethodName       = "/sessiond.v1.StoreService/PutBlob"
 )
 
 // StoreServiceClient is the client API for StoreService service.
@@ -127,6 +129,25 @@ type StoreServiceClient interface {
 	// Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
 	// watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
 	WatchSessions(ctx context.Context, in *WatchSessionsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchSessionsResponse], error)
+	// GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+	// of at most 1 MiB, from offset, at most length bytes (0: to the end).
+	// Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+	// NOT_FOUND (no such blob in the workspace).
+	GetBlob(ctx context.Context, in *GetBlobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetBlobResponse], error)
+	// PutBlob uploads a blob in chunks, for parts too large for one Append
+	// (the server itself stores parts over its threshold that arrive inline).
+	// Chunks go in order: each one's offset is the number of bytes the
+	// server has (a retried chunk it has already is taken again, harmlessly);
+	// the one that completes `size` bytes stores the blob durably once its
+	// SHA-256 matches, and only then may an Append reference it. A blob the
+	// workspace already holds answers stored at once: idempotent by hash.
+	// An upload left unfinished is removed by `gc` after a grace period.
+	// Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+	// that does not hash to sha256: the upload is discarded),
+	// FAILED_PRECONDITION (offset is not the number of bytes received: the
+	// message says how many), RESOURCE_EXHAUSTED (size over the server's
+	// --max-blob-bytes).
+	PutBlob(ctx context.Context, in *PutBlobRequest, opts ...grpc.CallOption) (*PutBlobResponse, error)
 }
 
 type storeServiceClient struct {
@@ -226,6 +247,35 @@ func (c *storeServiceClient) WatchSessions(ctx context.Context, in *WatchSession
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type StoreService_WatchSessionsClient = grpc.ServerStreamingClient[WatchSessionsResponse]
 
+func (c *storeServiceClient) GetBlob(ctx context.Context, in *GetBlobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetBlobResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &StoreService_ServiceDesc.Streams[1], StoreService_GetBlob_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetBlobRequest, GetBlobResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type StoreService_GetBlobClient = grpc.ServerStreamingClient[GetBlobResponse]
+
+func (c *storeServiceClient) PutBlob(ctx context.Context, in *PutBlobRequest, opts ...grpc.CallOption) (*PutBlobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutBlobResponse)
+	err := c.cc.Invoke(ctx, StoreService_PutBlob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StoreServiceServer is the server API for StoreService service.
 // All implementations must embed UnimplementedStoreServiceServer
 // for forward compatibility.
@@ -324,6 +374,25 @@ type StoreServiceServer interface {
 	// Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
 	// watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
 	WatchSessions(*WatchSessionsRequest, grpc.ServerStreamingServer[WatchSessionsResponse]) error
+	// GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+	// of at most 1 MiB, from offset, at most length bytes (0: to the end).
+	// Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+	// NOT_FOUND (no such blob in the workspace).
+	GetBlob(*GetBlobRequest, grpc.ServerStreamingServer[GetBlobResponse]) error
+	// PutBlob uploads a blob in chunks, for parts too large for one Append
+	// (the server itself stores parts over its threshold that arrive inline).
+	// Chunks go in order: each one's offset is the number of bytes the
+	// server has (a retried chunk it has already is taken again, harmlessly);
+	// the one that completes `size` bytes stores the blob durably once its
+	// SHA-256 matches, and only then may an Append reference it. A blob the
+	// workspace already holds answers stored at once: idempotent by hash.
+	// An upload left unfinished is removed by `gc` after a grace period.
+	// Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+	// that does not hash to sha256: the upload is discarded),
+	// FAILED_PRECONDITION (offset is not the number of bytes received: the
+	// message says how many), RESOURCE_EXHAUSTED (size over the server's
+	// --max-blob-bytes).
+	PutBlob(context.Context, *PutBlobRequest) (*PutBlobResponse, error)
 	mustEmbedUnimplementedStoreServiceServer()
 }
 
@@ -357,6 +426,12 @@ func (UnimplementedStoreServiceServer) ImportSession(context.Context, *ImportSes
 }
 func (UnimplementedStoreServiceServer) WatchSessions(*WatchSessionsRequest, grpc.ServerStreamingServer[WatchSessionsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchSessions not implemented")
+}
+func (UnimplementedStoreServiceServer) GetBlob(*GetBlobRequest, grpc.ServerStreamingServer[GetBlobResponse]) error {
+	return status.Error(codes.Unimplemented, "method GetBlob not implemented")
+}
+func (UnimplementedStoreServiceServer) PutBlob(context.Context, *PutBlobRequest) (*PutBlobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutBlob not implemented")
 }
 func (UnimplementedStoreServiceServer) mustEmbedUnimplementedStoreServiceServer() {}
 func (UnimplementedStoreServiceServer) testEmbeddedByValue()                      {}
@@ -516,6 +591,35 @@ func _StoreService_WatchSessions_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type StoreService_WatchSessionsServer = grpc.ServerStreamingServer[WatchSessionsResponse]
 
+func _StoreService_GetBlob_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetBlobRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(StoreServiceServer).GetBlob(m, &grpc.GenericServerStream[GetBlobRequest, GetBlobResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type StoreService_GetBlobServer = grpc.ServerStreamingServer[GetBlobResponse]
+
+func _StoreService_PutBlob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutBlobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).PutBlob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_PutBlob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).PutBlob(ctx, req.(*PutBlobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StoreService_ServiceDesc is the grpc.ServiceDesc for StoreService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -551,11 +655,20 @@ var StoreService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ImportSession",
 			Handler:    _StoreService_ImportSession_Handler,
 		},
+		{
+			MethodName: "PutBlob",
+			Handler:    _StoreService_PutBlob_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "WatchSessions",
 			Handler:       _StoreService_WatchSessions_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "GetBlob",
+			Handler:       _StoreService_GetBlob_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -12,7 +12,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/entry.proto.
  */
 export const file_sessiond_v1_entry: GenFile = /*@__PURE__*/
-  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEioQQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEjAKDHNlc3Npb25faW5mbxgKIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvSAASJwoHbWVzc2FnZRgLIAEoCzIULnNlc3Npb25kLnYxLk1lc3NhZ2VIABIwCgxtb2RlbF9jaGFuZ2UYDCABKAsyGC5zZXNzaW9uZC52MS5Nb2RlbENoYW5nZUgAEkEKFXRoaW5raW5nX2xldmVsX2NoYW5nZRgNIAEoCzIgLnNlc3Npb25kLnYxLlRoaW5raW5nTGV2ZWxDaGFuZ2VIABItCgpjb21wYWN0aW9uGA4gASgLMhcuc2Vzc2lvbmQudjEuQ29tcGFjdGlvbkgAEjQKDmJyYW5jaF9zdW1tYXJ5GA8gASgLMhouc2Vzc2lvbmQudjEuQnJhbmNoU3VtbWFyeUgAEiMKBWxhYmVsGBAgASgLMhIuc2Vzc2lvbmQudjEuTGFiZWxIABIhCgRsZWFmGBEgASgLMhEuc2Vzc2lvbmQudjEuTGVhZkgAEiUKBmN1c3RvbRgSIAEoCzITLnNlc3Npb25kLnYxLkN1c3RvbUgAQgYKBGtpbmRCDAoKX3BhcmVudF9pZCLMAwoLU2Vzc2lvbkluZm8SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmZvcm1hdF92ZXJzaW9uGAUgASgNEh4KEXBhcmVudF9zZXNzaW9uX2lkGAYgASgJSAKIAQESFwoKYWdlbnRfdHlwZRgHIAEoCUgDiAEBEhMKC3NwYXduX2RlcHRoGAggASgNEiwKC2ZvcmtlZF9mcm9tGAkgASgLMhcuc2Vzc2lvbmQudjEuRm9ya2VkRnJvbRIpCghtZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMAoEdGFncxgLIAMoCzIiLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvLlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiMgoKRm9ya2VkRnJvbRISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJIvMCCgdNZXNzYWdlEh8KBHJvbGUYASABKA4yES5zZXNzaW9uZC52MS5Sb2xlEikKB2NvbnRlbnQYAiADKAsyGC5zZXNzaW9uZC52MS5Db250ZW50UGFydBIZCgx0b29sX2NhbGxfaWQYAyABKAlIAIgBARIWCgl0b29sX25hbWUYBCABKAlIAYgBARIQCghpc19lcnJvchgFIAEoCBISCgVtb2RlbBgGIAEoCUgCiAEBEhUKCHByb3ZpZGVyGAcgASgJSAOIAQESIQoFdXNhZ2UYCCABKAsyEi5zZXNzaW9uZC52MS5Vc2FnZRIYCgtzdG9wX3JlYXNvbhgJIAEoCUgEiAEBEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIPCg1fdG9vbF9jYWxsX2lkQgwKCl90b29sX25hbWVCCAoGX21vZGVsQgsKCV9wcm92aWRlckIOCgxfc3RvcF9yZWFzb24iqQEKC0NvbnRlbnRQYXJ0Eg4KBHRleHQYASABKAlIABItCgh0aGlua2luZxgCIAEoCzIZLnNlc3Npb25kLnYxLlRoaW5raW5nUGFydEgAEicKBWltYWdlGAMgASgLMhYuc2Vzc2lvbmQudjEuSW1hZ2VQYXJ0SAASKgoJdG9vbF9jYWxsGAQgASgLMhUuc2Vzc2lvbmQudjEuVG9vbENhbGxIAEIGCgRwYXJ0IkYKDFRoaW5raW5nUGFydBIQCgh0aGlua2luZxgBIAEoCRIWCglzaWduYXR1cmUYAiABKAlIAIgBAUIMCgpfc2lnbmF0dXJlIiwKCUltYWdlUGFydBIRCgltaW1lX3R5cGUYASABKAkSDAoEZGF0YRgCIAEoDCJPCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEikKCWFyZ3VtZW50cxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJrCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQiQAoLTW9kZWxDaGFuZ2USDQoFbW9kZWwYASABKAkSFQoIcHJvdmlkZXIYAiABKAlIAIgBAUILCglfcHJvdmlkZXIiLQoTVGhpbmtpbmdMZXZlbENoYW5nZRIWCg50aGlua2luZ19sZXZlbBgBIAEoCSJnCgpDb21wYWN0aW9uEg8KB3N1bW1hcnkYASABKAkSGgoScmVwbGFjZXNfZW50cnlfaWRzGAIgAygJEhoKDXRva2Vuc19iZWZvcmUYAyABKARIAIgBAUIQCg5fdG9rZW5zX2JlZm9yZSIxCg1CcmFuY2hTdW1tYXJ5Eg8KB3N1bW1hcnkYASABKAkSDwoHZnJvbV9pZBgCIAEoCSIWCgVMYWJlbBINCgVsYWJlbBgBIAEoCSIXCgRMZWFmEg8KB2xlYWZfaWQYASABKAkiQgoGQ3VzdG9tEhEKCW5hbWVzcGFjZRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCpOCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg0KCVJPTEVfVE9PTBADYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEioQQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEjAKDHNlc3Npb25faW5mbxgKIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvSAASJwoHbWVzc2FnZRgLIAEoCzIULnNlc3Npb25kLnYxLk1lc3NhZ2VIABIwCgxtb2RlbF9jaGFuZ2UYDCABKAsyGC5zZXNzaW9uZC52MS5Nb2RlbENoYW5nZUgAEkEKFXRoaW5raW5nX2xldmVsX2NoYW5nZRgNIAEoCzIgLnNlc3Npb25kLnYxLlRoaW5raW5nTGV2ZWxDaGFuZ2VIABItCgpjb21wYWN0aW9uGA4gASgLMhcuc2Vzc2lvbmQudjEuQ29tcGFjdGlvbkgAEjQKDmJyYW5jaF9zdW1tYXJ5GA8gASgLMhouc2Vzc2lvbmQudjEuQnJhbmNoU3VtbWFyeUgAEiMKBWxhYmVsGBAgASgLMhIuc2Vzc2lvbmQudjEuTGFiZWxIABIhCgRsZWFmGBEgASgLMhEuc2Vzc2lvbmQudjEuTGVhZkgAEiUKBmN1c3RvbRgSIAEoCzITLnNlc3Npb25kLnYxLkN1c3RvbUgAQgYKBGtpbmRCDAoKX3BhcmVudF9pZCLMAwoLU2Vzc2lvbkluZm8SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmZvcm1hdF92ZXJzaW9uGAUgASgNEh4KEXBhcmVudF9zZXNzaW9uX2lkGAYgASgJSAKIAQESFwoKYWdlbnRfdHlwZRgHIAEoCUgDiAEBEhMKC3NwYXduX2RlcHRoGAggASgNEiwKC2ZvcmtlZF9mcm9tGAkgASgLMhcuc2Vzc2lvbmQudjEuRm9ya2VkRnJvbRIpCghtZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMAoEdGFncxgLIAMoCzIiLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvLlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiMgoKRm9ya2VkRnJvbRISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJIvMCCgdNZXNzYWdlEh8KBHJvbGUYASABKA4yES5zZXNzaW9uZC52MS5Sb2xlEikKB2NvbnRlbnQYAiADKAsyGC5zZXNzaW9uZC52MS5Db250ZW50UGFydBIZCgx0b29sX2NhbGxfaWQYAyABKAlIAIgBARIWCgl0b29sX25hbWUYBCABKAlIAYgBARIQCghpc19lcnJvchgFIAEoCBISCgVtb2RlbBgGIAEoCUgCiAEBEhUKCHByb3ZpZGVyGAcgASgJSAOIAQESIQoFdXNhZ2UYCCABKAsyEi5zZXNzaW9uZC52MS5Vc2FnZRIYCgtzdG9wX3JlYXNvbhgJIAEoCUgEiAEBEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIPCg1fdG9vbF9jYWxsX2lkQgwKCl90b29sX25hbWVCCAoGX21vZGVsQgsKCV9wcm92aWRlckIOCgxfc3RvcF9yZWFzb24izwEKC0NvbnRlbnRQYXJ0Eg4KBHRleHQYASABKAlIABItCgh0aGlua2luZxgCIAEoCzIZLnNlc3Npb25kLnYxLlRoaW5raW5nUGFydEgAEicKBWltYWdlGAMgASgLMhYuc2Vzc2lvbmQudjEuSW1hZ2VQYXJ0SAASKgoJdG9vbF9jYWxsGAQgASgLMhUuc2Vzc2lvbmQudjEuVG9vbENhbGxIABIkCgRibG9iGAUgASgLMhQuc2Vzc2lvbmQudjEuQmxvYlJlZkgAQgYKBHBhcnQilwEKB0Jsb2JSZWYSDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAQSIwoEcGFydBgDIAEoDjIVLnNlc3Npb25kLnYxLkJsb2JQYXJ0EhIKCm1lZGlhX3R5cGUYBCABKAkSDwoHcHJldmlldxgFIAEoCRIWCglzaWduYXR1cmUYBiABKAlIAIgBAUIMCgpfc2lnbmF0dXJlIkYKDFRoaW5raW5nUGFydBIQCgh0aGlua2luZxgBIAEoCRIWCglzaWduYXR1cmUYAiABKAlIAIgBAUIMCgpfc2lnbmF0dXJlIiwKCUltYWdlUGFydBIRCgltaW1lX3R5cGUYASABKAkSDAoEZGF0YRgCIAEoDCJPCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEikKCWFyZ3VtZW50cxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJrCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQiQAoLTW9kZWxDaGFuZ2USDQoFbW9kZWwYASABKAkSFQoIcHJvdmlkZXIYAiABKAlIAIgBAUILCglfcHJvdmlkZXIiLQoTVGhpbmtpbmdMZXZlbENoYW5nZRIWCg50aGlua2luZ19sZXZlbBgBIAEoCSJnCgpDb21wYWN0aW9uEg8KB3N1bW1hcnkYASABKAkSGgoScmVwbGFjZXNfZW50cnlfaWRzGAIgAygJEhoKDXRva2Vuc19iZWZvcmUYAyABKARIAIgBAUIQCg5fdG9rZW5zX2JlZm9yZSIxCg1CcmFuY2hTdW1tYXJ5Eg8KB3N1bW1hcnkYASABKAkSDwoHZnJvbV9pZBgCIAEoCSIWCgVMYWJlbBINCgVsYWJlbBgBIAEoCSIXCgRMZWFmEg8KB2xlYWZfaWQYASABKAkiQgoGQ3VzdG9tEhEKCW5hbWVzcGFjZRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCpOCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg0KCVJPTEVfVE9PTBADKmYKCEJsb2JQYXJ0EhkKFUJMT0JfUEFSVF9VTlNQRUNJRklFRBAAEhIKDkJMT0JfUEFSVF9URVhUEAESFgoSQkxPQl9QQVJUX1RISU5LSU5HEAISEwoPQkxPQl9QQVJUX0lNQUdFEANiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Entry is one record of a session's append-only log. Entries form a tree:
@@ -395,6 +395,19 @@ export type ContentPart = Message$1<"sessiond.v1.ContentPart"> & {
      */
     value: ToolCall;
     case: "toolCall";
+  } | {
+    /**
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     *
+     * @generated from field: sessiond.v1.BlobRef blob = 5;
+     */
+    value: BlobRef;
+    case: "blob";
   } | { case: undefined; value?: undefined };
 };
 
@@ -404,6 +417,66 @@ export type ContentPart = Message$1<"sessiond.v1.ContentPart"> & {
  */
 export const ContentPartSchema: GenMessage<ContentPart> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_entry, 4);
+
+/**
+ * BlobRef is a content part kept as a blob: content-addressed by SHA-256,
+ * stored once per workspace however many entries, forks and subagents
+ * refer to it.
+ *
+ * @generated from message sessiond.v1.BlobRef
+ */
+export type BlobRef = Message$1<"sessiond.v1.BlobRef"> & {
+  /**
+   * The SHA-256 of the content, 64 lower-case hex digits.
+   *
+   * @generated from field: string sha256 = 1;
+   */
+  sha256: string;
+
+  /**
+   * The content's size in bytes.
+   *
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * The part it stands for. Required.
+   *
+   * @generated from field: sessiond.v1.BlobPart part = 3;
+   */
+  part: BlobPart;
+
+  /**
+   * IMAGE: the image's mime type (the ImagePart's mime_type); TEXT and
+   * THINKING: "text/plain; charset=utf-8".
+   *
+   * @generated from field: string media_type = 4;
+   */
+  mediaType: string;
+
+  /**
+   * TEXT and THINKING: the first 200 characters of the text, set by the
+   * server (what listings, trees and search see of it).
+   *
+   * @generated from field: string preview = 5;
+   */
+  preview: string;
+
+  /**
+   * THINKING: the ThinkingPart's signature.
+   *
+   * @generated from field: optional string signature = 6;
+   */
+  signature?: string | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.BlobRef.
+ * Use `create(BlobRefSchema)` to create a new message.
+ */
+export const BlobRefSchema: GenMessage<BlobRef> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_entry, 5);
 
 /**
  * ThinkingPart is model reasoning content.
@@ -431,7 +504,7 @@ export type ThinkingPart = Message$1<"sessiond.v1.ThinkingPart"> & {
  * Use `create(ThinkingPartSchema)` to create a new message.
  */
 export const ThinkingPartSchema: GenMessage<ThinkingPart> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 5);
+  messageDesc(file_sessiond_v1_entry, 6);
 
 /**
  * ImagePart is an inline image.
@@ -459,7 +532,7 @@ export type ImagePart = Message$1<"sessiond.v1.ImagePart"> & {
  * Use `create(ImagePartSchema)` to create a new message.
  */
 export const ImagePartSchema: GenMessage<ImagePart> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 6);
+  messageDesc(file_sessiond_v1_entry, 7);
 
 /**
  * ToolCall is a request of the model to run a tool.
@@ -495,7 +568,7 @@ export type ToolCall = Message$1<"sessiond.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 7);
+  messageDesc(file_sessiond_v1_entry, 8);
 
 /**
  * Usage counts tokens of one ASSISTANT message.
@@ -537,7 +610,7 @@ export type Usage = Message$1<"sessiond.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 8);
+  messageDesc(file_sessiond_v1_entry, 9);
 
 /**
  * ModelChange switches the model for the rest of the path.
@@ -565,7 +638,7 @@ export type ModelChange = Message$1<"sessiond.v1.ModelChange"> & {
  * Use `create(ModelChangeSchema)` to create a new message.
  */
 export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 9);
+  messageDesc(file_sessiond_v1_entry, 10);
 
 /**
  * ThinkingLevelChange switches the reasoning effort for the rest of the path.
@@ -586,7 +659,7 @@ export type ThinkingLevelChange = Message$1<"sessiond.v1.ThinkingLevelChange"> &
  * Use `create(ThinkingLevelChangeSchema)` to create a new message.
  */
 export const ThinkingLevelChangeSchema: GenMessage<ThinkingLevelChange> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 10);
+  messageDesc(file_sessiond_v1_entry, 11);
 
 /**
  * Compaction replaces earlier entries of its own path with a summary in the
@@ -625,7 +698,7 @@ export type Compaction = Message$1<"sessiond.v1.Compaction"> & {
  * Use `create(CompactionSchema)` to create a new message.
  */
 export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 11);
+  messageDesc(file_sessiond_v1_entry, 12);
 
 /**
  * BranchSummary summarises an abandoned branch on the path it is appended to.
@@ -653,7 +726,7 @@ export type BranchSummary = Message$1<"sessiond.v1.BranchSummary"> & {
  * Use `create(BranchSummarySchema)` to create a new message.
  */
 export const BranchSummarySchema: GenMessage<BranchSummary> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 12);
+  messageDesc(file_sessiond_v1_entry, 13);
 
 /**
  * Label is a user bookmark; rewind and fork accept the label text as a target
@@ -675,7 +748,7 @@ export type Label = Message$1<"sessiond.v1.Label"> & {
  * Use `create(LabelSchema)` to create a new message.
  */
 export const LabelSchema: GenMessage<Label> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 13);
+  messageDesc(file_sessiond_v1_entry, 14);
 
 /**
  * Leaf moves the current-leaf pointer. Appended only by Rewind and Reset; its
@@ -698,7 +771,7 @@ export type Leaf = Message$1<"sessiond.v1.Leaf"> & {
  * Use `create(LeafSchema)` to create a new message.
  */
 export const LeafSchema: GenMessage<Leaf> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 14);
+  messageDesc(file_sessiond_v1_entry, 15);
 
 /**
  * Custom holds extension data under a namespace; the fold keeps the last data
@@ -727,7 +800,7 @@ export type Custom = Message$1<"sessiond.v1.Custom"> & {
  * Use `create(CustomSchema)` to create a new message.
  */
 export const CustomSchema: GenMessage<Custom> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 15);
+  messageDesc(file_sessiond_v1_entry, 16);
 
 /**
  * Role of a conversation message.
@@ -769,4 +842,44 @@ export enum Role {
  */
 export const RoleSchema: GenEnum<Role> = /*@__PURE__*/
   enumDesc(file_sessiond_v1_entry, 0);
+
+/**
+ * BlobPart says which part a BlobRef stands for.
+ *
+ * @generated from enum sessiond.v1.BlobPart
+ */
+export enum BlobPart {
+  /**
+   * @generated from enum value: BLOB_PART_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A text part: the blob is its UTF-8 bytes.
+   *
+   * @generated from enum value: BLOB_PART_TEXT = 1;
+   */
+  TEXT = 1,
+
+  /**
+   * A thinking part: the blob is the reasoning text's UTF-8 bytes; the
+   * signature stays in the reference.
+   *
+   * @generated from enum value: BLOB_PART_THINKING = 2;
+   */
+  THINKING = 2,
+
+  /**
+   * An image part: the blob is the image bytes; media_type its mime type.
+   *
+   * @generated from enum value: BLOB_PART_IMAGE = 3;
+   */
+  IMAGE = 3,
+}
+
+/**
+ * Describes the enum sessiond.v1.BlobPart.
+ */
+export const BlobPartSchema: GenEnum<BlobPart> = /*@__PURE__*/
+  enumDesc(file_sessiond_v1_entry, 1);
 

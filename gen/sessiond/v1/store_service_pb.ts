@@ -16,7 +16,161 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUimgIKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5EhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQiWwoUTGlzdFNlc3Npb25zUmVzcG9uc2USKgoIc2Vzc2lvbnMYASADKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihAIKFFNlYXJjaEVudHJpZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRINCgVxdWVyeRgCIAEoCRIqCgZmaWx0ZXIYAyABKAsyGi5zZXNzaW9uZC52MS5TZXNzaW9uRmlsdGVyEh4KEXBhcmVudF9zZXNzaW9uX2lkGAQgASgJSACIAQESEQoJcGFnZV9zaXplGAUgASgNEhIKCnBhZ2VfdG9rZW4YBiABKAkSJQoFb3JkZXIYByABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAggASgNQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCLNAQoJU2VhcmNoSGl0EhIKCnNlc3Npb25faWQYASABKAkSGgoNc2Vzc2lvbl90aXRsZRgCIAEoCUgAiAEBEhAKCGVudHJ5X2lkGAMgASgJEgsKA3NlcRgEIAEoBBIfCgRyb2xlGAUgASgOMhEuc2Vzc2lvbmQudjEuUm9sZRItCgl0aW1lc3RhbXAYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3NuaXBwZXQYByABKAlCEAoOX3Nlc3Npb25fdGl0bGUicwoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiQKBGhpdHMYASADKAsyFi5zZXNzaW9uZC52MS5TZWFyY2hIaXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhsKE3BhcnRpYWxfc2Vzc2lvbl9pZHMYAyADKAkiiwEKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhkKEWluY2x1ZGVfc3ViYWdlbnRzGAMgASgIEh4KEWV4cGVjdGVkX2hlYWRfc2VxGAQgASgESACIAQFCFAoSX2V4cGVjdGVkX2hlYWRfc2VxIjQKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIbChNkZWxldGVkX3Nlc3Npb25faWRzGAEgAygJIo0BChJGb3JrU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDQoFZW50cnkYAyABKAkSEgoFdGl0bGUYBCABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAUgASgJSAGIAQFCCAoGX3RpdGxlQg0KC19zZXNzaW9uX2lkIkAKE0ZvcmtTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhInYKFEltcG9ydFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIXCgpzZXNzaW9uX2lkGAIgASgJSACIAQESIwoHZW50cmllcxgDIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5Qg0KC19zZXNzaW9uX2lkIlMKFUltcG9ydFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDwoHY3JlYXRlZBgCIAEoCCI/ChRXYXRjaFNlc3Npb25zUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFAoMYWZ0ZXJfY3Vyc29yGAIgASgJIr0BChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKwoEdHlwZRgBIAEoDjIdLnNlc3Npb25kLnYxLlNlc3Npb25FdmVudFR5cGUSEgoKc2Vzc2lvbl9pZBgCIAEoCRIpCgdzZXNzaW9uGAMgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDgoGY3Vyc29yGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmEKCVNvcnRPcmRlchIaChZTT1JUX09SREVSX1VOU1BFQ0lGSUVEEAASGwoXU09SVF9PUkRFUl9ORVdFU1RfRklSU1QQARIbChdTT1JUX09SREVSX09MREVTVF9GSVJTVBACKksKBlNvcnRCeRIXChNTT1JUX0JZX1VOU1BFQ0lGSUVEEAASEwoPU09SVF9CWV9DUkVBVEVEEAESEwoPU09SVF9CWV9VUERBVEVEEAIqlgEKEFNlc3Npb25FdmVudFR5cGUSIgoeU0VTU0lPTl9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0NSRUFURUQQARIeChpTRVNTSU9OX0VWRU5UX1RZUEVfVVBEQVRFRBACEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9ERUxFVEVEEAMyvgUKDFN0b3JlU2VydmljZRJWCg1DcmVhdGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0U2Vzc2lvbhIeLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElMKDExpc3RTZXNzaW9ucxIgLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJWCg1TZWFyY2hFbnRyaWVzEiEuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVzcG9uc2USVgoNRGVsZXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlElAKC0ZvcmtTZXNzaW9uEh8uc2Vzc2lvbmQudjEuRm9ya1Nlc3Npb25SZXF1ZXN0GiAuc2Vzc2lvbmQudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJWCg1JbXBvcnRTZXNzaW9uEiEuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5JbXBvcnRTZXNzaW9uUmVzcG9uc2USWAoNV2F0Y2hTZXNzaW9ucxIhLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSJTCg5HZXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEg4KBm9mZnNldBgDIAEoBBIOCgZsZW5ndGgYBCABKAQiPQoPR2V0QmxvYlJlc3BvbnNlEgwKBGRhdGEYASABKAwSDgoGb2Zmc2V0GAIgASgEEgwKBHNpemUYAyABKAQiXwoOUHV0QmxvYlJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIMCgRzaXplGAMgASgEEg4KBm9mZnNldBgEIAEoBBIMCgRkYXRhGAUgASgMIjMKD1B1dEJsb2JSZXNwb25zZRIQCghyZWNlaXZlZBgBIAEoBBIOCgZzdG9yZWQYAiABKAgi+gIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEikKCG1ldGFkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpzZXNzaW9uX2lkGAUgASgJSAKIAQESHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIA4gBARIXCgphZ2VudF90eXBlGAcgASgJSASIAQESOQoEdGFncxgIIAMoCzIrLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEi/gIKDVNlc3Npb25GaWx0ZXISFgoOdGl0bGVfY29udGFpbnMYASABKAkSMgoEdGFncxgCIAMoCzIkLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXIuVGFnc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg11cGRhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg51cGRhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYWdlbnRfdHlwZRgHIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC19hZ2VudF90eXBlIpoCChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIeChFwYXJlbnRfc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEiUKBW9yZGVyGAUgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEioKBmZpbHRlchgGIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISJAoHc29ydF9ieRgHIAEoDjITLnNlc3Npb25kLnYxLlNvcnRCeRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKA1CFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoQCChRTZWFyY2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFcXVlcnkYAiABKAkSKgoGZmlsdGVyGAMgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIeChFwYXJlbnRfc2Vzc2lvbl9pZBgEIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgFIAEoDRISCgpwYWdlX3Rva2VuGAYgASgJEiUKBW9yZGVyGAcgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMswGCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USVgoNU2VhcmNoRW50cmllcxIhLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlElYKDURlbGV0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJQCgtGb3JrU2Vzc2lvbhIfLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBogLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USVgoNSW1wb3J0U2Vzc2lvbhIhLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABEkYKB0dldEJsb2ISGy5zZXNzaW9uZC52MS5HZXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldEJsb2JSZXNwb25zZTABEkQKB1B1dEJsb2ISGy5zZXNzaW9uZC52MS5QdXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLlB1dEJsb2JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+
+/**
+ * GetBlobRequest reads a blob, or a range of it.
+ *
+ * @generated from message sessiond.v1.GetBlobRequest
+ */
+export type GetBlobRequest = Message<"sessiond.v1.GetBlobRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The blob's SHA-256, 64 lower-case hex digits.
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * First byte to read.
+   *
+   * @generated from field: uint64 offset = 3;
+   */
+  offset: bigint;
+
+  /**
+   * At most this many bytes; 0 = to the end.
+   *
+   * @generated from field: uint64 length = 4;
+   */
+  length: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.GetBlobRequest.
+ * Use `create(GetBlobRequestSchema)` to create a new message.
+ */
+export const GetBlobRequestSchema: GenMessage<GetBlobRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 0);
+
+/**
+ * GetBlobResponse is one chunk of a blob.
+ *
+ * @generated from message sessiond.v1.GetBlobResponse
+ */
+export type GetBlobResponse = Message<"sessiond.v1.GetBlobResponse"> & {
+  /**
+   * The bytes from offset on.
+   *
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * Where data starts in the blob.
+   *
+   * @generated from field: uint64 offset = 2;
+   */
+  offset: bigint;
+
+  /**
+   * The whole blob's size.
+   *
+   * @generated from field: uint64 size = 3;
+   */
+  size: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.GetBlobResponse.
+ * Use `create(GetBlobResponseSchema)` to create a new message.
+ */
+export const GetBlobResponseSchema: GenMessage<GetBlobResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 1);
+
+/**
+ * PutBlobRequest is one chunk of an upload.
+ *
+ * @generated from message sessiond.v1.PutBlobRequest
+ */
+export type PutBlobRequest = Message<"sessiond.v1.PutBlobRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The SHA-256 of the whole content, 64 lower-case hex digits.
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * The whole content's size in bytes.
+   *
+   * @generated from field: uint64 size = 3;
+   */
+  size: bigint;
+
+  /**
+   * Where this chunk starts: the bytes received so far.
+   *
+   * @generated from field: uint64 offset = 4;
+   */
+  offset: bigint;
+
+  /**
+   * The chunk.
+   *
+   * @generated from field: bytes data = 5;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message sessiond.v1.PutBlobRequest.
+ * Use `create(PutBlobRequestSchema)` to create a new message.
+ */
+export const PutBlobRequestSchema: GenMessage<PutBlobRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 2);
+
+/**
+ * PutBlobResponse says how far the upload is.
+ *
+ * @generated from message sessiond.v1.PutBlobResponse
+ */
+export type PutBlobResponse = Message<"sessiond.v1.PutBlobResponse"> & {
+  /**
+   * Bytes the server holds of this blob (size once stored).
+   *
+   * @generated from field: uint64 received = 1;
+   */
+  received: bigint;
+
+  /**
+   * The blob is stored durably and may be referenced.
+   *
+   * @generated from field: bool stored = 2;
+   */
+  stored: boolean;
+};
+
+/**
+ * Describes the message sessiond.v1.PutBlobResponse.
+ * Use `create(PutBlobResponseSchema)` to create a new message.
+ */
+export const PutBlobResponseSchema: GenMessage<PutBlobResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 3);
 
 /**
  * CreateSessionRequest creates a session or a subagent session.
@@ -90,7 +244,7 @@ export type CreateSessionRequest = Message<"sessiond.v1.CreateSessionRequest"> &
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 0);
+  messageDesc(file_sessiond_v1_store_service, 4);
 
 /**
  * CreateSessionResponse returns the session.
@@ -118,7 +272,7 @@ export type CreateSessionResponse = Message<"sessiond.v1.CreateSessionResponse">
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 1);
+  messageDesc(file_sessiond_v1_store_service, 5);
 
 /**
  * GetSessionRequest names one session.
@@ -146,7 +300,7 @@ export type GetSessionRequest = Message<"sessiond.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 2);
+  messageDesc(file_sessiond_v1_store_service, 6);
 
 /**
  * GetSessionResponse returns the session.
@@ -167,7 +321,7 @@ export type GetSessionResponse = Message<"sessiond.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 3);
+  messageDesc(file_sessiond_v1_store_service, 7);
 
 /**
  * SessionFilter narrows a listing or a search: a session must meet every
@@ -233,7 +387,7 @@ export type SessionFilter = Message<"sessiond.v1.SessionFilter"> & {
  * Use `create(SessionFilterSchema)` to create a new message.
  */
 export const SessionFilterSchema: GenMessage<SessionFilter> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 4);
+  messageDesc(file_sessiond_v1_store_service, 8);
 
 /**
  * ListSessionsRequest pages through a workspace.
@@ -306,7 +460,7 @@ export type ListSessionsRequest = Message<"sessiond.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 5);
+  messageDesc(file_sessiond_v1_store_service, 9);
 
 /**
  * ListSessionsResponse is one page.
@@ -334,7 +488,7 @@ export type ListSessionsResponse = Message<"sessiond.v1.ListSessionsResponse"> &
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 6);
+  messageDesc(file_sessiond_v1_store_service, 10);
 
 /**
  * SearchEntriesRequest is one page of a text search.
@@ -409,7 +563,7 @@ export type SearchEntriesRequest = Message<"sessiond.v1.SearchEntriesRequest"> &
  * Use `create(SearchEntriesRequestSchema)` to create a new message.
  */
 export const SearchEntriesRequestSchema: GenMessage<SearchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 7);
+  messageDesc(file_sessiond_v1_store_service, 11);
 
 /**
  * SearchHit is one matching entry.
@@ -473,7 +627,7 @@ export type SearchHit = Message<"sessiond.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 8);
+  messageDesc(file_sessiond_v1_store_service, 12);
 
 /**
  * SearchEntriesResponse is one page of hits.
@@ -511,7 +665,7 @@ export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse">
  * Use `create(SearchEntriesResponseSchema)` to create a new message.
  */
 export const SearchEntriesResponseSchema: GenMessage<SearchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 9);
+  messageDesc(file_sessiond_v1_store_service, 13);
 
 /**
  * DeleteSessionRequest names the session to delete.
@@ -556,7 +710,7 @@ export type DeleteSessionRequest = Message<"sessiond.v1.DeleteSessionRequest"> &
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 10);
+  messageDesc(file_sessiond_v1_store_service, 14);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -577,7 +731,7 @@ export type DeleteSessionResponse = Message<"sessiond.v1.DeleteSessionResponse">
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 11);
+  messageDesc(file_sessiond_v1_store_service, 15);
 
 /**
  * ForkSessionRequest names the fork point.
@@ -626,7 +780,7 @@ export type ForkSessionRequest = Message<"sessiond.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 12);
+  messageDesc(file_sessiond_v1_store_service, 16);
 
 /**
  * ForkSessionResponse returns the new session.
@@ -647,7 +801,7 @@ export type ForkSessionResponse = Message<"sessiond.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 13);
+  messageDesc(file_sessiond_v1_store_service, 17);
 
 /**
  * ImportSessionRequest carries a whole session log (see ImportSession).
@@ -682,7 +836,7 @@ export type ImportSessionRequest = Message<"sessiond.v1.ImportSessionRequest"> &
  * Use `create(ImportSessionRequestSchema)` to create a new message.
  */
 export const ImportSessionRequestSchema: GenMessage<ImportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 14);
+  messageDesc(file_sessiond_v1_store_service, 18);
 
 /**
  * ImportSessionResponse returns the imported session.
@@ -710,7 +864,7 @@ export type ImportSessionResponse = Message<"sessiond.v1.ImportSessionResponse">
  * Use `create(ImportSessionResponseSchema)` to create a new message.
  */
 export const ImportSessionResponseSchema: GenMessage<ImportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 15);
+  messageDesc(file_sessiond_v1_store_service, 19);
 
 /**
  * WatchSessionsRequest starts a watch of a workspace.
@@ -738,7 +892,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 16);
+  messageDesc(file_sessiond_v1_store_service, 20);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -787,7 +941,7 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 17);
+  messageDesc(file_sessiond_v1_store_service, 21);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -1059,6 +1213,41 @@ export const StoreService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchSessionsRequestSchema;
     output: typeof WatchSessionsResponseSchema;
+  },
+  /**
+   * GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+   * of at most 1 MiB, from offset, at most length bytes (0: to the end).
+   * Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+   * NOT_FOUND (no such blob in the workspace).
+   *
+   * @generated from rpc sessiond.v1.StoreService.GetBlob
+   */
+  getBlob: {
+    methodKind: "server_streaming";
+    input: typeof GetBlobRequestSchema;
+    output: typeof GetBlobResponseSchema;
+  },
+  /**
+   * PutBlob uploads a blob in chunks, for parts too large for one Append
+   * (the server itself stores parts over its threshold that arrive inline).
+   * Chunks go in order: each one's offset is the number of bytes the
+   * server has (a retried chunk it has already is taken again, harmlessly);
+   * the one that completes `size` bytes stores the blob durably once its
+   * SHA-256 matches, and only then may an Append reference it. A blob the
+   * workspace already holds answers stored at once: idempotent by hash.
+   * An upload left unfinished is removed by `gc` after a grace period.
+   * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+   * that does not hash to sha256: the upload is discarded),
+   * FAILED_PRECONDITION (offset is not the number of bytes received: the
+   * message says how many), RESOURCE_EXHAUSTED (size over the server's
+   * --max-blob-bytes).
+   *
+   * @generated from rpc sessiond.v1.StoreService.PutBlob
+   */
+  putBlob: {
+    methodKind: "unary";
+    input: typeof PutBlobRequestSchema;
+    output: typeof PutBlobResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessiond_v1_store_service, 0);

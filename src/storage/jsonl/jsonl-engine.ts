@@ -22,6 +22,7 @@ import type {
 import { Listeners } from "../listeners.js";
 import { type EngineStats, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { recordOf } from "../session-record.js";
+import { BlobFiles } from "./blob-files.js";
 import {
   createExclusive,
   ensureDir,
@@ -134,6 +135,7 @@ export class JsonlEngine implements StorageEngine {
   private readonly listingIndex: ListingIndex | undefined;
   private readonly observer: StorageObserver;
   private closed = false;
+  readonly blobs: BlobFiles;
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
@@ -181,6 +183,7 @@ export class JsonlEngine implements StorageEngine {
       inlineSync: o.inlineSync ?? new InlineSync(),
       observer: this.observer,
     };
+    this.blobs = new BlobFiles(this.ops, this.dataDir, o.debug?.noFsync !== true);
   }
 
   async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {

@@ -24,6 +24,7 @@ import { Listeners } from "../listeners.js";
 import { type EngineStats, inSpan, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { GroupCommit } from "./append.js";
 import { AppendWriter } from "./append-writer.js";
+import { PgBlobs } from "./blobs.js";
 import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
@@ -90,6 +91,8 @@ export interface PostgresEngineOptions {
  */
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres";
+  /** Blobs in two tables (blobs.ts, migration 9), through the pool like the rest. */
+  readonly blobs: PgBlobs;
   private readonly sql: postgres.Sql;
   /** The optimistic appends' connections, one statement each at a time (append-writer.ts). */
   private readonly lanes: postgres.Sql[];
@@ -150,6 +153,7 @@ export class PostgresEngine implements StorageEngine {
       db: (what, fn) => this.db(what, fn),
       observer: opts.observer ?? NO_OBSERVER,
     };
+    this.blobs = new PgBlobs(this.ctx, () => this.begin());
     this.notifier = new Notifier(
       this.sql,
       this.ctx.replica,

@@ -72,7 +72,9 @@ if (skip !== undefined) {
       }
       const db = suiteDb;
       let engine = await PostgresEngine.open({ url: db.url });
-      await admin?.unsafe("TRUNCATE sessiond_sessions, sessiond_entries");
+      await admin?.unsafe(
+        "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_blobs, sessiond_blob_chunks",
+      );
       const siblings: PostgresEngine[] = [];
       return {
         engine,

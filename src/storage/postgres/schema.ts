@@ -183,6 +183,43 @@ ALTER TABLE sessiond_sessions ADD COLUMN tags jsonb, ADD COLUMN tags_head intege
 CREATE INDEX IF NOT EXISTS sessiond_sessions_tags ON sessiond_sessions USING gin (tags jsonb_path_ops);
 `,
   },
+  {
+    version: 9,
+    description: "blobs and blob uploads, in chunks",
+    sql: `
+-- Large content parts stored once per workspace, content-addressed by
+-- SHA-256 (blobs.ts). A row is a stored blob (upload false) or an
+-- unfinished upload of the same hash (upload true); both may exist at
+-- once. touched_at is the last store, upload or use: the garbage
+-- collector removes only rows untouched since a given time.
+CREATE TABLE IF NOT EXISTS sessiond_blobs (
+  workspace  text        NOT NULL,
+  sha256     text        NOT NULL,
+  upload     boolean     NOT NULL,
+  -- the blob's size, or the bytes an upload holds so far
+  size       bigint      NOT NULL CHECK (size >= 0),
+  touched_at timestamptz NOT NULL,
+  PRIMARY KEY (workspace, sha256, upload)
+);
+-- The bytes, in rows of at most 1 MiB keyed by the position where each
+-- starts: a range read fetches only the rows it overlaps, and no blob is
+-- one bytea value. A blob's row and its chunks are written in one
+-- transaction; a committed upload becomes the blob by an UPDATE of its
+-- row's upload, which the chunks follow (ON UPDATE CASCADE, their data
+-- not rewritten); deleting a row deletes its chunks in the same statement.
+CREATE TABLE IF NOT EXISTS sessiond_blob_chunks (
+  workspace text    NOT NULL,
+  sha256    text    NOT NULL,
+  upload    boolean NOT NULL,
+  pos       bigint  NOT NULL CHECK (pos >= 0),
+  data      bytea   NOT NULL,
+  PRIMARY KEY (workspace, sha256, upload, pos),
+  FOREIGN KEY (workspace, sha256, upload)
+    REFERENCES sessiond_blobs (workspace, sha256, upload)
+    ON DELETE CASCADE ON UPDATE CASCADE
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

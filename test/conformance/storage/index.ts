@@ -22,6 +22,7 @@
  */
 import { describe } from "vitest";
 import { describeAppend } from "./append.js";
+import { describeBlobs } from "./blobs.js";
 import { describeClose } from "./close.js";
 import { describeOptimisticConcurrency } from "./concurrency.js";
 import { describeCreate } from "./create.js";
@@ -56,6 +57,7 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
     describeEvents(suite);
     describeUnknownSessions(suite);
     describeClose(suite);
+    describeBlobs(suite);
   });
 }
 

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sessiond/v1/entry.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x04\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x01\x88\x01\x01\x12-\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\x30\n\x0csession_info\x18\n \x01(\x0b\x32\x18.sessiond.v1.SessionInfoH\x00\x12\'\n\x07message\x18\x0b \x01(\x0b\x32\x14.sessiond.v1.MessageH\x00\x12\x30\n\x0cmodel_change\x18\x0c \x01(\x0b\x32\x18.sessiond.v1.ModelChangeH\x00\x12\x41\n\x15thinking_level_change\x18\r \x01(\x0b\x32 .sessiond.v1.ThinkingLevelChangeH\x00\x12-\n\ncompaction\x18\x0e \x01(\x0b\x32\x17.sessiond.v1.CompactionH\x00\x12\x34\n\x0e\x62ranch_summary\x18\x0f \x01(\x0b\x32\x1a.sessiond.v1.BranchSummaryH\x00\x12#\n\x05label\x18\x10 \x01(\x0b\x32\x12.sessiond.v1.LabelH\x00\x12!\n\x04leaf\x18\x11 \x01(\x0b\x32\x11.sessiond.v1.LeafH\x00\x12%\n\x06\x63ustom\x18\x12 \x01(\x0b\x32\x13.sessiond.v1.CustomH\x00\x42\x06\n\x04kindB\x0c\n\n_parent_id\"\xcc\x03\n\x0bSessionInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x10\n\x03\x63wd\x18\x03 \x01(\tH\x01\x88\x01\x01\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\r\x12\x1e\n\x11parent_session_id\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nagent_type\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x13\n\x0bspawn_depth\x18\x08 \x01(\r\x12,\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x17.sessiond.v1.ForkedFrom\x12)\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x04tags\x18\x0b \x03(\x0b\x32\".sessiond.v1.SessionInfo.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_titleB\x06\n\x04_cwdB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"2\n\nForkedFrom\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\"\xf3\x02\n\x07Message\x12\x1f\n\x04role\x18\x01 \x01(\x0e\x32\x11.sessiond.v1.Role\x12)\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x18.sessiond.v1.ContentPart\x12\x19\n\x0ctool_call_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x16\n\ttool_name\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x10\n\x08is_error\x18\x05 \x01(\x08\x12\x12\n\x05model\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08provider\x18\x07 \x01(\tH\x03\x88\x01\x01\x12!\n\x05usage\x18\x08 \x01(\x0b\x32\x12.sessiond.v1.Usage\x12\x18\n\x0bstop_reason\x18\t \x01(\tH\x04\x88\x01\x01\x12)\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructB\x0f\n\r_tool_call_idB\x0c\n\n_tool_nameB\x08\n\x06_modelB\x0b\n\t_providerB\x0e\n\x0c_stop_reason\"\xa9\x01\n\x0b\x43ontentPart\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12-\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.sessiond.v1.ThinkingPartH\x00\x12\'\n\x05image\x18\x03 \x01(\x0b\x32\x16.sessiond.v1.ImagePartH\x00\x12*\n\ttool_call\x18\x04 \x01(\x0b\x32\x15.sessiond.v1.ToolCallH\x00\x42\x06\n\x04part\"F\n\x0cThinkingPart\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x16\n\tsignature\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0c\n\n_signature\",\n\tImagePart\x12\x11\n\tmime_type\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"O\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12)\n\targuments\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\"k\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x15\n\routput_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04\"@\n\x0bModelChange\x12\r\n\x05model\x18\x01 \x01(\t\x12\x15\n\x08provider\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0b\n\t_provider\"-\n\x13ThinkingLevelChange\x12\x16\n\x0ethinking_level\x18\x01 \x01(\t\"g\n\nCompaction\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x1a\n\x12replaces_entry_ids\x18\x02 \x03(\t\x12\x1a\n\rtokens_before\x18\x03 \x01(\x04H\x00\x88\x01\x01\x42\x10\n\x0e_tokens_before\"1\n\rBranchSummary\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\t\"\x16\n\x05Label\x12\r\n\x05label\x18\x01 \x01(\t\"\x17\n\x04Leaf\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\"B\n\x06\x43ustom\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12%\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct*N\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sessiond/v1/entry.proto\x12\x0bsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x04\n\x05\x45ntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x01\x88\x01\x01\x12-\n\ttimestamp\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\x30\n\x0csession_info\x18\n \x01(\x0b\x32\x18.sessiond.v1.SessionInfoH\x00\x12\'\n\x07message\x18\x0b \x01(\x0b\x32\x14.sessiond.v1.MessageH\x00\x12\x30\n\x0cmodel_change\x18\x0c \x01(\x0b\x32\x18.sessiond.v1.ModelChangeH\x00\x12\x41\n\x15thinking_level_change\x18\r \x01(\x0b\x32 .sessiond.v1.ThinkingLevelChangeH\x00\x12-\n\ncompaction\x18\x0e \x01(\x0b\x32\x17.sessiond.v1.CompactionH\x00\x12\x34\n\x0e\x62ranch_summary\x18\x0f \x01(\x0b\x32\x1a.sessiond.v1.BranchSummaryH\x00\x12#\n\x05label\x18\x10 \x01(\x0b\x32\x12.sessiond.v1.LabelH\x00\x12!\n\x04leaf\x18\x11 \x01(\x0b\x32\x11.sessiond.v1.LeafH\x00\x12%\n\x06\x63ustom\x18\x12 \x01(\x0b\x32\x13.sessiond.v1.CustomH\x00\x42\x06\n\x04kindB\x0c\n\n_parent_id\"\xcc\x03\n\x0bSessionInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\x05title\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x10\n\x03\x63wd\x18\x03 \x01(\tH\x01\x88\x01\x01\x12.\n\ncreated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\r\x12\x1e\n\x11parent_session_id\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nagent_type\x18\x07 \x01(\tH\x03\x88\x01\x01\x12\x13\n\x0bspawn_depth\x18\x08 \x01(\r\x12,\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x17.sessiond.v1.ForkedFrom\x12)\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x04tags\x18\x0b \x03(\x0b\x32\".sessiond.v1.SessionInfo.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x08\n\x06_titleB\x06\n\x04_cwdB\x14\n\x12_parent_session_idB\r\n\x0b_agent_type\"2\n\nForkedFrom\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x65ntry_id\x18\x02 \x01(\t\"\xf3\x02\n\x07Message\x12\x1f\n\x04role\x18\x01 \x01(\x0e\x32\x11.sessiond.v1.Role\x12)\n\x07\x63ontent\x18\x02 \x03(\x0b\x32\x18.sessiond.v1.ContentPart\x12\x19\n\x0ctool_call_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x16\n\ttool_name\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x10\n\x08is_error\x18\x05 \x01(\x08\x12\x12\n\x05model\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08provider\x18\x07 \x01(\tH\x03\x88\x01\x01\x12!\n\x05usage\x18\x08 \x01(\x0b\x32\x12.sessiond.v1.Usage\x12\x18\n\x0bstop_reason\x18\t \x01(\tH\x04\x88\x01\x01\x12)\n\x08metadata\x18\n \x01(\x0b\x32\x17.google.protobuf.StructB\x0f\n\r_tool_call_idB\x0c\n\n_tool_nameB\x08\n\x06_modelB\x0b\n\t_providerB\x0e\n\x0c_stop_reason\"\xcf\x01\n\x0b\x43ontentPart\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12-\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.sessiond.v1.ThinkingPartH\x00\x12\'\n\x05image\x18\x03 \x01(\x0b\x32\x16.sessiond.v1.ImagePartH\x00\x12*\n\ttool_call\x18\x04 \x01(\x0b\x32\x15.sessiond.v1.ToolCallH\x00\x12$\n\x04\x62lob\x18\x05 \x01(\x0b\x32\x14.sessiond.v1.BlobRefH\x00\x42\x06\n\x04part\"\x97\x01\n\x07\x42lobRef\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12#\n\x04part\x18\x03 \x01(\x0e\x32\x15.sessiond.v1.BlobPart\x12\x12\n\nmedia_type\x18\x04 \x01(\t\x12\x0f\n\x07preview\x18\x05 \x01(\t\x12\x16\n\tsignature\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x0c\n\n_signature\"F\n\x0cThinkingPart\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x16\n\tsignature\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0c\n\n_signature\",\n\tImagePart\x12\x11\n\tmime_type\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"O\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12)\n\targuments\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\"k\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x15\n\routput_tokens\x18\x02 \x01(\x04\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x04\"@\n\x0bModelChange\x12\r\n\x05model\x18\x01 \x01(\t\x12\x15\n\x08provider\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x0b\n\t_provider\"-\n\x13ThinkingLevelChange\x12\x16\n\x0ethinking_level\x18\x01 \x01(\t\"g\n\nCompaction\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x1a\n\x12replaces_entry_ids\x18\x02 \x03(\t\x12\x1a\n\rtokens_before\x18\x03 \x01(\x04H\x00\x88\x01\x01\x42\x10\n\x0e_tokens_before\"1\n\rBranchSummary\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\t\"\x16\n\x05Label\x12\r\n\x05label\x18\x01 \x01(\t\"\x17\n\x04Leaf\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\"B\n\x06\x43ustom\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12%\n\x04\x64\x61ta\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct*N\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03*f\n\x08\x42lobPart\x12\x19\n\x15\x42LOB_PART_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x42LOB_PART_TEXT\x10\x01\x12\x16\n\x12\x42LOB_PART_THINKING\x10\x02\x12\x13\n\x0f\x42LOB_PART_IMAGE\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SESSIONINFO_TAGSENTRY']._loaded_options = None
   _globals['_SESSIONINFO_TAGSENTRY']._serialized_options = b'8\001'
-  _globals['_ROLE']._serialized_start=2406
-  _globals['_ROLE']._serialized_end=2484
+  _globals['_ROLE']._serialized_start=2598
+  _globals['_ROLE']._serialized_end=2676
+  _globals['_BLOBPART']._serialized_start=2678
+  _globals['_BLOBPART']._serialized_end=2780
   _globals['_ENTRY']._serialized_start=104
   _globals['_ENTRY']._serialized_end=649
   _globals['_SESSIONINFO']._serialized_start=652
@@ -48,27 +50,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MESSAGE']._serialized_start=1167
   _globals['_MESSAGE']._serialized_end=1538
   _globals['_CONTENTPART']._serialized_start=1541
-  _globals['_CONTENTPART']._serialized_end=1710
-  _globals['_THINKINGPART']._serialized_start=1712
-  _globals['_THINKINGPART']._serialized_end=1782
-  _globals['_IMAGEPART']._serialized_start=1784
-  _globals['_IMAGEPART']._serialized_end=1828
-  _globals['_TOOLCALL']._serialized_start=1830
-  _globals['_TOOLCALL']._serialized_end=1909
-  _globals['_USAGE']._serialized_start=1911
-  _globals['_USAGE']._serialized_end=2018
-  _globals['_MODELCHANGE']._serialized_start=2020
-  _globals['_MODELCHANGE']._serialized_end=2084
-  _globals['_THINKINGLEVELCHANGE']._serialized_start=2086
-  _globals['_THINKINGLEVELCHANGE']._serialized_end=2131
-  _globals['_COMPACTION']._serialized_start=2133
-  _globals['_COMPACTION']._serialized_end=2236
-  _globals['_BRANCHSUMMARY']._serialized_start=2238
-  _globals['_BRANCHSUMMARY']._serialized_end=2287
-  _globals['_LABEL']._serialized_start=2289
-  _globals['_LABEL']._serialized_end=2311
-  _globals['_LEAF']._serialized_start=2313
-  _globals['_LEAF']._serialized_end=2336
-  _globals['_CUSTOM']._serialized_start=2338
-  _globals['_CUSTOM']._serialized_end=2404
+  _globals['_CONTENTPART']._serialized_end=1748
+  _globals['_BLOBREF']._serialized_start=1751
+  _globals['_BLOBREF']._serialized_end=1902
+  _globals['_THINKINGPART']._serialized_start=1904
+  _globals['_THINKINGPART']._serialized_end=1974
+  _globals['_IMAGEPART']._serialized_start=1976
+  _globals['_IMAGEPART']._serialized_end=2020
+  _globals['_TOOLCALL']._serialized_start=2022
+  _globals['_TOOLCALL']._serialized_end=2101
+  _globals['_USAGE']._serialized_start=2103
+  _globals['_USAGE']._serialized_end=2210
+  _globals['_MODELCHANGE']._serialized_start=2212
+  _globals['_MODELCHANGE']._serialized_end=2276
+  _globals['_THINKINGLEVELCHANGE']._serialized_start=2278
+  _globals['_THINKINGLEVELCHANGE']._serialized_end=2323
+  _globals['_COMPACTION']._serialized_start=2325
+  _globals['_COMPACTION']._serialized_end=2428
+  _globals['_BRANCHSUMMARY']._serialized_start=2430
+  _globals['_BRANCHSUMMARY']._serialized_end=2479
+  _globals['_LABEL']._serialized_start=2481
+  _globals['_LABEL']._serialized_end=2503
+  _globals['_LEAF']._serialized_start=2505
+  _globals['_LEAF']._serialized_end=2528
+  _globals['_CUSTOM']._serialized_start=2530
+  _globals['_CUSTOM']._serialized_end=2596
 # @@protoc_insertion_point(module_scope)

@@ -49,6 +49,36 @@ ROLE_TOOL: Role.ValueType  # 3
 """A tool result answering one tool call of an earlier ASSISTANT message."""
 Global___Role: _TypeAlias = Role  # noqa: Y015
 
+class _BlobPart:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BlobPartEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BlobPart.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BLOB_PART_UNSPECIFIED: _BlobPart.ValueType  # 0
+    BLOB_PART_TEXT: _BlobPart.ValueType  # 1
+    """A text part: the blob is its UTF-8 bytes."""
+    BLOB_PART_THINKING: _BlobPart.ValueType  # 2
+    """A thinking part: the blob is the reasoning text's UTF-8 bytes; the
+    signature stays in the reference.
+    """
+    BLOB_PART_IMAGE: _BlobPart.ValueType  # 3
+    """An image part: the blob is the image bytes; media_type its mime type."""
+
+class BlobPart(_BlobPart, metaclass=_BlobPartEnumTypeWrapper):
+    """BlobPart says which part a BlobRef stands for."""
+
+BLOB_PART_UNSPECIFIED: BlobPart.ValueType  # 0
+BLOB_PART_TEXT: BlobPart.ValueType  # 1
+"""A text part: the blob is its UTF-8 bytes."""
+BLOB_PART_THINKING: BlobPart.ValueType  # 2
+"""A thinking part: the blob is the reasoning text's UTF-8 bytes; the
+signature stays in the reference.
+"""
+BLOB_PART_IMAGE: BlobPart.ValueType  # 3
+"""An image part: the blob is the image bytes; media_type its mime type."""
+Global___BlobPart: _TypeAlias = BlobPart  # noqa: Y015
+
 @_typing.final
 class Entry(_message.Message):
     """Entry is one record of a session's append-only log. Entries form a tree:
@@ -391,6 +421,7 @@ class ContentPart(_message.Message):
     THINKING_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
     TOOL_CALL_FIELD_NUMBER: _builtins.int
+    BLOB_FIELD_NUMBER: _builtins.int
     text: _builtins.str
     """Plain text."""
     @_builtins.property
@@ -405,6 +436,16 @@ class ContentPart(_message.Message):
     def tool_call(self) -> Global___ToolCall:
         """A tool call (ASSISTANT messages only)."""
 
+    @_builtins.property
+    def blob(self) -> Global___BlobRef:
+        """A large text, thinking or image part stored once in the workspace as
+        a blob (StoreService.GetBlob reads it). The server puts one in place
+        of a part over its blob threshold (serve --blob-threshold-bytes); a
+        caller may also upload the content first (StoreService.PutBlob) and
+        append the reference. Clients resolve it back into the part it
+        stands for.
+        """
+
     def __init__(
         self,
         *,
@@ -412,16 +453,68 @@ class ContentPart(_message.Message):
         thinking: Global___ThinkingPart | None = ...,
         image: Global___ImagePart | None = ...,
         tool_call: Global___ToolCall | None = ...,
+        blob: Global___BlobRef | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "part", b"part", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["blob", b"blob", "image", b"image", "part", b"part", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "part", b"part", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blob", b"blob", "image", b"image", "part", b"part", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["text", "thinking", "image", "tool_call"]  # noqa: Y015
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["text", "thinking", "image", "tool_call", "blob"]  # noqa: Y015
     _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
 
 Global___ContentPart: _TypeAlias = ContentPart  # noqa: Y015
+
+@_typing.final
+class BlobRef(_message.Message):
+    """BlobRef is a content part kept as a blob: content-addressed by SHA-256,
+    stored once per workspace however many entries, forks and subagents
+    refer to it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SHA256_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    PART_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    sha256: _builtins.str
+    """The SHA-256 of the content, 64 lower-case hex digits."""
+    size: _builtins.int
+    """The content's size in bytes."""
+    part: Global___BlobPart.ValueType
+    """The part it stands for. Required."""
+    media_type: _builtins.str
+    """IMAGE: the image's mime type (the ImagePart's mime_type); TEXT and
+    THINKING: "text/plain; charset=utf-8".
+    """
+    preview: _builtins.str
+    """TEXT and THINKING: the first 200 characters of the text, set by the
+    server (what listings, trees and search see of it).
+    """
+    signature: _builtins.str
+    """THINKING: the ThinkingPart's signature."""
+    def __init__(
+        self,
+        *,
+        sha256: _builtins.str = ...,
+        size: _builtins.int = ...,
+        part: Global___BlobPart.ValueType = ...,
+        media_type: _builtins.str = ...,
+        preview: _builtins.str = ...,
+        signature: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_signature", b"_signature", "signature", b"signature"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_signature", b"_signature", "media_type", b"media_type", "part", b"part", "preview", b"preview", "sha256", b"sha256", "signature", b"signature", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__signature: _TypeAlias = _typing.Literal["signature"]  # noqa: Y015
+    _WhichOneofArgType__signature: _TypeAlias = _typing.Literal["_signature", b"_signature"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__signature) -> _WhichOneofReturnType__signature | None: ...
+
+Global___BlobRef: _TypeAlias = BlobRef  # noqa: Y015
 
 @_typing.final
 class ThinkingPart(_message.Message):

@@ -100,6 +100,134 @@ SESSION_EVENT_TYPE_DELETED: SessionEventType.ValueType  # 3
 Global___SessionEventType: _TypeAlias = SessionEventType  # noqa: Y015
 
 @_typing.final
+class GetBlobRequest(_message.Message):
+    """GetBlobRequest reads a blob, or a range of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LENGTH_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    sha256: _builtins.str
+    """The blob's SHA-256, 64 lower-case hex digits."""
+    offset: _builtins.int
+    """First byte to read."""
+    length: _builtins.int
+    """At most this many bytes; 0 = to the end."""
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        sha256: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        length: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["length", b"length", "offset", b"offset", "sha256", b"sha256", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBlobRequest: _TypeAlias = GetBlobRequest  # noqa: Y015
+
+@_typing.final
+class GetBlobResponse(_message.Message):
+    """GetBlobResponse is one chunk of a blob."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    data: _builtins.bytes
+    """The bytes from offset on."""
+    offset: _builtins.int
+    """Where data starts in the blob."""
+    size: _builtins.int
+    """The whole blob's size."""
+    def __init__(
+        self,
+        *,
+        data: _builtins.bytes = ...,
+        offset: _builtins.int = ...,
+        size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "offset", b"offset", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBlobResponse: _TypeAlias = GetBlobResponse  # noqa: Y015
+
+@_typing.final
+class PutBlobRequest(_message.Message):
+    """PutBlobRequest is one chunk of an upload."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    sha256: _builtins.str
+    """The SHA-256 of the whole content, 64 lower-case hex digits."""
+    size: _builtins.int
+    """The whole content's size in bytes."""
+    offset: _builtins.int
+    """Where this chunk starts: the bytes received so far."""
+    data: _builtins.bytes
+    """The chunk."""
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        sha256: _builtins.str = ...,
+        size: _builtins.int = ...,
+        offset: _builtins.int = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "offset", b"offset", "sha256", b"sha256", "size", b"size", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutBlobRequest: _TypeAlias = PutBlobRequest  # noqa: Y015
+
+@_typing.final
+class PutBlobResponse(_message.Message):
+    """PutBlobResponse says how far the upload is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECEIVED_FIELD_NUMBER: _builtins.int
+    STORED_FIELD_NUMBER: _builtins.int
+    received: _builtins.int
+    """Bytes the server holds of this blob (size once stored)."""
+    stored: _builtins.bool
+    """The blob is stored durably and may be referenced."""
+    def __init__(
+        self,
+        *,
+        received: _builtins.int = ...,
+        stored: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["received", b"received", "stored", b"stored"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutBlobResponse: _TypeAlias = PutBlobResponse  # noqa: Y015
+
+@_typing.final
 class CreateSessionRequest(_message.Message):
     """CreateSessionRequest creates a session or a subagent session."""
 

@@ -86,6 +86,16 @@ class StoreServiceStub:
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.WatchSessionsRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.WatchSessionsResponse.FromString,
                 _registered_method=True)
+        self.GetBlob = channel.unary_stream(
+                '/sessiond.v1.StoreService/GetBlob',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.GetBlobRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.GetBlobResponse.FromString,
+                _registered_method=True)
+        self.PutBlob = channel.unary_unary(
+                '/sessiond.v1.StoreService/PutBlob',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -224,6 +234,35 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetBlob(self, request, context):
+        """GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+        of at most 1 MiB, from offset, at most length bytes (0: to the end).
+        Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+        NOT_FOUND (no such blob in the workspace).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutBlob(self, request, context):
+        """PutBlob uploads a blob in chunks, for parts too large for one Append
+        (the server itself stores parts over its threshold that arrive inline).
+        Chunks go in order: each one's offset is the number of bytes the
+        server has (a retried chunk it has already is taken again, harmlessly);
+        the one that completes `size` bytes stores the blob durably once its
+        SHA-256 matches, and only then may an Append reference it. A blob the
+        workspace already holds answers stored at once: idempotent by hash.
+        An upload left unfinished is removed by `gc` after a grace period.
+        Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+        that does not hash to sha256: the upload is discarded),
+        FAILED_PRECONDITION (offset is not the number of bytes received: the
+        message says how many), RESOURCE_EXHAUSTED (size over the server's
+        --max-blob-bytes).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -266,6 +305,16 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.WatchSessions,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.WatchSessionsRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.WatchSessionsResponse.SerializeToString,
+            ),
+            'GetBlob': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetBlob,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.GetBlobRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.GetBlobResponse.SerializeToString,
+            ),
+            'PutBlob': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutBlob,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -496,6 +545,60 @@ class StoreService:
             '/sessiond.v1.StoreService/WatchSessions',
             sessiond_dot_v1_dot_store__service__pb2.WatchSessionsRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.WatchSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBlob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/sessiond.v1.StoreService/GetBlob',
+            sessiond_dot_v1_dot_store__service__pb2.GetBlobRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.GetBlobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutBlob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/PutBlob',
+            sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -134,6 +134,27 @@ class StoreServiceStub:
     Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
     watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
     """
+    GetBlob: _grpc.UnaryStreamMultiCallable[_store_service_pb2.GetBlobRequest, _store_service_pb2.GetBlobResponse]
+    """GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+    of at most 1 MiB, from offset, at most length bytes (0: to the end).
+    Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+    NOT_FOUND (no such blob in the workspace).
+    """
+    PutBlob: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.PutBlobRequest, _store_service_pb2.PutBlobResponse]
+    """PutBlob uploads a blob in chunks, for parts too large for one Append
+    (the server itself stores parts over its threshold that arrive inline).
+    Chunks go in order: each one's offset is the number of bytes the
+    server has (a retried chunk it has already is taken again, harmlessly);
+    the one that completes `size` bytes stores the blob durably once its
+    SHA-256 matches, and only then may an Append reference it. A blob the
+    workspace already holds answers stored at once: idempotent by hash.
+    An upload left unfinished is removed by `gc` after a grace period.
+    Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+    that does not hash to sha256: the upload is discarded),
+    FAILED_PRECONDITION (offset is not the number of bytes received: the
+    message says how many), RESOURCE_EXHAUSTED (size over the server's
+    --max-blob-bytes).
+    """
 
 @_typing.type_check_only
 class StoreServiceAsyncStub(StoreServiceStub):
@@ -240,6 +261,27 @@ class StoreServiceAsyncStub(StoreServiceStub):
     workspace. Resume with the cursor of the last event seen.
     Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
     watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+    """
+    GetBlob: _aio.UnaryStreamMultiCallable[_store_service_pb2.GetBlobRequest, _store_service_pb2.GetBlobResponse]  # type: ignore[assignment]
+    """GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+    of at most 1 MiB, from offset, at most length bytes (0: to the end).
+    Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+    NOT_FOUND (no such blob in the workspace).
+    """
+    PutBlob: _aio.UnaryUnaryMultiCallable[_store_service_pb2.PutBlobRequest, _store_service_pb2.PutBlobResponse]  # type: ignore[assignment]
+    """PutBlob uploads a blob in chunks, for parts too large for one Append
+    (the server itself stores parts over its threshold that arrive inline).
+    Chunks go in order: each one's offset is the number of bytes the
+    server has (a retried chunk it has already is taken again, harmlessly);
+    the one that completes `size` bytes stores the blob durably once its
+    SHA-256 matches, and only then may an Append reference it. A blob the
+    workspace already holds answers stored at once: idempotent by hash.
+    An upload left unfinished is removed by `gc` after a grace period.
+    Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+    that does not hash to sha256: the upload is discarded),
+    FAILED_PRECONDITION (offset is not the number of bytes received: the
+    message says how many), RESOURCE_EXHAUSTED (size over the server's
+    --max-blob-bytes).
     """
 
 class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -392,6 +434,39 @@ class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
         workspace. Resume with the cursor of the last event seen.
         Errors: INVALID_ARGUMENT (bad cursor), RESOURCE_EXHAUSTED (too many
         watchers), UNAVAILABLE (server shutting down: reconnect with the cursor).
+        """
+
+    @_abc_1.abstractmethod
+    def GetBlob(
+        self,
+        request: _store_service_pb2.GetBlobRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_store_service_pb2.GetBlobResponse], _abc.AsyncIterator[_store_service_pb2.GetBlobResponse]]:
+        """GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+        of at most 1 MiB, from offset, at most length bytes (0: to the end).
+        Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+        NOT_FOUND (no such blob in the workspace).
+        """
+
+    @_abc_1.abstractmethod
+    def PutBlob(
+        self,
+        request: _store_service_pb2.PutBlobRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.PutBlobResponse, _abc.Awaitable[_store_service_pb2.PutBlobResponse]]:
+        """PutBlob uploads a blob in chunks, for parts too large for one Append
+        (the server itself stores parts over its threshold that arrive inline).
+        Chunks go in order: each one's offset is the number of bytes the
+        server has (a retried chunk it has already is taken again, harmlessly);
+        the one that completes `size` bytes stores the blob durably once its
+        SHA-256 matches, and only then may an Append reference it. A blob the
+        workspace already holds answers stored at once: idempotent by hash.
+        An upload left unfinished is removed by `gc` after a grace period.
+        Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+        that does not hash to sha256: the upload is discarded),
+        FAILED_PRECONDITION (offset is not the number of bytes received: the
+        message says how many), RESOURCE_EXHAUSTED (size over the server's
+        --max-blob-bytes).
         """
 
 def add_StoreServiceServicer_to_server(servicer: StoreServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

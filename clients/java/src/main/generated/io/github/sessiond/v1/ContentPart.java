@@ -62,6 +62,7 @@ private static final long serialVersionUID = 0L;
     THINKING(2),
     IMAGE(3),
     TOOL_CALL(4),
+    BLOB(5),
     PART_NOT_SET(0);
     private final int value;
     private PartCase(int value) {
@@ -83,6 +84,7 @@ private static final long serialVersionUID = 0L;
         case 2: return THINKING;
         case 3: return IMAGE;
         case 4: return TOOL_CALL;
+        case 5: return BLOB;
         case 0: return PART_NOT_SET;
         default: return null;
       }
@@ -287,6 +289,64 @@ private static final long serialVersionUID = 0L;
     return io.github.sessiond.v1.ToolCall.getDefaultInstance();
   }
 
+  public static final int BLOB_FIELD_NUMBER = 5;
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   * @return Whether the blob field is set.
+   */
+  @java.lang.Override
+  public boolean hasBlob() {
+    return partCase_ == 5;
+  }
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   * @return The blob.
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.BlobRef getBlob() {
+    if (partCase_ == 5) {
+       return (io.github.sessiond.v1.BlobRef) part_;
+    }
+    return io.github.sessiond.v1.BlobRef.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.BlobRefOrBuilder getBlobOrBuilder() {
+    if (partCase_ == 5) {
+       return (io.github.sessiond.v1.BlobRef) part_;
+    }
+    return io.github.sessiond.v1.BlobRef.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -313,6 +373,9 @@ private static final long serialVersionUID = 0L;
     if (partCase_ == 4) {
       output.writeMessage(4, (io.github.sessiond.v1.ToolCall) part_);
     }
+    if (partCase_ == 5) {
+      output.writeMessage(5, (io.github.sessiond.v1.BlobRef) part_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -331,6 +394,10 @@ private static final long serialVersionUID = 0L;
     if (partCase_ == 4) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, (io.github.sessiond.v1.ToolCall) part_);
+    }
+    if (partCase_ == 5) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, (io.github.sessiond.v1.BlobRef) part_);
     }
     return size;
   }
@@ -374,6 +441,10 @@ private static final long serialVersionUID = 0L;
         if (!getToolCall()
             .equals(other.getToolCall())) return false;
         break;
+      case 5:
+        if (!getBlob()
+            .equals(other.getBlob())) return false;
+        break;
       case 0:
       default:
     }
@@ -404,6 +475,10 @@ private static final long serialVersionUID = 0L;
       case 4:
         hash = (37 * hash) + TOOL_CALL_FIELD_NUMBER;
         hash = (53 * hash) + getToolCall().hashCode();
+        break;
+      case 5:
+        hash = (37 * hash) + BLOB_FIELD_NUMBER;
+        hash = (53 * hash) + getBlob().hashCode();
         break;
       case 0:
       default:
@@ -552,6 +627,9 @@ private static final long serialVersionUID = 0L;
       if (toolCallBuilder_ != null) {
         toolCallBuilder_.clear();
       }
+      if (blobBuilder_ != null) {
+        blobBuilder_.clear();
+      }
       partCase_ = 0;
       part_ = null;
       return this;
@@ -605,6 +683,10 @@ private static final long serialVersionUID = 0L;
           toolCallBuilder_ != null) {
         result.part_ = toolCallBuilder_.build();
       }
+      if (partCase_ == 5 &&
+          blobBuilder_ != null) {
+        result.part_ = blobBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -636,6 +718,10 @@ private static final long serialVersionUID = 0L;
         }
         case TOOL_CALL: {
           mergeToolCall(other.getToolCall());
+          break;
+        }
+        case BLOB: {
+          mergeBlob(other.getBlob());
           break;
         }
         case PART_NOT_SET: {
@@ -692,6 +778,13 @@ private static final long serialVersionUID = 0L;
               partCase_ = 4;
               break;
             } // case 34
+            case 42: {
+              input.readMessage(
+                  internalGetBlobFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              partCase_ = 5;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1363,6 +1456,227 @@ private static final long serialVersionUID = 0L;
       partCase_ = 4;
       onChanged();
       return toolCallBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.BlobRef, io.github.sessiond.v1.BlobRef.Builder, io.github.sessiond.v1.BlobRefOrBuilder> blobBuilder_;
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     * @return Whether the blob field is set.
+     */
+    @java.lang.Override
+    public boolean hasBlob() {
+      return partCase_ == 5;
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     * @return The blob.
+     */
+    @java.lang.Override
+    public io.github.sessiond.v1.BlobRef getBlob() {
+      if (blobBuilder_ == null) {
+        if (partCase_ == 5) {
+          return (io.github.sessiond.v1.BlobRef) part_;
+        }
+        return io.github.sessiond.v1.BlobRef.getDefaultInstance();
+      } else {
+        if (partCase_ == 5) {
+          return blobBuilder_.getMessage();
+        }
+        return io.github.sessiond.v1.BlobRef.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    public Builder setBlob(io.github.sessiond.v1.BlobRef value) {
+      if (blobBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        part_ = value;
+        onChanged();
+      } else {
+        blobBuilder_.setMessage(value);
+      }
+      partCase_ = 5;
+      return this;
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    public Builder setBlob(
+        io.github.sessiond.v1.BlobRef.Builder builderForValue) {
+      if (blobBuilder_ == null) {
+        part_ = builderForValue.build();
+        onChanged();
+      } else {
+        blobBuilder_.setMessage(builderForValue.build());
+      }
+      partCase_ = 5;
+      return this;
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    public Builder mergeBlob(io.github.sessiond.v1.BlobRef value) {
+      if (blobBuilder_ == null) {
+        if (partCase_ == 5 &&
+            part_ != io.github.sessiond.v1.BlobRef.getDefaultInstance()) {
+          part_ = io.github.sessiond.v1.BlobRef.newBuilder((io.github.sessiond.v1.BlobRef) part_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          part_ = value;
+        }
+        onChanged();
+      } else {
+        if (partCase_ == 5) {
+          blobBuilder_.mergeFrom(value);
+        } else {
+          blobBuilder_.setMessage(value);
+        }
+      }
+      partCase_ = 5;
+      return this;
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    public Builder clearBlob() {
+      if (blobBuilder_ == null) {
+        if (partCase_ == 5) {
+          partCase_ = 0;
+          part_ = null;
+          onChanged();
+        }
+      } else {
+        if (partCase_ == 5) {
+          partCase_ = 0;
+          part_ = null;
+        }
+        blobBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    public io.github.sessiond.v1.BlobRef.Builder getBlobBuilder() {
+      return internalGetBlobFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    @java.lang.Override
+    public io.github.sessiond.v1.BlobRefOrBuilder getBlobOrBuilder() {
+      if ((partCase_ == 5) && (blobBuilder_ != null)) {
+        return blobBuilder_.getMessageOrBuilder();
+      } else {
+        if (partCase_ == 5) {
+          return (io.github.sessiond.v1.BlobRef) part_;
+        }
+        return io.github.sessiond.v1.BlobRef.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A large text, thinking or image part stored once in the workspace as
+     * a blob (StoreService.GetBlob reads it). The server puts one in place
+     * of a part over its blob threshold (serve --blob-threshold-bytes); a
+     * caller may also upload the content first (StoreService.PutBlob) and
+     * append the reference. Clients resolve it back into the part it
+     * stands for.
+     * </pre>
+     *
+     * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.BlobRef, io.github.sessiond.v1.BlobRef.Builder, io.github.sessiond.v1.BlobRefOrBuilder> 
+        internalGetBlobFieldBuilder() {
+      if (blobBuilder_ == null) {
+        if (!(partCase_ == 5)) {
+          part_ = io.github.sessiond.v1.BlobRef.getDefaultInstance();
+        }
+        blobBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.sessiond.v1.BlobRef, io.github.sessiond.v1.BlobRef.Builder, io.github.sessiond.v1.BlobRefOrBuilder>(
+                (io.github.sessiond.v1.BlobRef) part_,
+                getParentForChildren(),
+                isClean());
+        part_ = null;
+      }
+      partCase_ = 5;
+      onChanged();
+      return blobBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:sessiond.v1.ContentPart)

@@ -120,5 +120,47 @@ public interface ContentPartOrBuilder extends
    */
   io.github.sessiond.v1.ToolCallOrBuilder getToolCallOrBuilder();
 
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   * @return Whether the blob field is set.
+   */
+  boolean hasBlob();
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   * @return The blob.
+   */
+  io.github.sessiond.v1.BlobRef getBlob();
+  /**
+   * <pre>
+   * A large text, thinking or image part stored once in the workspace as
+   * a blob (StoreService.GetBlob reads it). The server puts one in place
+   * of a part over its blob threshold (serve --blob-threshold-bytes); a
+   * caller may also upload the content first (StoreService.PutBlob) and
+   * append the reference. Clients resolve it back into the part it
+   * stands for.
+   * </pre>
+   *
+   * <code>.sessiond.v1.BlobRef blob = 5 [json_name = "blob"];</code>
+   */
+  io.github.sessiond.v1.BlobRefOrBuilder getBlobOrBuilder();
+
   io.github.sessiond.v1.ContentPart.PartCase getPartCase();
 }

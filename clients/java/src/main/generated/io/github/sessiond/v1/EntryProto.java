@@ -57,6 +57,11 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_sessiond_v1_ContentPart_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_BlobRef_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_BlobRef_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_sessiond_v1_ThinkingPart_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -167,41 +172,50 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
       "_reason\030\t \001(\tH\004R\nstopReason\210\001\001\0223\n\010metada" +
       "ta\030\n \001(\0132\027.google.protobuf.StructR\010metad" +
       "ataB\017\n\r_tool_call_idB\014\n\n_tool_nameB\010\n\006_m" +
-      "odelB\013\n\t_providerB\016\n\014_stop_reason\"\312\001\n\013Co" +
+      "odelB\013\n\t_providerB\016\n\014_stop_reason\"\366\001\n\013Co" +
       "ntentPart\022\024\n\004text\030\001 \001(\tH\000R\004text\0227\n\010think" +
       "ing\030\002 \001(\0132\031.sessiond.v1.ThinkingPartH\000R\010" +
       "thinking\022.\n\005image\030\003 \001(\0132\026.sessiond.v1.Im" +
       "agePartH\000R\005image\0224\n\ttool_call\030\004 \001(\0132\025.se" +
-      "ssiond.v1.ToolCallH\000R\010toolCallB\006\n\004part\"[" +
-      "\n\014ThinkingPart\022\032\n\010thinking\030\001 \001(\tR\010thinki" +
-      "ng\022!\n\tsignature\030\002 \001(\tH\000R\tsignature\210\001\001B\014\n" +
-      "\n_signature\"<\n\tImagePart\022\033\n\tmime_type\030\001 " +
-      "\001(\tR\010mimeType\022\022\n\004data\030\002 \001(\014R\004data\"d\n\010Too" +
-      "lCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002 \001(\tR\004nam" +
-      "e\0224\n\targuments\030\003 \001(\0132\026.google.protobuf.V" +
-      "alueR\targuments\"\251\001\n\005Usage\022!\n\014input_token" +
-      "s\030\001 \001(\004R\013inputTokens\022#\n\routput_tokens\030\002 " +
-      "\001(\004R\014outputTokens\022*\n\021cache_read_tokens\030\003" +
-      " \001(\004R\017cacheReadTokens\022,\n\022cache_write_tok" +
-      "ens\030\004 \001(\004R\020cacheWriteTokens\"Q\n\013ModelChan" +
-      "ge\022\024\n\005model\030\001 \001(\tR\005model\022\037\n\010provider\030\002 \001" +
-      "(\tH\000R\010provider\210\001\001B\013\n\t_provider\"<\n\023Thinki" +
-      "ngLevelChange\022%\n\016thinking_level\030\001 \001(\tR\rt" +
-      "hinkingLevel\"\220\001\n\nCompaction\022\030\n\007summary\030\001" +
-      " \001(\tR\007summary\022,\n\022replaces_entry_ids\030\002 \003(" +
-      "\tR\020replacesEntryIds\022(\n\rtokens_before\030\003 \001" +
-      "(\004H\000R\014tokensBefore\210\001\001B\020\n\016_tokens_before\"" +
-      "B\n\rBranchSummary\022\030\n\007summary\030\001 \001(\tR\007summa" +
-      "ry\022\027\n\007from_id\030\002 \001(\tR\006fromId\"\035\n\005Label\022\024\n\005" +
-      "label\030\001 \001(\tR\005label\"\037\n\004Leaf\022\027\n\007leaf_id\030\001 " +
-      "\001(\tR\006leafId\"S\n\006Custom\022\034\n\tnamespace\030\001 \001(\t" +
-      "R\tnamespace\022+\n\004data\030\002 \001(\0132\027.google.proto" +
-      "buf.StructR\004data*N\n\004Role\022\024\n\020ROLE_UNSPECI" +
-      "FIED\020\000\022\r\n\tROLE_USER\020\001\022\022\n\016ROLE_ASSISTANT\020" +
-      "\002\022\r\n\tROLE_TOOL\020\003Bp\n\025io.github.sessiond.v" +
-      "1B\nEntryProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Se" +
-      "ssiond\\V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Se" +
-      "ssiond::V1b\006proto3"
+      "ssiond.v1.ToolCallH\000R\010toolCall\022*\n\004blob\030\005" +
+      " \001(\0132\024.sessiond.v1.BlobRefH\000R\004blobB\006\n\004pa" +
+      "rt\"\312\001\n\007BlobRef\022\026\n\006sha256\030\001 \001(\tR\006sha256\022\022" +
+      "\n\004size\030\002 \001(\004R\004size\022)\n\004part\030\003 \001(\0162\025.sessi" +
+      "ond.v1.BlobPartR\004part\022\035\n\nmedia_type\030\004 \001(" +
+      "\tR\tmediaType\022\030\n\007preview\030\005 \001(\tR\007preview\022!" +
+      "\n\tsignature\030\006 \001(\tH\000R\tsignature\210\001\001B\014\n\n_si" +
+      "gnature\"[\n\014ThinkingPart\022\032\n\010thinking\030\001 \001(" +
+      "\tR\010thinking\022!\n\tsignature\030\002 \001(\tH\000R\tsignat" +
+      "ure\210\001\001B\014\n\n_signature\"<\n\tImagePart\022\033\n\tmim" +
+      "e_type\030\001 \001(\tR\010mimeType\022\022\n\004data\030\002 \001(\014R\004da" +
+      "ta\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002" +
+      " \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.p" +
+      "rotobuf.ValueR\targuments\"\251\001\n\005Usage\022!\n\014in" +
+      "put_tokens\030\001 \001(\004R\013inputTokens\022#\n\routput_" +
+      "tokens\030\002 \001(\004R\014outputTokens\022*\n\021cache_read" +
+      "_tokens\030\003 \001(\004R\017cacheReadTokens\022,\n\022cache_" +
+      "write_tokens\030\004 \001(\004R\020cacheWriteTokens\"Q\n\013" +
+      "ModelChange\022\024\n\005model\030\001 \001(\tR\005model\022\037\n\010pro" +
+      "vider\030\002 \001(\tH\000R\010provider\210\001\001B\013\n\t_provider\"" +
+      "<\n\023ThinkingLevelChange\022%\n\016thinking_level" +
+      "\030\001 \001(\tR\rthinkingLevel\"\220\001\n\nCompaction\022\030\n\007" +
+      "summary\030\001 \001(\tR\007summary\022,\n\022replaces_entry" +
+      "_ids\030\002 \003(\tR\020replacesEntryIds\022(\n\rtokens_b" +
+      "efore\030\003 \001(\004H\000R\014tokensBefore\210\001\001B\020\n\016_token" +
+      "s_before\"B\n\rBranchSummary\022\030\n\007summary\030\001 \001" +
+      "(\tR\007summary\022\027\n\007from_id\030\002 \001(\tR\006fromId\"\035\n\005" +
+      "Label\022\024\n\005label\030\001 \001(\tR\005label\"\037\n\004Leaf\022\027\n\007l" +
+      "eaf_id\030\001 \001(\tR\006leafId\"S\n\006Custom\022\034\n\tnamesp" +
+      "ace\030\001 \001(\tR\tnamespace\022+\n\004data\030\002 \001(\0132\027.goo" +
+      "gle.protobuf.StructR\004data*N\n\004Role\022\024\n\020ROL" +
+      "E_UNSPECIFIED\020\000\022\r\n\tROLE_USER\020\001\022\022\n\016ROLE_A" +
+      "SSISTANT\020\002\022\r\n\tROLE_TOOL\020\003*f\n\010BlobPart\022\031\n" +
+      "\025BLOB_PART_UNSPECIFIED\020\000\022\022\n\016BLOB_PART_TE" +
+      "XT\020\001\022\026\n\022BLOB_PART_THINKING\020\002\022\023\n\017BLOB_PAR" +
+      "T_IMAGE\020\003Bp\n\025io.github.sessiond.v1B\nEntr" +
+      "yProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond\\" +
+      "V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Sessiond:" +
+      ":V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -244,69 +258,75 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     internal_static_sessiond_v1_ContentPart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ContentPart_descriptor,
-        new java.lang.String[] { "Text", "Thinking", "Image", "ToolCall", "Part", });
-    internal_static_sessiond_v1_ThinkingPart_descriptor =
+        new java.lang.String[] { "Text", "Thinking", "Image", "ToolCall", "Blob", "Part", });
+    internal_static_sessiond_v1_BlobRef_descriptor =
       getDescriptor().getMessageType(5);
+    internal_static_sessiond_v1_BlobRef_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_BlobRef_descriptor,
+        new java.lang.String[] { "Sha256", "Size", "Part", "MediaType", "Preview", "Signature", });
+    internal_static_sessiond_v1_ThinkingPart_descriptor =
+      getDescriptor().getMessageType(6);
     internal_static_sessiond_v1_ThinkingPart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ThinkingPart_descriptor,
         new java.lang.String[] { "Thinking", "Signature", });
     internal_static_sessiond_v1_ImagePart_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(7);
     internal_static_sessiond_v1_ImagePart_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ImagePart_descriptor,
         new java.lang.String[] { "MimeType", "Data", });
     internal_static_sessiond_v1_ToolCall_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(8);
     internal_static_sessiond_v1_ToolCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ToolCall_descriptor,
         new java.lang.String[] { "Id", "Name", "Arguments", });
     internal_static_sessiond_v1_Usage_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(9);
     internal_static_sessiond_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Usage_descriptor,
         new java.lang.String[] { "InputTokens", "OutputTokens", "CacheReadTokens", "CacheWriteTokens", });
     internal_static_sessiond_v1_ModelChange_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(10);
     internal_static_sessiond_v1_ModelChange_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ModelChange_descriptor,
         new java.lang.String[] { "Model", "Provider", });
     internal_static_sessiond_v1_ThinkingLevelChange_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(11);
     internal_static_sessiond_v1_ThinkingLevelChange_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ThinkingLevelChange_descriptor,
         new java.lang.String[] { "ThinkingLevel", });
     internal_static_sessiond_v1_Compaction_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_sessiond_v1_Compaction_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Compaction_descriptor,
         new java.lang.String[] { "Summary", "ReplacesEntryIds", "TokensBefore", });
     internal_static_sessiond_v1_BranchSummary_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_sessiond_v1_BranchSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_BranchSummary_descriptor,
         new java.lang.String[] { "Summary", "FromId", });
     internal_static_sessiond_v1_Label_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_sessiond_v1_Label_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Label_descriptor,
         new java.lang.String[] { "Label", });
     internal_static_sessiond_v1_Leaf_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_sessiond_v1_Leaf_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Leaf_descriptor,
         new java.lang.String[] { "LeafId", });
     internal_static_sessiond_v1_Custom_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_sessiond_v1_Custom_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Custom_descriptor,

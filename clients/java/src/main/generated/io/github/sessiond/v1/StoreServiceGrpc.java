@@ -273,6 +273,68 @@ public final class StoreServiceGrpc {
     return getWatchSessionsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.GetBlobRequest,
+      io.github.sessiond.v1.GetBlobResponse> getGetBlobMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetBlob",
+      requestType = io.github.sessiond.v1.GetBlobRequest.class,
+      responseType = io.github.sessiond.v1.GetBlobResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.GetBlobRequest,
+      io.github.sessiond.v1.GetBlobResponse> getGetBlobMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.GetBlobRequest, io.github.sessiond.v1.GetBlobResponse> getGetBlobMethod;
+    if ((getGetBlobMethod = StoreServiceGrpc.getGetBlobMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getGetBlobMethod = StoreServiceGrpc.getGetBlobMethod) == null) {
+          StoreServiceGrpc.getGetBlobMethod = getGetBlobMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.GetBlobRequest, io.github.sessiond.v1.GetBlobResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetBlob"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetBlobRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetBlobResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("GetBlob"))
+              .build();
+        }
+      }
+    }
+    return getGetBlobMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.PutBlobRequest,
+      io.github.sessiond.v1.PutBlobResponse> getPutBlobMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "PutBlob",
+      requestType = io.github.sessiond.v1.PutBlobRequest.class,
+      responseType = io.github.sessiond.v1.PutBlobResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.PutBlobRequest,
+      io.github.sessiond.v1.PutBlobResponse> getPutBlobMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.PutBlobRequest, io.github.sessiond.v1.PutBlobResponse> getPutBlobMethod;
+    if ((getPutBlobMethod = StoreServiceGrpc.getPutBlobMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getPutBlobMethod = StoreServiceGrpc.getPutBlobMethod) == null) {
+          StoreServiceGrpc.getPutBlobMethod = getPutBlobMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.PutBlobRequest, io.github.sessiond.v1.PutBlobResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PutBlob"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.PutBlobRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.PutBlobResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("PutBlob"))
+              .build();
+        }
+      }
+    }
+    return getPutBlobMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -493,6 +555,41 @@ public final class StoreServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchSessionsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchSessionsMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+     * of at most 1 MiB, from offset, at most length bytes (0: to the end).
+     * Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+     * NOT_FOUND (no such blob in the workspace).
+     * </pre>
+     */
+    default void getBlob(io.github.sessiond.v1.GetBlobRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetBlobResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetBlobMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PutBlob uploads a blob in chunks, for parts too large for one Append
+     * (the server itself stores parts over its threshold that arrive inline).
+     * Chunks go in order: each one's offset is the number of bytes the
+     * server has (a retried chunk it has already is taken again, harmlessly);
+     * the one that completes `size` bytes stores the blob durably once its
+     * SHA-256 matches, and only then may an Append reference it. A blob the
+     * workspace already holds answers stored at once: idempotent by hash.
+     * An upload left unfinished is removed by `gc` after a grace period.
+     * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+     * that does not hash to sha256: the upload is discarded),
+     * FAILED_PRECONDITION (offset is not the number of bytes received: the
+     * message says how many), RESOURCE_EXHAUSTED (size over the server's
+     * --max-blob-bytes).
+     * </pre>
+     */
+    default void putBlob(io.github.sessiond.v1.PutBlobRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.PutBlobResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPutBlobMethod(), responseObserver);
+    }
   }
 
   /**
@@ -700,6 +797,43 @@ public final class StoreServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getWatchSessionsMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+     * of at most 1 MiB, from offset, at most length bytes (0: to the end).
+     * Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+     * NOT_FOUND (no such blob in the workspace).
+     * </pre>
+     */
+    public void getBlob(io.github.sessiond.v1.GetBlobRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetBlobResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getGetBlobMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PutBlob uploads a blob in chunks, for parts too large for one Append
+     * (the server itself stores parts over its threshold that arrive inline).
+     * Chunks go in order: each one's offset is the number of bytes the
+     * server has (a retried chunk it has already is taken again, harmlessly);
+     * the one that completes `size` bytes stores the blob durably once its
+     * SHA-256 matches, and only then may an Append reference it. A blob the
+     * workspace already holds answers stored at once: idempotent by hash.
+     * An upload left unfinished is removed by `gc` after a grace period.
+     * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+     * that does not hash to sha256: the upload is discarded),
+     * FAILED_PRECONDITION (offset is not the number of bytes received: the
+     * message says how many), RESOURCE_EXHAUSTED (size over the server's
+     * --max-blob-bytes).
+     * </pre>
+     */
+    public void putBlob(io.github.sessiond.v1.PutBlobRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.PutBlobResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPutBlobMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -877,6 +1011,43 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getWatchSessionsMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+     * of at most 1 MiB, from offset, at most length bytes (0: to the end).
+     * Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+     * NOT_FOUND (no such blob in the workspace).
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, io.github.sessiond.v1.GetBlobResponse>
+        getBlob(io.github.sessiond.v1.GetBlobRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getGetBlobMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PutBlob uploads a blob in chunks, for parts too large for one Append
+     * (the server itself stores parts over its threshold that arrive inline).
+     * Chunks go in order: each one's offset is the number of bytes the
+     * server has (a retried chunk it has already is taken again, harmlessly);
+     * the one that completes `size` bytes stores the blob durably once its
+     * SHA-256 matches, and only then may an Append reference it. A blob the
+     * workspace already holds answers stored at once: idempotent by hash.
+     * An upload left unfinished is removed by `gc` after a grace period.
+     * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+     * that does not hash to sha256: the upload is discarded),
+     * FAILED_PRECONDITION (offset is not the number of bytes received: the
+     * message says how many), RESOURCE_EXHAUSTED (size over the server's
+     * --max-blob-bytes).
+     * </pre>
+     */
+    public io.github.sessiond.v1.PutBlobResponse putBlob(io.github.sessiond.v1.PutBlobRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPutBlobMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1053,6 +1224,42 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getWatchSessionsMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * GetBlob streams a blob of the workspace (a BlobRef's sha256) in chunks
+     * of at most 1 MiB, from offset, at most length bytes (0: to the end).
+     * Errors: INVALID_ARGUMENT (malformed sha256, offset past the end),
+     * NOT_FOUND (no such blob in the workspace).
+     * </pre>
+     */
+    public java.util.Iterator<io.github.sessiond.v1.GetBlobResponse> getBlob(
+        io.github.sessiond.v1.GetBlobRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getGetBlobMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PutBlob uploads a blob in chunks, for parts too large for one Append
+     * (the server itself stores parts over its threshold that arrive inline).
+     * Chunks go in order: each one's offset is the number of bytes the
+     * server has (a retried chunk it has already is taken again, harmlessly);
+     * the one that completes `size` bytes stores the blob durably once its
+     * SHA-256 matches, and only then may an Append reference it. A blob the
+     * workspace already holds answers stored at once: idempotent by hash.
+     * An upload left unfinished is removed by `gc` after a grace period.
+     * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+     * that does not hash to sha256: the upload is discarded),
+     * FAILED_PRECONDITION (offset is not the number of bytes received: the
+     * message says how many), RESOURCE_EXHAUSTED (size over the server's
+     * --max-blob-bytes).
+     * </pre>
+     */
+    public io.github.sessiond.v1.PutBlobResponse putBlob(io.github.sessiond.v1.PutBlobRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPutBlobMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1222,6 +1429,29 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getImportSessionMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * PutBlob uploads a blob in chunks, for parts too large for one Append
+     * (the server itself stores parts over its threshold that arrive inline).
+     * Chunks go in order: each one's offset is the number of bytes the
+     * server has (a retried chunk it has already is taken again, harmlessly);
+     * the one that completes `size` bytes stores the blob durably once its
+     * SHA-256 matches, and only then may an Append reference it. A blob the
+     * workspace already holds answers stored at once: idempotent by hash.
+     * An upload left unfinished is removed by `gc` after a grace period.
+     * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
+     * that does not hash to sha256: the upload is discarded),
+     * FAILED_PRECONDITION (offset is not the number of bytes received: the
+     * message says how many), RESOURCE_EXHAUSTED (size over the server's
+     * --max-blob-bytes).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.PutBlobResponse> putBlob(
+        io.github.sessiond.v1.PutBlobRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPutBlobMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CREATE_SESSION = 0;
@@ -1232,6 +1462,8 @@ public final class StoreServiceGrpc {
   private static final int METHODID_FORK_SESSION = 5;
   private static final int METHODID_IMPORT_SESSION = 6;
   private static final int METHODID_WATCH_SESSIONS = 7;
+  private static final int METHODID_GET_BLOB = 8;
+  private static final int METHODID_PUT_BLOB = 9;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1281,6 +1513,14 @@ public final class StoreServiceGrpc {
         case METHODID_WATCH_SESSIONS:
           serviceImpl.watchSessions((io.github.sessiond.v1.WatchSessionsRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchSessionsResponse>) responseObserver);
+          break;
+        case METHODID_GET_BLOB:
+          serviceImpl.getBlob((io.github.sessiond.v1.GetBlobRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetBlobResponse>) responseObserver);
+          break;
+        case METHODID_PUT_BLOB:
+          serviceImpl.putBlob((io.github.sessiond.v1.PutBlobRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.PutBlobResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1356,6 +1596,20 @@ public final class StoreServiceGrpc {
               io.github.sessiond.v1.WatchSessionsRequest,
               io.github.sessiond.v1.WatchSessionsResponse>(
                 service, METHODID_WATCH_SESSIONS)))
+        .addMethod(
+          getGetBlobMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.GetBlobRequest,
+              io.github.sessiond.v1.GetBlobResponse>(
+                service, METHODID_GET_BLOB)))
+        .addMethod(
+          getPutBlobMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.PutBlobRequest,
+              io.github.sessiond.v1.PutBlobResponse>(
+                service, METHODID_PUT_BLOB)))
         .build();
   }
 
@@ -1412,6 +1666,8 @@ public final class StoreServiceGrpc {
               .addMethod(getForkSessionMethod())
               .addMethod(getImportSessionMethod())
               .addMethod(getWatchSessionsMethod())
+              .addMethod(getGetBlobMethod())
+              .addMethod(getPutBlobMethod())
               .build();
         }
       }

@@ -1,0 +1,363 @@
+import postgres from "postgres";
+import { aborted, dataLoss, failedPrecondition, notFound } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { BlobInfo, BlobStorage } from "../blobs.js";
+import type { PgContext, Q } from "./context.js";
+
+/**
+ * Largest chunk row: a blob (or an upload) is stored as rows of at most
+ * this many bytes, keyed by the byte position where each starts, so that
+ * a range read fetches only the rows it overlaps and no blob is ever one
+ * bytea value (held twice in memory, and hex-encoded on the wire, by the
+ * driver).
+ */
+export const BLOB_CHUNK = 1024 * 1024;
+
+/** Tries of a store that raced with another replica storing the same blob. */
+const RACE_TRIES = 3;
+
+/**
+ * Blobs of the PostgreSQL engine (migration 9, README "Blobs"):
+ *
+ *   sessiond_blobs        (workspace, sha256, upload) PK, size, touched_at
+ *   sessiond_blob_chunks  (workspace, sha256, upload, pos) PK, data
+ *                         FK -> sessiond_blobs ON DELETE / ON UPDATE CASCADE
+ *
+ * `upload` false is a stored blob, true an unfinished upload of the same
+ * hash; both may exist at once. A blob's row and its chunks are written in
+ * one transaction, so readers see all of it or nothing; a committed upload
+ * becomes the blob by one UPDATE of its row's `upload` (the chunks follow by
+ * the cascade, their data untouched). Deleting a row deletes its chunks in
+ * the same statement. Every touch sets `touched_at` from the database's
+ * clock (one clock for all replicas), and never back (`greatest`: a slow
+ * touch committing after a later one).
+ */
+export class PgBlobs implements BlobStorage {
+  constructor(
+    private readonly ctx: PgContext,
+    /** Refuses a closed engine and applies the schema (the engine's `begin`). */
+    private readonly ready: () => Promise<void>,
+  ) {}
+
+  async stat(workspace: string, sha256: string, touch: boolean): Promise<number | undefined> {
+    await this.ready();
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(touch ? "touching a blob" : "looking up a blob", () =>
+      touch
+        ? sql<{ size: number }[]>`
+          UPDATE sessiond_blobs SET touched_at = greatest(touched_at, clock_timestamp())
+          WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload
+          RETURNING size::float8 AS size`
+        : sql<{ size: number }[]>`
+          SELECT size::float8 AS size FROM sessiond_blobs
+          WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload`,
+    );
+    return rows[0]?.size;
+  }
+
+  /**
+   * One that exists is touched (one statement). A new one is its row, then
+   * its chunks, in one transaction; a replica storing the same blob at the
+   * same time waits on the row's insert and then only touches it.
+   */
+  async put(workspace: string, sha256: string, data: Uint8Array): Promise<void> {
+    await this.ready();
+    const { sql } = this.ctx;
+    for (let attempt = 1; ; attempt++) {
+      if ((await this.stat(workspace, sha256, true)) !== undefined) return;
+      const stored = await this.ctx.db(`storing blob ${sha256}`, () =>
+        sql.begin(async (tx) => {
+          const claimed = await tx`
+            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at)
+            VALUES (${workspace}, ${sha256}, false, ${data.length}::int8, clock_timestamp())
+            ON CONFLICT DO NOTHING
+            RETURNING 1`;
+          // Stored meanwhile by another put or commit: touched on the next turn.
+          if (claimed.length === 0) return false;
+          await insertChunks(tx, workspace, sha256, false, 0, data);
+          // The blob's time is when it is complete, not when its transaction began.
+          await tx`
+            UPDATE sessiond_blobs SET touched_at = clock_timestamp()
+            WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload`;
+          return true;
+        }),
+      );
+      if (stored) return;
+      // Only a blob deleted between the other writer's commit and our touch gets here twice.
+      if (attempt >= RACE_TRIES) {
+        throw aborted(
+          `blob ${sha256} in workspace ${quote(workspace)} kept changing while being stored`,
+        );
+      }
+    }
+  }
+
+  /**
+   * One statement (one snapshot): the blob's row, and the parts of the
+   * chunks that overlap the range, cut in the database.
+   */
+  async read(workspace: string, sha256: string, offset: number, length: number) {
+    await this.ready();
+    const { sql } = this.ctx;
+    const start = offset;
+    const end = offset + Math.max(0, length);
+    const rows = await this.ctx.db(
+      `reading blob ${sha256}`,
+      () =>
+        sql<{ size: number; pos: number | null; data: Buffer | null }[]>`
+        SELECT b.size::float8 AS size, c.pos::float8 AS pos,
+          substring(c.data
+            FROM (greatest(c.pos, ${start}::int8) - c.pos + 1)::int
+            FOR (least(c.pos + octet_length(c.data), ${end}::int8)
+              - greatest(c.pos, ${start}::int8))::int) AS data
+        FROM sessiond_blobs b
+        LEFT JOIN sessiond_blob_chunks c
+          ON c.workspace = b.workspace AND c.sha256 = b.sha256 AND c.upload = b.upload
+          AND c.pos > ${start - BLOB_CHUNK}::int8 AND c.pos < ${end}::int8
+          AND c.pos + octet_length(c.data) > ${start}::int8
+        WHERE b.workspace = ${workspace} AND b.sha256 = ${sha256} AND NOT b.upload
+        ORDER BY c.pos`,
+    );
+    const first = rows[0];
+    if (first === undefined) {
+      throw notFound(`blob ${sha256} not found in workspace ${quote(workspace)}`);
+    }
+    const parts = rows.flatMap((r) => (r.data === null ? [] : [r.data]));
+    const out = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    const want = Math.max(0, Math.min(end, first.size) - start);
+    if (out.length !== want) {
+      throw dataLoss(
+        `blob ${sha256} in workspace ${quote(workspace)} is damaged: ${out.length} bytes at ${start} instead of ${want}`,
+      );
+    }
+    return out;
+  }
+
+  async uploaded(workspace: string, sha256: string): Promise<number> {
+    await this.ready();
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(
+      `looking up the upload of blob ${sha256}`,
+      () => sql<{ size: number }[]>`
+        SELECT size::float8 AS size FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`,
+    );
+    return rows[0]?.size ?? 0;
+  }
+
+  /**
+   * One transaction: the upload's row (created at offset 0) locked, its
+   * size checked against `offset`, the chunks added, the size moved on.
+   * Two replicas appending the same bytes take turns; the second finds
+   * the size moved and fails with FAILED_PRECONDITION saying it.
+   */
+  async appendUpload(workspace: string, sha256: string, offset: number, data: Uint8Array) {
+    await this.ready();
+    const { sql } = this.ctx;
+    return this.ctx.db(`uploading blob ${sha256}`, () =>
+      sql.begin(async (tx) => {
+        if (offset === 0) {
+          await tx`
+            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at)
+            VALUES (${workspace}, ${sha256}, true, 0, clock_timestamp())
+            ON CONFLICT DO NOTHING`;
+        }
+        const [row] = await tx<{ size: number }[]>`
+          SELECT size::float8 AS size FROM sessiond_blobs
+          WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload
+          FOR UPDATE`;
+        const held = row?.size ?? 0;
+        if (row === undefined || held !== offset) {
+          throw failedPrecondition(
+            `the upload of blob ${sha256} in workspace ${quote(workspace)} holds ${held} bytes, not ${offset}`,
+          );
+        }
+        await insertChunks(tx, workspace, sha256, true, offset, data);
+        await tx`
+          UPDATE sessiond_blobs
+          SET size = ${offset + data.length}::int8, touched_at = greatest(touched_at, clock_timestamp())
+          WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`;
+        return offset + data.length;
+      }),
+    );
+  }
+
+  /**
+   * The upload's chunks go to `verify` one row at a time, in order (each
+   * read by itself: a 32 MB upload is never in memory whole). Then one
+   * transaction: the upload still as verified (locked), it becomes the
+   * blob by an UPDATE of its row (chunks follow by the cascade); if the
+   * blob exists already, the upload is dropped and the blob touched.
+   */
+  async commitUpload(
+    workspace: string,
+    sha256: string,
+    verify: (chunks: AsyncIterable<Uint8Array>) => Promise<boolean>,
+  ): Promise<boolean> {
+    await this.ready();
+    const size = await this.uploadSize(workspace, sha256);
+    if (size === undefined) return false;
+    const ok = await verify(this.uploadChunks(workspace, sha256, size));
+    if (!ok) {
+      await this.dropUpload(workspace, sha256);
+      return false;
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.ctx.db(`storing the upload of blob ${sha256}`, () =>
+          this.ctx.sql.begin((tx) => moveUpload(tx, workspace, sha256, size)),
+        );
+      } catch (err) {
+        // A put of the same blob committed between our look and our move: look again.
+        if (!isUniqueViolation(err) || attempt >= RACE_TRIES) throw err;
+      }
+    }
+  }
+
+  private async uploadSize(workspace: string, sha256: string): Promise<number | undefined> {
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(
+      `looking up the upload of blob ${sha256}`,
+      () => sql<{ size: number }[]>`
+        SELECT size::float8 AS size FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`,
+    );
+    return rows[0]?.size;
+  }
+
+  /** An upload's bytes in order, one chunk row per query; ends early at a gap (verify then fails). */
+  private async *uploadChunks(
+    workspace: string,
+    sha256: string,
+    size: number,
+  ): AsyncGenerator<Uint8Array> {
+    const { sql } = this.ctx;
+    for (let next = 0; next < size; ) {
+      const [row] = await this.ctx.db(
+        `reading the upload of blob ${sha256}`,
+        () => sql<{ pos: number; data: Buffer }[]>`
+          SELECT pos::float8 AS pos, data FROM sessiond_blob_chunks
+          WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload
+            AND pos >= ${next}::int8
+          ORDER BY pos
+          LIMIT 1`,
+      );
+      if (row === undefined || row.pos !== next || row.data.length === 0) return;
+      const data = next + row.data.length > size ? row.data.subarray(0, size - next) : row.data;
+      yield data;
+      next += data.length;
+    }
+  }
+
+  private async dropUpload(workspace: string, sha256: string): Promise<void> {
+    const { sql } = this.ctx;
+    await this.ctx.db(
+      `removing the upload of blob ${sha256}`,
+      () => sql`
+        DELETE FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`,
+    );
+  }
+
+  async list(workspace: string): Promise<BlobInfo[]> {
+    await this.ready();
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(
+      `listing the blobs of workspace ${quote(workspace)}`,
+      () => sql<{ sha256: string; size: number; touched_ms: number; upload: boolean }[]>`
+        SELECT sha256, size::float8 AS size, upload,
+          (extract(epoch FROM touched_at) * 1000)::float8 AS touched_ms
+        FROM sessiond_blobs WHERE workspace = ${workspace}`,
+    );
+    return rows.map((r) => ({
+      sha256: r.sha256,
+      size: r.size,
+      touchedMs: r.touched_ms,
+      upload: r.upload,
+    }));
+  }
+
+  /**
+   * One statement: the row goes only while untouched since the time (a
+   * touch running meanwhile holds the row; the DELETE then re-checks the
+   * time it set), its chunks with it by the cascade.
+   */
+  async delete(workspace: string, sha256: string, upload: boolean, untouchedBeforeMs: number) {
+    await this.ready();
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(
+      `removing blob ${sha256}`,
+      () => sql`
+        DELETE FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload = ${upload}
+          AND touched_at < to_timestamp(${untouchedBeforeMs}::float8 / 1000)
+        RETURNING 1`,
+    );
+    return rows.length > 0;
+  }
+}
+
+/** Rows of at most BLOB_CHUNK bytes, one INSERT each (one chunk hex-encoded at a time). */
+async function insertChunks(
+  tx: Q,
+  workspace: string,
+  sha256: string,
+  upload: boolean,
+  at: number,
+  data: Uint8Array,
+): Promise<void> {
+  for (let i = 0; i < data.length; i += BLOB_CHUNK) {
+    const n = Math.min(BLOB_CHUNK, data.length - i);
+    const chunk = Buffer.from(data.buffer, data.byteOffset + i, n);
+    await tx`
+      INSERT INTO sessiond_blob_chunks (workspace, sha256, upload, pos, data)
+      VALUES (${workspace}, ${sha256}, ${upload}, ${at + i}::int8, ${chunk})`;
+  }
+}
+
+/** commitUpload's transaction, after a good check; see there. */
+async function moveUpload(
+  tx: Q,
+  workspace: string,
+  sha256: string,
+  size: number,
+): Promise<boolean> {
+  const [upload] = await tx<{ size: number }[]>`
+    SELECT size::float8 AS size FROM sessiond_blobs
+    WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload
+    FOR UPDATE`;
+  const touched = await tx`
+    UPDATE sessiond_blobs SET touched_at = greatest(touched_at, clock_timestamp())
+    WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload
+    RETURNING 1`;
+  if (upload === undefined) {
+    // Committed by another replica meanwhile (then the blob is there), or removed.
+    if (touched.length > 0) return true;
+    throw aborted(
+      `the upload of blob ${sha256} in workspace ${quote(workspace)} was removed while being checked`,
+    );
+  }
+  if (upload.size !== size) {
+    throw aborted(
+      `the upload of blob ${sha256} in workspace ${quote(workspace)} changed while being checked`,
+    );
+  }
+  if (touched.length > 0) {
+    await tx`
+      DELETE FROM sessiond_blobs
+      WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`;
+    return true;
+  }
+  await tx`
+    UPDATE sessiond_blobs SET upload = false, touched_at = clock_timestamp()
+    WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`;
+  return true;
+}
+
+/** A duplicate key: the blob's row was inserted by another transaction first. */
+function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof postgres.PostgresError && e.code === "23505") return true;
+  }
+  return false;
+}

@@ -1,0 +1,388 @@
+import { createHash } from "node:crypto";
+import {
+  BlobPart,
+  type BlobRef,
+  type ContentPart,
+  type Entry,
+} from "../../gen/sessiond/v1/entry_pb.js";
+import {
+  BLOB_PREVIEW_MAX_BYTES,
+  blobContentOf,
+  blobRefPart,
+  blobRefsOf,
+  previewOfBytes,
+  SHA256_PATTERN,
+  TEXT_MEDIA_TYPE,
+} from "../core/blob-parts.js";
+import {
+  failedPrecondition,
+  invalidArgument,
+  isSessiondError,
+  resourceExhausted,
+} from "../core/errors.js";
+import { quote } from "../core/ids.js";
+import type { BlobInfo } from "../storage/blobs.js";
+import type { StorageEngine } from "../storage/engine.js";
+import type { StoreLimits } from "./limits.js";
+
+/** The limits of StoreLimits that concern blobs. */
+export type BlobLimits = Pick<StoreLimits, "blobThresholdBytes" | "maxBlobBytes" | "blobGraceMs">;
+
+/** Bytes a GetBlob response carries at most. */
+export const BLOB_CHUNK_BYTES = 1024 * 1024;
+
+/** One chunk of a blob read. */
+export interface BlobChunk {
+  data: Uint8Array;
+  offset: number;
+  size: number;
+}
+
+/** What a collection of a workspace's blobs did. */
+export interface BlobCollection {
+  /** Blobs and unfinished uploads removed. */
+  removed: number;
+  /** Their bytes. */
+  removedBytes: number;
+  /** Blobs still referenced (or too young to judge). */
+  kept: number;
+  /** Set when nothing was removed because a session could not be read whole. */
+  skipped?: string;
+}
+
+function sha256Hex(data: Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+function checkSha(sha256: string): string {
+  if (!SHA256_PATTERN.test(sha256)) {
+    throw invalidArgument(`invalid sha256 ${quote(sha256)}: want 64 lower-case hex digits`);
+  }
+  return sha256;
+}
+
+/**
+ * The store's side of blobs: which parts become blobs and when they are
+ * durable (before the entry that names them), the checks on references a
+ * caller gives, chunked reads and uploads, and garbage collection. Engines
+ * only keep bytes (storage/blobs.ts).
+ */
+export class BlobStore {
+  /** Blobs an append of this process is about to reference, by workspace/sha: never collected. */
+  private readonly inUse = new Map<string, number>();
+  /** The collection running or queued per workspace. */
+  private readonly collecting = new Map<string, Promise<BlobCollection>>();
+
+  constructor(
+    private readonly engine: StorageEngine,
+    readonly limits: BlobLimits,
+  ) {}
+
+  /**
+   * Entries as they are to be stored: each text, thinking or image part
+   * over the threshold replaced by a reference to its blob, stored durably
+   * first (once per workspace: content-addressed); each reference a caller
+   * gave checked against the stored blob and given its canonical preview.
+   * Entries without such parts come back as they are (the same objects).
+   * `use` runs with the blobs held against collection until it settles.
+   */
+  async withBlobs<T>(
+    workspace: string,
+    entries: Entry[],
+    use: (entries: Entry[]) => Promise<T>,
+  ): Promise<T> {
+    const held: string[] = [];
+    try {
+      let out = entries;
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i] as Entry;
+        const parts = e.kind.case === "message" ? e.kind.value.content : undefined;
+        if (parts === undefined) continue;
+        let changed: ContentPart[] | undefined;
+        for (let j = 0; j < parts.length; j++) {
+          const next = await this.storedPart(workspace, e, parts[j] as ContentPart, held);
+          if (next === undefined) continue;
+          changed ??= parts.slice();
+          changed[j] = next;
+        }
+        if (changed === undefined) continue;
+        if (out === entries) out = entries.slice();
+        const message = e.kind.value as Extract<Entry["kind"], { case: "message" }>["value"];
+        out[i] = { ...e, kind: { case: "message", value: { ...message, content: changed } } };
+      }
+      return await use(out);
+    } finally {
+      for (const k of held) {
+        const n = (this.inUse.get(k) ?? 1) - 1;
+        if (n === 0) this.inUse.delete(k);
+        else this.inUse.set(k, n);
+      }
+    }
+  }
+
+  private hold(workspace: string, sha256: string, held: string[]): void {
+    const k = `${workspace}/${sha256}`;
+    this.inUse.set(k, (this.inUse.get(k) ?? 0) + 1);
+    held.push(k);
+  }
+
+  /** The part to store in place of `p`, or undefined to keep it. */
+  private async storedPart(
+    workspace: string,
+    entry: Entry,
+    p: ContentPart,
+    held: string[],
+  ): Promise<ContentPart | undefined> {
+    if (p.part.case === "blob") return this.checkedRef(workspace, entry, p.part.value, held);
+    const threshold = this.limits.blobThresholdBytes;
+    if (threshold <= 0) return undefined;
+    const content = blobContentOf(p, threshold);
+    if (content === undefined) return undefined;
+    this.checkSize(content.bytes.length, `a part of entry ${quote(entry.id)}`);
+    const sha256 = sha256Hex(content.bytes);
+    this.hold(workspace, sha256, held);
+    await this.engine.blobs.put(workspace, sha256, content.bytes);
+    return blobRefPart(content, sha256);
+  }
+
+  /** A caller's reference: to a stored blob of that size, naming a part, with the canonical preview. */
+  private async checkedRef(
+    workspace: string,
+    entry: Entry,
+    ref: BlobRef,
+    held: string[],
+  ): Promise<ContentPart> {
+    const where = `entry ${quote(entry.id)}`;
+    if (!SHA256_PATTERN.test(ref.sha256)) {
+      throw invalidArgument(`${where}: blob reference with invalid sha256 ${quote(ref.sha256)}`);
+    }
+    if (
+      ref.part !== BlobPart.TEXT &&
+      ref.part !== BlobPart.THINKING &&
+      ref.part !== BlobPart.IMAGE
+    ) {
+      throw invalidArgument(`${where}: blob reference ${ref.sha256} names no part (part is unset)`);
+    }
+    this.hold(workspace, ref.sha256, held);
+    const size = await this.engine.blobs.stat(workspace, ref.sha256, true);
+    if (size === undefined) {
+      throw failedPrecondition(
+        `${where} references blob ${ref.sha256}, which workspace ${quote(workspace)} does not hold: upload it first (PutBlob)`,
+      );
+    }
+    if (BigInt(size) !== ref.size) {
+      throw invalidArgument(
+        `${where}: blob ${ref.sha256} has ${size} bytes, the reference says ${ref.size}`,
+      );
+    }
+    let preview = "";
+    let mediaType = ref.mediaType;
+    if (ref.part !== BlobPart.IMAGE) {
+      await this.checkUtf8(workspace, ref.sha256, size, where);
+      preview = previewOfBytes(
+        await this.engine.blobs.read(workspace, ref.sha256, 0, BLOB_PREVIEW_MAX_BYTES),
+      );
+      mediaType = TEXT_MEDIA_TYPE;
+    }
+    return {
+      $typeName: "sessiond.v1.ContentPart",
+      part: {
+        case: "blob",
+        value: {
+          $typeName: "sessiond.v1.BlobRef",
+          sha256: ref.sha256,
+          size: ref.size,
+          part: ref.part,
+          mediaType,
+          preview,
+          signature: ref.part === BlobPart.THINKING ? ref.signature : undefined,
+        },
+      },
+    };
+  }
+
+  /** A text part's blob must be UTF-8, or the part it stands for could not be given back. */
+  private async checkUtf8(workspace: string, sha256: string, size: number, where: string) {
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    try {
+      for (let at = 0; at < size; at += BLOB_CHUNK_BYTES) {
+        const chunk = await this.engine.blobs.read(workspace, sha256, at, BLOB_CHUNK_BYTES);
+        decoder.decode(chunk, { stream: at + chunk.length < size });
+      }
+    } catch (err) {
+      if (isSessiondError(err)) throw err;
+      throw invalidArgument(
+        `${where}: blob ${sha256} is not UTF-8 text, so it cannot be a text part`,
+      );
+    }
+  }
+
+  private checkSize(size: number, what: string): void {
+    if (size > this.limits.maxBlobBytes) {
+      throw resourceExhausted(
+        `${what} of ${size} bytes exceeds the largest blob the server takes (${this.limits.maxBlobBytes} bytes, --max-blob-bytes)`,
+      );
+    }
+  }
+
+  /** A blob's bytes from `offset`, at most `length` (0: to the end), in chunks. */
+  async *read(
+    workspace: string,
+    sha256: string,
+    offset: number,
+    length: number,
+  ): AsyncGenerator<BlobChunk> {
+    checkSha(sha256);
+    const size = await this.engine.blobs.stat(workspace, sha256, false);
+    if (size === undefined) {
+      // read() says NOT_FOUND in the engine's words.
+      await this.engine.blobs.read(workspace, sha256, 0, 0);
+      return;
+    }
+    if (offset > size) {
+      throw invalidArgument(`offset ${offset} is past the end of blob ${sha256} (${size} bytes)`);
+    }
+    const end = length === 0 ? size : Math.min(size, offset + length);
+    if (offset === end) {
+      yield { data: new Uint8Array(0), offset, size };
+      return;
+    }
+    for (let at = offset; at < end; at += BLOB_CHUNK_BYTES) {
+      const data = await this.engine.blobs.read(
+        workspace,
+        sha256,
+        at,
+        Math.min(BLOB_CHUNK_BYTES, end - at),
+      );
+      yield { data, offset: at, size };
+    }
+  }
+
+  /**
+   * One chunk of an upload (see PutBlob in the proto): the bytes held
+   * after it, and whether the blob is stored.
+   */
+  async put(
+    workspace: string,
+    sha256: string,
+    size: number,
+    offset: number,
+    data: Uint8Array,
+  ): Promise<{ received: number; stored: boolean }> {
+    checkSha(sha256);
+    this.checkSize(size, `blob ${sha256}`);
+    const blobs = this.engine.blobs;
+    const stored = await blobs.stat(workspace, sha256, true);
+    if (stored !== undefined) return { received: stored, stored: true };
+    if (offset + data.length > size) {
+      throw invalidArgument(
+        `chunk of blob ${sha256} ends at ${offset + data.length}, past its size ${size}`,
+      );
+    }
+    let received = await blobs.uploaded(workspace, sha256);
+    if (offset > received || (offset < received && offset + data.length > received)) {
+      throw failedPrecondition(
+        `upload of blob ${sha256} holds ${received} bytes: send the chunk at offset ${received}, not ${offset}`,
+      );
+    }
+    // A retried chunk the server has already is taken again, harmlessly.
+    if (offset === received && data.length > 0) {
+      received = await blobs.appendUpload(workspace, sha256, offset, data);
+    }
+    if (received < size) return { received, stored: false };
+    const ok = await blobs.commitUpload(workspace, sha256, async (chunks) => {
+      const hash = createHash("sha256");
+      let n = 0;
+      for await (const c of chunks) {
+        hash.update(c);
+        n += c.length;
+      }
+      return n === size && hash.digest("hex") === sha256;
+    });
+    if (!ok) {
+      throw invalidArgument(
+        `the ${size} bytes uploaded do not hash to ${sha256}: upload discarded, send it again from offset 0`,
+      );
+    }
+    return { received: size, stored: true };
+  }
+
+  /**
+   * Removes the workspace's blobs that no entry references and unfinished
+   * uploads, of those untouched for the grace period. Safe against appends
+   * running meanwhile, here or in another process: an append touches every
+   * blob it stores or names before its entry is written, and the engine
+   * removes only what was untouched since the collection began. Nothing is
+   * removed when a session cannot be read whole (its references are
+   * unknown). Runs of one workspace queue behind each other.
+   */
+  collect(workspace: string, graceMs = this.limits.blobGraceMs): Promise<BlobCollection> {
+    const before = this.collecting.get(workspace) ?? Promise.resolve(undefined);
+    const run = before
+      .catch(() => undefined)
+      .then(() => this.collectNow(workspace, graceMs))
+      .finally(() => {
+        if (this.collecting.get(workspace) === run) this.collecting.delete(workspace);
+      });
+    this.collecting.set(workspace, run);
+    return run;
+  }
+
+  private async collectNow(workspace: string, graceMs: number): Promise<BlobCollection> {
+    const cut = Date.now() - graceMs;
+    const all = await this.engine.blobs.list(workspace);
+    const old = all.filter((b) => b.touchedMs < cut);
+    const result: BlobCollection = { removed: 0, removedBytes: 0, kept: all.length - old.length };
+    if (old.length === 0) return result;
+    const referenced = await this.referenced(workspace);
+    if (typeof referenced === "string") {
+      return { ...result, kept: all.length, skipped: referenced };
+    }
+    for (const b of old) {
+      if (!this.removable(workspace, b, referenced)) {
+        result.kept++;
+      } else if (await this.engine.blobs.delete(workspace, b.sha256, b.upload, cut)) {
+        result.removed++;
+        result.removedBytes += b.size;
+      } else {
+        result.kept++;
+      }
+    }
+    return result;
+  }
+
+  private removable(workspace: string, b: BlobInfo, referenced: Set<string>): boolean {
+    if (b.upload) return true;
+    return !referenced.has(b.sha256) && !this.inUse.has(`${workspace}/${b.sha256}`);
+  }
+
+  /** Every blob the workspace's entries reference, or why they could not all be read. */
+  private async referenced(workspace: string): Promise<Set<string> | string> {
+    const refs = new Set<string>();
+    for (const sessionId of await this.engine.listIds(workspace)) {
+      const key = { workspace, sessionId };
+      try {
+        if (this.engine.scanEntries !== undefined) {
+          const end = await this.engine.scanEntries(key, {
+            afterSeq: 0,
+            needles: ['"blob"'],
+            visit: (e) => {
+              for (const r of blobRefsOf(e)) refs.add(r.sha256);
+              return true;
+            },
+          });
+          if (end.damaged) return `session ${quote(sessionId)} is damaged`;
+        } else {
+          for (const e of (await this.engine.load(key)).entries()) {
+            for (const r of blobRefsOf(e)) refs.add(r.sha256);
+          }
+        }
+      } catch (err) {
+        // Deleted meanwhile: its references are gone with it.
+        if (isSessiondError(err, "NOT_FOUND")) continue;
+        return `session ${quote(sessionId)} could not be read (${(err as Error).message})`;
+      }
+    }
+    return refs;
+  }
+}
