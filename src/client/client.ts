@@ -87,7 +87,7 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
       : protocol === "connect"
         ? createConnectTransport(common)
         : createGrpcWebTransport(common);
-  return clientsOver(base, opts.timeoutMs);
+  return clientsOver(base, opts);
 }
 
 /** connect-node's ping options (its default is no PING at all). */

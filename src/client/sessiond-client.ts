@@ -1,6 +1,7 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import { type BlobOptions, blobTransport } from "./blob-transport.js";
 import { idsInterceptor } from "./ids-interceptor.js";
 import { type RetryOptions, retryInterceptor } from "./retry-interceptor.js";
 import { traceInterceptor } from "./trace-interceptor.js";
@@ -18,7 +19,7 @@ export interface SessiondClient {
 }
 
 /** Options every client has, over any transport. */
-export interface CommonClientOptions {
+export interface CommonClientOptions extends BlobOptions {
   /** Bearer token, when the server requires one. */
   token?: string;
   /** Retry of UNAVAILABLE unary calls; `false` turns it off. */
@@ -50,8 +51,8 @@ export function clientInterceptors(opts: CommonClientOptions): Interceptor[] {
 }
 
 /** Typed clients for both services over one transport. */
-export function clientsOver(base: Transport, timeoutMs: number | undefined): SessiondClient {
-  const transport = unaryDeadline(base, timeoutMs);
+export function clientsOver(base: Transport, opts: CommonClientOptions): SessiondClient {
+  const transport = blobTransport(unaryDeadline(base, opts.timeoutMs), opts);
   return {
     store: createClient(StoreService, transport),
     session: createClient(SessionService, transport),

@@ -2,6 +2,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
 import {
+  GetBlobResponseSchema,
   type GetSessionResponse,
   GetSessionResponseSchema,
   ListSessionsResponseSchema,
@@ -200,7 +201,12 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
         seqArg(req.length, "length"),
       );
       for await (const c of chunks) {
-        yield { data: c.data, offset: BigInt(c.offset), size: BigInt(c.size) };
+        // A full message: the grpc-js edge encodes stream answers as they are.
+        yield create(GetBlobResponseSchema, {
+          data: c.data,
+          offset: BigInt(c.offset),
+          size: BigInt(c.size),
+        });
       }
     },
 

@@ -40,5 +40,5 @@ export function createSessiondClient(opts: SessiondWebClientOptions): SessiondCl
     (opts.protocol ?? "connect") === "connect"
       ? createConnectTransport(common)
       : createGrpcWebTransport(common);
-  return clientsOver(base, opts.timeoutMs);
+  return clientsOver(base, opts);
 }

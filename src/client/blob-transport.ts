@@ -1,0 +1,241 @@
+import { create } from "@bufbuild/protobuf";
+import { createClient, type Transport } from "@connectrpc/connect";
+import type { BlobRef, ContentPart, Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
+import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import { type BlobContent, blobContentOf, resolvedPart } from "../core/blob-parts.js";
+
+/**
+ * Blobs made invisible to callers (see BlobRef in the proto): the server
+ * keeps large parts once and answers with references, and this transport
+ * puts the parts back into GetState, GetEntries and WatchEntries answers,
+ * so a caller (an SDK adapter, the CLI) gets the entries and the folded
+ * state it appended, byte for byte. Parts too large for one request go the
+ * other way: uploaded first (PutBlob, in chunks) and sent as references.
+ * Browser-safe: hashing is Web Crypto's.
+ */
+
+export interface BlobOptions {
+  /**
+   * "resolve" (default): blob references in GetState, GetEntries and
+   * WatchEntries answers are replaced by the parts they stand for (read
+   * with GetBlob, cached); "refs": answers keep them, for a caller that
+   * reads blobs itself (a viewer showing a preview first).
+   */
+  blobs?: "resolve" | "refs";
+  /**
+   * Text, thinking and image parts of an Append or ImportSession over this
+   * many bytes are uploaded before the call and sent as references, so a
+   * part larger than a message may be appended. Default 256 KiB; 0 never.
+   */
+  uploadPartsOverBytes?: number;
+  /** Bytes of blobs kept for the next answer that names them. Default 64 MiB. */
+  blobCacheBytes?: number;
+}
+
+export const DEFAULT_UPLOAD_PARTS_OVER_BYTES = 256 * 1024;
+const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
+/** Bytes per PutBlob call. */
+const UPLOAD_CHUNK_BYTES = 1024 * 1024;
+
+type Store = ReturnType<typeof createClient<typeof StoreService>>;
+
+/** Recently read blobs, least recently used out first. */
+class BlobCache {
+  private readonly map = new Map<string, Uint8Array>();
+  private bytes = 0;
+  constructor(private readonly max: number) {}
+
+  get(k: string): Uint8Array | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+
+  set(k: string, v: Uint8Array): void {
+    if (v.length > this.max || this.map.has(k)) return;
+    this.map.set(k, v);
+    this.bytes += v.length;
+    for (const [old, data] of this.map) {
+      if (this.bytes <= this.max) break;
+      this.map.delete(old);
+      this.bytes -= data.length;
+    }
+  }
+}
+
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
+  let hex = "";
+  for (const b of new Uint8Array(digest)) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}
+
+function messageParts(e: Entry | undefined): ContentPart[] | undefined {
+  return e?.kind.case === "message" ? e.kind.value.content : undefined;
+}
+
+/** Every part list of an answer that may hold references. */
+function partListsOf(method: string, message: unknown): ContentPart[][] {
+  const lists: ContentPart[][] = [];
+  const add = (parts: ContentPart[] | undefined) => {
+    if (parts?.some((p) => p.part.case === "blob")) lists.push(parts);
+  };
+  if (method === "GetState") {
+    const state = (message as { state?: SessionState }).state;
+    for (const m of state?.messages ?? []) add(m.message?.content);
+  } else if (method === "GetEntries") {
+    for (const e of (message as { entries: Entry[] }).entries) add(messageParts(e));
+  } else if (method === "WatchEntries") {
+    const event = (message as { event: { case?: string; value?: unknown } }).event;
+    if (event.case === "entry") add(messageParts(event.value as Entry));
+  }
+  return lists;
+}
+
+/** The transport `base` with blobs resolved in answers and large parts uploaded (see BlobOptions). */
+export function blobTransport(base: Transport, opts: BlobOptions): Transport {
+  const resolve = opts.blobs !== "refs";
+  const uploadOver = opts.uploadPartsOverBytes ?? DEFAULT_UPLOAD_PARTS_OVER_BYTES;
+  if (!resolve && uploadOver <= 0) return base;
+  const store: Store = createClient(StoreService, base);
+  const cache = new BlobCache(opts.blobCacheBytes ?? DEFAULT_BLOB_CACHE_BYTES);
+
+  async function read(workspace: string, ref: BlobRef, signal?: AbortSignal): Promise<Uint8Array> {
+    const k = `${workspace}/${ref.sha256}`;
+    const cached = cache.get(k);
+    if (cached !== undefined) return cached;
+    const data = new Uint8Array(Number(ref.size));
+    let at = 0;
+    for await (const chunk of store.getBlob({ workspace, sha256: ref.sha256 }, { signal })) {
+      data.set(chunk.data, Number(chunk.offset));
+      at += chunk.data.length;
+    }
+    if (at !== data.length) {
+      throw new Error(`blob ${ref.sha256}: read ${at} bytes, the reference says ${ref.size}`);
+    }
+    cache.set(k, data);
+    return data;
+  }
+
+  async function resolveIn(
+    method: string,
+    workspace: string,
+    message: unknown,
+    signal?: AbortSignal,
+  ) {
+    for (const parts of partListsOf(method, message)) {
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i] as ContentPart;
+        if (p.part.case !== "blob") continue;
+        parts[i] = resolvedPart(p.part.value, await read(workspace, p.part.value, signal));
+      }
+    }
+  }
+
+  async function upload(workspace: string, content: BlobContent, signal?: AbortSignal) {
+    const sha256 = await sha256Hex(content.bytes);
+    const size = BigInt(content.bytes.length);
+    let offset = 0;
+    for (;;) {
+      const data = content.bytes.subarray(offset, offset + UPLOAD_CHUNK_BYTES);
+      const res = await store.putBlob(
+        { workspace, sha256, size, offset: BigInt(offset), data },
+        { signal },
+      );
+      if (res.stored) break;
+      offset = Number(res.received);
+    }
+    return sha256;
+  }
+
+  /** The request with its large parts uploaded and replaced by references (a copy where changed). */
+  async function uploadIn(input: { workspace: string; entries: Entry[] }, signal?: AbortSignal) {
+    let entries = input.entries;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i] as Entry;
+      const parts = messageParts(e);
+      if (parts === undefined) continue;
+      let changed: ContentPart[] | undefined;
+      for (let j = 0; j < parts.length; j++) {
+        const content = blobContentOf(parts[j] as ContentPart, uploadOver);
+        if (content === undefined) continue;
+        const sha256 = await upload(input.workspace, content, signal);
+        changed ??= parts.slice();
+        changed[j] = {
+          $typeName: "sessiond.v1.ContentPart",
+          part: {
+            case: "blob",
+            value: {
+              $typeName: "sessiond.v1.BlobRef",
+              sha256,
+              size: BigInt(content.bytes.length),
+              part: content.part,
+              mediaType: content.mediaType,
+              preview: "",
+              signature: content.signature,
+            },
+          },
+        };
+      }
+      if (changed === undefined || e.kind.case !== "message") continue;
+      if (entries === input.entries) entries = entries.slice();
+      entries[i] = {
+        ...e,
+        kind: { case: "message", value: { ...e.kind.value, content: changed } },
+      };
+    }
+    return entries === input.entries ? input : { ...input, entries };
+  }
+
+  return {
+    async unary(method, signal, timeoutMs, header, input, contextValues) {
+      let req = input;
+      if (uploadOver > 0 && (method.name === "Append" || method.name === "ImportSession")) {
+        // A full message (the caller may have passed an init shape) to read its parts.
+        const full = create(method.input, input) as unknown as {
+          workspace: string;
+          entries: Entry[];
+        };
+        req = (await uploadIn(full, signal)) as unknown as typeof input;
+      }
+      const res = await base.unary(method, signal, timeoutMs, header, req, contextValues);
+      if (resolve && (method.name === "GetState" || method.name === "GetEntries")) {
+        await resolveIn(method.name, workspaceOf(input), res.message, signal);
+      }
+      return res;
+    },
+    async stream(method, signal, timeoutMs, header, input, contextValues) {
+      if (!resolve || method.name !== "WatchEntries") {
+        return base.stream(method, signal, timeoutMs, header, input, contextValues);
+      }
+      // The request (one: a server stream) names the workspace; it is sent before any answer.
+      let workspace = "";
+      const tapped = (async function* () {
+        for await (const m of input) {
+          workspace = workspaceOf(m);
+          yield m;
+        }
+      })();
+      const res = await base.stream(method, signal, timeoutMs, header, tapped, contextValues);
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          for await (const m of messages) {
+            await resolveIn(method.name, workspace, m, signal);
+            yield m;
+          }
+        })(),
+      } as typeof res;
+    },
+  };
+}
+
+function workspaceOf(req: unknown): string {
+  const ws = (req as { workspace?: unknown }).workspace;
+  return typeof ws === "string" ? ws : "";
+}

@@ -1,0 +1,218 @@
+/**
+ * Large parts as blobs over the wire (issue 36, items 2-3), on every
+ * protocol: an image of 5 MiB, larger than any message the server takes,
+ * is uploaded by the client in chunks and appended as a reference; the
+ * state, the entries and a watch give it back to the caller byte for byte;
+ * a caller that asks for references gets them, and reads the blob with
+ * GetBlob in ranges; a screenshot appended in two sessions is one file on
+ * disk; a reference to a blob nobody uploaded is FAILED_PRECONDITION
+ * naming it, and nothing is stored.
+ */
+import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import * as path from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BlobPart, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { readState } from "../../src/client/index.js";
+import { removeDataDir } from "../harness/server.js";
+import {
+  client,
+  PROTOCOLS,
+  type SessiondProcess,
+  startSessiond,
+  uniqueWorkspace,
+} from "./support/server.js";
+
+let server: SessiondProcess;
+
+beforeAll(async () => {
+  server = await startSessiond();
+});
+afterAll(async () => {
+  if (process.env.BLOB_DEBUG) console.log(server.stderr());
+  await server?.stop();
+  if (server) await removeDataDir(server.dataDir);
+});
+
+function bytes(size: number, seed: number): Uint8Array {
+  const b = new Uint8Array(size);
+  for (let i = 0; i < size; i++) b[i] = (i * 197 + seed * 13 + (i >> 9)) & 0xff;
+  return b;
+}
+
+const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+
+function imageEntry(id: string, data: Uint8Array) {
+  return {
+    id,
+    kind: {
+      case: "message" as const,
+      value: {
+        role: Role.USER,
+        content: [
+          { part: { case: "text" as const, value: "look at this" } },
+          { part: { case: "image" as const, value: { mimeType: "image/png", data } } },
+        ],
+      },
+    },
+  };
+}
+
+/** The blob files of a workspace in the server's data dir. */
+async function blobFiles(ws: string): Promise<string[]> {
+  const root = path.join(server.dataDir, ws, "blobs");
+  const out: string[] = [];
+  for (const d of await readdir(root)) {
+    if (d === "uploads") continue;
+    out.push(...(await readdir(path.join(root, d))).filter((n) => !n.startsWith(".")));
+  }
+  return out.sort();
+}
+
+describe.each(PROTOCOLS)("blobs over %s", (protocol) => {
+  it("a 5 MiB image goes up in chunks and comes back the same from state, entries and watch", async () => {
+    const c = client(server.url, protocol);
+    const ws = uniqueWorkspace(`blob-${protocol}`);
+    const { session } = await c.store.createSession({ workspace: ws });
+    const id = session?.id ?? "";
+    const image = bytes(5 * 1024 * 1024, 1);
+    const text = "ß".repeat(100_000); // 200 KB inline: the server makes it a blob
+    await c.session.append({ workspace: ws, session: id, entries: [imageEntry("img", image)] });
+    await c.session.append({
+      workspace: ws,
+      session: id,
+      entries: [
+        {
+          id: "a1",
+          kind: {
+            case: "message",
+            value: { role: Role.ASSISTANT, content: [{ part: { case: "text", value: text } }] },
+          },
+        },
+      ],
+    });
+
+    const state = (await readState(c, { workspace: ws, session: id })).state;
+    const [u, a] = state?.messages ?? [];
+    const img = u?.message?.content[1]?.part;
+    expect(img?.case).toBe("image");
+    expect(img?.case === "image" && Buffer.compare(img.value.data, image)).toBe(0);
+    expect(img?.case === "image" && img.value.mimeType).toBe("image/png");
+    expect(a?.message?.content[0]?.part).toEqual({ case: "text", value: text });
+
+    const entries = await c.session.getEntries({ workspace: ws, session: id });
+    const stored = entries.entries.find((e) => e.id === "img");
+    const part = stored?.kind.case === "message" ? stored.kind.value.content[1]?.part : undefined;
+    expect(part?.case === "image" && sha(part.value.data)).toBe(sha(image));
+
+    const ac = new AbortController();
+    const seen: string[] = [];
+    for await (const ev of c.session.watchEntries(
+      { workspace: ws, session: id },
+      { signal: ac.signal },
+    )) {
+      if (ev.event.case !== "entry") continue;
+      const e = ev.event.value;
+      if (e.id === "img" && e.kind.case === "message") {
+        const p = e.kind.value.content[1]?.part;
+        seen.push(p?.case === "image" ? sha(p.value.data) : `unresolved ${p?.case}`);
+      }
+      if (e.id === "a1") break;
+    }
+    expect(seen).toEqual([sha(image)]);
+  });
+
+  it("a caller that asks for references gets them and reads the blob with GetBlob, in ranges", async () => {
+    const c = client(server.url, protocol);
+    const raw = client(server.url, protocol, { blobs: "refs" });
+    const ws = uniqueWorkspace(`ref-${protocol}`);
+    const { session } = await c.store.createSession({ workspace: ws });
+    const image = bytes(2 * 1024 * 1024 + 3, 2);
+    await c.session.append({
+      workspace: ws,
+      session: session?.id ?? "",
+      entries: [imageEntry("img", image)],
+    });
+    const state = (await raw.session.getState({ workspace: ws, session: session?.id ?? "" })).state;
+    const ref = state?.messages.at(-1)?.message?.content[1]?.part;
+    expect(ref?.case).toBe("blob");
+    if (ref?.case !== "blob") return;
+    expect(ref.value).toMatchObject({
+      sha256: sha(image),
+      size: BigInt(image.length),
+      part: BlobPart.IMAGE,
+      mediaType: "image/png",
+    });
+    const chunks = [];
+    for await (const ch of raw.store.getBlob({ workspace: ws, sha256: sha(image) }))
+      chunks.push(ch);
+    expect(chunks.map((ch) => [Number(ch.offset), ch.data.length])).toEqual([
+      [0, 1024 * 1024],
+      [1024 * 1024, 1024 * 1024],
+      [2 * 1024 * 1024, 3],
+    ]);
+    const range = [];
+    for await (const ch of raw.store.getBlob({
+      workspace: ws,
+      sha256: sha(image),
+      offset: 1000n,
+      length: 10n,
+    })) {
+      range.push(...ch.data);
+    }
+    expect(range).toEqual([...image.subarray(1000, 1010)]);
+  });
+
+  it("the same screenshot in two sessions is one file; an unknown reference is refused naming it", async () => {
+    const c = client(server.url, protocol);
+    const ws = uniqueWorkspace(`dedup-${protocol}`);
+    const shot = bytes(300 * 1024, 3);
+    for (const title of ["one", "two"]) {
+      const { session } = await c.store.createSession({ workspace: ws, title });
+      await c.session.append({
+        workspace: ws,
+        session: session?.id ?? "",
+        entries: [imageEntry("shot", shot)],
+      });
+    }
+    expect(await blobFiles(ws)).toEqual([sha(shot)]);
+
+    const { session } = await c.store.createSession({ workspace: ws });
+    const missing = sha("never uploaded");
+    const err = await c.session
+      .append({
+        workspace: ws,
+        session: session?.id ?? "",
+        entries: [
+          {
+            id: "bad",
+            kind: {
+              case: "message",
+              value: {
+                role: Role.USER,
+                content: [
+                  {
+                    part: {
+                      case: "blob",
+                      value: { sha256: missing, size: 14n, part: BlobPart.TEXT },
+                    },
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
+    expect((err as ConnectError).rawMessage).toContain(missing);
+    const after = await c.session.getEntries({ workspace: ws, session: session?.id ?? "" });
+    expect(after.entries.map((e) => e.id)).not.toContain("bad");
+    const notFound = await (async () => {
+      for await (const _ of c.store.getBlob({ workspace: ws, sha256: missing }));
+    })().catch((e: unknown) => e);
+    expect((notFound as ConnectError).code).toBe(Code.NotFound);
+  });
+});
