@@ -17,6 +17,7 @@ import {
 } from "../../gen/sessiond/v1/store_service_pb.js";
 import type { SessionStore } from "../store/session-store.js";
 import { authInterceptor } from "./auth.js";
+import { startBlobSweep } from "./blob-sweeper.js";
 import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
 import { retireOldConnections } from "./connection-age.js";
@@ -261,12 +262,15 @@ export async function startServer(
     config.retention === undefined
       ? undefined
       : startRetention(store, config.retention, (line) => logger.raw("info", line));
+  const blobSweep = startBlobSweep(store, Math.max(60_000, store.limits.blobGraceMs), (line) =>
+    logger.raw("info", line),
+  );
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       readiness.drain();
       deps.health.shutdown();
-      const sweepStopped = retention?.stop();
+      const sweepStopped = Promise.all([retention?.stop(), blobSweep.stop()]);
       if ((config.drainDelayMs ?? 0) > 0) await delay(config.drainDelayMs);
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       shutdown.abort(shuttingDown());

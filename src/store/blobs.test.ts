@@ -308,4 +308,21 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     const ref = refOf(state.messages.at(-1)?.message?.content[0]);
     expect((await resolve(store, "default", ref)).part.value).toMatchObject({ data: shared });
   });
+
+  it("a delete collects the blobs only the deleted session used (grace 0), by itself", async () => {
+    const eager = new SessionStore(fixture.engine, { limits: { blobGraceMs: 0 } });
+    const s1 = await eager.open(undefined, "s1");
+    const mine = bytes(100 * KB, 10);
+    await s1.append(
+      message("a", [{ case: "image", value: { mimeType: "image/png", data: mine } }]),
+    );
+    expect((await fixture.engine.blobs.list("default")).length).toBe(1);
+    await new Promise((r) => setTimeout(r, 5));
+    await eager.delete(undefined, "s1");
+    const deadline = Date.now() + 5000;
+    while ((await fixture.engine.blobs.list("default")).length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await fixture.engine.blobs.list("default")).toEqual([]);
+  });
 });

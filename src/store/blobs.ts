@@ -70,8 +70,10 @@ function checkSha(sha256: string): string {
 export class BlobStore {
   /** Blobs an append of this process is about to reference, by workspace/sha: never collected. */
   private readonly inUse = new Map<string, number>();
-  /** The collection running or queued per workspace. */
+  /** The last collection queued per workspace (runs of one workspace go one after another). */
   private readonly collecting = new Map<string, Promise<BlobCollection>>();
+  /** Collections queued and not started, by workspace and grace. */
+  private readonly queued = new Map<string, Promise<BlobCollection>>();
 
   constructor(
     private readonly engine: StorageEngine,
@@ -317,13 +319,22 @@ export class BlobStore {
    * unknown). Runs of one workspace queue behind each other.
    */
   collect(workspace: string, graceMs = this.limits.blobGraceMs): Promise<BlobCollection> {
+    // A run that has not started yet will see everything this caller wants
+    // seen (a burst of deletes, a retention sweep): it is shared.
+    const k = `${workspace}\0${graceMs}`;
+    const waiting = this.queued.get(k);
+    if (waiting !== undefined) return waiting;
     const before = this.collecting.get(workspace) ?? Promise.resolve(undefined);
-    const run = before
+    const run: Promise<BlobCollection> = before
       .catch(() => undefined)
-      .then(() => this.collectNow(workspace, graceMs))
+      .then(() => {
+        this.queued.delete(k);
+        return this.collectNow(workspace, graceMs);
+      })
       .finally(() => {
         if (this.collecting.get(workspace) === run) this.collecting.delete(workspace);
       });
+    this.queued.set(k, run);
     this.collecting.set(workspace, run);
     return run;
   }

@@ -251,6 +251,17 @@ export class SessionStore {
     opts: { includeSubagents?: boolean; ifHeadSeq?: number | undefined } = {},
   ): Promise<string[]> {
     const key = await this.resolve(workspaceIn, ref);
+    const deleted = await this.deleteKey(key, opts);
+    // The blobs only these sessions used go too, once past the grace
+    // (BlobStore.collect); in the background: a failure waits for the sweep.
+    if (deleted.length > 0) this.blobs.collect(key.workspace).catch(() => undefined);
+    return deleted;
+  }
+
+  private async deleteKey(
+    key: SessionKey,
+    opts: { includeSubagents?: boolean; ifHeadSeq?: number | undefined },
+  ): Promise<string[]> {
     if (opts.ifHeadSeq !== undefined) return this.deleteIfUnchanged(key, opts.ifHeadSeq, opts);
     let order: string[] = [key.sessionId];
     if (opts.includeSubagents) {
