@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Generic, Optional, TypeVar
+from typing import Awaitable, Callable, Generic, Optional, TypeVar
 
 import grpc
 import grpc.aio
@@ -48,17 +48,22 @@ class AsyncStream(Generic[Resp]):
     cancellation that ``close()`` itself causes, which just ends it. grpc.aio
     ends a cancelled call's read with ``asyncio.CancelledError``: one of the
     caller's task being cancelled goes on as it is, one of the channel
-    closing becomes CANCELLED (``channel_cancellation``).
+    closing becomes CANCELLED (``channel_cancellation``). ``on_message``,
+    when given, is awaited with each message before the caller sees it and
+    may complete it in place (the client resolves blob references there);
+    what it raises comes out of the iteration.
     """
 
     def __init__(
         self,
         call: "grpc.aio.UnaryStreamCall[Req, Resp]",
         client_closing: Callable[[], bool] = lambda: False,
+        on_message: Optional[Callable[[Resp], Awaitable[None]]] = None,
     ) -> None:
         self._call = call
         self._closed = False
         self._client_closing = client_closing
+        self._on_message = on_message
 
     def __aiter__(self) -> "AsyncStream[Resp]":
         return self
@@ -82,6 +87,8 @@ class AsyncStream(Generic[Resp]):
         if msg is grpc.aio.EOF:
             raise StopAsyncIteration
         response: Resp = msg  # type: ignore[assignment]
+        if self._on_message is not None:
+            await self._on_message(response)
         return response
 
     def close(self) -> None:

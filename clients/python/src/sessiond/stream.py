@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 import grpc
 from google.protobuf.message import Message as _PbMessage
@@ -19,11 +19,15 @@ class Stream(Generic[Resp]):
 
     Errors come out of the iteration as ``SessiondError``, except the
     CANCELLED that ``close()`` itself causes, which just ends it.
+    ``on_message``, when given, sees each message before the caller does
+    and may complete it in place (the client resolves blob references
+    there); what it raises comes out of the iteration.
     """
 
-    def __init__(self, call: Any) -> None:
+    def __init__(self, call: Any, on_message: Optional[Callable[[Resp], None]] = None) -> None:
         self._call = call
         self._closed = False
+        self._on_message = on_message
 
     def __iter__(self) -> "Stream[Resp]":
         return self
@@ -31,11 +35,13 @@ class Stream(Generic[Resp]):
     def __next__(self) -> Resp:
         try:
             msg: Resp = next(self._call)
-            return msg
         except grpc.RpcError as err:
             if self._closed and isinstance(err, grpc.Call) and err.code() == grpc.StatusCode.CANCELLED:
                 raise StopIteration from None
             raise SessiondError.from_rpc_error(err) from None
+        if self._on_message is not None:
+            self._on_message(msg)
+        return msg
 
     def close(self) -> None:
         """Cancels the call; safe from another thread and more than once."""
