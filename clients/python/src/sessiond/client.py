@@ -15,30 +15,53 @@
 - Streams are never retried here; ``watch_entries`` resumes by seq.
 - Tracing: with the ``opentelemetry`` API installed, every call carries the
   active span's W3C trace context (``trace.py``).
+- Blobs: references in GetState, GetEntries and WatchEntries answers are
+  replaced by the parts they stand for (read with GetBlob, cached), and
+  parts of an Append / ImportSession over ``upload_parts_over_bytes`` are
+  uploaded with PutBlob first and sent as references (``blobs.py``).
 
 The rules themselves live in small modules that ``AsyncSessiondClient``
 (``async_client.py``) shares: ``ids`` (ids before send), ``retry`` (what is
 retried), ``errors``, ``request`` (keyword fields to a message), ``paging``
 (``read_state`` / ``read_tree``), ``resume`` (the watch), ``channel`` and
-``metadata``. This module only calls and waits, blocking.
+``metadata``, ``blobs``. This module only calls and waits, blocking.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, TypeVar, cast
+from typing import Any, Callable, Optional, Sequence, Set, Tuple, TypeVar, cast
 
 import grpc
 from google.protobuf.message import Message
 
+from .blobs import (
+    DEFAULT_BLOB_CACHE_BYTES,
+    DEFAULT_UPLOAD_PARTS_OVER_BYTES,
+    UPLOAD_CHUNK_BYTES,
+    Answer,
+    BlobAssembly,
+    BlobCache,
+    BlobMode,
+    BlobSettings,
+    UploadRequest,
+    blob_parts,
+    next_upload_offset,
+    resolved_part,
+    sha256_hex,
+    uploads_in,
+    with_references,
+)
 from .channel import DEFAULT_TARGET, Pem, channel_settings
 from .ids import fill_ids
 from .metadata import CallDefaults, Metadata
 from .paging import read_all, state_pages, tree_pages
+from .errors import SessiondError
 from .reconnect import close_channel, wait_reconnecting
 from .request import build_request as _build
 from .resume import OnReconnect
 from .retry import Attempts, RetryPolicy
 from .stream import Stream
+from .v1 import entry_pb2
 from .v1 import session_service_pb2 as ss
 from .v1 import session_service_pb2_grpc as ss_grpc
 from .v1 import store_service_pb2 as st
@@ -84,9 +107,109 @@ class _Invoker:
         rpc: "grpc.UnaryStreamMultiCallable[Req, Resp]",
         req: Req,
         headers: Optional[Metadata],
+        on_message: Optional[Callable[[Resp], None]] = None,
     ) -> Stream[Resp]:
         # No default deadline: it would end every watch after that long.
-        return Stream(rpc(req, metadata=self.defaults.metadata_for(headers)))
+        return Stream(rpc(req, metadata=self.defaults.metadata_for(headers)), on_message)
+
+
+class _BlobIO:
+    """The client's blobs, blocking: GetBlob reads (cached), PutBlob uploads (the rules: ``blobs.py``)."""
+
+    def __init__(self, stub: st_grpc.StoreServiceStub, invoker: _Invoker, settings: BlobSettings) -> None:
+        self.stub = stub
+        self.settings = settings
+        self.cache = BlobCache(settings.cache_bytes)
+        self._inv = invoker
+
+    def read(
+        self,
+        workspace: str,
+        sha256: str,
+        offset: int = 0,
+        length: int = 0,
+        *,
+        expected_size: Optional[int] = None,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> bytes:
+        """GetBlob, every chunk, checked; the whole read again after UNAVAILABLE (the retry of unary calls)."""
+        req = st.GetBlobRequest(workspace=workspace, sha256=sha256, offset=offset, length=length)
+        defaults = self._inv.defaults
+        md = defaults.metadata_for(headers)
+        deadline = defaults.deadline(timeout)  # a read ends: the unary deadline suits it
+        attempts = Attempts(req, defaults.retry)
+        while True:
+            got = BlobAssembly(sha256, offset, length, expected_size)
+            call = self.stub.GetBlob(req, timeout=deadline, metadata=md)
+            try:
+                for chunk in call:
+                    got.add(chunk)
+                return got.result()
+            except grpc.RpcError as err:
+                pause = attempts.failed(err)
+                if pause is None:  # (only a DeleteSession succeeds by failing)
+                    raise SessiondError.from_rpc_error(err) from None
+                wait_reconnecting(self._inv.channel, pause)
+            finally:
+                call.cancel()  # (nothing, once it ended; a check that failed leaves it running)
+
+    def bytes_of(
+        self, workspace: str, ref: entry_pb2.BlobRef, timeout: Optional[float], headers: Optional[Metadata]
+    ) -> bytes:
+        """A reference's blob, from the cache or read (and kept)."""
+        data = self.cache.get(workspace, ref.sha256)
+        if data is None or len(data) != ref.size:
+            data = self.read(
+                workspace, ref.sha256, expected_size=ref.size, timeout=timeout, headers=headers
+            )
+            self.cache.put(workspace, ref.sha256, data)
+        return data
+
+    def resolve(
+        self,
+        workspace: str,
+        answer: Answer,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> None:
+        """Replaces, in ``answer``, every reference by the part it stands for (unless the client keeps references)."""
+        if not self.settings.resolve:
+            return
+        for part in blob_parts(answer):
+            ref = part.blob
+            part.CopyFrom(resolved_part(ref, self.bytes_of(workspace, ref, timeout, headers)))
+
+    def put(
+        self,
+        workspace: str,
+        data: bytes,
+        sha256: str,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> None:
+        """PutBlob in chunks of 1 MiB, each at the offset the server says it holds, until stored."""
+        offset: Optional[int] = 0
+        while offset is not None:
+            chunk = data[offset : offset + UPLOAD_CHUNK_BYTES]
+            req = st.PutBlobRequest(
+                workspace=workspace, sha256=sha256, size=len(data), offset=offset, data=chunk
+            )
+            res = self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+            offset = next_upload_offset(res, offset, len(data))
+
+    def upload_parts(
+        self, req: UploadRequest, timeout: Optional[float], headers: Optional[Metadata]
+    ) -> UploadRequest:
+        """The request to send: ``req``, or a copy with its large parts uploaded and sent as references."""
+        fill_ids(req)  # the ids go into the caller's request (a retry with it reuses them), not the copy only
+        uploads = uploads_in(req.entries, self.settings.upload_over)
+        done: Set[str] = set()
+        for u in uploads:
+            if u.sha256 not in done:
+                self.put(req.workspace, u.content.data, u.sha256, timeout, headers)
+                done.add(u.sha256)
+        return with_references(req, uploads)
 
 
 class StoreClient:
@@ -98,10 +221,13 @@ class StoreClient:
     ``metadata``, which is a field of CreateSessionRequest).
     """
 
-    def __init__(self, stub: st_grpc.StoreServiceStub, invoker: _Invoker) -> None:
+    def __init__(
+        self, stub: st_grpc.StoreServiceStub, invoker: _Invoker, blobs: Optional[_BlobIO] = None
+    ) -> None:
         #: The generated stub, for calls without the client's ids / retry.
         self.stub = stub
         self._inv = invoker
+        self._blobs = blobs
 
     def create_session(
         self,
@@ -183,8 +309,13 @@ class StoreClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> st.ImportSessionResponse:
-        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``."""
+        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``.
+
+        Large parts are uploaded first and sent as references (as ``append``).
+        """
         req = _build(st.ImportSessionRequest, request, fields)
+        if self._blobs is not None:
+            req = self._blobs.upload_parts(req, timeout, headers)
         return self._inv.unary(self.stub.ImportSession, req, timeout, headers)
 
     def watch_sessions(
@@ -198,14 +329,40 @@ class StoreClient:
         req = _build(st.WatchSessionsRequest, request, fields)
         return self._inv.stream(self.stub.WatchSessions, req, headers)
 
+    def get_blob(
+        self,
+        request: Optional[st.GetBlobRequest] = None,
+        *,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> Stream[st.GetBlobResponse]:
+        """A blob's chunks (1 MiB each), from ``offset``, at most ``length`` bytes; ``SessiondClient.get_blob`` joins them."""
+        req = _build(st.GetBlobRequest, request, fields)
+        return self._inv.stream(self.stub.GetBlob, req, headers)
+
+    def put_blob(
+        self,
+        request: Optional[st.PutBlobRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.PutBlobResponse:
+        """One chunk of an upload; ``SessiondClient.put_blob`` sends a whole blob."""
+        req = _build(st.PutBlobRequest, request, fields)
+        return self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+
 
 class SessionClient:
     """SessionService: one session's log; arguments as for ``StoreClient``."""
 
-    def __init__(self, stub: ss_grpc.SessionServiceStub, invoker: _Invoker) -> None:
+    def __init__(
+        self, stub: ss_grpc.SessionServiceStub, invoker: _Invoker, blobs: Optional[_BlobIO] = None
+    ) -> None:
         #: The generated stub, for calls without the client's ids / retry.
         self.stub = stub
         self._inv = invoker
+        self._blobs = blobs
 
     def append(
         self,
@@ -215,8 +372,16 @@ class SessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.AppendResponse:
-        """Appends a batch, all or nothing. Empty entry ids are filled in the request first."""
+        """Appends a batch, all or nothing. Empty entry ids are filled in the request first.
+
+        Text, thinking and image parts over the client's
+        ``upload_parts_over_bytes`` are uploaded first (PutBlob) and sent as
+        references, in a copy of the request: the caller's is not changed
+        (but for the ids).
+        """
         req = _build(ss.AppendRequest, request, fields)
+        if self._blobs is not None:
+            req = self._blobs.upload_parts(req, timeout, headers)
         return self._inv.unary(self.stub.Append, req, timeout, headers)
 
     def rewind(
@@ -251,9 +416,12 @@ class SessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.GetStateResponse:
-        """The fold of the path (one page; ``next_page_token`` for more)."""
+        """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
         req = _build(ss.GetStateRequest, request, fields)
-        return self._inv.unary(self.stub.GetState, req, timeout, headers)
+        res = self._inv.unary(self.stub.GetState, req, timeout, headers)
+        if self._blobs is not None:
+            self._blobs.resolve(req.workspace, res, timeout, headers)
+        return res
 
     def get_entries(
         self,
@@ -263,9 +431,12 @@ class SessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.GetEntriesResponse:
-        """Raw log entries after ``after_seq``, at most ``limit``."""
+        """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
         req = _build(ss.GetEntriesRequest, request, fields)
-        return self._inv.unary(self.stub.GetEntries, req, timeout, headers)
+        res = self._inv.unary(self.stub.GetEntries, req, timeout, headers)
+        if self._blobs is not None:
+            self._blobs.resolve(req.workspace, res, timeout, headers)
+        return res
 
     def get_tree(
         self,
@@ -286,9 +457,21 @@ class SessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> Stream[ss.WatchEntriesResponse]:
-        """One WatchEntries stream, NOT resumed; ``SessiondClient.watch_entries`` resumes."""
+        """One WatchEntries stream, NOT resumed; ``SessiondClient.watch_entries`` resumes.
+
+        Blob references of its entries are resolved as each one arrives.
+        """
         req = _build(ss.WatchEntriesRequest, request, fields)
-        return self._inv.stream(self.stub.WatchEntries, req, headers)
+        blobs = self._blobs
+        if blobs is None or not blobs.settings.resolve:
+            return self._inv.stream(self.stub.WatchEntries, req, headers)
+        workspace = req.workspace
+        return self._inv.stream(
+            self.stub.WatchEntries,
+            req,
+            headers,
+            lambda ev: blobs.resolve(workspace, ev, None, headers),
+        )
 
 
 class SessiondClient:
@@ -301,6 +484,13 @@ class SessiondClient:
     only, never of streams. ``retry=None`` turns the retry off.
     ``interceptors`` are grpc client interceptors (``grpc.intercept_channel``).
     Use it as a context manager, or call ``close()``.
+
+    Blobs: ``blobs="resolve"`` (default) replaces the blob references of
+    GetState, GetEntries and WatchEntries answers by the parts they stand
+    for (read with GetBlob; the last ``blob_cache_bytes`` read are kept);
+    ``blobs="refs"`` leaves them. Text, thinking and image parts of an
+    Append / ImportSession over ``upload_parts_over_bytes`` (0: never) are
+    uploaded with PutBlob first and sent as references.
     """
 
     def __init__(
@@ -316,7 +506,11 @@ class SessiondClient:
         timeout: Optional[float] = None,
         options: Sequence[Tuple[str, Any]] = (),
         interceptors: Sequence[Any] = (),
+        blobs: BlobMode = "resolve",
+        upload_parts_over_bytes: int = DEFAULT_UPLOAD_PARTS_OVER_BYTES,
+        blob_cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES,
     ) -> None:
+        settings = BlobSettings(blobs, upload_parts_over_bytes, blob_cache_bytes)
         cs = channel_settings(target, tls=tls, ca=ca, cert=cert, key=key, options=options)
         if cs.credentials is not None:
             channel = grpc.secure_channel(cs.address, cs.credentials, options=cs.options)
@@ -327,8 +521,10 @@ class SessiondClient:
         self.channel: grpc.Channel = grpc.intercept_channel(channel, *interceptors)
         self.target = cs.address
         inv = _Invoker(CallDefaults.for_token(token, timeout, retry), channel)
-        self.store = StoreClient(st_grpc.StoreServiceStub(self.channel), inv)
-        self.session = SessionClient(ss_grpc.SessionServiceStub(self.channel), inv)
+        store_stub = st_grpc.StoreServiceStub(self.channel)
+        self._blobs = _BlobIO(store_stub, inv, settings)
+        self.store = StoreClient(store_stub, inv, self._blobs)
+        self.session = SessionClient(ss_grpc.SessionServiceStub(self.channel), inv, self._blobs)
 
     def watch_entries(
         self,
@@ -374,6 +570,48 @@ class SessiondClient:
         """Every node of the tree: GetTree page after page, merged (as ``read_state``)."""
         pages = tree_pages(_build(ss.GetTreeRequest, request, fields))
         return read_all(pages, lambda req: self.session.get_tree(req))
+
+    def get_blob(
+        self,
+        sha256: str,
+        workspace: str = "",
+        offset: int = 0,
+        length: int = 0,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> bytes:
+        """A blob of the workspace (a ``BlobRef``'s ``sha256``), or ``length`` bytes of it from ``offset`` (0: to the end).
+
+        Every chunk of GetBlob, joined and checked; the whole blob comes
+        from the client's cache when it is there. NOT_FOUND: no such blob.
+        """
+        whole = offset == 0 and length == 0
+        if whole:
+            cached = self._blobs.cache.get(workspace, sha256)
+            if cached is not None:
+                return cached
+        data = self._blobs.read(workspace, sha256, offset, length, timeout=timeout, headers=headers)
+        if whole:
+            self._blobs.cache.put(workspace, sha256, data)
+        return data
+
+    def put_blob(
+        self,
+        data: bytes,
+        workspace: str = "",
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> str:
+        """Uploads ``data`` as a blob of the workspace (PutBlob, in chunks) and returns its SHA-256.
+
+        A ``BlobRef`` with that hash may then be appended. The same bytes
+        again are stored once (the server answers at once).
+        """
+        sha256 = sha256_hex(data)
+        self._blobs.put(workspace, data, sha256, timeout, headers)
+        return sha256
 
     def close(self) -> None:
         """Closes the channel; calls and streams still running end with CANCELLED."""
