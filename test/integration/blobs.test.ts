@@ -11,14 +11,17 @@
 import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import * as path from "node:path";
+import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlobPart, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { BlobPart, type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { readState } from "../../src/client/index.js";
+import { runCli } from "../harness/cli.js";
 import { removeDataDir } from "../harness/server.js";
 import {
   client,
   PROTOCOLS,
+  readAll,
   type SessiondProcess,
   startSessiond,
   uniqueWorkspace,
@@ -214,5 +217,55 @@ describe.each(PROTOCOLS)("blobs over %s", (protocol) => {
       for await (const _ of c.store.getBlob({ workspace: ws, sha256: missing }));
     })().catch((e: unknown) => e);
     expect((notFound as ConnectError).code).toBe(Code.NotFound);
+  });
+});
+
+describe("export | import of a session with blobs", () => {
+  it("round-trips it byte for byte, the blobs carried inline and stored again once", async () => {
+    const c = client(server.url, "grpc");
+    const ws = uniqueWorkspace("blob-export");
+    const { session } = await c.store.createSession({ workspace: ws, title: "shots" });
+    const id = session?.id ?? "";
+    const shot = bytes(1024 * 1024, 4);
+    for (let i = 0; i < 3; i++) {
+      await c.session.append({ workspace: ws, session: id, entries: [imageEntry(`s${i}`, shot)] });
+    }
+    await c.session.append({
+      workspace: ws,
+      session: id,
+      entries: [
+        {
+          id: "out",
+          kind: {
+            case: "message",
+            value: {
+              role: Role.USER,
+              content: [{ part: { case: "text", value: "o".repeat(5_000_000) } }],
+            },
+          },
+        },
+      ],
+    });
+    const target = `http://127.0.0.1:${server.port}`;
+    const exported = await runCli(["export", id, "--server", target, "--workspace", ws], {
+      timeoutMs: 120_000,
+    });
+    expect(exported.code, exported.stderr).toBe(0);
+    const copy = uniqueWorkspace("blob-import");
+    const imported = await runCli(["import", "-", "--server", target, "--workspace", copy], {
+      input: exported.stdout,
+      timeoutMs: 120_000,
+    });
+    expect(imported.code, imported.stderr).toBe(0);
+    const original = await readAll(c, ws, id);
+    const again = await readAll(c, copy, id);
+    expect(again.length).toBe(original.length);
+    for (let i = 0; i < original.length; i++) {
+      const a = toBinary(EntrySchema, original[i] as Entry);
+      const b = toBinary(EntrySchema, again[i] as Entry);
+      expect(Buffer.compare(a, b), `entry ${original[i]?.id}`).toBe(0);
+    }
+    // One file per distinct content in the new workspace.
+    expect(await blobFiles(copy)).toEqual([sha(shot), sha("o".repeat(5_000_000))].sort());
   });
 });

@@ -17,7 +17,17 @@ import (
 // Client holds the generated clients of both services over one connection.
 // Store and Session are the sessiondv1 interfaces: every RPC and message of
 // the proto is there, unchanged; what this package adds happens in the
-// connection's interceptors (ids before send, retry) and in WatchEntries.
+// connection's interceptors (ids before send, retry, blobs resolved and
+// uploaded) and in WatchEntries.
+//
+// Blobs: over a connection made by Dial (or with DialOptions), GetState,
+// GetEntries and WatchEntries answers (and so ReadState and the Watcher)
+// hold the parts the server keeps as blobs, not references to them, unless
+// WithBlobRefs was given; Append and ImportSession upload parts larger than
+// WithUploadPartsOver's size first and send references. The same stubs over any other
+// connection are the bare generated clients: their answers carry
+// ContentPart.blob references (read them with GetBlob) and their requests
+// go as they are.
 type Client struct {
 	Store   sessiondv1.StoreServiceClient
 	Session sessiondv1.SessionServiceClient
@@ -28,7 +38,8 @@ type Client struct {
 // New wraps a connection. The ids-before-send and retry guarantees live in
 // the connection's interceptors: pass a connection made by Dial, or one
 // dialed with the options DialOptions returns. A bare grpc.ClientConn works
-// too, without them.
+// too, without them (and without blobs resolved or uploaded: its answers
+// carry BlobRef parts).
 func New(conn grpc.ClientConnInterface) *Client {
 	return &Client{
 		Store:   sessiondv1.NewStoreServiceClient(conn),
@@ -81,6 +92,10 @@ type config struct {
 	interceptors []grpc.UnaryClientInterceptor
 	dial         []grpc.DialOption
 	keepalive    *keepalive.ClientParameters
+
+	blobRefs       bool
+	uploadOver     int
+	blobCacheBytes int64
 }
 
 // DefaultKeepalive is the HTTP/2 keepalive Dial uses unless told otherwise.
@@ -208,10 +223,17 @@ func WithDialOptions(o ...grpc.DialOption) Option {
 
 // DialOptions returns the grpc dial options Dial uses, for callers that make
 // the connection themselves: grpc.NewClient(target,
-// sessiond.DialOptions(...)...) and then New(conn).
+// sessiond.DialOptions(...)...) and then New(conn). Each call makes its own
+// blob cache (see WithBlobCacheBytes), kept by the connection dialed with
+// its options.
 func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 	ka := DefaultKeepalive
-	c := config{retry: DefaultRetryPolicy, keepalive: &ka}
+	c := config{
+		retry:          DefaultRetryPolicy,
+		keepalive:      &ka,
+		uploadOver:     DefaultUploadPartsOver,
+		blobCacheBytes: DefaultBlobCacheBytes,
+	}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
@@ -234,12 +256,20 @@ func DialOptions(opts ...Option) ([]grpc.DialOption, error) {
 		chain = append(chain, timeoutInterceptor(c.callTimeout))
 	}
 	chain = append(chain, IDsInterceptor())
+	streams := []grpc.StreamClientInterceptor{TraceStreamInterceptor()}
+	// After the ids (filled into the caller's request, which the upload
+	// copies), before the retry (parts uploaded once, references resolved
+	// once); its own GetBlob and PutBlob calls go through the whole chain.
+	if b := newBlobs(&c); b != nil {
+		chain = append(chain, b.unary)
+		streams = append(streams, b.stream)
+	}
 	if !c.noRetry {
 		chain = append(chain, RetryInterceptor(c.retry))
 	}
 	chain = append(chain, c.interceptors...)
 	out = append(out, grpc.WithChainUnaryInterceptor(chain...))
-	out = append(out, grpc.WithChainStreamInterceptor(TraceStreamInterceptor()))
+	out = append(out, grpc.WithChainStreamInterceptor(streams...))
 	return append(out, c.dial...), nil
 }
 

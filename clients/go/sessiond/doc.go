@@ -19,6 +19,15 @@
 //   - resumable watch: Client.WatchEntries returns a Watcher that reconnects
 //     with after_seq = the last entry it delivered, so the caller sees every
 //     entry once, in order, across server restarts.
+//   - blobs: the server keeps large text, thinking and image parts as blobs
+//     and answers with references (ContentPart.blob). GetState, GetEntries
+//     and WatchEntries answers (ReadState and the Watcher too) get the parts
+//     back, read with GetBlob, checked and cached (WithBlobCacheBytes);
+//     WithBlobRefs keeps the references, and Client.GetBlob reads a blob or
+//     a range of it. Append and ImportSession upload parts over 256 KiB
+//     (WithUploadPartsOver) with PutBlob first and send references, so a
+//     part larger than a message may be appended; the caller's request is
+//     not modified (ids aside, as above).
 //   - tracing: every call carries the trace context of its ctx's
 //     OpenTelemetry span, as the global propagator writes it (set
 //     propagation.TraceContext{} for the W3C traceparent the server reads),

@@ -6,8 +6,9 @@ chosen before send (``ids.fill_ids``), the retry of UNAVAILABLE and the
 DeleteSession rule (``retry.Attempts``), the errors (``SessiondError``),
 keyword fields to a request (``request``), the paging merge of
 ``read_state`` / ``read_tree`` (``paging``), the resumable watch's
-bookkeeping (``resume``), the channel's options (``channel``) and the
-metadata of each call (``metadata``). What this module adds is only the
+bookkeeping (``resume``), the channel's options (``channel``), the
+metadata of each call (``metadata``) and what is done with blobs, resolved
+in answers and uploaded for large parts (``blobs``). What this module adds is only the
 awaiting: calls are awaited, waits are ``asyncio`` sleeps (a watch's end
 early when it is closed), streams are async iterators.
 
@@ -19,7 +20,7 @@ was made in.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional, Sequence, Tuple, TypeVar, cast
+from typing import Any, Awaitable, Callable, Optional, Sequence, Set, Tuple, TypeVar, cast
 
 import grpc
 import grpc.aio
@@ -27,7 +28,25 @@ from google.protobuf.message import Message
 
 from .async_stream import AsyncStream, channel_cancellation
 from .async_watch import AsyncEntryWatch
+from .blobs import (
+    DEFAULT_BLOB_CACHE_BYTES,
+    DEFAULT_UPLOAD_PARTS_OVER_BYTES,
+    UPLOAD_CHUNK_BYTES,
+    Answer,
+    BlobAssembly,
+    BlobCache,
+    BlobMode,
+    BlobSettings,
+    UploadRequest,
+    blob_parts,
+    next_upload_offset,
+    resolved_part,
+    sha256_hex,
+    uploads_in,
+    with_references,
+)
 from .channel import DEFAULT_TARGET, Pem, channel_settings
+from .errors import SessiondError
 from .ids import fill_ids
 from .metadata import CallDefaults, Metadata
 from .paging import aread_all, state_pages, tree_pages
@@ -35,6 +54,7 @@ from .reconnect import await_reconnecting
 from .request import build_request as _build
 from .resume import OnReconnect
 from .retry import Attempts, RetryPolicy
+from .v1 import entry_pb2
 from .v1 import session_service_pb2 as ss
 from .v1 import session_service_pb2_grpc as ss_grpc
 from .v1 import store_service_pb2 as st
@@ -86,9 +106,118 @@ class _AsyncInvoker:
         rpc: "grpc.aio.UnaryStreamMultiCallable[Req, Resp]",
         req: Req,
         headers: Optional[Metadata],
+        on_message: Optional[Callable[[Resp], Awaitable[None]]] = None,
     ) -> AsyncStream[Resp]:
         # No default deadline: it would end every watch after that long.
-        return AsyncStream(rpc(req, metadata=self.defaults.metadata_for(headers)), lambda: self.closing)
+        return AsyncStream(
+            rpc(req, metadata=self.defaults.metadata_for(headers)), lambda: self.closing, on_message
+        )
+
+
+class _AsyncBlobIO:
+    """The client's blobs, awaited: GetBlob reads (cached), PutBlob uploads (``_BlobIO`` of the sync client)."""
+
+    def __init__(
+        self, stub: st_grpc.StoreServiceAsyncStub, invoker: _AsyncInvoker, settings: BlobSettings
+    ) -> None:
+        self.stub = stub
+        self.settings = settings
+        self.cache = BlobCache(settings.cache_bytes)
+        self._inv = invoker
+
+    async def read(
+        self,
+        workspace: str,
+        sha256: str,
+        offset: int = 0,
+        length: int = 0,
+        *,
+        expected_size: Optional[int] = None,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> bytes:
+        """GetBlob, every chunk, checked; the whole read again after UNAVAILABLE (the retry of unary calls)."""
+        req = st.GetBlobRequest(workspace=workspace, sha256=sha256, offset=offset, length=length)
+        defaults = self._inv.defaults
+        md = defaults.metadata_for(headers)
+        deadline = defaults.deadline(timeout)  # a read ends: the unary deadline suits it
+        attempts = Attempts(req, defaults.retry)
+        while True:
+            got = BlobAssembly(sha256, offset, length, expected_size)
+            call = self.stub.GetBlob(req, timeout=deadline, metadata=md)
+            try:
+                async for chunk in call:
+                    got.add(chunk)
+                return got.result()
+            except asyncio.CancelledError:
+                cancelled = channel_cancellation(self._inv.closing)
+                if cancelled is None:
+                    raise
+                raise cancelled from None
+            except grpc.RpcError as err:
+                pause = attempts.failed(err)
+                if pause is None:  # (only a DeleteSession succeeds by failing)
+                    raise SessiondError.from_rpc_error(err) from None
+                await await_reconnecting(self._inv.channel, pause)
+            finally:
+                call.cancel()  # (nothing, once it ended; a check that failed leaves it running)
+
+    async def bytes_of(
+        self, workspace: str, ref: entry_pb2.BlobRef, timeout: Optional[float], headers: Optional[Metadata]
+    ) -> bytes:
+        """A reference's blob, from the cache or read (and kept)."""
+        data = self.cache.get(workspace, ref.sha256)
+        if data is None or len(data) != ref.size:
+            data = await self.read(
+                workspace, ref.sha256, expected_size=ref.size, timeout=timeout, headers=headers
+            )
+            self.cache.put(workspace, ref.sha256, data)
+        return data
+
+    async def resolve(
+        self,
+        workspace: str,
+        answer: Answer,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> None:
+        """Replaces, in ``answer``, every reference by the part it stands for (unless the client keeps references)."""
+        if not self.settings.resolve:
+            return
+        for part in blob_parts(answer):
+            ref = part.blob
+            part.CopyFrom(resolved_part(ref, await self.bytes_of(workspace, ref, timeout, headers)))
+
+    async def put(
+        self,
+        workspace: str,
+        data: bytes,
+        sha256: str,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> None:
+        """PutBlob in chunks of 1 MiB, each at the offset the server says it holds, until stored."""
+        offset: Optional[int] = 0
+        while offset is not None:
+            chunk = data[offset : offset + UPLOAD_CHUNK_BYTES]
+            req = st.PutBlobRequest(
+                workspace=workspace, sha256=sha256, size=len(data), offset=offset, data=chunk
+            )
+            res = await self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+            offset = next_upload_offset(res, offset, len(data))
+
+    async def upload_parts(
+        self, req: UploadRequest, timeout: Optional[float], headers: Optional[Metadata]
+    ) -> UploadRequest:
+        """The request to send: ``req``, or a copy with its large parts uploaded and sent as references."""
+        fill_ids(req)  # the ids go into the caller's request (a retry with it reuses them), not the copy only
+        uploads = uploads_in(req.entries, self.settings.upload_over)
+        done: Set[str] = set()
+        for u in uploads:
+            if u.sha256 not in done:
+                await self.put(req.workspace, u.content.data, u.sha256, timeout, headers)
+                done.add(u.sha256)
+        return with_references(req, uploads)
 
 
 class AsyncStoreClient:
@@ -100,10 +229,16 @@ class AsyncStoreClient:
     ``metadata``, which is a field of CreateSessionRequest).
     """
 
-    def __init__(self, stub: st_grpc.StoreServiceAsyncStub, invoker: _AsyncInvoker) -> None:
+    def __init__(
+        self,
+        stub: st_grpc.StoreServiceAsyncStub,
+        invoker: _AsyncInvoker,
+        blobs: Optional[_AsyncBlobIO] = None,
+    ) -> None:
         #: The generated stub, for calls without the client's ids / retry.
         self.stub = stub
         self._inv = invoker
+        self._blobs = blobs
 
     async def create_session(
         self,
@@ -185,8 +320,13 @@ class AsyncStoreClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> st.ImportSessionResponse:
-        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``."""
+        """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``.
+
+        Large parts are uploaded first and sent as references (as ``append``).
+        """
         req = _build(st.ImportSessionRequest, request, fields)
+        if self._blobs is not None:
+            req = await self._blobs.upload_parts(req, timeout, headers)
         return await self._inv.unary(self.stub.ImportSession, req, timeout, headers)
 
     def watch_sessions(
@@ -200,14 +340,43 @@ class AsyncStoreClient:
         req = _build(st.WatchSessionsRequest, request, fields)
         return self._inv.stream(self.stub.WatchSessions, req, headers)
 
+    def get_blob(
+        self,
+        request: Optional[st.GetBlobRequest] = None,
+        *,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> AsyncStream[st.GetBlobResponse]:
+        """A blob's chunks (1 MiB each), from ``offset``, at most ``length`` bytes; ``AsyncSessiondClient.get_blob`` joins them."""
+        req = _build(st.GetBlobRequest, request, fields)
+        return self._inv.stream(self.stub.GetBlob, req, headers)
+
+    async def put_blob(
+        self,
+        request: Optional[st.PutBlobRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.PutBlobResponse:
+        """One chunk of an upload; ``AsyncSessiondClient.put_blob`` sends a whole blob."""
+        req = _build(st.PutBlobRequest, request, fields)
+        return await self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+
 
 class AsyncSessionClient:
     """SessionService: one session's log (asyncio; the methods of ``SessionClient``, awaited)."""
 
-    def __init__(self, stub: ss_grpc.SessionServiceAsyncStub, invoker: _AsyncInvoker) -> None:
+    def __init__(
+        self,
+        stub: ss_grpc.SessionServiceAsyncStub,
+        invoker: _AsyncInvoker,
+        blobs: Optional[_AsyncBlobIO] = None,
+    ) -> None:
         #: The generated stub, for calls without the client's ids / retry.
         self.stub = stub
         self._inv = invoker
+        self._blobs = blobs
 
     async def append(
         self,
@@ -217,8 +386,14 @@ class AsyncSessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.AppendResponse:
-        """Appends a batch, all or nothing. Empty entry ids are filled in the request first."""
+        """Appends a batch, all or nothing. Empty entry ids are filled in the request first.
+
+        Large parts are uploaded first and sent as references, in a copy of
+        the request (see ``SessionClient.append``).
+        """
         req = _build(ss.AppendRequest, request, fields)
+        if self._blobs is not None:
+            req = await self._blobs.upload_parts(req, timeout, headers)
         return await self._inv.unary(self.stub.Append, req, timeout, headers)
 
     async def rewind(
@@ -253,9 +428,12 @@ class AsyncSessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.GetStateResponse:
-        """The fold of the path (one page; ``next_page_token`` for more)."""
+        """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
         req = _build(ss.GetStateRequest, request, fields)
-        return await self._inv.unary(self.stub.GetState, req, timeout, headers)
+        res = await self._inv.unary(self.stub.GetState, req, timeout, headers)
+        if self._blobs is not None:
+            await self._blobs.resolve(req.workspace, res, timeout, headers)
+        return res
 
     async def get_entries(
         self,
@@ -265,9 +443,12 @@ class AsyncSessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> ss.GetEntriesResponse:
-        """Raw log entries after ``after_seq``, at most ``limit``."""
+        """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
         req = _build(ss.GetEntriesRequest, request, fields)
-        return await self._inv.unary(self.stub.GetEntries, req, timeout, headers)
+        res = await self._inv.unary(self.stub.GetEntries, req, timeout, headers)
+        if self._blobs is not None:
+            await self._blobs.resolve(req.workspace, res, timeout, headers)
+        return res
 
     async def get_tree(
         self,
@@ -288,9 +469,21 @@ class AsyncSessionClient:
         headers: Optional[Metadata] = None,
         **fields: Any,
     ) -> AsyncStream[ss.WatchEntriesResponse]:
-        """One WatchEntries stream, NOT resumed; ``AsyncSessiondClient.watch_entries`` resumes."""
+        """One WatchEntries stream, NOT resumed; ``AsyncSessiondClient.watch_entries`` resumes.
+
+        Blob references of its entries are resolved as each one arrives.
+        """
         req = _build(ss.WatchEntriesRequest, request, fields)
-        return self._inv.stream(self.stub.WatchEntries, req, headers)
+        blobs = self._blobs
+        if blobs is None or not blobs.settings.resolve:
+            return self._inv.stream(self.stub.WatchEntries, req, headers)
+        workspace = req.workspace
+        return self._inv.stream(
+            self.stub.WatchEntries,
+            req,
+            headers,
+            lambda ev: blobs.resolve(workspace, ev, None, headers),
+        )
 
 
 class AsyncSessiondClient:
@@ -298,9 +491,10 @@ class AsyncSessiondClient:
 
     ``AsyncSessiondClient("http://127.0.0.1:50051")``, with the arguments of
     ``SessiondClient`` (``token``, ``tls``, ``ca``, ``cert``, ``key``,
-    ``retry``, ``timeout``, ``options``); ``interceptors`` are
-    ``grpc.aio.ClientInterceptor``s (grpc.aio takes them when the channel
-    is made). Use it as ``async with``, or ``await close()``.
+    ``retry``, ``timeout``, ``options``, ``blobs``,
+    ``upload_parts_over_bytes``, ``blob_cache_bytes``); ``interceptors``
+    are ``grpc.aio.ClientInterceptor``s (grpc.aio takes them when the
+    channel is made). Use it as ``async with``, or ``await close()``.
     """
 
     def __init__(
@@ -316,7 +510,11 @@ class AsyncSessiondClient:
         timeout: Optional[float] = None,
         options: Sequence[Tuple[str, Any]] = (),
         interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+        blobs: BlobMode = "resolve",
+        upload_parts_over_bytes: int = DEFAULT_UPLOAD_PARTS_OVER_BYTES,
+        blob_cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES,
     ) -> None:
+        settings = BlobSettings(blobs, upload_parts_over_bytes, blob_cache_bytes)
         cs = channel_settings(target, tls=tls, ca=ca, cert=cert, key=key, options=options)
         if cs.credentials is not None:
             channel = grpc.aio.secure_channel(
@@ -332,8 +530,10 @@ class AsyncSessiondClient:
         self._inv = inv = _AsyncInvoker(CallDefaults.for_token(token, timeout, retry), channel)
         # The generated Stub over an aio channel is the AsyncStub of the .pyi
         # (which exists only there: one class serves both at run time).
-        self.store = AsyncStoreClient(st_grpc.StoreServiceStub(channel), inv)
-        self.session = AsyncSessionClient(ss_grpc.SessionServiceStub(channel), inv)
+        store_stub = st_grpc.StoreServiceStub(channel)
+        self._blobs = _AsyncBlobIO(store_stub, inv, settings)
+        self.store = AsyncStoreClient(store_stub, inv, self._blobs)
+        self.session = AsyncSessionClient(ss_grpc.SessionServiceStub(channel), inv, self._blobs)
 
     def watch_entries(
         self,
@@ -374,6 +574,42 @@ class AsyncSessiondClient:
         """Every node of the tree: GetTree page after page, merged."""
         pages = tree_pages(_build(ss.GetTreeRequest, request, fields))
         return await aread_all(pages, lambda req: self.session.get_tree(req))
+
+    async def get_blob(
+        self,
+        sha256: str,
+        workspace: str = "",
+        offset: int = 0,
+        length: int = 0,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> bytes:
+        """A blob of the workspace, or ``length`` bytes of it from ``offset`` (see ``SessiondClient.get_blob``)."""
+        whole = offset == 0 and length == 0
+        if whole:
+            cached = self._blobs.cache.get(workspace, sha256)
+            if cached is not None:
+                return cached
+        data = await self._blobs.read(
+            workspace, sha256, offset, length, timeout=timeout, headers=headers
+        )
+        if whole:
+            self._blobs.cache.put(workspace, sha256, data)
+        return data
+
+    async def put_blob(
+        self,
+        data: bytes,
+        workspace: str = "",
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+    ) -> str:
+        """Uploads ``data`` as a blob of the workspace and returns its SHA-256 (see ``SessiondClient.put_blob``)."""
+        sha256 = sha256_hex(data)
+        await self._blobs.put(workspace, data, sha256, timeout, headers)
+        return sha256
 
     async def close(self) -> None:
         """Closes the channel; calls still running end with CANCELLED, streams too (a watch quietly)."""
