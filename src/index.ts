@@ -11,6 +11,7 @@ import { SessionStore, type StoreOptions } from "./store/session-store.js";
 export * from "../gen/sessiond/v1/entry_pb.js";
 export * from "../gen/sessiond/v1/session_pb.js";
 export * from "../gen/sessiond/v1/store_service_pb.js";
+export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "./core/blob-parts.js";
 export * from "./core/entry-builders.js";
 export {
   type ErrorCode,

@@ -1,4 +1,6 @@
 /** The TypeScript client of sessiond (Node). */
+
+export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "../core/blob-parts.js";
 export * from "../core/entry-builders.js";
 export * from "../core/message-text.js";
 export {

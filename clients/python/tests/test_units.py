@@ -1,4 +1,4 @@
-"""Parts of the client that need no server: ids, builders, text, retry, paging, resume, addresses."""
+"""Parts of the client that need no server: ids, builders, text, retry, paging, resume, blobs, addresses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import inspect
 import re
 import unittest
 from datetime import datetime, timezone
-from typing import Any, List
+from typing import Any, List, cast
 
 import grpc
 import grpc.aio
@@ -26,6 +26,17 @@ from sessiond import (
     tool_call,
     tool_result,
     user_message,
+)
+from sessiond.blobs import (
+    TEXT_MEDIA_TYPE,
+    BlobAssembly,
+    BlobCache,
+    blob_parts,
+    next_upload_offset,
+    resolved_part,
+    sha256_hex,
+    uploads_in,
+    with_references,
 )
 from sessiond.ids import fill_ids
 from sessiond.paging import aread_all, read_all, state_pages, tree_pages
@@ -281,6 +292,141 @@ class ResumePointTest(unittest.TestCase):
         self.assertEqual(r.reconnects, 0)
 
 
+class BlobRulesTest(unittest.TestCase):
+    """blobs.py: what is uploaded, how a reference becomes its part again, reads checked, the cache."""
+
+    def test_large_parts_are_uploaded_as_references_in_a_copy(self) -> None:
+        big = "ü" * 700  # 700 characters, 1400 bytes of UTF-8
+        image = entry_pb2.ImagePart(mime_type="image/png", data=b"\x89PNG" * 400)
+        req = session_service_pb2.AppendRequest(
+            workspace="w",
+            entries=[
+                entry_pb2.Entry(
+                    id="u1",
+                    message=entry_pb2.Message(
+                        role=entry_pb2.ROLE_USER,
+                        content=[
+                            entry_pb2.ContentPart(text="small"),
+                            entry_pb2.ContentPart(text=big),
+                            entry_pb2.ContentPart(image=image),
+                        ],
+                    ),
+                ),
+                entry_pb2.Entry(id="l1", label=entry_pb2.Label(label="x" * 2000)),
+                assistant_message("a" * 1001, thinking=big, tool_calls=[tool_call("t", {"k": "v" * 2000})]),
+            ],
+        )
+        req.entries[2].message.content[0].thinking.signature = "sig"
+        before = req.SerializeToString()
+        ups = uploads_in(req.entries, 1000)  # bytes, not characters: 1400 > 1000
+        self.assertEqual([(u.entry, u.part) for u in ups], [(0, 1), (0, 2), (2, 0), (2, 1)])
+        self.assertEqual(uploads_in(req.entries, 0), [])  # 0: never
+        self.assertEqual(len(uploads_in(req.entries, 1400)), 1)  # only the 1600-byte image is over
+        sent = with_references(req, ups)
+        self.assertEqual(req.SerializeToString(), before)  # the caller's request is left alone
+        parts = sent.entries[0].message.content
+        self.assertEqual(parts[0].text, "small")
+        text_ref, image_ref = parts[1].blob, parts[2].blob
+        self.assertEqual(
+            (text_ref.sha256, text_ref.size, text_ref.part, text_ref.media_type, text_ref.HasField("signature")),
+            (sha256_hex(big.encode()), 1400, entry_pb2.BLOB_PART_TEXT, TEXT_MEDIA_TYPE, False),
+        )
+        self.assertEqual(
+            (image_ref.sha256, image_ref.size, image_ref.part, image_ref.media_type),
+            (sha256_hex(image.data), 1600, entry_pb2.BLOB_PART_IMAGE, "image/png"),
+        )
+        think_ref = sent.entries[2].message.content[0].blob
+        self.assertEqual((think_ref.part, think_ref.signature), (entry_pb2.BLOB_PART_THINKING, "sig"))
+        self.assertEqual(sent.entries[2].message.content[2].WhichOneof("part"), "tool_call")
+        self.assertIs(with_references(req, []), req)
+
+        # Each reference with its bytes is the part that was appended, field for field.
+        for u in ups:
+            ref = sent.entries[u.entry].message.content[u.part].blob
+            original = req.entries[u.entry].message.content[u.part]
+            self.assertEqual(resolved_part(ref, u.content.data), original)
+        no_sig = entry_pb2.BlobRef(sha256="0" * 64, size=2, part=entry_pb2.BLOB_PART_THINKING)
+        self.assertFalse(resolved_part(no_sig, b"hm").thinking.HasField("signature"))
+
+    def test_references_in_answers_and_bad_bytes(self) -> None:
+        ref = entry_pb2.ContentPart(blob=entry_pb2.BlobRef(sha256="a" * 64, size=1, part=entry_pb2.BLOB_PART_TEXT))
+        msg = entry_pb2.Message(role=entry_pb2.ROLE_USER, content=[entry_pb2.ContentPart(text="t"), ref])
+        state = session_service_pb2.GetStateResponse()
+        state.state.messages.add(entry_id="e", message=msg)
+        entries = session_service_pb2.GetEntriesResponse(
+            entries=[entry_pb2.Entry(id="e", message=msg), entry_pb2.Entry(id="l", label=entry_pb2.Label(label="x"))]
+        )
+        watch = session_service_pb2.WatchEntriesResponse(entry=entry_pb2.Entry(id="e", message=msg))
+        for answer in (state, entries, watch):
+            found = blob_parts(answer)
+            self.assertEqual([p.blob.sha256 for p in found], ["a" * 64])
+            found[0].CopyFrom(resolved_part(found[0].blob, b"x"))  # in place, in the answer
+            self.assertEqual(blob_parts(answer), [])
+        self.assertEqual((text_of(state), text_of(entries.entries[0]), text_of(watch.entry)), ("tx",) * 3)
+        self.assertEqual(blob_parts(session_service_pb2.WatchEntriesResponse()), [])
+
+        with self.assertRaises(SessiondError) as cm:
+            resolved_part(entry_pb2.BlobRef(sha256="b" * 64, part=entry_pb2.BLOB_PART_TEXT), b"\xff\xfe")
+        self.assertEqual(cm.exception.code, grpc.StatusCode.DATA_LOSS)
+        self.assertIn("b" * 64, cm.exception.message)
+        with self.assertRaises(SessiondError) as cm:
+            resolved_part(entry_pb2.BlobRef(sha256="c" * 64), b"")
+        self.assertEqual(cm.exception.code, grpc.StatusCode.DATA_LOSS)
+
+    def test_a_read_is_put_together_from_its_chunks_and_checked(self) -> None:
+        chunk = store_service_pb2.GetBlobResponse
+        whole = BlobAssembly("s", expected_size=5)
+        whole.add(chunk(data=b"abc", offset=0, size=5))
+        whole.add(chunk(data=b"de", offset=3, size=5))
+        self.assertEqual(whole.result(), b"abcde")
+        part = BlobAssembly("s", offset=2, length=2)
+        part.add(chunk(data=b"cd", offset=2, size=5))
+        self.assertEqual(part.result(), b"cd")
+        self.assertEqual(BlobAssembly("s", expected_size=0).result(), b"")
+
+        def fails(a: BlobAssembly, *chunks: store_service_pb2.GetBlobResponse) -> str:
+            with self.assertRaises(SessiondError) as cm:
+                for c in chunks:
+                    a.add(c)
+                a.result()
+            self.assertEqual(cm.exception.code, grpc.StatusCode.DATA_LOSS)
+            return cm.exception.message
+
+        self.assertIn("read 3 bytes of 5", fails(BlobAssembly("s", expected_size=5), chunk(data=b"abc", size=5)))
+        self.assertIn("the reference says 4", fails(BlobAssembly("s", expected_size=4), chunk(data=b"abc", size=5)))
+        self.assertIn("outside", fails(BlobAssembly("s"), chunk(data=b"abcdef", size=5)))
+        self.assertIn("s: read no bytes", fails(BlobAssembly("s", expected_size=3)))
+
+    def test_upload_offsets_and_the_cache(self) -> None:
+        put = store_service_pb2.PutBlobResponse
+        self.assertIsNone(next_upload_offset(put(received=10, stored=True), 8, 10))
+        self.assertEqual(next_upload_offset(put(received=4), 0, 10), 4)
+        self.assertEqual(next_upload_offset(put(received=2), 4, 10), 2)  # it lost some: go on from there
+        for stuck in (put(received=4), put(received=11)):
+            with self.assertRaises(SessiondError) as cm:
+                next_upload_offset(stuck, 4, 10)
+            self.assertEqual(cm.exception.code, grpc.StatusCode.INTERNAL)
+
+        cache = BlobCache(10)
+        cache.put("", "a", b"1234")
+        cache.put("w", "a", b"5678")
+        self.assertEqual(cache.get("default", "a"), b"1234")  # "" is the default workspace
+        self.assertEqual(cache.get("w", "a"), b"5678")
+        cache.put("w", "b", b"90")  # 10 bytes: all kept
+        self.assertEqual((len(cache), cache.size), (3, 10))
+        self.assertIsNotNone(cache.get("", "a"))  # now the most recently used
+        cache.put("w", "c", b"x")  # over: the least recently used goes
+        self.assertIsNone(cache.get("w", "a"))
+        self.assertEqual((len(cache), cache.size), (3, 7))
+        cache.put("w", "huge", b"y" * 11)  # larger than the cache: not kept
+        self.assertIsNone(cache.get("w", "huge"))
+        self.assertEqual(cache.size, 7)
+
+        for bad in ({"blobs": cast(Any, "inline")}, {"upload_parts_over_bytes": -1}):
+            with self.assertRaises(ValueError):
+                SessiondClient("127.0.0.1:1", **bad)
+
+
 class ClientShapeTest(unittest.TestCase):
     def test_every_rpc_of_both_services_is_a_method(self) -> None:
         def snake(name: str) -> str:
@@ -303,15 +449,20 @@ class ClientShapeTest(unittest.TestCase):
                     public = [m for m in dir(s_wrap) if not m.startswith("_") and m != "stub"]
                     for m in public:
                         fn = getattr(a_wrap, m)
-                        streaming = m.startswith("watch_")
+                        streaming = m.startswith("watch_") or m == "get_blob"
                         self.assertEqual(inspect.iscoroutinefunction(fn), not streaming, m)
                         self.assertEqual(
                             list(inspect.signature(fn).parameters),
                             list(inspect.signature(getattr(s_wrap, m)).parameters),
                             m,
                         )
-                for m in ("read_state", "read_tree"):
+                for m in ("read_state", "read_tree", "get_blob", "put_blob"):
                     self.assertTrue(inspect.iscoroutinefunction(getattr(c, m)), m)
+                    self.assertEqual(
+                        list(inspect.signature(getattr(c, m)).parameters),
+                        list(inspect.signature(getattr(sync, m)).parameters),
+                        m,
+                    )
                 self.assertEqual(
                     inspect.signature(AsyncSessiondClient.__init__).parameters.keys(),
                     inspect.signature(SessiondClient.__init__).parameters.keys(),
