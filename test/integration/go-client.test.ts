@@ -29,6 +29,9 @@ if (missing !== undefined && !inCi) {
 
 /** Every test of clients/go/sessiond: all must run and pass. */
 const UNIT_TESTS = [
+  "TestBlobCacheDropsTheLeastRecentlyUsed",
+  "TestBlobPartsGoOverThresholdAndComeBackTheSame",
+  "TestShallowCopySharesAndLeavesTheOriginalAlone",
   "TestNewEntryIDIs16HexAndRandom",
   "TestNewSessionIDIsUTCTimestampAndHex",
   "TestFillIDsSetsOnlyWhatIsUnset",
@@ -48,6 +51,9 @@ const UNIT_TESTS = [
   "TestTraceContextKeepsTheCallersTraceparent",
 ];
 const LIVE_TESTS = [
+  "TestLiveBlobsComeBackByteForByte",
+  "TestLiveBlobRefsAndGetBlobRanges",
+  "TestLiveUnknownBlobRefIsFailedPrecondition",
   "TestLiveStoreServiceEveryRPC",
   "TestLiveSessionServiceEveryRPC",
   "TestLiveAppendRetriedAfterLostReplyIsNotDuplicated",
@@ -163,7 +169,7 @@ describe("Go client (clients/go)", () => {
       const expected = [...UNIT_TESTS, ...LIVE_TESTS, ...(server.external ? [] : [RESTART_TEST])];
       expect(results(out, "FAIL")).toEqual([]);
       expect(passed.sort()).toEqual(expected.sort());
-      expect(passed.length).toBe(server.external ? 29 : 30);
+      expect(passed.length).toBe(server.external ? 35 : 36);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);

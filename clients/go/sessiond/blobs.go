@@ -67,7 +67,8 @@ func WithBlobRefs() Option {
 // part of an Append or ImportSession is uploaded with PutBlob before the
 // call and sent as a reference (default DefaultUploadPartsOver, 256 KiB;
 // 0: never, so a part must fit in a message of the server's limit). The
-// bytes counted are a text's UTF-8 bytes and an image's data.
+// bytes counted are a text's UTF-8 bytes and an image's data. The uploads
+// are part of the call: its deadline (WithCallTimeout's too) covers them.
 func WithUploadPartsOver(bytes int) Option {
 	return func(c *config) error {
 		if bytes < 0 {

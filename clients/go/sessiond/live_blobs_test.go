@@ -147,6 +147,23 @@ func TestLiveBlobsComeBackByteForByte(t *testing.T) {
 		}
 	}
 	checkParts(t, "WatchEntries", seen[userID], seen[assistantID], image, thinking, text)
+
+	// The log read back (over 5 MiB once resolved) imports as another
+	// session: ImportSession uploads its large parts as Append does.
+	copyID := NewSessionID(time.Now())
+	imported, err := c.Store.ImportSession(ctx, &sessiondv1.ImportSessionRequest{Workspace: workspace, SessionId: &copyID, Entries: entries.Entries})
+	if err != nil || imported.GetSession().GetId() != copyID {
+		t.Fatalf("ImportSession: %v, %v", imported, err)
+	}
+	if img := entries.Entries[1].GetMessage().GetContent()[1].GetImage(); img == nil {
+		t.Fatal("ImportSession modified the caller's entries")
+	}
+	st, err := c.ReadState(ctx, &sessiondv1.GetStateRequest{Workspace: workspace, Session: copyID})
+	if err != nil || len(st.GetState().GetMessages()) != 2 {
+		t.Fatalf("state of the imported copy: %v", err)
+	}
+	ms := st.GetState().GetMessages()
+	checkParts(t, "the imported copy", ms[0].GetMessage(), ms[1].GetMessage(), image, thinking, text)
 }
 
 func TestLiveBlobRefsAndGetBlobRanges(t *testing.T) {

@@ -79,8 +79,8 @@ class CountGetBlob(grpc.UnaryStreamClientInterceptor):
 class Checks(unittest.TestCase):
     """What both clients must give back, whatever the call."""
 
-    def check_image(self, entry: entry_pb2.Entry) -> None:
-        part = entry.message.content[1]
+    def check_image(self, message: entry_pb2.Message) -> None:
+        part = message.content[1]
         self.assertEqual(part.WhichOneof("part"), "image")
         self.assertEqual(part.image.mime_type, "image/png")
         self.assertEqual(sha(part.image.data), sha(IMAGE))
@@ -132,7 +132,7 @@ class SyncBlobsTest(Checks):
         self.c.session.append(workspace=self.ws, session=self.sid, entries=[answer_entry()])
 
         state = self.c.read_state(workspace=self.ws, session=self.sid).state
-        self.check_image(state.messages[0])
+        self.check_image(state.messages[0].message)
         self.check_answer(state.messages[1].message)
         reads = self.counter.calls
         self.assertEqual(reads, 3)  # one GetBlob per blob
@@ -141,7 +141,7 @@ class SyncBlobsTest(Checks):
         self.assertEqual(self.counter.calls, reads)  # from the cache
 
         entries = {e.id: e for e in self.c.session.get_entries(workspace=self.ws, session=self.sid).entries}
-        self.check_image(entries["img"])
+        self.check_image(entries["img"].message)
         self.check_answer(entries["a1"].message)
 
         seen: List[entry_pb2.Entry] = []
@@ -152,7 +152,7 @@ class SyncBlobsTest(Checks):
                     if ev.entry.id == "a1":
                         break
         self.assertEqual([e.id for e in seen], ["img", "a1"])
-        self.check_image(seen[0])
+        self.check_image(seen[0].message)
         self.check_answer(seen[1].message)
 
     def test_refs_keep_the_references_and_get_blob_reads_them_in_ranges(self) -> None:
@@ -208,12 +208,12 @@ class AsyncBlobsTest(unittest.IsolatedAsyncioTestCase, Checks):
         self.assertEqual(img.message.content[1].WhichOneof("part"), "image")
 
         state = (await self.c.read_state(workspace=self.ws, session=self.sid)).state
-        self.check_image(state.messages[0])
+        self.check_image(state.messages[0].message)
         self.check_answer(state.messages[1].message)
         entries = {
             e.id: e for e in (await self.c.session.get_entries(workspace=self.ws, session=self.sid)).entries
         }
-        self.check_image(entries["img"])
+        self.check_image(entries["img"].message)
         self.check_answer(entries["a1"].message)
 
         seen: List[entry_pb2.Entry] = []
@@ -224,7 +224,7 @@ class AsyncBlobsTest(unittest.IsolatedAsyncioTestCase, Checks):
                     if ev.entry.id == "a1":
                         break
         self.assertEqual([e.id for e in seen], ["img", "a1"])
-        self.check_image(seen[0])
+        self.check_image(seen[0].message)
         self.check_answer(seen[1].message)
 
     async def test_refs_keep_the_references_and_get_blob_reads_them_in_ranges(self) -> None:

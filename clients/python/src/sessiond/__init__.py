@@ -4,8 +4,9 @@
 grpc.aio) wrap the generated gRPC stubs (``sessiond.v1``) with the
 guarantees of the TypeScript client: ids chosen before sending (so retries
 are idempotent), retry of UNAVAILABLE, a resumable ``watch_entries`` and
-``SessiondError`` carrying the gRPC code. The generated message classes are
-the types of every request and response.
+``SessiondError`` carrying the gRPC code, and large parts kept as blobs
+made invisible (references resolved, big parts uploaded: ``blobs``). The
+generated message classes are the types of every request and response.
 """
 
 from .async_client import AsyncSessionClient, AsyncSessiondClient, AsyncStoreClient
@@ -26,7 +27,7 @@ from .messages import (
 )
 from .retry import RetryPolicy
 from .stream import Stream
-from .v1.entry_pb2 import ContentPart, Entry, Message, Role, ToolCall, Usage
+from .v1.entry_pb2 import BlobPart, BlobRef, ContentPart, Entry, Message, Role, ToolCall, Usage
 from .v1.session_pb2 import SessionMeta, SessionState, View
 from .v1.store_service_pb2 import SortOrder
 from .watch import EntryWatch
@@ -40,6 +41,8 @@ __all__ = [
     "AsyncSessiondClient",
     "AsyncStoreClient",
     "AsyncStream",
+    "BlobPart",
+    "BlobRef",
     "ContentPart",
     "Entry",
     "EntryWatch",

@@ -7,10 +7,11 @@ DeleteSession rule (``retry.Attempts``), the errors (``SessiondError``),
 keyword fields to a request (``request``), the paging merge of
 ``read_state`` / ``read_tree`` (``paging``), the resumable watch's
 bookkeeping (``resume``), the channel's options (``channel``), the
-metadata of each call (``metadata``) and what is done with blobs, resolved
-in answers and uploaded for large parts (``blobs``). What this module adds is only the
-awaiting: calls are awaited, waits are ``asyncio`` sleeps (a watch's end
-early when it is closed), streams are async iterators.
+metadata of each call (``metadata``) and what is done with blobs,
+resolved in answers and uploaded for large parts (``blobs``). What this
+module adds is only the awaiting: calls are awaited, waits are ``asyncio``
+sleeps (a watch's end early when it is closed), streams are async
+iterators.
 
 Make it inside a running event loop (``async with AsyncSessiondClient(...)
 as client:`` in a coroutine): a grpc.aio channel belongs to the loop it

@@ -52,10 +52,10 @@ from .blobs import (
     with_references,
 )
 from .channel import DEFAULT_TARGET, Pem, channel_settings
+from .errors import SessiondError
 from .ids import fill_ids
 from .metadata import CallDefaults, Metadata
 from .paging import read_all, state_pages, tree_pages
-from .errors import SessiondError
 from .reconnect import close_channel, wait_reconnecting
 from .request import build_request as _build
 from .resume import OnReconnect
