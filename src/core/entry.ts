@@ -1,5 +1,5 @@
 import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
-import { type Entry, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { BlobPart, type Entry, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
 
 /** The `case` names of Entry's oneof, e.g. "message" or "leaf". */
@@ -53,9 +53,11 @@ export function messageText(message: Message): string {
         parts.push(`[image ${p.part.value.mimeType}]`);
         break;
       case "blob":
-        // A text blob shows its preview; an image blob as an image.
+        // A text blob shows its preview; an image blob as an inline image does.
         parts.push(
-          p.part.value.preview || `[${p.part.value.mediaType} ${p.part.value.size} bytes]`,
+          p.part.value.part === BlobPart.IMAGE
+            ? `[image ${p.part.value.mediaType}]`
+            : p.part.value.preview,
         );
         break;
     }

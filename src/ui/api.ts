@@ -32,11 +32,30 @@ export function api(): SessiondClient {
         baseUrl: location.origin,
         timeoutMs: 30_000,
         retry: { maxAttempts: 2 },
+        // Big parts stay references: a pane shows their start and loads the
+        // rest when asked (entry-view.ts), never a 5 MB tool output unasked.
+        blobs: "refs",
         ...(token === null ? {} : { token }),
       }),
     };
   }
   return cached.client;
+}
+
+/** A blob of a workspace, whole (GetBlob's chunks, in order). */
+export async function readBlob(
+  workspace: string,
+  sha256: string,
+  size: number,
+): Promise<Uint8Array> {
+  const data = new Uint8Array(size);
+  let at = 0;
+  for await (const chunk of api().store.getBlob({ workspace, sha256 })) {
+    data.set(chunk.data, Number(chunk.offset));
+    at += chunk.data.length;
+  }
+  if (at !== size) throw new Error(`blob ${sha256}: read ${at} of ${size} bytes`);
+  return data;
 }
 
 /** True when a failure means "enter a (different) token". */

@@ -1,7 +1,13 @@
 import { Role, roleName, type SessionState, View } from "../web/index.js";
-import { api, errorText } from "./api.js";
+import { api, errorText, readBlob } from "./api.js";
 import { h, replace } from "./dom.js";
-import { type EntryLink, releaseImages, renderEntry, renderMessage } from "./entry-view.js";
+import {
+  type EntryLink,
+  releaseImages,
+  renderEntry,
+  renderMessage,
+  useBlobReader,
+} from "./entry-view.js";
 import { diffHash, sessionHash, type Tab } from "./route.js";
 import type { TreeModel } from "./tree-model.js";
 import type { Node } from "./tree-node.js";
@@ -185,6 +191,7 @@ function diffPicker(ctx: PaneContext, entryId: string): HTMLElement {
  */
 export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLElement {
   releaseImages();
+  useBlobReader((ref) => readBlob(ctx.workspace, ref.sha256, Number(ref.size)));
   const body = h("div", { class: "pane-body" }, h("p", { class: "muted" }, "Loading…"));
   const tabLink = (t: Tab, label: string) =>
     h(

@@ -1,10 +1,13 @@
 import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
+  BlobPart,
+  type BlobRef,
   type ContentPart,
   type Entry,
   EntrySchema,
   type Message,
+  resolvedPart,
   roleName,
   type Usage,
 } from "../web/index.js";
@@ -33,8 +36,78 @@ export function releaseImages(): void {
 /** Image types a browser shows as images and nothing else (no SVG: it is a document). */
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
+/** Reads a blob of the session on view (set by the pane that draws it). */
+export type BlobReader = (ref: BlobRef) => Promise<Uint8Array>;
+
+let readBlob: BlobReader | undefined;
+
+/** The blob reader of the session the next parts are drawn for. */
+export function useBlobReader(reader: BlobReader): void {
+  readBlob = reader;
+}
+
+function sizeText(bytes: bigint): string {
+  const n = Number(bytes);
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${Math.round(n / 1024)} KB`;
+}
+
+/**
+ * A part kept as a blob: an image is fetched (GetBlob) and shown; a text or
+ * thinking part shows its preview and a button that loads the rest and
+ * draws it as the part it stands for.
+ */
+function blobPart(ref: BlobRef): HTMLElement {
+  const reader = readBlob;
+  if (ref.part === BlobPart.IMAGE) {
+    const label = `image (${ref.mediaType}, ${sizeText(ref.size)})`;
+    if (!IMAGE_TYPES.has(ref.mediaType) || reader === undefined) {
+      return h("div", { class: "part muted" }, label);
+    }
+    const img = h("img", { alt: label, "data-blob": ref.sha256 }) as HTMLImageElement;
+    const box = h("div", { class: "part image" }, img);
+    reader(ref).then(
+      (data) => {
+        const url = URL.createObjectURL(new Blob([data as BlobPart_], { type: ref.mediaType }));
+        imageUrls.push(url);
+        img.src = url;
+      },
+      (err: unknown) =>
+        box.replaceWith(h("div", { class: "part error" }, `${label}: ${String(err)}`)),
+    );
+    return box;
+  }
+  const what = ref.part === BlobPart.THINKING ? "thinking" : "text";
+  const load = h("button", { class: "link load-blob", "data-blob": ref.sha256 }, "load all");
+  const box = h(
+    "div",
+    { class: `part blob ${what}` },
+    h("pre", { class: "wrap" }, ref.preview),
+    h(
+      "div",
+      { class: "muted" },
+      `${what}: the first 200 characters of ${sizeText(ref.size)} `,
+      load,
+    ),
+  );
+  load.addEventListener("click", () => {
+    if (reader === undefined) return;
+    load.replaceWith(h("span", { class: "muted" }, "loading…"));
+    reader(ref).then(
+      (data) => box.replaceWith(part(resolvedPart(ref, data))),
+      (err: unknown) => box.append(h("div", { class: "error" }, String(err))),
+    );
+  });
+  return box;
+}
+
+/** The DOM's Blob part type (BlobPart is the proto enum here). */
+type BlobPart_ = globalThis.BlobPart;
+
 function part(p: ContentPart): HTMLElement {
   switch (p.part.case) {
+    case "blob":
+      return blobPart(p.part.value);
     case "text":
       return h("div", { class: "part text" }, markdown(p.part.value));
     case "thinking":
@@ -48,7 +121,7 @@ function part(p: ContentPart): HTMLElement {
       const { mimeType, data } = p.part.value;
       if (!IMAGE_TYPES.has(mimeType))
         return h("div", { class: "part muted" }, `image (${mimeType})`);
-      const url = URL.createObjectURL(new Blob([data as BlobPart], { type: mimeType }));
+      const url = URL.createObjectURL(new Blob([data as BlobPart_], { type: mimeType }));
       imageUrls.push(url);
       return h("div", { class: "part image" }, h("img", { src: url, alt: `image (${mimeType})` }));
     }
