@@ -89,9 +89,11 @@ describe("Python grpcio client (interop)", () => {
         "StoreService/CreateSession",
         "StoreService/DeleteSession",
         "StoreService/ForkSession",
+        "StoreService/GetBlob",
         "StoreService/GetSession",
         "StoreService/ImportSession",
         "StoreService/ListSessions",
+        "StoreService/PutBlob",
         "StoreService/SearchEntries",
         "StoreService/WatchSessions",
       ]);

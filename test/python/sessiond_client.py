@@ -33,6 +33,7 @@ Exit status 0 and a last line like {"ok": true, ...} mean every check passed.
 """
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -75,8 +76,9 @@ class GenericStub:
         for method in service.methods:
             request = getattr(module, method.input_type.name)
             response = getattr(module, method.output_type.name)
-            # The two Watch* methods are server-streaming; the rest are unary.
-            factory = channel.unary_stream if method.name.startswith("Watch") else channel.unary_unary
+            # The two Watch* methods and GetBlob are server-streaming; the rest are unary.
+            streaming = method.name.startswith("Watch") or method.name == "GetBlob"
+            factory = channel.unary_stream if streaming else channel.unary_unary
             call = factory(
                 f"/{service.full_name}/{method.name}",
                 request_serializer=request.SerializeToString,
@@ -273,6 +275,26 @@ def main():
     hits = [(h.session_id, h.entry_id) for h in found.hits]
     assert (s.id, "u1") in hits and (fork.id, "u1") in hits, found
     assert all(word.lower() in h.snippet.lower() for h in found.hits), found
+
+    # --- PutBlob in two chunks, an Append naming the blob, GetBlob reading it back.
+    payload = ("a large tool output " * 6000).encode()  # 120 KB
+    digest = hashlib.sha256(payload).hexdigest()
+    half = len(payload) // 2
+    put = st.PutBlob(store.PutBlobRequest(workspace=ws, sha256=digest, size=len(payload), offset=0, data=payload[:half]))
+    assert put.received == half and not put.stored, put
+    put = st.PutBlob(store.PutBlobRequest(workspace=ws, sha256=digest, size=len(payload), offset=half, data=payload[half:]))
+    assert put.received == len(payload) and put.stored, put
+    holder = st.CreateSession(store.CreateSessionRequest(workspace=ws, title="blob holder")).session
+    ref = E.BlobRef(sha256=digest, size=len(payload), part=E.BLOB_PART_TEXT)
+    ss.Append(sess.AppendRequest(workspace=ws, session=holder.id, entries=[
+        E.Entry(id="big", message=E.Message(role=E.ROLE_USER, content=[E.ContentPart(blob=ref)]))
+    ]))
+    stored = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=holder.id)).entries)[-1]
+    stored_ref = stored.message.content[0].blob
+    assert stored_ref.sha256 == digest and stored_ref.preview == payload.decode()[:200], stored_ref
+    got = b"".join(c.data for c in st.GetBlob(store.GetBlobRequest(workspace=ws, sha256=digest)))
+    assert got == payload, len(got)
+    st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=holder.id))
 
     # --- ImportSession: the fork's log under another id, exactly; again: unchanged.
     log = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id)).entries)
