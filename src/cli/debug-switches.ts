@@ -23,6 +23,8 @@ export const DEBUG_SWITCHES = {
   noListingIndexCheck: "listing index entries checked against a stat of their file",
   /** server: WatchEntries replays before subscribing. Caught by T7. */
   noSubscribeFirst: "subscribe before replay (WatchEntries)",
+  /** store: an append's blobs are written after its entry, not before. Caught by T11. */
+  blobsAfterAck: "a blob durable before the entry that names it",
 } as const;
 
 export type DebugSwitch = keyof typeof DEBUG_SWITCHES;

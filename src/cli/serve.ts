@@ -310,7 +310,10 @@ export const serve: Command = {
     });
     // This process is the server's: keep its young generation small (young-generation.ts).
     capYoungGeneration(SERVE_SEMI_SPACE_MB);
-    const store = new SessionStore(engine, { limits });
+    const store = new SessionStore(engine, {
+      limits,
+      debug: { blobsAfterAck: debug.blobsAfterAck === true },
+    });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
       server = await startServer(store, config);

@@ -78,6 +78,8 @@ export class BlobStore {
   constructor(
     private readonly engine: StorageEngine,
     readonly limits: BlobLimits,
+    /** Negative control (tests only): blobs written after the entries, not awaited. */
+    private readonly afterAck = false,
   ) {}
 
   /**
@@ -143,7 +145,12 @@ export class BlobStore {
     this.checkSize(content.bytes.length, `a part of entry ${quote(entry.id)}`);
     const sha256 = sha256Hex(content.bytes);
     this.hold(workspace, sha256, held);
-    await this.engine.blobs.put(workspace, sha256, content.bytes);
+    if (this.afterAck) {
+      // The broken order the negative control wants: the entry does not wait.
+      setTimeout(() => this.engine.blobs.put(workspace, sha256, content.bytes).catch(() => {}), 20);
+    } else {
+      await this.engine.blobs.put(workspace, sha256, content.bytes);
+    }
     return blobRefPart(content, sha256);
   }
 

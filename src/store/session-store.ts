@@ -43,6 +43,12 @@ import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./
 
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
+  /**
+   * Negative-control switches for tests ONLY (see src/cli/debug-switches.ts):
+   * `blobsAfterAck` writes an append's blobs after its entries instead of
+   * before, so that a crash can leave a reference to a missing blob.
+   */
+  debug?: { blobsAfterAck?: boolean };
   /** Clock (tests pin it). */
   now?: () => Date;
 }
@@ -95,7 +101,7 @@ export class SessionStore {
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     const meta = (key: SessionKey) => this.metaOfKey(key);
     this.watcher = new StoreWatch({ engine, limits: this.limits, meta });
-    this.blobs = new BlobStore(engine, this.limits);
+    this.blobs = new BlobStore(engine, this.limits, options.debug?.blobsAfterAck === true);
     this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher, blobs: this.blobs };
   }
 

@@ -69,6 +69,14 @@ const TESTS: Record<string, string[]> = {
     "theCallTimeoutBindsUnaryCallsOnlyAndTheTokenGoesEverywhere",
     "sessiondExceptionFromUnwrapsFutures",
   ],
+  BlobsTest: [
+    "partsOverTheThresholdBecomeReferencesAndComeBackTheSame",
+    "theCacheDropsTheLeastRecentlyUsed",
+    "answersAreResolvedThroughEveryStubAndTheWatchAndCached",
+    "contentThatDoesNotMatchItsReferenceIsDataLoss",
+    "largePartsAreUploadedInChunksFromWhereTheServerSays",
+    "aFailedUploadFailsTheCallUnsent",
+  ],
   EntryWatchTest: [
     "resumesAfterEveryBrokenStreamFromTheLastSeqSkippingReplays",
     "notFoundEndsTheWatch",
@@ -86,6 +94,9 @@ const TESTS: Record<string, string[]> = {
     "watchEndsWithNotFoundWhenTheSessionIsDeleted",
     "watchCloseEndsHasNext",
     "readStateAndReadTreeMergePages",
+    "blobsComeBackByteForByte",
+    "blobRefsAndGetBlobRanges",
+    "unknownBlobRefIsFailedPrecondition",
     "callTimeoutBindsUnaryCallsOnly",
     "keepaliveFindsADeadConnection",
     "watchResumesAcrossARestart",
@@ -225,7 +236,7 @@ describe("Java client (clients/java)", () => {
           .sort();
       expect(ids("failed")).toEqual([]);
       expect(cases.map((c) => c.id).sort()).toEqual([...EXPECTED].sort());
-      expect(cases).toHaveLength(39);
+      expect(cases).toHaveLength(48);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(ids("skipped")).toEqual([RESTART_TEST]);

@@ -1,7 +1,7 @@
 /**
  * `npm run test:reliability [-- --quick] [-- --only T1,T4] [-- --controls] [-- --seed N]`
  *
- * Runs the reliability battery (T1–T10, one script each, see README.md in
+ * Runs the reliability battery (T1–T11, one script each, see README.md in
  * this folder) one after another, each in its own process with a time
  * limit, and prints their summary lines. With `--controls` it then runs the
  * negative controls: every test again with each durability rule it proves

@@ -1,5 +1,5 @@
 /**
- * The shape of one reliability test (T1–T10, see ../README.md) and the
+ * The shape of one reliability test (T1–T11, see ../README.md) and the
  * `main` that runs it as a script:
  *
  *   node --import tsx test/reliability/t1-kill9.ts [--quick] [--seed N] [--control SWITCH]

@@ -44,6 +44,13 @@ import java.util.function.BiConsumer;
  * thread and ends the stream on the server: after it {@code hasNext()} is
  * false. Entries are requested from the server as they are taken (16 ahead),
  * so a slow reader holds the server back instead of filling memory.
+ *
+ * <p>Entries come with their blob references resolved (the parts they stand
+ * for, read with GetBlob before the entry is handed over) unless the client
+ * keeps references ({@link SessiondClient.Builder#blobRefs}). A blob that
+ * cannot be read breaks the stream with the read's code: UNAVAILABLE resumes
+ * from the entry before, DATA_LOSS (content that does not match its
+ * reference) ends the watch.
  */
 public final class EntryWatch implements Iterator<WatchEntriesResponse>, AutoCloseable {
   private static final int PREFETCH = 16;

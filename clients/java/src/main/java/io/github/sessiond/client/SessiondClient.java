@@ -1,5 +1,6 @@
 package io.github.sessiond.client;
 
+import com.google.protobuf.ByteString;
 import io.github.sessiond.v1.GetStateRequest;
 import io.github.sessiond.v1.GetStateResponse;
 import io.github.sessiond.v1.GetTreeRequest;
@@ -7,15 +8,18 @@ import io.github.sessiond.v1.GetTreeResponse;
 import io.github.sessiond.v1.SessionServiceGrpc;
 import io.github.sessiond.v1.StoreServiceGrpc;
 import io.github.sessiond.v1.WatchEntriesRequest;
+import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.ClientInterceptors;
+import io.grpc.Context;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
+import io.grpc.Status;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.MetadataUtils;
 import java.io.ByteArrayInputStream;
@@ -30,7 +34,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +57,9 @@ import java.util.function.Consumer;
  *       none (only with {@link Builder#callTimeout});
  *   <li>{@link IdsInterceptor}: ids the request leaves empty are chosen before the
  *       first attempt;
+ *   <li>blobs: GetState, GetEntries and WatchEntries answers get back the parts the
+ *       server keeps as blobs in place of their references, and Append and
+ *       ImportSession upload large parts first (see "Blobs" below);
  *   <li>{@link RetryInterceptor}: UNAVAILABLE is retried with the same ids;
  *   <li>the caller's {@link Builder#attemptInterceptor attempt interceptors}, once
  *       per attempt;
@@ -61,6 +70,22 @@ import java.util.function.Consumer;
  * #readState} / {@link #readTree} (every page). Errors of the stubs are
  * {@link io.grpc.StatusRuntimeException}s; the client's own methods throw
  * {@link SessiondException}, which is one.
+ *
+ * <p>Blobs: the server keeps every text, thinking or image part over its
+ * threshold (64 KiB by default) once, as a blob, and answers with a reference
+ * ({@code ContentPart.blob}) in its place. Through this client (every stub,
+ * {@link #readState}, {@link #watchEntries}, {@link #channel()}) GetState,
+ * GetEntries and WatchEntries answers hold the parts themselves, byte for
+ * byte: each reference is read with GetBlob, checked against its size and
+ * SHA-256 (DATA_LOSS when they differ) and kept in a 64 MiB LRU cache ({@link
+ * Builder#blobCacheBytes}); {@link Builder#blobRefs} keeps the references
+ * instead, for a caller that reads blobs itself ({@link #getBlob}). Append and
+ * ImportSession upload text, thinking and image parts over 256 KiB ({@link
+ * Builder#uploadPartsOver}) with PutBlob in 1 MiB chunks before the call and
+ * send references, so a part larger than the server's message limit may be
+ * appended; the caller's request is not changed (protobuf messages are
+ * immutable). The blob calls are part of the call they serve: its deadline,
+ * its cancellation, its executor.
  *
  * <p>The channel connects lazily (the first call connects, and is retried
  * while the server is unreachable) and is plaintext HTTP/2 unless {@link
@@ -82,6 +107,7 @@ public final class SessiondClient implements AutoCloseable {
   private final SessionServiceGrpc.SessionServiceFutureStub sessionFuture;
   private final StoreServiceGrpc.StoreServiceStub storeAsync;
   private final SessionServiceGrpc.SessionServiceStub sessionAsync;
+  private final Blobs blobs;
 
   private SessiondClient(Builder b) {
     this.managed = b.channel != null ? b.channel : b.dial();
@@ -97,6 +123,17 @@ public final class SessiondClient implements AutoCloseable {
       chain.add(new DefaultDeadlineInterceptor(b.callTimeout));
     }
     chain.add(new IdsInterceptor());
+    this.blobs =
+        new Blobs(
+            b.blobRefs,
+            b.uploadPartsOver,
+            b.blobCacheBytes,
+            b.retry,
+            scheduler,
+            managed::resetConnectBackoff);
+    if (blobs.active()) {
+      chain.add(blobs);
+    }
     chain.add(new RetryInterceptor(b.retry, scheduler, managed::resetConnectBackoff));
     chain.addAll(b.attemptInterceptors);
     if (b.token != null) {
@@ -107,6 +144,7 @@ public final class SessiondClient implements AutoCloseable {
     }
     // interceptForward: the first interceptor of the list sees a call first.
     this.channel = ClientInterceptors.interceptForward(managed, chain);
+    blobs.bind(channel);
     this.store = StoreServiceGrpc.newBlockingStub(channel);
     this.session = SessionServiceGrpc.newBlockingStub(channel);
     this.storeFuture = StoreServiceGrpc.newFutureStub(channel);
@@ -195,7 +233,10 @@ public final class SessiondClient implements AutoCloseable {
     return w;
   }
 
-  /** The whole state, every page of GetState merged (see {@link Pages#readState}). */
+  /**
+   * The whole state, every page of GetState merged (see {@link Pages#readState}),
+   * blob references resolved unless {@link Builder#blobRefs} keeps them.
+   */
   public GetStateResponse readState(GetStateRequest request) {
     return Pages.readState(session, request);
   }
@@ -203,6 +244,60 @@ public final class SessiondClient implements AutoCloseable {
   /** The whole tree, every page of GetTree merged (see {@link Pages#readTree}). */
   public GetTreeResponse readTree(GetTreeRequest request) {
     return Pages.readTree(session, request);
+  }
+
+  /**
+   * Reads a blob of {@code workspace} (a {@code BlobRef}'s sha256) from {@code
+   * offset}, at most {@code length} bytes (0: to the end), every chunk GetBlob
+   * streams. A whole blob (offset and length 0) is checked against its
+   * SHA-256. A stream: not retried, and no {@link Builder#callTimeout} (a
+   * deadline of the current {@link Context} applies).
+   *
+   * @throws SessiondException NOT_FOUND (no such blob in the workspace),
+   *     INVALID_ARGUMENT (a malformed sha256, an offset past the end, a negative
+   *     offset or length, refused here), DATA_LOSS (chunks that do not follow
+   *     each other, more bytes than asked for, a whole blob whose hash is not
+   *     sha256), CANCELLED when the thread is interrupted
+   */
+  public byte[] getBlob(String workspace, String sha256, long offset, long length) {
+    if (offset < 0 || length < 0) {
+      throw new SessiondException(
+          Status.Code.INVALID_ARGUMENT,
+          "GetBlob: offset " + offset + " and length " + length + " must not be negative");
+    }
+    Context.CancellableContext ctx = Context.current().withCancellation();
+    try {
+      CompletableFuture<ByteString> f =
+          blobs.read(
+              workspace,
+              sha256,
+              offset,
+              length,
+              length > 0 ? length : Integer.MAX_VALUE - 8,
+              CallOptions.DEFAULT,
+              ctx);
+      ByteString data = f.get();
+      if (offset == 0 && length == 0) {
+        String got = BlobParts.sha256Hex(data);
+        if (!got.equals(sha256)) {
+          throw new SessiondException(
+              Status.Code.DATA_LOSS, "GetBlob " + sha256 + ": read bytes whose SHA-256 is " + got);
+        }
+      }
+      return data.toByteArray();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SessiondException(Status.Code.CANCELLED, "interrupted while reading blob " + sha256);
+    } catch (ExecutionException e) {
+      throw SessiondException.from(e);
+    } finally {
+      ctx.cancel(null);
+    }
+  }
+
+  /** The cache of blobs read to resolve references (for the tests). */
+  BlobCache blobCache() {
+    return blobs.cache();
   }
 
   /**
@@ -239,6 +334,9 @@ public final class SessiondClient implements AutoCloseable {
     private Duration keepaliveTimeout = Duration.ofSeconds(10);
     private final List<ClientInterceptor> attemptInterceptors = new ArrayList<>();
     private final List<Consumer<ManagedChannelBuilder<?>>> channelOptions = new ArrayList<>();
+    private boolean blobRefs;
+    private int uploadPartsOver = BlobParts.DEFAULT_UPLOAD_PARTS_OVER;
+    private long blobCacheBytes = BlobParts.DEFAULT_BLOB_CACHE_BYTES;
 
     private Builder(String target, ManagedChannel channel) {
       this.target = target;
@@ -359,6 +457,51 @@ public final class SessiondClient implements AutoCloseable {
      */
     public Builder channelOptions(Consumer<ManagedChannelBuilder<?>> options) {
       channelOptions.add(Objects.requireNonNull(options, "options"));
+      return this;
+    }
+
+    /**
+     * With {@code true}, GetState, GetEntries and WatchEntries answers ({@link
+     * SessiondClient#readState} and {@link SessiondClient#watchEntries}
+     * included) keep the blob references the server sends: a {@code
+     * ContentPart.blob} (sha256, size, part, media type, a preview of a text)
+     * stays where the part would be, for a caller that reads blobs itself
+     * ({@link SessiondClient#getBlob}, {@link BlobParts#resolvedPart}), e.g. a
+     * viewer that shows previews first. Default false: references are
+     * resolved. Uploads are not affected (see {@link #uploadPartsOver}).
+     */
+    public Builder blobRefs(boolean keep) {
+      this.blobRefs = keep;
+      return this;
+    }
+
+    /**
+     * The size over which a text, thinking or image part of an Append or
+     * ImportSession is uploaded with PutBlob before the call and sent as a
+     * reference (default {@link BlobParts#DEFAULT_UPLOAD_PARTS_OVER}, 256 KiB;
+     * 0: never, so a part must fit in a message of the server's limit). The
+     * bytes counted are a text's UTF-8 bytes and an image's data.
+     */
+    public Builder uploadPartsOver(int bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("uploadPartsOver: the size must not be negative");
+      }
+      this.uploadPartsOver = bytes;
+      return this;
+    }
+
+    /**
+     * How many bytes of blobs read to resolve references the client keeps, least
+     * recently used out first, so that a state read again (or a blob named by
+     * several entries) is not downloaded again (default {@link
+     * BlobParts#DEFAULT_BLOB_CACHE_BYTES}, 64 MiB; 0: no cache). A blob larger
+     * than the cache is not kept.
+     */
+    public Builder blobCacheBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("blobCacheBytes: the size must not be negative");
+      }
+      this.blobCacheBytes = bytes;
       return this;
     }
 

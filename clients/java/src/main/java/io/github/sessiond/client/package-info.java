@@ -5,7 +5,8 @@
  * io.github.sessiond.client.EntryWatch} (a WatchEntries that resumes by
  * itself), {@link io.github.sessiond.client.Pages} (every page of GetState /
  * GetTree), {@link io.github.sessiond.client.Messages} (entry builders, text
- * of a message), {@link io.github.sessiond.client.Ids} and {@link
+ * of a message), {@link io.github.sessiond.client.BlobParts} (content parts
+ * and the blobs that stand for them), {@link io.github.sessiond.client.Ids} and {@link
  * io.github.sessiond.client.SessiondException}.
  */
 package io.github.sessiond.client;

@@ -1,5 +1,6 @@
 package io.github.sessiond.client;
 
+import com.google.protobuf.ByteString;
 import io.github.sessiond.v1.AppendRequest;
 import io.github.sessiond.v1.AppendResponse;
 import io.github.sessiond.v1.AppendedEntry;
@@ -10,10 +11,16 @@ import io.github.sessiond.v1.DeleteSessionResponse;
 import io.github.sessiond.v1.Entry;
 import io.github.sessiond.v1.ForkSessionRequest;
 import io.github.sessiond.v1.ForkSessionResponse;
+import io.github.sessiond.v1.GetBlobRequest;
+import io.github.sessiond.v1.GetBlobResponse;
+import io.github.sessiond.v1.GetEntriesRequest;
+import io.github.sessiond.v1.GetEntriesResponse;
 import io.github.sessiond.v1.GetStateRequest;
 import io.github.sessiond.v1.GetStateResponse;
 import io.github.sessiond.v1.ImportSessionRequest;
 import io.github.sessiond.v1.ImportSessionResponse;
+import io.github.sessiond.v1.PutBlobRequest;
+import io.github.sessiond.v1.PutBlobResponse;
 import io.github.sessiond.v1.ResetRequest;
 import io.github.sessiond.v1.ResetResponse;
 import io.github.sessiond.v1.RewindRequest;
@@ -64,6 +71,13 @@ final class FakeServer implements AutoCloseable {
   final LinkedBlockingQueue<WatchEntriesRequest> watchRequests = new LinkedBlockingQueue<>();
   final List<StreamObserver<WatchEntriesResponse>> openStreams =
       Collections.synchronizedList(new ArrayList<>());
+  /** The blobs GetBlob serves, by sha256 (a test may keep bytes that do not hash to their name). */
+  final Map<String, ByteString> blobs = new ConcurrentHashMap<>();
+  /** Entries a WatchEntries script sends for these seqs instead of bare ones. */
+  final Map<Long, Entry> watchEntries = new ConcurrentHashMap<>();
+  /** PutBlob takes at most this many bytes of each chunk (0: all), as a server may. */
+  volatile int putBlobTakes;
+  private final Map<String, ByteString> uploading = new ConcurrentHashMap<>();
 
   FakeServer() throws IOException {
     ServerInterceptor headers =
@@ -165,6 +179,11 @@ final class FakeServer implements AutoCloseable {
     }
 
     @Override
+    public void getEntries(GetEntriesRequest req, StreamObserver<GetEntriesResponse> out) {
+      unary(SessionServiceGrpc.getGetEntriesMethod(), req, out, GetEntriesResponse.getDefaultInstance());
+    }
+
+    @Override
     public void watchEntries(WatchEntriesRequest req, StreamObserver<WatchEntriesResponse> out) {
       watchRequests.add(req);
       WatchScript script;
@@ -175,9 +194,13 @@ final class FakeServer implements AutoCloseable {
         script = new WatchScript(new long[0], null);
       }
       for (long seq : script.seqs()) {
+        Entry scripted = watchEntries.get(seq);
         out.onNext(
             WatchEntriesResponse.newBuilder()
-                .setEntry(Entry.newBuilder().setId("e" + seq).setSeq(seq))
+                .setEntry(
+                    scripted != null
+                        ? scripted.toBuilder().setSeq(seq).build()
+                        : Entry.newBuilder().setId("e" + seq).setSeq(seq).build())
                 .build());
       }
       if (script.end() == null) {
@@ -211,6 +234,82 @@ final class FakeServer implements AutoCloseable {
     public void importSession(ImportSessionRequest req, StreamObserver<ImportSessionResponse> out) {
       unary(StoreServiceGrpc.getImportSessionMethod(), req, out,
           ImportSessionResponse.newBuilder().setSession(meta(req.getSessionId())).build());
+    }
+
+    @Override
+    public void getBlob(GetBlobRequest req, StreamObserver<GetBlobResponse> out) {
+      requests.add(req);
+      ByteString b = blobs.get(req.getSha256());
+      if (b == null) {
+        out.onError(Status.NOT_FOUND.withDescription("blob " + req.getSha256() + " not found").asRuntimeException());
+        return;
+      }
+      if (req.getOffset() > b.size()) {
+        out.onError(Status.INVALID_ARGUMENT.withDescription("offset past the end").asRuntimeException());
+        return;
+      }
+      long end = req.getLength() == 0 ? b.size() : Math.min(b.size(), req.getOffset() + req.getLength());
+      for (long at = req.getOffset(); at < end; at += BlobParts.CHUNK_BYTES) {
+        long to = Math.min(at + BlobParts.CHUNK_BYTES, end);
+        out.onNext(
+            GetBlobResponse.newBuilder()
+                .setData(b.substring((int) at, (int) to))
+                .setOffset(at)
+                .setSize(b.size())
+                .build());
+      }
+      out.onCompleted();
+    }
+
+    @Override
+    public void putBlob(PutBlobRequest req, StreamObserver<PutBlobResponse> out) {
+      requests.add(req);
+      Deque<Object> q = answers.get(StoreServiceGrpc.getPutBlobMethod().getFullMethodName());
+      Object a = null;
+      if (q != null) {
+        synchronized (q) {
+          a = q.poll();
+        }
+      }
+      if (a instanceof Status st) {
+        out.onError(st.asRuntimeException());
+        return;
+      }
+      String sha = req.getSha256();
+      PutBlobResponse.Builder res = PutBlobResponse.newBuilder();
+      if (blobs.containsKey(sha)) {
+        out.onNext(res.setReceived(req.getSize()).setStored(true).build());
+        out.onCompleted();
+        return;
+      }
+      ByteString have = uploading.getOrDefault(sha, ByteString.EMPTY);
+      if (req.getOffset() != have.size()) {
+        out.onError(
+            Status.FAILED_PRECONDITION
+                .withDescription("offset " + req.getOffset() + ": " + have.size() + " bytes received")
+                .asRuntimeException());
+        return;
+      }
+      ByteString data = req.getData();
+      int takes = putBlobTakes;
+      if (takes > 0 && data.size() > takes) {
+        data = data.substring(0, takes);
+      }
+      have = have.concat(data);
+      if (have.size() < req.getSize()) {
+        uploading.put(sha, have);
+        out.onNext(res.setReceived(have.size()).build());
+        out.onCompleted();
+        return;
+      }
+      uploading.remove(sha);
+      if (have.size() != req.getSize() || !BlobParts.sha256Hex(have).equals(sha)) {
+        out.onError(Status.INVALID_ARGUMENT.withDescription("content does not hash to " + sha).asRuntimeException());
+        return;
+      }
+      blobs.put(sha, have);
+      out.onNext(res.setReceived(have.size()).setStored(true).build());
+      out.onCompleted();
     }
 
     @Override

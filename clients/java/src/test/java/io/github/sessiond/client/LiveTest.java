@@ -6,8 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.google.protobuf.ByteString;
 import io.github.sessiond.v1.AppendRequest;
 import io.github.sessiond.v1.AppendResponse;
+import io.github.sessiond.v1.BlobPart;
+import io.github.sessiond.v1.BlobRef;
+import io.github.sessiond.v1.ContentPart;
 import io.github.sessiond.v1.CreateSessionRequest;
 import io.github.sessiond.v1.CreateSessionResponse;
 import io.github.sessiond.v1.DeleteSessionRequest;
@@ -26,10 +30,12 @@ import io.github.sessiond.v1.GetTreeResponse;
 import io.github.sessiond.v1.ImportSessionRequest;
 import io.github.sessiond.v1.ImportSessionResponse;
 import io.github.sessiond.v1.Label;
+import io.github.sessiond.v1.Message;
 import io.github.sessiond.v1.ListSessionsRequest;
 import io.github.sessiond.v1.ListSessionsResponse;
 import io.github.sessiond.v1.ResetRequest;
 import io.github.sessiond.v1.ResetResponse;
+import io.github.sessiond.v1.Role;
 import io.github.sessiond.v1.RewindRequest;
 import io.github.sessiond.v1.RewindResponse;
 import io.github.sessiond.v1.SearchEntriesRequest;
@@ -51,6 +57,7 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,6 +65,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -543,6 +551,240 @@ class LiveTest {
     assertEquals("", tree.getNextPageToken());
     assertEquals(6, tree.getNodesCount());
     assertEquals(sent.getEntries(4).getId(), tree.getNodes(5).getId());
+  }
+
+  /**
+   * Appends a user message (a short text and an image) and an assistant
+   * message (a thinking part with a signature, then a text).
+   */
+  static AppendRequest bigAppend(SessiondClient c, String id, ByteString image, String thinking, String text) {
+    AppendRequest req =
+        Ids.fill(
+            AppendRequest.newBuilder()
+                .setWorkspace(WORKSPACE)
+                .setSession(id)
+                .addEntries(
+                    Entry.newBuilder()
+                        .setMessage(
+                            BlobsTest.message(
+                                Role.ROLE_USER, Messages.textPart("look at this"), BlobsTest.image("image/png", image))))
+                .addEntries(
+                    Entry.newBuilder()
+                        .setMessage(
+                            BlobsTest.message(
+                                Role.ROLE_ASSISTANT,
+                                BlobsTest.thinking(thinking, "signature-1"),
+                                Messages.textPart(text))))
+                .build());
+    c.session().withDeadlineAfter(60, TimeUnit.SECONDS).append(req);
+    return req;
+  }
+
+  /** The parts of a user and an assistant message are those bigAppend sent, byte for byte. */
+  static void checkParts(String where, AppendRequest sent, Message user, Message assistant) {
+    List<ContentPart> want = new ArrayList<>(sent.getEntries(0).getMessage().getContentList());
+    want.addAll(sent.getEntries(1).getMessage().getContentList());
+    List<ContentPart> got = new ArrayList<>(user.getContentList());
+    got.addAll(assistant.getContentList());
+    assertEquals(want.size(), got.size(), where + ": parts");
+    for (int i = 0; i < want.size(); i++) {
+      ContentPart w = want.get(i);
+      ContentPart g = got.get(i);
+      // Not assertEquals: a message of 5 MiB is not printed.
+      assertTrue(
+          w.equals(g),
+          where + ": part " + i + " is a " + g.getPartCase() + " (" + g.getSerializedSize() + " bytes, "
+              + (g.hasBlob() ? g.getBlob().toString().trim() : "") + "), want a " + w.getPartCase() + " ("
+              + w.getSerializedSize() + " bytes)");
+    }
+  }
+
+  /**
+   * A 5 MiB image (over the server's 4 MiB message limit: uploaded with
+   * PutBlob first), a 360 KB thinking part (uploaded) and a 200 KB text (sent
+   * inline, made a blob by the server) come back byte for byte from GetState,
+   * readState, GetEntries and the watch; the log read back (over 5 MiB)
+   * imports as another session, its large parts uploaded as Append's are.
+   */
+  @Test
+  void blobsComeBackByteForByte() {
+    SessiondClient c = live();
+    String id = newSession(c);
+    ByteString image = BlobsTest.bytes(5 * 1024 * 1024, 1);
+    String thinking = "thought. ".repeat(40_000);
+    String text = "ß".repeat(100_000);
+    AppendRequest sent = bigAppend(c, id, image, thinking, text);
+    String userId = sent.getEntries(0).getId();
+    String assistantId = sent.getEntries(1).getId();
+
+    GetStateRequest stateReq = GetStateRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build();
+    GetStateResponse st = c.session().withDeadlineAfter(60, TimeUnit.SECONDS).getState(stateReq);
+    assertEquals(2, st.getState().getMessagesCount());
+    checkParts("GetState", sent, st.getState().getMessages(0).getMessage(), st.getState().getMessages(1).getMessage());
+    st = c.readState(stateReq);
+    checkParts("readState", sent, st.getState().getMessages(0).getMessage(), st.getState().getMessages(1).getMessage());
+
+    GetEntriesResponse entries;
+    try {
+      entries =
+          c.sessionFuture()
+              .getEntries(GetEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build())
+              .get(60, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw SessiondException.from(e);
+    }
+    Map<String, Message> byId = new HashMap<>();
+    for (Entry e : entries.getEntriesList()) {
+      byId.put(e.getId(), e.getMessage());
+    }
+    checkParts("GetEntries (the future stub)", sent, byId.get(userId), byId.get(assistantId));
+
+    Map<String, Message> seen = new HashMap<>();
+    try (EntryWatch w = c.watchEntries(WatchEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build())) {
+      while (seen.size() < 2) {
+        WatchEntriesResponse ev = w.poll(Duration.ofSeconds(60));
+        assertTrue(ev != null, "no entry within 60 s");
+        if (ev.hasEntry() && (ev.getEntry().getId().equals(userId) || ev.getEntry().getId().equals(assistantId))) {
+          seen.put(ev.getEntry().getId(), ev.getEntry().getMessage());
+        }
+      }
+    }
+    checkParts("the watch", sent, seen.get(userId), seen.get(assistantId));
+
+    String copyId = Ids.newSessionId();
+    ImportSessionResponse imported =
+        c.store()
+            .withDeadlineAfter(60, TimeUnit.SECONDS)
+            .importSession(
+                ImportSessionRequest.newBuilder()
+                    .setWorkspace(WORKSPACE)
+                    .setSessionId(copyId)
+                    .addAllEntries(entries.getEntriesList())
+                    .build());
+    assertEquals(copyId, imported.getSession().getId());
+    st = c.readState(GetStateRequest.newBuilder().setWorkspace(WORKSPACE).setSession(copyId).build());
+    assertEquals(2, st.getState().getMessagesCount());
+    checkParts("the imported copy", sent, st.getState().getMessages(0).getMessage(), st.getState().getMessages(1).getMessage());
+  }
+
+  /**
+   * A client that keeps references gets them (sha256, size, part, media type,
+   * the thinking's signature, a preview of a text) from GetState, GetEntries
+   * and the watch, and reads the blob with getBlob, whole and in ranges.
+   */
+  @Test
+  void blobRefsAndGetBlobRanges() {
+    SessiondClient c = live();
+    SessiondClient refs = live(b -> b.blobRefs(true));
+    String id = newSession(c);
+    ByteString image = BlobsTest.bytes(2 * 1024 * 1024 + 3, 2);
+    String thinking = "hmm ".repeat(70_000);
+    String text = "ß".repeat(100_000);
+    AppendRequest sent = bigAppend(c, id, image, thinking, text);
+
+    GetStateResponse st =
+        refs.session().getState(GetStateRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build());
+    assertEquals(2, st.getState().getMessagesCount());
+    Message user = st.getState().getMessages(0).getMessage();
+    Message assistant = st.getState().getMessages(1).getMessage();
+    assertEquals(Messages.textPart("look at this"), user.getContent(0), "a small part stays inline");
+    BlobRef img = wantRef("image", user.getContent(1), image, BlobPart.BLOB_PART_IMAGE, "image/png");
+    BlobRef th =
+        wantRef(
+            "thinking",
+            assistant.getContent(0),
+            ByteString.copyFromUtf8(thinking),
+            BlobPart.BLOB_PART_THINKING,
+            BlobParts.TEXT_MEDIA_TYPE);
+    assertEquals("signature-1", th.getSignature());
+    assertFalse(th.getPreview().isEmpty());
+    assertTrue(thinking.startsWith(th.getPreview()), th.getPreview());
+    BlobRef tx =
+        wantRef("text", assistant.getContent(1), ByteString.copyFromUtf8(text), BlobPart.BLOB_PART_TEXT, BlobParts.TEXT_MEDIA_TYPE);
+    assertFalse(tx.getPreview().isEmpty());
+    assertTrue(text.startsWith(tx.getPreview()), tx.getPreview());
+    assertEquals(
+        List.of(img),
+        BlobParts.blobRefsOf(
+            refs.session()
+                .getEntries(GetEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build())
+                .getEntriesList()
+                .stream()
+                .filter(e -> e.getId().equals(sent.getEntries(0).getId()))
+                .findFirst()
+                .orElseThrow()),
+        "GetEntries keeps references too");
+    try (EntryWatch w = refs.watchEntries(WatchEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).setAfterSeq(1).build())) {
+      assertEquals(List.of(img), BlobParts.blobRefsOf(w.next().getEntry()), "the watch too");
+    }
+    assertEquals(
+        BlobsTest.image("image/png", image),
+        BlobParts.resolvedPart(img, refs.getBlob(WORKSPACE, img.getSha256(), 0, 0)),
+        "the part back from getBlob");
+
+    assertTrue(image.equals(ByteString.copyFrom(refs.getBlob(WORKSPACE, img.getSha256(), 0, 0))), "the whole blob");
+    long[][] ranges = {{1000, 10}, {1024 * 1024 - 5, 10}, {2 * 1024 * 1024, 0}, {5, 2 * 1024 * 1024}};
+    for (long[] r : ranges) {
+      byte[] got = refs.getBlob(WORKSPACE, img.getSha256(), r[0], r[1]);
+      long end = r[1] > 0 ? Math.min(r[0] + r[1], image.size()) : image.size(); // a length past the end reads to the end
+      assertTrue(
+          image.substring((int) r[0], (int) end).equals(ByteString.copyFrom(got)),
+          "getBlob from " + r[0] + ", " + r[1] + " bytes: got " + got.length + " bytes");
+    }
+    wantCode(Status.Code.INVALID_ARGUMENT, "getBlob from a negative offset", () -> refs.getBlob(WORKSPACE, img.getSha256(), -1, 0));
+    wantCode(
+        Status.Code.INVALID_ARGUMENT,
+        "getBlob from past the end",
+        () -> refs.getBlob(WORKSPACE, img.getSha256(), image.size() + 1, 0));
+  }
+
+  static BlobRef wantRef(String where, ContentPart p, ByteString data, BlobPart part, String mediaType) {
+    assertTrue(p.hasBlob(), where + ": a " + p.getPartCase() + ", not a reference");
+    BlobRef ref = p.getBlob();
+    assertEquals(BlobParts.sha256Hex(data.toByteArray()), ref.getSha256(), where);
+    assertEquals(data.size(), ref.getSize(), where);
+    assertEquals(part, ref.getPart(), where);
+    assertEquals(mediaType, ref.getMediaType(), where);
+    return ref;
+  }
+
+  @Test
+  void unknownBlobRefIsFailedPrecondition() {
+    SessiondClient c = live();
+    String id = newSession(c);
+    String missing = BlobParts.sha256Hex("never uploaded".getBytes(StandardCharsets.UTF_8));
+    SessiondException e =
+        wantCode(
+            Status.Code.FAILED_PRECONDITION,
+            "Append of a reference to a blob never uploaded",
+            () ->
+                c.session()
+                    .append(
+                        AppendRequest.newBuilder()
+                            .setWorkspace(WORKSPACE)
+                            .setSession(id)
+                            .addEntries(
+                                Entry.newBuilder()
+                                    .setMessage(
+                                        BlobsTest.message(
+                                            Role.ROLE_USER,
+                                            ContentPart.newBuilder()
+                                                .setBlob(
+                                                    BlobRef.newBuilder()
+                                                        .setSha256(missing)
+                                                        .setSize(14)
+                                                        .setPart(BlobPart.BLOB_PART_TEXT)
+                                                        .setMediaType(BlobParts.TEXT_MEDIA_TYPE))
+                                                .build())))
+                            .build()));
+    assertTrue(e.serverMessage().contains(missing), "the error names the blob: " + e.serverMessage());
+    assertEquals(
+        1,
+        c.session()
+            .getEntries(GetEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build())
+            .getEntriesCount(),
+        "the session's first entry alone after the refused append");
+    wantCode(Status.Code.NOT_FOUND, "getBlob of a blob never uploaded", () -> c.getBlob(WORKSPACE, missing, 0, 0));
   }
 
   @Test
