@@ -288,6 +288,17 @@ export class BlobStore {
         `chunk of blob ${sha256} ends at ${offset + data.length}, past its size ${size}`,
       );
     }
+    if (offset === 0 && data.length === size) {
+      // The whole blob in one chunk (up to 1 MiB from the clients): checked
+      // in memory and stored in one write, no upload file to read back.
+      if (sha256Hex(data) !== sha256) {
+        throw invalidArgument(
+          `the ${size} bytes uploaded do not hash to ${sha256}: upload discarded, send it again from offset 0`,
+        );
+      }
+      await blobs.put(workspace, sha256, data);
+      return { received: size, stored: true };
+    }
     let received = await blobs.uploaded(workspace, sha256);
     if (offset > received || (offset < received && offset + data.length > received)) {
       throw failedPrecondition(
