@@ -121,17 +121,37 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
     return data;
   }
 
+  /** Blobs read at once when an answer names several. */
+  const PARALLEL_READS = 4;
+
   async function resolveIn(
     method: string,
     workspace: string,
     message: unknown,
     signal?: AbortSignal,
   ) {
-    for (const parts of partListsOf(method, message)) {
+    const lists = partListsOf(method, message);
+    if (lists.length === 0) return;
+    // Each distinct blob once, a few at a time: a page of screenshots is
+    // one round trip per PARALLEL_READS blobs, not one per part.
+    const refs = new Map<string, BlobRef>();
+    for (const parts of lists) {
+      for (const p of parts)
+        if (p.part.case === "blob") refs.set(p.part.value.sha256, p.part.value);
+    }
+    const bytes = new Map<string, Uint8Array>();
+    const queue = [...refs.values()];
+    const worker = async () => {
+      for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) {
+        bytes.set(ref.sha256, await read(workspace, ref, signal));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_READS, queue.length) }, worker));
+    for (const parts of lists) {
       for (let i = 0; i < parts.length; i++) {
         const p = parts[i] as ContentPart;
         if (p.part.case !== "blob") continue;
-        parts[i] = resolvedPart(p.part.value, await read(workspace, p.part.value, signal));
+        parts[i] = resolvedPart(p.part.value, bytes.get(p.part.value.sha256) as Uint8Array);
       }
     }
   }
