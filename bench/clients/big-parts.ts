@@ -2,7 +2,7 @@
  * Scenario b (big parts, issue 36), the client side. Args:
  * - {mode:"write", url, turns, transcript}: creates a session and appends
  *   `turns` turns (a user prompt, an assistant answer, a unique tool output
- *   of ~330 KB; every third turn a 1 MiB screenshot out of 5, repeated),
+ *   of ~350 KB; every ninth turn a 1 MiB screenshot out of 5, repeated),
  *   and writes the raw transcript (the entries as proto JSON, one per line,
  *   as an export would) to `transcript`. Prints {sessionId, rawBytes,
  *   imageBytes, entries}.
@@ -67,7 +67,7 @@ if (a.mode === "write") {
   let imageBytes = 0;
   for (let t = 0; t < (a.turns ?? 200); t++) {
     const output = Array.from(
-      { length: 5200 },
+      { length: 10_000 },
       (_, k) => `turn ${t} line ${k}: ${(t * 7919 + k * 104729).toString(36)} ok`,
     ).join("\n");
     const entries = [
@@ -75,8 +75,8 @@ if (a.mode === "write") {
       msg(`a${t}`, Role.ASSISTANT, [{ text: `Running step ${t}.` }]),
       msg(`o${t}`, Role.USER, [{ text: output }]),
     ];
-    if (t % 3 === 0) {
-      entries.push(msg(`s${t}`, Role.USER, [{ image: shots[(t / 3) % 5] as Uint8Array }]));
+    if (t % 9 === 0) {
+      entries.push(msg(`s${t}`, Role.USER, [{ image: shots[(t / 9) % 5] as Uint8Array }]));
       imageBytes += MiB;
     }
     await c.session.append({ session: sessionId, entries });

@@ -1,8 +1,8 @@
 /**
  * Scenario b: a session of 100 MB as coding agents make them (issue 36):
- * 200 turns, each with a ~330 KB tool output, and every third turn a 1 MiB
- * screenshot out of five, repeated (30 % of the transcript's bytes are
- * images). Written over the wire (Connect) into a JSONL server.
+ * 200 turns, each with a ~350 KB tool output, and every ninth turn a 1 MiB
+ * screenshot out of five, repeated (~30 % of the transcript's bytes are
+ * images, in base64). Written over the wire (Connect) into a JSONL server.
  *
  * b/disk: bytes of the data dir (session file + blobs) vs the raw
  *   transcript (the entries as proto JSON lines, images in base64, as an
