@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { blobRefsOf } from "../core/blob-parts.js";
 import { aborted, isSessiondError } from "../core/errors.js";
 import { quote } from "../core/ids.js";
 import type { SessionLog } from "../core/session-log.js";
@@ -187,6 +189,32 @@ async function verify(
   return undefined;
 }
 
+/**
+ * Copies the blobs `entries` reference that the target's workspace lacks,
+ * each checked against its name (SHA-256) before it is stored.
+ */
+async function copyBlobs(o: CopyOptions, workspace: string, entries: readonly Entry[]) {
+  const seen = new Set<string>();
+  for (const e of entries) {
+    for (const ref of blobRefsOf(e)) {
+      if (seen.has(ref.sha256)) continue;
+      seen.add(ref.sha256);
+      if ((await o.target.blobs.stat(workspace, ref.sha256, false)) !== undefined) continue;
+      const size = await o.source.blobs.stat(workspace, ref.sha256, false);
+      if (size === undefined) {
+        throw new Error(
+          `entry ${quote(e.id)} references blob ${ref.sha256}, which the source lacks`,
+        );
+      }
+      const data = await o.source.blobs.read(workspace, ref.sha256, 0, size);
+      if (createHash("sha256").update(data).digest("hex") !== ref.sha256) {
+        throw new Error(`blob ${ref.sha256} of the source does not hash to its name`);
+      }
+      await o.target.blobs.put(workspace, ref.sha256, data);
+    }
+  }
+}
+
 async function copyOne(o: CopyOptions, key: SessionKey): Promise<SessionOutcome> {
   const base = { workspace: key.workspace, sessionId: key.sessionId };
   let src: SourceSession;
@@ -206,6 +234,8 @@ async function copyOne(o: CopyOptions, key: SessionKey): Promise<SessionOutcome>
     ...(detail === undefined ? {} : { detail }),
   });
   try {
+    // The blobs first: an entry is never in the target before what it names.
+    await copyBlobs(o, key.workspace, src.entries);
     let existing = await readTarget(o.verifier, key).catch((err: unknown) => {
       if (isSessiondError(err, "DATA_LOSS")) {
         throw new ConflictError(`the target's copy is corrupt: ${message(err)}`);
