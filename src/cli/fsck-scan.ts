@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { blobRefsOf } from "../core/blob-parts.js";
 import { WORKSPACE_PATTERN } from "../core/ids.js";
 import { SessionLog } from "../core/session-log.js";
 import { SUBAGENT_DIR, sessionIdOf } from "../storage/jsonl/paths.js";
@@ -72,8 +74,20 @@ export async function findSessionFiles(dataDir: string): Promise<SessionFile[]> 
   return files;
 }
 
-/** Reads one file and classifies it; never throws. */
-export async function checkFile(file: SessionFile): Promise<FileReport> {
+/** A blob the sessions of a workspace reference: its size, and one session naming it. */
+export interface BlobUse {
+  readonly size: number;
+  readonly sessionId: string;
+}
+
+/**
+ * Reads one file and classifies it; never throws. With `blobs`, adds the
+ * blobs the readable entries reference (by SHA-256).
+ */
+export async function checkFile(
+  file: SessionFile,
+  blobs?: Map<string, BlobUse>,
+): Promise<FileReport> {
   let buf: Buffer;
   try {
     buf = await readFile(file.path);
@@ -83,6 +97,13 @@ export async function checkFile(file: SessionFile): Promise<FileReport> {
   }
   const log = new SessionLog(file.sessionId);
   const { end, verdict } = scan(buf, 0, log);
+  for (const e of blobs === undefined ? [] : log.entries()) {
+    for (const r of blobRefsOf(e)) {
+      if (!blobs?.has(r.sha256)) {
+        blobs?.set(r.sha256, { size: Number(r.size), sessionId: file.sessionId });
+      }
+    }
+  }
   const base = { ...file, entries: log.headSeq, bytes: buf.length };
   // Without a valid first record nothing says which session this is (as the engine rules).
   if (log.headSeq === 0) {
@@ -113,4 +134,47 @@ export async function checkFile(file: SessionFile): Promise<FileReport> {
         reason: verdict.reason,
       };
   }
+}
+
+/** What is wrong with one referenced blob. */
+export interface BlobProblem {
+  readonly workspace: string;
+  readonly sha256: string;
+  readonly sessionId: string;
+  readonly problem: "missing" | "bad";
+  readonly reason: string;
+}
+
+/**
+ * Checks the referenced blobs of a workspace: each one is there, of the
+ * size its references say, and its content hashes to its name.
+ */
+export async function checkBlobs(
+  dataDir: string,
+  workspace: string,
+  blobs: ReadonlyMap<string, BlobUse>,
+): Promise<BlobProblem[]> {
+  const problems: BlobProblem[] = [];
+  for (const [sha256, use] of [...blobs].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const base = { workspace, sha256, sessionId: use.sessionId };
+    let data: Buffer;
+    try {
+      data = await readFile(join(dataDir, workspace, "blobs", sha256.slice(0, 2), sha256));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      problems.push({ ...base, problem: "missing", reason: code });
+      continue;
+    }
+    const got = createHash("sha256").update(data).digest("hex");
+    if (data.length !== use.size) {
+      problems.push({
+        ...base,
+        problem: "bad",
+        reason: `${data.length} bytes, referenced as ${use.size}`,
+      });
+    } else if (got !== sha256) {
+      problems.push({ ...base, problem: "bad", reason: `its content hashes to ${got}` });
+    }
+  }
+  return problems;
 }

@@ -2,7 +2,15 @@ import { resolve } from "node:path";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { checkDataDir } from "../storage/jsonl/data-dir.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
-import { checkFile, type FileReport, type FileStatus, findSessionFiles } from "./fsck-scan.js";
+import {
+  type BlobProblem,
+  type BlobUse,
+  checkBlobs,
+  checkFile,
+  type FileReport,
+  type FileStatus,
+  findSessionFiles,
+} from "./fsck-scan.js";
 import { printHelp, println, style } from "./output.js";
 import { Progress } from "./progress.js";
 
@@ -19,9 +27,17 @@ prints one line per file:
   CORRUPT     mid-file corruption at line N: the server answers DATA_LOSS
               for this session (other sessions are unaffected)
 
+then the blobs the sessions reference (large parts, stored once per
+workspace): each must be there, of its size, its content hashing to its
+name; a line for each that is not:
+
+  MISSING BLOB  a blob an entry references is not in the workspace
+  BAD BLOB      it is there but its size or content is wrong
+
 then a summary. Read-only: no file is modified and no lock is taken, so a
 session being appended to right now may show a torn tail.
-Exit code: 0 when nothing is corrupt, 1 when a file is corrupt or unreadable.
+Exit code: 0 when nothing is corrupt, 1 when a file is corrupt or
+unreadable or a referenced blob missing or bad.
 On a terminal, progress goes to stderr.
 
 Flags:
@@ -89,8 +105,14 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     files.length,
   );
   const reports: FileReport[] = [];
+  const blobs = new Map<string, Map<string, BlobUse>>();
   for (const file of files) {
-    const r = await checkFile(file);
+    let uses = blobs.get(file.workspace);
+    if (uses === undefined) {
+      uses = new Map();
+      blobs.set(file.workspace, uses);
+    }
+    const r = await checkFile(file, uses);
     reports.push(r);
     progress.clear();
     if (v.json) await println(JSON.stringify(r));
@@ -98,8 +120,32 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     progress.advance();
   }
   progress.clear();
-  if (!v.json) await println(summaryLine(reports));
-  return reports.some((r) => r.status === "corrupt" || r.status === "unreadable") ? 1 : 0;
+  let referenced = 0;
+  const problems: BlobProblem[] = [];
+  for (const [workspace, uses] of blobs) {
+    referenced += uses.size;
+    problems.push(...(await checkBlobs(dataDir, workspace, uses)));
+  }
+  for (const p of problems) {
+    if (v.json) await println(JSON.stringify({ blob: p.sha256, ...p }));
+    else {
+      const label = p.problem === "missing" ? "MISSING BLOB" : "BAD BLOB";
+      await println(
+        `${style.red(label, ctx.color)}  ${p.workspace}/${p.sha256}  (${p.reason}; referenced by session ${p.sessionId})`,
+      );
+    }
+  }
+  if (!v.json) {
+    await println(summaryLine(reports));
+    if (referenced > 0 || problems.length > 0) {
+      const missing = problems.filter((p) => p.problem === "missing").length;
+      await println(
+        `${referenced} referenced blobs: ${referenced - problems.length} ok, ${missing} missing, ${problems.length - missing} bad`,
+      );
+    }
+  }
+  const bad = reports.some((r) => r.status === "corrupt" || r.status === "unreadable");
+  return bad || problems.length > 0 ? 1 : 0;
 }
 
 export const fsck: Command = {
