@@ -222,8 +222,13 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
         };
         req = (await uploadIn(full, signal)) as unknown as typeof input;
       }
+      const reads = method.name === "GetState" || method.name === "GetEntries";
+      if (resolve && reads) {
+        // The server puts what fits into the page; what does not comes by GetBlob.
+        req = { ...input, inlineBlobs: true } as typeof input;
+      }
       const res = await base.unary(method, signal, timeoutMs, header, req, contextValues);
-      if (resolve && (method.name === "GetState" || method.name === "GetEntries")) {
+      if (resolve && reads) {
         await resolveIn(method.name, workspaceOf(input), res.message, signal);
       }
       return res;

@@ -1,5 +1,7 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toJsonString } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import type { StateMessage } from "../../gen/sessiond/v1/session_pb.js";
 import {
   AppendedEntrySchema,
   type SessionService,
@@ -9,7 +11,9 @@ import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { ENTRIES_RESERVE_BYTES, entriesResponse } from "./entries-response.js";
+import { inlineEntries, inlineExtra, inlineLimit, inlineState } from "./inline-blobs.js";
 import { isJsonCodec, requestedBudget, treeNodeSize } from "./page-budget.js";
+import { lengthPrefixed } from "./page-fit.js";
 import { seqArg } from "./seq-arg.js";
 import { stateResponse, stateSizes } from "./state-response.js";
 import { watchEntriesResponses } from "./watch-entries.js";
@@ -86,26 +90,44 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
     async getState(req, ctx) {
       const session = await open(ctx, req);
       const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const maxBytes = requestedBudget(req.maxResponseBytes, maxMessageBytes);
+      const sizes = stateSizes(json);
+      const limit = inlineLimit(maxBytes);
       const page = await session.statePage({
         atEntryId: req.atEntryId,
         view: req.view,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
-        maxBytes: requestedBudget(req.maxResponseBytes, maxMessageBytes),
-        ...stateSizes(json),
+        maxBytes,
+        ...sizes,
+        // Inlined blobs count in the page's size: it is cut so that it fits with them.
+        ...(req.inlineBlobs
+          ? {
+              sizeOf: (m: StateMessage) =>
+                sizes.sizeOf(m) + inlineExtra(m.message?.content ?? [], limit, json),
+              knownSize: () => undefined,
+            }
+          : {}),
       });
-      return stateResponse(page.state, page.nextPageToken, json);
+      const state = req.inlineBlobs
+        ? await inlineState(store.blobs, session.workspace, page.state, limit)
+        : page.state;
+      return stateResponse(state, page.nextPageToken, json);
     },
 
     async getEntries(req, ctx) {
       const session = await open(ctx, req);
       const page = await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
-      return entriesResponse(
-        page.entries,
-        page.headSeq,
-        requestedBudget(req.maxResponseBytes, maxMessageBytes, ENTRIES_RESERVE_BYTES),
-        isJsonCodec(ctx.requestHeader.get("content-type")),
-      );
+      const budget = requestedBudget(req.maxResponseBytes, maxMessageBytes, ENTRIES_RESERVE_BYTES);
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const entries = req.inlineBlobs
+        ? await inlineEntries(store.blobs, session.workspace, page.entries, budget, json, (e) =>
+            json
+              ? Buffer.byteLength(toJsonString(EntrySchema, e)) + 1
+              : lengthPrefixed(EntrySchema, e).length + 1,
+          )
+        : page.entries;
+      return entriesResponse(entries, page.headSeq, budget, json);
     },
 
     async getTree(req, ctx) {

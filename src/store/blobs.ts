@@ -234,6 +234,21 @@ export class BlobStore {
     }
   }
 
+  /**
+   * The whole content a reference names, or undefined when the workspace
+   * does not hold it as referenced (missing, or another size).
+   */
+  async content(workspace: string, ref: BlobRef): Promise<Uint8Array | undefined> {
+    const size = Number(ref.size);
+    try {
+      const data = await this.engine.blobs.read(workspace, ref.sha256, 0, size);
+      return data.length === size ? data : undefined;
+    } catch (err) {
+      if (isSessiondError(err, "NOT_FOUND")) return undefined;
+      throw err;
+    }
+  }
+
   /** A blob's bytes from `offset`, at most `length` (0: to the end), in chunks. */
   async *read(
     workspace: string,

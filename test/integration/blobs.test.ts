@@ -15,6 +15,10 @@ import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BlobPart, type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import {
+  GetEntriesResponseSchema,
+  GetStateResponseSchema,
+} from "../../gen/sessiond/v1/session_service_pb.js";
 import { readState } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
 import { removeDataDir } from "../harness/server.js";
@@ -267,5 +271,82 @@ describe("export | import of a session with blobs", () => {
     }
     // One file per distinct content in the new workspace.
     expect(await blobFiles(copy)).toEqual([sha(shot), sha("o".repeat(5_000_000))].sort());
+  });
+});
+
+describe.each(PROTOCOLS)("inline_blobs over %s", (protocol) => {
+  it("GetEntries and GetState put blobs back within the page budget; larger ones stay references", async () => {
+    const c = client(server.url, protocol);
+    const raw = client(server.url, protocol, { blobs: "refs" });
+    const ws = uniqueWorkspace(`inline-${protocol}`);
+    const { session } = await c.store.createSession({ workspace: ws });
+    const id = session?.id ?? "";
+    const outputs = Array.from({ length: 6 }, (_, i) => `${i} `.repeat(150_000)); // 300 KB each
+    for (const [i, out] of outputs.entries()) {
+      await c.session.append({
+        workspace: ws,
+        session: id,
+        entries: [
+          {
+            id: `o${i}`,
+            kind: {
+              case: "message",
+              value: { role: Role.USER, content: [{ part: { case: "text", value: out } }] },
+            },
+          },
+        ],
+      });
+    }
+    const big = bytes(700_000, 9); // over half the budget: stays a reference
+    await c.session.append({ workspace: ws, session: id, entries: [imageEntry("big", big)] });
+    const budget = 1_000_000;
+
+    const seen = new Map<string, string>();
+    let after = 0n;
+    let pages = 0;
+    for (;;) {
+      const page = await raw.session.getEntries({
+        workspace: ws,
+        session: id,
+        afterSeq: after,
+        inlineBlobs: true,
+        maxResponseBytes: budget,
+      });
+      if (page.entries.length === 0) break;
+      pages++;
+      expect(toBinary(GetEntriesResponseSchema, page).length).toBeLessThanOrEqual(budget);
+      for (const e of page.entries) {
+        const p = e.kind.case === "message" ? e.kind.value.content.at(-1)?.part : undefined;
+        seen.set(e.id, p?.case === "text" ? `text ${p.value.length}` : `${p?.case}`);
+      }
+      after = page.entries.at(-1)?.seq ?? after;
+      if (after >= page.headSeq) break;
+    }
+    expect(pages).toBeGreaterThanOrEqual(2); // 300 KB outputs: three at most to a 1 MB page
+    for (let i = 0; i < 6; i++) expect(seen.get(`o${i}`)).toBe(`text ${outputs[i]?.length}`);
+    expect(seen.get("big")).toBe("blob");
+
+    const first = await raw.session.getState({
+      workspace: ws,
+      session: id,
+      inlineBlobs: true,
+      maxResponseBytes: budget,
+    });
+    expect(toBinary(GetStateResponseSchema, first).length).toBeLessThanOrEqual(budget);
+    expect(first.nextPageToken).not.toBe("");
+    const parts = first.state?.messages.map((m) => m.message?.content.at(-1)?.part.case);
+    expect(parts?.length).toBeGreaterThan(0);
+    expect(parts?.every((k) => k === "text")).toBe(true);
+    // Without the flag the same state is one page of references.
+    const refs = await raw.session.getState({
+      workspace: ws,
+      session: id,
+      maxResponseBytes: budget,
+    });
+    expect(refs.nextPageToken).toBe("");
+    expect(refs.state?.messages.map((m) => m.message?.content.at(-1)?.part.case)).toEqual([
+      ...Array(6).fill("blob"),
+      "blob",
+    ]);
   });
 });

@@ -583,8 +583,13 @@ type GetStateRequest struct {
 	// default (a little below its --max-message-bytes), and larger values are
 	// capped there. A page holds at least one message, whatever its size.
 	MaxResponseBytes uint32 `protobuf:"varint,7,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Put the content of blob references (BlobRef) back into the parts they
+	// stand for, as far as the page's byte budget allows: the page is cut so
+	// that it fits with them. A blob larger than half the budget, or one the
+	// workspace lacks, stays a reference (read it with GetBlob).
+	InlineBlobs   bool `protobuf:"varint,8,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStateRequest) Reset() {
@@ -666,6 +671,13 @@ func (x *GetStateRequest) GetMaxResponseBytes() uint32 {
 	return 0
 }
 
+func (x *GetStateRequest) GetInlineBlobs() bool {
+	if x != nil {
+		return x.InlineBlobs
+	}
+	return false
+}
+
 // GetStateResponse carries the fold, or one page of it.
 type GetStateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -740,8 +752,13 @@ type GetEntriesRequest struct {
 	// default (a little below its --max-message-bytes), and larger values are
 	// capped there. A page holds at least one entry, whatever its size.
 	MaxResponseBytes uint32 `protobuf:"varint,5,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// As GetStateRequest.inline_blobs: blob references resolved within the
+	// page's byte budget (the page is cut so that it fits with them); a blob
+	// larger than half the budget, or one the workspace lacks, stays a
+	// reference.
+	InlineBlobs   bool `protobuf:"varint,6,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetEntriesRequest) Reset() {
@@ -807,6 +824,13 @@ func (x *GetEntriesRequest) GetMaxResponseBytes() uint32 {
 		return x.MaxResponseBytes
 	}
 	return 0
+}
+
+func (x *GetEntriesRequest) GetInlineBlobs() bool {
+	if x != nil {
+		return x.InlineBlobs
+	}
+	return false
 }
 
 // GetEntriesResponse is one page.
@@ -1283,7 +1307,7 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\rResetResponse\x12\x17\n" +
 	"\aleaf_id\x18\x01 \x01(\tR\x06leafId\x12\x19\n" +
 	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\x12\"\n" +
-	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\x8f\x02\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\xb2\x02\n" +
 	"\x0fGetStateRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12#\n" +
@@ -1292,17 +1316,19 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\tpage_size\x18\x05 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageToken\x12,\n" +
-	"\x12max_response_bytes\x18\a \x01(\rR\x10maxResponseBytesB\x0e\n" +
+	"\x12max_response_bytes\x18\a \x01(\rR\x10maxResponseBytes\x12!\n" +
+	"\finline_blobs\x18\b \x01(\bR\vinlineBlobsB\x0e\n" +
 	"\f_at_entry_id\"k\n" +
 	"\x10GetStateResponse\x12/\n" +
 	"\x05state\x18\x01 \x01(\v2\x19.sessiond.v1.SessionStateR\x05state\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xac\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcf\x01\n" +
 	"\x11GetEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x04R\bafterSeq\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x12,\n" +
-	"\x12max_response_bytes\x18\x05 \x01(\rR\x10maxResponseBytes\"]\n" +
+	"\x12max_response_bytes\x18\x05 \x01(\rR\x10maxResponseBytes\x12!\n" +
+	"\finline_blobs\x18\x06 \x01(\bR\vinlineBlobs\"]\n" +
 	"\x12GetEntriesResponse\x12,\n" +
 	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
 	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\"\xb2\x01\n" +

@@ -100,7 +100,8 @@ export class BlobFiles implements BlobStorage {
     let fd: number | undefined;
     try {
       fd = await this.ops.open(file, "r");
-      return new Uint8Array(await readAt(this.ops, fd, offset, length));
+      // The Buffer itself (a Uint8Array): a copy would double what a read holds.
+      return await readAt(this.ops, fd, offset, length);
     } catch (err) {
       if (errnoCode(err) === "ENOENT") {
         throw notFound(`blob ${sha256} not found in workspace ${quote(workspace)}`);
@@ -152,7 +153,7 @@ export class BlobFiles implements BlobStorage {
       const ok = await verify(
         (async function* () {
           for (let at = 0; at < size; at += CHUNK) {
-            yield new Uint8Array(await readAt(ops, handle, at, Math.min(CHUNK, size - at)));
+            yield await readAt(ops, handle, at, Math.min(CHUNK, size - at));
           }
         })(),
       );

@@ -323,6 +323,7 @@ class GetStateRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
+    INLINE_BLOBS_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -345,6 +346,12 @@ class GetStateRequest(_message.Message):
     default (a little below its --max-message-bytes), and larger values are
     capped there. A page holds at least one message, whatever its size.
     """
+    inline_blobs: _builtins.bool
+    """Put the content of blob references (BlobRef) back into the parts they
+    stand for, as far as the page's byte budget allows: the page is cut so
+    that it fits with them. A blob larger than half the budget, or one the
+    workspace lacks, stays a reference (read it with GetBlob).
+    """
     def __init__(
         self,
         *,
@@ -355,10 +362,11 @@ class GetStateRequest(_message.Message):
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
         max_response_bytes: _builtins.int = ...,
+        inline_blobs: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "inline_blobs", b"inline_blobs", "max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__at_entry_id: _TypeAlias = _typing.Literal["at_entry_id"]  # noqa: Y015
     _WhichOneofArgType__at_entry_id: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id"]  # noqa: Y015
@@ -407,6 +415,7 @@ class GetEntriesRequest(_message.Message):
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
+    INLINE_BLOBS_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -424,6 +433,12 @@ class GetEntriesRequest(_message.Message):
     default (a little below its --max-message-bytes), and larger values are
     capped there. A page holds at least one entry, whatever its size.
     """
+    inline_blobs: _builtins.bool
+    """As GetStateRequest.inline_blobs: blob references resolved within the
+    page's byte budget (the page is cut so that it fits with them); a blob
+    larger than half the budget, or one the workspace lacks, stays a
+    reference.
+    """
     def __init__(
         self,
         *,
@@ -432,10 +447,11 @@ class GetEntriesRequest(_message.Message):
         after_seq: _builtins.int = ...,
         limit: _builtins.int = ...,
         max_response_bytes: _builtins.int = ...,
+        inline_blobs: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "limit", b"limit", "max_response_bytes", b"max_response_bytes", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "inline_blobs", b"inline_blobs", "limit", b"limit", "max_response_bytes", b"max_response_bytes", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -198,6 +198,24 @@ private static final long serialVersionUID = 0L;
     return maxResponseBytes_;
   }
 
+  public static final int INLINE_BLOBS_FIELD_NUMBER = 6;
+  private boolean inlineBlobs_ = false;
+  /**
+   * <pre>
+   * As GetStateRequest.inline_blobs: blob references resolved within the
+   * page's byte budget (the page is cut so that it fits with them); a blob
+   * larger than half the budget, or one the workspace lacks, stays a
+   * reference.
+   * </pre>
+   *
+   * <code>bool inline_blobs = 6 [json_name = "inlineBlobs"];</code>
+   * @return The inlineBlobs.
+   */
+  @java.lang.Override
+  public boolean getInlineBlobs() {
+    return inlineBlobs_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -227,6 +245,9 @@ private static final long serialVersionUID = 0L;
     if (maxResponseBytes_ != 0) {
       output.writeUInt32(5, maxResponseBytes_);
     }
+    if (inlineBlobs_ != false) {
+      output.writeBool(6, inlineBlobs_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -248,6 +269,10 @@ private static final long serialVersionUID = 0L;
     if (maxResponseBytes_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(5, maxResponseBytes_);
+    }
+    if (inlineBlobs_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(6, inlineBlobs_);
     }
     return size;
   }
@@ -283,6 +308,8 @@ private static final long serialVersionUID = 0L;
         != other.getLimit()) return false;
     if (getMaxResponseBytes()
         != other.getMaxResponseBytes()) return false;
+    if (getInlineBlobs()
+        != other.getInlineBlobs()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -305,6 +332,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getLimit();
     hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
     hash = (53 * hash) + getMaxResponseBytes();
+    hash = (37 * hash) + INLINE_BLOBS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getInlineBlobs());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -445,6 +475,7 @@ private static final long serialVersionUID = 0L;
       afterSeq_ = 0L;
       limit_ = 0;
       maxResponseBytes_ = 0;
+      inlineBlobs_ = false;
       return this;
     }
 
@@ -493,6 +524,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.maxResponseBytes_ = maxResponseBytes_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.inlineBlobs_ = inlineBlobs_;
+      }
     }
 
     @java.lang.Override
@@ -525,6 +559,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getMaxResponseBytes() != 0) {
         setMaxResponseBytes(other.getMaxResponseBytes());
+      }
+      if (other.getInlineBlobs() != false) {
+        setInlineBlobs(other.getInlineBlobs());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -575,6 +612,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 48: {
+              inlineBlobs_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -919,6 +961,59 @@ private static final long serialVersionUID = 0L;
     public Builder clearMaxResponseBytes() {
       bitField0_ = (bitField0_ & ~0x00000010);
       maxResponseBytes_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean inlineBlobs_ ;
+    /**
+     * <pre>
+     * As GetStateRequest.inline_blobs: blob references resolved within the
+     * page's byte budget (the page is cut so that it fits with them); a blob
+     * larger than half the budget, or one the workspace lacks, stays a
+     * reference.
+     * </pre>
+     *
+     * <code>bool inline_blobs = 6 [json_name = "inlineBlobs"];</code>
+     * @return The inlineBlobs.
+     */
+    @java.lang.Override
+    public boolean getInlineBlobs() {
+      return inlineBlobs_;
+    }
+    /**
+     * <pre>
+     * As GetStateRequest.inline_blobs: blob references resolved within the
+     * page's byte budget (the page is cut so that it fits with them); a blob
+     * larger than half the budget, or one the workspace lacks, stays a
+     * reference.
+     * </pre>
+     *
+     * <code>bool inline_blobs = 6 [json_name = "inlineBlobs"];</code>
+     * @param value The inlineBlobs to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInlineBlobs(boolean value) {
+
+      inlineBlobs_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * As GetStateRequest.inline_blobs: blob references resolved within the
+     * page's byte budget (the page is cut so that it fits with them); a blob
+     * larger than half the budget, or one the workspace lacks, stays a
+     * reference.
+     * </pre>
+     *
+     * <code>bool inline_blobs = 6 [json_name = "inlineBlobs"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearInlineBlobs() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      inlineBlobs_ = false;
       onChanged();
       return this;
     }

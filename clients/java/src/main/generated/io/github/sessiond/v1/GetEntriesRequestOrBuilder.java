@@ -84,4 +84,17 @@ public interface GetEntriesRequestOrBuilder extends
    * @return The maxResponseBytes.
    */
   int getMaxResponseBytes();
+
+  /**
+   * <pre>
+   * As GetStateRequest.inline_blobs: blob references resolved within the
+   * page's byte budget (the page is cut so that it fits with them); a blob
+   * larger than half the budget, or one the workspace lacks, stays a
+   * reference.
+   * </pre>
+   *
+   * <code>bool inline_blobs = 6 [json_name = "inlineBlobs"];</code>
+   * @return The inlineBlobs.
+   */
+  boolean getInlineBlobs();
 }

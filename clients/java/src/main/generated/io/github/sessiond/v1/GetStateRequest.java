@@ -320,6 +320,24 @@ private static final long serialVersionUID = 0L;
     return maxResponseBytes_;
   }
 
+  public static final int INLINE_BLOBS_FIELD_NUMBER = 8;
+  private boolean inlineBlobs_ = false;
+  /**
+   * <pre>
+   * Put the content of blob references (BlobRef) back into the parts they
+   * stand for, as far as the page's byte budget allows: the page is cut so
+   * that it fits with them. A blob larger than half the budget, or one the
+   * workspace lacks, stays a reference (read it with GetBlob).
+   * </pre>
+   *
+   * <code>bool inline_blobs = 8 [json_name = "inlineBlobs"];</code>
+   * @return The inlineBlobs.
+   */
+  @java.lang.Override
+  public boolean getInlineBlobs() {
+    return inlineBlobs_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -355,6 +373,9 @@ private static final long serialVersionUID = 0L;
     if (maxResponseBytes_ != 0) {
       output.writeUInt32(7, maxResponseBytes_);
     }
+    if (inlineBlobs_ != false) {
+      output.writeBool(8, inlineBlobs_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -382,6 +403,10 @@ private static final long serialVersionUID = 0L;
     if (maxResponseBytes_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(7, maxResponseBytes_);
+    }
+    if (inlineBlobs_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(8, inlineBlobs_);
     }
     return size;
   }
@@ -423,6 +448,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getPageToken())) return false;
     if (getMaxResponseBytes()
         != other.getMaxResponseBytes()) return false;
+    if (getInlineBlobs()
+        != other.getInlineBlobs()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -450,6 +477,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageToken().hashCode();
     hash = (37 * hash) + MAX_RESPONSE_BYTES_FIELD_NUMBER;
     hash = (53 * hash) + getMaxResponseBytes();
+    hash = (37 * hash) + INLINE_BLOBS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getInlineBlobs());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -592,6 +622,7 @@ private static final long serialVersionUID = 0L;
       pageSize_ = 0;
       pageToken_ = "";
       maxResponseBytes_ = 0;
+      inlineBlobs_ = false;
       return this;
     }
 
@@ -648,6 +679,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.maxResponseBytes_ = maxResponseBytes_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.inlineBlobs_ = inlineBlobs_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -691,6 +725,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getMaxResponseBytes() != 0) {
         setMaxResponseBytes(other.getMaxResponseBytes());
+      }
+      if (other.getInlineBlobs() != false) {
+        setInlineBlobs(other.getInlineBlobs());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -751,6 +788,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 64: {
+              inlineBlobs_ = input.readBool();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 64
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1320,6 +1362,59 @@ private static final long serialVersionUID = 0L;
     public Builder clearMaxResponseBytes() {
       bitField0_ = (bitField0_ & ~0x00000040);
       maxResponseBytes_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean inlineBlobs_ ;
+    /**
+     * <pre>
+     * Put the content of blob references (BlobRef) back into the parts they
+     * stand for, as far as the page's byte budget allows: the page is cut so
+     * that it fits with them. A blob larger than half the budget, or one the
+     * workspace lacks, stays a reference (read it with GetBlob).
+     * </pre>
+     *
+     * <code>bool inline_blobs = 8 [json_name = "inlineBlobs"];</code>
+     * @return The inlineBlobs.
+     */
+    @java.lang.Override
+    public boolean getInlineBlobs() {
+      return inlineBlobs_;
+    }
+    /**
+     * <pre>
+     * Put the content of blob references (BlobRef) back into the parts they
+     * stand for, as far as the page's byte budget allows: the page is cut so
+     * that it fits with them. A blob larger than half the budget, or one the
+     * workspace lacks, stays a reference (read it with GetBlob).
+     * </pre>
+     *
+     * <code>bool inline_blobs = 8 [json_name = "inlineBlobs"];</code>
+     * @param value The inlineBlobs to set.
+     * @return This builder for chaining.
+     */
+    public Builder setInlineBlobs(boolean value) {
+
+      inlineBlobs_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Put the content of blob references (BlobRef) back into the parts they
+     * stand for, as far as the page's byte budget allows: the page is cut so
+     * that it fits with them. A blob larger than half the budget, or one the
+     * workspace lacks, stays a reference (read it with GetBlob).
+     * </pre>
+     *
+     * <code>bool inline_blobs = 8 [json_name = "inlineBlobs"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearInlineBlobs() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      inlineBlobs_ = false;
       onChanged();
       return this;
     }

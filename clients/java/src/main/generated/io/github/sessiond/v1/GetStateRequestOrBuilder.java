@@ -143,4 +143,17 @@ public interface GetStateRequestOrBuilder extends
    * @return The maxResponseBytes.
    */
   int getMaxResponseBytes();
+
+  /**
+   * <pre>
+   * Put the content of blob references (BlobRef) back into the parts they
+   * stand for, as far as the page's byte budget allows: the page is cut so
+   * that it fits with them. A blob larger than half the budget, or one the
+   * workspace lacks, stays a reference (read it with GetBlob).
+   * </pre>
+   *
+   * <code>bool inline_blobs = 8 [json_name = "inlineBlobs"];</code>
+   * @return The inlineBlobs.
+   */
+  boolean getInlineBlobs();
 }
