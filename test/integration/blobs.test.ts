@@ -13,6 +13,7 @@ import { readdir } from "node:fs/promises";
 import * as path from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BlobPart, type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import {
@@ -21,7 +22,7 @@ import {
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { readState } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
-import { removeDataDir } from "../harness/server.js";
+import { ON_POSTGRES, removeDataDir } from "../harness/server.js";
 import {
   client,
   PROTOCOLS,
@@ -66,8 +67,18 @@ function imageEntry(id: string, data: Uint8Array) {
   };
 }
 
-/** The blob files of a workspace in the server's data dir. */
+/** The blobs a workspace holds: files in the data dir, or rows on PostgreSQL. */
 async function blobFiles(ws: string): Promise<string[]> {
+  if (ON_POSTGRES) {
+    const sql = postgres(server.storage, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql<{ sha256: string }[]>`
+        SELECT sha256 FROM sessiond_blobs WHERE workspace = ${ws} AND NOT upload ORDER BY sha256`;
+      return rows.map((r) => r.sha256);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
   const root = path.join(server.dataDir, ws, "blobs");
   const out: string[] = [];
   for (const d of await readdir(root)) {

@@ -40,6 +40,7 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
+    inlining as _inlining,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -378,6 +379,8 @@ class AsyncSessionClient:
         self.stub = stub
         self._inv = invoker
         self._blobs = blobs
+        #: Reads ask the server to inline the blobs that fit (the rest come by GetBlob).
+        self._resolving = blobs is not None and blobs.settings.resolve
 
     async def append(
         self,
@@ -430,7 +433,7 @@ class AsyncSessionClient:
         **fields: Any,
     ) -> ss.GetStateResponse:
         """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
-        req = _build(ss.GetStateRequest, request, fields)
+        req = _inlining(_build(ss.GetStateRequest, request, fields), self._resolving)
         res = await self._inv.unary(self.stub.GetState, req, timeout, headers)
         if self._blobs is not None:
             await self._blobs.resolve(req.workspace, res, timeout, headers)
@@ -445,7 +448,7 @@ class AsyncSessionClient:
         **fields: Any,
     ) -> ss.GetEntriesResponse:
         """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
-        req = _build(ss.GetEntriesRequest, request, fields)
+        req = _inlining(_build(ss.GetEntriesRequest, request, fields), self._resolving)
         res = await self._inv.unary(self.stub.GetEntries, req, timeout, headers)
         if self._blobs is not None:
             await self._blobs.resolve(req.workspace, res, timeout, headers)

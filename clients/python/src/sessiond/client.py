@@ -45,6 +45,7 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
+    inlining as _inlining,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -363,6 +364,8 @@ class SessionClient:
         self.stub = stub
         self._inv = invoker
         self._blobs = blobs
+        #: Reads ask the server to inline the blobs that fit (the rest come by GetBlob).
+        self._resolving = blobs is not None and blobs.settings.resolve
 
     def append(
         self,
@@ -417,7 +420,7 @@ class SessionClient:
         **fields: Any,
     ) -> ss.GetStateResponse:
         """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
-        req = _build(ss.GetStateRequest, request, fields)
+        req = _inlining(_build(ss.GetStateRequest, request, fields), self._resolving)
         res = self._inv.unary(self.stub.GetState, req, timeout, headers)
         if self._blobs is not None:
             self._blobs.resolve(req.workspace, res, timeout, headers)
@@ -432,7 +435,7 @@ class SessionClient:
         **fields: Any,
     ) -> ss.GetEntriesResponse:
         """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
-        req = _build(ss.GetEntriesRequest, request, fields)
+        req = _inlining(_build(ss.GetEntriesRequest, request, fields), self._resolving)
         res = self._inv.unary(self.stub.GetEntries, req, timeout, headers)
         if self._blobs is not None:
             self._blobs.resolve(req.workspace, res, timeout, headers)
