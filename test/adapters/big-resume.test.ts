@@ -10,8 +10,10 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { BlobPart } from "../../gen/sessiond/v1/entry_pb.js";
 import { SessiondSessionStore } from "../../src/adapters/claude-agent-sdk/index.js";
 import { SessiondSession } from "../../src/adapters/openai-agents/index.js";
+import { createSessiondClient } from "../../src/client/index.js";
 import { REPO } from "../harness/server.js";
 import { claudeTurn, digest, lastOfTurn, openaiTurn, TURNS } from "./big-resume-data.js";
 import { type AdapterServer, dataDir, serveDir } from "./support.js";
@@ -61,6 +63,25 @@ describe(`a big session (${TURNS} turns) resumed in a new process`, () => {
     console.log(`openai-agents: ${written.length} items resumed in ${Math.round(got.ms)} ms`);
     expect(got.count).toBe(written.length);
     expect(got.digest).toBe(digest(written));
+    // The screenshots are image parts, kept once: five distinct blobs however many turns.
+    const raw = createSessiondClient({ baseUrl: srv.server.url, blobs: "refs" });
+    const images = new Set<string>();
+    let after = 0n;
+    for (;;) {
+      const page = await raw.session.getEntries({
+        session: await session.getSessionId(),
+        afterSeq: after,
+      });
+      for (const e of page.entries) {
+        for (const p of e.kind.case === "message" ? e.kind.value.content : []) {
+          if (p.part.case === "blob" && p.part.value.part === BlobPart.IMAGE)
+            images.add(p.part.value.sha256);
+        }
+      }
+      after = page.entries.at(-1)?.seq ?? page.headSeq;
+      if (page.entries.length === 0 || after >= page.headSeq) break;
+    }
+    expect(images.size).toBe(Math.min(5, Math.ceil(TURNS / 9)));
   });
 
   test("Claude Agent SDK: load in a new process equals the lines appended", {

@@ -124,3 +124,44 @@ describe("items as entries", () => {
     });
   });
 });
+
+describe("screenshots as image parts", () => {
+  const png = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7) & 0xff));
+  const dataUrl = `data:image/png;base64,${png.toString("base64")}`;
+  const item = {
+    type: "message",
+    role: "user",
+    content: [
+      { type: "input_text", text: "what is on the screen?" },
+      { type: "input_image", image: dataUrl },
+    ],
+  } as unknown as AgentInputItem;
+
+  test("a data-URL image is an image part of its bytes, with no residual, and reads back the same", () => {
+    const entry = create(EntrySchema, itemEntry(item));
+    const m = entry.kind.case === "message" ? entry.kind.value : undefined;
+    expect(m?.role).toBe(Role.USER);
+    expect(m?.content.map((p) => p.part.case)).toEqual(["text", "image"]);
+    const image = m?.content[1]?.part;
+    expect(image?.case === "image" && image.value.mimeType).toBe("image/png");
+    expect(image?.case === "image" && Buffer.compare(image.value.data, png)).toBe(0);
+    expect(m?.metadata).toBeUndefined(); // the bytes are not kept twice
+    expect(roundTrip(item)).toEqual([item]);
+  });
+
+  test("an image with more than a canonical data URL keeps the old path: texts typed, the rest in the residual", () => {
+    const detailed = {
+      ...item,
+      content: [{ type: "input_image", image: dataUrl, detail: "high" }],
+    } as unknown as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(detailed));
+    const m = entry.kind.case === "message" ? entry.kind.value : undefined;
+    expect(m?.content.some((p) => p.part.case === "image")).toBe(false);
+    expect(roundTrip(detailed)).toEqual([detailed]);
+    const padded = {
+      ...item,
+      content: [{ type: "input_image", image: "data:image/png;base64,AB==" }], // not canonical
+    } as unknown as AgentInputItem;
+    expect(roundTrip(padded)).toEqual([padded]);
+  });
+});

@@ -5,8 +5,10 @@ import type { AgentInputItem } from "@openai/agents-core";
 import { type Entry, EntrySchema, type Message, Role } from "../../../gen/sessiond/v1/entry_pb.js";
 import {
   assistantMessage,
+  type ContentPartInit,
   customEntry,
   type EntryInit,
+  imagePart,
   textPart,
   thinkingPart,
   toolResult,
@@ -73,6 +75,37 @@ function isMessage(item: Item, role: string): boolean {
   return (item.type === "message" || item.type === undefined) && item.role === role;
 }
 
+/** A data URL of base64 content: `data:<mime>;base64,<data>`. */
+const DATA_URL = /^data:([^;,]+);base64,([A-Za-z0-9+/]*={0,2})$/;
+
+/**
+ * A user message's content as typed parts when it holds images given as
+ * data URLs (screenshots): texts as text parts, each image as an image part
+ * of its bytes, so that the store keeps a large one once, as a blob, and
+ * every client reads it as an image. Only content that reads back exactly
+ * (`input_text` and `input_image` with nothing but a canonical base64 data
+ * URL) is mapped; anything else is left to the texts-and-residual path.
+ */
+function userContent(content: unknown): ContentPartInit[] | undefined {
+  if (!Array.isArray(content)) return undefined;
+  if (!content.some((p: Item) => p?.type === "input_image")) return undefined;
+  const parts: ContentPartInit[] = [];
+  for (const p of content as Item[]) {
+    const keys = Object.keys(p ?? {}).filter((k) => p[k] !== undefined);
+    if (p?.type === "input_text" && typeof p.text === "string" && keys.length === 2) {
+      parts.push(textPart(p.text));
+      continue;
+    }
+    const m =
+      p?.type === "input_image" && keys.length === 2 ? DATA_URL.exec(String(p.image)) : null;
+    if (m === null) return undefined;
+    const data = Buffer.from(m[2] as string, "base64");
+    if (data.toString("base64") !== m[2]) return undefined; // not canonical: would not read back
+    parts.push(imagePart(data, m[1] as string));
+  }
+  return parts;
+}
+
 /** The typed entry an item is stored as, without its residual. */
 function project(item: Item): EntryInit {
   const callId = item.callId;
@@ -87,6 +120,8 @@ function project(item: Item): EntryInit {
   if (thinking !== undefined && thinking.length > 0) {
     return assistantMessage(thinking.map((t) => thinkingPart(t)));
   }
+  const userParts = isMessage(item, "user") ? userContent(item.content) : undefined;
+  if (userParts !== undefined) return userMessage(userParts);
   const user = isMessage(item, "user") ? texts(item.content, "input_text") : undefined;
   if (user !== undefined) return userMessage(user.map(textPart));
   const assistant = isMessage(item, "assistant") ? texts(item.content, "output_text") : undefined;
@@ -104,6 +139,21 @@ function messageItems(message: Message): Item[] {
     m.content.flatMap((p) => (p.part.case === "text" ? [p.part.value] : []));
   switch (message.role) {
     case Role.USER: {
+      if (message.content.some((p) => p.part.case === "image")) {
+        const content = message.content.flatMap((p): Item[] =>
+          p.part.case === "text"
+            ? [{ type: "input_text", text: p.part.value }]
+            : p.part.case === "image"
+              ? [
+                  {
+                    type: "input_image",
+                    image: `data:${p.part.value.mimeType};base64,${Buffer.from(p.part.value.data).toString("base64")}`,
+                  },
+                ]
+              : [],
+        );
+        return [{ type: "message", role: "user", content }];
+      }
       const t = textOf(message);
       const content = t.length === 1 ? t[0] : t.map((text) => ({ type: "input_text", text }));
       return [{ type: "message", role: "user", content }];
