@@ -44,6 +44,25 @@ async function readInChild(args: Record<string, unknown>) {
   };
 }
 
+/** Distinct image blobs a session's entries reference. */
+async function imageBlobs(session: string): Promise<number> {
+  const raw = createSessiondClient({ baseUrl: srv.server.url, blobs: "refs" });
+  const images = new Set<string>();
+  let after = 0n;
+  for (;;) {
+    const page = await raw.session.getEntries({ session, afterSeq: after });
+    for (const e of page.entries) {
+      for (const p of e.kind.case === "message" ? e.kind.value.content : []) {
+        if (p.part.case === "blob" && p.part.value.part === BlobPart.IMAGE)
+          images.add(p.part.value.sha256);
+      }
+    }
+    after = page.entries.at(-1)?.seq ?? page.headSeq;
+    if (page.entries.length === 0 || after >= page.headSeq) break;
+  }
+  return images.size;
+}
+
 describe(`a big session (${TURNS} turns) resumed in a new process`, () => {
   test("OpenAI Agents: getItems in a new process equals the items added", {
     timeout: 900_000,
@@ -64,24 +83,7 @@ describe(`a big session (${TURNS} turns) resumed in a new process`, () => {
     expect(got.count).toBe(written.length);
     expect(got.digest).toBe(digest(written));
     // The screenshots are image parts, kept once: five distinct blobs however many turns.
-    const raw = createSessiondClient({ baseUrl: srv.server.url, blobs: "refs" });
-    const images = new Set<string>();
-    let after = 0n;
-    for (;;) {
-      const page = await raw.session.getEntries({
-        session: await session.getSessionId(),
-        afterSeq: after,
-      });
-      for (const e of page.entries) {
-        for (const p of e.kind.case === "message" ? e.kind.value.content : []) {
-          if (p.part.case === "blob" && p.part.value.part === BlobPart.IMAGE)
-            images.add(p.part.value.sha256);
-        }
-      }
-      after = page.entries.at(-1)?.seq ?? page.headSeq;
-      if (page.entries.length === 0 || after >= page.headSeq) break;
-    }
-    expect(images.size).toBe(Math.min(5, Math.ceil(TURNS / 9)));
+    expect(await imageBlobs(await session.getSessionId())).toBe(Math.min(5, Math.ceil(TURNS / 9)));
   });
 
   test("Claude Agent SDK: load in a new process equals the lines appended", {
@@ -101,5 +103,7 @@ describe(`a big session (${TURNS} turns) resumed in a new process`, () => {
     console.log(`claude-agent-sdk: ${written.length} lines resumed in ${Math.round(got.ms)} ms`);
     expect(got.count).toBe(written.length);
     expect(got.digest).toBe(digest(written));
+    // The screenshots are image parts, kept once (not in the carried lines).
+    expect(await imageBlobs(key.sessionId)).toBe(Math.min(5, Math.ceil(TURNS / 9)));
   });
 });

@@ -101,7 +101,7 @@ describe.each(ENGINES)("SessiondSessionStore on $name", (factory) => {
       "compaction",
       "custom",
       "USER:text",
-      "USER:text",
+      "USER:text+image", // "Thanks!" and a screenshot: the image is a part, not a second copy
       "custom",
       "custom",
     ]);

@@ -110,3 +110,51 @@ describe("transcript lines as entries", () => {
     expect(entry.kind.case === "message" && entry.kind.value.toolCallId).toBeUndefined();
   });
 });
+
+describe("screenshots in lines", () => {
+  const png = Buffer.from(Array.from({ length: 500 }, (_, i) => (i * 13) & 0xff)).toString(
+    "base64",
+  );
+  const image = { type: "image", source: { type: "base64", media_type: "image/png", data: png } };
+  const line = {
+    type: "user",
+    uuid: "u-1",
+    message: {
+      role: "user",
+      content: [{ type: "text", text: "the screen:" }, image],
+    },
+  } as unknown as SessionStoreEntry;
+  const toolLine = {
+    type: "user",
+    uuid: "u-2",
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "toolu_9", content: [image] }],
+    },
+  } as unknown as SessionStoreEntry;
+
+  test("a base64 image is an image part; the carried line holds its part's index, not the data", () => {
+    for (const l of [line, toolLine]) {
+      const e = carried(l);
+      const m = e.kind.case === "message" ? e.kind.value : undefined;
+      const parts = m?.content ?? [];
+      const img = parts.find((p) => p.part.case === "image")?.part;
+      expect(img?.case === "image" && Buffer.from(img.value.data).toString("base64")).toBe(png);
+      expect(img?.case === "image" && img.value.mimeType).toBe("image/png");
+      expect(JSON.stringify(m?.metadata)).not.toContain(png);
+      expect(lineOf(e)).toEqual(l);
+    }
+  });
+
+  test("an image that is not canonical base64, or has more than type / media_type / data, stays in the line", () => {
+    const odd = structuredClone(line) as unknown as {
+      message: { content: { source?: Record<string, unknown> }[] };
+    };
+    const source = odd.message.content[1]?.source as Record<string, unknown>;
+    source.data = "AB==";
+    const e = carried(odd as unknown as SessionStoreEntry);
+    const m = e.kind.case === "message" ? e.kind.value : undefined;
+    expect(m?.content.some((p) => p.part.case === "image")).toBe(false);
+    expect(lineOf(e)).toEqual(odd);
+  });
+});

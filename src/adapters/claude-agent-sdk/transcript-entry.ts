@@ -6,6 +6,7 @@ import {
   type ContentPartInit,
   customEntry,
   type EntryInit,
+  imagePart,
   textPart,
   thinkingPart,
   toolCallPart,
@@ -154,20 +155,100 @@ export function customCarrier(line: SessionStoreEntry): EntryInit {
 }
 
 /**
+ * Where an image's base64 data was in a carried line: the index of the
+ * message's image part that holds its bytes (see carrierOf).
+ */
+const PART_KEY = "$sessiondPart";
+
+/** The image blocks of a user line's content, top-level and in tool results, in order. */
+function imageBlocks(content: unknown): Json[] {
+  const out: Json[] = [];
+  for (const b of blocks(content)) {
+    if (b.type === "image") out.push(b);
+    else if (b.type === "tool_result") {
+      for (const inner of blocks(b.content)) if (inner.type === "image") out.push(inner);
+    }
+  }
+  return out;
+}
+
+/** An image source of canonical base64 (it reads back the same), decoded; else undefined. */
+function base64Image(source: unknown): { mediaType: string; data: Buffer } | undefined {
+  const s = source as Json | undefined;
+  if (s?.type !== "base64" || typeof s.data !== "string" || typeof s.media_type !== "string") {
+    return undefined;
+  }
+  if (Object.keys(s).length !== 3) return undefined;
+  const data = Buffer.from(s.data, "base64");
+  return data.toString("base64") === s.data ? { mediaType: s.media_type, data } : undefined;
+}
+
+/**
  * The carrier of a line: a typed Message or SessionInfo with the line in its
  * metadata, or a Custom (compact boundaries, and every other kind of line).
+ *
+ * Screenshots are not kept twice: a user line's base64 images become image
+ * parts of the message (blobs once over the store's threshold, stored once
+ * however many lines repeat them), and the carried line holds, where each
+ * one's data was, the index of its part; `lineOf` puts the data back.
  */
 export function carrierOf(line: SessionStoreEntry): EntryInit {
-  const original = { [NAMESPACE]: line as JsonObject };
   const title = titleOf(line);
   if (title !== undefined) {
+    const original = { [NAMESPACE]: line as JsonObject };
     return { kind: { case: "sessionInfo", value: { title, metadata: original } } };
   }
-  const withText = JSON.stringify(line).length <= TYPED_TEXT_MAX_CHARS;
+  const images =
+    line.type === "user" && !isCompactBoundary(line)
+      ? imageBlocks((line.message as Json | undefined)?.content).map((b) => base64Image(b.source))
+      : [];
+  const kept = images.some((i) => i !== undefined)
+    ? (structuredClone(line) as SessionStoreEntry)
+    : line;
+  const withText =
+    JSON.stringify(kept === line ? line : withoutImages(kept)).length <= TYPED_TEXT_MAX_CHARS;
   const message = isCompactBoundary(line) ? undefined : messageOf(line, withText);
   if (message?.kind?.case !== "message") return customCarrier(line);
-  message.kind.value.metadata = original;
+  if (kept !== line) {
+    const content = [...(message.kind.value.content ?? [])];
+    const copies = imageBlocks((kept.message as Json).content);
+    images.forEach((img, i) => {
+      if (img === undefined) return;
+      ((copies[i] as Json).source as Json).data = { [PART_KEY]: content.length };
+      content.push(imagePart(img.data, img.mediaType));
+    });
+    message.kind.value.content = content;
+  }
+  message.kind.value.metadata = { [NAMESPACE]: kept as JsonObject };
   return message;
+}
+
+/** A copy of a line with its base64 image data left out (what the carrier will weigh). */
+function withoutImages(line: SessionStoreEntry): SessionStoreEntry {
+  const copy = structuredClone(line) as SessionStoreEntry;
+  for (const b of imageBlocks((copy.message as Json | undefined)?.content)) {
+    if (base64Image(b.source) !== undefined) (b.source as Json).data = "";
+  }
+  return copy;
+}
+
+/** The carried line with the image data its message's parts hold put back. */
+function withImages(held: SessionStoreEntry, entry: Entry): SessionStoreEntry {
+  const parts = entry.kind.case === "message" ? entry.kind.value.content : [];
+  const marked = imageBlocks((held.message as Json | undefined)?.content).filter(
+    (b) => typeof (b.source as Json | undefined)?.data === "object",
+  );
+  if (marked.length === 0) return held;
+  const line = structuredClone(held) as SessionStoreEntry;
+  for (const b of imageBlocks((line.message as Json).content)) {
+    const source = b.source as Json | undefined;
+    const at = (source?.data as Json | null | undefined)?.[PART_KEY];
+    const part = typeof at === "number" ? parts[at]?.part : undefined;
+    if (source !== undefined && part?.case === "image") {
+      source.data = Buffer.from(part.value.data).toString("base64");
+    }
+  }
+  return line;
 }
 
 /** The transcript line an entry carries (undefined: the entry carries none). */
@@ -179,5 +260,7 @@ export function lineOf(entry: Entry): SessionStoreEntry | undefined {
       : k.case === "message" || k.case === "sessionInfo"
         ? k.value.metadata?.[NAMESPACE]
         : undefined;
-  return held === undefined || held === null ? undefined : (held as SessionStoreEntry);
+  return held === undefined || held === null
+    ? undefined
+    : withImages(held as SessionStoreEntry, entry);
 }
