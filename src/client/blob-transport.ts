@@ -222,13 +222,11 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
         };
         req = (await uploadIn(full, signal)) as unknown as typeof input;
       }
-      const reads = method.name === "GetState" || method.name === "GetEntries";
-      if (resolve && reads) {
-        // The server puts what fits into the page; what does not comes by GetBlob.
-        req = { ...input, inlineBlobs: true } as typeof input;
-      }
+      // Not inline_blobs: measured on bench b, pages with blobs inlined made the
+      // first whole read no faster and the server's peak RSS 2.5 x larger
+      // (172 vs 68 MB) than GetBlob four at a time.
       const res = await base.unary(method, signal, timeoutMs, header, req, contextValues);
-      if (resolve && reads) {
+      if (resolve && (method.name === "GetState" || method.name === "GetEntries")) {
         await resolveIn(method.name, workspaceOf(input), res.message, signal);
       }
       return res;

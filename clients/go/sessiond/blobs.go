@@ -189,8 +189,6 @@ func (b *blobs) unary(ctx context.Context, method string, req, reply interface{}
 		if !b.resolve {
 			break
 		}
-		// The server puts what fits into the page; what does not comes by GetBlob.
-		req = withInlineBlobs(req)
 		if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
 			return err
 		}
@@ -213,26 +211,6 @@ func (b *blobs) unary(ctx context.Context, method string, req, reply interface{}
 		return nil
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
-}
-
-// withInlineBlobs is a GetState or GetEntries request asking for inline_blobs
-// (a copy: the caller's request is left as it is).
-func withInlineBlobs(req interface{}) interface{} {
-	switch r := req.(type) {
-	case *sessiondv1.GetStateRequest:
-		if !r.GetInlineBlobs() {
-			c := proto.Clone(r).(*sessiondv1.GetStateRequest)
-			c.InlineBlobs = true
-			return c
-		}
-	case *sessiondv1.GetEntriesRequest:
-		if !r.GetInlineBlobs() {
-			c := proto.Clone(r).(*sessiondv1.GetEntriesRequest)
-			c.InlineBlobs = true
-			return c
-		}
-	}
-	return req
 }
 
 func (b *blobs) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {

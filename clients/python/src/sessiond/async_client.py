@@ -40,7 +40,6 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
-    inlining as _inlining,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -379,8 +378,6 @@ class AsyncSessionClient:
         self.stub = stub
         self._inv = invoker
         self._blobs = blobs
-        #: Reads ask the server to inline the blobs that fit (the rest come by GetBlob).
-        self._resolving = blobs is not None and blobs.settings.resolve
 
     async def append(
         self,
@@ -433,7 +430,7 @@ class AsyncSessionClient:
         **fields: Any,
     ) -> ss.GetStateResponse:
         """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
-        req = _inlining(_build(ss.GetStateRequest, request, fields), self._resolving)
+        req = _build(ss.GetStateRequest, request, fields)
         res = await self._inv.unary(self.stub.GetState, req, timeout, headers)
         if self._blobs is not None:
             await self._blobs.resolve(req.workspace, res, timeout, headers)
@@ -448,7 +445,7 @@ class AsyncSessionClient:
         **fields: Any,
     ) -> ss.GetEntriesResponse:
         """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
-        req = _inlining(_build(ss.GetEntriesRequest, request, fields), self._resolving)
+        req = _build(ss.GetEntriesRequest, request, fields)
         res = await self._inv.unary(self.stub.GetEntries, req, timeout, headers)
         if self._blobs is not None:
             await self._blobs.resolve(req.workspace, res, timeout, headers)

@@ -367,24 +367,6 @@ def with_references(request: UploadRequest, uploads: Sequence[Upload]) -> Upload
     return copy
 
 
-ReadRequest = TypeVar(
-    "ReadRequest", session_service_pb2.GetStateRequest, session_service_pb2.GetEntriesRequest
-)
-
-
-def inlining(request: ReadRequest, resolving: bool) -> ReadRequest:
-    """``request`` asking the server to inline the blobs that fit in the page (a copy; itself when not resolving or already asking).
-
-    What does not fit is still a reference, read with GetBlob afterwards.
-    """
-    if not resolving or request.inline_blobs:
-        return request
-    copy = type(request)()
-    copy.CopyFrom(request)
-    copy.inline_blobs = True
-    return copy
-
-
 def next_upload_offset(answer: store_service_pb2.PutBlobResponse, offset: int, size: int) -> Optional[int]:
     """Where the upload goes on after a PutBlob answer: None once stored, else the bytes the server holds.
 

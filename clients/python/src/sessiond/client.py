@@ -45,7 +45,6 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
-    inlining as _inlining,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -364,8 +363,6 @@ class SessionClient:
         self.stub = stub
         self._inv = invoker
         self._blobs = blobs
-        #: Reads ask the server to inline the blobs that fit (the rest come by GetBlob).
-        self._resolving = blobs is not None and blobs.settings.resolve
 
     def append(
         self,
@@ -420,7 +417,7 @@ class SessionClient:
         **fields: Any,
     ) -> ss.GetStateResponse:
         """The fold of the path (one page; ``next_page_token`` for more), blob references resolved."""
-        req = _inlining(_build(ss.GetStateRequest, request, fields), self._resolving)
+        req = _build(ss.GetStateRequest, request, fields)
         res = self._inv.unary(self.stub.GetState, req, timeout, headers)
         if self._blobs is not None:
             self._blobs.resolve(req.workspace, res, timeout, headers)
@@ -435,7 +432,7 @@ class SessionClient:
         **fields: Any,
     ) -> ss.GetEntriesResponse:
         """Raw log entries after ``after_seq``, at most ``limit``, blob references resolved."""
-        req = _inlining(_build(ss.GetEntriesRequest, request, fields), self._resolving)
+        req = _build(ss.GetEntriesRequest, request, fields)
         res = self._inv.unary(self.stub.GetEntries, req, timeout, headers)
         if self._blobs is not None:
             self._blobs.resolve(req.workspace, res, timeout, headers)

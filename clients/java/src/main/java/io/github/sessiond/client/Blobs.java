@@ -347,22 +347,6 @@ final class Blobs implements ClientInterceptor {
     return (T) original.getClass().cast(rebuilt);
   }
 
-  /**
-   * A GetState or GetEntries request asking the server to put the blobs that
-   * fit in the page back into it (inline_blobs); what does not fit comes by
-   * GetBlob. Other requests as they are.
-   */
-  @SuppressWarnings("unchecked") // the same message class it was given
-  private static <T> T withInlineBlobs(T request) {
-    if (request instanceof GetStateRequest r && !r.getInlineBlobs()) {
-      return (T) r.toBuilder().setInlineBlobs(true).build();
-    }
-    if (request instanceof GetEntriesRequest r && !r.getInlineBlobs()) {
-      return (T) r.toBuilder().setInlineBlobs(true).build();
-    }
-    return request;
-  }
-
   private static String workspaceOf(Object request) {
     if (request instanceof GetStateRequest r) {
       return r.getWorkspace();
@@ -414,7 +398,7 @@ final class Blobs implements ClientInterceptor {
     @Override
     public void sendMessage(ReqT message) {
       workspace = workspaceOf(message);
-      super.sendMessage(withInlineBlobs(message));
+      super.sendMessage(message);
     }
 
     @Override
