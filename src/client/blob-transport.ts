@@ -3,7 +3,13 @@ import { createClient, type Transport } from "@connectrpc/connect";
 import type { BlobRef, ContentPart, Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
-import { type BlobContent, blobContentOf, resolvedPart } from "../core/blob-parts.js";
+import {
+  type BlobContent,
+  blobContentOf,
+  blobRefPart,
+  resolvedPart,
+  withContent,
+} from "../core/blob-parts.js";
 
 /**
  * Blobs made invisible to callers (see BlobRef in the proto): the server
@@ -35,6 +41,8 @@ export interface BlobOptions {
 
 export const DEFAULT_UPLOAD_PARTS_OVER_BYTES = 256 * 1024;
 const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
+/** Blobs read at once when an answer names several. */
+const PARALLEL_READS = 4;
 /** Bytes per PutBlob call. */
 const UPLOAD_CHUNK_BYTES = 1024 * 1024;
 
@@ -121,9 +129,6 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
     return data;
   }
 
-  /** Blobs read at once when an answer names several. */
-  const PARALLEL_READS = 4;
-
   async function resolveIn(
     method: string,
     workspace: string,
@@ -185,28 +190,11 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
         if (content === undefined) continue;
         const sha256 = await upload(input.workspace, content, signal);
         changed ??= parts.slice();
-        changed[j] = {
-          $typeName: "sessiond.v1.ContentPart",
-          part: {
-            case: "blob",
-            value: {
-              $typeName: "sessiond.v1.BlobRef",
-              sha256,
-              size: BigInt(content.bytes.length),
-              part: content.part,
-              mediaType: content.mediaType,
-              preview: "",
-              signature: content.signature,
-            },
-          },
-        };
+        changed[j] = blobRefPart(content, sha256);
       }
-      if (changed === undefined || e.kind.case !== "message") continue;
+      if (changed === undefined) continue;
       if (entries === input.entries) entries = entries.slice();
-      entries[i] = {
-        ...e,
-        kind: { case: "message", value: { ...e.kind.value, content: changed } },
-      };
+      entries[i] = withContent(e, changed);
     }
     return entries === input.entries ? input : { ...input, entries };
   }

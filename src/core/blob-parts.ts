@@ -141,8 +141,17 @@ export function resolvedPart(ref: BlobRef, bytes: Uint8Array): ContentPart {
   }
 }
 
+/**
+ * A copy of a message entry with `content` in place of its parts (the entry
+ * and its message are shared, read-only objects: never changed in place).
+ */
+export function withContent(entry: Entry, content: ContentPart[]): Entry {
+  if (entry.kind.case !== "message") return entry;
+  return { ...entry, kind: { case: "message", value: { ...entry.kind.value, content } } };
+}
+
 /** The parts of an entry that may hold blob references (a message's content), or undefined. */
-export function partsOf(entry: Entry): ContentPart[] | undefined {
+function partsOf(entry: Entry): ContentPart[] | undefined {
   return entry.kind.case === "message" ? entry.kind.value.content : undefined;
 }
 

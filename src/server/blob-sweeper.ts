@@ -1,4 +1,5 @@
 import type { SessionStore } from "../store/session-store.js";
+import { errorText, startPeriodicJob } from "./periodic-job.js";
 
 /** The name under which replicas take turns at collecting blobs (StorageEngine.exclusive). */
 const BLOB_JOB = "blobs";
@@ -26,43 +27,22 @@ export function startBlobSweep(
   log: (line: string) => void,
   firstAfterMs = 60_000,
 ): BlobSweeper {
-  let running: Promise<void> | undefined;
-  let stopped = false;
   const sweepAll = async () => {
     for (const workspace of await store.engine.workspaces()) {
-      if (stopped) return;
+      if (job.stopped) return;
       const c = await store.blobs.collect(workspace);
       if (c.removed > 0 || c.skipped !== undefined) {
         log(JSON.stringify({ msg: "blobs collected", workspace, ...c }));
       }
     }
   };
-  const sweep = () => {
-    running ??= (async () => {
-      try {
-        const exclusive = store.engine.exclusive?.bind(store.engine);
-        if (exclusive) await exclusive(BLOB_JOB, sweepAll);
-        else await sweepAll();
-      } catch (err) {
-        const error = err instanceof Error ? err.message : String(err);
-        log(JSON.stringify({ msg: "blob collection failed", error }));
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  };
-  const timer = setInterval(() => void sweep(), intervalMs);
-  timer.unref();
-  const first = setTimeout(() => void sweep(), firstAfterMs);
-  first.unref();
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
-    },
-  };
+  const job = startPeriodicJob({
+    engine: store.engine,
+    name: BLOB_JOB,
+    intervalMs,
+    firstAfterMs,
+    job: sweepAll,
+    onError: (err) => log(JSON.stringify({ msg: "blob collection failed", error: errorText(err) })),
+  });
+  return { sweep: job.run, stop: job.stop };
 }

@@ -1,6 +1,6 @@
 import type { ContentPart, Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionState, StateMessage } from "../../gen/sessiond/v1/session_pb.js";
-import { resolvedPart } from "../core/blob-parts.js";
+import { resolvedPart, withContent } from "../core/blob-parts.js";
 import type { BlobStore } from "../store/blobs.js";
 
 /**
@@ -94,16 +94,12 @@ export async function inlineEntries(
     const parts = e.kind.case === "message" ? e.kind.value.content : undefined;
     used += sizeOf(e) + (parts === undefined ? 0 : inlineExtra(parts, limit, json));
     if (out.length > 0 && used > budget) break;
-    if (parts === undefined || e.kind.case !== "message") {
+    if (parts === undefined) {
       out.push(e);
       continue;
     }
     const content = await inlined(blobs, workspace, parts, limit);
-    out.push(
-      content === parts
-        ? e
-        : { ...e, kind: { case: "message", value: { ...e.kind.value, content } } },
-    );
+    out.push(content === parts ? e : withContent(e, content));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { policyIsSet, type RetentionPolicy } from "../core/retention.js";
 import { expireSessions } from "../store/retention.js";
 import type { SessionStore } from "../store/session-store.js";
+import { errorText, startPeriodicJob } from "./periodic-job.js";
 
 /**
  * Retention policies of a server: one for every workspace, and overrides
@@ -50,14 +51,12 @@ export function startRetention(
       intervalMs: config.intervalMs,
     }),
   );
-  let running: Promise<void> | undefined;
-  let stopped = false;
   /** Every workspace with a policy, one at a time. */
   const sweepAll = async () => {
     const names = new Set(await store.engine.workspaces());
     for (const ws of Object.keys(config.workspaces)) names.add(ws);
     for (const workspace of names) {
-      if (stopped) return;
+      if (job.stopped) return;
       const policy = policyOf(config, workspace);
       if (!policyIsSet(policy)) continue;
       const report = await expireSessions(store, workspace, policy, { nowMs: now() });
@@ -77,41 +76,15 @@ export function startRetention(
       }
     }
   };
-  const sweep = () => {
-    running ??= (async () => {
-      try {
-        // Replicas of one database take turns; a storage one process serves just sweeps.
-        const exclusive = store.engine.exclusive?.bind(store.engine);
-        const outcome = exclusive
-          ? await exclusive(RETENTION_JOB, sweepAll)
-          : { ran: true, value: await sweepAll() };
-        if (!outcome.ran) {
-          log(JSON.stringify({ msg: "retention skipped", reason: "another replica is sweeping" }));
-        }
-      } catch (err) {
-        log(
-          JSON.stringify({
-            msg: "retention failed",
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        );
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  };
-  const timer = setInterval(() => void sweep(), config.intervalMs);
-  timer.unref();
-  const first = setTimeout(() => void sweep(), 0);
-  first.unref();
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      clearTimeout(first);
-      await running;
-    },
-  };
+  const job = startPeriodicJob({
+    engine: store.engine,
+    name: RETENTION_JOB,
+    intervalMs: config.intervalMs,
+    firstAfterMs: 0,
+    job: sweepAll,
+    onSkipped: () =>
+      log(JSON.stringify({ msg: "retention skipped", reason: "another replica is sweeping" })),
+    onError: (err) => log(JSON.stringify({ msg: "retention failed", error: errorText(err) })),
+  });
+  return { sweep: job.run, stop: job.stop };
 }

@@ -7,17 +7,20 @@ import {
 } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   BLOB_PREVIEW_MAX_BYTES,
+  type BlobContent,
   blobContentOf,
   blobRefPart,
   blobRefsOf,
   previewOfBytes,
   SHA256_PATTERN,
   TEXT_MEDIA_TYPE,
+  withContent,
 } from "../core/blob-parts.js";
 import {
   failedPrecondition,
   invalidArgument,
   isSessiondError,
+  notFound,
   resourceExhausted,
 } from "../core/errors.js";
 import { quote } from "../core/ids.js";
@@ -52,6 +55,13 @@ export interface BlobCollection {
 
 function sha256Hex(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
+}
+
+/** An upload whose content is not what its name says (it is discarded). */
+function notHashing(size: number, sha256: string) {
+  return invalidArgument(
+    `the ${size} bytes uploaded do not hash to ${sha256}: upload discarded, send it again from offset 0`,
+  );
 }
 
 function checkSha(sha256: string): string {
@@ -95,6 +105,7 @@ export class BlobStore {
     entries: Entry[],
     use: (entries: Entry[]) => Promise<T>,
   ): Promise<T> {
+    const threshold = this.limits.blobThresholdBytes;
     const held: string[] = [];
     try {
       let out = entries;
@@ -104,15 +115,22 @@ export class BlobStore {
         if (parts === undefined) continue;
         let changed: ContentPart[] | undefined;
         for (let j = 0; j < parts.length; j++) {
-          const next = await this.storedPart(workspace, e, parts[j] as ContentPart, held);
+          // Judged synchronously: an ordinary part costs an append no await.
+          const p = parts[j] as ContentPart;
+          let next: ContentPart | undefined;
+          if (p.part.case === "blob") {
+            next = await this.checkedRef(workspace, e, p.part.value, held);
+          } else if (threshold > 0) {
+            const content = blobContentOf(p, threshold);
+            if (content !== undefined) next = await this.stored(workspace, e, content, held);
+          }
           if (next === undefined) continue;
           changed ??= parts.slice();
           changed[j] = next;
         }
         if (changed === undefined) continue;
         if (out === entries) out = entries.slice();
-        const message = e.kind.value as Extract<Entry["kind"], { case: "message" }>["value"];
-        out[i] = { ...e, kind: { case: "message", value: { ...message, content: changed } } };
+        out[i] = withContent(e, changed);
       }
       return await use(out);
     } finally {
@@ -130,18 +148,13 @@ export class BlobStore {
     held.push(k);
   }
 
-  /** The part to store in place of `p`, or undefined to keep it. */
-  private async storedPart(
+  /** A part over the threshold, stored as its blob: the reference to put in its place. */
+  private async stored(
     workspace: string,
     entry: Entry,
-    p: ContentPart,
+    content: BlobContent,
     held: string[],
-  ): Promise<ContentPart | undefined> {
-    if (p.part.case === "blob") return this.checkedRef(workspace, entry, p.part.value, held);
-    const threshold = this.limits.blobThresholdBytes;
-    if (threshold <= 0) return undefined;
-    const content = blobContentOf(p, threshold);
-    if (content === undefined) return undefined;
+  ): Promise<ContentPart> {
     this.checkSize(content.bytes.length, `a part of entry ${quote(entry.id)}`);
     const sha256 = sha256Hex(content.bytes);
     this.hold(workspace, sha256, held);
@@ -187,10 +200,8 @@ export class BlobStore {
     let preview = "";
     let mediaType = ref.mediaType;
     if (ref.part !== BlobPart.IMAGE) {
-      await this.checkUtf8(workspace, ref.sha256, size, where);
-      preview = previewOfBytes(
-        await this.engine.blobs.read(workspace, ref.sha256, 0, BLOB_PREVIEW_MAX_BYTES),
-      );
+      const head = await this.checkUtf8(workspace, ref.sha256, size, where);
+      preview = previewOfBytes(head.subarray(0, BLOB_PREVIEW_MAX_BYTES));
       mediaType = TEXT_MEDIA_TYPE;
     }
     return {
@@ -210,14 +221,25 @@ export class BlobStore {
     };
   }
 
-  /** A text part's blob must be UTF-8, or the part it stands for could not be given back. */
-  private async checkUtf8(workspace: string, sha256: string, size: number, where: string) {
+  /**
+   * A text part's blob must be UTF-8, or the part it stands for could not be
+   * given back. Returns its first chunk (the preview is cut from it).
+   */
+  private async checkUtf8(
+    workspace: string,
+    sha256: string,
+    size: number,
+    where: string,
+  ): Promise<Uint8Array> {
     const decoder = new TextDecoder("utf-8", { fatal: true });
+    let head: Uint8Array = new Uint8Array(0);
     try {
       for (let at = 0; at < size; at += BLOB_CHUNK_BYTES) {
         const chunk = await this.engine.blobs.read(workspace, sha256, at, BLOB_CHUNK_BYTES);
+        if (at === 0) head = chunk;
         decoder.decode(chunk, { stream: at + chunk.length < size });
       }
+      return head;
     } catch (err) {
       if (isSessiondError(err)) throw err;
       throw invalidArgument(
@@ -259,9 +281,7 @@ export class BlobStore {
     checkSha(sha256);
     const size = await this.engine.blobs.stat(workspace, sha256, false);
     if (size === undefined) {
-      // read() says NOT_FOUND in the engine's words.
-      await this.engine.blobs.read(workspace, sha256, 0, 0);
-      return;
+      throw notFound(`blob ${sha256} not found in workspace ${quote(workspace)}`);
     }
     if (offset > size) {
       throw invalidArgument(`offset ${offset} is past the end of blob ${sha256} (${size} bytes)`);
@@ -306,11 +326,7 @@ export class BlobStore {
     if (offset === 0 && data.length === size) {
       // The whole blob in one chunk (up to 1 MiB from the clients): checked
       // in memory and stored in one write, no upload file to read back.
-      if (sha256Hex(data) !== sha256) {
-        throw invalidArgument(
-          `the ${size} bytes uploaded do not hash to ${sha256}: upload discarded, send it again from offset 0`,
-        );
-      }
+      if (sha256Hex(data) !== sha256) throw notHashing(size, sha256);
       await blobs.put(workspace, sha256, data);
       return { received: size, stored: true };
     }
@@ -334,11 +350,7 @@ export class BlobStore {
       }
       return n === size && hash.digest("hex") === sha256;
     });
-    if (!ok) {
-      throw invalidArgument(
-        `the ${size} bytes uploaded do not hash to ${sha256}: upload discarded, send it again from offset 0`,
-      );
-    }
+    if (!ok) throw notHashing(size, sha256);
     return { received: size, stored: true };
   }
 

@@ -173,14 +173,18 @@ function imageBlocks(content: unknown): Json[] {
 }
 
 /** An image source of canonical base64 (it reads back the same), decoded; else undefined. */
-function base64Image(source: unknown): { mediaType: string; data: Buffer } | undefined {
+function base64Image(
+  source: unknown,
+): { mediaType: string; data: Buffer; base64Length: number } | undefined {
   const s = source as Json | undefined;
   if (s?.type !== "base64" || typeof s.data !== "string" || typeof s.media_type !== "string") {
     return undefined;
   }
   if (Object.keys(s).length !== 3) return undefined;
   const data = Buffer.from(s.data, "base64");
-  return data.toString("base64") === s.data ? { mediaType: s.media_type, data } : undefined;
+  return data.toString("base64") === s.data
+    ? { mediaType: s.media_type, data, base64Length: s.data.length }
+    : undefined;
 }
 
 /**
@@ -202,13 +206,15 @@ export function carrierOf(line: SessionStoreEntry): EntryInit {
     line.type === "user" && !isCompactBoundary(line)
       ? imageBlocks((line.message as Json | undefined)?.content).map((b) => base64Image(b.source))
       : [];
+  // What the carrier will weigh: the line without the image data that moves to parts
+  // (base64 needs no JSON escaping, so its length is what it adds).
+  const imageChars = images.reduce((n, i) => n + (i === undefined ? 0 : i.base64Length), 0);
+  const withText = JSON.stringify(line).length - imageChars <= TYPED_TEXT_MAX_CHARS;
+  const message = isCompactBoundary(line) ? undefined : messageOf(line, withText);
+  if (message?.kind?.case !== "message") return customCarrier(line);
   const kept = images.some((i) => i !== undefined)
     ? (structuredClone(line) as SessionStoreEntry)
     : line;
-  const withText =
-    JSON.stringify(kept === line ? line : withoutImages(kept)).length <= TYPED_TEXT_MAX_CHARS;
-  const message = isCompactBoundary(line) ? undefined : messageOf(line, withText);
-  if (message?.kind?.case !== "message") return customCarrier(line);
   if (kept !== line) {
     const content = [...(message.kind.value.content ?? [])];
     const copies = imageBlocks((kept.message as Json).content);
@@ -221,15 +227,6 @@ export function carrierOf(line: SessionStoreEntry): EntryInit {
   }
   message.kind.value.metadata = { [NAMESPACE]: kept as JsonObject };
   return message;
-}
-
-/** A copy of a line with its base64 image data left out (what the carrier will weigh). */
-function withoutImages(line: SessionStoreEntry): SessionStoreEntry {
-  const copy = structuredClone(line) as SessionStoreEntry;
-  for (const b of imageBlocks((copy.message as Json | undefined)?.content)) {
-    if (base64Image(b.source) !== undefined) (b.source as Json).data = "";
-  }
-  return copy;
 }
 
 /** The carried line with the image data its message's parts hold put back. */
