@@ -37,7 +37,7 @@ export function startBlobSweep(
     }
   };
   const job = startPeriodicJob({
-    engine: store.engine,
+    store,
     name: BLOB_JOB,
     intervalMs,
     firstAfterMs,

@@ -1,4 +1,4 @@
-import type { StorageEngine } from "../storage/engine.js";
+import type { SessionStore } from "../store/session-store.js";
 
 /** A background job of the server (the retention sweep, blob collection). */
 export interface PeriodicJob {
@@ -11,8 +11,9 @@ export interface PeriodicJob {
 }
 
 export interface PeriodicJobOptions {
-  readonly engine: StorageEngine;
-  /** The name under which replicas of one storage take turns (StorageEngine.exclusive). */
+  /** Its engine's `exclusive` makes replicas of one storage take turns. */
+  readonly store: SessionStore;
+  /** The name under which they take turns. */
   readonly name: string;
   readonly intervalMs: number;
   /** Delay of the first run after start. */
@@ -32,7 +33,8 @@ export function startPeriodicJob(o: PeriodicJobOptions): PeriodicJob {
     running ??= (async () => {
       try {
         // Replicas of one database take turns; a storage one process serves just runs it.
-        const exclusive = o.engine.exclusive?.bind(o.engine);
+        const engine = o.store.engine;
+        const exclusive = engine.exclusive?.bind(engine);
         const outcome = exclusive
           ? await exclusive(o.name, o.job)
           : { ran: true, value: await o.job() };

@@ -77,7 +77,7 @@ export function startRetention(
     }
   };
   const job = startPeriodicJob({
-    engine: store.engine,
+    store,
     name: RETENTION_JOB,
     intervalMs: config.intervalMs,
     firstAfterMs: 0,
