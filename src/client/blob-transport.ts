@@ -31,15 +31,24 @@ export interface BlobOptions {
   blobs?: "resolve" | "refs";
   /**
    * Text, thinking and image parts of an Append or ImportSession over this
-   * many bytes are uploaded before the call and sent as references, so a
-   * part larger than a message may be appended. Default 256 KiB; 0 never.
+   * many bytes may be uploaded before the call (PutBlob, in chunks) and
+   * sent as references, so parts larger than a message may be appended.
+   * They are uploaded only when the request needs it: while such parts
+   * add up to more than half of `maxMessageBytes`, the largest go first;
+   * the rest travel in the request and the server stores them as blobs
+   * (one call instead of two: a 1 MiB image appended inline took 8 ms
+   * p50 on bench b's machine, uploaded first 12 ms). Default 256 KiB; 0
+   * never.
    */
   uploadPartsOverBytes?: number;
+  /** The largest request the client sends (default 4 MiB): parts inline fill half of it at most. */
+  maxMessageBytes?: number;
   /** Bytes of blobs kept for the next answer that names them. Default 64 MiB. */
   blobCacheBytes?: number;
 }
 
 export const DEFAULT_UPLOAD_PARTS_OVER_BYTES = 256 * 1024;
+const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 /** Blobs read at once when an answer names several. */
 const PARALLEL_READS = 4;
@@ -108,6 +117,7 @@ function partListsOf(method: string, message: unknown): ContentPart[][] {
 export function blobTransport(base: Transport, opts: BlobOptions): Transport {
   const resolve = opts.blobs !== "refs";
   const uploadOver = opts.uploadPartsOverBytes ?? DEFAULT_UPLOAD_PARTS_OVER_BYTES;
+  const inlineBudget = (opts.maxMessageBytes ?? DEFAULT_MAX_REQUEST_BYTES) / 2;
   if (!resolve && uploadOver <= 0) return base;
   const store: Store = createClient(StoreService, base);
   const cache = new BlobCache(opts.blobCacheBytes ?? DEFAULT_BLOB_CACHE_BYTES);
@@ -177,26 +187,36 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
     return sha256;
   }
 
-  /** The request with its large parts uploaded and replaced by references (a copy where changed). */
+  /**
+   * The request with the large parts it cannot carry uploaded and replaced
+   * by references (a copy where changed): the largest first, until the
+   * parts left inline add up to half the max request size at most.
+   */
   async function uploadIn(input: { workspace: string; entries: Entry[] }, signal?: AbortSignal) {
-    let entries = input.entries;
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i] as Entry;
-      const parts = messageParts(e);
-      if (parts === undefined) continue;
-      let changed: ContentPart[] | undefined;
-      for (let j = 0; j < parts.length; j++) {
-        const content = blobContentOf(parts[j] as ContentPart, uploadOver);
-        if (content === undefined) continue;
-        const sha256 = await upload(input.workspace, content, signal);
-        changed ??= parts.slice();
-        changed[j] = blobRefPart(content, sha256);
-      }
-      if (changed === undefined) continue;
-      if (entries === input.entries) entries = entries.slice();
-      entries[i] = withContent(e, changed);
+    const large: { i: number; j: number; content: BlobContent }[] = [];
+    let inline = 0;
+    input.entries.forEach((e, i) => {
+      messageParts(e)?.forEach((p, j) => {
+        const content = blobContentOf(p, uploadOver);
+        if (content === undefined) return;
+        large.push({ i, j, content });
+        inline += content.bytes.length;
+      });
+    });
+    if (inline <= inlineBudget) return input;
+    large.sort((a, b) => b.content.bytes.length - a.content.bytes.length);
+    const entries = input.entries.slice();
+    const changed = new Map<number, ContentPart[]>();
+    for (const { i, j, content } of large) {
+      if (inline <= inlineBudget) break;
+      const sha256 = await upload(input.workspace, content, signal);
+      inline -= content.bytes.length;
+      const parts = changed.get(i) ?? (messageParts(entries[i])?.slice() as ContentPart[]);
+      parts[j] = blobRefPart(content, sha256);
+      changed.set(i, parts);
     }
-    return entries === input.entries ? input : { ...input, entries };
+    for (const [i, parts] of changed) entries[i] = withContent(entries[i] as Entry, parts);
+    return { ...input, entries };
   }
 
   return {

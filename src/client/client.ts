@@ -3,7 +3,7 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
-import { SessionManager } from "./session-manager.js";
+import { clientSessionOptions, SessionManager } from "./session-manager.js";
 import {
   type CommonClientOptions,
   clientInterceptors,
@@ -78,7 +78,11 @@ export function createSessiondClient(opts: SessiondClientOptions): SessiondClien
     interceptors: clientInterceptors(opts),
     nodeOptions: opts.tls,
     writeMaxBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    sessionManager: new SessionManager(opts.baseUrl, pingOptions(opts.keepalive), opts.tls),
+    sessionManager: new SessionManager(
+      opts.baseUrl,
+      pingOptions(opts.keepalive),
+      clientSessionOptions(opts.tls),
+    ),
   };
   const protocol = opts.protocol ?? "grpc";
   const base =

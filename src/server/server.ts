@@ -65,6 +65,16 @@ export interface RunningServer {
 /** The first byte of a TLS record carrying a handshake (a ClientHello). */
 const TLS_HANDSHAKE = 0x16;
 const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+/**
+ * Receive windows of a server connection (HTTP/2 starts both at 64 KiB): an
+ * Append or PutBlob of 1 MiB waited for sixteen WINDOW_UPDATE round trips.
+ * Measured on loopback between two Node processes, a 1 MiB request took
+ * 2.4 ms with the default windows and 0.8-1.3 ms with these. The connection
+ * window bounds what one client may have in flight towards the server across
+ * all its streams (the max message size bounds one request anyway).
+ */
+const STREAM_WINDOW_BYTES = 2 * 1024 * 1024;
+const CONNECTION_WINDOW_BYTES = 16 * 1024 * 1024;
 
 function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
@@ -150,7 +160,10 @@ export async function startServer(
     // An empty list disables compression; undefined keeps connect's gzip + br.
     acceptCompression: config.compression ? undefined : [],
   });
-  const settings = { maxConcurrentStreams: config.limits.maxConcurrentStreams };
+  const settings = {
+    maxConcurrentStreams: config.limits.maxConcurrentStreams,
+    initialWindowSize: STREAM_WINDOW_BYTES,
+  };
   // GETs of the probes and /metrics (http-paths.ts) and under /ui/, the web
   // viewer's static files (ui-assets.ts); the rest is Connect.
   const logged = withHttpPaths(
@@ -202,6 +215,8 @@ export async function startServer(
   server.on("session", (s: http2.ServerHttp2Session) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
+    // The connection window is not a setting: widened once the session is up.
+    s.once("connect", () => s.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
     s.on("error", () => s.destroy());
   });
   closeIdleConnections(server, config.idleTimeoutMs);

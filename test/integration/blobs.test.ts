@@ -141,6 +141,44 @@ describe.each(PROTOCOLS)("blobs over %s", (protocol) => {
     expect(seen).toEqual([sha(image)]);
   });
 
+  it("large parts go up first only when the request cannot carry them", async () => {
+    const calls: string[] = [];
+    const c = client(server.url, protocol, {
+      interceptors: [
+        (next) => (req) => {
+          calls.push(req.method.name);
+          return next(req);
+        },
+      ],
+    });
+    const ws = uniqueWorkspace(`blob-inline-${protocol}`);
+    const { session } = await c.store.createSession({ workspace: ws });
+    const id = session?.id ?? "";
+    const MiB = 1024 * 1024;
+    // One 1 MiB image fits half a 4 MiB request: one Append, the server makes the blob.
+    const one = bytes(MiB, 7);
+    calls.length = 0;
+    await c.session.append({ workspace: ws, session: id, entries: [imageEntry("one", one)] });
+    expect(calls).toEqual(["Append"]);
+    expect(await blobFiles(ws)).toEqual([sha(one)]);
+    // 1.5 + 1 + 0.75 MiB in one request: the largest goes up alone, the other two fit.
+    const big = [bytes(1.5 * MiB, 8), bytes(MiB, 9), bytes(0.75 * MiB, 10)];
+    calls.length = 0;
+    await c.session.append({
+      workspace: ws,
+      session: id,
+      entries: big.map((b, i) => imageEntry(`big${i}`, b)),
+    });
+    expect(calls).toEqual(["PutBlob", "PutBlob", "Append"]); // 1.5 MiB in two 1 MiB chunks
+    expect(await blobFiles(ws)).toEqual([one, ...big].map((b) => sha(b)).sort());
+    const state = (await readState(c, { workspace: ws, session: id })).state;
+    const got = (state?.messages ?? []).map((m) => {
+      const p = m.message?.content[1]?.part;
+      return p?.case === "image" ? sha(p.value.data) : `unresolved ${p?.case}`;
+    });
+    expect(got).toEqual([one, ...big].map((b) => sha(b)));
+  });
+
   it("a caller that asks for references gets them and reads the blob with GetBlob, in ranges", async () => {
     const c = client(server.url, protocol);
     const raw = client(server.url, protocol, { blobs: "refs" });
