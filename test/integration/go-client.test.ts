@@ -32,6 +32,7 @@ const UNIT_TESTS = [
   "TestBlobCacheDropsTheLeastRecentlyUsed",
   "TestBlobPartsGoOverThresholdAndComeBackTheSame",
   "TestShallowCopySharesAndLeavesTheOriginalAlone",
+  "TestUploadsOnlyWhatTheRequestCannotCarry",
   "TestNewEntryIDIs16HexAndRandom",
   "TestNewSessionIDIsUTCTimestampAndHex",
   "TestFillIDsSetsOnlyWhatIsUnset",
@@ -53,6 +54,7 @@ const UNIT_TESTS = [
 const LIVE_TESTS = [
   "TestLiveBlobsComeBackByteForByte",
   "TestLiveBlobRefsAndGetBlobRanges",
+  "TestLiveUploadsOnlyWhatTheRequestCannotCarry",
   "TestLiveUnknownBlobRefIsFailedPrecondition",
   "TestLiveStoreServiceEveryRPC",
   "TestLiveSessionServiceEveryRPC",
@@ -169,7 +171,7 @@ describe("Go client (clients/go)", () => {
       const expected = [...UNIT_TESTS, ...LIVE_TESTS, ...(server.external ? [] : [RESTART_TEST])];
       expect(results(out, "FAIL")).toEqual([]);
       expect(passed.sort()).toEqual(expected.sort());
-      expect(passed.length).toBe(server.external ? 35 : 36);
+      expect(passed.length).toBe(server.external ? 37 : 38);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(results(out, "SKIP")).toEqual([RESTART_TEST]);

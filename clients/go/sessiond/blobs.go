@@ -1,6 +1,7 @@
 package sessiond
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -27,16 +28,19 @@ import (
 // place. The connection Dial makes puts the parts back: each reference is
 // read with GetBlob (checked against its size and SHA-256, kept in a
 // per-client LRU cache) and replaced by the part it stands for, the part
-// that was appended, byte for byte. Parts too large for one request go the
-// other way: Append and ImportSession upload them first (PutBlob, 1 MiB
-// chunks) and send references, so a part larger than the server's message
-// limit may be appended. The rules are the TypeScript client's
-// (src/client/blob-transport.ts, src/core/blob-parts.ts).
+// that was appended, byte for byte. Parts a request cannot carry go the
+// other way: when the large parts of an Append or ImportSession add up to
+// more than half the max send message size, the largest are uploaded
+// first (PutBlob, 1 MiB chunks) and sent as references, until the rest
+// fit in that half; so a part larger than the server's message limit may
+// be appended, and a request that fits goes as it is, in one call (the
+// server stores its large parts as blobs itself). The rules are the
+// TypeScript client's (src/client/blob-transport.ts, src/core/blob-parts.ts).
 
 const (
-	// DefaultUploadPartsOver is the size over which Append and
-	// ImportSession upload a text, thinking or image part as a blob (see
-	// WithUploadPartsOver).
+	// DefaultUploadPartsOver is the size over which a text, thinking or
+	// image part of an Append or ImportSession may be uploaded as a blob
+	// before the call, when the request needs it (see WithUploadPartsOver).
 	DefaultUploadPartsOver = 256 * 1024
 	// DefaultBlobCacheBytes is the size of a client's cache of blobs read
 	// to resolve references (see WithBlobCacheBytes).
@@ -49,6 +53,12 @@ const (
 // uploadChunkBytes is the data of one PutBlob call (the server's chunk
 // size too).
 const uploadChunkBytes = 1024 * 1024
+
+// defaultMaxSendBytes is the largest request the client counts on sending
+// when grpc.MaxCallSendMsgSize does not say (grpc-go's own default is 2
+// GiB): the server's default --max-message-bytes, 4 MiB. The large parts
+// a request carries inline add up to half of it at most.
+const defaultMaxSendBytes = 4 * 1024 * 1024
 
 // WithBlobRefs keeps blob references in GetState, GetEntries and
 // WatchEntries answers (ReadState and Client.WatchEntries included): a
@@ -64,11 +74,22 @@ func WithBlobRefs() Option {
 }
 
 // WithUploadPartsOver sets the size over which a text, thinking or image
-// part of an Append or ImportSession is uploaded with PutBlob before the
-// call and sent as a reference (default DefaultUploadPartsOver, 256 KiB;
-// 0: never, so a part must fit in a message of the server's limit). The
-// bytes counted are a text's UTF-8 bytes and an image's data. The uploads
-// are part of the call: its deadline (WithCallTimeout's too) covers them.
+// part of an Append or ImportSession may be uploaded with PutBlob before
+// the call and sent as a reference (default DefaultUploadPartsOver, 256
+// KiB; 0: never, so a request must fit in a message of the server's
+// limit). The bytes counted are a text's UTF-8 bytes and an image's data.
+//
+// Such parts are uploaded only when the request needs it: while they add
+// up (over the whole request) to more than half the max send message size
+// (the grpc.MaxCallSendMsgSize among the call's options and the
+// connection's default call options, e.g. WithDialOptions(
+// grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(n))); 4 MiB when
+// none is set), the largest is uploaded and replaced by a reference, then
+// the next largest, until the rest fit in that half. The rest travel in the
+// request, and the server stores them as blobs itself: one call instead of
+// two (a 1 MiB image appended inline took 8 ms p50 on the server's bench
+// machine, uploaded first 12 ms). The uploads are part of the call: its
+// deadline (WithCallTimeout's too) covers them.
 func WithUploadPartsOver(bytes int) Option {
 	return func(c *config) error {
 		if bytes < 0 {
@@ -179,7 +200,7 @@ func (b *blobs) unary(ctx context.Context, method string, req, reply interface{}
 	switch method {
 	case sessiondv1.SessionService_Append_FullMethodName, sessiondv1.StoreService_ImportSession_FullMethodName:
 		if b.uploadOver > 0 {
-			r, err := b.uploadIn(ctx, sessiondv1.NewStoreServiceClient(cc), req)
+			r, err := b.uploadIn(ctx, sessiondv1.NewStoreServiceClient(cc), req, maxSendBytes(opts)/2)
 			if err != nil {
 				return err
 			}
@@ -372,28 +393,56 @@ type blobContent struct {
 	signature *string
 }
 
+// contentBytes is the size of what of a part would be a blob: a text's or
+// a thinking part's UTF-8 bytes, an image's data; 0 for a tool call or a
+// reference.
+func contentBytes(p *sessiondv1.ContentPart) int {
+	switch k := p.GetPart().(type) {
+	case *sessiondv1.ContentPart_Text:
+		return len(k.Text)
+	case *sessiondv1.ContentPart_Thinking:
+		return len(k.Thinking.GetThinking())
+	case *sessiondv1.ContentPart_Image:
+		return len(k.Image.GetData())
+	}
+	return 0
+}
+
 // blobContentOf is the content of a text, thinking or image part over
 // over bytes; nil for a smaller one, a tool call or a reference.
 func blobContentOf(p *sessiondv1.ContentPart, over int) *blobContent {
+	if contentBytes(p) <= over {
+		return nil
+	}
 	switch k := p.GetPart().(type) {
 	case *sessiondv1.ContentPart_Text:
-		if len(k.Text) > over {
-			return &blobContent{part: sessiondv1.BlobPart_BLOB_PART_TEXT, data: []byte(k.Text), mediaType: TextMediaType}
-		}
+		return &blobContent{part: sessiondv1.BlobPart_BLOB_PART_TEXT, data: []byte(k.Text), mediaType: TextMediaType}
 	case *sessiondv1.ContentPart_Thinking:
-		if t := k.Thinking; len(t.GetThinking()) > over {
-			c := &blobContent{part: sessiondv1.BlobPart_BLOB_PART_THINKING, data: []byte(t.GetThinking()), mediaType: TextMediaType}
-			if t.Signature != nil {
-				c.signature = proto.String(t.GetSignature())
-			}
-			return c
+		t := k.Thinking
+		c := &blobContent{part: sessiondv1.BlobPart_BLOB_PART_THINKING, data: []byte(t.GetThinking()), mediaType: TextMediaType}
+		if t.Signature != nil {
+			c.signature = proto.String(t.GetSignature())
 		}
+		return c
 	case *sessiondv1.ContentPart_Image:
-		if img := k.Image; len(img.GetData()) > over {
-			return &blobContent{part: sessiondv1.BlobPart_BLOB_PART_IMAGE, data: img.GetData(), mediaType: img.GetMimeType()}
-		}
+		img := k.Image
+		return &blobContent{part: sessiondv1.BlobPart_BLOB_PART_IMAGE, data: img.GetData(), mediaType: img.GetMimeType()}
 	}
 	return nil
+}
+
+// maxSendBytes is the max send message size the call's options set (grpc
+// hands an interceptor the connection's default call options followed by
+// the call's own; the last one wins, as in grpc), else
+// defaultMaxSendBytes.
+func maxSendBytes(opts []grpc.CallOption) int {
+	n := defaultMaxSendBytes
+	for _, o := range opts {
+		if m, ok := o.(grpc.MaxSendMsgSizeCallOption); ok {
+			n = m.MaxSendMsgSize
+		}
+	}
+	return n
 }
 
 // refPart is the part that references c's blob (the server fills in the
@@ -408,14 +457,15 @@ func (c *blobContent) refPart(sha string) *sessiondv1.ContentPart {
 	}}}
 }
 
-// uploadIn is req (an AppendRequest or ImportSessionRequest) with its large
-// parts uploaded and replaced by references: a copy where anything changed,
-// req itself otherwise. The caller's messages are never modified; the copy
-// shares what it does not change with them.
-func (b *blobs) uploadIn(ctx context.Context, store sessiondv1.StoreServiceClient, req interface{}) (interface{}, error) {
+// uploadIn is req (an AppendRequest or ImportSessionRequest) with the large
+// parts it cannot carry uploaded and replaced by references (see
+// uploadEntries): a copy where anything changed, req itself otherwise. The
+// caller's messages are never modified; the copy shares what it does not
+// change with them.
+func (b *blobs) uploadIn(ctx context.Context, store sessiondv1.StoreServiceClient, req interface{}, budget int) (interface{}, error) {
 	switch r := req.(type) {
 	case *sessiondv1.AppendRequest:
-		entries, err := b.uploadEntries(ctx, store, r.GetWorkspace(), r.GetEntries())
+		entries, err := b.uploadEntries(ctx, store, r.GetWorkspace(), r.GetEntries(), budget)
 		if err != nil || entries == nil {
 			return req, err
 		}
@@ -423,7 +473,7 @@ func (b *blobs) uploadIn(ctx context.Context, store sessiondv1.StoreServiceClien
 		out.Entries = entries
 		return out, nil
 	case *sessiondv1.ImportSessionRequest:
-		entries, err := b.uploadEntries(ctx, store, r.GetWorkspace(), r.GetEntries())
+		entries, err := b.uploadEntries(ctx, store, r.GetWorkspace(), r.GetEntries(), budget)
 		if err != nil || entries == nil {
 			return req, err
 		}
@@ -434,37 +484,52 @@ func (b *blobs) uploadIn(ctx context.Context, store sessiondv1.StoreServiceClien
 	return req, nil
 }
 
-// uploadEntries uploads the large parts of entries and returns a new list
-// with the entries that had any copied and changed, or nil when none had.
-func (b *blobs) uploadEntries(ctx context.Context, store sessiondv1.StoreServiceClient, workspace string, entries []*sessiondv1.Entry) ([]*sessiondv1.Entry, error) {
-	var out []*sessiondv1.Entry
+// uploadEntries uploads the large parts of entries (over b.uploadOver
+// bytes) that the request cannot carry: when they add up to more than
+// budget bytes, the largest first (in order of appearance among equals),
+// until those left inline add up to budget at most. It returns a new list
+// with the entries whose parts were uploaded copied and changed, or nil
+// when none was uploaded.
+func (b *blobs) uploadEntries(ctx context.Context, store sessiondv1.StoreServiceClient, workspace string, entries []*sessiondv1.Entry, budget int) ([]*sessiondv1.Entry, error) {
+	type candidate struct{ entry, part, size int }
+	var large []candidate
+	inline := 0
 	for i, e := range entries {
-		m := e.GetMessage()
-		var parts []*sessiondv1.ContentPart
-		for j, p := range m.GetContent() {
-			c := blobContentOf(p, b.uploadOver)
-			if c == nil {
-				continue
+		for j, p := range e.GetMessage().GetContent() {
+			if n := contentBytes(p); n > b.uploadOver {
+				large = append(large, candidate{i, j, n})
+				inline += n
 			}
-			sha, err := upload(ctx, store, workspace, c.data)
-			if err != nil {
-				return nil, err
-			}
-			if parts == nil {
-				parts = slices.Clone(m.GetContent())
-			}
-			parts[j] = c.refPart(sha)
 		}
+	}
+	if len(large) == 0 || inline <= budget {
+		return nil, nil
+	}
+	slices.SortStableFunc(large, func(x, y candidate) int { return cmp.Compare(y.size, x.size) })
+	changed := map[int][]*sessiondv1.ContentPart{} // entry index: its new parts
+	for _, l := range large {
+		if inline <= budget {
+			break
+		}
+		parts := changed[l.entry]
 		if parts == nil {
-			continue
+			parts = slices.Clone(entries[l.entry].GetMessage().GetContent())
+			changed[l.entry] = parts
 		}
-		msg := shallowCopy(m)
+		c := blobContentOf(parts[l.part], b.uploadOver)
+		sha, err := upload(ctx, store, workspace, c.data)
+		if err != nil {
+			return nil, err
+		}
+		parts[l.part] = c.refPart(sha)
+		inline -= l.size
+	}
+	out := slices.Clone(entries)
+	for i, parts := range changed {
+		msg := shallowCopy(entries[i].GetMessage())
 		msg.Content = parts
-		entry := shallowCopy(e)
+		entry := shallowCopy(entries[i])
 		entry.Kind = &sessiondv1.Entry_Message{Message: msg}
-		if out == nil {
-			out = slices.Clone(entries)
-		}
 		out[i] = entry
 	}
 	return out, nil

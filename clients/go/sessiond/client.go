@@ -24,7 +24,9 @@ import (
 // GetEntries and WatchEntries answers (and so ReadState and the Watcher)
 // hold the parts the server keeps as blobs, not references to them, unless
 // WithBlobRefs was given; Append and ImportSession upload parts larger than
-// WithUploadPartsOver's size first and send references. The same stubs over any other
+// WithUploadPartsOver's size first and send references when the request
+// could not carry them (they add up to more than half the max send message
+// size; the largest go first). The same stubs over any other
 // connection are the bare generated clients: their answers carry
 // ContentPart.blob references (read them with GetBlob) and their requests
 // go as they are.

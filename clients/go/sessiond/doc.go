@@ -24,10 +24,15 @@
 //     and WatchEntries answers (ReadState and the Watcher too) get the parts
 //     back, read with GetBlob, checked and cached (WithBlobCacheBytes);
 //     WithBlobRefs keeps the references, and Client.GetBlob reads a blob or
-//     a range of it. Append and ImportSession upload parts over 256 KiB
-//     (WithUploadPartsOver) with PutBlob first and send references, so a
-//     part larger than a message may be appended; the caller's request is
-//     not modified (ids aside, as above).
+//     a range of it. When the text, thinking and image parts over 256 KiB
+//     (WithUploadPartsOver) of an Append or ImportSession add up to more
+//     than half the max send message size (4 MiB unless
+//     grpc.MaxCallSendMsgSize says otherwise), the largest are uploaded
+//     with PutBlob first and sent as references until the rest fit in that
+//     half, so a part larger than a message may be appended; a request that
+//     fits goes as it is, in one call, and the server stores its large
+//     parts as blobs itself. The caller's request is not modified (ids
+//     aside, as above).
 //   - tracing: every call carries the trace context of its ctx's
 //     OpenTelemetry span, as the global propagator writes it (set
 //     propagation.TraceContext{} for the W3C traceparent the server reads),

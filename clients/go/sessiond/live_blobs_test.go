@@ -3,19 +3,25 @@ package sessiond
 // Large parts as blobs against a live server (see live_test.go): an image
 // of 5 MiB, larger than any message the server takes, is uploaded in chunks
 // and appended as a reference; the state, the entries and a watch give it
-// back byte for byte, with a 200 KB text the server makes a blob itself and
-// a thinking part with its signature; a client that keeps references gets
-// them and reads the blob with GetBlob, whole and in ranges; a reference to
-// a blob nobody uploaded is FAILED_PRECONDITION naming it.
+// back byte for byte, with a 200 KB text and a 360 KB thinking part (with
+// its signature) that travel inline and the server makes blobs itself; a
+// request whose large parts fit in half a message is sent as it is, one
+// that does not has only its largest parts uploaded, and the calls made say
+// so; a client that keeps references gets them and reads the blob with
+// GetBlob, whole and in ranges; a reference to a blob nobody uploaded is
+// FAILED_PRECONDITION naming it.
 
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sessiond/sessiond/clients/go/sessiondv1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -97,7 +103,7 @@ func TestLiveBlobsComeBackByteForByte(t *testing.T) {
 	ctx := blobCtx(t)
 	id := newSession(t, c)
 	image := testBytes(5*1024*1024, 1)             // over the server's 4 MiB message limit: uploaded
-	thinking := strings.Repeat("thought. ", 40000) // 360 KB: uploaded
+	thinking := strings.Repeat("thought. ", 40000) // 360 KB: inline once the image is uploaded, made a blob by the server
 	text := strings.Repeat("ß", 100000)            // 200 KB inline: the server makes it a blob
 	req := bigAppend(t, c, id, image, thinking, text)
 	userID, assistantID := req.Entries[0].Id, req.Entries[1].Id
@@ -149,7 +155,8 @@ func TestLiveBlobsComeBackByteForByte(t *testing.T) {
 	checkParts(t, "WatchEntries", seen[userID], seen[assistantID], image, thinking, text)
 
 	// The log read back (over 5 MiB once resolved) imports as another
-	// session: ImportSession uploads its large parts as Append does.
+	// session: ImportSession uploads the large parts it cannot carry as
+	// Append does.
 	copyID := NewSessionID(time.Now())
 	imported, err := c.Store.ImportSession(ctx, &sessiondv1.ImportSessionRequest{Workspace: workspace, SessionId: &copyID, Entries: entries.Entries})
 	if err != nil || imported.GetSession().GetId() != copyID {
@@ -171,8 +178,8 @@ func TestLiveBlobRefsAndGetBlobRanges(t *testing.T) {
 	refs := live(t, WithBlobRefs())
 	ctx := blobCtx(t)
 	id := newSession(t, c)
-	image := testBytes(2*1024*1024+3, 2)
-	thinking := strings.Repeat("hmm ", 70000) // 280 KB: uploaded
+	image := testBytes(2*1024*1024+3, 2)      // over half a message: uploaded
+	thinking := strings.Repeat("hmm ", 70000) // 280 KB: inline once the image is uploaded, made a blob by the server
 	text := strings.Repeat("ß", 100000)       // 200 KB: made a blob by the server
 	req := bigAppend(t, c, id, image, thinking, text)
 
@@ -242,6 +249,177 @@ func TestLiveBlobRefsAndGetBlobRanges(t *testing.T) {
 	}
 	_, err = refs.GetBlob(ctx, workspace, ref.GetSha256(), -1, 0)
 	wantCode(t, err, codes.InvalidArgument, "GetBlob from a negative offset")
+}
+
+// calls is a test interceptor (inside ids and retry, once per attempt)
+// that records the PutBlob and Append calls the client makes, the blobs
+// client's own PutBlob calls included.
+type calls struct {
+	mu   sync.Mutex
+	list []proto.Message
+}
+
+func (c *calls) interceptor(ctx context.Context, method string, req, reply interface{}, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if method == sessiondv1.StoreService_PutBlob_FullMethodName || method == sessiondv1.SessionService_Append_FullMethodName {
+		c.mu.Lock()
+		c.list = append(c.list, req.(proto.Message))
+		c.mu.Unlock()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// take returns the calls recorded since the last take.
+func (c *calls) take() []proto.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.list
+	c.list = nil
+	return l
+}
+
+// uniqueBytes is testBytes with a fresh entry id in front, so that no blob
+// of an earlier run of the same workspace is already stored.
+func uniqueBytes(size, seed int) []byte {
+	b := testBytes(size, seed)
+	copy(b, NewEntryID())
+	return b
+}
+
+func TestLiveUploadsOnlyWhatTheRequestCannotCarry(t *testing.T) {
+	const MiB = 1024 * 1024
+	rec := &calls{}
+	c := live(t, WithUnaryInterceptors(rec.interceptor))
+	refs := live(t, WithBlobRefs())
+	ctx := blobCtx(t)
+	id := newSession(t, c)
+	user := func(parts ...*sessiondv1.ContentPart) *sessiondv1.Entry {
+		return &sessiondv1.Entry{Kind: &sessiondv1.Entry_Message{Message: &sessiondv1.Message{Role: sessiondv1.Role_ROLE_USER, Content: parts}}}
+	}
+	// readBack checks that the session's last entries hold images, in order,
+	// byte for byte, in the state and in the entries; and that the server
+	// keeps each as a blob (a client with references sees one).
+	readBack := func(where string, c *Client, session string, images ...[]byte) {
+		t.Helper()
+		st, err := c.ReadState(ctx, &sessiondv1.GetStateRequest{Workspace: workspace, Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := c.Session.GetEntries(ctx, &sessiondv1.GetEntriesRequest{Workspace: workspace, Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asRefs, err := refs.ReadState(ctx, &sessiondv1.GetStateRequest{Workspace: workspace, Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		collect := func(parts [][]*sessiondv1.ContentPart) (out []*sessiondv1.ContentPart) {
+			for _, ps := range parts {
+				for _, p := range ps {
+					if p.GetImage() != nil || p.GetBlob().GetPart() == sessiondv1.BlobPart_BLOB_PART_IMAGE {
+						out = append(out, p)
+					}
+				}
+			}
+			return out
+		}
+		var fromState, fromEntries, fromRefs [][]*sessiondv1.ContentPart
+		for _, m := range st.GetState().GetMessages() {
+			fromState = append(fromState, m.GetMessage().GetContent())
+		}
+		for _, e := range es.GetEntries() {
+			fromEntries = append(fromEntries, e.GetMessage().GetContent())
+		}
+		for _, m := range asRefs.GetState().GetMessages() {
+			fromRefs = append(fromRefs, m.GetMessage().GetContent())
+		}
+		for name, got := range map[string][]*sessiondv1.ContentPart{"ReadState": collect(fromState), "GetEntries": collect(fromEntries)} {
+			if len(got) != len(images) {
+				t.Fatalf("%s, %s: %d images, want %d", where, name, len(got), len(images))
+			}
+			for i, p := range got {
+				if img := p.GetImage(); img == nil || img.GetMimeType() != "image/png" || !bytes.Equal(img.GetData(), images[i]) {
+					t.Fatalf("%s, %s: image %d came back as %d bytes (%v)", where, name, i, len(img.GetData()), p.GetBlob())
+				}
+			}
+		}
+		got := collect(fromRefs)
+		if len(got) != len(images) {
+			t.Fatalf("%s, with references: %d images, want %d", where, len(got), len(images))
+		}
+		for i, p := range got {
+			if p.GetBlob().GetSha256() != sha256Hex(images[i]) {
+				t.Fatalf("%s: image %d is not kept as a blob: %v", where, i, p.GetBlob())
+			}
+		}
+	}
+	// sentParts is what each part of an Append request carried: "inline" or "ref".
+	sentParts := func(req proto.Message) (out []string) {
+		for _, e := range req.(*sessiondv1.AppendRequest).GetEntries() {
+			for _, p := range e.GetMessage().GetContent() {
+				if p.GetBlob() != nil {
+					out = append(out, "ref")
+				} else {
+					out = append(out, "inline")
+				}
+			}
+		}
+		return out
+	}
+
+	// A 1 MiB image fits in half a message: one Append, no PutBlob.
+	image := uniqueBytes(MiB, 11)
+	if _, err := c.Session.Append(ctx, &sessiondv1.AppendRequest{Workspace: workspace, Session: id, Entries: []*sessiondv1.Entry{
+		user(TextPart("one"), imagePart("image/png", image)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.take()
+	if len(got) != 1 || !slices.Equal(sentParts(got[0]), []string{"inline", "inline"}) {
+		t.Fatalf("a 1 MiB image: %d calls, want one Append carrying it inline", len(got))
+	}
+	readBack("a 1 MiB image", c, id, image)
+
+	// 1 MiB + 1.5 MiB + 0.75 MiB: 3.25 MiB, over the 2 MiB of half a message.
+	// The 1.5 MiB image alone is uploaded (two chunks), then the Append.
+	a, big, small := uniqueBytes(MiB, 12), uniqueBytes(3*MiB/2, 13), uniqueBytes(3*MiB/4, 14)
+	id2 := newSession(t, c)
+	if _, err := c.Session.Append(ctx, &sessiondv1.AppendRequest{Workspace: workspace, Session: id2, Entries: []*sessiondv1.Entry{
+		user(TextPart("three"), imagePart("image/png", a), imagePart("image/png", big)),
+		user(imagePart("image/png", small)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got = rec.take()
+	if len(got) != 3 {
+		t.Fatalf("three images: %d calls, want PutBlob, PutBlob, Append", len(got))
+	}
+	for i, off := range []uint64{0, MiB} {
+		p, ok := got[i].(*sessiondv1.PutBlobRequest)
+		if !ok || p.GetSha256() != sha256Hex(big) || p.GetOffset() != off || p.GetSize() != uint64(len(big)) {
+			t.Fatalf("call %d is not the chunk of the 1.5 MiB image at %d: %T", i, off, got[i])
+		}
+	}
+	if s := sentParts(got[2]); !slices.Equal(s, []string{"inline", "inline", "ref", "inline"}) {
+		t.Fatalf("the Append carried %v, want the 1.5 MiB image alone as a reference", s)
+	}
+	readBack("three images", c, id2, a, big, small)
+
+	// Half of a max send size of 1.5 MiB set on the connection: the 1 MiB
+	// image no longer fits and is uploaded first (one chunk).
+	rec2 := &calls{}
+	tight := live(t, WithUnaryInterceptors(rec2.interceptor), WithDialOptions(grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(3*MiB/2))))
+	image = uniqueBytes(MiB, 15)
+	id3 := newSession(t, tight)
+	if _, err := tight.Session.Append(ctx, &sessiondv1.AppendRequest{Workspace: workspace, Session: id3, Entries: []*sessiondv1.Entry{
+		user(imagePart("image/png", image)),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got = rec2.take()
+	if len(got) != 2 || got[0].(*sessiondv1.PutBlobRequest).GetSha256() != sha256Hex(image) || !slices.Equal(sentParts(got[1]), []string{"ref"}) {
+		t.Fatalf("a 1 MiB image with a max send size of 1.5 MiB: %d calls, want PutBlob, then Append with a reference", len(got))
+	}
+	readBack("a max send size of 1.5 MiB", tight, id3, image)
 }
 
 func TestLiveUnknownBlobRefIsFailedPrecondition(t *testing.T) {
