@@ -60,11 +60,16 @@ const handler = connectNodeAdapter({
   },
 });
 
-const server = http2.createServer({ settings: { maxConcurrentStreams: 10_000 } }, handler);
+// sessiond's receive windows (src/server/server.ts): 2 MiB a stream, 16 MiB a connection.
+const server = http2.createServer(
+  { settings: { maxConcurrentStreams: 10_000, initialWindowSize: 2 * 1024 * 1024 } },
+  handler,
+);
 const sessions = new Set<http2.ServerHttp2Session>();
 server.on("session", (s) => {
   sessions.add(s);
   s.on("close", () => sessions.delete(s));
+  s.once("connect", () => s.setLocalWindowSize(16 * 1024 * 1024));
 });
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;

@@ -8,25 +8,28 @@
  *   imageBytes, entries}.
  * - {mode:"append1mb", url, n}: appends `n` entries of one unique 1 MiB
  *   image each, one after another, timing each. Prints {samples}.
+ * - {mode:"echo1mb", url, n}: the transport floor of that append: `n`
+ *   calls of the echo baseline carrying the same 1 MiB, timing each.
+ *   Prints {samples}.
  * - {mode:"read", url, sessionId}: reads the whole state as an adapter
  *   resuming does (GetState pages, every blob resolved with GetBlob).
  *   Prints {ms, messages, bytes}.
  */
 import { writeFileSync } from "node:fs";
-import { create, toJsonString } from "@bufbuild/protobuf";
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { readState } from "../../src/client/index.js";
-import { answer, args, sessiond, timed } from "./data-common.js";
+import { answer, args, echo, sessiond, timed } from "./data-common.js";
 
 const a = args<{
-  mode: "write" | "append1mb" | "read";
+  mode: "write" | "append1mb" | "echo1mb" | "read";
   url: string;
   turns?: number;
   transcript?: string;
   n?: number;
   sessionId?: string;
 }>();
-const c = sessiond(a.url);
+const c = a.mode === "echo1mb" ? undefined : sessiond(a.url);
 const MiB = 1024 * 1024;
 
 function image(seed: number): Uint8Array {
@@ -59,7 +62,19 @@ function msg(id: string, role: Role, parts: { text?: string; image?: Uint8Array 
   });
 }
 
-if (a.mode === "write") {
+if (a.mode === "echo1mb") {
+  const e = echo(a.url);
+  const samples: number[] = [];
+  for (let i = 0; i < (a.n ?? 30) + 3; i++) {
+    // The bytes the Append carries (an entry around the image), answered by a few bytes.
+    const payload = toBinary(EntrySchema, msg(`img${i}`, Role.USER, [{ image: image(1000 + i) }]));
+    const { ms } = await timed(() => e.echo({ payload, responseBytes: 16 }));
+    if (i >= 3) samples.push(ms);
+  }
+  answer({ samples });
+}
+
+if (c !== undefined && a.mode === "write") {
   const { session } = await c.store.createSession({ title: "big parts" });
   const sessionId = session?.id ?? "";
   const shots = Array.from({ length: 5 }, (_, i) => image(i + 1));
@@ -87,7 +102,7 @@ if (a.mode === "write") {
   answer({ sessionId, rawBytes: Buffer.byteLength(raw), imageBytes, entries: lines.length });
 }
 
-if (a.mode === "append1mb") {
+if (c !== undefined && a.mode === "append1mb") {
   const { session } = await c.store.createSession({ title: "1 MiB appends" });
   const samples: number[] = [];
   for (let i = 0; i < (a.n ?? 30) + 3; i++) {
@@ -100,7 +115,7 @@ if (a.mode === "append1mb") {
   answer({ samples });
 }
 
-if (a.mode === "read") {
+if (c !== undefined && a.mode === "read") {
   await c.health.check({ service: "" });
   const { ms, value } = await timed(() => readState(c, { session: a.sessionId as string }));
   let bytes = 0;
