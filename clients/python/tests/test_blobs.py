@@ -3,8 +3,13 @@
 A 5 MiB image, larger than any message the server takes (4 MiB), is
 uploaded by the client in chunks (PutBlob) and appended as a reference; a
 200 KB text goes inline and the server makes it a blob; a thinking part of
-300 KB keeps its signature in its reference. GetState, GetEntries and the
-watch give all three back byte for byte. A client with ``blobs="refs"``
+2.4 MB, more than half of a request by itself, is uploaded by the client
+too and keeps its signature in its reference. GetState, GetEntries and the
+watch give all three back byte for byte. Parts over 256 KiB go up first
+only while they add up to more than half of a request (2 MiB), the largest
+first: a 1 MiB image goes in one Append with no PutBlob, and of images of
+1.5, 1 and 0.75 MiB in one request only the first is uploaded (the calls
+are recorded as sent, by an interceptor). A client with ``blobs="refs"``
 sees the references and reads them with ``get_blob``, in ranges too; a
 reference to a blob nobody uploaded is FAILED_PRECONDITION naming it.
 """
@@ -14,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import random
 import unittest
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import grpc
+import grpc.aio
 from support import async_client, client, need_server, workspace
 
 from sessiond import SessiondError, assistant_message, text_of
@@ -25,7 +31,7 @@ from sessiond.v1 import entry_pb2
 MiB = 1024 * 1024
 IMAGE = random.Random(1).randbytes(5 * MiB)
 TEXT = "ß" * 100_000  # 200 KB of UTF-8: inline (under 256 KiB), stored as a blob by the server
-THINKING = "Überlegung " * 30_000  # 360 KB: uploaded by the client
+THINKING = "Überlegung " * 200_000  # 2.4 MB: over half of a 4 MiB request by itself, uploaded by the client
 SIGNATURE = "sig-0123"
 
 
@@ -62,6 +68,60 @@ def unknown_reference() -> entry_pb2.Entry:
         id="bad",
         message=entry_pb2.Message(role=entry_pb2.ROLE_USER, content=[entry_pb2.ContentPart(blob=ref)]),
     )
+
+
+def images_in_one_request(prefix: str, *sizes: int) -> List[entry_pb2.Entry]:
+    """Entries of images of these sizes (random bytes), two to an entry: one Append carries them all."""
+    rng = random.Random(f"{prefix}{sizes}")
+    parts = [
+        entry_pb2.ContentPart(image=entry_pb2.ImagePart(mime_type="image/png", data=rng.randbytes(n)))
+        for n in sizes
+    ]
+    return [
+        entry_pb2.Entry(
+            id=f"{prefix}{i}", message=entry_pb2.Message(role=entry_pb2.ROLE_USER, content=parts[i : i + 2])
+        )
+        for i in range(0, len(parts), 2)
+    ]
+
+
+def images_of(entries: Any) -> List[bytes]:
+    """The images of message entries (or state messages), in order; a reference is a failure."""
+    found: List[bytes] = []
+    for e in entries:
+        for p in e.message.content:
+            assert p.WhichOneof("part") == "image", p.WhichOneof("part")
+            found.append(p.image.data)
+    return found
+
+
+def method_name(details: Any) -> str:
+    method = details.method
+    return (method.decode() if isinstance(method, bytes) else str(method)).rsplit("/", 1)[-1]
+
+
+class RecordUploads(grpc.UnaryUnaryClientInterceptor):
+    """The PutBlob and Append calls of a client, in order, with the requests as they were sent."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        if method_name(details) in ("PutBlob", "Append"):
+            self.calls.append((method_name(details), request))
+        return continuation(details, request)
+
+
+class AsyncRecordUploads(grpc.aio.UnaryUnaryClientInterceptor):
+    """``RecordUploads`` for grpc.aio."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        if method_name(details) in ("PutBlob", "Append"):
+            self.calls.append((method_name(details), request))
+        return await continuation(details, request)
 
 
 class CountGetBlob(grpc.UnaryStreamClientInterceptor):
@@ -113,11 +173,48 @@ class Checks(unittest.TestCase):
         )
         self.assertEqual(text_ref.preview, "ß" * 200)  # the server's
 
+    #: Images of 1 MiB, 1.5 MiB and 0.75 MiB in one request (3.25 MiB of parts over 256 KiB):
+    #: the 1.5 MiB one, the largest, is uploaded; 1.75 MiB left, under 2 MiB: the others go inline.
+    THREE = (MiB, 3 * MiB // 2, 3 * MiB // 4)
+
+    def check_one_append(self, calls: List[Tuple[str, Any]], one: List[entry_pb2.Entry]) -> None:
+        """A 1 MiB image (under half of 4 MiB): one Append with the image in it, no PutBlob."""
+        self.assertEqual([m for m, _ in calls], ["Append"])
+        self.assertTrue(images_of(calls[0][1].entries) == images_of(one))
+
+    def check_largest_uploaded(self, calls: List[Tuple[str, Any]], ws: str, three: List[entry_pb2.Entry]) -> None:
+        """The 1.5 MiB image went up in two PutBlob chunks, then one Append with it as a reference."""
+        small, big, smaller = images_of(three)
+        self.assertEqual([m for m, _ in calls], ["PutBlob", "PutBlob", "Append"])
+        puts = [r for _, r in calls[:2]]
+        self.assertEqual(
+            [(p.workspace, p.sha256, p.size, p.offset, len(p.data)) for p in puts],
+            [(ws, sha(big), len(big), 0, MiB), (ws, sha(big), len(big), MiB, len(big) - MiB)],
+        )
+        self.assertTrue(b"".join(p.data for p in puts) == big)
+        sent = [p for e in calls[2][1].entries for p in e.message.content]
+        self.assertEqual([p.WhichOneof("part") for p in sent], ["image", "blob", "image"])
+        ref = sent[1].blob
+        self.assertEqual(
+            (ref.sha256, ref.size, ref.part, ref.media_type),
+            (sha(big), len(big), entry_pb2.BLOB_PART_IMAGE, "image/png"),
+        )
+        self.assertTrue(sent[0].image.data == small and sent[2].image.data == smaller)
+
+    def check_read_back(self, state: Any, entries: Any, refs_state: Any, appended: List[bytes]) -> None:
+        """Every image byte for byte from GetState and GetEntries; the server holds each as a blob."""
+        self.assertEqual([len(d) for d in images_of(state.messages)], [len(d) for d in appended])
+        self.assertTrue(images_of(state.messages) == appended)
+        self.assertTrue(images_of([e for e in entries if e.WhichOneof("kind") == "message"]) == appended)
+        refs = [p.blob for m in refs_state.messages for p in m.message.content]
+        self.assertEqual([(r.sha256, r.size) for r in refs], [(sha(d), len(d)) for d in appended])
+
 
 class SyncBlobsTest(Checks):
     def setUp(self) -> None:
         self.counter = CountGetBlob()
-        self.c = client(interceptors=[self.counter])
+        self.uploads = RecordUploads()
+        self.c = client(interceptors=[self.counter, self.uploads])
         self.ws = workspace()
         self.sid = self.c.store.create_session(workspace=self.ws).session.id
 
@@ -154,6 +251,22 @@ class SyncBlobsTest(Checks):
         self.assertEqual([e.id for e in seen], ["img", "a1"])
         self.check_image(seen[0].message)
         self.check_answer(seen[1].message)
+
+    def test_parts_go_up_first_only_while_over_half_a_request_largest_first(self) -> None:
+        one = images_in_one_request("one", MiB)
+        self.c.session.append(workspace=self.ws, session=self.sid, entries=one)
+        self.check_one_append(self.uploads.calls, one)
+        self.uploads.calls.clear()
+        three = images_in_one_request("three", *self.THREE)
+        self.c.session.append(workspace=self.ws, session=self.sid, entries=three)
+        self.check_largest_uploaded(self.uploads.calls, self.ws, three)
+        self.assertEqual([p.WhichOneof("part") for e in three for p in e.message.content], ["image"] * 3)
+
+        state = self.c.read_state(workspace=self.ws, session=self.sid).state
+        entries = self.c.session.get_entries(workspace=self.ws, session=self.sid).entries
+        with client(blobs="refs") as raw:
+            refs_state = raw.session.get_state(workspace=self.ws, session=self.sid).state
+        self.check_read_back(state, entries, refs_state, images_of(one) + images_of(three))
 
     def test_refs_keep_the_references_and_get_blob_reads_them_in_ranges(self) -> None:
         self.c.session.append(workspace=self.ws, session=self.sid, entries=[image_entry(), answer_entry()])
@@ -195,7 +308,8 @@ class SyncBlobsTest(Checks):
 
 class AsyncBlobsTest(unittest.IsolatedAsyncioTestCase, Checks):
     async def asyncSetUp(self) -> None:
-        self.c = async_client()
+        self.uploads = AsyncRecordUploads()
+        self.c = async_client(interceptors=[self.uploads])
         self.ws = workspace()
         self.sid = (await self.c.store.create_session(workspace=self.ws)).session.id
 
@@ -226,6 +340,22 @@ class AsyncBlobsTest(unittest.IsolatedAsyncioTestCase, Checks):
         self.assertEqual([e.id for e in seen], ["img", "a1"])
         self.check_image(seen[0].message)
         self.check_answer(seen[1].message)
+
+    async def test_parts_go_up_first_only_while_over_half_a_request_largest_first(self) -> None:
+        one = images_in_one_request("one", MiB)
+        await self.c.session.append(workspace=self.ws, session=self.sid, entries=one)
+        self.check_one_append(self.uploads.calls, one)
+        self.uploads.calls.clear()
+        three = images_in_one_request("three", *self.THREE)
+        await self.c.session.append(workspace=self.ws, session=self.sid, entries=three)
+        self.check_largest_uploaded(self.uploads.calls, self.ws, three)
+        self.assertEqual([p.WhichOneof("part") for e in three for p in e.message.content], ["image"] * 3)
+
+        state = (await self.c.read_state(workspace=self.ws, session=self.sid)).state
+        entries = (await self.c.session.get_entries(workspace=self.ws, session=self.sid)).entries
+        async with async_client(blobs="refs") as raw:
+            refs_state = (await raw.session.get_state(workspace=self.ws, session=self.sid)).state
+        self.check_read_back(state, entries, refs_state, images_of(one) + images_of(three))
 
     async def test_refs_keep_the_references_and_get_blob_reads_them_in_ranges(self) -> None:
         await self.c.session.append(workspace=self.ws, session=self.sid, entries=[image_entry(), answer_entry()])

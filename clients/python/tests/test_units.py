@@ -7,7 +7,7 @@ import inspect
 import re
 import unittest
 from datetime import datetime, timezone
-from typing import Any, List, cast
+from typing import Any, List, Tuple, cast
 
 import grpc
 import grpc.aio
@@ -28,10 +28,13 @@ from sessiond import (
     user_message,
 )
 from sessiond.blobs import (
+    DEFAULT_MAX_REQUEST_BYTES,
     TEXT_MEDIA_TYPE,
     BlobAssembly,
     BlobCache,
+    BlobSettings,
     blob_parts,
+    max_request_bytes,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -318,10 +321,28 @@ class BlobRulesTest(unittest.TestCase):
         )
         req.entries[2].message.content[0].thinking.signature = "sig"
         before = req.SerializeToString()
-        ups = uploads_in(req.entries, 1000)  # bytes, not characters: 1400 > 1000
-        self.assertEqual([(u.entry, u.part) for u in ups], [(0, 1), (0, 2), (2, 0), (2, 1)])
-        self.assertEqual(uploads_in(req.entries, 0), [])  # 0: never
-        self.assertEqual(len(uploads_in(req.entries, 1400)), 1)  # only the 1600-byte image is over
+        # Budget 0: every part over the threshold, largest first (equal sizes in request order).
+        ups = uploads_in(req.entries, 1000, 0)  # bytes, not characters: 1400 > 1000
+        self.assertEqual([(u.entry, u.part) for u in ups], [(0, 2), (0, 1), (2, 0), (2, 1)])
+        self.assertEqual([len(u.content.data) for u in ups], [1600, 1400, 1400, 1001])
+        self.assertEqual(uploads_in(req.entries, 0, 0), [])  # 0: never
+        self.assertEqual(len(uploads_in(req.entries, 1400, 0)), 1)  # only the 1600-byte image is over
+
+        # The candidates add up to 5401 bytes (the small text, the label and the tool call
+        # are not counted): inline while that fits the budget, else the largest go, one at
+        # a time, until the rest fit.
+        def taken(budget: int) -> List[Tuple[int, int]]:
+            return [(u.entry, u.part) for u in uploads_in(req.entries, 1000, budget)]
+
+        self.assertEqual(taken(5401), [])
+        self.assertEqual(taken(10**9), [])
+        self.assertEqual(taken(5400), [(0, 2)])  # 3801 left
+        self.assertEqual(taken(3801), [(0, 2)])
+        self.assertEqual(taken(3800), [(0, 2), (0, 1)])  # 2401 left
+        self.assertEqual(taken(1001), [(0, 2), (0, 1), (2, 0)])  # 1001 left
+        self.assertEqual(taken(1000), [(0, 2), (0, 1), (2, 0), (2, 1)])
+        self.assertEqual([(u.entry, u.part) for u in uploads_in(req.entries, 1400, 1599)], [(0, 2)])
+        self.assertEqual(uploads_in(req.entries, 1400, 1600), [])
         sent = with_references(req, ups)
         self.assertEqual(req.SerializeToString(), before)  # the caller's request is left alone
         parts = sent.entries[0].message.content
@@ -425,6 +446,32 @@ class BlobRulesTest(unittest.TestCase):
         for bad in ({"blobs": cast(Any, "inline")}, {"upload_parts_over_bytes": -1}):
             with self.assertRaises(ValueError):
                 SessiondClient("127.0.0.1:1", **bad)
+
+    def test_the_inline_budget_is_half_the_largest_request(self) -> None:
+        send = "grpc.max_send_message_length"
+        self.assertEqual(DEFAULT_MAX_REQUEST_BYTES, 4 * 1024 * 1024)
+        self.assertEqual(max_request_bytes([]), DEFAULT_MAX_REQUEST_BYTES)
+        self.assertEqual(max_request_bytes([(send, 1000)]), 1000)
+        self.assertEqual(max_request_bytes([(send, 1000), (send, 3000)]), 3000)  # the last one, as grpc's options
+        for unset in (-1, 0, "8"):  # -1: grpc's "no limit"
+            self.assertEqual(max_request_bytes([(send, unset)]), DEFAULT_MAX_REQUEST_BYTES)
+        self.assertEqual(max_request_bytes([("grpc.max_receive_message_length", 1000)]), DEFAULT_MAX_REQUEST_BYTES)
+        self.assertEqual(BlobSettings().inline_budget, 2 * 1024 * 1024)
+        self.assertEqual(BlobSettings(max_request_bytes=1001).inline_budget, 500)
+        with self.assertRaises(ValueError):
+            BlobSettings(max_request_bytes=0)
+
+        # Each client takes it from its channel options.
+        with SessiondClient("127.0.0.1:1") as c:
+            self.assertEqual(c._blobs.settings.inline_budget, 2 * 1024 * 1024)
+        with SessiondClient("127.0.0.1:1", options=[(send, 16 * 1024 * 1024)]) as c:
+            self.assertEqual(c._blobs.settings.inline_budget, 8 * 1024 * 1024)
+
+        async def in_loop() -> None:
+            async with AsyncSessiondClient("127.0.0.1:1", options=[(send, 1024 * 1024)]) as a:
+                self.assertEqual(a._blobs.settings.inline_budget, 512 * 1024)
+
+        asyncio.run(in_loop())
 
 
 class ClientShapeTest(unittest.TestCase):

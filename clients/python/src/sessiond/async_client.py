@@ -40,6 +40,7 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
+    max_request_bytes,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -210,9 +211,9 @@ class _AsyncBlobIO:
     async def upload_parts(
         self, req: UploadRequest, timeout: Optional[float], headers: Optional[Metadata]
     ) -> UploadRequest:
-        """The request to send: ``req``, or a copy with its large parts uploaded and sent as references."""
+        """The request to send: ``req``, or a copy with the parts ``uploads_in`` picks uploaded and sent as references."""
         fill_ids(req)  # the ids go into the caller's request (a retry with it reuses them), not the copy only
-        uploads = uploads_in(req.entries, self.settings.upload_over)
+        uploads = uploads_in(req.entries, self.settings.upload_over, self.settings.inline_budget)
         done: Set[str] = set()
         for u in uploads:
             if u.sha256 not in done:
@@ -323,7 +324,7 @@ class AsyncStoreClient:
     ) -> st.ImportSessionResponse:
         """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``.
 
-        Large parts are uploaded first and sent as references (as ``append``).
+        Large parts may be uploaded first and sent as references (as ``append``).
         """
         req = _build(st.ImportSessionRequest, request, fields)
         if self._blobs is not None:
@@ -389,8 +390,9 @@ class AsyncSessionClient:
     ) -> ss.AppendResponse:
         """Appends a batch, all or nothing. Empty entry ids are filled in the request first.
 
-        Large parts are uploaded first and sent as references, in a copy of
-        the request (see ``SessionClient.append``).
+        Large parts are uploaded first and sent as references when they add
+        up to more than half of the largest request, the largest first, in a
+        copy of the request (see ``SessionClient.append``).
         """
         req = _build(ss.AppendRequest, request, fields)
         if self._blobs is not None:
@@ -515,8 +517,10 @@ class AsyncSessiondClient:
         upload_parts_over_bytes: int = DEFAULT_UPLOAD_PARTS_OVER_BYTES,
         blob_cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES,
     ) -> None:
-        settings = BlobSettings(blobs, upload_parts_over_bytes, blob_cache_bytes)
         cs = channel_settings(target, tls=tls, ca=ca, cert=cert, key=key, options=options)
+        settings = BlobSettings(
+            blobs, upload_parts_over_bytes, blob_cache_bytes, max_request_bytes(cs.options)
+        )
         if cs.credentials is not None:
             channel = grpc.aio.secure_channel(
                 cs.address, cs.credentials, options=cs.options, interceptors=list(interceptors)

@@ -11,10 +11,17 @@ the TypeScript client does (``src/client/blob-transport.ts``):
   bytes, read whole (``BlobAssembly`` checks every chunk and the size) and
   kept in a small LRU cache (``BlobCache``) shared by the client's calls;
 - uploading: text, thinking and image parts of an Append or ImportSession
-  over a threshold (256 KiB by default) are uploaded first
-  (``uploads_in``; the chunk loop's decision is ``next_upload_offset``) and
-  sent as references (``with_references``, a copy of the request: the
-  caller's messages are never changed).
+  over a threshold (256 KiB by default) may be uploaded first and sent as
+  references (``with_references``, a copy of the request: the caller's
+  messages are never changed), but only when the request needs it: while
+  such parts add up to more than half of the largest request the client
+  sends (``max_request_bytes``: 4 MiB unless the channel options say
+  otherwise), the largest are uploaded, one at a time, until the rest fit
+  in that half; the rest go inline and the server stores them as blobs
+  itself (``uploads_in``; the chunk loop's decision is
+  ``next_upload_offset``). One call instead of two: a 1 MiB image appended
+  inline took 8 ms p50, uploaded first 12 ms (measured for the TypeScript
+  client, which has the same rule).
 
 ``SessiondClient`` (``client.py``) and ``AsyncSessiondClient``
 (``async_client.py``) use these and only add the calls, blocking or awaited.
@@ -26,7 +33,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import List, Literal, Optional, Sequence, TypeVar, Union
+from typing import Any, List, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
 import grpc
 
@@ -37,6 +44,7 @@ from .v1.entry_pb2 import BlobRef, ContentPart, Entry
 __all__ = [
     "BLOB_MODES",
     "DEFAULT_BLOB_CACHE_BYTES",
+    "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_UPLOAD_PARTS_OVER_BYTES",
     "TEXT_MEDIA_TYPE",
     "UPLOAD_CHUNK_BYTES",
@@ -49,6 +57,7 @@ __all__ = [
     "blob_content_of",
     "blob_parts",
     "blob_ref_part",
+    "max_request_bytes",
     "next_upload_offset",
     "resolved_part",
     "sha256_hex",
@@ -60,8 +69,11 @@ __all__ = [
 BlobMode = Literal["resolve", "refs"]
 BLOB_MODES = ("resolve", "refs")
 
-#: Parts of an Append / ImportSession over this many bytes are uploaded first.
+#: Parts of an Append / ImportSession over this many bytes may be uploaded first (see ``uploads_in``).
 DEFAULT_UPLOAD_PARTS_OVER_BYTES = 256 * 1024
+#: The largest request a client sends when its channel options set no
+#: ``grpc.max_send_message_length`` (the server's default limit).
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Bytes of blobs a client keeps for the next answer that names them.
 DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024
 #: Bytes per PutBlob call (GetBlob answers come in chunks of the same size).
@@ -129,14 +141,19 @@ class BlobCache:
 
 @dataclass(frozen=True)
 class BlobSettings:
-    """A client's blob options (its constructor's ``blobs``, ``upload_parts_over_bytes``, ``blob_cache_bytes``)."""
+    """A client's blob options (its constructor's ``blobs``, ``upload_parts_over_bytes``, ``blob_cache_bytes``).
+
+    ``max_request_bytes`` comes from the channel options (``max_request_bytes()``).
+    """
 
     #: Whether answers are resolved ("resolve") or keep their references ("refs").
     mode: BlobMode = "resolve"
-    #: Parts over this many bytes are uploaded before an Append / ImportSession; 0: never.
+    #: Parts over this many bytes may be uploaded before an Append / ImportSession; 0: never.
     upload_over: int = DEFAULT_UPLOAD_PARTS_OVER_BYTES
     #: Size of the client's cache of blobs read.
     cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES
+    #: The largest request the client sends: parts over ``upload_over`` fill half of it at most.
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
     def __post_init__(self) -> None:
         if self.mode not in BLOB_MODES:
@@ -145,10 +162,33 @@ class BlobSettings:
             raise ValueError("upload_parts_over_bytes must be 0 (never) or more")
         if self.cache_bytes < 0:
             raise ValueError("blob_cache_bytes must be 0 (no cache) or more")
+        if self.max_request_bytes <= 0:
+            raise ValueError("max_request_bytes must be more than 0")
 
     @property
     def resolve(self) -> bool:
         return self.mode == "resolve"
+
+    @property
+    def inline_budget(self) -> int:
+        """Bytes of parts over ``upload_over`` that a request carries inline at most: half the largest request."""
+        return self.max_request_bytes // 2
+
+
+def max_request_bytes(options: Sequence[Tuple[str, Any]]) -> int:
+    """The largest request a channel with these options sends: its ``grpc.max_send_message_length``.
+
+    ``DEFAULT_MAX_REQUEST_BYTES`` (4 MiB) when the options set none, or a
+    value that is not a positive size (grpc's -1: no limit). The last value
+    of the key counts, as in ``channel_settings``.
+    """
+    found: Any = None
+    for key, value in options:
+        if key == "grpc.max_send_message_length":
+            found = value
+    if isinstance(found, int) and not isinstance(found, bool) and found > 0:
+        return found
+    return DEFAULT_MAX_REQUEST_BYTES
 
 
 def sha256_hex(data: bytes) -> str:
@@ -341,19 +381,39 @@ class Upload:
     sha256: str
 
 
-def uploads_in(entries: Sequence[Entry], threshold_bytes: int) -> List[Upload]:
-    """The parts of ``entries`` to upload before sending them (none when ``threshold_bytes`` is 0)."""
+def uploads_in(entries: Sequence[Entry], threshold_bytes: int, inline_budget_bytes: int) -> List[Upload]:
+    """The parts of ``entries`` to upload before sending them, largest first (the TS client's rule).
+
+    The candidates are the text, thinking and image parts over
+    ``threshold_bytes`` (none when it is 0). While their content (UTF-8 for
+    a text or thinking, the bytes of an image) adds up to no more than
+    ``inline_budget_bytes``, nothing is uploaded: the request goes as it is
+    and the server stores them as blobs itself. Else the largest are taken,
+    one at a time, until what is left adds up to no more than the budget;
+    the rest stay inline. Only the parts taken are hashed.
+    """
     if threshold_bytes <= 0:
         return []
-    found: List[Upload] = []
+    found: List[Tuple[int, int, BlobContent]] = []
+    inline = 0
     for i, e in enumerate(entries):
         if e.WhichOneof("kind") != "message":
             continue
         for j, p in enumerate(e.message.content):
             content = blob_content_of(p, threshold_bytes)
             if content is not None:
-                found.append(Upload(i, j, content, content.sha256))
-    return found
+                found.append((i, j, content))
+                inline += len(content.data)
+    if inline <= inline_budget_bytes:
+        return []
+    found.sort(key=lambda f: len(f[2].data), reverse=True)  # stable: equal sizes in request order
+    taken: List[Upload] = []
+    for i, j, content in found:
+        if inline <= inline_budget_bytes:
+            break
+        taken.append(Upload(i, j, content, content.sha256))
+        inline -= len(content.data)
+    return taken
 
 
 def with_references(request: UploadRequest, uploads: Sequence[Upload]) -> UploadRequest:

@@ -18,7 +18,9 @@
 - Blobs: references in GetState, GetEntries and WatchEntries answers are
   replaced by the parts they stand for (read with GetBlob, cached), and
   parts of an Append / ImportSession over ``upload_parts_over_bytes`` are
-  uploaded with PutBlob first and sent as references (``blobs.py``).
+  uploaded with PutBlob first and sent as references when they add up to
+  more than half of the largest request (the largest first, until the
+  rest fit; ``blobs.py``).
 
 The rules themselves live in small modules that ``AsyncSessiondClient``
 (``async_client.py``) shares: ``ids`` (ids before send), ``retry`` (what is
@@ -45,6 +47,7 @@ from .blobs import (
     BlobSettings,
     UploadRequest,
     blob_parts,
+    max_request_bytes,
     next_upload_offset,
     resolved_part,
     sha256_hex,
@@ -201,9 +204,9 @@ class _BlobIO:
     def upload_parts(
         self, req: UploadRequest, timeout: Optional[float], headers: Optional[Metadata]
     ) -> UploadRequest:
-        """The request to send: ``req``, or a copy with its large parts uploaded and sent as references."""
+        """The request to send: ``req``, or a copy with the parts ``uploads_in`` picks uploaded and sent as references."""
         fill_ids(req)  # the ids go into the caller's request (a retry with it reuses them), not the copy only
-        uploads = uploads_in(req.entries, self.settings.upload_over)
+        uploads = uploads_in(req.entries, self.settings.upload_over, self.settings.inline_budget)
         done: Set[str] = set()
         for u in uploads:
             if u.sha256 not in done:
@@ -311,7 +314,7 @@ class StoreClient:
     ) -> st.ImportSessionResponse:
         """Stores a whole log exactly (ids, seqs, timestamps, root); again: ``created=False``.
 
-        Large parts are uploaded first and sent as references (as ``append``).
+        Large parts may be uploaded first and sent as references (as ``append``).
         """
         req = _build(st.ImportSessionRequest, request, fields)
         if self._blobs is not None:
@@ -375,9 +378,12 @@ class SessionClient:
         """Appends a batch, all or nothing. Empty entry ids are filled in the request first.
 
         Text, thinking and image parts over the client's
-        ``upload_parts_over_bytes`` are uploaded first (PutBlob) and sent as
-        references, in a copy of the request: the caller's is not changed
-        (but for the ids).
+        ``upload_parts_over_bytes`` go inline while they add up to at most
+        half of the largest request the client sends (4 MiB, or the
+        channel's ``grpc.max_send_message_length``): the server stores them
+        as blobs. Over that, the largest are uploaded first (PutBlob), one
+        at a time until the rest fit, and sent as references, in a copy of
+        the request: the caller's is not changed (but for the ids).
         """
         req = _build(ss.AppendRequest, request, fields)
         if self._blobs is not None:
@@ -489,8 +495,11 @@ class SessiondClient:
     GetState, GetEntries and WatchEntries answers by the parts they stand
     for (read with GetBlob; the last ``blob_cache_bytes`` read are kept);
     ``blobs="refs"`` leaves them. Text, thinking and image parts of an
-    Append / ImportSession over ``upload_parts_over_bytes`` (0: never) are
-    uploaded with PutBlob first and sent as references.
+    Append / ImportSession over ``upload_parts_over_bytes`` (0: never) may
+    be uploaded with PutBlob first and sent as references: only when they
+    add up to more than half of the largest request the client sends (the
+    ``grpc.max_send_message_length`` of ``options``, else 4 MiB), and then
+    the largest first, until the rest fit in that half.
     """
 
     def __init__(
@@ -510,8 +519,10 @@ class SessiondClient:
         upload_parts_over_bytes: int = DEFAULT_UPLOAD_PARTS_OVER_BYTES,
         blob_cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES,
     ) -> None:
-        settings = BlobSettings(blobs, upload_parts_over_bytes, blob_cache_bytes)
         cs = channel_settings(target, tls=tls, ca=ca, cert=cert, key=key, options=options)
+        settings = BlobSettings(
+            blobs, upload_parts_over_bytes, blob_cache_bytes, max_request_bytes(cs.options)
+        )
         if cs.credentials is not None:
             channel = grpc.secure_channel(cs.address, cs.credentials, options=cs.options)
         else:
