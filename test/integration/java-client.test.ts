@@ -75,6 +75,8 @@ const TESTS: Record<string, string[]> = {
     "answersAreResolvedThroughEveryStubAndTheWatchAndCached",
     "contentThatDoesNotMatchItsReferenceIsDataLoss",
     "largePartsAreUploadedInChunksFromWhereTheServerSays",
+    "largePartsGoUpFirstOnlyWhileTheRequestCannotCarryThem",
+    "theBudgetIsHalfTheCallsMaxOutboundMessageSize",
     "aFailedUploadFailsTheCallUnsent",
   ],
   EntryWatchTest: [
@@ -96,6 +98,7 @@ const TESTS: Record<string, string[]> = {
     "readStateAndReadTreeMergePages",
     "blobsComeBackByteForByte",
     "blobRefsAndGetBlobRanges",
+    "largePartsGoUpFirstOnlyWhenTheRequestCannotCarryThem",
     "unknownBlobRefIsFailedPrecondition",
     "callTimeoutBindsUnaryCallsOnly",
     "keepaliveFindsADeadConnection",
@@ -236,7 +239,7 @@ describe("Java client (clients/java)", () => {
           .sort();
       expect(ids("failed")).toEqual([]);
       expect(cases.map((c) => c.id).sort()).toEqual([...EXPECTED].sort());
-      expect(cases).toHaveLength(48);
+      expect(cases).toHaveLength(51);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(ids("skipped")).toEqual([RESTART_TEST]);

@@ -38,9 +38,18 @@ public final class BlobParts {
 
   /**
    * The size (bytes of UTF-8 of a text, bytes of an image) over which Append
-   * and ImportSession upload a part as a blob, by default: 256 KiB.
+   * and ImportSession may upload a part as a blob, by default: 256 KiB. Such
+   * parts are uploaded only while they add up to more than half the call's
+   * max outbound message size (see {@link SessiondClient.Builder#uploadPartsOver}).
    */
   public static final int DEFAULT_UPLOAD_PARTS_OVER = 256 * 1024;
+
+  /**
+   * The max outbound message size assumed for a call that sets none (the
+   * server's default limit on what it receives): 4 MiB. The parts over the
+   * upload threshold may travel inline up to half of it.
+   */
+  static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
   /** The size of a client's cache of blobs read to resolve references, by default: 64 MiB. */
   public static final long DEFAULT_BLOB_CACHE_BYTES = 64L * 1024 * 1024;

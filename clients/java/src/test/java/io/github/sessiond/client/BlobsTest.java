@@ -320,20 +320,36 @@ class BlobsTest {
     }
   }
 
+  /**
+   * The parts over the threshold add up to more than half of 4 MiB: the
+   * largest go up, in chunks taken from where the server says, until the rest
+   * fit; identical content is uploaded once.
+   */
   @Test
   void largePartsAreUploadedInChunksFromWhereTheServerSays() throws Exception {
     server.putBlobTakes = 300_000; // the client goes on where the server says
     ByteString img = bytes(2 * 1024 * 1024 + 7, 4);
-    String big = "x".repeat(300_000);
+    String big = "x".repeat(1_200_000);
+    ByteString img2 = bytes(1_000_000, 6);
     String small = "y".repeat(87_000); // at most 261,000 bytes: not even encoded
     AppendRequest req =
         AppendRequest.newBuilder()
             .setSession("s")
             .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, Messages.textPart(small), image("image/png", img))))
             .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_ASSISTANT, thinking(big, "sig"), Messages.textPart(big))))
+            .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/webp", img2))))
             .build();
     try (SessiondClient c = server.client().build()) {
       c.session().append(req);
+      // 5,497,159 bytes over the threshold: the image goes up (3,400,000 left), then
+      // the thinking (2,200,000 left, still over 2 MiB), then the text (1,000,000 left).
+      assertEquals(
+          List.of(
+              "PutBlobRequest", "PutBlobRequest", "PutBlobRequest", "PutBlobRequest", "PutBlobRequest",
+              "PutBlobRequest", "PutBlobRequest", "PutBlobRequest", "PutBlobRequest", "PutBlobRequest",
+              "PutBlobRequest", "AppendRequest"),
+          callsFrom(0),
+          "every chunk before the Append");
       AppendRequest sent = server.requestsOf(AppendRequest.class).get(0);
       assertEquals(Messages.textPart(small), sent.getEntries(0).getMessage().getContent(0));
       ByteString bigBytes = ByteString.copyFromUtf8(big);
@@ -345,6 +361,9 @@ class BlobsTest {
       assertEquals(
           part(refTo(bigBytes, BlobPart.BLOB_PART_TEXT, BlobParts.TEXT_MEDIA_TYPE)),
           sent.getEntries(1).getMessage().getContent(1));
+      assertTrue(
+          image("image/webp", img2).equals(sent.getEntries(2).getMessage().getContent(0)),
+          "the smallest stays inline: the rest fit half of 4 MiB");
       assertFalse(sent.getEntries(0).getId().isEmpty(), "ids filled before the upload");
 
       List<PutBlobRequest> puts = server.requestsOf(PutBlobRequest.class);
@@ -357,11 +376,18 @@ class BlobsTest {
         assertEquals(Math.min(BlobParts.CHUNK_BYTES, img.size() - p.getOffset()), p.getData().size());
         assertEquals(img.substring((int) p.getOffset(), (int) p.getOffset() + p.getData().size()), p.getData());
       }
-      assertEquals(8, puts.size(), "the thinking and the text are one blob, uploaded once");
+      List<PutBlobRequest> bigPuts = puts.stream().filter(p -> p.getSha256().equals(sha(bigBytes))).toList();
+      assertEquals(
+          List.of(0L, 300_000L, 600_000L, 900_000L),
+          bigPuts.stream().map(PutBlobRequest::getOffset).toList(),
+          "the thinking and the text are one blob, uploaded once");
+      assertEquals(11, puts.size());
       assertEquals(img, server.blobs.get(sha(img)));
       assertEquals(bigBytes, server.blobs.get(sha(bigBytes)));
+      assertNull(server.blobs.get(sha(img2)), "not uploaded");
 
-      // ImportSession too, through the future stub; a blob the server holds is stored at once.
+      // ImportSession too, through the future stub: 2 MiB + 7 bytes alone is over
+      // half of 4 MiB; a blob the server holds is stored at once.
       ImportSessionRequest imp =
           ImportSessionRequest.newBuilder()
               .addEntries(Entry.newBuilder().setId("u").setMessage(message(Role.ROLE_USER, image("image/jpeg", img))))
@@ -370,23 +396,136 @@ class BlobsTest {
       ImportSessionRequest imported = server.requestsOf(ImportSessionRequest.class).get(0);
       assertEquals(
           part(refTo(img, BlobPart.BLOB_PART_IMAGE, "image/jpeg")), imported.getEntries(0).getMessage().getContent(0));
-      assertEquals(9, server.requestsOf(PutBlobRequest.class).size());
+      assertEquals(12, server.requestsOf(PutBlobRequest.class).size());
     }
 
     try (SessiondClient inline = server.client().uploadPartsOver(0).build()) {
       inline.session().append(req);
       AppendRequest sent = server.requestsOf(AppendRequest.class).get(1);
-      assertEquals(image("image/png", img), sent.getEntries(0).getMessage().getContent(1), "0: never uploaded");
-      assertEquals(9, server.requestsOf(PutBlobRequest.class).size());
+      assertTrue(image("image/png", img).equals(sent.getEntries(0).getMessage().getContent(1)), "0: never uploaded");
+      assertEquals(12, server.requestsOf(PutBlobRequest.class).size());
+    }
+  }
+
+  /** The kinds of the requests the server got from the {@code from}th on, in order. */
+  List<String> callsFrom(int from) {
+    synchronized (server.requests) {
+      return server.requests.subList(from, server.requests.size()).stream()
+          .map(r -> r.getClass().getSimpleName())
+          .toList();
+    }
+  }
+
+  /** An Append of one user message per image (image/png). */
+  static AppendRequest imagesAppend(List<ByteString> images) {
+    AppendRequest.Builder b = AppendRequest.newBuilder().setSession("s");
+    for (ByteString img : images) {
+      b.addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/png", img))));
+    }
+    return b.build();
+  }
+
+  /** The images of an Append's messages, as sent (a reference where one was uploaded). */
+  static void checkSent(AppendRequest sent, List<ByteString> images, List<Boolean> uploaded) {
+    assertEquals(images.size(), sent.getEntriesCount());
+    for (int i = 0; i < images.size(); i++) {
+      ContentPart got = sent.getEntries(i).getMessage().getContent(0);
+      ContentPart want =
+          uploaded.get(i) ? part(refTo(images.get(i), BlobPart.BLOB_PART_IMAGE, "image/png")) : image("image/png", images.get(i));
+      // Not assertEquals: a part of a MiB is not printed.
+      assertTrue(
+          want.equals(got),
+          "image " + i + " (" + images.get(i).size() + " bytes): sent a " + got.getPartCase() + ", want "
+              + (uploaded.get(i) ? "a reference" : "the image inline"));
+    }
+  }
+
+  /**
+   * The rule of src/client/blob-transport.ts: the parts over uploadPartsOver
+   * go inline while they add up to half of 4 MiB at most (the server makes
+   * the blobs: one call); past that the largest go up first, one after the
+   * other, until the rest fit.
+   */
+  @Test
+  void largePartsGoUpFirstOnlyWhileTheRequestCannotCarryThem() {
+    int mib = 1024 * 1024;
+    AttemptLog attempts = new AttemptLog();
+    try (SessiondClient c = server.client().attemptInterceptor(attempts).build()) {
+      List<ByteString> one = List.of(bytes(mib, 7));
+      c.session().append(imagesAppend(one));
+      assertEquals(List.of("AppendRequest"), callsFrom(0), "a 1 MiB image: one Append, no PutBlob");
+      assertEquals(List.of("Append"), attempts.take());
+      checkSent(server.requestsOf(AppendRequest.class).get(0), one, List.of(false));
+
+      int at = server.requests.size();
+      List<ByteString> half = List.of(bytes(mib, 8), bytes(mib, 9));
+      c.session().append(imagesAppend(half));
+      assertEquals(List.of("AppendRequest"), callsFrom(at), "exactly half of 4 MiB: still inline");
+      assertEquals(List.of("Append"), attempts.take());
+      checkSent(server.requestsOf(AppendRequest.class).get(1), half, List.of(false, false));
+
+      // 3.25 MiB: the largest (not the first) goes up alone, in two chunks; 1.75 MiB fit.
+      at = server.requests.size();
+      List<ByteString> three = List.of(bytes(mib, 10), bytes(3 * mib / 2, 11), bytes(3 * mib / 4, 12));
+      c.session().append(imagesAppend(three));
+      assertEquals(List.of("PutBlobRequest", "PutBlobRequest", "AppendRequest"), callsFrom(at));
+      // One attempt each: after the upload the Append is made in the caller's
+      // context, not in the uploads' (cancelled by then: a wasted attempt, retried).
+      assertEquals(List.of("PutBlob", "PutBlob", "Append"), attempts.take());
+      List<PutBlobRequest> puts = server.requestsOf(PutBlobRequest.class);
+      assertEquals(List.of(0L, (long) mib), puts.stream().map(PutBlobRequest::getOffset).toList());
+      assertEquals(List.of(mib, mib / 2), puts.stream().map(p -> p.getData().size()).toList());
+      for (PutBlobRequest p : puts) {
+        assertEquals(sha(three.get(1)), p.getSha256());
+      }
+      assertTrue(three.get(1).equals(server.blobs.get(sha(three.get(1)))), "the blob stored is the image");
+      checkSent(server.requestsOf(AppendRequest.class).get(2), three, List.of(false, true, false));
+    }
+
+    // Only the parts over uploadPartsOver count: over 1 MiB, the 1.5 MiB image alone, which fits.
+    try (SessiondClient c = server.client().uploadPartsOver(mib).build()) {
+      int at = server.requests.size();
+      List<ByteString> three = List.of(bytes(mib, 13), bytes(3 * mib / 2, 14), bytes(3 * mib / 4, 15));
+      c.session().append(imagesAppend(three));
+      assertEquals(List.of("AppendRequest"), callsFrom(at));
+      checkSent(server.requestsOf(AppendRequest.class).get(3), three, List.of(false, false, false));
+    }
+  }
+
+  /** A call's max outbound message size sets the budget (half of it) and caps the PutBlob chunks. */
+  @Test
+  void theBudgetIsHalfTheCallsMaxOutboundMessageSize() throws Exception {
+    int mib = 1024 * 1024;
+    List<ByteString> two = List.of(bytes(600_000, 16), bytes(300_000, 17));
+    try (SessiondClient c = server.client().build()) {
+      c.session().append(imagesAppend(two));
+      assertEquals(List.of("AppendRequest"), callsFrom(0), "900,000 bytes fit half of 4 MiB");
+
+      int at = server.requests.size();
+      c.sessionFuture().withMaxOutboundMessageSize(mib).append(imagesAppend(two)).get(10, TimeUnit.SECONDS);
+      assertEquals(List.of("PutBlobRequest", "PutBlobRequest", "AppendRequest"), callsFrom(at), "over half of 1 MiB");
+      List<PutBlobRequest> puts = server.requestsOf(PutBlobRequest.class);
+      assertEquals(List.of(0L, 512L * 1024), puts.stream().map(PutBlobRequest::getOffset).toList());
+      assertEquals(
+          List.of(512 * 1024, 600_000 - 512 * 1024),
+          puts.stream().map(p -> p.getData().size()).toList(),
+          "chunks of half the max: a chunk of 1 MiB would not fit the call's limit");
+      for (PutBlobRequest p : puts) {
+        assertTrue(p.getSerializedSize() <= mib, "a PutBlob of " + p.getSerializedSize() + " bytes");
+      }
+      AppendRequest sent = server.requestsOf(AppendRequest.class).get(1);
+      checkSent(sent, two, List.of(true, false));
+      assertTrue(sent.getSerializedSize() <= mib, "an Append of " + sent.getSerializedSize() + " bytes");
     }
   }
 
   @Test
   void aFailedUploadFailsTheCallUnsent() {
+    ByteString img = bytes(2 * 1024 * 1024 + 1, 5); // over half of 4 MiB: it must go up first
     AppendRequest req =
         AppendRequest.newBuilder()
             .setSession("s")
-            .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/png", bytes(300_000, 5)))))
+            .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/png", img))))
             .build();
     try (SessiondClient c =
         server.client().retry(new RetryPolicy(3, java.time.Duration.ofMillis(5), java.time.Duration.ofMillis(20))).build()) {
@@ -404,8 +543,12 @@ class BlobsTest {
       int before = server.requestsOf(PutBlobRequest.class).size();
       c.session().append(req);
       assertEquals(1, server.requestsOf(AppendRequest.class).size());
+      List<PutBlobRequest> puts = server.requestsOf(PutBlobRequest.class);
       assertEquals(
-          2, server.requestsOf(PutBlobRequest.class).size() - before, "a PutBlob is retried like any call");
+          List.of(0L, 0L, 1024L * 1024, 2048L * 1024),
+          puts.subList(before, puts.size()).stream().map(PutBlobRequest::getOffset).toList(),
+          "a PutBlob is retried like any call, then the other chunks");
+      assertEquals(img, server.blobs.get(sha(img)));
     }
   }
 }

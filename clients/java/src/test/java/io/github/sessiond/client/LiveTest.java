@@ -68,6 +68,7 @@ import java.util.List;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -601,10 +602,12 @@ class LiveTest {
 
   /**
    * A 5 MiB image (over the server's 4 MiB message limit: uploaded with
-   * PutBlob first), a 360 KB thinking part (uploaded) and a 200 KB text (sent
-   * inline, made a blob by the server) come back byte for byte from GetState,
-   * readState, GetEntries and the watch; the log read back (over 5 MiB)
-   * imports as another session, its large parts uploaded as Append's are.
+   * PutBlob first), a 360 KB thinking part (over the 256 KiB threshold, but
+   * with the image uploaded it fits half of 4 MiB: sent inline) and a 200 KB
+   * text (sent inline), both made blobs by the server, come back byte for
+   * byte from GetState, readState, GetEntries and the watch; the log read
+   * back (over 5 MiB) imports as another session, its large parts uploaded
+   * as Append's are.
    */
   @Test
   void blobsComeBackByteForByte() {
@@ -736,6 +739,67 @@ class LiveTest {
         Status.Code.INVALID_ARGUMENT,
         "getBlob from past the end",
         () -> refs.getBlob(WORKSPACE, img.getSha256(), image.size() + 1, 0));
+  }
+
+  /** size random bytes: content no earlier run can have stored (a fixed SESSIOND_WORKSPACE). */
+  static ByteString randomBytes(int size) {
+    byte[] b = new byte[size];
+    ThreadLocalRandom.current().nextBytes(b);
+    return ByteString.copyFrom(b);
+  }
+
+  /**
+   * Large parts go up first only when the request cannot carry them (the
+   * calls counted per attempt): a 1 MiB image is one Append, no PutBlob; 1.5
+   * + 1 + 0.75 MiB images in one Append upload the 1.5 MiB one alone (two
+   * PutBlob chunks), then the Append. The server holds all four as blobs
+   * (references for a client that keeps them), and all four come back byte
+   * for byte.
+   */
+  @Test
+  void largePartsGoUpFirstOnlyWhenTheRequestCannotCarryThem() {
+    AttemptLog calls = new AttemptLog();
+    SessiondClient c = live(b -> b.attemptInterceptor(calls));
+    SessiondClient refs = live(b -> b.blobRefs(true));
+    String id = newSession(c);
+    int mib = 1024 * 1024;
+    List<ByteString> one = List.of(randomBytes(mib));
+    calls.take();
+    c.session()
+        .withDeadlineAfter(60, TimeUnit.SECONDS)
+        .append(BlobsTest.imagesAppend(one).toBuilder().setWorkspace(WORKSPACE).setSession(id).build());
+    assertEquals(List.of("Append"), calls.take(), "a 1 MiB image fits half of 4 MiB");
+
+    List<ByteString> three = List.of(randomBytes(3 * mib / 2), randomBytes(mib), randomBytes(3 * mib / 4));
+    c.session()
+        .withDeadlineAfter(60, TimeUnit.SECONDS)
+        .append(BlobsTest.imagesAppend(three).toBuilder().setWorkspace(WORKSPACE).setSession(id).build());
+    assertEquals(
+        List.of("PutBlob", "PutBlob", "Append"),
+        calls.take(),
+        "3.25 MiB: the 1.5 MiB image goes up alone, in two 1 MiB chunks");
+
+    List<ByteString> all = new ArrayList<>(one);
+    all.addAll(three);
+    GetStateRequest stateReq = GetStateRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build();
+    GetStateResponse st = c.readState(stateReq);
+    assertEquals(all.size(), st.getState().getMessagesCount());
+    GetStateResponse withRefs = refs.session().withDeadlineAfter(60, TimeUnit.SECONDS).getState(stateReq);
+    assertEquals(all.size(), withRefs.getState().getMessagesCount());
+    for (int i = 0; i < all.size(); i++) {
+      ContentPart got = st.getState().getMessages(i).getMessage().getContent(0);
+      // Not assertEquals: a part of a MiB is not printed.
+      assertTrue(
+          BlobsTest.image("image/png", all.get(i)).equals(got),
+          "image " + i + " (" + all.get(i).size() + " bytes) back byte for byte: got a " + got.getPartCase()
+              + " of " + got.getSerializedSize() + " bytes");
+      wantRef(
+          "image " + i + " is a blob",
+          withRefs.getState().getMessages(i).getMessage().getContent(0),
+          all.get(i),
+          BlobPart.BLOB_PART_IMAGE,
+          "image/png");
+    }
   }
 
   static BlobRef wantRef(String where, ContentPart p, ByteString data, BlobPart part, String mediaType) {
