@@ -40,5 +40,6 @@ export async function buildUi(outdir) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const files = await buildUi(resolve(process.argv[2] ?? join(ROOT, "dist", "ui")));
-  console.log(`web viewer: ${files.join(", ")}`);
+  // stderr: `npm pack --json` runs this build (prepack) and its stdout must stay JSON.
+  console.error(`web viewer: ${files.join(", ")}`);
 }

@@ -48,8 +48,11 @@ for f in package.json package-lock.json tsconfig.json tsconfig.build.json tsconf
   if [ -e "$REPO/$f" ]; then cp -R "$REPO/$f" "$copy/"; fi
 done
 ln -s "$REPO/node_modules" "$copy/node_modules"
-(cd "$copy" && npm pack --pack-destination "$work" --no-fund >"$work/pack.log" 2>&1) \
-  || { cat "$work/pack.log"; fail "npm pack"; }
+# --json, as tools that parse it run it: the prepack build must leave stdout to npm's JSON.
+(cd "$copy" && npm pack --json --pack-destination "$work" --no-fund >"$work/pack.json" 2>"$work/pack.log") \
+  || { cat "$work/pack.json" "$work/pack.log"; fail "npm pack"; }
+node -e 'JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))' "$work/pack.json" 2>/dev/null \
+  || { head -c 2000 "$work/pack.json"; fail "npm pack --json printed more than JSON on stdout"; }
 tgz=$(ls "$work"/sessiond-*.tgz)
 [ -d "$copy/dist/cjs" ] || fail "prepack did not build dist/ (no dist/cjs)"
 phase "npm pack with prepack build"
