@@ -7,6 +7,7 @@ import {
   type Entry,
   EntrySchema,
   type Message,
+  Role,
   resolvedPart,
   roleName,
   type Usage,
@@ -57,7 +58,7 @@ function sizeText(bytes: bigint): string {
  * thinking part shows its preview and a button that loads the rest and
  * draws it as the part it stands for.
  */
-function blobPart(ref: BlobRef): HTMLElement {
+function blobPart(ref: BlobRef, text: TextAs): HTMLElement {
   const reader = readBlob;
   if (ref.part === BlobPart.IMAGE) {
     const label = `image (${ref.mediaType}, ${sizeText(ref.size)})`;
@@ -94,7 +95,7 @@ function blobPart(ref: BlobRef): HTMLElement {
     if (reader === undefined) return;
     load.replaceWith(h("span", { class: "muted" }, "loading…"));
     reader(ref).then(
-      (data) => box.replaceWith(part(resolvedPart(ref, data))),
+      (data) => box.replaceWith(part(resolvedPart(ref, data), text)),
       (err: unknown) => box.append(h("div", { class: "error" }, String(err))),
     );
   });
@@ -104,12 +105,21 @@ function blobPart(ref: BlobRef): HTMLElement {
 /** The DOM's Blob part type (BlobPart is the proto enum here). */
 type BlobPart_ = globalThis.BlobPart;
 
-function part(p: ContentPart): HTMLElement {
+/**
+ * How a message's text parts are drawn: a person's or a model's prose is
+ * markdown; a tool's output (a file it read, a page it fetched, a command's
+ * output) is what the tool returned, so it is shown as it is, never rendered.
+ */
+type TextAs = "markdown" | "output";
+
+function part(p: ContentPart, text: TextAs): HTMLElement {
   switch (p.part.case) {
     case "blob":
-      return blobPart(p.part.value);
+      return blobPart(p.part.value, text);
     case "text":
-      return h("div", { class: "part text" }, markdown(p.part.value));
+      return text === "output"
+        ? h("pre", { class: "part tool-output wrap" }, p.part.value)
+        : h("div", { class: "part text" }, markdown(p.part.value));
     case "thinking":
       return h(
         "details",
@@ -167,7 +177,7 @@ export function renderMessage(m: Message): HTMLElement {
       m.isError && h("span", { class: "badge error" }, "error"),
       m.stopReason !== undefined && h("span", { class: "muted" }, ` stop: ${m.stopReason}`),
     ),
-    ...m.content.map(part),
+    ...m.content.map((p) => part(p, m.role === Role.TOOL ? "output" : "markdown")),
     m.usage !== undefined && h("div", { class: "usage muted" }, `usage: ${usage(m.usage)}`),
     m.metadata !== undefined && field("metadata", json(m.metadata)),
   );

@@ -4,6 +4,17 @@ import { h } from "./dom.js";
 
 const marked = new Marked({ gfm: true, breaks: true, async: false });
 
+// Raw HTML is not markup here: an agent writing "replace <input name=q> with
+// <textarea>" talks about tags. With marked's HTML tokenizers answering "no
+// match", a `<` falls through to paragraph and text, which marked escapes;
+// autolinks (<https://…>) and code spans keep their own tokenizers.
+marked.use({
+  tokenizer: {
+    html: () => undefined,
+    tag: () => undefined,
+  },
+});
+
 // Links open outside the viewer and tell the target nothing; DOMPurify has
 // already dropped javascript:, data: and other non-navigable URLs.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
@@ -14,11 +25,10 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 });
 
 /**
- * Message text as markdown, sanitised: marked turns it into HTML (raw HTML in
- * the text passes through marked untouched), DOMPurify removes everything
- * that could run (script, event handlers, javascript: URLs, forms, styles)
- * before it touches the page. The CSP would block an inline script anyway;
- * this keeps even the attempt out.
+ * Message text as markdown whose raw HTML is shown as text (see the
+ * tokenizer above). DOMPurify still cleans marked's own output (links with
+ * javascript: URLs, anything a marked quirk might let through) before it
+ * touches the page; the CSP would block an inline script anyway.
  */
 export function markdown(source: string): HTMLElement {
   const html = marked.parse(source) as string;
