@@ -1,4 +1,5 @@
 import { currentToken, errorText, needsToken, setToken } from "./api.js";
+import { badLinkView } from "./bad-link-view.js";
 import { h, replace } from "./dom.js";
 import { listView } from "./list-view.js";
 import { parseRoute, type Route } from "./route.js";
@@ -82,6 +83,10 @@ function render(force = false): void {
   }
   session?.dispose();
   session = undefined;
+  if (route.view === "bad-link") {
+    replace(app, badLinkView(route.hash, route.workspace));
+    return;
+  }
   listWatch = new AbortController();
   replace(
     app,

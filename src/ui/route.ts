@@ -7,6 +7,10 @@
  *   #/w/WS/s/SESSION                one session, its tree
  *   #/w/WS/s/SESSION/e/ENTRY        ... with an entry's details (?tab=context|history)
  *   #/w/WS/s/SESSION/diff/A/B       the branches ending at entries A and B side by side
+ *
+ * A hash whose segments do not decode (a broken percent-escape from a
+ * truncated or hand-edited link) is a route of its own, so the viewer can say
+ * so instead of throwing in the router.
  */
 
 /** What the hash names. */
@@ -19,22 +23,35 @@ export type Route =
       entry?: string | undefined;
       tab: Tab;
       diff?: { a: string; b: string } | undefined;
-    };
+    }
+  | { view: "bad-link"; hash: string; workspace: string };
 
 /** The panels of a selected entry: the entry itself, or the state at it in either view. */
 export type Tab = "entry" | "context" | "history";
 
 const TABS: readonly Tab[] = ["entry", "context", "history"];
 
+/** A segment decoded, or undefined when its percent-escapes are malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The route of a hash (an unknown one is the default workspace's list). */
 export function parseRoute(hash: string): Route {
   const [path = "", query = ""] = hash.replace(/^#/, "").split("?", 2);
   const params = new URLSearchParams(query);
-  const parts = path
+  const decoded = path
     .split("/")
     .filter((p) => p !== "")
-    .map(decodeURIComponent);
-  const workspace = parts[0] === "w" && parts[1] !== undefined ? parts[1] : "default";
+    .map(decodeSegment);
+  // A workspace that decodes is kept even in a bad link: the error view links to its list.
+  const workspace = (decoded[0] === "w" ? decoded[1] : undefined) ?? "default";
+  if (decoded.includes(undefined)) return { view: "bad-link", hash, workspace };
+  const parts = decoded as string[];
   if (parts[2] !== "s" || parts[3] === undefined) return { view: "list", workspace, params };
   const session = parts[3];
   if (parts[4] === "diff" && parts[5] !== undefined && parts[6] !== undefined) {
