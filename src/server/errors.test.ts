@@ -16,6 +16,28 @@ it("a write to a stream the client already closed is CANCELED, not INTERNAL", ()
   expect(isUnexpected(gone)).toBe(false);
 });
 
+it("the AbortError of a call whose client closed its stream is CANCELED, not INTERNAL", () => {
+  // connect-node aborts the call's signal with no reason when an HTTP/1.1
+  // response closes first (a browser leaving a watch stream).
+  const controller = new AbortController();
+  controller.abort();
+  const gone: unknown = controller.signal.reason;
+  expect(toConnectError(gone).code).toBe(Code.Canceled);
+  expect(isUnexpected(gone)).toBe(false);
+});
+
+it("connect-node's ABORTED for an HTTP/1.1 socket the client reset is CANCELED", () => {
+  const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  const aborted = new ConnectError("read ECONNRESET", Code.Aborted, undefined, undefined, reset);
+  expect(toConnectError(aborted).code).toBe(Code.Canceled);
+  expect(isUnexpected(aborted)).toBe(false);
+});
+
+it("an ABORTED the server meant (a lost race) stays ABORTED", () => {
+  const conflict = new ConnectError("the session changed", Code.Aborted);
+  expect(toConnectError(conflict)).toBe(conflict);
+});
+
 it("any other unexpected error stays INTERNAL, with no details for the client", () => {
   const bug = Object.assign(new Error("something broke at /srv/x.ts:12"), { code: "EWHATEVER" });
   const e = toConnectError(bug);

@@ -23,6 +23,7 @@ const CODES: Record<ErrorCode, Code> = {
 
 /** Converts anything thrown by a handler into the ConnectError a client may see. */
 export function toConnectError(err: unknown): ConnectError {
+  if (clientGone(err)) return new ConnectError("the client went away", Code.Canceled);
   if (err instanceof ConnectError) {
     return unparseable(err.code, err.rawMessage)
       ? new ConnectError(err.rawMessage, Code.InvalidArgument)
@@ -32,18 +33,18 @@ export function toConnectError(err: unknown): ConnectError {
     const code = CODES[err.code];
     return new ConnectError(code === Code.Internal ? "internal error" : err.message, code);
   }
-  if (clientGone(err)) return new ConnectError("the client went away", Code.Canceled);
   return new ConnectError("internal error", Code.Internal);
 }
 
 /**
- * Node's errors for writing to a stream the client has already reset or
- * closed. connect-node throws them into a streaming handler's generator
- * when its next message cannot be written: the call ended from the client's
- * side (CANCELED), not a server fault (once logged as INTERNAL when a
- * WatchSessions client left mid-write).
+ * Node's errors for a stream the client has already reset or closed.
+ * connect-node throws them into a streaming handler's generator when its
+ * next message cannot be written, or wraps them (as `cause`) in the
+ * ABORTED ConnectError it aborts an HTTP/1.1 call with when the socket
+ * resets: either way the call ended from the client's side, CANCELED.
  */
 const CLIENT_GONE = new Set([
+  "ECONNRESET",
   "ERR_HTTP2_INVALID_STREAM",
   "ERR_HTTP2_STREAM_CANCEL",
   "ERR_STREAM_DESTROYED",
@@ -51,15 +52,29 @@ const CLIENT_GONE = new Set([
   "ERR_STREAM_WRITE_AFTER_END",
 ]);
 
+/**
+ * Whether `err` says the client went away: one of Node's errors above (or
+ * a ConnectError caused by one), or an AbortError, the reason of a call's
+ * signal that was aborted with none. Only connect-node does that, when the
+ * client's HTTP/1.1 response or HTTP/2 stream closes without an error code
+ * (a browser tab navigating away from a watch stream); sessiond aborts its
+ * own signals with a reason (deadline, shutdown).
+ */
 function clientGone(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && CLIENT_GONE.has(code);
+  for (let e = err, depth = 0; e !== null && typeof e === "object" && depth < 8; depth++) {
+    const { code, name, cause } = e as { code?: unknown; name?: unknown; cause?: unknown };
+    if (typeof code === "string" && CLIENT_GONE.has(code)) return true;
+    if (name === "AbortError" && !(e instanceof ConnectError)) return true;
+    e = cause;
+  }
+  return false;
 }
 
 /** True when the error is one we did not expect (worth a log line with details). */
 export function isUnexpected(err: unknown): boolean {
+  if (clientGone(err)) return false;
   if (err instanceof ConnectError) return err.code === Code.Internal || err.code === Code.Unknown;
-  return clientGone(err) ? false : !isSessiondError(err) || err.code === "INTERNAL";
+  return !isSessiondError(err) || err.code === "INTERNAL";
 }
 
 /**
