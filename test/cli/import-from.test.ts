@@ -73,9 +73,9 @@ describe("sessiond import --from", () => {
       (await client.store.listSessions({ parentSessionId: parent })).sessions
         .map((s) => s.id)
         .sort();
-    expect(await subagents(A)).toEqual([`${A}-agent-ffeeddc`, `${A}-sc-00000000`]);
-    expect(await subagents(B)).toEqual([`${B}-agent-a1b2c3d`]);
-    const sub = (await client.store.getSession({ session: `${B}-agent-a1b2c3d` })).session;
+    expect(await subagents(A)).toEqual([`agent-ffeeddc-${A}`, `sc-00000000-${A}`]);
+    expect(await subagents(B)).toEqual([`agent-a1b2c3d-${B}`]);
+    const sub = (await client.store.getSession({ session: `agent-a1b2c3d-${B}` })).session;
     expect(sub?.agentType).toBe("Explore");
     const a = (await client.store.getSession({ session: A })).session;
     expect(a?.title).toBe("Cart and checkout");

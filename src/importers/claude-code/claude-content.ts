@@ -53,9 +53,15 @@ function partsOf(content: JsonValue | undefined, problems: string[]): ContentPar
  * One user line as entries, in order: Claude Code puts a turn's tool
  * results (and any text beside them) into one user message, while a
  * sessiond TOOL message answers one call, so each tool_result block becomes
- * its own TOOL entry and the other blocks a USER entry between them.
+ * its own TOOL entry and the other blocks a USER entry between them. A
+ * tool_result names only its call's id: `toolNames` (call id → the name
+ * its tool_use gave) names the tool, as readers of a TOOL message expect.
  */
-export function userPieces(message: JsonObject, problems: string[]): EntryInit[] {
+export function userPieces(
+  message: JsonObject,
+  problems: string[],
+  toolNames: ReadonlyMap<string, string> = new Map(),
+): EntryInit[] {
   const content = message.content;
   if (!Array.isArray(content)) return [userMessage(partsOf(content, problems))];
   const pieces: EntryInit[] = [];
@@ -70,14 +76,31 @@ export function userPieces(message: JsonObject, problems: string[]): EntryInit[]
       continue;
     }
     flush();
+    const callId = str(block, "tool_use_id") ?? "";
     pieces.push(
-      toolResult(str(block, "tool_use_id") ?? "", partsOf(block.content, problems), {
+      toolResult(callId, partsOf(block.content, problems), {
+        toolName: toolNames.get(callId),
         isError: block.is_error === true,
       }),
     );
   }
   flush();
   return pieces.length > 0 ? pieces : [userMessage([])];
+}
+
+/** The tool names of a transcript's tool_use blocks, by call id. */
+export function toolNamesOf(messages: readonly (JsonObject | undefined)[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const m of messages) {
+    const content = m?.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content as JsonObject[]) {
+      const id = str(block, "id");
+      const name = str(block, "name");
+      if (block?.type === "tool_use" && id !== undefined && name !== undefined) names.set(id, name);
+    }
+  }
+  return names;
 }
 
 /** An assistant line: its content blocks, model, stop reason and token usage. */

@@ -45,7 +45,7 @@ export interface MappedFile {
 /**
  * The sessions of one transcript file: a session file gives its session
  * and its inline sidechains (subagents); a subagent file gives the
- * subagent session `<parent>-agent-<id>`, whose parent is its folder's
+ * subagent session `agent-<id>-<parent>`, whose parent is its folder's
  * session or, for the older layout, the sessionId its records carry, and
  * whose agent type is the one `agentTypes` (from the session files, mapped
  * first) knows for its id.

@@ -154,7 +154,7 @@ describe("a Claude Code transcript as a sessiond log", () => {
   it("the inline sidechain is a subagent session of the transcript's session", () => {
     expect(sidechains).toHaveLength(1);
     const [side] = sidechains;
-    expect(side?.sessionId).toBe(`${A}-sc-00000000`);
+    expect(side?.sessionId).toBe(`sc-00000000-${A}`);
     expect(side?.entries[0]?.kind.value).toMatchObject({ parentSessionId: A });
     expect(side?.entries.map((e) => e.id)).toEqual([ROOT_ID, u(20), u(21)]);
     expect(session.entries.some((e) => e.id === u(20))).toBe(false);
@@ -169,6 +169,31 @@ describe("a Claude Code transcript as a sessiond log", () => {
       const state = await s.state({ atEntryId: leaf, view: View.CONTEXT });
       const ours = sessiondBlocks(state.messages.map((m) => m.message as Message));
       expect(ours, `at ${leaf}`).toEqual(claudeContext(text, leaf));
+    }
+  });
+
+  it("the summary line's text is kept in the root's metadata when the custom title wins", () => {
+    expect(session.entries[0]?.kind.value).toMatchObject({
+      title: "Cart and checkout",
+      metadata: { claudeCode: { summary: "A generated title" } },
+    });
+  });
+
+  it("a TOOL entry names the tool its call named", () => {
+    const calls = new Map<string, string>();
+    for (const e of session.entries) {
+      const m = e.kind.case === "message" ? e.kind.value : undefined;
+      for (const p of m?.content ?? []) {
+        if (p.part.case === "toolCall") calls.set(p.part.value.id, p.part.value.name);
+      }
+    }
+    const results = session.entries.flatMap((e) =>
+      e.kind.case === "message" && e.kind.value.role === Role.TOOL ? [e.kind.value] : [],
+    );
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) {
+      expect(r.toolName, r.toolCallId).toBe(calls.get(r.toolCallId ?? ""));
+      expect(r.toolName).not.toBe("");
     }
   });
 
@@ -206,9 +231,9 @@ describe("the session ids of subagents and inline sidechains", () => {
   const idsOf = (...lines: string[]) =>
     mapClaudeTranscript(lines.join("\n"), { sessionId: "s" }).sidechains.map((c) => c.sessionId);
 
-  it("are <session>-sc-<first 8 of the first uuid> for Claude Code's uuids", () => {
+  it("are sc-<first 8 of the first uuid>-<session> for Claude Code's uuids", () => {
     const first = "0b7e3f9a-1111-4c2d-9e8f-000000000001";
-    expect(idsOf(line("m1", null, false), line(first, "m1", true))).toEqual(["s-sc-0b7e3f9a"]);
+    expect(idsOf(line("m1", null, false), line(first, "m1", true))).toEqual(["sc-0b7e3f9a-s"]);
   });
 
   it("hash the uuid when two sidechains share the 8, or the 8 make no valid id", () => {
@@ -219,20 +244,35 @@ describe("the session ids of subagents and inline sidechains", () => {
       line("../x", "m1", true),
     );
     expect(new Set(ids).size).toBe(3);
-    for (const id of ids) expect(id).toMatch(/^s-sc-[0-9a-f]{16}$/);
+    for (const id of ids) expect(id).toMatch(/^sc-[0-9a-f]{16}-s$/);
   });
 
-  it("a subagent is <session>-agent-<id>, or a hash when that is longer than an id may be", () => {
+  it("a subagent is agent-<id>-<session>, or a hash when that is longer than an id may be", () => {
     const idOf = (parent: string) => {
       const file = transcriptFileOf(`${parent}/subagents/agent-a1b2.jsonl`);
       if (file === undefined) throw new Error("not a transcript name");
       const [mapped] = mapClaudeFile(file, line("m1", null, false)).sessions;
       return mapped?.sessionId;
     };
-    expect(idOf("s1")).toBe("s1-agent-a1b2");
+    expect(idOf("s1")).toBe("agent-a1b2-s1");
     const long = "p".repeat(128);
     expect(idOf(long)).toMatch(/^agent-[0-9a-f]{32}$/);
     expect(idOf(long)).toBe(idOf(long));
+  });
+});
+
+describe("a short id prefix of an imported session", () => {
+  it("is not ambiguous with the session's own subagent and sidechain sessions", async () => {
+    const store = new SessionStore(new MemoryEngine());
+    const files = [`${A}.jsonl`, "agent-ffeeddc.jsonl"];
+    const ids: string[] = [];
+    for (const rel of files) {
+      for (const s of mapClaudeFile(transcriptFileOf(rel) as never, read(rel)).sessions) {
+        ids.push((await store.import(undefined, s.entries)).session.id);
+      }
+    }
+    expect(ids).toHaveLength(3);
+    expect((await store.resolve(undefined, A.slice(0, 8))).sessionId).toBe(A);
   });
 });
 
@@ -272,10 +312,10 @@ describe("the files of a Claude Code project directory", () => {
         if (session.parentSessionId !== undefined) expect(session.spawnDepth).toBe(1);
       }
     }
-    expect(ids).toEqual([A, `${A}-sc-00000000`, B, `${B}-agent-a1b2c3d`, `${A}-agent-ffeeddc`]);
+    expect(ids).toEqual([A, `sc-00000000-${A}`, B, `agent-a1b2c3d-${B}`, `agent-ffeeddc-${A}`]);
     // The Task call of B named the type; its result the agent id.
-    expect((await store.get(undefined, `${B}-agent-a1b2c3d`)).agentType).toBe("Explore");
-    expect((await store.get(undefined, `${A}-agent-ffeeddc`)).agentType).toBeUndefined();
+    expect((await store.get(undefined, `agent-a1b2c3d-${B}`)).agentType).toBe("Explore");
+    expect((await store.get(undefined, `agent-ffeeddc-${A}`)).agentType).toBeUndefined();
     const b = await store.get(undefined, B);
     expect(b.title).toBe("Repo tour");
   });

@@ -13,7 +13,7 @@ import {
   without,
 } from "../jsonl-records.js";
 import { customEntry, type ImportNote, LogBuilder, type MappedSession } from "../mapped-session.js";
-import { assistantEntry, textOfContent, userPieces } from "./claude-content.js";
+import { assistantEntry, textOfContent, toolNamesOf, userPieces } from "./claude-content.js";
 import { sidechainId } from "./session-ids.js";
 
 /** Which session a transcript becomes. */
@@ -31,7 +31,7 @@ export const ROOT_ID = "root";
  * A Claude Code transcript (one JSONL file of ~/.claude/projects/<project>/)
  * as sessiond logs: the conversation of the file, and each sidechain an
  * older Claude Code wrote inline (isSidechain, a subagent's turns) as a
- * subagent session of it (`<session>-sc-<first uuid>`). See README.md.
+ * subagent session of it (`sc-<first uuid>-<session>`). See README.md.
  */
 export function mapClaudeTranscript(
   text: string,
@@ -40,14 +40,15 @@ export function mapClaudeTranscript(
   const { records, notes } = readJsonl(text);
   const tree: JsonRecord[] = [];
   const skipped = new Map<string, number[]>();
-  let customTitle: string | undefined;
-  let otherTitle: string | undefined;
+  const titles: Titles = {};
   for (const r of records) {
     if (typeof r.value.uuid === "string") tree.push(r);
     else if (r.value.type === "custom-title")
-      customTitle = str(r.value, "customTitle") ?? customTitle;
+      titles.customTitle = str(r.value, "customTitle") ?? titles.customTitle;
     else if (r.value.type === "summary" || r.value.type === "ai-title") {
-      otherTitle = str(r.value, "summary") ?? str(r.value, "aiTitle") ?? otherTitle;
+      const field = r.value.type === "summary" ? "summary" : "aiTitle";
+      titles[field] = str(r.value, field) ?? titles[field];
+      titles.generated = str(r.value, field) ?? titles.generated;
     } else {
       const type = JSON.stringify(r.value.type ?? null);
       skipped.set(type, [...(skipped.get(type) ?? []), r.line]);
@@ -64,11 +65,9 @@ export function mapClaudeTranscript(
       reason: `${what} no uuid, so no place in the conversation: skipped`,
     });
   }
-  // The user's own title wins over generated ones, as in Claude Code's session list.
-  const title = customTitle ?? otherTitle;
   const inline = target.parentSessionId === undefined ? sidechainGroups(tree) : new Map();
   const main = tree.filter((r) => !inline.has(r));
-  const session = buildSession(main, target, title, notes);
+  const session = buildSession(main, target, titles, notes);
   const groups = new Map<string, JsonRecord[]>();
   for (const [r, root] of inline) groups.set(root, [...(groups.get(root) ?? []), r]);
   const prefixes = [...groups.keys()].map((root) => root.slice(0, 8));
@@ -79,11 +78,24 @@ export function mapClaudeTranscript(
         sessionId: sidechainId(target.sessionId, root, prefixes),
         parentSessionId: target.sessionId,
       },
-      undefined,
+      {},
       [],
     ),
   );
   return { session, sidechains };
+}
+
+/**
+ * The title lines of a transcript, the last of each kind. The user's own
+ * title wins over generated ones, as in Claude Code's session list; the
+ * others stay in the root's metadata (`claudeCode`), so no summary is lost.
+ */
+interface Titles {
+  customTitle?: string | undefined;
+  summary?: string | undefined;
+  aiTitle?: string | undefined;
+  /** The last summary or AI title. */
+  generated?: string | undefined;
 }
 
 /** Inline sidechain records, each with the uuid of its sidechain's first record. */
@@ -110,7 +122,7 @@ function sidechainGroups(tree: JsonRecord[]): Map<JsonRecord, string> {
 function buildSession(
   records: JsonRecord[],
   target: TranscriptTarget,
-  title: string | undefined,
+  titles: Titles,
   notes: ImportNote[],
 ): MappedSession {
   const first = records[0]?.value;
@@ -122,14 +134,19 @@ function buildSession(
       case: "sessionInfo",
       value: {
         sessionId: target.sessionId,
-        title,
+        title: titles.customTitle ?? titles.generated,
         cwd: str(first, "cwd"),
         createdAt: timestamp,
         formatVersion: FORMAT_VERSION,
         parentSessionId: target.parentSessionId,
         agentType: target.agentType,
         metadata: {
-          claudeCode: { version: first?.version ?? null, gitBranch: first?.gitBranch ?? null },
+          claudeCode: {
+            version: first?.version ?? null,
+            gitBranch: first?.gitBranch ?? null,
+            ...(titles.summary !== undefined ? { summary: titles.summary } : {}),
+            ...(titles.aiTitle !== undefined ? { aiTitle: titles.aiTitle } : {}),
+          },
         },
       },
     },
@@ -138,6 +155,7 @@ function buildSession(
   log.notes.push(...notes);
   const uuids = new Set(records.map((r) => r.value.uuid as string));
   const compacted = new Set<string>();
+  const toolNames = toolNamesOf(records.map((r) => obj(r.value, "message")));
   const ordered = parentsFirst(
     records,
     (r) => str(r.value, "uuid"),
@@ -150,7 +168,7 @@ function buildSession(
       parent !== undefined && (uuids.has(parent) || target.parentSessionId === undefined)
         ? parent
         : ROOT_ID;
-    addRecord(log, r, parentId, records, compacted);
+    addRecord(log, r, parentId, records, compacted, toolNames);
   }
   return log.finish();
 }
@@ -164,6 +182,7 @@ function addRecord(
   parentId: string,
   records: JsonRecord[],
   compacted: Set<string>,
+  toolNames: ReadonlyMap<string, string>,
 ): void {
   const uuid = r.uuid as string;
   const timestamp = timestampOf(r.timestamp);
@@ -182,7 +201,7 @@ function addRecord(
     // Its text is the Compaction's summary already.
     log.add(keep("claude-code.compact-summary")(), line);
   } else if (r.type === "user") {
-    const pieces = userPieces(message, problems);
+    const pieces = userPieces(message, problems, toolNames);
     let parent = parentId;
     pieces.forEach((init, i) => {
       const last = i === pieces.length - 1;

@@ -3,10 +3,13 @@ import { SESSION_ID_PATTERN } from "../../core/ids.js";
 
 /**
  * The session ids of the subagent sessions an import makes, readable where
- * Claude Code's names allow (`<session>-agent-<id>`, `<session>-sc-<first 8
- * of the first uuid>`) and a hash where they would make no valid id (too
+ * Claude Code's names allow (`agent-<id>-<session>`, `sc-<first 8 of the
+ * first uuid>-<session>`) and a hash where they would make no valid id (too
  * long, characters an id may not hold) or two would collide, so that every
  * mapped session imports and re-importing the same files gives the same ids.
+ * The subagent's own part comes first: an id that began with its session's
+ * would make every prefix of the session's id (`sessiond show 5a1c9e3e`)
+ * ambiguous with its subagents.
  */
 
 function sha256(text: string, chars: number): string {
@@ -20,7 +23,7 @@ function validOr(readable: string, kind: string, key: string): string {
 
 /** The session of a subagent transcript (`agent-<id>.jsonl`) of session `parent`. */
 export function subagentId(parent: string, agentId: string): string {
-  return validOr(`${parent}-agent-${agentId}`, "agent", `${parent}/${agentId}`);
+  return validOr(`agent-${agentId}-${parent}`, "agent", `${parent}/${agentId}`);
 }
 
 /**
@@ -30,7 +33,7 @@ export function subagentId(parent: string, agentId: string): string {
 export function sidechainId(sessionId: string, root: string, prefixes: readonly string[]): string {
   const prefix = root.slice(0, 8);
   const unique = prefixes.indexOf(prefix) === prefixes.lastIndexOf(prefix);
-  const readable = `${sessionId}-sc-${prefix}`;
+  const readable = `sc-${prefix}-${sessionId}`;
   if (unique && SESSION_ID_PATTERN.test(readable)) return readable;
-  return validOr(`${sessionId}-sc-${sha256(root, 16)}`, "sc", `${sessionId}/${root}`);
+  return validOr(`sc-${sha256(root, 16)}-${sessionId}`, "sc", `${sessionId}/${root}`);
 }
