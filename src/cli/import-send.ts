@@ -65,13 +65,15 @@ async function storedLog(conn: Connection, session: string): Promise<Entry[]> {
 }
 
 /**
- * Whether `stored` is the start of `wanted` as the server stores it: each
- * entry equal once its seq is its position (and the root's spawn depth,
- * which the server derives from the parent session, is the stored one).
+ * Whether `stored` and `wanted` agree on their common start as the server
+ * stores it: each entry equal once its seq is its position (and the root's
+ * spawn depth, which the server derives from the parent session, is the
+ * stored one). Then one is the start of the other: the server holds an
+ * import cut short or an older version of a file that grew (extend it), or
+ * a longer version of this file (nothing to do).
  */
-function isPrefix(stored: readonly Entry[], wanted: readonly Entry[]): boolean {
-  if (stored.length > wanted.length) return false;
-  return stored.every((s, i) => {
+function sameStart(stored: readonly Entry[], wanted: readonly Entry[]): boolean {
+  return stored.slice(0, wanted.length).every((s, i) => {
     const w = clone(EntrySchema, wanted[i] as Entry);
     w.seq = BigInt(i + 1);
     if (w.kind.case === "sessionInfo" && s.kind.case === "sessionInfo" && i === 0) {
@@ -88,8 +90,10 @@ function isPrefix(stored: readonly Entry[], wanted: readonly Entry[]): boolean {
  * expecting the head the previous left (nobody else writes an imported
  * session). The result is the log ImportSession would store in one call.
  * When the server already holds a start of this log (an import cut short,
- * or a source file that grew since), only what follows is appended; a log
- * that is not a start of this one leaves the server's ALREADY_EXISTS.
+ * or a source file that grew since), only what follows is appended; when it
+ * holds this log and more (an older version of a file imported after a
+ * newer one), nothing is; a log that differs leaves the server's
+ * ALREADY_EXISTS.
  */
 export async function sendLog(
   conn: Connection,
@@ -114,7 +118,9 @@ export async function sendLog(
   } catch (err) {
     if (!(err instanceof ConnectError) || err.code !== Code.AlreadyExists) throw err;
     const stored = await storedLog(conn, sessionId);
-    if (!isPrefix(stored, entries)) throw err;
+    if (!sameStart(stored, entries)) throw err;
+    // The server holds all of this log (and more: a later version of the file).
+    if (stored.length >= entries.length) return "unchanged";
     done = stored.length;
   }
   if (rest.length === 0 && done === entries.length) return created ? "imported" : "unchanged";

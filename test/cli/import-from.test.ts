@@ -37,7 +37,7 @@ describe("sessiond import --from", () => {
     const first = await sessiond(["import", "--from", "pi", dir, ...S]);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(
-      `imported 0193a5c2-7d1e-7000-8000-000000000001 (30 entries) from ${join(dir, "v3-branches.jsonl")}`,
+      `imported 0193a5c2-7d1e-7000-8000-000000000001 (31 entries) from ${join(dir, "v3-branches.jsonl")}`,
     );
     expect(first.stdout.trim().split("\n").at(-1)).toMatch(
       /^4 imported, 0 extended, 0 unchanged, 0 failed, \d+ notes \(4 files\)$/,
@@ -140,6 +140,41 @@ describe("sessiond import --from", () => {
     const other = await sessiond(["import", "--from", "pi", file, ...S]);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/session big-pi-session: .*another log.*\(already_exists\)/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("re-importing the original pi file after its longer version answers unchanged", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-import-older-"));
+    const file = join(dir, "s.jsonl");
+    const header = {
+      type: "session",
+      version: 3,
+      id: "older-pi",
+      timestamp: "2026-01-01T00:00:00Z",
+    };
+    const line = (i: number) =>
+      JSON.stringify({
+        type: "message",
+        id: `e${i}`,
+        parentId: i === 0 ? null : `e${i - 1}`,
+        timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        message: {
+          role: i % 2 === 0 ? "user" : "assistant",
+          content: [{ type: "text", text: `${i}` }],
+        },
+      });
+    const file3 = [JSON.stringify(header), line(0), line(1), line(2)].join("\n");
+    writeFileSync(file, `${file3}\n${line(3)}\n${line(4)}`);
+    expect((await sessiond(["import", "--from", "pi", file, ...S])).code).toBe(0);
+    writeFileSync(file, file3);
+    const older = await sessiond(["import", "--from", "pi", file, ...S]);
+    expect(older.stderr).toBe("");
+    expect([older.code, older.stdout]).toEqual([
+      0,
+      expect.stringContaining("unchanged, already imported: older-pi"),
+    ]);
+    const meta = (await client.store.getSession({ session: "older-pi" })).session;
+    expect([meta?.headSeq, meta?.leafId]).toEqual([6n, "e4"]);
     rmSync(dir, { recursive: true, force: true });
   });
 

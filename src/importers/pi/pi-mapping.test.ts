@@ -5,6 +5,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { planImport } from "../../core/import-plan.js";
+import { resolveTarget } from "../../core/move-plan.js";
 import { SessionLog } from "../../core/session-log.js";
 import { mapPiSession } from "./pi-session.js";
 
@@ -69,6 +70,13 @@ describe("a pi session file as a sessiond log", () => {
     ]);
   });
 
+  it("rewind to a label pi put on another entry than its parent lands on the labelled entry", () => {
+    const log = SessionLog.from(mapped.sessionId, planImport(mapped.sessionId, mapped.entries));
+    expect(resolveTarget(log, "start").parentId).toBe("m1");
+    expect(byId(mapped.entries, "lb2").kind.case).toBe("custom");
+    expect(log.leafId).toBe("a6");
+  });
+
   it("mapping the same file twice gives the same log: a repeated import is idempotent", () => {
     const again = mapPiSession(fixture("v3-branches.jsonl"));
     expect(again.entries.length).toBe(mapped.entries.length);
@@ -89,6 +97,40 @@ describe("a pi session file as a sessiond log", () => {
     expect(byId(v1.entries, "v1-L6").kind.value).toMatchObject({
       replacesEntryIds: ["v1-L2", "v1-L3"],
     });
+  });
+});
+
+describe("fields of pi's summaries that sessiond has no place for", () => {
+  const header = { type: "session", version: 3, id: "s1", timestamp: "2026-01-10T09:00:00.000Z" };
+  const at = "2026-01-10T09:00:01.000Z";
+  const user = { type: "message", id: "u1", parentId: null, timestamp: at };
+  const text = (...records: object[]) =>
+    [header, { ...user, message: { role: "user", content: "hi", timestamp: 1 } }, ...records]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
+
+  it("a compaction's fromHook is noted, not dropped silently", () => {
+    const compaction = { type: "compaction", id: "c1", parentId: "u1", timestamp: at };
+    const mapped = mapPiSession(
+      text({
+        ...compaction,
+        summary: "s",
+        firstKeptEntryId: "u1",
+        tokensBefore: 1,
+        fromHook: true,
+      }),
+    );
+    expect(mapped.notes).toContainEqual(
+      expect.objectContaining({ entryId: "c1", reason: expect.stringContaining("fromHook") }),
+    );
+  });
+
+  it("a branch summary's fromHook is noted, not dropped silently", () => {
+    const summary = { type: "branch_summary", id: "b1", parentId: "u1", timestamp: at };
+    const mapped = mapPiSession(text({ ...summary, summary: "s", fromId: "u1", fromHook: true }));
+    expect(mapped.notes).toContainEqual(
+      expect.objectContaining({ entryId: "b1", reason: expect.stringContaining("fromHook") }),
+    );
   });
 });
 

@@ -29,8 +29,9 @@ import { migratePiRecords } from "./pi-migrate.js";
  * the leaf, as pi resumes it. Kinds: message → Message (pi-message.ts),
  * model_change → ModelChange, thinking_level_change → ThinkingLevelChange,
  * compaction → Compaction, branch_summary → BranchSummary, session_info →
- * SessionInfo (the name as title), label → Label, custom → Custom under its
- * customType, custom_message → USER Message. Anything else, and whatever
+ * SessionInfo (the name as title), label → Label (under the entry it
+ * names), custom → Custom under its customType, custom_message → USER
+ * Message. Anything else, and whatever
  * the Append rules refuse, is kept as a Custom entry under "pi.<type>" and
  * noted.
  */
@@ -115,8 +116,7 @@ function kindOf(
         value: { thinkingLevel: str(r, "thinkingLevel") ?? "" },
       });
     case "compaction": {
-      if (r.details !== undefined)
-        note("compaction details are not kept (Compaction has no field for them)");
+      noteUnkept(r, "compaction", note);
       const firstKept = str(r, "firstKeptEntryId");
       const { replaces, hidden } = replacedBefore(log, entry.parentId as string, firstKept);
       if (hidden.length > 0) {
@@ -139,8 +139,7 @@ function kindOf(
     case "branch_summary": {
       // pi leaves an empty summary out of the context: so does a Custom entry.
       if (!str(r, "summary")) return undefined;
-      if (r.details !== undefined)
-        note("branch summary details are not kept (BranchSummary has no field for them)");
+      noteUnkept(r, "branch summary", note);
       let fromId = str(r, "fromId") ?? "";
       if (!log.has(fromId)) {
         note(
@@ -156,9 +155,7 @@ function kindOf(
       const label = str(r, "label");
       if (!label) return undefined; // a cleared label: pi keeps no label either
       if (r.targetId !== entry.parentId) {
-        note(
-          `label ${quote(label)} names ${quote(String(r.targetId))}, not its parent; a sessiond Label marks its own place: kept as a Custom entry`,
-        );
+        labelElsewhere(log, line, r, entry, label);
         return undefined;
       }
       return init({ case: "label", value: { label } });
@@ -182,6 +179,56 @@ function kindOf(
       note(`entry type ${JSON.stringify(r.type)} is not one pi defines: kept as a Custom entry`);
       return undefined;
   }
+}
+
+/**
+ * A pi label naming another entry than its parent (pi labels any entry
+ * from wherever the conversation is). A sessiond Label names its parent, so
+ * a Label `<id>-label` goes under the named entry, added before the line's
+ * own entry (a Custom entry in its place, which its children hang from), so
+ * the leaf stays the file's last entry and `rewind <label>` finds the entry
+ * pi labelled.
+ */
+function labelElsewhere(
+  log: LogBuilder,
+  line: number,
+  r: JsonObject,
+  entry: Entry,
+  label: string,
+): void {
+  const target = str(r, "targetId") ?? "";
+  if (!log.has(target)) {
+    log.note(
+      line,
+      entry.id,
+      `label ${quote(label)} names ${quote(target)}, which is not in the file: kept as a Custom entry`,
+    );
+    return;
+  }
+  const id = `${entry.id}-label`;
+  const kind = { case: "label" as const, value: { label } };
+  // When the Label is refused (its id too long, say), add() notes why.
+  if (
+    !log.add(create(EntrySchema, { id, parentId: target, timestamp: entry.timestamp, kind }), line)
+  )
+    return;
+  log.note(
+    line,
+    entry.id,
+    `label ${quote(label)} names ${quote(target)}, not its parent: a Label ${quote(id)} under it carries the label, the line is kept as a Custom entry in its place`,
+  );
+}
+
+/**
+ * The fields of a compaction or branch summary that sessiond's kinds have
+ * no place for: `details` (an extension's data) and `fromHook` (whether an
+ * extension wrote the summary), named in one note.
+ */
+function noteUnkept(r: JsonObject, what: string, note: (reason: string) => void): void {
+  const unkept = ["details", "fromHook"].filter((field) => r[field] !== undefined);
+  if (unkept.length === 0) return;
+  const kind = what === "compaction" ? "Compaction" : "BranchSummary";
+  note(`${what} ${unkept.join(" and ")} not kept (${kind} has no field for them)`);
 }
 
 /**
