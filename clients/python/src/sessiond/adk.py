@@ -1,3 +1,5 @@
+# google-adk is an optional extra (no py.typed): typed as Any when absent or untyped.
+# mypy: disable-error-code="import-untyped, import-not-found", allow-subclassing-any
 """Google ADK's ``BaseSessionService`` over sessiond: durable, shared, inspectable ADK sessions.
 
 An ADK session is a sessiond session with the same id, tagged ``adk.kind`` =
@@ -14,13 +16,14 @@ events with another writer's. Beyond ADK: ``fork_session``,
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Dict, Optional
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 import grpc
 from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
+from google.adk.platform import time as platform_time
 from google.adk.platform import uuid as platform_uuid
 from google.adk.sessions import _session_util
 from google.adk.sessions.base_session_service import (
@@ -103,7 +106,7 @@ class SessiondSessionService(BaseSessionService):
             app_name=app_name,
             user_id=user_id,
             state=deltas["session"],
-            last_update_time=resp.session.updated_at.ToNanoseconds() / 1e9,
+            last_update_time=platform_time.get_time(),
         )
         session._storage_update_marker = str(head)
         return await self._merge_scopes(session)
@@ -162,7 +165,7 @@ class SessiondSessionService(BaseSessionService):
         tags = {KIND_TAG: "session", APP_TAG: app_name}
         if user_id is not None:
             tags[USER_TAG] = user_id
-        found = []
+        found: List[Session] = []
         token = ""
         while True:
             page = await self.client.store.list_sessions(
@@ -343,4 +346,5 @@ def _owned(meta: SessionMeta, app_name: str, user_id: str) -> bool:
 
 def _own_state(session: Session) -> Dict[str, Any]:
     """The session-scoped part of an in-memory session's state (what its state entry holds)."""
-    return _session_util.extract_state_delta(session.state)["session"]
+    own: Dict[str, Any] = _session_util.extract_state_delta(session.state)["session"]
+    return own

@@ -1,3 +1,5 @@
+# google-adk is an optional extra (no py.typed): typed as Any when absent or untyped.
+# mypy: disable-error-code="import-untyped, import-not-found", allow-subclassing-any
 """ADK events as sessiond entries, and back: typed where a part maps, lossless always.
 
 An event becomes one entry. Its content maps to a typed ``Message`` when it

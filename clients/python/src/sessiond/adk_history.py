@@ -1,3 +1,5 @@
+# google-adk is an optional extra (no py.typed): typed as Any when absent or untyped.
+# mypy: disable-error-code="import-untyped, import-not-found", allow-subclassing-any
 """The events of a session's current path, newest first, read only as far back as asked.
 
 ``get_session`` with ``num_recent_events`` or ``after_timestamp`` should

@@ -1,3 +1,5 @@
+# google-adk is an optional extra (no py.typed): typed as Any when absent or untyped.
+# mypy: disable-error-code="import-untyped, import-not-found", allow-subclassing-any
 """Where ADK's state lives in sessiond, and the rule that keeps concurrent writers from losing updates.
 
 - Session state (keys without a prefix): a ``Custom`` entry (namespace
