@@ -125,6 +125,22 @@ describe.each(ENGINES)("SessiondSessionStore on $name", (factory) => {
     expect(once.length).toBeGreaterThan(0);
   });
 
+  test("a line re-appended with its uuid but changed content is refused with ALREADY_EXISTS, the rest of its batch stored", async () => {
+    const k = key();
+    const lines = transcript(k.sessionId);
+    const first = lines.find((l) => l.type === "user") as SessionStoreEntry;
+    await store.append(k, lines.slice(0, lines.indexOf(first) + 1));
+    const changed = { ...first, message: { role: "user", content: "edited" } };
+    const next = { ...first, uuid: uuid(), parentUuid: first.uuid };
+    const err = await store.append(k, [changed, next]).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(err?.code).toBe(Code.AlreadyExists);
+    expect(err?.rawMessage).toContain(first.uuid);
+    expect(await store.load(k)).toEqual([...lines.slice(0, lines.indexOf(first) + 1), next]);
+  });
+
   test("an import-sized batch (500 lines, three of 1.5 MB: 4.5 MB) is stored in Appends under the 4 MiB message limit", async () => {
     const k = key();
     const big = "x".repeat(1.5 * 1024 * 1024);

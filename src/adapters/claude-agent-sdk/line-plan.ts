@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { ENTRY_ID_PATTERN } from "../../core/ids.js";
@@ -11,6 +12,7 @@ import {
   compactionOf,
   customCarrier,
   isCompactBoundary,
+  lineOf,
 } from "./transcript-entry.js";
 
 /**
@@ -51,14 +53,29 @@ function replaceable(lookup: Lookup, parentId: string): string[] {
   return ids.reverse();
 }
 
+/** Whether `line` is the line `stored` carries (JSON-equal: key order and undefined fields aside). */
+function sameLine(stored: Entry, line: SessionStoreEntry): boolean {
+  const held = lineOf(stored);
+  return held !== undefined && isDeepStrictEqual(held, JSON.parse(JSON.stringify(line)));
+}
+
+/** What planLines made of a batch. */
+export interface LinePlan {
+  entries: Entry[];
+  /** uuids of lines whose uuid is stored with other content: not written. */
+  conflicts: string[];
+}
+
 /**
  * The entries for transcript lines under the current leaf. A line's uuid is
  * its entry id and its idempotency key (a line already stored is skipped,
  * so the SDK's retries and `importSessionToStore` replays write nothing
  * twice); its parentUuid is its parent when that line is stored, so the
- * tree is Claude's own (a rewound conversation is a branch).
+ * tree is Claude's own (a rewound conversation is a branch). A line whose
+ * uuid is stored with other content is a conflict, not a replay: it is not
+ * written, and the caller reports it rather than drop it silently.
  */
-export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]): Entry[] {
+export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]): LinePlan {
   const batch = new Map<string, Entry>();
   const lookup: Lookup = (id) => batch.get(id) ?? log.get(id);
   let leaf = log.leafId;
@@ -68,10 +85,15 @@ export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]):
     return entry;
   };
   const out: Entry[] = [];
+  const conflicts: string[] = [];
   for (const line of lines) {
     const uuid =
       typeof line.uuid === "string" && ENTRY_ID_PATTERN.test(line.uuid) ? line.uuid : undefined;
-    if (uuid !== undefined && lookup(uuid) !== undefined) continue;
+    const stored = uuid === undefined ? undefined : lookup(uuid);
+    if (stored !== undefined) {
+      if (!sameLine(stored, line)) conflicts.push(uuid as string);
+      continue;
+    }
     const parent = typeof line.parentUuid === "string" ? lookup(line.parentUuid) : undefined;
     let parentId = parent !== undefined && parent.kind.case !== "leaf" ? parent.id : leaf;
     if (isCompactBoundary(line)) {
@@ -93,5 +115,5 @@ export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]):
     }
     out.push(place(plannedEntry({ ...carrier, id: uuid ?? "", parentId })));
   }
-  return out;
+  return { entries: out, conflicts };
 }

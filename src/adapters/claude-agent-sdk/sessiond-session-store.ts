@@ -26,6 +26,22 @@ export interface SessiondSessionStoreOptions {
   workspace?: string;
 }
 
+/**
+ * The refusal of lines whose uuid is stored with other content. A uuid is
+ * the SDK's idempotency key, so the stored line stays; skipping the changed
+ * one silently would hide a transcript that no longer matches its mirror.
+ * The rest of the batch is written before this is thrown: the SDK's retry
+ * skips it as a replay and meets the same refusal, then reports the batch
+ * as a mirror error.
+ */
+function conflictError(uuids: readonly string[]): ConnectError {
+  const shown = uuids.slice(0, 5).join(", ") + (uuids.length > 5 ? ", …" : "");
+  return new ConnectError(
+    `${uuids.length} line(s) re-appended with a stored uuid but other content (${shown}): the stored line is kept, a uuid is an idempotency key`,
+    Code.AlreadyExists,
+  );
+}
+
 /** Sessions whose mirror a store keeps (the least recently opened is dropped first). */
 const MIRRORS = 256;
 
@@ -54,8 +70,15 @@ export class SessiondSessionStore implements SessionStore {
   append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return this.queued(key, async () => {
+      const conflicts: string[] = [];
       for (const chunk of chunks(entries)) {
-        const write = (remote: RemoteSession) => remote.append((log) => planLines(log, chunk));
+        let planned: string[] = [];
+        const write = (remote: RemoteSession) =>
+          remote.append((log) => {
+            const plan = planLines(log, chunk);
+            planned = plan.conflicts;
+            return plan.entries;
+          });
         try {
           await write(await this.ensure(key));
         } catch (err) {
@@ -64,7 +87,9 @@ export class SessiondSessionStore implements SessionStore {
           this.forget(key.sessionId);
           await write(await this.ensure(key));
         }
+        conflicts.push(...planned);
       }
+      if (conflicts.length > 0) throw conflictError(conflicts);
     });
   }
 
