@@ -1,4 +1,4 @@
-import { Role, roleName, type SessionState, View } from "../web/index.js";
+import { type SessionState, View } from "../web/index.js";
 import { api, errorText, readBlob } from "./api.js";
 import { h, replace } from "./dom.js";
 import {
@@ -8,6 +8,7 @@ import {
   renderMessage,
   useBlobReader,
 } from "./entry-view.js";
+import { nodeBadge } from "./node-badge.js";
 import { diffHash, sessionHash, type Tab } from "./route.js";
 import type { TreeModel } from "./tree-model.js";
 import type { Node } from "./tree-node.js";
@@ -121,11 +122,7 @@ function diffColumn(ctx: PaneContext, title: string, tip: string, nodes: Node[])
           { class: "diff-row", "data-entry": n.id },
           ctx.link(n.id, n.id),
           " ",
-          h(
-            "span",
-            { class: `badge role-${roleName(n.role)}` },
-            n.role === Role.UNSPECIFIED ? "·" : roleName(n.role),
-          ),
+          nodeBadge(n),
           " ",
           n.preview,
         ),

@@ -1,3 +1,5 @@
+import { showBidiControls } from "./bidi-controls.js";
+
 /**
  * Building DOM nodes without HTML strings: every text goes in as a text node,
  * so message content can never become markup by accident. The one place
@@ -32,9 +34,13 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
-/** A text node: the only way a string from the server reaches the page outside markdown. */
+/**
+ * A text node: the only way a string from the server reaches the page
+ * outside markdown. Bidi run controls in it are shown, not obeyed, so a title
+ * cannot reorder the text around it.
+ */
 export function text(value: string | number): Text {
-  return document.createTextNode(String(value));
+  return document.createTextNode(showBidiControls(String(value)));
 }
 
 /** Empties `el` and puts `children` in. */

@@ -1,5 +1,6 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { showBidiControls } from "./bidi-controls.js";
 import { h } from "./dom.js";
 
 const marked = new Marked({ gfm: true, breaks: true, async: false });
@@ -28,7 +29,9 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
  * Message text as markdown whose raw HTML is shown as text (see the
  * tokenizer above). DOMPurify still cleans marked's own output (links with
  * javascript: URLs, anything a marked quirk might let through) before it
- * touches the page; the CSP would block an inline script anyway.
+ * touches the page; the CSP would block an inline script anyway. Bidi run
+ * controls are made visible in the rendered text (in the source, "[U+202E]"
+ * followed by "(x)" would become a link).
  */
 export function markdown(source: string): HTMLElement {
   const html = marked.parse(source) as string;
@@ -37,5 +40,10 @@ export function markdown(source: string): HTMLElement {
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"],
     FORBID_ATTR: ["style"],
   });
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+    const t = n as Text;
+    t.data = showBidiControls(t.data);
+  }
   return el;
 }

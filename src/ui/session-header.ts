@@ -2,13 +2,16 @@ import type { SessionMeta } from "../web/index.js";
 import { api } from "./api.js";
 import { h, replace, time } from "./dom.js";
 import { listHash, sessionHash } from "./route.js";
+import type { SessionCounts } from "./session-counts.js";
 
 /**
- * A session's header: workspace, title, id, counts, tags, agent type, the
- * parent session of a subagent, and links to its own subagents (ListSessions
- * with parent_session_id, filled in when it answers).
+ * A session's header: workspace, title, id, counts (kept current by the
+ * view's live follow), tags, agent type, the parent session of a subagent,
+ * and links to its own subagents (ListSessions with parent_session_id,
+ * filled in when it answers).
  */
-export function sessionHeader(into: HTMLElement, s: SessionMeta): void {
+export function sessionHeader(into: HTMLElement, s: SessionMeta, counts: SessionCounts): void {
+  counts.setSnapshot(s);
   const subagents = h("span", { class: "subagents" });
   replace(
     into,
@@ -22,7 +25,8 @@ export function sessionHeader(into: HTMLElement, s: SessionMeta): void {
       { class: "muted" },
       "created ",
       time(s.createdAt === undefined ? undefined : new Date(Number(s.createdAt.seconds) * 1000)),
-      ` · ${s.entryCount} entries · ${s.messageCount} messages`,
+      " · ",
+      counts.element,
       s.agentType !== undefined ? ` · agent ${s.agentType}` : "",
       ...Object.entries(s.tags).map(([k, v]) => h("span", { class: "badge tag" }, `${k}=${v}`)),
     ),

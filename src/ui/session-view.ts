@@ -3,6 +3,7 @@ import { api, errorText } from "./api.js";
 import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
 import { h, replace } from "./dom.js";
 import { type Route, sessionHash } from "./route.js";
+import { SessionCounts } from "./session-counts.js";
 import { sessionHeader } from "./session-header.js";
 import { type Row, TreeModel } from "./tree-model.js";
 import { nodeOfEntry, nodeOfTree } from "./tree-node.js";
@@ -27,6 +28,7 @@ export class SessionView {
   private rows: readonly Row[] = [];
   private readonly list: VirtualList;
   private readonly header = h("header", { class: "session-head" }, "Loading…");
+  private readonly counts = new SessionCounts();
   private readonly status = h("span", { id: "tree-status", class: "muted" });
   private readonly live = h(
     "span",
@@ -133,7 +135,10 @@ export class SessionView {
       const first = await api().session.getTree({ workspace, session, pageSize: FIRST_PAGE });
       api()
         .store.getSession({ workspace, session })
-        .then((meta) => meta.session !== undefined && sessionHeader(this.header, meta.session))
+        .then(
+          (meta) =>
+            meta.session !== undefined && sessionHeader(this.header, meta.session, this.counts),
+        )
         .catch((err) => {
           if (!this.onAuth(err)) replace(this.header, h("p", { class: "error" }, errorText(err)));
         });
@@ -186,8 +191,10 @@ export class SessionView {
       for await (const msg of stream) {
         if (this.live.dataset.state !== "live") setLive("live", "live");
         if (msg.event.case !== "entry") continue;
+        const entry = msg.event.value;
         const atEnd = this.list.atEnd();
-        this.model.add(nodeOfEntry(msg.event.value));
+        this.model.add(nodeOfEntry(entry));
+        this.counts.add(entry.seq, entry.kind.case === "message");
         this.refresh(this.follow.checked && atEnd);
       }
     } catch (err) {

@@ -1,17 +1,6 @@
-import { EntryKind, roleName } from "../web/index.js";
 import { h } from "./dom.js";
+import { nodeBadge } from "./node-badge.js";
 import type { Row } from "./tree-model.js";
-
-/** The badge of the kinds that are not messages (messages show their role). */
-const MARK: Partial<Record<EntryKind, string>> = {
-  [EntryKind.SESSION_INFO]: "session",
-  [EntryKind.COMPACTION]: "compaction",
-  [EntryKind.BRANCH_SUMMARY]: "branch summary",
-  [EntryKind.LABEL]: "label",
-  [EntryKind.MODEL_CHANGE]: "model",
-  [EntryKind.THINKING_LEVEL_CHANGE]: "thinking",
-  [EntryKind.CUSTOM]: "custom",
-};
 
 /** How a row is drawn beyond its own node, and what its clicks do. */
 export interface RowOptions {
@@ -58,13 +47,7 @@ export function treeRow(row: Row, o: RowOptions): HTMLElement {
     });
     el.append(toggle);
   }
-  const mark = MARK[n.kind];
-  if (mark === undefined)
-    el.append(h("span", { class: `badge role-${roleName(n.role)}` }, roleName(n.role)));
-  else {
-    const text = n.kind === EntryKind.LABEL ? (n.label ?? mark) : mark;
-    el.append(h("span", { class: `badge mark-${mark.replace(" ", "-")}` }, text));
-  }
+  el.append(nodeBadge(n));
   el.append(h("span", { class: "preview" }, n.preview || n.id));
   for (const label of o.labels) el.append(h("span", { class: "badge label" }, label));
   if (o.leaf) el.append(h("span", { class: "badge leaf" }, "leaf"));
