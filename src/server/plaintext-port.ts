@@ -6,6 +6,19 @@ import net from "node:net";
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
 /**
+ * How long a new connection may stay silent before it is taken for HTTP/2
+ * and gets the server's SETTINGS. HTTP/1.1 clients send their request as
+ * soon as they are connected; a grpc-core client may not write at all
+ * until its poller comes round, and then reads only once right after its
+ * preface: a SETTINGS frame sent in reply to that preface arrives after it
+ * has stopped looking, so it needs them already waiting, as a grpc-core
+ * server sends them at accept. Shorter is better for such clients (their
+ * connection attempt can be as short as 100 ms); longer is kinder to an
+ * HTTP/1.1 client that opens a connection before it knows its request.
+ */
+export const SETTINGS_FIRST_MS = 50;
+
+/**
  * One plaintext port for HTTP/2 and HTTP/1.1. gRPC clients speak HTTP/2
  * with prior knowledge (h2c); browsers never speak HTTP/2 without TLS, and
  * Node's http2 has `allowHTTP1` for TLS servers only (there ALPN decides).
@@ -18,19 +31,38 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
  *
  * Bytes are compared as they come: the first one that differs from the
  * preface means HTTP/1.1 ("POST" differs at its second byte), all 24
- * matching means HTTP/2. A peer that connects and sends too little to tell
- * is closed after `idleMs` (0: never), like any idle connection.
+ * matching means HTTP/2. A peer silent for `settingsFirstMs` (see
+ * SETTINGS_FIRST_MS) is an HTTP/2 client waiting for the server to speak
+ * first: it goes to the http2 server, which sends its SETTINGS at once.
+ * A peer that sends some of the preface and then too little to tell is
+ * closed after `idleMs` (0: never), like any idle connection.
  */
-export function plaintextPort(h2: http2.Http2Server, h1: http.Server, idleMs: number): net.Server {
+export function plaintextPort(
+  h2: http2.Http2Server,
+  h1: http.Server,
+  idleMs: number,
+  settingsFirstMs = SETTINGS_FIRST_MS,
+): net.Server {
   return net.createServer((socket) => {
     let seen: Buffer = Buffer.alloc(0);
-    const timer = idleMs > 0 ? setTimeout(() => socket.destroy(), idleMs) : undefined;
+    const idle = idleMs > 0 ? setTimeout(() => socket.destroy(), idleMs) : undefined;
     const handOver = () => {
-      clearTimeout(timer);
+      clearTimeout(idle);
+      clearTimeout(silent);
       socket.off("data", onData);
       socket.off("error", onError);
     };
+    const toHttp2 = () => {
+      // The HTTP/2 session reads what is buffered on the socket when it
+      // starts (Node does this for sockets handed over with data read).
+      handOver();
+      socket.pause();
+      if (seen.length > 0) socket.unshift(seen);
+      h2.emit("connection", socket);
+    };
+    const silent = setTimeout(toHttp2, settingsFirstMs);
     const onData = (chunk: Buffer) => {
+      clearTimeout(silent);
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
       const n = Math.min(seen.length, PREFACE.length);
       if (!seen.subarray(0, n).equals(PREFACE.subarray(0, n))) {
@@ -40,19 +72,15 @@ export function plaintextPort(h2: http2.Http2Server, h1: http.Server, idleMs: nu
         handOver();
         h1.emit("connection", socket);
         socket.emit("data", seen);
-      } else if (n === PREFACE.length) {
-        // The HTTP/2 session reads what is buffered on the socket when it
-        // starts (Node does this for sockets handed over with data read).
-        handOver();
-        socket.pause();
-        socket.unshift(seen);
-        h2.emit("connection", socket);
-      }
+      } else if (n === PREFACE.length) toHttp2();
     };
     // Before it is handed on, a socket error (a reset) just ends it.
     const onError = () => socket.destroy();
     socket.on("data", onData);
     socket.on("error", onError);
-    socket.once("close", () => clearTimeout(timer));
+    socket.once("close", () => {
+      clearTimeout(idle);
+      clearTimeout(silent);
+    });
   });
 }
