@@ -137,6 +137,30 @@ describe("screenshots as image parts", () => {
     ],
   } as unknown as AgentInputItem;
 
+  test("an array tool output of a text and an image is a TOOL message of a text part and an image part", () => {
+    const png = Buffer.from([137, 80, 78, 71, 1, 2, 3]);
+    const item = {
+      type: "function_call_result",
+      name: "screenshot",
+      callId: "call_1",
+      status: "completed",
+      output: [
+        { type: "input_text", text: "the page" },
+        { type: "input_image", image: `data:image/png;base64,${png.toString("base64")}` },
+      ],
+    } as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(item));
+    const message = entry.kind.case === "message" ? entry.kind.value : undefined;
+    expect(message?.role).toBe(Role.TOOL);
+    expect(message?.content.map((p) => p.part.case)).toEqual(["text", "image"]);
+    expect(message?.content[0]?.part.value).toBe("the page");
+    const image = message?.content[1]?.part;
+    expect(image?.case === "image" && image.value.mimeType).toBe("image/png");
+    expect(image?.case === "image" && Buffer.from(image.value.data).equals(png)).toBe(true);
+    expect(message?.metadata).toBeUndefined();
+    expect(roundTrip(item)).toEqual([item]);
+  });
+
   test("a data-URL image is an image part of its bytes, with no residual, and reads back the same", () => {
     const entry = create(EntrySchema, itemEntry(item));
     const m = entry.kind.case === "message" ? entry.kind.value : undefined;

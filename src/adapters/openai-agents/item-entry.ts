@@ -50,11 +50,30 @@ function texts(content: unknown, type: string): string[] | undefined {
   );
 }
 
-function outputText(output: unknown): string {
-  if (typeof output === "string") return output;
-  if (Array.isArray(output)) return output.map(outputText).join("");
+/** A data-URL image as its bytes, when the URL reads back exactly (canonical base64). */
+function dataUrlImage(url: unknown): { data: Buffer; mimeType: string } | undefined {
+  const m = typeof url === "string" ? DATA_URL.exec(url) : null;
+  if (m === null) return undefined;
+  const data = Buffer.from(m[2] as string, "base64");
+  return data.toString("base64") === m[2] ? { data, mimeType: m[1] as string } : undefined;
+}
+
+/**
+ * A tool output as content parts: a string or text as a text part, an
+ * array (what a tool returning a text and a screenshot gives) part by part,
+ * its texts as text parts and its data-URL images as image parts; anything
+ * else (files, image URLs) is no part, and the residual keeps it.
+ */
+function outputParts(output: unknown): ContentPartInit[] {
+  if (typeof output === "string") return [textPart(output)];
+  if (Array.isArray(output)) return output.flatMap(outputParts);
   const part = output as Item | undefined;
-  return part?.type === "text" && typeof part.text === "string" ? part.text : "";
+  if ((part?.type === "text" || part?.type === "input_text") && typeof part.text === "string") {
+    return [textPart(part.text)];
+  }
+  const image =
+    part?.type === "input_image" || part?.type === "image" ? dataUrlImage(part.image) : undefined;
+  return image === undefined ? [] : [imagePart(image.data, image.mimeType)];
 }
 
 function callArguments(text: unknown): JsonValue {
@@ -114,7 +133,8 @@ function project(item: Item): EntryInit {
     return assistantMessage("", { toolCalls: [call] });
   }
   if (item.type === "function_call_result" && typeof callId === "string" && callId !== "") {
-    return toolResult(callId, outputText(item.output), { toolName: stringOr(item.name) });
+    const parts = outputParts(item.output);
+    return toolResult(callId, parts.length > 0 ? parts : "", { toolName: stringOr(item.name) });
   }
   const thinking = item.type === "reasoning" ? texts(item.content, "input_text") : undefined;
   if (thinking !== undefined && thinking.length > 0) {
@@ -158,16 +178,36 @@ function messageItems(message: Message): Item[] {
       const content = t.length === 1 ? t[0] : t.map((text) => ({ type: "input_text", text }));
       return [{ type: "message", role: "user", content }];
     }
-    case Role.TOOL:
+    case Role.TOOL: {
+      // One text reads back as the SDK's text output; more parts, or an image, as an array.
+      const [only, ...more] = message.content;
+      const output =
+        only?.part.case === "text" && more.length === 0
+          ? { type: "text", text: only.part.value }
+          : message.content.length === 0
+            ? { type: "text", text: "" }
+            : message.content.flatMap((p): Item[] =>
+                p.part.case === "text"
+                  ? [{ type: "input_text", text: p.part.value }]
+                  : p.part.case === "image"
+                    ? [
+                        {
+                          type: "input_image",
+                          image: `data:${p.part.value.mimeType};base64,${Buffer.from(p.part.value.data).toString("base64")}`,
+                        },
+                      ]
+                    : [],
+              );
       return [
         {
           type: "function_call_result",
           name: message.toolName ?? "",
           callId: message.toolCallId ?? "",
           status: "completed",
-          output: { type: "text", text: textOf(message).join("") },
+          output,
         },
       ];
+    }
     case Role.ASSISTANT: {
       const parts = message.content;
       if (parts.length > 0 && parts.every((p) => p.part.case === "thinking")) {
