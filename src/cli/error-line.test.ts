@@ -28,13 +28,13 @@ describe("errorLine", () => {
     expect(errorLine(err).message).toBe('label "\\x1b]0;owned\\x07" not found (not_found)');
   });
 
-  it("names --max-message-bytes when the client refuses an oversize request", () => {
+  it("names the client's and the server's flags when the client refuses an oversize request", () => {
     const err = new ConnectError(
       "message size 5000052 is larger than configured writeMaxBytes 4194304",
       Code.ResourceExhausted,
     );
     expect(errorLine(err).message).toBe(
-      "request of 5000052 bytes is over the client's limit of 4194304 (raise it with --max-message-bytes, up to the server's --max-message-bytes) (resource_exhausted)",
+      "request of 5000052 bytes is over the client's limit of 4194304: raise it with --max-message-bytes; the server must accept it too (its --max-message-bytes, and --max-entry-bytes for an entry that large) (resource_exhausted)",
     );
   });
 

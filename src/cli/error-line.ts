@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { requestTooLarge } from "../client/index.js";
 import { CliError } from "./command.js";
 import { terminalLine } from "./terminal-text.js";
 
@@ -57,15 +58,14 @@ function tlsFailure(err: ConnectError): string | undefined {
 }
 
 /**
- * connect-node's own refusal of an oversize request names its internal
- * option; say which flag raises the limit instead.
+ * The client's refusal of an oversize request, in the flags that change it:
+ * the client's own limit, and the server's two (a message that large is also
+ * one entry that large).
  */
 function clientLimit(err: ConnectError): string | undefined {
-  const m = /^message size (\d+) is larger than configured writeMaxBytes (\d+)$/.exec(
-    err.rawMessage,
-  );
-  if (err.code !== Code.ResourceExhausted || m === null) return undefined;
-  return `request of ${m[1]} bytes is over the client's limit of ${m[2]} (raise it with --max-message-bytes, up to the server's --max-message-bytes)`;
+  const refused = requestTooLarge(err);
+  if (refused === undefined) return undefined;
+  return `request of ${refused.bytes} bytes is over the client's limit of ${refused.limit}: raise it with --max-message-bytes; the server must accept it too (its --max-message-bytes, and --max-entry-bytes for an entry that large)`;
 }
 
 /**

@@ -27,9 +27,9 @@ export interface SessiondClientOptions extends CommonClientOptions {
    * Largest request message sent (default 4 MiB, the server's default
    * `--max-message-bytes`); a larger one fails here with RESOURCE_EXHAUSTED
    * without being sent. Set it to the server's limit: an oversize message
-   * sent anyway is refused by the server, but connect-node keeps the rest
-   * of its upload pending, and ~90 of those wedge the connection (see the
-   * README, Limits).
+   * sent anyway is uploaded only to be refused by the server, and its
+   * unsent rest is held in this process's HTTP/2 session memory until the
+   * stream is reset (see the README, Limits).
    */
   maxMessageBytes?: number;
   /** TLS: CA to trust, and a client certificate for mTLS. */

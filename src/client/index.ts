@@ -12,6 +12,7 @@ export {
   type SessiondClientOptions,
 } from "./client.js";
 export { readState, readTree } from "./read-pages.js";
+export { type RequestTooLarge, requestTooLarge } from "./request-limit.js";
 export type { RetryOptions } from "./retry-interceptor.js";
 export type { CommonClientOptions, SessiondClient } from "./sessiond-client.js";
 export { type ResumableWatchOptions, watchEntriesResumable } from "./watch.js";

@@ -3,6 +3,7 @@ import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 import { type BlobOptions, blobTransport } from "./blob-transport.js";
 import { idsInterceptor } from "./ids-interceptor.js";
+import { requestLimitInterceptor } from "./request-limit.js";
 import { type RetryOptions, retryInterceptor } from "./retry-interceptor.js";
 import { traceInterceptor } from "./trace-interceptor.js";
 
@@ -38,12 +39,17 @@ function bearer(token: string): Interceptor {
 }
 
 /**
- * Ids first (so every retry carries the same ids and the server
- * de-duplicates it), the caller's trace context, then retry, then the token
- * and the caller's own.
+ * The refusal of an oversize request outermost (it rewrites the message
+ * every caller sees), ids next (so every retry carries the same ids and the
+ * server de-duplicates it), the caller's trace context, then retry, then the
+ * token and the caller's own.
  */
 export function clientInterceptors(opts: CommonClientOptions): Interceptor[] {
-  const interceptors: Interceptor[] = [idsInterceptor(), traceInterceptor()];
+  const interceptors: Interceptor[] = [
+    requestLimitInterceptor(),
+    idsInterceptor(),
+    traceInterceptor(),
+  ];
   if (opts.retry !== false) interceptors.push(retryInterceptor(opts.retry || {}));
   if (opts.token !== undefined) interceptors.push(bearer(opts.token));
   interceptors.push(...(opts.interceptors ?? []));

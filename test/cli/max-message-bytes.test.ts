@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSessiondClient, type SessiondClient } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
@@ -62,6 +63,45 @@ describe("sessiond --max-message-bytes", () => {
     const stored = (await raw.session.getEntries({ session: id })).entries.at(-1)?.kind;
     const part = stored?.case === "message" ? stored.value.content[0]?.part : undefined;
     expect(part?.case).toBe("blob");
+  });
+
+  it("a request over the client's limit is refused naming the flags to raise, the client's and the server's", async () => {
+    const { session } = await client.store.createSession({ title: "over the limit" });
+    const id = session?.id as string;
+    const r = await runCli(
+      ["append", id, "y".repeat(2000), "--max-message-bytes", "1000", "--server", server.url],
+      { timeoutMs: 60_000 },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^sessiond: request of \d+ bytes is over the client's limit of 1000: raise it with --max-message-bytes; the server must accept it too \(its --max-message-bytes, and --max-entry-bytes for an entry that large\) \(resource_exhausted\)\n$/,
+    );
+  });
+
+  it("a library caller's oversize request is refused naming maxMessageBytes, not connect-node's writeMaxBytes", async () => {
+    const { session } = await client.store.createSession({ title: "library over the limit" });
+    const small = createSessiondClient({ baseUrl: server.url, maxMessageBytes: 1000 });
+    const err = await small.session
+      .append({
+        session: session?.id as string,
+        entries: [
+          {
+            kind: {
+              case: "message",
+              value: { role: 1, content: [{ part: { case: "text", value: "y".repeat(2000) } }] },
+            },
+          },
+        ],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.ResourceExhausted);
+    expect((err as ConnectError).rawMessage).toMatch(
+      /^request of \d+ bytes is over the client's maxMessageBytes \(1000\); the server must accept it too \(its --max-message-bytes, and --max-entry-bytes for an entry that large\)$/,
+    );
   });
 
   it("a --max-message-bytes that is not a positive integer is a usage error", async () => {
