@@ -1,0 +1,135 @@
+/**
+ * The OpenAI Agents SDK adapter of the Python client (sessiond.openai_agents),
+ * as a user installs it: the package with its `[openai-agents]` extra into a
+ * fresh venv, the SDK at the version pinned in
+ * clients/python/requirements-openai-agents.txt, grpcio and protobuf at the
+ * floor (constraints.txt). Its unittest suite (clients/python/tests_openai_agents:
+ * under the SDK's Runner and ScriptedModel, equal to SQLiteSession across an
+ * agent process restart, and the adapter's rules) runs against a server
+ * started here (JSONL, or PostgreSQL with SESSIOND_TEST_STORAGE=postgres);
+ * then the README's example runs and prints what the README says.
+ *
+ * Without python3 (3.10+) the test is skipped loudly, except under CI=true.
+ */
+
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  copyPythonClient,
+  INSTALL_ARGS,
+  makeVenv,
+  missingPythonClientTools,
+  PYTHON_CLIENT_DIR,
+  parseUnittest,
+} from "../harness/python-client.js";
+import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
+
+const run = promisify(execFile);
+
+/** Tests in clients/python/tests_openai_agents: update when adding one. */
+const TESTS = 20;
+
+const missing = missingPythonClientTools();
+const inCi = process.env.CI === "true";
+if (missing !== undefined && !inCi) {
+  console.warn(`\n*** SKIPPING the Python OpenAI Agents adapter test: ${missing} ***\n`);
+}
+
+/** The README's OpenAI Agents example: the ```python block of its section and the ```text block it prints. */
+function readmeExample(readme: string): { code: string; printed: string } | undefined {
+  const section = readme.split(/^## /m).find((s) => s.startsWith("OpenAI Agents SDK"));
+  const m = /```python\n([\s\S]*?)```\n\nwhich prints\n\n```text\n([\s\S]*?)```/.exec(
+    section ?? "",
+  );
+  return m ? { code: m[1] as string, printed: m[2] as string } : undefined;
+}
+
+describe("Python OpenAI Agents adapter (sessiond.openai_agents)", () => {
+  if (missing !== undefined && !inCi) {
+    it.skip(`SKIPPED, Python toolchain missing: ${missing}`, () => {});
+    return;
+  }
+
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  it("installs with the [openai-agents] extra and passes its suite under the SDK's Runner", {
+    timeout: 420_000,
+  }, async () => {
+    if (missing !== undefined) throw new Error(`CI=true but ${missing}`);
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-py-openai-agents-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const server: SessiondProcess = await startSessiond();
+    cleanups.push(async () => {
+      await server.stop();
+      await removeDataDir(server.dataDir);
+    });
+
+    const src = copyPythonClient(join(dir, "src"));
+    const python = await makeVenv(join(dir, "venv"));
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
+    await run(
+      python,
+      [
+        "-m",
+        "pip",
+        ...INSTALL_ARGS,
+        "-c",
+        join(src, "constraints.txt"),
+        "-r",
+        join(src, "requirements-openai-agents.txt"),
+        `${src}[openai-agents]`,
+      ],
+      { timeout: 300_000, env },
+    );
+    const sdk = await run(python, ["-c", "import agents; print(agents.__version__)"], { cwd: dir });
+    const pinned = /^openai-agents==(\S+)$/m.exec(
+      readFileSync(join(PYTHON_CLIENT_DIR, "requirements-openai-agents.txt"), "utf8"),
+    )?.[1];
+    expect(sdk.stdout.trim()).toBe(pinned);
+
+    const tests = join(PYTHON_CLIENT_DIR, "tests_openai_agents");
+    let output: string;
+    let code = 0;
+    try {
+      const r = await run(python, ["-m", "unittest", "discover", "-v", "-s", tests, "-t", tests], {
+        cwd: dir, // not the repo: the package must come from the venv
+        env: { ...env, PYTHONDONTWRITEBYTECODE: "1", SESSIOND_URL: server.url },
+        timeout: 300_000,
+      });
+      output = r.stderr + r.stdout;
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string; message: string };
+      code = typeof e.code === "number" ? e.code : -1;
+      output = `${e.stderr ?? e.message}\n${e.stdout ?? ""}`;
+    }
+    const summary = parseUnittest(output);
+    expect(summary, output).toBeDefined();
+    expect(summary?.ok, output).toBe(true);
+    expect(code, output).toBe(0);
+    expect(summary?.failures).toBe(0);
+    expect(summary?.errors).toBe(0);
+    expect(summary?.skipped, output).toBe(0);
+    expect(summary?.ran, output).toBe(TESTS);
+
+    const example = readmeExample(readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"));
+    if (example === undefined)
+      throw new Error("no OpenAI Agents SDK example with its output in the README");
+    expect(example.code).toContain('"http://127.0.0.1:50051"');
+    writeFileSync(
+      join(dir, "example.py"),
+      example.code.replace("http://127.0.0.1:50051", server.url),
+    );
+    const printed = await run(python, [join(dir, "example.py")], { cwd: dir, timeout: 60_000 });
+    expect(printed.stdout).toBe(example.printed);
+    console.log(
+      `python openai-agents: ${summary?.ran} tests passed with openai-agents ${pinned} on ${server.url}; the README example printed what it says`,
+    );
+  });
+});
