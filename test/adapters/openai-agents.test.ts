@@ -295,6 +295,25 @@ describe("SessiondSession under the SDK's Runner", () => {
     expect(tree.nodes.some((n) => n.preview === "kept in history")).toBe(true);
   });
 
+  test("eraseSession leaves no item readable: the session id stays, with its title and tags, and takes new items", async () => {
+    const { dir, remove } = await dataDir();
+    cleanups.push(remove);
+    const srv = await newServer(dir);
+    const session = new SessiondSession({ client: srv.client, title: "t", tags: { user: "ana" } });
+    await session.addItems([{ type: "message", role: "user", content: "my secret" }]);
+    const id = await session.getSessionId();
+    await session.eraseSession();
+    expect(await session.getItems()).toEqual([]);
+    const tree = await readTree(srv.client, { session: id });
+    expect(tree.nodes.some((n) => n.preview.includes("secret"))).toBe(false);
+    const hits = await srv.client.store.searchEntries({ query: "secret" });
+    expect(hits.hits).toEqual([]);
+    const meta = (await srv.client.store.getSession({ session: id })).session;
+    expect([meta?.title, meta?.tags]).toEqual(["t", { user: "ana" }]);
+    await session.addItems([{ type: "message", role: "user", content: "after" }]);
+    expect(await session.getItems()).toEqual([{ type: "message", role: "user", content: "after" }]);
+  });
+
   test("items with no message type and fields beyond the projection come back deep-equal", async () => {
     const { dir, remove } = await dataDir();
     cleanups.push(remove);

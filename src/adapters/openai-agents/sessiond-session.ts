@@ -5,7 +5,7 @@ import type {
 } from "@openai/agents-core";
 import type { SessiondClient } from "../../client/index.js";
 import { DEFAULT_WORKSPACE } from "../../core/ids.js";
-import { isAlreadyExists, RemoteSession } from "../remote-session.js";
+import { isAlreadyExists, isNotFound, RemoteSession } from "../remote-session.js";
 import { itemsOnPath, planItems, planTransaction } from "./item-plan.js";
 
 /** Where a SessiondSession keeps its items. */
@@ -31,7 +31,8 @@ export interface SessiondSessionOptions {
  * in a sessiond session, mapped onto its tree rather than around it: items
  * are typed entries appended at the leaf (see item-entry.ts), `popItem`
  * rewinds the leaf past the newest item (the item stays in the history and
- * the tree), `clearSession` resets the leaf to the root. Every change is
+ * the tree), `clearSession` resets the leaf to the root (history kept) and
+ * `eraseSession` deletes the content. Every change is
  * planned against the session as the server has it and written with
  * `expected_seq`, re-planned when another runner wrote first, so runners
  * sharing a session never lose each other's items.
@@ -76,8 +77,38 @@ export class SessiondSession implements SessionHistoryTransactionAwareSession {
     await (await this.session()).append((log) => planTransaction(log, args));
   }
 
+  /**
+   * The SDK's clear, as a rewind: the leaf goes back to the root, so the
+   * model sees no items, while the history stays readable (GetState's
+   * HISTORY view, the tree, search). For a clear that leaves nothing
+   * readable, use eraseSession.
+   */
   async clearSession(): Promise<void> {
     await (await this.session()).reset();
+  }
+
+  /**
+   * A clear that erases: the session is deleted (DeleteSession: its
+   * entries are gone from every read) and created again, empty, under the
+   * same id with this session's title and tags, so `getSessionId()` and a
+   * resume by id keep working. A runner that writes meanwhile may land
+   * before the delete (erased with it) or after the new creation (kept).
+   */
+  async eraseSession(): Promise<void> {
+    const remote = await this.session();
+    const { workspace, sessionId } = remote.address;
+    const { client, title, tags } = this.options;
+    try {
+      await client.store.deleteSession({ workspace, session: sessionId });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    remote.forget();
+    try {
+      await client.store.createSession({ workspace, sessionId, title, tags });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
   }
 
   /** The session, created at first use (once, however many calls race for it). */
