@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
-import { isUnexpected, toConnectError } from "./errors.js";
+import { isUnexpected, restated, toConnectError } from "./errors.js";
 
 /**
  * Regression (seen once in CI): a WatchSessions client that left while the
@@ -56,4 +56,22 @@ it("connect-es's answer to a request that does not parse is INVALID_ARGUMENT; ot
   expect(toConnectError(other)).toBe(other);
   const ours = new ConnectError("internal error", Code.Internal);
   expect(toConnectError(ours)).toBe(ours);
+});
+
+it.each([
+  ["connect-es, size known", "message size 100030 is larger than configured readMaxBytes 65536"],
+  ["connect-es, size unknown", "message size is larger than configured readMaxBytes 65536"],
+  ["grpc-js", "Received message larger than max (100024 vs 65536)"],
+  ["grpc-js, compressed", "Received message that decompresses to a size larger than 65536"],
+])("a request over the max message size (%s) names the flags that raise it", (_, message) => {
+  const e = restated(Code.ResourceExhausted, message);
+  expect(e?.code).toBe(Code.ResourceExhausted);
+  expect(e?.rawMessage).toMatch(
+    /max message size of 65536 bytes: raise the server's --max-message-bytes/,
+  );
+  expect(e?.rawMessage).toMatch(/--max-entry-bytes/);
+});
+
+it("a RESOURCE_EXHAUSTED of sessiond's own is not restated", () => {
+  expect(restated(Code.ResourceExhausted, "too many watchers on session s")).toBeUndefined();
 });

@@ -24,11 +24,7 @@ const CODES: Record<ErrorCode, Code> = {
 /** Converts anything thrown by a handler into the ConnectError a client may see. */
 export function toConnectError(err: unknown): ConnectError {
   if (clientGone(err)) return new ConnectError("the client went away", Code.Canceled);
-  if (err instanceof ConnectError) {
-    return unparseable(err.code, err.rawMessage)
-      ? new ConnectError(err.rawMessage, Code.InvalidArgument)
-      : err;
-  }
+  if (err instanceof ConnectError) return restated(err.code, err.rawMessage) ?? err;
   if (isSessiondError(err)) {
     const code = CODES[err.code];
     return new ConnectError(code === Code.Internal ? "internal error" : err.message, code);
@@ -78,13 +74,38 @@ export function isUnexpected(err: unknown): boolean {
 }
 
 /**
- * connect-es's own answer to a request message that does not parse:
- * INTERNAL "parse binary: ..." (its protocol/serialization.ts). It is bad
- * input, INVALID_ARGUMENT, as the grpc-js path answers it
- * (grpc/wire-status.ts). A streaming method reads its request inside the
- * interceptor chain, so toConnectError maps it; a unary method's answer is
- * made before any interceptor and corrected by unparseable-request.ts.
+ * The refusals connect-es and grpc-js make by themselves, in sessiond's
+ * terms; undefined for any other status, which stays as it is:
+ * - a request message that does not parse: connect-es answers INTERNAL
+ *   "parse binary: ...", but it is bad input, INVALID_ARGUMENT (as the
+ *   grpc-js path answers it, grpc/wire-status.ts);
+ * - a request over the max message size: the libraries name their own
+ *   option (`readMaxBytes`, "larger than max"); the operator needs the flag
+ *   that raises it, and the entry limit that a message that large meets next.
+ * A streaming method reads its request inside the interceptor chain, so
+ * toConnectError restates it; a unary method's answer is made before any
+ * interceptor and restated by connect-refusals.ts, grpc-js's by
+ * grpc/wire-status.ts.
  */
-export function unparseable(code: Code, message: string): boolean {
-  return code === Code.Internal && message.startsWith("parse binary: ");
+export function restated(code: Code, message: string): ConnectError | undefined {
+  if (code === Code.Internal && message.startsWith("parse binary: ")) {
+    return new ConnectError(message, Code.InvalidArgument);
+  }
+  if (code !== Code.ResourceExhausted) return undefined;
+  const over = OVERSIZE.map((re) => re.exec(message)).find((m) => m !== null);
+  if (over?.groups === undefined) return undefined;
+  const { size, limit } = over.groups;
+  return new ConnectError(oversizeRequest(size, limit ?? "?"), Code.ResourceExhausted);
+}
+
+/** connect-es's (protocol/limit-io.ts) and grpc-js's (stream-decoder, server-interceptors) texts. */
+const OVERSIZE = [
+  /^message size (?:(?<size>\d+) )?is larger than configured readMaxBytes (?<limit>\d+)$/,
+  /^Received message larger than max \((?<size>\d+) vs\.? (?<limit>\d+)\)$/,
+  /^Received message that decompresses to a size larger than (?<limit>\d+)$/,
+];
+
+function oversizeRequest(size: string | undefined, limit: string): string {
+  const what = size === undefined ? "request" : `request of ${size} bytes`;
+  return `${what} is over the server's max message size of ${limit} bytes: raise the server's --max-message-bytes (an entry that large also needs --max-entry-bytes)`;
 }

@@ -20,6 +20,7 @@ import { authInterceptor } from "./auth.js";
 import { startBlobSweep } from "./blob-sweeper.js";
 import { CallLog } from "./call-log.js";
 import type { ServerConfig } from "./config.js";
+import { restateConnectRefusals } from "./connect-refusals.js";
 import { retireOldConnections } from "./connection-age.js";
 import {
   DEFAULT_GRPC_SERVER,
@@ -47,7 +48,6 @@ import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
 import { withUiAssets } from "./ui-assets.js";
-import { answerUnparseableAsInvalidArgument } from "./unparseable-request.js";
 import { WatchSlots } from "./watch-slots.js";
 
 export interface RunningServer {
@@ -142,7 +142,7 @@ export async function startServer(
       ],
       services: [StoreService.typeName, SessionService.typeName, Health.typeName],
     });
-    answerUnparseableAsInvalidArgument(router);
+    restateConnectRefusals(router);
   };
   const interceptors = [
     edgeInterceptor(inFlight, config.limits.maxMessageBytes),

@@ -5,12 +5,7 @@
  * Canceled and no error, and counted in sessiond_requests_total as
  * Canceled, never as Internal (which the shipped alert rules page on).
  */
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
-import {
-  createConnectTransport,
-  createGrpcTransport,
-  createGrpcWebTransport,
-} from "@connectrpc/connect-node";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
@@ -25,26 +20,9 @@ import {
   uniqueWorkspace,
 } from "./support/server.js";
 import { eventually } from "./support/stream.js";
+import { transportOf, WAYS, type Way } from "./support/ways.js";
 
 if (EXTERNAL) skipExternal("the log and metrics of cancelled streams (needs a server of its own)");
-
-/** A protocol and the HTTP version it runs on. */
-type Way = readonly [protocol: "connect" | "grpc-web" | "grpc", httpVersion: "1.1" | "2"];
-
-/** Each way a client reaches the server: the browser's two, over both HTTP versions, and gRPC. */
-const WAYS: readonly Way[] = [
-  ["connect", "1.1"],
-  ["connect", "2"],
-  ["grpc-web", "1.1"],
-  ["grpc-web", "2"],
-  ["grpc", "2"],
-];
-
-function transportOf(baseUrl: string, [protocol, httpVersion]: Way): Transport {
-  if (protocol === "grpc") return createGrpcTransport({ baseUrl });
-  const opts = { baseUrl, httpVersion, useBinaryFormat: protocol === "grpc-web" };
-  return protocol === "connect" ? createConnectTransport(opts) : createGrpcWebTransport(opts);
-}
 
 /** Opens a stream, reads its first message, then aborts it (as a viewer that navigates away). */
 async function abortAfterFirst(open: (signal: AbortSignal) => AsyncIterable<unknown>) {

@@ -3,7 +3,7 @@
  * "parse binary: ...", whatever the protocol, the HTTP version, the method
  * kind and the server path (grpc-js front or connect-node for native gRPC).
  * connect-es answers it INTERNAL by itself for unary methods, before any
- * interceptor (src/server/unparseable-request.ts corrects that answer); a
+ * interceptor (src/server/connect-refusals.ts corrects that answer); a
  * streaming method reads its request inside the interceptor chain
  * (src/server/errors.ts). The request log says InvalidArgument too, and
  * the server keeps answering.

@@ -1,11 +1,11 @@
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { StreamCallLog } from "../call-log.js";
-import { incompleteIsInvalid } from "./wire-status.js";
+import { restatedStatus } from "./wire-status.js";
 
 /**
  * What must see the status grpc-js sends on a native gRPC stream: the
- * request log (the status as sent, call-log.ts) and the incomplete-envelope
- * fix-up (wire-status.ts), which needs the bytes the client sent. The
+ * request log (the status as sent, call-log.ts) and the status fix-ups
+ * (wire-status.ts), one of which needs the bytes the client sent. The
  * stream's `respond` and `sendTrailers` are replaced by functions shared by
  * every stream, which find the stream's state in a WeakMap and call the
  * stream's own (prototype) methods: a stream costs one small object here,
@@ -52,7 +52,7 @@ function tappedRespond(
   options?: Parameters<ServerHttp2Stream["respond"]>[1],
 ): void {
   const tap = tapOf(this);
-  const fixed = headers && incompleteIsInvalid(headers, tap.received);
+  const fixed = headers && restatedStatus(headers, tap.received);
   try {
     own(this, "respond").call(this, fixed, options);
   } finally {
@@ -62,7 +62,7 @@ function tappedRespond(
 
 function tappedSendTrailers(this: ServerHttp2Stream, trailers: OutgoingHttpHeaders): void {
   const tap = tapOf(this);
-  const fixed = incompleteIsInvalid(trailers, tap.received);
+  const fixed = restatedStatus(trailers, tap.received);
   try {
     own(this, "sendTrailers").call(this, fixed);
   } finally {

@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
-import { toConnectError } from "../errors.js";
+import { restated, toConnectError } from "../errors.js";
 import type { Undecodable } from "./definition.js";
 
 /**
@@ -11,26 +11,42 @@ import type { Undecodable } from "./definition.js";
  */
 
 /**
- * grpc-js answers a request whose last envelope is cut short (the client
- * half-closed mid-message) as if no message came: UNIMPLEMENTED "Received no
- * request message ...". It is a malformed request, INVALID_ARGUMENT
- * "protocol error: incomplete envelope" as on connect-node, whenever the
- * client did send bytes (`received`). Applied where grpc-js writes the
- * status (stream-tap.ts).
+ * A status grpc-js is about to send, in sessiond's terms. Applied where
+ * grpc-js writes the status (stream-tap.ts):
+ * - grpc-js answers a request whose last envelope is cut short (the client
+ *   half-closed mid-message) as if no message came: UNIMPLEMENTED "Received
+ *   no request message ...". It is a malformed request, INVALID_ARGUMENT
+ *   "protocol error: incomplete envelope" as on connect-node, whenever the
+ *   client did send bytes (`received`);
+ * - its own refusals (a request over the max message size) are restated as
+ *   errors.ts restates connect-es's (`restated`).
  */
-export function incompleteIsInvalid(
-  fields: OutgoingHttpHeaders,
-  received: number,
-): OutgoingHttpHeaders {
-  return received > 0 &&
-    String(fields["grpc-status"]) === String(Code.Unimplemented) &&
-    String(fields["grpc-message"] ?? "").startsWith("Received%20no%20request%20message")
-    ? {
-        ...fields,
-        "grpc-status": String(Code.InvalidArgument),
-        "grpc-message": encodeURI("protocol error: incomplete envelope"),
-      }
-    : fields;
+export function restatedStatus(fields: OutgoingHttpHeaders, received: number): OutgoingHttpHeaders {
+  const code = Number(fields["grpc-status"]);
+  const message = String(fields["grpc-message"] ?? "");
+  if (received > 0 && code === Code.Unimplemented && message.startsWith(NO_REQUEST_MESSAGE)) {
+    return {
+      ...fields,
+      "grpc-status": String(Code.InvalidArgument),
+      "grpc-message": encodeURI("protocol error: incomplete envelope"),
+    };
+  }
+  if (code !== Code.ResourceExhausted) return fields;
+  const error = restated(code, decoded(message));
+  return error === undefined
+    ? fields
+    : { ...fields, "grpc-status": String(error.code), "grpc-message": encodeURI(error.rawMessage) };
+}
+
+/** grpc-js's message for a call with no request message, as it encodes it (encodeURI). */
+const NO_REQUEST_MESSAGE = encodeURI("Received no request message");
+
+function decoded(message: string): string {
+  try {
+    return decodeURI(message);
+  } catch {
+    return message;
+  }
 }
 
 export const parseError = (bad: Undecodable) =>

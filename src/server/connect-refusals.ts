@@ -10,32 +10,31 @@ import {
   errorToJsonBytes,
 } from "@connectrpc/connect/protocol-connect";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import { unparseable } from "./errors.js";
+import { restated } from "./errors.js";
 
 /**
- * A request message that does not parse is bad input: INVALID_ARGUMENT, as
- * the grpc-js path answers it (see `unparseable` in errors.ts). connect-es
- * 2.1 answers it INTERNAL "parse binary: ...", and for a unary method it
- * does so before any interceptor runs, so neither the edge nor errors.ts
- * ever sees the error: the answer is already encoded. (A streaming method
- * reads its request inside the interceptor chain, where errors.ts maps
- * it.) No option of connect-es reaches its parse, so this wrapper of the
- * router's unary handlers corrects the code of such a finished answer, in
- * each wire format connect-node speaks:
- * - Connect unary: HTTP 500 with a JSON error body → HTTP 400, code
- *   "invalid_argument";
- * - gRPC-Web: the trailer frame at the end of the body, `grpc-status: 13`
- *   → 3 (the body is the only place; its frames are passed through one by
- *   one, and only a trailer frame is parsed);
+ * connect-es's own refusals of a unary request, restated in sessiond's
+ * terms (`restated` in errors.ts): a request message that does not parse
+ * is INVALID_ARGUMENT, not INTERNAL; one over the max message size names
+ * `--max-message-bytes`, not `readMaxBytes`. For a unary method connect-es
+ * refuses before any interceptor runs, so neither the edge nor errors.ts
+ * ever sees the error: the answer is already encoded. No option of
+ * connect-es reaches these refusals, so this wrapper of the router's unary
+ * handlers restates such a finished answer, in each wire format
+ * connect-node speaks:
+ * - Connect unary: the HTTP status and the JSON error body;
+ * - gRPC-Web: the trailer frame at the end of the body (the body is the
+ *   only place; its frames are passed through one by one, and only a
+ *   trailer frame with one of these statuses is parsed);
  * - gRPC (`--grpc-server connect`): the trailers, complete by the time the
  *   handler resolves for a call that failed before its first message.
- * Only connect's own "parse binary: " message is touched: an INTERNAL of
- * ours keeps its code. The helpers used (error JSON, trailer frames) are
- * connect's private exports; @connectrpc/connect is pinned to an exact
- * version in package.json, and the server test of each protocol fails if
- * their shape changes.
+ * Only connect's own messages are touched: an INTERNAL or
+ * RESOURCE_EXHAUSTED of ours stays. The helpers used (error JSON, trailer
+ * frames) are connect's private exports; @connectrpc/connect is pinned to
+ * an exact version in package.json, and the server test of each protocol
+ * fails if their shape changes.
  */
-export function answerUnparseableAsInvalidArgument(router: ConnectRouter): void {
+export function restateConnectRefusals(router: ConnectRouter): void {
   const handlers = router.handlers;
   for (let i = 0; i < handlers.length; i++) {
     const h = handlers[i] as UniversalHandler;
@@ -47,9 +46,11 @@ export function answerUnparseableAsInvalidArgument(router: ConnectRouter): void 
   }
 }
 
-const INTERNAL = String(Code.Internal);
-/** How connect writes that status into a gRPC-Web trailer frame (trailerSerialize). */
-const INTERNAL_STATUS = `grpc-status: ${INTERNAL}\r\n`;
+/** The codes of the refusals `restated` knows. */
+const RESTATED = [Code.Internal, Code.ResourceExhausted];
+/** How connect writes those statuses into a gRPC-Web trailer frame (trailerSerialize). */
+const RESTATED_STATUSES = RESTATED.map((code) => `grpc-status: ${code}\r\n`);
+const RESTATED_HTTP = new Set(RESTATED.map(codeToHttpStatus));
 
 function corrected(
   res: UniversalServerResponse,
@@ -59,19 +60,23 @@ function corrected(
     return isBytes(res.body) ? { ...res, body: trailerFramesCorrected(res.body) } : res;
   }
   if (type.startsWith("application/grpc")) {
-    const trailer = res.trailer;
-    if (
-      trailer?.get("grpc-status") === INTERNAL &&
-      unparseable(Code.Internal, grpcMessage(trailer))
-    ) {
-      trailer.set("grpc-status", String(Code.InvalidArgument));
-    }
+    if (res.trailer !== undefined) correctTrailer(res.trailer);
     return res;
   }
-  if (res.status === codeToHttpStatus(Code.Internal) && type === "application/json") {
+  if (RESTATED_HTTP.has(res.status) && type === "application/json") {
     return connectErrorCorrected(res);
   }
   return res;
+}
+
+/** Restates a gRPC status in `trailer` in place; true when it did. */
+function correctTrailer(trailer: Headers): boolean {
+  const code = Number(trailer.get("grpc-status"));
+  const error = RESTATED.includes(code) ? restated(code, grpcMessage(trailer)) : undefined;
+  if (error === undefined) return false;
+  trailer.set("grpc-status", String(error.code));
+  trailer.set("grpc-message", encodeURIComponent(error.rawMessage));
+  return true;
 }
 
 /** Connect unary: the error is the whole (uncompressed, small) JSON body. */
@@ -88,15 +93,14 @@ async function connectErrorCorrected(
   } catch {
     error = new ConnectError("", Code.Unknown);
   }
-  if (!unparseable(error.code, error.rawMessage)) {
-    return { ...res, body: createAsyncIterable([bytes]) };
-  }
-  const body = errorToJsonBytes(new ConnectError(error.rawMessage, Code.InvalidArgument), {});
+  const restatedError = restated(error.code, error.rawMessage);
+  if (restatedError === undefined) return { ...res, body: createAsyncIterable([bytes]) };
+  const body = errorToJsonBytes(restatedError, {});
   const header = new Headers(res.header);
   header.set("content-length", String(body.byteLength));
   return {
     ...res,
-    status: codeToHttpStatus(Code.InvalidArgument),
+    status: codeToHttpStatus(restatedError.code),
     header,
     body: createAsyncIterable([body]),
   };
@@ -105,24 +109,18 @@ async function connectErrorCorrected(
 /** gRPC-Web: each chunk is one whole frame (connect joins envelopes). */
 async function* trailerFramesCorrected(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   for await (const frame of body) {
-    // Only an uncompressed trailer frame (flag exactly 0x80) saying INTERNAL is
-    // parsed: a byte search, not a parse, for every other call's trailers.
-    if (
-      frame[0] !== trailerFlag ||
-      !Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).includes(INTERNAL_STATUS, 5)
-    ) {
+    // Only an uncompressed trailer frame (flag exactly 0x80) with one of those
+    // statuses is parsed: a byte search, not a parse, for every other call's trailers.
+    const bytes = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+    if (frame[0] !== trailerFlag || !RESTATED_STATUSES.some((s) => bytes.includes(s, 5))) {
       yield frame;
       continue;
     }
     const trailer = trailerParse(frame.subarray(5));
-    if (
-      trailer.get("grpc-status") !== INTERNAL ||
-      !unparseable(Code.Internal, grpcMessage(trailer))
-    ) {
+    if (!correctTrailer(trailer)) {
       yield frame;
       continue;
     }
-    trailer.set("grpc-status", String(Code.InvalidArgument));
     const data = trailerSerialize(trailer);
     const out = new Uint8Array(5 + data.byteLength);
     out[0] = trailerFlag;
