@@ -1,7 +1,7 @@
 /**
  * `npm run test:reliability [-- --quick] [-- --only T1,T4] [-- --controls] [-- --seed N]`
  *
- * Runs the reliability battery (T1–T11, one script each, see README.md in
+ * Runs the reliability battery (T1–T12, one script each, see README.md in
  * this folder) one after another, each in its own process with a time
  * limit, and prints their summary lines. With `--controls` it then runs the
  * negative controls: every test again with each durability rule it proves
@@ -13,8 +13,14 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { DEBUG_SWITCHES, type DebugSwitch } from "../../src/cli/debug-switches.js";
-import { summaryLine as line, type ReliabilityTest, type Result } from "./lib/battery.js";
+import { DEBUG_SWITCHES } from "../../src/cli/debug-switches.js";
+import {
+  type Control,
+  summaryLine as line,
+  type ReliabilityTest,
+  type Result,
+  TEST_CONTROLS,
+} from "./lib/battery.js";
 import { Rng } from "./lib/random.js";
 
 const HERE = import.meta.dirname;
@@ -124,7 +130,7 @@ if (withControls) {
   console.log("|---|---|---|---|---|");
   for (const r of controls) {
     console.log(
-      `| ${DEBUG_SWITCHES[r.control as DebugSwitch] ?? r.control} | \`${r.control}\` | ${r.id} ${r.name} | ${r.violations} | ${r.ok ? "yes" : "NO"} |`,
+      `| ${{ ...DEBUG_SWITCHES, ...TEST_CONTROLS }[r.control as Control] ?? r.control} | \`${r.control}\` | ${r.id} ${r.name} | ${r.violations} | ${r.ok ? "yes" : "NO"} |`,
     );
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The shape of one reliability test (T1–T11, see ../README.md) and the
+ * The shape of one reliability test (T1–T12, see ../README.md) and the
  * `main` that runs it as a script:
  *
  *   node --import tsx test/reliability/t1-kill9.ts [--quick] [--seed N] [--control SWITCH]
@@ -16,12 +16,25 @@
  */
 import type { DebugSwitch } from "../../../src/cli/debug-switches.js";
 
+/**
+ * Negative controls that live in the test, not in the server: the old
+ * behaviour rebuilt around a correct server (e.g. a relay in front of it),
+ * for rules that are not durability switches of `sessiond serve`.
+ */
+export const TEST_CONTROLS = {
+  /** A relay that speaks only after the client: HTTP/2 SETTINGS in reply to the preface. Caught by T12. */
+  lazyPort: "the port sends HTTP/2 SETTINGS before the client speaks",
+} as const;
+
+/** A control: a server debug switch or a test-side control. */
+export type Control = DebugSwitch | keyof typeof TEST_CONTROLS;
+
 export interface RunOptions {
   /** Small sizes (CI); the full size fits the battery in ~15 minutes. */
   readonly quick: boolean;
   readonly seed: number;
   /** The durability rule switched off for a negative control, if any. */
-  readonly control: DebugSwitch | undefined;
+  readonly control: Control | undefined;
   /** The test should wrap up by this time (Date.now() ms); the runner kills it a bit later. */
   readonly deadline: number;
   /** One line of progress on stderr (not part of the summary). */
@@ -41,7 +54,7 @@ export interface ReliabilityTest {
   readonly id: string;
   readonly name: string;
   /** The negative controls this test is the proof for. */
-  readonly controls: readonly DebugSwitch[];
+  readonly controls: readonly Control[];
   /** Time budget of a full run / a quick run, ms. */
   readonly budgetMs: { full: number; quick: number };
   run(o: RunOptions): Promise<Outcome>;
@@ -76,7 +89,7 @@ export async function main(test: ReliabilityTest, argv = process.argv.slice(2)):
   const quick = argv.includes("--quick");
   const seedArg = argValue(argv, "--seed");
   const seed = seedArg === undefined ? (Date.now() % 2_000_000_000) + 1 : Number(seedArg);
-  const control = argValue(argv, "--control") as DebugSwitch | undefined;
+  const control = argValue(argv, "--control") as Control | undefined;
   const budget = quick ? test.budgetMs.quick : test.budgetMs.full;
   const started = Date.now();
   let outcome: Outcome;
