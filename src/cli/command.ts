@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { FlagError, flagProblem } from "./flag-error.js";
 
 /**
  * What a command may know about its surroundings. main.ts reads the
@@ -45,7 +46,10 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (err) {
-    throw new CliError(`${command}: ${(err as Error).message} (see sessiond ${command} --help)`, 2);
+    throw new FlagError(
+      command,
+      flagProblem(argv, options, allowPositionals, (err as Error).message),
+    );
   }
 }
 

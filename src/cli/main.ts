@@ -1,4 +1,5 @@
 import type { CliContext, Command } from "./command.js";
+import { FlagError } from "./flag-error.js";
 import { parseTopLevel } from "./global-flags.js";
 import { packageVersion } from "./version.js";
 
@@ -146,7 +147,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`sessiond: unknown command "${name}" (see sessiond --help)\n`);
     return 2;
   }
-  return (await entry.load()).run(rest, context());
+  const command = await entry.load();
+  return command.run(rest, context()).catch((err: unknown) => {
+    throw err instanceof FlagError ? err.withUsage(command.help) : err;
+  });
 }
 
 // `sessiond export … | head` closes the pipe early: that is a normal end, not an error.
