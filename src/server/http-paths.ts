@@ -29,27 +29,33 @@ export interface HttpPathsOptions {
 }
 
 /**
- * The paths an operator's tools GET on the API port, over HTTP/1.1 and
- * HTTP/2 alike: `/livez` (the process serves: always 200 while it runs),
- * `/readyz` (200, or 503 with the reason: readiness.ts) and `/metrics`
- * (Prometheus text). Every other request goes on to `next` (the RPCs).
- * Probes and scrapes are logged at `debug` only: they come every few seconds.
+ * The paths people and an operator's tools GET on the API port, over
+ * HTTP/1.1 and HTTP/2 alike: `/` (someone who opened the server's URL: a
+ * redirect to the web viewer, with a body that says what the port serves),
+ * `/livez` (the process serves: always 200 while it runs), `/readyz` (200,
+ * or 503 with the reason: readiness.ts) and `/metrics` (Prometheus text).
+ * Every other request goes on to `next` (the RPCs). Probes and scrapes are
+ * logged at `debug` only: they come every few seconds.
  */
 export function withHttpPaths(options: HttpPathsOptions, next: Handler): Handler {
   return (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (
       (req.method !== "GET" && req.method !== "HEAD") ||
-      (path !== "/livez" && path !== "/readyz" && path !== "/metrics")
+      (path !== "/" && path !== "/livez" && path !== "/readyz" && path !== "/metrics")
     ) {
       next(req, res);
       return;
     }
     const start = performance.now();
-    void answer(options, path, req).then(({ status, type, body }) => {
+    void answer(options, path, req).then(({ status, type, body, location }) => {
       // The prober may have gone while storage was probed.
       if (res.destroyed) return;
-      res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
+      res.writeHead(status, {
+        "content-type": type,
+        "cache-control": "no-store",
+        ...(location === undefined ? {} : { location }),
+      });
       if (req.method === "HEAD") res.end();
       else res.end(body);
       options.logger.write("debug", {
@@ -64,11 +70,20 @@ export function withHttpPaths(options: HttpPathsOptions, next: Handler): Handler
 
 const TEXT = "text/plain; charset=utf-8";
 
+/** What `/` says to a person who opened the server's URL (or curled it). */
+const ROOT = `sessiond: the web viewer is at /ui/
+The API is on this port: gRPC, Connect and gRPC-Web, over HTTP/2 and HTTP/1.1,
+at /sessiond.v1.StoreService/<Method> and /sessiond.v1.SessionService/<Method>
+(grpc.health.v1 and server reflection too: grpcurl and buf curl need no protos).
+Probes: /livez, /readyz. Metrics: /metrics.
+`;
+
 async function answer(
   o: HttpPathsOptions,
   path: string,
   req: Request,
-): Promise<{ status: number; type: string; body: string }> {
+): Promise<{ status: number; type: string; body: string; location?: string }> {
+  if (path === "/") return { status: 302, type: TEXT, body: ROOT, location: "/ui/" };
   if (path === "/livez") return { status: 200, type: TEXT, body: "ok\n" };
   if (path === "/readyz") {
     const why = await o.readiness.check();
