@@ -1,5 +1,13 @@
-/** The TypeScript client of sessiond (Node). */
+/**
+ * The TypeScript client of sessiond (Node). The generated messages and
+ * enums (Role, View, the schemas) are re-exported, as `sessiond/web` does,
+ * so a caller builds requests from this one import.
+ */
 
+export * from "../../gen/sessiond/v1/entry_pb.js";
+export * from "../../gen/sessiond/v1/session_pb.js";
+export * from "../../gen/sessiond/v1/session_service_pb.js";
+export * from "../../gen/sessiond/v1/store_service_pb.js";
 export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "../core/blob-parts.js";
 export * from "../core/entry-builders.js";
 export * from "../core/message-text.js";
