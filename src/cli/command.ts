@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { CliError } from "./cli-error.js";
 import { FlagError, flagProblem } from "./flag-error.js";
 
 /**
@@ -26,15 +27,7 @@ export interface Command {
   run(argv: string[], ctx: CliContext): Promise<number>;
 }
 
-/** A user-facing error: printed as one line, exit code 2 (usage) or 1. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+export { CliError } from "./cli-error.js";
 
 /** parseArgs with strict checking; unknown flags become a usage error naming the command. */
 export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(

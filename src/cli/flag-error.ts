@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { CliError } from "./command.js";
+import { CliError } from "./cli-error.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
