@@ -68,11 +68,17 @@ if (reason === undefined) {
     "dist/ is up to date with the sources: build skipped (npm run build:always rebuilds)",
   );
 } else {
-  console.log(`building: ${reason}`);
+  // Said before the long step: `npm start` runs this first, and a first
+  // start that sits silent for a minute or more looks hung.
+  console.log(
+    `building sessiond first (${reason}): three TypeScript compilations and the web viewer, up to a minute or two on a slow or busy machine; later starts reuse the build until a source changes`,
+  );
+  const started = Date.now();
   const { status, error } = spawnSync("npm", ["run", "build:always"], {
     cwd: ROOT,
     stdio: "inherit",
   });
   if (error) throw error;
+  if (status === 0) console.log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
   process.exitCode = status ?? 1;
 }
