@@ -19,7 +19,7 @@ import { missingPythonClientTools, parseUnittest } from "../harness/python-clien
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
 /** Tests in clients/python/tests_adk: update when adding one (a lost test file would go unnoticed). */
-const ADK_TESTS = 20;
+const ADK_TESTS = 27;
 
 const missing = missingPythonClientTools();
 const inCi = process.env.CI === "true";
