@@ -41,6 +41,20 @@ describe("plaintext port", () => {
     expect(got[3]).toBe(SETTINGS_TYPE);
   });
 
+  it("an HTTP/1.1 request that came during a stall of the event loop longer than the wait is answered over HTTP/1.1", async () => {
+    const at = await listen();
+    const accepted = new Promise<void>((resolve) => port?.once("connection", () => resolve()));
+    const chunks: Buffer[] = [];
+    const socket = net.connect(at, "127.0.0.1");
+    socket.on("data", (d) => chunks.push(d));
+    await accepted;
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const stalled = Date.now() + SETTINGS_FIRST_MS * 5;
+    while (Date.now() < stalled) {} // the server's timer is due when the loop turns again
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(Buffer.concat(chunks).toString("latin1")).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it("an HTTP/1.1 request sent at once is answered over HTTP/1.1, with no HTTP/2 bytes first", async () => {
     const request = Buffer.from("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     const got = await exchange(await listen(), request, SETTINGS_FIRST_MS + 250);

@@ -16,7 +16,7 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
  * connection attempt can be as short as 100 ms); longer is kinder to an
  * HTTP/1.1 client that opens a connection before it knows its request.
  */
-export const SETTINGS_FIRST_MS = 50;
+export const SETTINGS_FIRST_MS = 20;
 
 /**
  * One plaintext port for HTTP/2 and HTTP/1.1. gRPC clients speak HTTP/2
@@ -52,7 +52,10 @@ export function plaintextPort(
       socket.off("data", onData);
       socket.off("error", onError);
     };
+    let decided = false;
     const toHttp2 = () => {
+      if (decided || socket.destroyed) return;
+      decided = true;
       // The HTTP/2 session reads what is buffered on the socket when it
       // starts (Node does this for sockets handed over with data read).
       handOver();
@@ -60,7 +63,10 @@ export function plaintextPort(
       if (seen.length > 0) socket.unshift(seen);
       h2.emit("connection", socket);
     };
-    const silent = setTimeout(toHttp2, settingsFirstMs);
+    // After a stall of the event loop the timer runs before the bytes that
+    // came meanwhile are read: the decision waits for them (setImmediate
+    // runs after this turn's I/O).
+    const silent = setTimeout(() => setImmediate(toHttp2), settingsFirstMs);
     const onData = (chunk: Buffer) => {
       clearTimeout(silent);
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
@@ -69,6 +75,7 @@ export function plaintextPort(
         // The HTTP/1 server reads the socket's handle directly from now on
         // (its parser consumes it) and listens for 'data' only for what came
         // before: hand it the bytes read so far that way.
+        decided = true;
         handOver();
         h1.emit("connection", socket);
         socket.emit("data", seen);
