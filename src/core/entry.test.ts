@@ -26,6 +26,7 @@ import {
 import {
   entryKind,
   entryPreview,
+  messagePreviewText,
   messageText,
   roleOf,
   toolCallIds,
@@ -79,7 +80,34 @@ describe("messageText", () => {
   });
 });
 
+describe("messagePreviewText", () => {
+  it("puts a reply's text before its tool calls and its thinking last", () => {
+    const msg = message(Role.ASSISTANT, [
+      { case: "thinking", value: { thinking: "secret plan" } },
+      { case: "toolCall", value: { id: "k1", name: "calc" } },
+      { case: "text", value: "Here is the fix" },
+    ]);
+    expect(messagePreviewText(msg)).toBe("Here is the fix\n[tool call calc]\nsecret plan");
+  });
+
+  it("keeps the parts' order in messageText, which shows a message whole", () => {
+    const msg = message(Role.ASSISTANT, [
+      { case: "thinking", value: { thinking: "secret plan" } },
+      { case: "text", value: "Here is the fix" },
+    ]);
+    expect(messageText(msg)).toBe("secret plan\nHere is the fix");
+  });
+});
+
 describe("entryPreview", () => {
+  it("of an assistant reply that thought first: its reply", () => {
+    const msg = message(Role.ASSISTANT, [
+      { case: "thinking", value: { thinking: "secret plan" } },
+      { case: "text", value: "Here is the fix" },
+    ]);
+    expect(entryPreview(messageEntry("a", msg))).toBe("Here is the fix secret plan");
+  });
+
   it.each([
     ["a message: its text", user("u", "hello there"), "hello there"],
     ["a SessionInfo: its title", info("r", "My session"), "My session"],

@@ -65,13 +65,49 @@ export function messageText(message: Message): string {
   return parts.join("\n");
 }
 
+/**
+ * A message as one line would show it: what it says before how it got there.
+ * A reply that opens with pages of thinking still previews as the reply, so
+ * its text parts come first, then its tool calls and images, its thinking
+ * last (`messageText` keeps the parts' order, for reading a message whole).
+ */
+export function messagePreviewText(message: Message): string {
+  const said: string[] = [];
+  const did: string[] = [];
+  const thought: string[] = [];
+  for (const p of message.content) {
+    switch (p.part.case) {
+      case "text":
+        said.push(p.part.value);
+        break;
+      case "thinking":
+        thought.push(p.part.value.thinking);
+        break;
+      case "toolCall":
+        did.push(`[tool call ${p.part.value.name}]`);
+        break;
+      case "image":
+        did.push(`[image ${p.part.value.mimeType}]`);
+        break;
+      case "blob": {
+        const ref = p.part.value;
+        if (ref.part === BlobPart.IMAGE) did.push(`[image ${ref.mediaType}]`);
+        else if (ref.part === BlobPart.THINKING) thought.push(ref.preview);
+        else said.push(ref.preview);
+        break;
+      }
+    }
+  }
+  return [...said, ...did, ...thought].join("\n");
+}
+
 /** A one-line preview of an entry (at most `max` characters), for trees and listings. */
 export function entryPreview(entry: Entry, max = 80): string {
   let text: string;
   const k = entry.kind;
   switch (k.case) {
     case "message":
-      text = messageText(k.value);
+      text = messagePreviewText(k.value);
       break;
     case "sessionInfo":
       text = k.value.title ?? "";

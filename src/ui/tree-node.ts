@@ -2,10 +2,9 @@ import {
   type Entry,
   type EntryKind,
   entryKind,
+  entryPreview,
   Role,
   type TreeNode,
-  textOf,
-  toolCallsOf,
 } from "../web/index.js";
 
 /** One entry as the tree draws it: GetTree's node, or the same made from a watched Entry. */
@@ -38,38 +37,6 @@ export function nodeOfTree(n: TreeNode): Node {
   };
 }
 
-/** A preview like GetTree's (one line, at most 80 characters) for an entry read in full. */
-function previewOf(e: Entry): string {
-  let s = "";
-  switch (e.kind.case) {
-    case "message":
-      s =
-        textOf(e, " ") ||
-        toolCallsOf(e)
-          .map((c) => `${c.name}(…)`)
-          .join(" ");
-      break;
-    case "compaction":
-    case "branchSummary":
-      s = e.kind.value.summary;
-      break;
-    case "sessionInfo":
-      s = e.kind.value.title ?? "";
-      break;
-    case "modelChange":
-      s = e.kind.value.model;
-      break;
-    case "thinkingLevelChange":
-      s = e.kind.value.thinkingLevel;
-      break;
-    case "custom":
-      s = e.kind.value.namespace;
-      break;
-  }
-  s = s.replace(/\s+/g, " ").trim();
-  return s.length > 80 ? `${s.slice(0, 79)}…` : s;
-}
-
 /** A watched entry as a tree node. */
 export function nodeOfEntry(e: Entry): Node {
   const k = e.kind;
@@ -79,7 +46,8 @@ export function nodeOfEntry(e: Entry): Node {
     kind: entryKind(e),
     seq: Number(e.seq),
     role: k.case === "message" ? k.value.role : Role.UNSPECIFIED,
-    preview: previewOf(e),
+    // The server draws GetTree's previews with the same rule.
+    preview: entryPreview(e),
     time: e.timestamp === undefined ? undefined : new Date(Number(e.timestamp.seconds) * 1000),
     label: k.case === "label" ? k.value.label : undefined,
     leafId: k.case === "leaf" ? k.value.leafId : undefined,

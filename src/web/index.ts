@@ -12,7 +12,7 @@ export type { RetryOptions } from "../client/retry-interceptor.js";
 export type { CommonClientOptions, SessiondClient } from "../client/sessiond-client.js";
 export { type ResumableWatchOptions, watchEntriesResumable } from "../client/watch.js";
 export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "../core/blob-parts.js";
-export { entryKind } from "../core/entry.js";
+export { entryKind, entryPreview } from "../core/entry.js";
 export * from "../core/entry-builders.js";
 export * from "../core/message-text.js";
 export {
