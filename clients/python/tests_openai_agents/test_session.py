@@ -51,6 +51,34 @@ class SessionRulesTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(len(state.state.messages), 0)
         self.assertTrue(any(n.preview == "kept in history" for n in await self.tree(s.session_id)))
 
+    async def test_erase_session_leaves_none_of_the_old_items_readable(self) -> None:
+        s = self.session()
+        await s.add_items([user("my zebrafish secret"), user("more")])
+        await s.erase_session()
+        self.assertEqual(await s.get_items(), [])
+        self.assertEqual([n.preview for n in await self.tree(s.session_id) if "zebrafish" in n.preview], [])
+        state = await self.client.read_state(workspace=self.ws, session=s.session_id, view=View.VIEW_HISTORY)
+        self.assertEqual(len(state.state.messages), 0)
+        hits = await self.client.store.search_entries(workspace=self.ws, query="zebrafish")
+        self.assertEqual(list(hits.hits), [])
+
+    async def test_an_erased_session_keeps_its_id_title_and_tags_and_takes_new_items(self) -> None:
+        s = SessiondSession(client=self.client, workspace=self.ws, title="t", tags={"user": "ana"})
+        await s.add_items([user("before")])
+        await s.erase_session()
+        meta = (await self.client.store.get_session(workspace=self.ws, session=s.session_id)).session
+        self.assertEqual((meta.id, meta.title, dict(meta.tags)), (s.session_id, "t", {"user": "ana"}))
+        await s.add_items([user("after")])
+        self.assertEqual(await s.get_items(), [user("after")])
+
+    async def test_a_second_reader_of_an_erased_session_sees_it_empty(self) -> None:
+        s = self.session()
+        await s.add_items([user("one"), user("two"), user("three")])
+        other = self.session(s.session_id)
+        self.assertEqual(len(await other.get_items()), 3)
+        await s.erase_session()
+        self.assertEqual(await other.get_items(), [])
+
     async def test_get_items_with_a_limit_returns_the_newest(self) -> None:
         s = self.session()
         await s.add_items([user("a"), user("b"), user("c")])

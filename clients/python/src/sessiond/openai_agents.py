@@ -4,7 +4,8 @@ The SDK's ``Session`` protocol (``get_items``, ``add_items``, ``pop_item``,
 ``clear_session``) mapped onto the session's tree rather than around it:
 items are typed entries appended at the leaf (``openai_agents_items``),
 ``pop_item`` rewinds the leaf past the newest item (the item stays in the
-history and the tree), ``clear_session`` resets the leaf to the root. Every
+history and the tree), ``clear_session`` resets the leaf to the root (the
+history kept) and ``erase_session`` deletes the content. Every
 change is planned against the session as the server has it and written
 with ``expected_seq``, planned again when another runner wrote first, so
 runners sharing a session never lose each other's items; entry ids are
@@ -128,8 +129,30 @@ class SessiondSession:
         return cast("TResponseInputItem", popped[0]) if popped else None
 
     async def clear_session(self) -> None:
-        """Resets the leaf to the root: no items, the history kept."""
+        """The SDK's clear, as a rewind: the leaf goes back to the root, so the model sees no items.
+
+        The history stays readable (GetState's HISTORY view, the tree,
+        search). For a clear that leaves nothing readable, ``erase_session``.
+        """
         await (await self._session()).reset()
+
+    async def erase_session(self) -> None:
+        """A clear that erases: the session is deleted and created again, empty, under the same id.
+
+        DeleteSession takes its entries out of every read; the new session
+        has this object's title and tags, so ``session_id`` and a resume by
+        id keep working. A runner writing meanwhile lands before the delete
+        (erased with it) or after the new creation (kept).
+        """
+        await self._session()
+        try:
+            await self.client.store.delete_session(workspace=self.workspace, session=self.session_id)
+        except SessiondError as err:
+            if err.code != grpc.StatusCode.NOT_FOUND:
+                raise
+        async with self._opening:
+            self._remote = RemoteSession(self.client, self.workspace, self.session_id)
+            await self._create()
 
     async def rewind_to(self, index: int) -> None:
         """Makes item ``index`` of ``get_items()`` the newest (negative counts from the end).
