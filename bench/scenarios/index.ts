@@ -10,6 +10,7 @@ import { memory } from "./s8-memory.js";
 import { embeddedVsPi } from "./s9-embedded-vs-pi.js";
 import { postgresRows } from "./s10-postgres.js";
 import { findSessions } from "./s11-find-sessions.js";
+import { adkListSessions } from "./sa-adk-list-sessions.js";
 import { bigParts } from "./sb-big-parts.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
 import { observabilityCost } from "./so-observability.js";
@@ -30,4 +31,5 @@ export const SCENARIOS: readonly Scenario[] = [
   findSessions,
   bigParts,
   observabilityCost,
+  adkListSessions,
 ];

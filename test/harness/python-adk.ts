@@ -3,9 +3,12 @@
  * pinned by clients/python/requirements-adk.txt) in a fresh venv, and a
  * runner for its ADK suite (clients/python/tests_adk). Built on
  * harness/python-client.ts: the same copy of the package, the same venv,
- * the same pip arguments.
+ * the same pip arguments. The bench keeps one such venv in a cache
+ * (`cachedPythonAdk`).
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { copyPythonClient, INSTALL_ARGS, makeVenv, PYTHON_CLIENT_DIR } from "./python-client.js";
@@ -27,6 +30,33 @@ export async function installPythonAdk(dir: string): Promise<string> {
   ];
   await run(python, args, { timeout: 600_000, env, maxBuffer: 16 * 1024 * 1024 });
   return python;
+}
+
+/**
+ * A venv with clients/python[adk] and the pinned google-adk, built once
+ * under `cacheDir` and reused while clients/python/pyproject.toml and
+ * requirements-adk.txt are unchanged (installing google-adk takes minutes).
+ * The venv's copy of the package may be older than the working tree: run
+ * with `pythonAdkEnv()` so that the working tree's sources are imported.
+ * Returns the venv's python.
+ */
+export async function cachedPythonAdk(cacheDir: string): Promise<string> {
+  const key = createHash("sha256");
+  for (const f of ["pyproject.toml", "requirements-adk.txt"])
+    key.update(readFileSync(join(PYTHON_CLIENT_DIR, f)));
+  const dir = join(cacheDir, `python-adk-${key.digest("hex").slice(0, 12)}`);
+  const ready = join(dir, "ready");
+  if (existsSync(ready)) return join(dir, "venv/bin/python");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const python = await installPythonAdk(dir);
+  writeFileSync(ready, `${new Date().toISOString()}\n`);
+  return python;
+}
+
+/** The environment that makes a venv's python import sessiond from the working tree (and write no bytecode there). */
+export function pythonAdkEnv(): Record<string, string> {
+  return { PYTHONPATH: join(PYTHON_CLIENT_DIR, "src"), PYTHONDONTWRITEBYTECODE: "1" };
 }
 
 /** Runs clients/python/tests_adk with unittest from outside the repository; resolves with its output. */
