@@ -60,6 +60,13 @@ async def second_turn_in_new_process(ws: str) -> List[Any]:
 class RunnerEquality(unittest.TestCase):
     """The two runs happen once (setUpClass); each test compares one aspect of their results."""
 
+    memory_session: Optional[Session]
+    sessiond_session: Optional[Session]
+    memory_turn_2_requests: List[Any]
+    sessiond_turn_2_requests: List[Any]
+    memory_user_state: Dict[str, Any]
+    sessiond_user_state: Dict[str, Any]
+
     @classmethod
     def setUpClass(cls) -> None:
         asyncio.run(cls._run_both())
