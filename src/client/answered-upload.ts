@@ -1,28 +1,31 @@
 import http2 from "node:http2";
 
+/** How long the rest of an answered call's upload may take before its stream is reset. */
+export const ANSWERED_UPLOAD_GRACE_MS = 1_000;
+
 /**
- * Ends the upload of a call the server has already answered. A server may
- * answer before it has read the whole request (one over its
- * --max-message-bytes is refused once the length prefix is in) and then
- * read no more of it: the rest of the upload waits for flow-control window
- * that never comes, the stream stays open, and connect-node keeps the
- * connection ref'd while any stream is open, so the caller's process never
- * exits. HTTP/2 lets a server answer early (RFC 9113, 8.1); once the answer
- * has been read to its end and the client had not finished sending, the
- * rest is not wanted: the stream is reset with NO_ERROR.
- *
- * Only an upload the caller had not ended is cut. connect-node ends a
- * request only after every write has gone out, so an ended one is already
- * on its way and needs no RST_STREAM (each counts against the server's
- * rapid-reset budget). The reset waits a turn of the event loop, so the
- * failed write it causes finds the call already settled with the server's
- * answer.
+ * Finishes the upload of a call the server has already answered. A server
+ * may answer before it has read the whole request (one over its
+ * --max-message-bytes is refused once the length prefix is in, RFC 9113
+ * 8.1 allows it). connect-node (2.1.2) then stops feeding the request and
+ * never ends it, so the stream stays open, and connect-node keeps the
+ * connection ref'd while any stream is open: the caller's process never
+ * exited. Here the request is ended after the bytes already queued (a
+ * server that reads them to the end, as sessiond does, closes the stream
+ * cleanly), and a stream still open after ANSWERED_UPLOAD_GRACE_MS (a
+ * server that reads no more) is reset with CANCEL (Node sends a NO_ERROR
+ * reset of an ended stream only once its data is out). Not reset at once:
+ * Node (20) keeps counting the queued bytes of a stream reset with data
+ * pending against the connection's session memory, and a few refused
+ * uploads of 5 MB then had it refuse new streams (ENHANCE_YOUR_CALM).
  */
-export function resetUploadWhenAnswered(stream: http2.ClientHttp2Stream): void {
+export function endUploadWhenAnswered(stream: http2.ClientHttp2Stream): void {
   stream.once("end", () => {
     if (stream.writableEnded) return;
-    setImmediate(() => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    });
+    stream.end();
+    const timer = setTimeout(() => {
+      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    }, ANSWERED_UPLOAD_GRACE_MS);
+    stream.once("close", () => clearTimeout(timer));
   });
 }

@@ -27,9 +27,9 @@ export interface SessiondClientOptions extends CommonClientOptions {
    * Largest request message sent (default 4 MiB, the server's default
    * `--max-message-bytes`); a larger one fails here with RESOURCE_EXHAUSTED
    * without being sent. Set it to the server's limit: an oversize message
-   * sent anyway is uploaded only to be refused by the server, and its
-   * unsent rest is held in this process's HTTP/2 session memory until the
-   * stream is reset (see the README, Limits).
+   * sent anyway is uploaded whole only to be refused by the server, and
+   * where the server stops reading it, Node keeps counting its unsent rest
+   * against the connection (see the README, Limits).
    */
   maxMessageBytes?: number;
   /** TLS: CA to trust, and a client certificate for mTLS. */

@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import { Http2SessionManager } from "@connectrpc/connect-node";
-import { resetUploadWhenAnswered } from "./answered-upload.js";
+import { endUploadWhenAnswered } from "./answered-upload.js";
 
 const { constants } = http2;
 
@@ -58,7 +58,7 @@ export const RESET_GRACE_MS = 100;
  * A cancel (CANCEL: a watch the caller left) and a call on a closing
  * connection are reset at once, as connect-node does (deferring those made
  * resumable watches see a cut stream as a finished one). An upload the
- * server answered before reading it all is reset (resetUploadWhenAnswered).
+ * server answered before reading it all is ended (endUploadWhenAnswered).
  */
 export class SessionManager extends Http2SessionManager {
   override async request(
@@ -66,7 +66,7 @@ export class SessionManager extends Http2SessionManager {
   ): Promise<http2.ClientHttp2Stream> {
     const stream = await super.request(...args);
     widenConnectionWindow(stream.session);
-    resetUploadWhenAnswered(stream);
+    endUploadWhenAnswered(stream);
     const close = stream.close.bind(stream);
     stream.close = (code?: number, callback?: () => void) => {
       const session = stream.session;
