@@ -6,7 +6,7 @@ import {
   createContextKey,
   createContextValues,
 } from "@connectrpc/connect";
-import { isUnexpected, toConnectError } from "./errors.js";
+import { isUnexpected, sentNoRequest, toConnectError } from "./errors.js";
 import { isoNow, type Logger } from "./logger.js";
 import { type SentResponse, type SentStatus, sentStatus } from "./sent-status.js";
 
@@ -42,7 +42,8 @@ type Response = ServerResponse | Http2ServerResponse;
  * One JSON log line per request (method, workspace, session, code, ms,
  * trace id; never a message's content or a token), written when its
  * response is done, with the code the client received as
- * sent on the wire. Requests connect-node refuses before any interceptor
+ * sent on the wire (a call with no request message is the client's
+ * cancel: `sentNoRequest` in errors.ts). Requests connect-node refuses before any interceptor
  * (over the size limit, undecodable, unknown path) are logged too, named by
  * their path. Unexpected errors are logged with their stack on the server
  * side only.
@@ -231,14 +232,17 @@ function lineOf(
     line.ms = msBetween(start, end);
     return line;
   }
-  // Without a status on the wire the client left before the answer: its own cancel.
+  // Without a status on the wire the client left before the answer: its own
+  // cancel; so did a client that sent no request (sentNoRequest).
   const code =
-    sent?.code ??
-    (record.error !== undefined
-      ? toConnectError(record.error).code
-      : record.succeeded
-        ? 0
-        : Code.Canceled);
+    sent !== undefined && sentNoRequest(sent.code, sent.message)
+      ? Code.Canceled
+      : (sent?.code ??
+        (record.error !== undefined
+          ? toConnectError(record.error).code
+          : record.succeeded
+            ? 0
+            : Code.Canceled));
   line.code = code === 0 ? "ok" : Code[code];
   line.ms = msBetween(start, end);
   if (record.error !== undefined && isUnexpected(record.error)) {

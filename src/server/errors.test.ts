@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
-import { isUnexpected, restated, toConnectError } from "./errors.js";
+import { isUnexpected, restated, sentNoRequest, toConnectError } from "./errors.js";
 
 /**
  * Regression (seen once in CI): a WatchSessions client that left while the
@@ -74,4 +74,16 @@ it.each([
 
 it("a RESOURCE_EXHAUSTED of sessiond's own is not restated", () => {
   expect(restated(Code.ResourceExhausted, "too many watchers on session s")).toBeUndefined();
+});
+
+it.each([
+  ["grpc-js", "Received no request message"],
+  ["connect-es", "protocol error: missing input message for unary method"],
+])("a call with no request message (%s) is one the client gave up", (_, message) => {
+  expect(sentNoRequest(Code.Unimplemented, message)).toBe(true);
+});
+
+it("an UNIMPLEMENTED for anything else is not the client's cancel", () => {
+  expect(sentNoRequest(Code.Unimplemented, 'unknown compression "zstd"')).toBe(false);
+  expect(sentNoRequest(Code.InvalidArgument, "Received no request message")).toBe(false);
 });

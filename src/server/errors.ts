@@ -109,3 +109,21 @@ function oversizeRequest(size: string | undefined, limit: string): string {
   const what = size === undefined ? "request" : `request of ${size} bytes`;
   return `${what} is over the server's max message size of ${limit} bytes: raise the server's --max-message-bytes (an entry that large also needs --max-entry-bytes)`;
 }
+
+/**
+ * Whether a status is grpc-js's or connect-es's answer to a call whose
+ * client sent no request message at all. Every client sends one message to
+ * a unary method (an empty one is a 5-byte envelope); a call with none is
+ * one the client gave up before sending: connect-node's client opens the
+ * stream, refuses its own oversize message and resets the stream. The
+ * answer (UNIMPLEMENTED, as both libraries give it) reaches no one, so the
+ * call is logged and counted as the client's cancel, not as a method the
+ * server lacks.
+ */
+export function sentNoRequest(code: Code | 0, message: string): boolean {
+  return (
+    code === Code.Unimplemented &&
+    (message.startsWith("Received no request message") ||
+      message.startsWith("protocol error: missing input message"))
+  );
+}

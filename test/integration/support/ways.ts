@@ -18,11 +18,16 @@ export const WAYS: readonly Way[] = [
 ];
 
 /**
- * A bare connect-node transport for `way`, with no client-side limits or
- * interceptors: what the server answers is what the test sees.
+ * A bare connect-node transport for `way`, with no interceptors and no
+ * client-side limits but those in `limits`: what the server answers is what
+ * the test sees.
  */
-export function transportOf(baseUrl: string, [protocol, httpVersion]: Way): Transport {
-  if (protocol === "grpc") return createGrpcTransport({ baseUrl });
-  const opts = { baseUrl, httpVersion, useBinaryFormat: protocol === "grpc-web" };
+export function transportOf(
+  baseUrl: string,
+  [protocol, httpVersion]: Way,
+  limits: { writeMaxBytes?: number } = {},
+): Transport {
+  if (protocol === "grpc") return createGrpcTransport({ baseUrl, ...limits });
+  const opts = { baseUrl, httpVersion, useBinaryFormat: protocol === "grpc-web", ...limits };
   return protocol === "connect" ? createConnectTransport(opts) : createGrpcWebTransport(opts);
 }
