@@ -1,111 +1,14 @@
-import { type SessionState, View } from "../web/index.js";
+import { View } from "../web/index.js";
 import { api, errorText, readBlob } from "./api.js";
 import { h, replace } from "./dom.js";
-import {
-  type EntryLink,
-  releaseImages,
-  renderEntry,
-  renderMessage,
-  useBlobReader,
-} from "./entry-view.js";
+import { releaseImages, renderEntry, useBlobReader } from "./entry-view.js";
 import { nodeBadge } from "./node-badge.js";
+import type { PaneContext } from "./pane-context.js";
 import { diffHash, sessionHash, type Tab } from "./route.js";
-import type { TreeModel } from "./tree-model.js";
+import { renderState } from "./state-view.js";
 import type { Node } from "./tree-node.js";
 
-/** What the pane needs of its session view. */
-export interface PaneContext {
-  readonly workspace: string;
-  readonly session: string;
-  readonly model: TreeModel;
-  readonly link: EntryLink;
-  readonly sessionLink: (id: string) => HTMLElement;
-  readonly onError: (err: unknown, into: HTMLElement) => void;
-}
-
-/** State messages drawn at once; a longer state draws more on request. */
-const STATE_BATCH = 200;
-
-function stateHead(s: SessionState): HTMLElement {
-  const pairs: [string, string | undefined][] = [
-    ["model", s.model === undefined ? undefined : `${s.provider ?? ""} ${s.model}`],
-    ["thinking", s.thinkingLevel],
-    ["label", s.label],
-    ["compaction floor", s.compactionFloorId],
-    ["folded at", s.leafId],
-    ["current leaf", s.currentLeafId],
-    ["head seq", String(s.headSeq)],
-  ];
-  return h(
-    "dl",
-    { class: "state-head" },
-    ...pairs
-      .filter(([, v]) => v !== undefined)
-      .flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)]),
-  );
-}
-
-/**
- * The state the LLM gets at an entry (CONTEXT: compactions folded in) or the
- * full transcript up to it (HISTORY), from GetState with at_entry_id. The
- * first page is drawn at once, the others are read after it (a long
- * session's state is megabytes); messages are drawn a batch at a time, each
- * linking back to the entry it came from.
- */
-async function renderState(
-  ctx: PaneContext,
-  entryId: string,
-  view: View,
-  into: HTMLElement,
-): Promise<void> {
-  const req = { workspace: ctx.workspace, session: ctx.session, atEntryId: entryId, view };
-  const first = await api().session.getState(req);
-  if (first.state === undefined) {
-    replace(into, "no state");
-    return;
-  }
-  const s: SessionState = first.state;
-  const list = h("ol", { class: "state-messages" });
-  const count = h("span", { class: "count" });
-  let shown = 0;
-  let token = first.nextPageToken;
-  const more = h("button", { class: "more" }, "More messages");
-  const update = () => {
-    count.textContent = `${s.messages.length}${token === "" ? "" : "+"} messages`;
-    more.hidden = shown >= s.messages.length;
-  };
-  const drawMore = () => {
-    for (const m of s.messages.slice(shown, shown + STATE_BATCH)) {
-      list.append(
-        h(
-          "li",
-          { class: "state-message", "data-entry": m.entryId },
-          h("div", { class: "from" }, "from ", ctx.link(m.entryId)),
-          m.message === undefined ? "" : renderMessage(m.message),
-        ),
-      );
-    }
-    shown = Math.min(s.messages.length, shown + STATE_BATCH);
-    update();
-  };
-  more.addEventListener("click", drawMore);
-  drawMore();
-  const title = view === View.HISTORY ? "History" : "Context";
-  replace(
-    into,
-    h("h3", null, `${title} at `, ctx.link(entryId), ": ", count),
-    stateHead(s),
-    list,
-    more,
-  );
-  // The rest, while the pane is still on the page.
-  while (token !== "" && into.isConnected) {
-    const page = await api().session.getState({ ...req, pageToken: token });
-    for (const m of page.state?.messages ?? []) s.messages.push(m);
-    token = page.nextPageToken;
-    update();
-  }
-}
+export type { PaneContext } from "./pane-context.js";
 
 function diffColumn(ctx: PaneContext, title: string, tip: string, nodes: Node[]): HTMLElement {
   return h(
@@ -157,8 +60,20 @@ export function renderDiff(ctx: PaneContext, a: string, b: string): HTMLElement 
   );
 }
 
-/** Picks another branch tip to diff the selected entry's branch against. */
+/**
+ * Picks another branch tip to diff the selected entry's branch against;
+ * drawn once the whole tree is loaded (a tip is only known then).
+ */
 function diffPicker(ctx: PaneContext, entryId: string): HTMLElement {
+  const box = h("span", { class: "diff-picker muted" }, "branches loading…");
+  ctx.complete.then(
+    () => box.replaceWith(diffChoice(ctx, entryId)),
+    () => {},
+  );
+  return box;
+}
+
+function diffChoice(ctx: PaneContext, entryId: string): HTMLElement {
   const tips = ctx.model.tips().filter((n) => n.id !== entryId);
   if (tips.length === 0) return h("span", { class: "muted" }, "no other branch to diff with");
   const leaf = ctx.model.leafId;
@@ -200,9 +115,11 @@ export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLEle
       },
       label,
     );
-  const node = ctx.model.get(entryId);
   const load = async () => {
     if (tab === "entry") {
+      // Its seq is all GetEntries needs: known from its tree row, before the rest of the tree.
+      const node = await ctx.nodeOf(entryId);
+      if (!body.isConnected) return;
       if (node === undefined) throw new Error(`entry ${entryId} is not in this session`);
       const res = await api().session.getEntries({
         workspace: ctx.workspace,
@@ -215,6 +132,7 @@ export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLEle
         body,
         entry === undefined ? "entry not found" : renderEntry(entry, ctx.link, ctx.sessionLink),
       );
+      performance.mark("sessiond:entry-shown");
     } else {
       await renderState(ctx, entryId, tab === "history" ? View.HISTORY : View.CONTEXT, body);
     }

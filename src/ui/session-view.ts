@@ -6,7 +6,7 @@ import { type Route, sessionHash } from "./route.js";
 import { SessionCounts } from "./session-counts.js";
 import { sessionHeader } from "./session-header.js";
 import { type Row, TreeModel } from "./tree-model.js";
-import { nodeOfEntry, nodeOfTree } from "./tree-node.js";
+import { type Node, nodeOfEntry, nodeOfTree } from "./tree-node.js";
 import { treeRow } from "./tree-row.js";
 import { VirtualList } from "./virtual-list.js";
 
@@ -42,6 +42,15 @@ export class SessionView {
   private selected: string | undefined;
   private refreshQueued = false;
   private loaded = false;
+  /** Resolves `complete` when the whole tree is loaded. */
+  private markComplete: () => void = () => {};
+  private readonly complete = new Promise<void>((done) => {
+    this.markComplete = done;
+  });
+  /** Panes waiting for an entry's GetTree page, by entry id. */
+  private readonly waiting = new Map<string, (() => void)[]>();
+  /** A selected entry whose row has not arrived yet: revealed when it does. */
+  private toReveal: string | undefined;
 
   constructor(
     route: SessionRoute,
@@ -106,22 +115,62 @@ export class SessionView {
       onError: (err, into) => {
         if (!this.onAuth(err)) replace(into, paneError(err));
       },
+      nodeOf: (id) => this.nodeOf(id),
+      complete: this.complete,
     };
   }
 
-  /** Shows the entry, panel or diff the route names. */
+  /** The entry's node, as soon as its GetTree page is in (undefined if the whole tree lacks it). */
+  private async nodeOf(id: string): Promise<Node | undefined> {
+    if (this.model.get(id) === undefined && !this.loaded) {
+      await new Promise<void>((done) => {
+        const list = this.waiting.get(id) ?? [];
+        list.push(done);
+        this.waiting.set(id, list);
+      });
+    }
+    return this.model.get(id);
+  }
+
+  /** Wakes the panes waiting for entries that arrived (or for the end of the tree). */
+  private wakeWaiting(): void {
+    for (const [id, list] of this.waiting) {
+      if (this.model.get(id) === undefined && !this.loaded) continue;
+      this.waiting.delete(id);
+      for (const done of list) done();
+    }
+    if (this.toReveal !== undefined && this.model.get(this.toReveal) !== undefined) {
+      const id = this.toReveal;
+      this.toReveal = undefined;
+      this.revealRow(id);
+    }
+  }
+
+  /** Unfolds the way to the entry's row and scrolls to it. */
+  private revealRow(id: string): void {
+    this.model.reveal(id);
+    this.refreshNow();
+    const at = this.rows.findIndex((r) => r.node.id === id);
+    if (at >= 0) this.list.scrollTo(at);
+  }
+
+  /**
+   * Shows the entry, panel or diff the route names. An entry shows while the
+   * tree is still loading (its row, or the page that brings it, is enough);
+   * a diff waits for the whole tree.
+   */
   show(route: SessionRoute): void {
     this.route = route;
     this.selected = route.entry;
-    if (!this.loaded) return;
-    if (route.diff !== undefined)
-      replace(this.pane, renderDiff(this.ctx, route.diff.a, route.diff.b));
-    else if (route.entry === undefined) replace(this.pane, emptyPane());
+    this.toReveal = undefined;
+    if (route.diff !== undefined) {
+      const { a, b } = route.diff;
+      if (this.loaded) replace(this.pane, renderDiff(this.ctx, a, b));
+      else replace(this.pane, h("p", { class: "muted" }, "Loading the tree for the diff…"));
+    } else if (route.entry === undefined) replace(this.pane, emptyPane());
     else {
-      this.model.reveal(route.entry);
-      this.refreshNow();
-      const at = this.rows.findIndex((r) => r.node.id === route.entry);
-      if (at >= 0) this.list.scrollTo(at);
+      if (this.model.get(route.entry) !== undefined) this.revealRow(route.entry);
+      else this.toReveal = route.entry;
       replace(this.pane, renderPane(this.ctx, route.entry, route.tab));
     }
     this.list.draw();
@@ -151,7 +200,7 @@ export class SessionView {
       this.refreshNow();
       this.list.draw();
       performance.mark("sessiond:first-rows");
-      this.show(this.route);
+      this.wakeWaiting();
       let token = first.nextPageToken;
       while (token !== "" && !this.stop.signal.aborted) {
         replace(this.status, `${this.model.nodes.length} of ${first.headSeq} entries…`);
@@ -159,12 +208,15 @@ export class SessionView {
         take(page.nodes);
         token = page.nextPageToken;
         this.refresh();
+        this.wakeWaiting();
       }
       this.loaded = true;
       performance.mark("sessiond:tree-complete");
       this.list.element.dataset.complete = "true";
       this.refreshNow();
-      this.show(this.route);
+      this.wakeWaiting();
+      this.markComplete();
+      if (this.route.diff !== undefined) this.show(this.route);
       void this.watch(first.headSeq);
     } catch (err) {
       if (!this.onAuth(err)) replace(this.header, h("p", { class: "error" }, errorText(err)));

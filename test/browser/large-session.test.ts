@@ -112,11 +112,14 @@ describe.skipIf(CHROMIUM === undefined)(`a ${ENTRIES}-entry session in the viewe
     expect(await page.textContent("article.entry")).toContain(`seq ${ENTRIES}`);
     await page.screenshot({ path: screenshotPath("large-session.png") });
 
-    // The state at the last entry: 99,999 messages, read page by page, drawn a batch at a time.
+    // The state at the last entry: 99,999 messages, read page by page, opened at that entry.
     await page.click('a[data-tab="context"]');
-    await page.locator('ol.state-messages > li[data-entry="m0"]').waitFor({ timeout: 60_000 });
+    await page.locator(`ol.state-messages > li.at[data-entry="${LAST}"]`).waitFor({
+      timeout: 60_000,
+    });
     await page.locator("h3", { hasText: `${MESSAGES} messages` }).waitFor({ timeout: 60_000 });
     expect(await page.locator("ol.state-messages > li").count()).toBeLessThanOrEqual(200);
+    expect(await page.locator('ol.state-messages > li[data-entry="m0"]').count()).toBe(0);
 
     // Opened again from the list, as a user does (the server has read the session).
     await page.goto(`${server.url}/ui/#/w/default`);
