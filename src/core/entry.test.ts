@@ -133,6 +133,10 @@ describe("entryPreview", () => {
     expect(entryPreview(user("u", "  one \n\n\t two  "))).toBe("one two");
   });
 
+  it("keeps a lone carriage return and makes a CRLF one space", () => {
+    expect(entryPreview(user("u", "cr\rlast\r\nline"))).toBe("cr\rlast line");
+  });
+
   it("keeps a line of exactly max characters whole", () => {
     expect(entryPreview(user("u", "abcde"), 5)).toBe("abcde");
   });

@@ -134,7 +134,9 @@ export function entryPreview(entry: Entry, max = 80): string {
     default:
       text = "";
   }
-  const line = text.replace(/\s+/g, " ").trim();
+  // A lone CR is kept (a terminal shows it as \r, as in a whole message);
+  // CRLF is a line break like LF.
+  const line = text.replace(/(?:\r\n|[^\S\r])+/g, " ").replace(/^ | $/g, "");
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

@@ -82,12 +82,14 @@ async function stdoutOf(...args: string[]): Promise<string> {
   return r.stdout;
 }
 
+// A carriage return alone is shown as \r by show, show --state and tail
+// alike (CRLF is a line break: one space in a one-line preview).
 describe("terminal escape sequences in session text", () => {
   it("show draws previews with escape sequences made visible, never raw", async () => {
     const out = await stdoutOf("show", session);
     expect(out).not.toMatch(RAW_CONTROL);
     expect(out).toContain("\\x1b]0;owned\\x07title");
-    expect(out).toContain("\\x1b[31mred\\x1b[0m nul\\x00 \\x9b2J cr last line");
+    expect(out).toContain("\\x1b[31mred\\x1b[0m nul\\x00 \\x9b2J cr\\rlast line");
   });
 
   it("show --state prints message bodies with escape sequences made visible, lines kept", async () => {
@@ -101,7 +103,7 @@ describe("terminal escape sequences in session text", () => {
     const out = await stdoutOf("tail", session);
     expect(out).not.toMatch(RAW_CONTROL);
     expect(out.trimEnd().split("\n")).toHaveLength(4);
-    expect(out).toContain("\\x1b[31mred");
+    expect(out).toContain("\\x1b[31mred\\x1b[0m nul\\x00 \\x9b2J cr\\rlast line");
   });
 
   it("ls shows a title with escape sequences made visible", async () => {
