@@ -79,11 +79,9 @@ describe.skipIf(EXTERNAL)("GET /", () => {
     });
   });
 
-  it("leads to the viewer's page", async () => {
+  it("leads a browser to the viewer's path", async () => {
     const res = await fetch(`${server.url}/`);
-    expect({ status: res.status, type: res.headers.get("content-type") }).toEqual({
-      status: 200,
-      type: "text/html; charset=utf-8",
-    });
+    await res.body?.cancel();
+    expect(new URL(res.url).pathname).toBe("/ui/");
   });
 });
