@@ -25,7 +25,7 @@ import { PYTHON_CLIENT_DIR } from "../../test/harness/python-client.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { REPO, startSessiond } from "../lib/procs.js";
 import { atMost, type Row } from "../lib/row.js";
-import { summarize } from "../lib/stats.js";
+import { median, summarize } from "../lib/stats.js";
 
 const run = promisify(execFile);
 
@@ -90,6 +90,11 @@ export const adkListSessions: Scenario = {
             createMs: listing.createMs,
             adapter,
             bare,
+            // On a loaded box the p50s swing; these two say more about the adapter's own cost.
+            medianOfPairedRatios: median(
+              listing.adapterMs.map((a, i) => a / (listing.bareMs[i] ?? a)),
+            ),
+            ratioOfMinima: adapter.min / bare.min,
             adapterMs: listing.adapterMs,
             bareMs: listing.bareMs,
           },
