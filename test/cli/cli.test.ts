@@ -155,8 +155,13 @@ describe("sessiond client commands", () => {
     expect((await ok("import", file)).trim()).toBe(
       `unchanged, already imported: ${id} (9 entries)`,
     );
-    // Another log under a taken id is refused.
+    // The start of the log the server holds is already imported too.
     writeFileSync(file, lines.slice(0, 5).join("\n"));
+    expect((await ok("import", file)).trim()).toMatch(/^unchanged/);
+    // Another log under a taken id is refused.
+    const other = JSON.parse(lines[0] as string);
+    other.sessionInfo.title = "another title";
+    writeFileSync(file, [JSON.stringify(other), ...lines.slice(1, 5)].join("\n"));
     const clash = await sessiond(["import", file, ...S]);
     expect(clash.code).toBe(1);
     expect(clash.stderr).toMatch(
