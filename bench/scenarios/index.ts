@@ -14,6 +14,7 @@ import { adkListSessions } from "./sa-adk-list-sessions.js";
 import { bigParts } from "./sb-big-parts.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
 import { observabilityCost } from "./so-observability.js";
+import { viewer } from "./sv-viewer.js";
 
 /** Every scenario of `npm run bench`, in table order. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -32,4 +33,5 @@ export const SCENARIOS: readonly Scenario[] = [
   bigParts,
   observabilityCost,
   adkListSessions,
+  viewer,
 ];

@@ -121,12 +121,14 @@ export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLEle
       const node = await ctx.nodeOf(entryId);
       if (!body.isConnected) return;
       if (node === undefined) throw new Error(`entry ${entryId} is not in this session`);
-      const res = await api().session.getEntries({
-        workspace: ctx.workspace,
-        session: ctx.session,
-        afterSeq: BigInt(node.seq - 1),
-        limit: 1,
-      });
+      const res = await ctx.readFirst(() =>
+        api().session.getEntries({
+          workspace: ctx.workspace,
+          session: ctx.session,
+          afterSeq: BigInt(node.seq - 1),
+          limit: 1,
+        }),
+      );
       const entry = res.entries[0];
       replace(
         body,

@@ -18,4 +18,6 @@ export interface PaneContext {
   readonly nodeOf: (id: string) => Promise<Node | undefined>;
   /** Resolves when the whole tree is loaded (branch tips need all of it). */
   readonly complete: Promise<void>;
+  /** Runs a read the user waits for ahead of the tree's next page. */
+  readonly readFirst: <T>(read: () => Promise<T>) => Promise<T>;
 }

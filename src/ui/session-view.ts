@@ -2,6 +2,7 @@ import { watchEntriesResumable } from "../web/index.js";
 import { api, errorText } from "./api.js";
 import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
 import { h, replace } from "./dom.js";
+import { ReadPriority } from "./read-priority.js";
 import { type Route, sessionHash } from "./route.js";
 import { SessionCounts } from "./session-counts.js";
 import { sessionHeader } from "./session-header.js";
@@ -11,8 +12,13 @@ import { treeRow } from "./tree-row.js";
 import { VirtualList } from "./virtual-list.js";
 
 const ROW_HEIGHT = 24;
-/** The first GetTree page is small so the tree shows at once; the rest come as large as fit. */
+/** The first GetTree page is small so the tree shows at once. */
 const FIRST_PAGE = 1000;
+/**
+ * The later pages are small enough that a click waits for at most one of
+ * them (on the server and in the page's main thread) before its own read.
+ */
+const NEXT_PAGE = 2000;
 
 type SessionRoute = Extract<Route, { view: "session" }>;
 
@@ -38,6 +44,7 @@ export class SessionView {
   private readonly follow = h("input", { type: "checkbox", id: "follow", checked: true });
   private readonly pane = h("div", { class: "pane-wrap" }, emptyPane());
   private readonly stop = new AbortController();
+  private readonly priority = new ReadPriority();
   private route: SessionRoute;
   private selected: string | undefined;
   private refreshQueued = false;
@@ -117,6 +124,7 @@ export class SessionView {
       },
       nodeOf: (id) => this.nodeOf(id),
       complete: this.complete,
+      readFirst: (read) => this.priority.first(read),
     };
   }
 
@@ -204,7 +212,13 @@ export class SessionView {
       let token = first.nextPageToken;
       while (token !== "" && !this.stop.signal.aborted) {
         replace(this.status, `${this.model.nodes.length} of ${first.headSeq} entries…`);
-        const page = await api().session.getTree({ workspace, session, pageToken: token });
+        await this.priority.idle();
+        const page = await api().session.getTree({
+          workspace,
+          session,
+          pageSize: NEXT_PAGE,
+          pageToken: token,
+        });
         take(page.nodes);
         token = page.nextPageToken;
         this.refresh();

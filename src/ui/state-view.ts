@@ -47,7 +47,7 @@ export async function renderState(
   into: HTMLElement,
 ): Promise<void> {
   const req = { workspace: ctx.workspace, session: ctx.session, atEntryId: entryId, view };
-  const first = await api().session.getState(req);
+  const first = await ctx.readFirst(() => api().session.getState(req));
   if (first.state === undefined) {
     replace(into, "no state");
     return;
@@ -61,7 +61,7 @@ export async function renderState(
   while (token !== "") {
     if (!into.isConnected) return;
     count.textContent = `${s.messages.length}+ messages`;
-    const page = await api().session.getState({ ...req, pageToken: token });
+    const page = await ctx.readFirst(() => api().session.getState({ ...req, pageToken: token }));
     for (const m of page.state?.messages ?? []) s.messages.push(m);
     token = page.nextPageToken;
   }
