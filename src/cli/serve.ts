@@ -65,6 +65,9 @@ Flags:
   --heartbeat-ms N            watch heartbeat interval (default ${DEFAULT_HEARTBEAT_MS})
   --shutdown-grace-ms N       how long SIGTERM waits for in-flight calls (default ${DEFAULT_SHUTDOWN_GRACE_MS})
   --grpc-server KIND          who answers native gRPC: grpc-js or connect (default ${DEFAULT_GRPC_SERVER})
+  --h2c-speak-first-ms N      cleartext port: a new connection silent this long gets HTTP/2 SETTINGS first,
+                              for grpc-core clients with short reconnect backoffs; HTTP/1.1 clients
+                              must then send at once (default 0: wait for the client)
   --idle-timeout-ms N         close connections with no open stream and no traffic this long, 0 = never (default ${DEFAULT_IDLE_TIMEOUT_MS})
   --keepalive-ms N            PING HTTP/2 connections with open streams this often, 0 = never (default ${DEFAULT_KEEPALIVE_MS})
   --keepalive-timeout-ms N    close a connection whose PING goes unanswered this long (default ${DEFAULT_KEEPALIVE_TIMEOUT_MS})
@@ -106,6 +109,7 @@ const OPTIONS = {
   "heartbeat-ms": { type: "string" },
   "shutdown-grace-ms": { type: "string" },
   "idle-timeout-ms": { type: "string" },
+  "h2c-speak-first-ms": { type: "string" },
   "keepalive-ms": { type: "string" },
   "keepalive-timeout-ms": { type: "string" },
   "max-connection-age-ms": { type: "string" },
@@ -267,6 +271,7 @@ export const serve: Command = {
       limits,
       heartbeatMs: intFlag("heartbeat-ms", v["heartbeat-ms"], DEFAULT_HEARTBEAT_MS),
       idleTimeoutMs: intFlag("idle-timeout-ms", v["idle-timeout-ms"], DEFAULT_IDLE_TIMEOUT_MS),
+      h2cSpeakFirstMs: intFlag("h2c-speak-first-ms", v["h2c-speak-first-ms"], 0),
       keepaliveMs: intFlag("keepalive-ms", v["keepalive-ms"], DEFAULT_KEEPALIVE_MS),
       keepaliveTimeoutMs: positiveIntFlag(
         "keepalive-timeout-ms",

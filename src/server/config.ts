@@ -67,6 +67,12 @@ export interface ServerConfig {
    */
   readonly idleTimeoutMs: number;
   /**
+   * On the cleartext port, a new connection silent this long is taken for
+   * HTTP/2 and gets the server's SETTINGS first, ms (0 = wait for the
+   * client's first bytes, the default): see plaintext-port.ts.
+   */
+  readonly h2cSpeakFirstMs?: number | undefined;
+  /**
    * A connection with open streams is PINGed this often, ms (0 = never), and
    * closed when the PING goes unanswered for `keepaliveTimeoutMs`: a client
    * that died without closing frees its watcher slots (keepalive.ts).

@@ -10,10 +10,10 @@ const SETTINGS_TYPE = 4;
 let port: net.Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (port ? port.close(() => resolve()) : resolve())));
 
-async function listen(): Promise<number> {
+async function listen(settingsFirstMs = SETTINGS_FIRST_MS): Promise<number> {
   const h2 = http2.createServer((_req, res) => res.end("h2"));
   const h1 = http.createServer((_req, res) => res.end("h1"));
-  port = plaintextPort(h2, h1, 0);
+  port = plaintextPort(h2, h1, 0, settingsFirstMs);
   await new Promise<void>((resolve) => port?.listen(0, "127.0.0.1", resolve));
   return (port.address() as net.AddressInfo).port;
 }
@@ -39,6 +39,18 @@ describe("plaintext port", () => {
     const got = await exchange(await listen(), undefined, SETTINGS_FIRST_MS + 250);
     expect(got.length).toBeGreaterThanOrEqual(9);
     expect(got[3]).toBe(SETTINGS_TYPE);
+  });
+
+  it("by default the port waits for the client: a silent client gets nothing, a late HTTP/1.1 request its answer", async () => {
+    const at = await listen(0);
+    expect((await exchange(at, undefined, SETTINGS_FIRST_MS + 250)).length).toBe(0);
+    const chunks: Buffer[] = [];
+    const socket = net.connect(at, "127.0.0.1");
+    socket.on("data", (d) => chunks.push(d));
+    await new Promise((resolve) => setTimeout(resolve, SETTINGS_FIRST_MS + 100));
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(Buffer.concat(chunks).toString("latin1")).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it("an HTTP/1.1 request that came during a stall of the event loop longer than the wait is answered over HTTP/1.1", async () => {

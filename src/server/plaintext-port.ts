@@ -6,15 +6,20 @@ import net from "node:net";
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
 /**
- * How long a new connection may stay silent before it is taken for HTTP/2
- * and gets the server's SETTINGS. HTTP/1.1 clients send their request as
- * soon as they are connected; a grpc-core client may not write at all
- * until its poller comes round, and then reads only once right after its
- * preface: a SETTINGS frame sent in reply to that preface arrives after it
- * has stopped looking, so it needs them already waiting, as a grpc-core
- * server sends them at accept. Shorter is better for such clients (their
- * connection attempt can be as short as 100 ms); longer is kinder to an
- * HTTP/1.1 client that opens a connection before it knows its request.
+ * A silence after which a new connection may be taken for HTTP/2 and get
+ * the server's SETTINGS first (`sessiond serve --h2c-speak-first-ms`; off
+ * by default). A grpc-core client on its older iomgr poller (grpcio 1.51;
+ * 1.85 with GRPC_EXPERIMENTS=-event_engine_client) with a short reconnect
+ * backoff looks at its connection only when its 5 s backup poller runs,
+ * writes its preface and reads once: SETTINGS sent in reply arrive after
+ * it has stopped looking, so it needs them already waiting, as a grpc-core
+ * server sends them at accept (measured: never connected in 15-20 s
+ * without, at its first backup poll with). But an HTTP/1.1 client that
+ * sends its request later than that (a loaded machine, a browser's spare
+ * connection) then reads HTTP/2 bytes and fails: the integration suite
+ * saw `Expected HTTP/` parse errors at random with 20 ms on a loaded box.
+ * So the default waits for the client, as Go's h2c and Envoy do, and a
+ * deployment whose cleartext clients are gRPC turns this on.
  */
 export const SETTINGS_FIRST_MS = 20;
 
@@ -31,9 +36,10 @@ export const SETTINGS_FIRST_MS = 20;
  *
  * Bytes are compared as they come: the first one that differs from the
  * preface means HTTP/1.1 ("POST" differs at its second byte), all 24
- * matching means HTTP/2. A peer silent for `settingsFirstMs` (see
- * SETTINGS_FIRST_MS) is an HTTP/2 client waiting for the server to speak
- * first: it goes to the http2 server, which sends its SETTINGS at once.
+ * matching means HTTP/2. With `settingsFirstMs` > 0 (see
+ * SETTINGS_FIRST_MS), a peer silent that long is taken for an HTTP/2
+ * client waiting for the server to speak first: it goes to the http2
+ * server, which sends its SETTINGS at once.
  * A peer that sends some of the preface and then too little to tell is
  * closed after `idleMs` (0: never), like any idle connection.
  */
@@ -41,7 +47,7 @@ export function plaintextPort(
   h2: http2.Http2Server,
   h1: http.Server,
   idleMs: number,
-  settingsFirstMs = SETTINGS_FIRST_MS,
+  settingsFirstMs = 0,
 ): net.Server {
   return net.createServer((socket) => {
     let seen: Buffer = Buffer.alloc(0);
@@ -66,7 +72,8 @@ export function plaintextPort(
     // After a stall of the event loop the timer runs before the bytes that
     // came meanwhile are read: the decision waits for them (setImmediate
     // runs after this turn's I/O).
-    const silent = setTimeout(() => setImmediate(toHttp2), settingsFirstMs);
+    const silent =
+      settingsFirstMs > 0 ? setTimeout(() => setImmediate(toHttp2), settingsFirstMs) : undefined;
     const onData = (chunk: Buffer) => {
       clearTimeout(silent);
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);

@@ -208,7 +208,9 @@ export async function startServer(
     });
   }
   const listener: NetServer =
-    h1 === undefined ? server : plaintextPort(server, h1, config.idleTimeoutMs);
+    h1 === undefined
+      ? server
+      : plaintextPort(server, h1, config.idleTimeoutMs, config.h2cSpeakFirstMs ?? 0);
 
   // Node 20's close() leaves open sessions alone: track them to end them on shutdown.
   const sessions = new Set<http2.ServerHttp2Session>();

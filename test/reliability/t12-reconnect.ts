@@ -16,9 +16,11 @@
  * +-20 %, after a few seconds down); 11 s for the iomgr client: it handles
  * its connection only when its 5 s backup poller runs, and connects then
  * only if the server's SETTINGS are already waiting, as a grpc-core server
- * sends them at accept (the port sends them after 20 ms of silence, so a
- * poll in a connection's first 20 ms, a few % of them, waits for the next
- * poll). A client late or not connected is a violation.
+ * sends them at accept (the server runs with --h2c-speak-first-ms 20, so
+ * the port sends them after 20 ms of silence; a poll in a connection's
+ * first 20 ms, a few % of them, waits for the next poll; without the flag,
+ * the default, the port waits for the client as the control below does).
+ * A client late or not connected is a violation.
  *
  * Negative control `lazyPort`: a relay in front of the server that opens
  * the upstream connection only on the client's first bytes, so SETTINGS
@@ -27,6 +29,7 @@
  */
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { SETTINGS_FIRST_MS } from "../../src/server/plaintext-port.js";
 import type { SessiondProcess } from "../harness/server.js";
 import { isMain, main, type ReliabilityTest, type RunOptions } from "./lib/battery.js";
 import { startWithRetry } from "./lib/kill-server.js";
@@ -98,7 +101,17 @@ async function run(o: RunOptions) {
       const server = await startWithRetry(
         {
           port: inner,
-          args: ["--storage", "memory", "--grpc-server", path, "--log-level", "error"],
+          // Speaking first is opt-in (plaintext-port.ts): T12 is the deployment that needs it.
+          args: [
+            "--storage",
+            "memory",
+            "--grpc-server",
+            path,
+            "--log-level",
+            "error",
+            "--h2c-speak-first-ms",
+            String(SETTINGS_FIRST_MS),
+          ],
         },
         counter,
         log,
