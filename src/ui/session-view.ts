@@ -1,5 +1,6 @@
 import { watchEntriesResumable } from "../web/index.js";
 import { api, errorText } from "./api.js";
+import { columnSplitter } from "./column-splitter.js";
 import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
 import { h, replace } from "./dom.js";
 import { ReadPriority } from "./read-priority.js";
@@ -66,30 +67,23 @@ export class SessionView {
     this.route = route;
     this.list = new VirtualList(ROW_HEIGHT, (i) => this.renderRow(i), "session tree");
     this.list.element.id = "tree";
-    this.element = h(
-      "section",
-      { class: "session" },
-      this.header,
+    const treeColumn = h(
+      "div",
+      { class: "tree-wrap" },
       h(
         "div",
-        { class: "session-body" },
-        h(
-          "div",
-          { class: "tree-wrap" },
-          h(
-            "div",
-            { class: "tree-bar" },
-            this.status,
-            " ",
-            this.live,
-            " ",
-            h("label", null, this.follow, " follow"),
-          ),
-          this.list.element,
-        ),
-        this.pane,
+        { class: "tree-bar" },
+        this.status,
+        " ",
+        this.live,
+        " ",
+        h("label", null, this.follow, " follow"),
       ),
+      this.list.element,
     );
+    const body = h("div", { class: "session-body" }, treeColumn);
+    body.append(columnSplitter(body, treeColumn), this.pane);
+    this.element = h("section", { class: "session" }, this.header, body);
     this.list.element.tabIndex = 0;
     this.list.element.addEventListener("keydown", (ev) => this.onKey(ev));
     // User-timing marks (devtools' Performance panel, the browser tests): how long a session takes to show.

@@ -55,7 +55,24 @@ describe("TreeModel", () => {
       onPath: true,
       depth: 0,
     });
-    expect(rows.find((r) => r.node.id === "e")).toMatchObject({ onPath: true, depth: 1 });
+    expect(rows.find((r) => r.node.id === "e")).toMatchObject({ onPath: true, depth: 0 });
+  });
+
+  it("keeps the active path at depth 0 past every branch point, each branch one step in", () => {
+    const m = new TreeModel();
+    m.add(node("root", undefined));
+    let parent = "root";
+    for (let i = 0; i < 20; i++) {
+      m.add(node(`side${i}`, parent));
+      m.add(node(`side${i}-next`, `side${i}`));
+      m.add(node(`main${i}`, parent));
+      parent = `main${i}`;
+    }
+    for (let i = 0; i < 20; i++) m.toggle(`side${i}`);
+    const depth = new Map(m.rows().map((r) => [r.node.id, r.depth]));
+    expect(depth.get("main19")).toBe(0);
+    expect(depth.get("side19")).toBe(1);
+    expect(depth.get("side19-next")).toBe(1);
   });
 
   it("unfolds and folds a branch on request, and reveals an entry hidden in one", () => {

@@ -4,7 +4,11 @@ import type { Node } from "./tree-node.js";
 /** One line of the drawn tree. */
 export interface Row {
   readonly node: Node;
-  /** Indentation: one step per branch point above. */
+  /**
+   * Indentation: one step per fork off the way to it. The active path reads
+   * straight down at 0, however many branch points it passes; a branch off
+   * it is one step in, and a branch off that branch one more.
+   */
   readonly depth: number;
   /** The entry has more than one child: its branches can be folded. */
   readonly branch: boolean;
@@ -182,14 +186,15 @@ export class TreeModel {
         stack.push({ node: kids[0] as Node, depth });
         continue;
       }
-      const next = depth + 1;
       // Pushed in reverse: popped off-path branches first, the path's child last.
       const ordered = [
         ...kids.filter((k) => !path.has(k.id)),
         ...kids.filter((k) => path.has(k.id)),
       ];
-      for (let i = ordered.length - 1; i >= 0; i--)
-        stack.push({ node: ordered[i] as Node, depth: next });
+      for (let i = ordered.length - 1; i >= 0; i--) {
+        const kid = ordered[i] as Node;
+        stack.push({ node: kid, depth: path.has(kid.id) ? depth : depth + 1 });
+      }
     }
     this.rowsMemo = rows;
     return rows;

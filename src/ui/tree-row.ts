@@ -13,6 +13,10 @@ export interface RowOptions {
   onSelect: () => void;
 }
 
+const INDENT_PX = 14;
+/** Deeper rows stop moving right and show their depth as a number: the preview keeps its room. */
+const MAX_INDENT = 8;
+
 /**
  * One line of the tree: indentation per branch point, a fold toggle at a
  * branch, the kind or role, the preview (as text), labels and the leaf mark;
@@ -33,8 +37,10 @@ export function treeRow(row: Row, o: RowOptions): HTMLElement {
     "data-seq": n.seq,
   });
   const indent = h("span", { class: "indent" });
-  indent.style.width = `${Math.min(row.depth, 30) * 14}px`;
+  indent.style.width = `${Math.min(row.depth, MAX_INDENT) * INDENT_PX}px`;
   el.append(indent);
+  if (row.depth > MAX_INDENT)
+    el.append(h("span", { class: "depth", title: "forks off the active path" }, `${row.depth}`));
   if (row.branch || row.folded) {
     const toggle = h(
       "button",
