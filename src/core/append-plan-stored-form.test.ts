@@ -104,7 +104,7 @@ describe("storedJson: the size limit", () => {
       "RESOURCE_EXHAUSTED",
     );
     expect(err.message).toBe(
-      `entries[0] is ${bytes} bytes as stored, over the limit of ${bytes - 1}`,
+      `entries[0] is ${bytes} bytes as stored, over the limit of ${bytes - 1} (the server's --max-entry-bytes; maxEntryBytes in openStore's limits)`,
     );
   });
 

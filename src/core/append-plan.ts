@@ -388,7 +388,9 @@ export function storedJson(e: Entry, maxBytes: number, who: string): string {
   // Stryker disable next-line ConditionalExpression,EqualityOperator: the fast path forced off (false) or taken one unit less often (<) counts the bytes and decides alike; forcing it on (true) or flipping it (>) is caught by the UTF-8 limit test, checked by hand since Stryker cannot disable one direction alone
   const size = text.length <= maxBytes / 3 ? text.length : Buffer.byteLength(text);
   if (size > maxBytes) {
-    throw resourceExhausted(`${who} is ${size} bytes as stored, over the limit of ${maxBytes}`);
+    throw resourceExhausted(
+      `${who} is ${size} bytes as stored, over the limit of ${maxBytes} (the server's --max-entry-bytes; maxEntryBytes in openStore's limits)`,
+    );
   }
   return text;
 }
