@@ -34,6 +34,14 @@ function filterOf(params: URLSearchParams): MessageInitShape<typeof SessionFilte
   };
 }
 
+/** The `key=value` pairs of the tags field, split at commas (a value may hold spaces). */
+function tagsOf(field: string): string[] {
+  return field
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t.indexOf("=") > 0);
+}
+
 function sessionRow(workspace: string, s: SessionMeta): HTMLElement {
   return h(
     "tr",
@@ -93,6 +101,13 @@ export function listView(
 ): HTMLElement {
   const input = (name: string, placeholder: string, type = "text") =>
     h("input", { name, placeholder, type, value: params.get(name) ?? "" });
+  // Several tags in one field ("team=a, env=prod"): a session must carry every one.
+  const tagInput = h("input", {
+    name: "tag",
+    placeholder: "key=value, key=value",
+    type: "text",
+    value: params.getAll("tag").join(", "),
+  });
   const sort = h(
     "select",
     { name: "sort" },
@@ -104,7 +119,7 @@ export function listView(
     { class: "filters" },
     h("label", null, "workspace ", input("workspace", "default")),
     h("label", null, "title ", input("title", "contains")),
-    h("label", null, "tag ", input("tag", "key=value")),
+    h("label", null, "tags ", tagInput),
     h("label", null, "created after ", input("after", "", "date")),
     h("label", null, "before ", input("before", "", "date")),
     h("label", null, "sort by ", sort),
@@ -116,8 +131,11 @@ export function listView(
     ev.preventDefault();
     const data = new FormData(form);
     const next = new URLSearchParams();
-    for (const [k, v] of data)
-      if (k !== "workspace" && typeof v === "string" && v !== "") next.append(k, v);
+    for (const [k, v] of data) {
+      if (k === "workspace" || typeof v !== "string" || v === "") continue;
+      if (k === "tag") for (const t of tagsOf(v)) next.append(k, t);
+      else next.append(k, v);
+    }
     location.hash = listHash(String(data.get("workspace") || "default"), next);
   });
 
