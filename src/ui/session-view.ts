@@ -86,6 +86,7 @@ export class SessionView {
     this.element = h("section", { class: "session" }, this.header, body);
     this.list.element.tabIndex = 0;
     this.list.element.addEventListener("keydown", (ev) => this.onKey(ev));
+    this.selectOnRelease();
     // User-timing marks (devtools' Performance panel, the browser tests): how long a session takes to show.
     performance.mark("sessiond:session-open");
     void this.load();
@@ -280,6 +281,31 @@ export class SessionView {
     this.list.element.dataset.count = String(this.model.nodes.length);
   }
 
+  /**
+   * A press and release on the same row selects it. The rows are drawn
+   * anew whenever a page of the tree arrives, so the press and the release
+   * may land on two elements of one row, and the browser then fires no
+   * click: the row is known by its id, not by its element.
+   */
+  private selectOnRelease(): void {
+    const rowAt = (target: EventTarget | null) =>
+      target instanceof Element ? target.closest<HTMLElement>(".row")?.dataset.id : undefined;
+    let pressed: string | undefined;
+    this.list.element.addEventListener("pointerdown", (ev) => {
+      const onFold = ev.target instanceof Element && ev.target.closest(".fold") !== null;
+      pressed = ev.button === 0 && !onFold ? rowAt(ev.target) : undefined;
+    });
+    this.list.element.addEventListener("pointerup", (ev) => {
+      const id = rowAt(ev.target);
+      if (id !== undefined && id === pressed) this.select(id);
+      pressed = undefined;
+    });
+  }
+
+  private select(id: string): void {
+    location.hash = sessionHash(this.route.workspace, this.route.session, id, this.route.tab);
+  }
+
   /** Arrow keys or j / k select the next or previous row; Home and End scroll to either end. */
   private onKey(ev: KeyboardEvent): void {
     if (ev.key === "End" || ev.key === "Home") {
@@ -295,12 +321,7 @@ export class SessionView {
     const row = this.rows[Math.max(0, Math.min(this.rows.length - 1, to))];
     if (row === undefined) return;
     ev.preventDefault();
-    location.hash = sessionHash(
-      this.route.workspace,
-      this.route.session,
-      row.node.id,
-      this.route.tab,
-    );
+    this.select(row.node.id);
   }
 
   private renderRow(i: number): HTMLElement {
@@ -312,14 +333,6 @@ export class SessionView {
       onToggle: () => {
         this.model.toggle(row.node.id);
         this.refreshNow();
-      },
-      onSelect: () => {
-        location.hash = sessionHash(
-          this.route.workspace,
-          this.route.session,
-          row.node.id,
-          this.route.tab,
-        );
       },
     });
   }

@@ -10,7 +10,6 @@ export interface RowOptions {
   /** Labels put on the entry. */
   labels: readonly string[];
   onToggle: () => void;
-  onSelect: () => void;
 }
 
 const INDENT_PX = 14;
@@ -57,6 +56,5 @@ export function treeRow(row: Row, o: RowOptions): HTMLElement {
   el.append(h("span", { class: "preview" }, n.preview || n.id));
   for (const label of o.labels) el.append(h("span", { class: "badge label" }, label));
   if (o.leaf) el.append(h("span", { class: "badge leaf" }, "leaf"));
-  el.addEventListener("click", o.onSelect);
   return el;
 }

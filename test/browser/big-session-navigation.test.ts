@@ -83,6 +83,27 @@ describe.skipIf(CHROMIUM === undefined)("navigating a big session, in Chromium",
     await page.close();
   });
 
+  it("a click survives the rows being redrawn between the press and the release", {
+    timeout: 120_000,
+  }, async () => {
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const release = await holdLaterTreePages(page);
+    await page.goto(`${server.url}/ui/#/w/${WS}/s/${SESSION}`);
+    const row = page.locator('#tree .row[data-id="m20"]');
+    await row.waitFor();
+    const box = await row.boundingBox();
+    if (box === null) throw new Error("row m20 is not on the screen");
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    // The next page arrives while the button is down: every row is drawn again.
+    const before = await page.getAttribute("#tree", "data-count");
+    release();
+    await expect.poll(() => page.getAttribute("#tree", "data-count")).not.toBe(before);
+    await page.mouse.up();
+    await page.locator('article.entry[data-entry="m20"]').waitFor({ timeout: 60_000 });
+    await page.close();
+  });
+
   it("the context view opens at the selected entry, with earlier messages on request", {
     timeout: 120_000,
   }, async () => {
