@@ -1,8 +1,8 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * A reply that thought first previews as its reply (issue 37, item 9): the
@@ -30,18 +30,9 @@ describe.skipIf(CHROMIUM === undefined)("the preview of an assistant row, in Chr
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
+  viewerFixture(seed, async (f) => {
+    ({ server, browser } = f);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   it("an assistant row that thought first previews its reply, not its thinking", async () => {

@@ -1,8 +1,8 @@
 import type { Browser, Page, Route } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { userMessage } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * Finding one's way in a big session (issue 37, item 9): a click on a row
@@ -37,17 +37,8 @@ describe.skipIf(CHROMIUM === undefined)("navigating a big session, in Chromium",
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  viewerFixture(seed, (f) => {
+    ({ server, browser } = f);
   });
 
   /** Lets the first GetTree page through and holds every later one until `release`. */

@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /** The sessions list filters by several tags at once (issue 37, item 9). */
 
@@ -23,18 +23,9 @@ describe.skipIf(CHROMIUM === undefined)("the sessions list's filters, in Chromiu
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
+  viewerFixture(seed, async (f) => {
+    ({ server, browser } = f);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   const shown = () =>

@@ -1,8 +1,8 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { userMessage } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * A deep link with a broken percent-escape (issue 37, item 4): the router
@@ -27,17 +27,8 @@ describe.skipIf(CHROMIUM === undefined)("a malformed link in Chromium", () => {
   let browser: Browser;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  viewerFixture(seed, (f) => {
+    ({ server, browser } = f);
   });
 
   /** A fresh tab that records the page's uncaught errors. */

@@ -1,8 +1,8 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assistantMessage, toolResult, userMessage } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * HTML inside message text is something the author wrote about, not markup
@@ -44,18 +44,9 @@ describe.skipIf(CHROMIUM === undefined)("HTML in message text, in Chromium", () 
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
+  viewerFixture(seed, async (f) => {
+    ({ server, browser } = f);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   const open = async (id: string) => {

@@ -1,5 +1,5 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSessiondClient } from "../../src/client/index.js";
 import {
   assistantMessage,
@@ -10,11 +10,10 @@ import {
 import { openStore } from "../../src/index.js";
 import {
   CHROMIUM,
-  launch,
   noChromium,
   sessiondCommand,
-  tempDataDir,
-  ViewerServer,
+  type ViewerServer,
+  viewerFixture,
 } from "./viewer-harness.js";
 
 /**
@@ -72,18 +71,9 @@ describe.skipIf(CHROMIUM === undefined)("session view details in Chromium", () =
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
+  viewerFixture(seed, async (f) => {
+    ({ server, browser } = f);
     page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   it("non-message kinds keep their badge in the diff, as in the tree", async () => {

@@ -1,8 +1,8 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { userMessage } from "../../src/core/entry-builders.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * The tree's room for previews (issue 37, item 9): the active path does not
@@ -36,20 +36,11 @@ describe.skipIf(CHROMIUM === undefined)("the tree's layout, in Chromium", () => 
   let page: Page;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await seed(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
+  viewerFixture(seed, async (f) => {
+    ({ server, browser } = f);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${server.url}/ui/#/w/${WS}/s/${SESSION}`);
     await page.locator('#tree[data-complete="true"]').waitFor({ timeout: 60_000 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   const indentOf = (id: string) =>

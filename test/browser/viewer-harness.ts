@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
-import { describe, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import {
   type RunningServer,
@@ -109,6 +109,31 @@ export class ViewerServer {
 /** A fresh data dir. */
 export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), "sessiond-viewer-"));
+}
+
+/**
+ * The usual fixture of a describe block: a fresh data dir filled by `seed`,
+ * a viewer server on it and Chromium, made before the block's tests (then
+ * handed to `ready`, which opens the pages it needs) and closed after them.
+ */
+export function viewerFixture(
+  seed: (dataDir: string) => Promise<void>,
+  ready: (f: { server: ViewerServer; browser: Browser }) => Promise<void> | void,
+): void {
+  let browser: Browser | undefined;
+  let server: ViewerServer | undefined;
+  beforeAll(async () => {
+    const dataDir = tempDataDir();
+    await seed(dataDir);
+    server = new ViewerServer(dataDir);
+    await server.start();
+    browser = await launch();
+    await ready({ server, browser });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
 }
 
 /**
