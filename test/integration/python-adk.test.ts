@@ -6,17 +6,28 @@
  * SessiondSessionService equal to InMemorySessionService across an agent
  * restart, the two-writer conflict and its negative control, the event
  * mapping, the state scopes, fork / rewind / watch. Runs on JSONL, and on
- * PostgreSQL with SESSIOND_TEST_STORAGE=postgres.
+ * PostgreSQL with SESSIOND_TEST_STORAGE=postgres. Then the README's ADK
+ * example (a Runner turn with a scripted model, stored in sessiond and read
+ * back) runs in the same venv and must print what the README says.
  *
  * Without python3 (3.10+) the test is skipped loudly, except under CI=true.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { installPythonAdk, runPythonAdkTests } from "../harness/python-adk.js";
-import { missingPythonClientTools, parseUnittest } from "../harness/python-client.js";
+import {
+  missingPythonClientTools,
+  PYTHON_CLIENT_DIR,
+  parseUnittest,
+} from "../harness/python-client.js";
+import { readmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
+
+const run = promisify(execFile);
 
 /** Tests in clients/python/tests_adk: update when adding one (a lost test file would go unnoticed). */
 const ADK_TESTS = 27;
@@ -67,5 +78,20 @@ describe("Python ADK adapter (sessiond.adk)", () => {
       tail: "",
     });
     expect(result.code).toBe(0);
+
+    const example = readmeExample(
+      readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"),
+      "Google ADK",
+    );
+    if (example === undefined)
+      throw new Error("no Google ADK example with its output in the README");
+    expect(example.code).toContain('"http://127.0.0.1:50051"');
+    writeFileSync(join(dir, "example.py"), example.code.replace("http://127.0.0.1:50051", url));
+    const printed = await run(python, [join(dir, "example.py")], {
+      cwd: dir, // not the repo: the package must come from the venv
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+      timeout: 60_000,
+    });
+    expect(printed.stdout).toBe(example.printed);
   });
 });
