@@ -26,6 +26,7 @@ import {
   PYTHON_CLIENT_DIR,
   parseUnittest,
 } from "../harness/python-client.js";
+import { readmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
 const run = promisify(execFile);
@@ -37,15 +38,6 @@ const missing = missingPythonClientTools();
 const inCi = process.env.CI === "true";
 if (missing !== undefined && !inCi) {
   console.warn(`\n*** SKIPPING the Python OpenAI Agents adapter test: ${missing} ***\n`);
-}
-
-/** The README's OpenAI Agents example: the ```python block of its section and the ```text block it prints. */
-function readmeExample(readme: string): { code: string; printed: string } | undefined {
-  const section = readme.split(/^## /m).find((s) => s.startsWith("OpenAI Agents SDK"));
-  const m = /```python\n([\s\S]*?)```\n\nwhich prints\n\n```text\n([\s\S]*?)```/.exec(
-    section ?? "",
-  );
-  return m ? { code: m[1] as string, printed: m[2] as string } : undefined;
 }
 
 describe("Python OpenAI Agents adapter (sessiond.openai_agents)", () => {
@@ -118,7 +110,10 @@ describe("Python OpenAI Agents adapter (sessiond.openai_agents)", () => {
     expect(summary?.skipped, output).toBe(0);
     expect(summary?.ran, output).toBe(TESTS);
 
-    const example = readmeExample(readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"));
+    const example = readmeExample(
+      readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"),
+      "OpenAI Agents SDK",
+    );
     if (example === undefined)
       throw new Error("no OpenAI Agents SDK example with its output in the README");
     expect(example.code).toContain('"http://127.0.0.1:50051"');
