@@ -32,7 +32,7 @@ import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/s
 const run = promisify(execFile);
 
 /** Tests in clients/python/tests_openai_agents: update when adding one. */
-const TESTS = 23;
+const TESTS = 24;
 
 const missing = missingPythonClientTools();
 const inCi = process.env.CI === "true";

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import unittest
 from typing import Any, Dict, List
 
@@ -76,6 +78,30 @@ class ItemsAsEntriesTest(unittest.TestCase):
         residual = entry.message.metadata.fields[NAMESPACE].struct_value
         self.assertEqual(list(residual.fields), ["set"])
         self.assertEqual(dict(residual.fields["set"].struct_value.fields)["id"].string_value, "fc_1")
+
+    def test_call_arguments_written_in_one_process_read_back_the_same_in_another(self) -> None:
+        # A Struct is a map whose keys each process iterates in its own order
+        # (upb seeds its hash per process): arguments written in one process
+        # must not come back in the order another happens to iterate. With
+        # two keys, each writer process below has even odds of storing no
+        # residual for the order this process does not iterate in; ten of
+        # them miss that case with odds of 1 in 1,000.
+        items = [
+            {"type": "function_call", "call_id": "c", "name": "f", "arguments": text}
+            for text in ['{"a":1,"b":2}', '{"b":2,"a":1}']
+        ]
+        for _ in range(10):
+            writer = subprocess.run(
+                [sys.executable, "-c",
+                 "import json, sys\n"
+                 "from sessiond.openai_agents_items import item_entry\n"
+                 "for item in json.loads(sys.argv[1]):\n"
+                 "    print(item_entry(item).SerializeToString().hex())",
+                 json.dumps(items)],
+                capture_output=True, text=True, check=True,
+            )
+            for item, line in zip(items, writer.stdout.split()):
+                self.assertEqual(entry_items(Entry.FromString(bytes.fromhex(line))), [item])
 
     def test_an_item_the_typed_entry_holds_whole_needs_no_residual(self) -> None:
         for item in [

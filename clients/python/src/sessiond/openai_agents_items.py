@@ -179,7 +179,12 @@ def _call_item(call: ToolCall) -> Item:
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
-        "arguments": json.dumps(arguments, separators=(",", ":"), ensure_ascii=False),
+        # Keys sorted: a Struct is a map, and the order its keys come back in
+        # from the server is not the order they were written in; arguments
+        # written in another order are kept exactly by the residual.
+        "arguments": json.dumps(
+            arguments, separators=(",", ":"), ensure_ascii=False, sort_keys=True
+        ),
     }
 
 
