@@ -683,12 +683,12 @@ export const SHAPES: readonly Shape[] = [
     return [`${n} random bytes`, () => probe(ctx.port, bytes, 3_000)];
   }),
   // The port speaks HTTP/1.1 too (browsers): a well-formed request for a path
-  // that is no RPC is answered 404, a malformed one 400 or a closed socket.
-  // (Bare blank lines are not sent: an HTTP/1.1 server rightly waits for the
-  // request line after them.)
+  // that is no RPC is answered 404 (`GET /` a 302 to the viewer), a
+  // malformed one 400 or a closed socket. (Bare blank lines are not sent: an
+  // HTTP/1.1 server rightly waits for the request line after them.)
   rawShape(
     "HTTP/1.1 garbage",
-    ["closed", "goaway", "http1-400", "http1-404", "http1-505"],
+    ["closed", "goaway", "http1-302", "http1-400", "http1-404", "http1-505"],
     1,
     (ctx, rng) => {
       const req = rng.pick([
