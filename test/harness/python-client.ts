@@ -70,9 +70,37 @@ export async function makeVenv(venv: string): Promise<string> {
 }
 
 /** `pip install` into the venv of `python` (quiet, no version check, no prompts). */
-function pip(python: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+function pip(
+  python: string,
+  args: string[],
+  timeoutMs = 300_000,
+): Promise<{ stdout: string; stderr: string }> {
   const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
-  return run(python, ["-m", "pip", ...INSTALL_ARGS, ...args], { timeout: 300_000, env });
+  return run(python, ["-m", "pip", ...INSTALL_ARGS, ...args], {
+    timeout: timeoutMs,
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/**
+ * Makes a fresh venv in `dir` with the package and one of its SDK extras
+ * (`clients/python[extra]`, the SDK at the version
+ * clients/python/requirements-<extra>.txt pins), from a copy of the package
+ * as installPythonClient does; with `constraints`, grpcio and protobuf at the
+ * floor constraints.txt names. Returns the venv's python.
+ */
+export async function installPythonExtra(
+  dir: string,
+  extra: string,
+  opts: { constraints: boolean; timeoutMs: number },
+): Promise<string> {
+  const src = copyPythonClient(join(dir, "src"));
+  const python = await makeVenv(join(dir, "venv"));
+  const floor = opts.constraints ? ["-c", join(src, "constraints.txt")] : [];
+  const pinned = ["-r", join(src, `requirements-${extra}.txt`)];
+  await pip(python, [...floor, ...pinned, `${src}[${extra}]`], opts.timeoutMs);
+  return python;
 }
 
 /** A venv with clients/python/requirements-dev.txt (mypy, the type stubs, build); returns its python. */
@@ -163,6 +191,8 @@ export function parseUnittest(output: string): UnittestSummary | undefined {
 
 export interface RunOptions {
   python: string;
+  /** The suite's directory under clients/python (default `tests`; the SDK suites have their own). */
+  suite?: string;
   /** Environment for the suite (SESSIOND_URL, ...). */
   env: Record<string, string>;
   /** Handles `SESSIOND-CONTROL <command>`; a throw answers with the error. */
@@ -170,11 +200,11 @@ export interface RunOptions {
   timeoutMs: number;
 }
 
-/** Runs clients/python/tests with unittest; resolves with its output when it exits. */
+/** Runs a suite of clients/python (`tests`) with unittest; resolves with its output when it exits. */
 export function runPythonClientTests(
   opts: RunOptions,
 ): Promise<{ code: number | null; stdout: string; stderr: string; controls: string[] }> {
-  const tests = join(PYTHON_CLIENT_DIR, "tests");
+  const tests = join(PYTHON_CLIENT_DIR, opts.suite ?? "tests");
   const proc = spawn(opts.python, ["-m", "unittest", "discover", "-v", "-s", tests, "-t", tests], {
     cwd: join(opts.python, "../.."), // not the repo: the package must come from the venv
     env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1", ...opts.env },

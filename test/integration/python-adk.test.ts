@@ -12,22 +12,19 @@
  *
  * Without python3 (3.10+) the test is skipped loudly, except under CI=true.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { installPythonAdk, runPythonAdkTests } from "../harness/python-adk.js";
+import { installPythonAdk } from "../harness/python-adk.js";
 import {
   missingPythonClientTools,
-  PYTHON_CLIENT_DIR,
   parseUnittest,
+  runPythonClientTests,
 } from "../harness/python-client.js";
-import { readmeExample } from "../harness/readme-example.js";
+import { runReadmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
-const run = promisify(execFile);
 
 /** Tests in clients/python/tests_adk: update when adding one (a lost test file would go unnoticed). */
 const ADK_TESTS = 27;
@@ -66,7 +63,12 @@ describe("Python ADK adapter (sessiond.adk)", () => {
     }
     const python = await installing;
     const url = external ?? (server as SessiondProcess).url;
-    const result = await runPythonAdkTests(python, { SESSIOND_URL: url }, 600_000);
+    const result = await runPythonClientTests({
+      python,
+      suite: "tests_adk",
+      env: { SESSIOND_URL: url },
+      timeoutMs: 600_000,
+    });
     const summary = parseUnittest(result.stderr);
     expect(summary, result.stderr.slice(-4000)).toBeDefined();
     expect({ ...summary, tail: summary?.ok ? "" : result.stderr.slice(-4000) }).toEqual({
@@ -79,19 +81,7 @@ describe("Python ADK adapter (sessiond.adk)", () => {
     });
     expect(result.code).toBe(0);
 
-    const example = readmeExample(
-      readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"),
-      "Google ADK",
-    );
-    if (example === undefined)
-      throw new Error("no Google ADK example with its output in the README");
-    expect(example.code).toContain('"http://127.0.0.1:50051"');
-    writeFileSync(join(dir, "example.py"), example.code.replace("http://127.0.0.1:50051", url));
-    const printed = await run(python, [join(dir, "example.py")], {
-      cwd: dir, // not the repo: the package must come from the venv
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
-      timeout: 60_000,
-    });
-    expect(printed.stdout).toBe(example.printed);
+    const example = await runReadmeExample(python, dir, "Google ADK", url);
+    expect(example.stdout).toBe(example.printed);
   });
 });

@@ -13,20 +13,19 @@
  */
 
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  copyPythonClient,
-  INSTALL_ARGS,
-  makeVenv,
+  installPythonExtra,
   missingPythonClientTools,
   PYTHON_CLIENT_DIR,
   parseUnittest,
+  runPythonClientTests,
 } from "../harness/python-client.js";
-import { readmeExample } from "../harness/readme-example.js";
+import { runReadmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
 const run = promisify(execFile);
@@ -63,66 +62,34 @@ describe("Python OpenAI Agents adapter (sessiond.openai_agents)", () => {
       await removeDataDir(server.dataDir);
     });
 
-    const src = copyPythonClient(join(dir, "src"));
-    const python = await makeVenv(join(dir, "venv"));
-    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_NO_INPUT: "1" };
-    await run(
-      python,
-      [
-        "-m",
-        "pip",
-        ...INSTALL_ARGS,
-        "-c",
-        join(src, "constraints.txt"),
-        "-r",
-        join(src, "requirements-openai-agents.txt"),
-        `${src}[openai-agents]`,
-      ],
-      { timeout: 300_000, env },
-    );
+    const python = await installPythonExtra(dir, "openai-agents", {
+      constraints: true,
+      timeoutMs: 300_000,
+    });
     const sdk = await run(python, ["-c", "import agents; print(agents.__version__)"], { cwd: dir });
     const pinned = /^openai-agents==(\S+)$/m.exec(
       readFileSync(join(PYTHON_CLIENT_DIR, "requirements-openai-agents.txt"), "utf8"),
     )?.[1];
     expect(sdk.stdout.trim()).toBe(pinned);
 
-    const tests = join(PYTHON_CLIENT_DIR, "tests_openai_agents");
-    let output: string;
-    let code = 0;
-    try {
-      const r = await run(python, ["-m", "unittest", "discover", "-v", "-s", tests, "-t", tests], {
-        cwd: dir, // not the repo: the package must come from the venv
-        env: { ...env, PYTHONDONTWRITEBYTECODE: "1", SESSIOND_URL: server.url },
-        timeout: 300_000,
-      });
-      output = r.stderr + r.stdout;
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string; message: string };
-      code = typeof e.code === "number" ? e.code : -1;
-      output = `${e.stderr ?? e.message}\n${e.stdout ?? ""}`;
-    }
+    const result = await runPythonClientTests({
+      python,
+      suite: "tests_openai_agents",
+      env: { SESSIOND_URL: server.url },
+      timeoutMs: 300_000,
+    });
+    const output = result.stderr + result.stdout;
     const summary = parseUnittest(output);
     expect(summary, output).toBeDefined();
     expect(summary?.ok, output).toBe(true);
-    expect(code, output).toBe(0);
+    expect(result.code, output).toBe(0);
     expect(summary?.failures).toBe(0);
     expect(summary?.errors).toBe(0);
     expect(summary?.skipped, output).toBe(0);
     expect(summary?.ran, output).toBe(TESTS);
 
-    const example = readmeExample(
-      readFileSync(join(PYTHON_CLIENT_DIR, "README.md"), "utf8"),
-      "OpenAI Agents SDK",
-    );
-    if (example === undefined)
-      throw new Error("no OpenAI Agents SDK example with its output in the README");
-    expect(example.code).toContain('"http://127.0.0.1:50051"');
-    writeFileSync(
-      join(dir, "example.py"),
-      example.code.replace("http://127.0.0.1:50051", server.url),
-    );
-    const printed = await run(python, [join(dir, "example.py")], { cwd: dir, timeout: 60_000 });
-    expect(printed.stdout).toBe(example.printed);
+    const example = await runReadmeExample(python, dir, "OpenAI Agents SDK", server.url);
+    expect(example.stdout).toBe(example.printed);
     console.log(
       `python openai-agents: ${summary?.ran} tests passed with openai-agents ${pinned} on ${server.url}; the README example printed what it says`,
     );
