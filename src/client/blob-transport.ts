@@ -48,7 +48,8 @@ export interface BlobOptions {
 }
 
 export const DEFAULT_UPLOAD_PARTS_OVER_BYTES = 256 * 1024;
-const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** The server's default `--max-message-bytes`: the largest request a client sends unless told. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 /** Blobs read at once when an answer names several. */
 const PARALLEL_READS = 4;
@@ -117,7 +118,7 @@ function partListsOf(method: string, message: unknown): ContentPart[][] {
 export function blobTransport(base: Transport, opts: BlobOptions): Transport {
   const resolve = opts.blobs !== "refs";
   const uploadOver = opts.uploadPartsOverBytes ?? DEFAULT_UPLOAD_PARTS_OVER_BYTES;
-  const inlineBudget = (opts.maxMessageBytes ?? DEFAULT_MAX_REQUEST_BYTES) / 2;
+  const inlineBudget = (opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES) / 2;
   if (!resolve && uploadOver <= 0) return base;
   const store: Store = createClient(StoreService, base);
   const cache = new BlobCache(opts.blobCacheBytes ?? DEFAULT_BLOB_CACHE_BYTES);

@@ -3,6 +3,7 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./blob-transport.js";
 import { clientSessionOptions, SessionManager } from "./session-manager.js";
 import {
   type CommonClientOptions,
@@ -15,8 +16,7 @@ export type { SessiondClient } from "./sessiond-client.js";
 
 export type Protocol = "grpc" | "connect" | "grpc-web";
 
-/** The server's default `--max-message-bytes`. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+export { DEFAULT_MAX_MESSAGE_BYTES } from "./blob-transport.js";
 
 export interface SessiondClientOptions extends CommonClientOptions {
   /** e.g. http://127.0.0.1:50051 (h2c) or https://host:port (TLS). */
