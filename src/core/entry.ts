@@ -1,5 +1,11 @@
 import { type Timestamp, timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
-import { BlobPart, type Entry, type Message, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import {
+  BlobPart,
+  type ContentPart,
+  type Entry,
+  type Message,
+  Role,
+} from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
 
 /** The `case` names of Entry's oneof, e.g. "message" or "leaf". */
@@ -35,32 +41,34 @@ export function timestampMillis(ts: Timestamp | undefined): number {
   return ts === undefined ? 0 : timestampMs(ts);
 }
 
+/** What a part says as text, and whether it is what the message said, did or thought. */
+function partText(p: ContentPart): { text: string; role: "said" | "did" | "thought" } | undefined {
+  switch (p.part.case) {
+    case "text":
+      return { text: p.part.value, role: "said" };
+    case "thinking":
+      return { text: p.part.value.thinking, role: "thought" };
+    case "toolCall":
+      return { text: `[tool call ${p.part.value.name}]`, role: "did" };
+    case "image":
+      return { text: `[image ${p.part.value.mimeType}]`, role: "did" };
+    case "blob": {
+      // A text blob shows its preview; an image blob as an inline image does.
+      const ref = p.part.value;
+      if (ref.part === BlobPart.IMAGE) return { text: `[image ${ref.mediaType}]`, role: "did" };
+      return { text: ref.preview, role: ref.part === BlobPart.THINKING ? "thought" : "said" };
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** The text parts of a message joined by newlines (tool calls shown by name). */
 export function messageText(message: Message): string {
   const parts: string[] = [];
   for (const p of message.content) {
-    switch (p.part.case) {
-      case "text":
-        parts.push(p.part.value);
-        break;
-      case "thinking":
-        parts.push(p.part.value.thinking);
-        break;
-      case "toolCall":
-        parts.push(`[tool call ${p.part.value.name}]`);
-        break;
-      case "image":
-        parts.push(`[image ${p.part.value.mimeType}]`);
-        break;
-      case "blob":
-        // A text blob shows its preview; an image blob as an inline image does.
-        parts.push(
-          p.part.value.part === BlobPart.IMAGE
-            ? `[image ${p.part.value.mediaType}]`
-            : p.part.value.preview,
-        );
-        break;
-    }
+    const t = partText(p);
+    if (t !== undefined) parts.push(t.text);
   }
   return parts.join("\n");
 }
@@ -72,33 +80,12 @@ export function messageText(message: Message): string {
  * last (`messageText` keeps the parts' order, for reading a message whole).
  */
 export function messagePreviewText(message: Message): string {
-  const said: string[] = [];
-  const did: string[] = [];
-  const thought: string[] = [];
+  const by = { said: [] as string[], did: [] as string[], thought: [] as string[] };
   for (const p of message.content) {
-    switch (p.part.case) {
-      case "text":
-        said.push(p.part.value);
-        break;
-      case "thinking":
-        thought.push(p.part.value.thinking);
-        break;
-      case "toolCall":
-        did.push(`[tool call ${p.part.value.name}]`);
-        break;
-      case "image":
-        did.push(`[image ${p.part.value.mimeType}]`);
-        break;
-      case "blob": {
-        const ref = p.part.value;
-        if (ref.part === BlobPart.IMAGE) did.push(`[image ${ref.mediaType}]`);
-        else if (ref.part === BlobPart.THINKING) thought.push(ref.preview);
-        else said.push(ref.preview);
-        break;
-      }
-    }
+    const t = partText(p);
+    if (t !== undefined) by[t.role].push(t.text);
   }
-  return [...said, ...did, ...thought].join("\n");
+  return [...by.said, ...by.did, ...by.thought].join("\n");
 }
 
 /** A one-line preview of an entry (at most `max` characters), for trees and listings. */
