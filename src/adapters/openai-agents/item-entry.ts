@@ -154,25 +154,29 @@ export function customEntryOf(item: AgentInputItem): EntryInit {
   return customEntry(NAMESPACE, { item: item as unknown as JsonObject });
 }
 
+/** A message's text and image parts as the SDK's input parts (images as base64 data URLs). */
+function inputParts(message: Message): Item[] {
+  return message.content.flatMap((p): Item[] =>
+    p.part.case === "text"
+      ? [{ type: "input_text", text: p.part.value }]
+      : p.part.case === "image"
+        ? [
+            {
+              type: "input_image",
+              image: `data:${p.part.value.mimeType};base64,${Buffer.from(p.part.value.data).toString("base64")}`,
+            },
+          ]
+        : [],
+  );
+}
+
 function messageItems(message: Message): Item[] {
   const textOf = (m: Message) =>
     m.content.flatMap((p) => (p.part.case === "text" ? [p.part.value] : []));
   switch (message.role) {
     case Role.USER: {
       if (message.content.some((p) => p.part.case === "image")) {
-        const content = message.content.flatMap((p): Item[] =>
-          p.part.case === "text"
-            ? [{ type: "input_text", text: p.part.value }]
-            : p.part.case === "image"
-              ? [
-                  {
-                    type: "input_image",
-                    image: `data:${p.part.value.mimeType};base64,${Buffer.from(p.part.value.data).toString("base64")}`,
-                  },
-                ]
-              : [],
-        );
-        return [{ type: "message", role: "user", content }];
+        return [{ type: "message", role: "user", content: inputParts(message) }];
       }
       const t = textOf(message);
       const content = t.length === 1 ? t[0] : t.map((text) => ({ type: "input_text", text }));
@@ -186,18 +190,7 @@ function messageItems(message: Message): Item[] {
           ? { type: "text", text: only.part.value }
           : message.content.length === 0
             ? { type: "text", text: "" }
-            : message.content.flatMap((p): Item[] =>
-                p.part.case === "text"
-                  ? [{ type: "input_text", text: p.part.value }]
-                  : p.part.case === "image"
-                    ? [
-                        {
-                          type: "input_image",
-                          image: `data:${p.part.value.mimeType};base64,${Buffer.from(p.part.value.data).toString("base64")}`,
-                        },
-                      ]
-                    : [],
-              );
+            : inputParts(message);
       return [
         {
           type: "function_call_result",
