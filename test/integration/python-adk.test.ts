@@ -25,7 +25,6 @@ import {
 import { runReadmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
-
 /** Tests in clients/python/tests_adk: update when adding one (a lost test file would go unnoticed). */
 const ADK_TESTS = 27;
 
