@@ -1,5 +1,8 @@
 /**
- * Every README code block a user would paste runs as written: shell, Python
+ * Every code block a user would paste runs as written, in README.md and in
+ * every page of docs/ (in the order of PAGES, after the README: later pages
+ * may use what earlier ones set up, as a reader following the links would):
+ * shell, Python
  * and TypeScript blocks are run in document order against a server this
  * test starts, twice over (a snippet must also work the second time, on the
  * data the first run left). The only edit is the port: the README's
@@ -15,8 +18,8 @@
  * clients/go (offline, test/harness/go.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GO_ENV, type GoUserModule, goUserModule, missingGoTools } from "../harness/go.js";
 import { missingPythonClientTools } from "../harness/python-client.js";
@@ -24,8 +27,30 @@ import { REPO, type SessiondProcess, startSessiond } from "../harness/server.js"
 import { type CodeBlock, codeBlocks } from "./blocks.js";
 
 const RUNNABLE = new Set(["sh", "bash", "ts", "python", "go"]);
-const blocks = codeBlocks(readFileSync(join(REPO, "README.md"), "utf8")).filter((b) =>
-  RUNNABLE.has(b.lang),
+/** The pages whose blocks run, in this order; every .md in docs/ must be listed. */
+const PAGES = [
+  "README.md",
+  "docs/README.md",
+  "docs/clients.md",
+  "docs/library.md",
+  "docs/agent-sdks.md",
+  "docs/cli.md",
+  "docs/viewer.md",
+  "docs/server.md",
+  "docs/operating.md",
+  "docs/model.md",
+  "docs/guarantees.md",
+  "docs/errors-and-limits.md",
+  "docs/big-sessions.md",
+  "docs/performance.md",
+  "docs/performance-history.md",
+  "docs/development.md",
+];
+/** Each block with the page it is on: names say `page:line`. */
+const blocks = PAGES.flatMap((page) =>
+  codeBlocks(readFileSync(join(REPO, page), "utf8"))
+    .filter((b) => RUNNABLE.has(b.lang))
+    .map((b) => ({ ...b, page })),
 );
 const toRun = blocks.filter((b) => b.skip === undefined);
 
@@ -57,6 +82,25 @@ afterAll(async () => {
   if (tsDir) rmSync(tsDir, { recursive: true, force: true });
   goModule?.remove();
 });
+
+/** Markdown without its fenced code blocks (links are only read from prose). */
+function withoutCode(markdown: string): string {
+  return markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, "");
+}
+
+/** The anchors GitHub gives a page's headings: lowercased, punctuation dropped, spaces as hyphens. */
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const [, heading = ""] of withoutCode(markdown).matchAll(/^#{1,6} (.*)$/gm)) {
+    anchors.add(
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, "")
+        .replaceAll(" ", "-"),
+    );
+  }
+  return anchors;
+}
 
 function run(block: CodeBlock, index: number): { status: number | null; out: string; err: string } {
   const code = block.code.replaceAll("127.0.0.1:50051", `127.0.0.1:${server.port}`);
@@ -97,13 +141,36 @@ describe("README code blocks", () => {
   it("every block a user would paste is run, or says why it cannot be", () => {
     expect(toRun.length).toBeGreaterThan(0);
     for (const b of blocks) {
-      if (b.skip !== undefined) expect(b.skip, `README.md:${b.line}`).not.toBe("");
+      if (b.skip !== undefined) expect(b.skip, `${b.page}:${b.line}`).not.toBe("");
     }
+  });
+
+  it("every relative link of a page names a file that exists, and a heading of it", () => {
+    const broken: string[] = [];
+    for (const page of PAGES) {
+      const text = readFileSync(join(REPO, page), "utf8");
+      for (const [, target = ""] of withoutCode(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue; // http:, https:, mailto:
+        const [file = "", anchor] = target.split("#");
+        const path = file === "" ? join(REPO, page) : join(REPO, dirname(page), file);
+        if (!existsSync(path)) broken.push(`${page}: ${target} (no such file)`);
+        else if (anchor !== undefined && !anchorsOf(readFileSync(path, "utf8")).has(anchor))
+          broken.push(`${page}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("every page of docs/ is run (listed in PAGES)", () => {
+    const pages = readdirSync(join(REPO, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/${f}`);
+    expect(pages.filter((p) => !PAGES.includes(p))).toEqual([]);
   });
 
   for (const pass of [1, 2]) {
     toRun.forEach((block, index) => {
-      const name = `pass ${pass}: ${block.lang} block at README.md:${block.line}`;
+      const name = `pass ${pass}: ${block.lang} block at ${block.page}:${block.line}`;
       const tool = needsOf(block);
       const lacking = tool === undefined ? undefined : missing[tool];
       if (lacking !== undefined && !inCi) {

@@ -540,7 +540,7 @@ const test: ReliabilityTest = {
           `rapid-reset check: ${flood.sent} streams reset, GOAWAY ${flood.goaway ?? "none"}, closed ${flood.closed}, ${flood.ms} ms`,
         );
 
-        // A known limitation, reported and not counted (README "Limits"):
+        // A known limitation, reported and not counted (docs/errors-and-limits.md, "Limits"):
         // the connection of a client that keeps sending oversize messages
         // wedges after ~90 of them; the server and every other connection
         // carry on, which `alive` checks next on a fresh connection.
