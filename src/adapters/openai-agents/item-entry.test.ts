@@ -12,16 +12,24 @@ function roundTrip(item: AgentInputItem): AgentInputItem[] {
 }
 
 /**
+ * Text of ASCII and now and then a lone UTF-16 surrogate (a JS string may
+ * hold one; UTF-8, and so a protobuf string, cannot).
+ */
+const unit = fc.oneof(
+  { weight: 9, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: fc.constantFrom("\uD800", "\uDBFF", "\uDC00", "\uDFFF") },
+);
+/**
  * JSON as the SDK persists it (no -0, no undefined), without "__proto__"
  * keys: protobuf-es reads a Struct by assigning keys, which drops one (no
  * SDK writes such a key).
  */
-const key = fc.string().filter((k) => k !== "__proto__");
+const key = fc.string({ unit }).filter((k) => k !== "__proto__");
 const json = fc
-  .jsonValue()
+  .jsonValue({ stringUnit: unit })
   .filter((v) => !JSON.stringify(v).includes('"__proto__":'))
   .map((v) => JSON.parse(JSON.stringify(v)) as unknown);
-const text = fc.string();
+const text = fc.string({ unit });
 const extras = fc.dictionary(
   fc.constantFrom("id", "providerData", "status", "content", "name", "output", "role", "x"),
   json,
@@ -107,6 +115,44 @@ describe("items as entries", () => {
     const entry = create(EntrySchema, itemEntry(call));
     expect(entry.kind.case === "message" && entry.kind.value.metadata).toBeUndefined();
     expect(entry.kind.case === "message" && entry.kind.value.role).toBe(Role.ASSISTANT);
+  });
+
+  test("a lone surrogate in a text is kept by the residual as JSON text; the typed text holds U+FFFD", () => {
+    const said = { type: "message", role: "user", content: "a\uD800b" } as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(said));
+    const message = entry.kind.case === "message" ? entry.kind.value : undefined;
+    expect(message?.content[0]?.part).toEqual({ case: "text", value: "a\uFFFDb" });
+    expect(message?.metadata).toEqual({
+      "openai-agents": { set_json: '{"content":"a\\ud800b"}' },
+    });
+    expect(roundTrip(said)).toEqual([said]);
+  });
+
+  test("a lone surrogate escaped in call arguments (JSON text) is kept by the residual", () => {
+    const call = {
+      type: "function_call",
+      callId: "c1",
+      name: "find",
+      arguments: JSON.stringify({ q: "\uDC00" }),
+      status: "completed",
+    } as AgentInputItem;
+    expect(roundTrip(call)).toEqual([call]);
+  });
+
+  test("an item no message type holds, with a lone surrogate, is kept whole as item_json", () => {
+    const hosted = { type: "hosted_tool_call", name: "web\uD800", status: "completed" };
+    const entry = create(EntrySchema, itemEntry(hosted as AgentInputItem));
+    expect(entry.kind.case === "custom" && entry.kind.value.data).toEqual({
+      item_json: JSON.stringify(hosted),
+    });
+    expect(roundTrip(hosted as AgentInputItem)).toEqual([hosted]);
+  });
+
+  test("an ordinary text needs no residual: nothing is stored twice", () => {
+    const said = { type: "message", role: "user", content: "a\uD83D\uDE00b" } as AgentInputItem;
+    const entry = create(EntrySchema, itemEntry(said));
+    expect(entry.kind.case === "message" && entry.kind.value.metadata).toBeUndefined();
+    expect(roundTrip(said)).toEqual([said]);
   });
 
   test("a provider id and data are the whole residual", () => {

@@ -14,6 +14,7 @@ import {
   toolResult,
   userMessage,
 } from "../../client/index.js";
+import { asUtf8, carried, carry } from "./exact-json.js";
 
 /**
  * How an Agents SDK item becomes a typed sessiond entry and back. Messages,
@@ -28,7 +29,10 @@ import {
  * what the projection reads back as (usually its provider `id` and
  * `providerData`), kept in the message's metadata under NAMESPACE. Reading
  * applies the residual, so `getItems` returns items deep-equal to those
- * added, whatever fields the SDK adds in later versions.
+ * added, whatever fields the SDK adds in later versions. The typed entry is
+ * planned as the server stores it (text with a lone UTF-16 surrogate holds
+ * U+FFFD there), so such text differs from the item and the residual keeps
+ * it, as JSON text (see exact-json.ts).
  */
 
 /** The Custom namespace and the metadata key of this adapter. */
@@ -36,9 +40,14 @@ export const NAMESPACE = "openai-agents";
 
 type Item = Record<string, unknown>;
 
-/** What an item has beyond its projection: fields to set, and fields the item lacks. */
+/**
+ * What an item has beyond its projection: fields to set (`set`, or
+ * `set_json` when they hold text UTF-8 cannot, see exact-json.ts), and
+ * fields the item lacks.
+ */
 interface Residual {
   set?: JsonObject;
+  set_json?: string;
   unset?: string[];
 }
 
@@ -125,8 +134,8 @@ function userContent(content: unknown): ContentPartInit[] | undefined {
   return parts;
 }
 
-/** The typed entry an item is stored as, without its residual. */
-function project(item: Item): EntryInit {
+/** The typed entry an item is stored as, without its residual (none: no message type holds it). */
+function project(item: Item): EntryInit | undefined {
   const callId = item.callId;
   if (item.type === "function_call" && typeof callId === "string" && callId !== "") {
     const call = { id: callId, name: stringOr(item.name), args: callArguments(item.arguments) };
@@ -146,12 +155,15 @@ function project(item: Item): EntryInit {
   if (user !== undefined) return userMessage(user.map(textPart));
   const assistant = isMessage(item, "assistant") ? texts(item.content, "output_text") : undefined;
   if (assistant !== undefined) return assistantMessage(assistant.map(textPart));
-  return customEntryOf(item as AgentInputItem);
+  return undefined;
 }
 
-/** The Custom entry that keeps an item whole: for items no message type holds. */
+/**
+ * The Custom entry that keeps an item whole, `{ item }` (`{ item_json }`
+ * when UTF-8 cannot hold its text): for items no message type holds.
+ */
 export function customEntryOf(item: AgentInputItem): EntryInit {
-  return customEntry(NAMESPACE, { item: item as unknown as JsonObject });
+  return customEntry(NAMESPACE, carry("item", item as unknown as JsonObject));
 }
 
 /** A message's text and image parts as the SDK's input parts (images as base64 data URLs). */
@@ -239,7 +251,7 @@ function messageItems(message: Message): Item[] {
 function readBack(entry: Entry): Item[] {
   const kind = entry.kind;
   if (kind.case === "custom" && kind.value.namespace === NAMESPACE) {
-    const item = kind.value.data?.item;
+    const item = carried(kind.value.data, "item");
     return item !== undefined ? [item as Item] : [];
   }
   return kind.case === "message" ? messageItems(kind.value) : [];
@@ -255,21 +267,24 @@ function residualOf(item: Item, canonical: Item): Residual | undefined {
   const unset = Object.keys(canonical).filter((key) => item[key] === undefined);
   if (Object.keys(set).length === 0 && unset.length === 0) return undefined;
   return {
-    ...(Object.keys(set).length > 0 ? { set } : {}),
+    ...(Object.keys(set).length > 0 ? carry("set", set) : {}),
     ...(unset.length > 0 ? { unset } : {}),
   };
 }
 
 function withResidual(item: Item, residual: Residual | undefined): Item {
   if (residual === undefined) return item;
-  const out: Item = { ...item, ...residual.set };
+  const set = carried(residual as unknown as JsonObject, "set") as JsonObject | undefined;
+  const out: Item = { ...item, ...set };
   for (const key of residual.unset ?? []) delete out[key];
   return out;
 }
 
 /** The entry an item is stored as: typed, with its residual in the message's metadata. */
 export function itemEntry(item: AgentInputItem): EntryInit {
-  const entry = project(item as Item);
+  const typed = project(item as Item);
+  if (typed === undefined) return customEntryOf(item);
+  const entry = asUtf8(typed);
   if (entry.kind?.case !== "message") return entry;
   const residual = residualOf(item as Item, readBack(create(EntrySchema, entry))[0] ?? {});
   if (residual !== undefined) entry.kind.value.metadata = { [NAMESPACE]: residual as JsonObject };
