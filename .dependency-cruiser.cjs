@@ -86,7 +86,7 @@ module.exports = {
     {
       name: "browser-safe",
       comment:
-        "sessiond/web runs in browsers: it, the transport-free client modules and core import no Node module and not connect-node (test/web bundles it for the browser too).",
+        "sessiond/web runs in browsers: it, the transport-free client modules and core import no Node module and not connect-node (test/web/browser-bundle.test.ts bundles it for the browser too).",
       severity: "error",
       from: {
         path: "^src/(web/|core/|client/(sessiond-client|ids-interceptor|retry-interceptor|trace-interceptor|read-pages|watch)\\.ts$)",

@@ -1,7 +1,7 @@
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { Role } from "../../gen/sessiond/v1/entry_pb.js";
+import type { Entry, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { EntryKind } from "../../gen/sessiond/v1/session_pb.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
+import { roleName } from "../core/message-text.js";
 import { terminalLine } from "./terminal-text.js";
 
 /**
@@ -23,20 +23,6 @@ const KIND_NAMES: Record<EntryKind, string> = {
   [EntryKind.LEAF]: "leaf",
   [EntryKind.CUSTOM]: "custom",
 };
-
-/** "user" / "assistant" / "tool" for a role; "?" when unset. */
-export function roleName(role: Role): string {
-  switch (role) {
-    case Role.USER:
-      return "user";
-    case Role.ASSISTANT:
-      return "assistant";
-    case Role.TOOL:
-      return "tool";
-    default:
-      return "?";
-  }
-}
 
 /** A message's role, else the entry's kind: what a person scans a log for. */
 export function kindLabel(kind: EntryKind, role: Role): string {

@@ -5,9 +5,9 @@ import {
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { readState, readTree } from "../client/index.js";
 import { messageText } from "../core/entry.js";
+import { roleName } from "../core/message-text.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, type Connection, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
-import { roleName } from "./entry-format.js";
 import { resolveEntryRef } from "./entry-ref.js";
 import { jsonLine, printHelp, println, style } from "./output.js";
 import { terminalLine, terminalLines } from "./terminal-text.js";

@@ -1,7 +1,8 @@
 /**
  * `sessiond/web`: the client for browsers, over fetch (Connect or gRPC-Web).
- * Nothing reachable from here may import a Node module: test/web checks it
- * by bundling this entry for the browser.
+ * Nothing reachable from here may import a Node module:
+ * test/web/browser-bundle.test.ts checks it by bundling this entry for the
+ * browser, and dependency-cruiser's `browser-safe` rule checks our imports.
  */
 export * from "../../gen/sessiond/v1/entry_pb.js";
 export * from "../../gen/sessiond/v1/session_pb.js";

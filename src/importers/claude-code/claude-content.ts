@@ -11,42 +11,31 @@ import {
   toolResult,
   userMessage,
 } from "../../core/entry-builders.js";
+import { type BlockPart, contentParts } from "../content-blocks.js";
 import { obj, str } from "../jsonl-records.js";
 
-/** Anthropic API content blocks as content parts; blocks with no part are named in `problems`. */
-function partsOf(content: JsonValue | undefined, problems: string[]): ContentPartInit[] {
-  if (typeof content === "string") return content === "" ? [] : [textPart(content)];
-  if (!Array.isArray(content)) return [];
-  const parts: ContentPartInit[] = [];
-  for (const block of content as JsonObject[]) {
-    switch (block?.type) {
-      case "text":
-        parts.push(textPart(str(block, "text") ?? ""));
-        break;
-      case "thinking":
-        parts.push(thinkingPart(str(block, "thinking") ?? "", str(block, "signature")));
-        break;
-      case "image": {
-        const source = obj(block, "source");
-        if (source?.type === "base64") {
-          parts.push(
-            imagePart(base64Decode(str(source, "data") ?? ""), str(source, "media_type") ?? ""),
-          );
-          break;
-        }
-        problems.push("an image given by URL is left out");
-        break;
-      }
-      case "tool_use":
-        parts.push(
-          toolCallPart(str(block, "id") ?? "", str(block, "name") ?? "", block.input ?? {}),
-        );
-        break;
-      default:
-        problems.push(`content block of type ${JSON.stringify(block?.type)} left out`);
+/** One Anthropic API content block as a content part (an image by URL is left out). */
+const claudeBlockPart: BlockPart = (block) => {
+  switch (block.type) {
+    case "text":
+      return textPart(str(block, "text") ?? "");
+    case "thinking":
+      return thinkingPart(str(block, "thinking") ?? "", str(block, "signature"));
+    case "image": {
+      const source = obj(block, "source");
+      if (source?.type !== "base64") return "an image given by URL is left out";
+      return imagePart(base64Decode(str(source, "data") ?? ""), str(source, "media_type") ?? "");
     }
+    case "tool_use":
+      return toolCallPart(str(block, "id") ?? "", str(block, "name") ?? "", block.input ?? {});
+    default:
+      return undefined;
   }
-  return parts;
+};
+
+/** Anthropic API content (a string or blocks) as content parts; blocks with no part are named in `problems`. */
+function partsOf(content: JsonValue | undefined, problems: string[]): ContentPartInit[] {
+  return contentParts(content, problems, claudeBlockPart);
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   toolResult,
   userMessage,
 } from "../../core/entry-builders.js";
+import { type BlockPart, contentParts } from "../content-blocks.js";
 import { str, without } from "../jsonl-records.js";
 
 /** A pi message as a sessiond entry, and what of it could not be mapped. */
@@ -20,32 +21,25 @@ export interface MappedMessage {
   problems: string[];
 }
 
-/** pi's content blocks (text, image, thinking, tool call) as content parts. */
-function partsOf(content: JsonValue | undefined, problems: string[]): ContentPartInit[] {
-  if (typeof content === "string") return content === "" ? [] : [textPart(content)];
-  if (!Array.isArray(content)) return [];
-  const parts: ContentPartInit[] = [];
-  for (const block of content as JsonObject[]) {
-    switch (block?.type) {
-      case "text":
-        parts.push(textPart(str(block, "text") ?? ""));
-        break;
-      case "image":
-        parts.push(imagePart(base64Decode(str(block, "data") ?? ""), str(block, "mimeType") ?? ""));
-        break;
-      case "thinking":
-        parts.push(thinkingPart(str(block, "thinking") ?? "", str(block, "thinkingSignature")));
-        break;
-      case "toolCall":
-        parts.push(
-          toolCallPart(str(block, "id") ?? "", str(block, "name") ?? "", block.arguments ?? {}),
-        );
-        break;
-      default:
-        problems.push(`content block of type ${JSON.stringify(block?.type)} left out`);
-    }
+/** One of pi's content blocks (text, image, thinking, tool call) as a content part. */
+const piBlockPart: BlockPart = (block) => {
+  switch (block.type) {
+    case "text":
+      return textPart(str(block, "text") ?? "");
+    case "image":
+      return imagePart(base64Decode(str(block, "data") ?? ""), str(block, "mimeType") ?? "");
+    case "thinking":
+      return thinkingPart(str(block, "thinking") ?? "", str(block, "thinkingSignature"));
+    case "toolCall":
+      return toolCallPart(str(block, "id") ?? "", str(block, "name") ?? "", block.arguments ?? {});
+    default:
+      return undefined;
   }
-  return parts;
+};
+
+/** pi's content (a string or blocks) as content parts. */
+function partsOf(content: JsonValue | undefined, problems: string[]): ContentPartInit[] {
+  return contentParts(content, problems, piBlockPart);
 }
 
 /**
