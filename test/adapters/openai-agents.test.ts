@@ -11,16 +11,10 @@ import {
   type AgentInputItem,
   type AgentOutputItem,
   MemorySession,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
   Runner,
   type Session,
-  tool,
-  Usage,
 } from "@openai/agents-core";
 import { afterEach, describe, expect, test } from "vitest";
-import { z } from "zod";
 import { EntryKind, View } from "../../gen/sessiond/v1/session_pb.js";
 import { SessiondSession } from "../../src/adapters/openai-agents/index.js";
 import {
@@ -30,38 +24,8 @@ import {
   type SessiondClientOptions,
   textOf,
 } from "../../src/client/index.js";
+import { add, call, ScriptedModel, say } from "./openai-script.js";
 import { type AdapterServer, dataDir, serveDir } from "./support.js";
-
-/** The SDK's Model interface, answering from a script and recording what it was sent. */
-class ScriptedModel implements Model {
-  readonly inputs: unknown[] = [];
-  constructor(private readonly steps: AgentOutputItem[][]) {}
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    this.inputs.push(structuredClone(request.input));
-    const output = this.steps.shift();
-    if (output === undefined) throw new Error("the script has no more model responses");
-    return { usage: new Usage(), output };
-  }
-  getStreamedResponse(): AsyncIterable<never> {
-    throw new Error("the scripted model does not stream");
-  }
-}
-
-const call = (callId: string, a: number, b: number, extra = {}): AgentOutputItem => ({
-  type: "function_call",
-  callId,
-  name: "add",
-  arguments: JSON.stringify({ a, b }),
-  status: "completed",
-  ...extra,
-});
-const say = (text: string, extra = {}): AgentOutputItem => ({
-  type: "message",
-  role: "assistant",
-  status: "completed",
-  content: [{ type: "output_text", text }],
-  ...extra,
-});
 
 /** Model responses, in the order the runs below ask for them. */
 function script(): AgentOutputItem[][] {
@@ -79,13 +43,6 @@ function script(): AgentOutputItem[][] {
     [say("Hello again.")],
   ];
 }
-
-const add = tool({
-  name: "add",
-  description: "adds two numbers",
-  parameters: z.object({ a: z.number(), b: z.number() }),
-  execute: async ({ a, b }) => String(a + b),
-});
 
 /** What a script run observes: every model input, each popped item, the final items. */
 interface Observed {

@@ -6,10 +6,10 @@
  */
 
 import type { AgentInputItem } from "@openai/agents-core";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { SessiondSession } from "../../src/adapters/openai-agents/index.js";
 import { textOf } from "../../src/client/index.js";
-import { type AdapterServer, dataDir, serveDir } from "./support.js";
+import { serversPerTest } from "./openai-script.js";
 
 const HIGH = "\uD800";
 const LOW = "\uDC00";
@@ -63,38 +63,23 @@ const items: AgentInputItem[] = [
   },
 ];
 
-let servers: AdapterServer[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-  for (const c of cleanups.splice(0)) await c();
-});
-
-async function newServer(dir: string): Promise<AdapterServer> {
-  const s = await serveDir(dir);
-  servers.push(s);
-  return s;
-}
+const servers = serversPerTest();
 
 describe("lone surrogates through a sessiond server", () => {
   test("items with lone surrogates in user, assistant, tool output and argument text come back exactly, not as U+FFFD", async () => {
-    const { dir, remove } = await dataDir();
-    cleanups.push(remove);
-    const first = await newServer(dir);
+    const dir = await servers.dir();
+    const first = await servers.serve(dir);
     const writer = new SessiondSession({ client: first.client });
     await writer.addItems(items);
     const sessionId = await writer.getSessionId();
     await first.close();
-    servers = [];
-    const second = await newServer(dir);
+    const second = await servers.serve(dir);
     const reader = new SessiondSession({ client: second.client, sessionId });
     expect(await reader.getItems()).toEqual(items);
   });
 
   test("other clients read the typed text with U+FFFD in the lone surrogate's place", async () => {
-    const { dir, remove } = await dataDir();
-    cleanups.push(remove);
-    const srv = await newServer(dir);
+    const srv = await servers.serve(await servers.dir());
     const session = new SessiondSession({ client: srv.client });
     await session.addItems(items.slice(0, 1));
     const state = await srv.client.session.getState({ session: await session.getSessionId() });

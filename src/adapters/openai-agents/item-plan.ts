@@ -16,12 +16,41 @@ import { customEntryOf, entryItems, itemEntry, NAMESPACE } from "./item-entry.js
  * their operation so that a retry is recognised.
  */
 
-/** The entries on the current path that hold items, root first, with their items. */
+/**
+ * The id prefix of the Compaction entries this adapter writes for
+ * replaceHistoryWithCompaction (see history-rewrite.ts): the session's items
+ * start after the newest of them on the path.
+ */
+export const COMPACTION_ID_PREFIX = "openai-compaction-";
+
+function isOwnCompaction(entry: Entry): boolean {
+  return entry.kind.case === "compaction" && entry.id.startsWith(COMPACTION_ID_PREFIX);
+}
+
+/**
+ * The current path after the newest Compaction this adapter wrote (all of
+ * it when there is none), and that compaction: the part of the path the
+ * session's items come from.
+ */
+export function activePath(log: SessionLog): { entries: Entry[]; compaction?: Entry } {
+  if (log.headSeq === 0) return { entries: [] };
+  const path = log.path();
+  for (let i = path.length - 1; i >= 0; i--) {
+    const entry = path[i] as Entry;
+    if (isOwnCompaction(entry)) return { entries: path.slice(i + 1), compaction: entry };
+  }
+  return { entries: path };
+}
+
+/**
+ * The entries of the active path (see activePath) that hold items, root
+ * first, with their items: what getItems returns. Entries a compaction of
+ * this adapter replaced stay on the path (GetState's HISTORY view) and in
+ * the tree, but hold no item any more.
+ */
 export function itemsOnPath(log: SessionLog): { entry: Entry; items: AgentInputItem[] }[] {
-  if (log.headSeq === 0) return [];
-  return log
-    .path()
-    .map((entry) => ({ entry, items: entryItems(entry) }))
+  return activePath(log)
+    .entries.map((entry) => ({ entry, items: entryItems(entry) }))
     .filter((e) => e.items.length > 0);
 }
 

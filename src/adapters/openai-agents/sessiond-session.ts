@@ -1,11 +1,14 @@
 import type {
   AgentInputItem,
+  SessionHistoryRewriteArgs,
+  SessionHistoryRewriteAwareSession,
   SessionHistoryTransactionArgs,
   SessionHistoryTransactionAwareSession,
 } from "@openai/agents-core";
 import type { SessiondClient } from "../../client/index.js";
 import { DEFAULT_WORKSPACE } from "../../core/ids.js";
 import { isAlreadyExists, isNotFound, RemoteSession } from "../remote-session.js";
+import { planCompaction, planMutations } from "./history-rewrite.js";
 import { itemsOnPath, planItems, planTransaction } from "./item-plan.js";
 
 /** Where a SessiondSession keeps its items. */
@@ -31,13 +34,16 @@ export interface SessiondSessionOptions {
  * in a sessiond session, mapped onto its tree rather than around it: items
  * are typed entries appended at the leaf (see item-entry.ts), `popItem`
  * rewinds the leaf past the newest item (the item stays in the history and
- * the tree), `clearSession` resets the leaf to the root (history kept) and
- * `eraseSession` deletes the content. Every change is
+ * the tree), a compaction is a Compaction entry, a rewrite a branch (see
+ * history-rewrite.ts), `clearSession` resets the leaf to the root (history
+ * kept) and `eraseSession` deletes the content. Every change is
  * planned against the session as the server has it and written with
  * `expected_seq`, re-planned when another runner wrote first, so runners
  * sharing a session never lose each other's items.
  */
-export class SessiondSession implements SessionHistoryTransactionAwareSession {
+export class SessiondSession
+  implements SessionHistoryTransactionAwareSession, SessionHistoryRewriteAwareSession
+{
   private remote: Promise<RemoteSession> | undefined;
 
   constructor(private readonly options: SessiondSessionOptions) {}
@@ -75,6 +81,32 @@ export class SessiondSession implements SessionHistoryTransactionAwareSession {
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
     await (await this.session()).append((log) => planTransaction(log, args));
+  }
+
+  /**
+   * The SDK's compaction (a model response holding a `compaction` item): the
+   * session's items become `items`, in one Append of a Compaction entry
+   * replacing the current items, then `items`. The replaced items leave
+   * getItems and GetState's CONTEXT view, and stay in its HISTORY view and
+   * the tree. Without this method the SDK would clear the session and add
+   * the items, two writes with a restore if the second fails.
+   */
+  async replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void> {
+    await (await this.session()).append((log) => planCompaction(log, items));
+  }
+
+  /**
+   * The SDK's history mutations (a function call replaced by another with
+   * its call id), applied as MemorySession applies them, in one Append: the
+   * items from the first changed one on are written again under the entry
+   * before it, so the old ones stay in the tree as a branch. Session
+   * wrappers (e.g. a compaction session of `@openai/agents-openai`) call it
+   * when the session has it; without it they clear the session and add
+   * every item again.
+   */
+  async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
+    if (args.mutations.length === 0) return;
+    await (await this.session()).append((log) => planMutations(log, args.mutations));
   }
 
   /**
