@@ -1,16 +1,16 @@
 import { resolve } from "node:path";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
-import { checkDataDir } from "../storage/jsonl/data-dir.js";
-import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import {
   type BlobProblem,
   type BlobUse,
   checkBlobs,
+  checkDataDir,
   checkFile,
   type FileReport,
   type FileStatus,
   findSessionFiles,
-} from "./fsck-scan.js";
+} from "../storage/jsonl/index.js";
+import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { printHelp, println, style } from "./output.js";
 import { Progress } from "./progress.js";
 

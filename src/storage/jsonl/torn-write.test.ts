@@ -23,9 +23,9 @@ import {
   WS,
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
-import { checkFile } from "../../cli/fsck-scan.js";
 import { planAppend } from "../../core/append-plan.js";
 import { SessionLog } from "../../core/session-log.js";
+import { checkFile } from "./fsck-scan.js";
 import { rootOfFirstLine } from "./indexed-root.js";
 import { scan } from "./reader.js";
 import { checkFrame, encodeRecord, encodeRecords } from "./record.js";

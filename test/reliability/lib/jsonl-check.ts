@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { checkFile, type FileStatus, findSessionFiles } from "../../../src/cli/fsck-scan.js";
+import { checkFile, type FileStatus, findSessionFiles } from "../../../src/storage/jsonl/index.js";
 import { checkFrame, decodePayload } from "../../../src/storage/jsonl/record.js";
 import { BIN, REPO } from "../../harness/server.js";
 

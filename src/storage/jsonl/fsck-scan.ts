@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { blobRefsOf } from "../core/blob-parts.js";
-import { WORKSPACE_PATTERN } from "../core/ids.js";
-import { SessionLog } from "../core/session-log.js";
-import { SUBAGENT_DIR, sessionIdOf } from "../storage/jsonl/paths.js";
-import { scan } from "../storage/jsonl/reader.js";
+import { blobRefsOf } from "../../core/blob-parts.js";
+import { WORKSPACE_PATTERN } from "../../core/ids.js";
+import { SessionLog } from "../../core/session-log.js";
+import { SUBAGENT_DIR, sessionIdOf } from "./paths.js";
+import { scan } from "./reader.js";
 
 /**
  * The read-only half of `fsck`: find every session file of a data dir and
