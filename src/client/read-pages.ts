@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type CallOptions, Code, ConnectError } from "@connectrpc/connect";
+import type { StateMessage } from "../../gen/sessiond/v1/session_pb.js";
 import type {
   GetStateRequestSchema,
   GetStateResponse,
@@ -44,19 +45,31 @@ export async function readTree(
   return tree;
 }
 
-/** A session's whole state: GetState, page after page, messages merged. */
+/**
+ * A session's whole state: GetState, page after page, messages merged (in
+ * path order also with `fromEnd`, whose pages run backwards).
+ */
 export async function readState(
   client: SessiondClient,
   req: MessageInitShape<typeof GetStateRequestSchema>,
   opts?: CallOptions,
 ): Promise<GetStateResponse> {
   const res = await client.session.getState({ ...req, pageToken: "" }, opts);
+  /** With fromEnd, the pages before the first, nearest first. */
+  const earlier: StateMessage[][] = [];
   while (res.nextPageToken !== "") {
     const page = await client.session.getState({ ...req, pageToken: res.nextPageToken }, opts);
     const more = page.state?.messages ?? [];
     if (more.length === 0 && page.nextPageToken !== "") throw stuck("GetState");
-    if (res.state !== undefined) append(res.state.messages, more);
+    if (req.fromEnd === true) earlier.push(more);
+    else if (res.state !== undefined) append(res.state.messages, more);
     res.nextPageToken = page.nextPageToken;
+  }
+  if (earlier.length > 0 && res.state !== undefined) {
+    const all: StateMessage[] = [];
+    for (const run of earlier.reverse()) append(all, run);
+    append(all, res.state.messages);
+    res.state.messages = all;
   }
   return res;
 }

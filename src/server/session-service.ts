@@ -4,8 +4,10 @@ import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import type { StateMessage } from "../../gen/sessiond/v1/session_pb.js";
 import {
   AppendedEntrySchema,
+  type GetEntriesRequest,
   type SessionService,
 } from "../../gen/sessiond/v1/session_service_pb.js";
+import { invalidArgument } from "../core/errors.js";
 import type { AppendResult } from "../store/index.js";
 import type { Session } from "../store/session.js";
 import { authorizeSession } from "./auth.js";
@@ -41,6 +43,14 @@ function appendResponse(result: AppendResult) {
     headSeq: BigInt(result.headSeq),
     deduplicated: result.deduplicated,
   };
+}
+
+/** GetEntries by entry_ids: a seq range beside them would say two things at once. */
+function entriesById(session: Session, req: GetEntriesRequest) {
+  if (req.afterSeq !== 0n || req.limit !== 0) {
+    throw invalidArgument("GetEntries: entry_ids reads entries by id; leave after_seq and limit 0");
+  }
+  return session.entriesById(req.entryIds);
 }
 
 /** SessionService over the Session facade. */
@@ -96,6 +106,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const page = await session.statePage({
         atEntryId: req.atEntryId,
         view: req.view,
+        fromEnd: req.fromEnd,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         maxBytes,
@@ -112,12 +123,17 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const state = req.inlineBlobs
         ? await inlineState(store.blobs, session.workspace, page.state, limit)
         : page.state;
-      return stateResponse(state, page.nextPageToken, json);
+      const response = stateResponse(state, page.nextPageToken, json);
+      response.messageCount = BigInt(page.messageCount);
+      return response;
     },
 
     async getEntries(req, ctx) {
       const session = await open(ctx, req);
-      const page = await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
+      const page =
+        req.entryIds.length > 0
+          ? await entriesById(session, req)
+          : await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
       const budget = requestedBudget(req.maxResponseBytes, maxMessageBytes, ENTRIES_RESERVE_BYTES);
       const json = isJsonCodec(ctx.requestHeader.get("content-type"));
       const entries = req.inlineBlobs

@@ -12,7 +12,7 @@ import {
   SortOrder,
   type StoreService,
 } from "../../gen/sessiond/v1/store_service_pb.js";
-import { authorizeSession, authorizeWorkspace } from "./auth.js";
+import { authorizeSession, authorizeWorkspace, grantKey } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { isJsonCodec, requestedBudget } from "./page-budget.js";
 import { type Fitted, fitItems, lengthPrefixed } from "./page-fit.js";
@@ -129,6 +129,24 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       const response = create(ListSessionsResponseSchema, { nextPageToken: page.nextPageToken });
       response.$unknown = fit.fields;
       return response;
+    },
+
+    async listWorkspaces(req, ctx) {
+      // A token scoped to some workspaces lists those only (the others are not confirmed to exist).
+      const grant = ctx.values.get(grantKey);
+      const page = await store.listWorkspaces({
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        only: grant.all ? undefined : grant.workspaces,
+      });
+      return {
+        workspaces: page.workspaces.map((w) => ({
+          name: w.name,
+          sessionCount: BigInt(w.sessionCount),
+          subagentSessionCount: BigInt(w.subagentCount),
+        })),
+        nextPageToken: page.nextPageToken,
+      };
     },
 
     async searchEntries(req, ctx) {

@@ -197,6 +197,29 @@ export interface EntryScanEnd {
   readonly damaged: boolean;
 }
 
+/** A workspace that holds sessions, as `StorageEngine.workspacePage` reports it. */
+export interface WorkspaceRecord {
+  readonly name: string;
+  /** Its top-level sessions (a root without parent_session_id), corrupt ones included. */
+  readonly sessionCount: number;
+  /** Its subagent sessions. */
+  readonly subagentCount: number;
+}
+
+/**
+ * One page of workspaces (`StorageEngine.workspacePage`): those holding at
+ * least one session, by name in JavaScript string order (bytewise: names
+ * are ASCII), only those after `after`, and of `only` when given.
+ */
+export interface WorkspacePageQuery {
+  /** Keyset: the name of the last workspace of the previous page ("" for the first page). */
+  readonly after: string;
+  /** At most this many workspaces (>= 1). */
+  readonly limit: number;
+  /** Only workspaces of these names (a token's grant); undefined: every workspace. */
+  readonly only?: ReadonlySet<string> | undefined;
+}
+
 export type StorageEventType = "created" | "appended" | "deleted";
 
 /** A wake-up for watchers: the data is always read back from the engine. */
@@ -317,6 +340,14 @@ export interface StorageEngine {
 
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;
+
+  /**
+   * One page of the workspaces that hold sessions, with how many of each
+   * kind (see WorkspacePageQuery), counted without reading a log: from the
+   * directories (JSONL) or the sessions table (PostgreSQL). Sees sessions
+   * created and deleted by other processes, like `listIds`.
+   */
+  workspacePage(query: WorkspacePageQuery): Promise<WorkspaceRecord[]>;
 
   /**
    * Deletes a session durably; false when it did not exist. With

@@ -15,6 +15,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  WorkspacePageQuery,
+  WorkspaceRecord,
 } from "./engine.js";
 import { Listeners } from "./listeners.js";
 import { MemoryBlobs } from "./memory-blobs.js";
@@ -158,6 +160,20 @@ export class MemoryEngine implements StorageEngine {
   async workspaces(): Promise<string[]> {
     this.checkOpen();
     return [...this.spaces.entries()].filter(([, s]) => s.size > 0).map(([w]) => w);
+  }
+
+  async workspacePage(q: WorkspacePageQuery): Promise<WorkspaceRecord[]> {
+    this.checkOpen();
+    const names = [...this.spaces.entries()]
+      .filter(([name, s]) => s.size > 0 && name > q.after && (q.only?.has(name) ?? true))
+      .map(([name]) => name)
+      .sort((a, b) => (a < b ? -1 : 1))
+      .slice(0, q.limit);
+    return names.map((name) => {
+      const logs = [...(this.spaces.get(name)?.values() ?? [])];
+      const subagentCount = logs.filter((log) => rootRecordOf(log).parentSessionId !== "").length;
+      return { name, sessionCount: logs.length - subagentCount, subagentCount };
+    });
   }
 
   async delete(key: SessionKey, opts: DeleteOptions = {}): Promise<boolean> {

@@ -13,6 +13,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  WorkspacePageQuery,
+  WorkspaceRecord,
 } from "../storage/engine.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { SessionStore } from "./session-store.js";
@@ -114,6 +116,9 @@ class WrappedEngine implements StorageEngine {
   }
   workspaces(): Promise<string[]> {
     return this.inner.workspaces();
+  }
+  workspacePage(query: WorkspacePageQuery): Promise<WorkspaceRecord[]> {
+    return this.inner.workspacePage(query);
   }
   async delete(key: SessionKey): Promise<boolean> {
     this.deleteCalls++;

@@ -32,3 +32,4 @@ export {
   StoreWatch,
   type WatchedStore,
 } from "./watch/index.js";
+export type { WorkspaceListInput, WorkspaceListPage } from "./workspace-listing.js";

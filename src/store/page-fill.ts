@@ -45,3 +45,8 @@ export function fillPage<T>(items: Iterable<T>, req: PageRequest<T>): T[] {
 export function* itemsFrom<T>(list: readonly T[], start: number): Generator<T> {
   for (let i = start; i < list.length; i++) yield list[i] as T;
 }
+
+/** The items of `list` before index `end`, last first, without copying. */
+export function* itemsBefore<T>(list: readonly T[], end: number): Generator<T> {
+  for (let i = end - 1; i >= 0; i--) yield list[i] as T;
+}

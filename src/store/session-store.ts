@@ -40,6 +40,11 @@ import { type SearchInput, type SearchResult, searchEntries } from "./search.js"
 import { Session, type SessionContext } from "./session.js";
 import { type ListInput, listSessions } from "./session-listing.js";
 import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";
+import {
+  listWorkspaces,
+  type WorkspaceListInput,
+  type WorkspaceListPage,
+} from "./workspace-listing.js";
 
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
@@ -226,6 +231,14 @@ export class SessionStore {
    */
   list(input: ListInput = {}): Promise<{ sessions: SessionMeta[]; nextPageToken: string }> {
     return listSessions(this.engine, this.limits, input);
+  }
+
+  /**
+   * One page of the workspaces that hold sessions, by name, with their
+   * counts of sessions and subagent sessions. See workspace-listing.ts.
+   */
+  listWorkspaces(input: WorkspaceListInput = {}): Promise<WorkspaceListPage> {
+    return listWorkspaces(this.engine, this.limits, input);
   }
 
   /**

@@ -20,7 +20,7 @@ import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../stor
 import { inSpan } from "../storage/observer.js";
 import type { BlobStore } from "./blobs.js";
 import type { StoreLimits } from "./limits.js";
-import { fillPage, itemsFrom, type PageRequest } from "./page-fill.js";
+import { fillPage, itemsBefore, itemsFrom, type PageRequest } from "./page-fill.js";
 import { badPageToken } from "./page-token.js";
 import {
   decodeStateToken,
@@ -68,6 +68,11 @@ export interface TreePage extends SessionTree {
 }
 
 export interface StatePageRequest extends StateOptions, PageRequest<StateMessage> {
+  /**
+   * Pages run from the end of the state backwards: the first holds its last
+   * messages, each next one the run before (in path order within a page).
+   */
+  fromEnd?: boolean | undefined;
   /** Bytes the response needs besides the messages (taken from maxBytes). */
   sizeOfRest?: ((state: SessionState) => number) | undefined;
   /**
@@ -82,6 +87,8 @@ export interface StatePage {
   state: SessionState;
   /** Empty on the last page. */
   nextPageToken: string;
+  /** Messages of the whole state, every page together. */
+  messageCount: number;
 }
 
 /** What Session needs from its store (kept narrow so the facade stays a thin layer). */
@@ -175,33 +182,58 @@ export class Session {
   async statePage(req: StatePageRequest = {}): Promise<StatePage> {
     const log = await this.ctx.engine.load(this.key);
     const view = req.view === View.HISTORY ? View.HISTORY : View.CONTEXT;
-    let cursor: StateCursor;
+    const fromEnd = req.fromEnd === true;
+    let cursor: StateCursor | undefined;
     if (req.pageToken) {
       cursor = decodeStateToken(this.key, req.pageToken);
-      if (cursor.view !== view || (req.atEntryId !== undefined && req.atEntryId !== cursor.at)) {
-        throw invalidArgument("invalid page_token: it was issued for another view or at_entry_id");
+      if (
+        cursor.view !== view ||
+        (cursor.fromEnd === true) !== fromEnd ||
+        (req.atEntryId !== undefined && req.atEntryId !== cursor.at)
+      ) {
+        throw invalidArgument(
+          "invalid page_token: it was issued for another view, at_entry_id or direction (from_end)",
+        );
       }
       this.checkSnapshot(log, cursor, [cursor.leafId, cursor.at]);
-    } else {
-      const at = req.atEntryId ?? log.leafId;
-      cursor = { headSeq: log.headSeq, leafId: log.leafId, at, view, offset: 0 };
     }
-    const state = this.fold(log, cursor);
+    const at = cursor?.at ?? req.atEntryId ?? log.leafId;
+    const snapshot = cursor ?? {
+      headSeq: log.headSeq,
+      leafId: log.leafId,
+      at,
+      view,
+      ...(fromEnd ? { fromEnd: true as const } : {}),
+    };
+    const state = this.fold(log, { ...snapshot, offset: 0 });
     const messages = state.messages;
-    if (cursor.offset > 0 && cursor.offset >= messages.length) throw badPageToken();
+    const messageCount = messages.length;
+    // A token's place is inside the state: after its first message, before its end.
+    if (cursor !== undefined && cursor.offset >= messageCount) throw badPageToken();
     const budget = req.maxBytes ?? Number.POSITIVE_INFINITY;
     // A first page without a count whose known size fits the budget is the
     // whole state, answered unsized (NaN, no known size, never fits).
-    const known = cursor.offset === 0 && !req.pageSize ? req.knownSize?.(state) : undefined;
-    if ((known ?? Number.NaN) <= budget) return { state, nextPageToken: "" };
-    const rest = req.sizeOfRest?.(state) ?? 0;
-    const page = fillPage(itemsFrom(messages, cursor.offset), { ...req, maxBytes: budget - rest });
-    const end = cursor.offset + page.length;
-    const whole = cursor.offset === 0 && end === messages.length;
+    const known = cursor === undefined && !req.pageSize ? req.knownSize?.(state) : undefined;
+    if ((known ?? Number.NaN) <= budget) return { state, nextPageToken: "", messageCount };
+    const fill = { ...req, maxBytes: budget - (req.sizeOfRest?.(state) ?? 0) };
+    let start: number;
+    let end: number;
+    let page: StateMessage[];
+    if (fromEnd) {
+      end = cursor?.offset ?? messageCount;
+      page = fillPage(itemsBefore(messages, end), fill).reverse();
+      start = end - page.length;
+    } else {
+      start = cursor?.offset ?? 0;
+      page = fillPage(itemsFrom(messages, start), fill);
+      end = start + page.length;
+    }
+    const next = fromEnd ? start : end;
+    const more = fromEnd ? start > 0 : end < messageCount;
     return {
-      state: whole ? state : { ...state, messages: page },
-      nextPageToken:
-        end < messages.length ? encodeStateToken(this.key, { ...cursor, offset: end }) : "",
+      state: start === 0 && end === messageCount ? state : { ...state, messages: page },
+      nextPageToken: more ? encodeStateToken(this.key, { ...snapshot, offset: next }) : "",
+      messageCount,
     };
   }
 
@@ -252,6 +284,32 @@ export class Session {
       throw invalidArgument(`limit ${limit} is out of range (max page size ${maxPageSize})`);
     }
     return this.ctx.engine.read(this.key, afterSeq, limit === 0 ? defaultPageSize : limit);
+  }
+
+  /**
+   * The entries of the given ids, in seq order, each once: a reader that
+   * knows an entry's id but not its seq (a link to it) reads it without
+   * the tree. NOT_FOUND names the first id not in the session.
+   */
+  async entriesById(ids: readonly string[]): Promise<EntryPage> {
+    const { maxPageSize } = this.ctx.limits;
+    if (ids.length > maxPageSize) {
+      throw invalidArgument(
+        `entry_ids: ${ids.length} ids are more than the max page size ${maxPageSize}`,
+      );
+    }
+    if (ids.includes("")) throw invalidArgument("entry_ids: an id is empty");
+    const log = await this.ctx.engine.load(this.key);
+    const found = new Map<string, Entry>();
+    for (const id of ids) {
+      const entry = log.get(id);
+      if (entry === undefined) {
+        throw notFound(`entry ${quote(id)} not found in session ${quote(this.id)}`);
+      }
+      found.set(id, entry);
+    }
+    const entries = [...found.values()].sort((a, b) => Number(a.seq - b.seq));
+    return { entries, headSeq: log.headSeq };
   }
 
   /**

@@ -28,8 +28,13 @@ export interface StateCursor extends Snapshot {
   /** The entry folded to (at_entry_id, or the snapshot's leaf). */
   readonly at: string;
   readonly view: View.CONTEXT | View.HISTORY;
-  /** Index of the next page's first message in the fold's messages. */
+  /**
+   * Index in the fold's messages of the next page's first message; with
+   * `fromEnd`, of the message after its last (pages run backwards).
+   */
   readonly offset: number;
+  /** Pages run from the end of the state backwards (GetState from_end); unset: forwards. */
+  readonly fromEnd?: true | undefined;
 }
 
 /** A seq or an offset: Number.isSafeInteger is false for anything but a number. */
@@ -60,8 +65,11 @@ export function decodeTreeToken(key: SessionKey, token: string): TreeCursor {
   return { ...snapshot, afterSeq };
 }
 
+/** The ninth field of a token whose pages run backwards (forward tokens keep their eight). */
+const FROM_END = "end";
+
 export function encodeStateToken(key: SessionKey, c: StateCursor): string {
-  return encodeToken([
+  const fields = [
     "state",
     key.workspace,
     key.sessionId,
@@ -70,12 +78,13 @@ export function encodeStateToken(key: SessionKey, c: StateCursor): string {
     c.at,
     c.view,
     c.offset,
-  ]);
+  ];
+  return encodeToken(c.fromEnd === true ? [...fields, FROM_END] : fields);
 }
 
 export function decodeStateToken(key: SessionKey, token: string): StateCursor {
   const fields = decodeToken(token);
-  if (fields.length !== 8) throw badPageToken();
+  if (fields.length !== 8 && (fields.length !== 9 || fields[8] !== FROM_END)) throw badPageToken();
   const snapshot = snapshotOf(fields, "state", key);
   const [, , , , , at, view, offset] = fields;
   if (
@@ -87,5 +96,5 @@ export function decodeStateToken(key: SessionKey, token: string): StateCursor {
   ) {
     throw badPageToken();
   }
-  return { ...snapshot, at, view, offset };
+  return { ...snapshot, at, view, offset, ...(fields.length === 9 ? { fromEnd: true } : {}) };
 }

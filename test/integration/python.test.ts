@@ -93,6 +93,7 @@ describe("Python grpcio client (interop)", () => {
         "StoreService/GetSession",
         "StoreService/ImportSession",
         "StoreService/ListSessions",
+        "StoreService/ListWorkspaces",
         "StoreService/PutBlob",
         "StoreService/SearchEntries",
         "StoreService/WatchSessions",

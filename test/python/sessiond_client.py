@@ -267,6 +267,16 @@ def main():
     )
     assert [m.id for m in filtered.sessions] == [fork.id], filtered
 
+    # --- ListWorkspaces: this run's workspace among them, with its two sessions.
+    counts, token = {}, ""
+    for _ in range(1000):
+        page = st.ListWorkspaces(store.ListWorkspacesRequest(page_size=100, page_token=token))
+        counts.update({w.name: w.session_count for w in page.workspaces})
+        token = page.next_page_token
+        if not token:
+            break
+    assert counts.get(ws) == 2, counts.get(ws)
+
     # --- SearchEntries: the word of one message, case-insensitive, with a snippet.
     found = st.SearchEntries(store.SearchEntriesRequest(workspace=ws, query="ZZZ-NO-SUCH-WORD"))
     assert len(found.hits) == 0 and not found.next_page_token, found

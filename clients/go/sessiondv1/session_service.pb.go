@@ -587,7 +587,10 @@ type GetStateRequest struct {
 	// stand for, as far as the page's byte budget allows: the page is cut so
 	// that it fits with them. A blob larger than half the budget, or one the
 	// workspace lacks, stays a reference (read it with GetBlob).
-	InlineBlobs   bool `protobuf:"varint,8,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	InlineBlobs bool `protobuf:"varint,8,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	// Page from the end of the state backwards (see GetState). The tokens of
+	// such a reading carry its direction: send from_end with each of them.
+	FromEnd       bool `protobuf:"varint,9,opt,name=from_end,json=fromEnd,proto3" json:"from_end,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -678,6 +681,13 @@ func (x *GetStateRequest) GetInlineBlobs() bool {
 	return false
 }
 
+func (x *GetStateRequest) GetFromEnd() bool {
+	if x != nil {
+		return x.FromEnd
+	}
+	return false
+}
+
 // GetStateResponse carries the fold, or one page of it.
 type GetStateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -686,6 +696,8 @@ type GetStateResponse struct {
 	// Non-empty when more messages follow: pass it as page_token. Empty on
 	// the last (or only) page. Opaque.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// How many messages the whole state holds (every page together).
+	MessageCount  uint64 `protobuf:"varint,3,opt,name=message_count,json=messageCount,proto3" json:"message_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -734,6 +746,13 @@ func (x *GetStateResponse) GetNextPageToken() string {
 	return ""
 }
 
+func (x *GetStateResponse) GetMessageCount() uint64 {
+	if x != nil {
+		return x.MessageCount
+	}
+	return 0
+}
+
 // GetEntriesRequest asks for a page of the raw log.
 type GetEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -756,7 +775,13 @@ type GetEntriesRequest struct {
 	// page's byte budget (the page is cut so that it fits with them); a blob
 	// larger than half the budget, or one the workspace lacks, stays a
 	// reference.
-	InlineBlobs   bool `protobuf:"varint,6,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	InlineBlobs bool `protobuf:"varint,6,opt,name=inline_blobs,json=inlineBlobs,proto3" json:"inline_blobs,omitempty"`
+	// Read these entries by id instead of the entries after after_seq
+	// (after_seq and limit then stay 0): at most the server's max page size
+	// of them, answered in seq order, each once. Those that do not fit in
+	// max_response_bytes are left out of the page (it holds at least one):
+	// ask again for the rest. An id not in the session is NOT_FOUND.
+	EntryIds      []string `protobuf:"bytes,7,rep,name=entry_ids,json=entryIds,proto3" json:"entry_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -831,6 +856,13 @@ func (x *GetEntriesRequest) GetInlineBlobs() bool {
 		return x.InlineBlobs
 	}
 	return false
+}
+
+func (x *GetEntriesRequest) GetEntryIds() []string {
+	if x != nil {
+		return x.EntryIds
+	}
+	return nil
 }
 
 // GetEntriesResponse is one page.
@@ -1307,7 +1339,7 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\rResetResponse\x12\x17\n" +
 	"\aleaf_id\x18\x01 \x01(\tR\x06leafId\x12\x19\n" +
 	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\x12\"\n" +
-	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\xb2\x02\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\xcd\x02\n" +
 	"\x0fGetStateRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12#\n" +
@@ -1317,18 +1349,21 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"page_token\x18\x06 \x01(\tR\tpageToken\x12,\n" +
 	"\x12max_response_bytes\x18\a \x01(\rR\x10maxResponseBytes\x12!\n" +
-	"\finline_blobs\x18\b \x01(\bR\vinlineBlobsB\x0e\n" +
-	"\f_at_entry_id\"k\n" +
+	"\finline_blobs\x18\b \x01(\bR\vinlineBlobs\x12\x19\n" +
+	"\bfrom_end\x18\t \x01(\bR\afromEndB\x0e\n" +
+	"\f_at_entry_id\"\x90\x01\n" +
 	"\x10GetStateResponse\x12/\n" +
 	"\x05state\x18\x01 \x01(\v2\x19.sessiond.v1.SessionStateR\x05state\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcf\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12#\n" +
+	"\rmessage_count\x18\x03 \x01(\x04R\fmessageCount\"\xec\x01\n" +
 	"\x11GetEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x04R\bafterSeq\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x12,\n" +
 	"\x12max_response_bytes\x18\x05 \x01(\rR\x10maxResponseBytes\x12!\n" +
-	"\finline_blobs\x18\x06 \x01(\bR\vinlineBlobs\"]\n" +
+	"\finline_blobs\x18\x06 \x01(\bR\vinlineBlobs\x12\x1b\n" +
+	"\tentry_ids\x18\a \x03(\tR\bentryIds\"]\n" +
 	"\x12GetEntriesResponse\x12,\n" +
 	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
 	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\"\xb2\x01\n" +

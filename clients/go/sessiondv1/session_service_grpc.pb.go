@@ -76,18 +76,26 @@ type SessionServiceClient interface {
 	// never sends page_size gets as many messages as fit in one response (every
 	// state that fits the server's --max-message-bytes arrives whole, as it did
 	// before paging existed) and must check next_page_token.
+	// With from_end the pages run backwards: the first holds the last
+	// messages of the state (those nearest the entry folded to), each next
+	// one the run just before the previous page's, the messages of a page
+	// still in path order (prepend each page to what you have). A reader that
+	// shows the end of a long path first needs one call for it.
 	// Consistency: every page is cut from the fold of the first page's
 	// snapshot (its head seq, current leaf and fold target), also while
 	// entries are appended or the leaf moves between pages.
 	// Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (a Leaf entry, a
-	// malformed page_token or one issued for another session, view or
-	// at_entry_id), ABORTED (the session was deleted and re-created since the
-	// first page: read again from the first page).
+	// malformed page_token or one issued for another session, view,
+	// at_entry_id or direction), ABORTED (the session was deleted and
+	// re-created since the first page: read again from the first page).
 	GetState(ctx context.Context, in *GetStateRequest, opts ...grpc.CallOption) (*GetStateResponse, error)
 	// GetEntries returns a page of the raw log in seq order: at most limit
-	// entries, and fewer when more would exceed max_response_bytes.
-	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
-	// RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
+	// entries, and fewer when more would exceed max_response_bytes. With
+	// entry_ids, those entries instead (by id, without knowing their seq).
+	// Errors: INVALID_ARGUMENT (limit over the maximum, more entry_ids than
+	// that, entry_ids with after_seq or limit), NOT_FOUND (the session, or an
+	// entry of entry_ids: the message names it), RESOURCE_EXHAUSTED (one
+	// entry alone larger than --max-message-bytes).
 	GetEntries(ctx context.Context, in *GetEntriesRequest, opts ...grpc.CallOption) (*GetEntriesResponse, error)
 	// GetTree returns every entry's shape (id, parent, kind, seq, label,
 	// on-current-path): enough to draw the tree.
@@ -249,18 +257,26 @@ type SessionServiceServer interface {
 	// never sends page_size gets as many messages as fit in one response (every
 	// state that fits the server's --max-message-bytes arrives whole, as it did
 	// before paging existed) and must check next_page_token.
+	// With from_end the pages run backwards: the first holds the last
+	// messages of the state (those nearest the entry folded to), each next
+	// one the run just before the previous page's, the messages of a page
+	// still in path order (prepend each page to what you have). A reader that
+	// shows the end of a long path first needs one call for it.
 	// Consistency: every page is cut from the fold of the first page's
 	// snapshot (its head seq, current leaf and fold target), also while
 	// entries are appended or the leaf moves between pages.
 	// Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (a Leaf entry, a
-	// malformed page_token or one issued for another session, view or
-	// at_entry_id), ABORTED (the session was deleted and re-created since the
-	// first page: read again from the first page).
+	// malformed page_token or one issued for another session, view,
+	// at_entry_id or direction), ABORTED (the session was deleted and
+	// re-created since the first page: read again from the first page).
 	GetState(context.Context, *GetStateRequest) (*GetStateResponse, error)
 	// GetEntries returns a page of the raw log in seq order: at most limit
-	// entries, and fewer when more would exceed max_response_bytes.
-	// Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
-	// RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
+	// entries, and fewer when more would exceed max_response_bytes. With
+	// entry_ids, those entries instead (by id, without knowing their seq).
+	// Errors: INVALID_ARGUMENT (limit over the maximum, more entry_ids than
+	// that, entry_ids with after_seq or limit), NOT_FOUND (the session, or an
+	// entry of entry_ids: the message names it), RESOURCE_EXHAUSTED (one
+	// entry alone larger than --max-message-bytes).
 	GetEntries(context.Context, *GetEntriesRequest) (*GetEntriesResponse, error)
 	// GetTree returns every entry's shape (id, parent, kind, seq, label,
 	// on-current-path): enough to draw the tree.

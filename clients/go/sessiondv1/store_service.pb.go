@@ -999,6 +999,181 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// ListWorkspacesRequest pages through the workspaces.
+type ListWorkspacesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0 = the server's default page size.
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From the previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkspacesRequest) Reset() {
+	*x = ListWorkspacesRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkspacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkspacesRequest) ProtoMessage() {}
+
+func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkspacesRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkspacesRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListWorkspacesRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListWorkspacesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// WorkspaceSummary is one workspace of ListWorkspaces.
+type WorkspaceSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace's name (pass it as `workspace` to the other calls).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its top-level sessions: those ListSessions lists without
+	// parent_session_id.
+	SessionCount uint64 `protobuf:"varint,2,opt,name=session_count,json=sessionCount,proto3" json:"session_count,omitempty"`
+	// Its subagent sessions.
+	SubagentSessionCount uint64 `protobuf:"varint,3,opt,name=subagent_session_count,json=subagentSessionCount,proto3" json:"subagent_session_count,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *WorkspaceSummary) Reset() {
+	*x = WorkspaceSummary{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceSummary) ProtoMessage() {}
+
+func (x *WorkspaceSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceSummary.ProtoReflect.Descriptor instead.
+func (*WorkspaceSummary) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *WorkspaceSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkspaceSummary) GetSessionCount() uint64 {
+	if x != nil {
+		return x.SessionCount
+	}
+	return 0
+}
+
+func (x *WorkspaceSummary) GetSubagentSessionCount() uint64 {
+	if x != nil {
+		return x.SubagentSessionCount
+	}
+	return 0
+}
+
+// ListWorkspacesResponse is one page.
+type ListWorkspacesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page, by name.
+	Workspaces []*WorkspaceSummary `protobuf:"bytes,1,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// Empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkspacesResponse) Reset() {
+	*x = ListWorkspacesResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkspacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkspacesResponse) ProtoMessage() {}
+
+func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkspacesResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkspacesResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListWorkspacesResponse) GetWorkspaces() []*WorkspaceSummary {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *ListWorkspacesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // SearchEntriesRequest is one page of a text search.
 type SearchEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1029,7 +1204,7 @@ type SearchEntriesRequest struct {
 
 func (x *SearchEntriesRequest) Reset() {
 	*x = SearchEntriesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1216,7 @@ func (x *SearchEntriesRequest) String() string {
 func (*SearchEntriesRequest) ProtoMessage() {}
 
 func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1229,7 @@ func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*SearchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SearchEntriesRequest) GetWorkspace() string {
@@ -1137,7 +1312,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1324,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1337,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -1232,7 +1407,7 @@ type SearchEntriesResponse struct {
 
 func (x *SearchEntriesResponse) Reset() {
 	*x = SearchEntriesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1419,7 @@ func (x *SearchEntriesResponse) String() string {
 func (*SearchEntriesResponse) ProtoMessage() {}
 
 func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1432,7 @@ func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SearchEntriesResponse) GetHits() []*SearchHit {
@@ -1301,7 +1476,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1488,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1501,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteSessionRequest) GetWorkspace() string {
@@ -1368,7 +1543,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1555,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1568,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteSessionResponse) GetDeletedSessionIds() []string {
@@ -1422,7 +1597,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1609,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1622,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ForkSessionRequest) GetWorkspace() string {
@@ -1496,7 +1671,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1683,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1696,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ForkSessionResponse) GetSession() *SessionMeta {
@@ -1546,7 +1721,7 @@ type ImportSessionRequest struct {
 
 func (x *ImportSessionRequest) Reset() {
 	*x = ImportSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1733,7 @@ func (x *ImportSessionRequest) String() string {
 func (*ImportSessionRequest) ProtoMessage() {}
 
 func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1746,7 @@ func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ImportSessionRequest) GetWorkspace() string {
@@ -1608,7 +1783,7 @@ type ImportSessionResponse struct {
 
 func (x *ImportSessionResponse) Reset() {
 	*x = ImportSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1795,7 @@ func (x *ImportSessionResponse) String() string {
 func (*ImportSessionResponse) ProtoMessage() {}
 
 func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1808,7 @@ func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ImportSessionResponse) GetSession() *SessionMeta {
@@ -1663,7 +1838,7 @@ type WatchSessionsRequest struct {
 
 func (x *WatchSessionsRequest) Reset() {
 	*x = WatchSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1850,7 @@ func (x *WatchSessionsRequest) String() string {
 func (*WatchSessionsRequest) ProtoMessage() {}
 
 func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1863,7 @@ func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchSessionsRequest) GetWorkspace() string {
@@ -1724,7 +1899,7 @@ type WatchSessionsResponse struct {
 
 func (x *WatchSessionsResponse) Reset() {
 	*x = WatchSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1911,7 @@ func (x *WatchSessionsResponse) String() string {
 func (*WatchSessionsResponse) ProtoMessage() {}
 
 func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1924,7 @@ func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchSessionsResponse) GetType() SessionEventType {
@@ -1863,6 +2038,19 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\x12_parent_session_id\"t\n" +
 	"\x14ListSessionsResponse\x124\n" +
 	"\bsessions\x18\x01 \x03(\v2\x18.sessiond.v1.SessionMetaR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"S\n" +
+	"\x15ListWorkspacesRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x81\x01\n" +
+	"\x10WorkspaceSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rsession_count\x18\x02 \x01(\x04R\fsessionCount\x124\n" +
+	"\x16subagent_session_count\x18\x03 \x01(\x04R\x14subagentSessionCount\"\x7f\n" +
+	"\x16ListWorkspacesResponse\x12=\n" +
+	"\n" +
+	"workspaces\x18\x01 \x03(\v2\x1d.sessiond.v1.WorkspaceSummaryR\n" +
+	"workspaces\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x02\n" +
 	"\x14SearchEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
@@ -1939,12 +2127,13 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xcc\x06\n" +
+	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xa7\a\n" +
 	"\fStoreService\x12V\n" +
 	"\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n" +
 	"\n" +
 	"GetSession\x12\x1e.sessiond.v1.GetSessionRequest\x1a\x1f.sessiond.v1.GetSessionResponse\x12S\n" +
-	"\fListSessions\x12 .sessiond.v1.ListSessionsRequest\x1a!.sessiond.v1.ListSessionsResponse\x12V\n" +
+	"\fListSessions\x12 .sessiond.v1.ListSessionsRequest\x1a!.sessiond.v1.ListSessionsResponse\x12Y\n" +
+	"\x0eListWorkspaces\x12\".sessiond.v1.ListWorkspacesRequest\x1a#.sessiond.v1.ListWorkspacesResponse\x12V\n" +
 	"\rSearchEntries\x12!.sessiond.v1.SearchEntriesRequest\x1a\".sessiond.v1.SearchEntriesResponse\x12V\n" +
 	"\rDeleteSession\x12!.sessiond.v1.DeleteSessionRequest\x1a\".sessiond.v1.DeleteSessionResponse\x12P\n" +
 	"\vForkSession\x12\x1f.sessiond.v1.ForkSessionRequest\x1a .sessiond.v1.ForkSessionResponse\x12V\n" +
@@ -1967,91 +2156,97 @@ func file_sessiond_v1_store_service_proto_rawDescGZIP() []byte {
 }
 
 var file_sessiond_v1_store_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_sessiond_v1_store_service_proto_goTypes = []any{
-	(SortOrder)(0),                // 0: sessiond.v1.SortOrder
-	(SortBy)(0),                   // 1: sessiond.v1.SortBy
-	(SessionEventType)(0),         // 2: sessiond.v1.SessionEventType
-	(*GetBlobRequest)(nil),        // 3: sessiond.v1.GetBlobRequest
-	(*GetBlobResponse)(nil),       // 4: sessiond.v1.GetBlobResponse
-	(*PutBlobRequest)(nil),        // 5: sessiond.v1.PutBlobRequest
-	(*PutBlobResponse)(nil),       // 6: sessiond.v1.PutBlobResponse
-	(*CreateSessionRequest)(nil),  // 7: sessiond.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil), // 8: sessiond.v1.CreateSessionResponse
-	(*GetSessionRequest)(nil),     // 9: sessiond.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),    // 10: sessiond.v1.GetSessionResponse
-	(*SessionFilter)(nil),         // 11: sessiond.v1.SessionFilter
-	(*ListSessionsRequest)(nil),   // 12: sessiond.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),  // 13: sessiond.v1.ListSessionsResponse
-	(*SearchEntriesRequest)(nil),  // 14: sessiond.v1.SearchEntriesRequest
-	(*SearchHit)(nil),             // 15: sessiond.v1.SearchHit
-	(*SearchEntriesResponse)(nil), // 16: sessiond.v1.SearchEntriesResponse
-	(*DeleteSessionRequest)(nil),  // 17: sessiond.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil), // 18: sessiond.v1.DeleteSessionResponse
-	(*ForkSessionRequest)(nil),    // 19: sessiond.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),   // 20: sessiond.v1.ForkSessionResponse
-	(*ImportSessionRequest)(nil),  // 21: sessiond.v1.ImportSessionRequest
-	(*ImportSessionResponse)(nil), // 22: sessiond.v1.ImportSessionResponse
-	(*WatchSessionsRequest)(nil),  // 23: sessiond.v1.WatchSessionsRequest
-	(*WatchSessionsResponse)(nil), // 24: sessiond.v1.WatchSessionsResponse
-	nil,                           // 25: sessiond.v1.CreateSessionRequest.TagsEntry
-	nil,                           // 26: sessiond.v1.SessionFilter.TagsEntry
-	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
-	(*SessionMeta)(nil),           // 28: sessiond.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(Role)(0),                     // 30: sessiond.v1.Role
-	(*Entry)(nil),                 // 31: sessiond.v1.Entry
+	(SortOrder)(0),                 // 0: sessiond.v1.SortOrder
+	(SortBy)(0),                    // 1: sessiond.v1.SortBy
+	(SessionEventType)(0),          // 2: sessiond.v1.SessionEventType
+	(*GetBlobRequest)(nil),         // 3: sessiond.v1.GetBlobRequest
+	(*GetBlobResponse)(nil),        // 4: sessiond.v1.GetBlobResponse
+	(*PutBlobRequest)(nil),         // 5: sessiond.v1.PutBlobRequest
+	(*PutBlobResponse)(nil),        // 6: sessiond.v1.PutBlobResponse
+	(*CreateSessionRequest)(nil),   // 7: sessiond.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),  // 8: sessiond.v1.CreateSessionResponse
+	(*GetSessionRequest)(nil),      // 9: sessiond.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 10: sessiond.v1.GetSessionResponse
+	(*SessionFilter)(nil),          // 11: sessiond.v1.SessionFilter
+	(*ListSessionsRequest)(nil),    // 12: sessiond.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 13: sessiond.v1.ListSessionsResponse
+	(*ListWorkspacesRequest)(nil),  // 14: sessiond.v1.ListWorkspacesRequest
+	(*WorkspaceSummary)(nil),       // 15: sessiond.v1.WorkspaceSummary
+	(*ListWorkspacesResponse)(nil), // 16: sessiond.v1.ListWorkspacesResponse
+	(*SearchEntriesRequest)(nil),   // 17: sessiond.v1.SearchEntriesRequest
+	(*SearchHit)(nil),              // 18: sessiond.v1.SearchHit
+	(*SearchEntriesResponse)(nil),  // 19: sessiond.v1.SearchEntriesResponse
+	(*DeleteSessionRequest)(nil),   // 20: sessiond.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 21: sessiond.v1.DeleteSessionResponse
+	(*ForkSessionRequest)(nil),     // 22: sessiond.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 23: sessiond.v1.ForkSessionResponse
+	(*ImportSessionRequest)(nil),   // 24: sessiond.v1.ImportSessionRequest
+	(*ImportSessionResponse)(nil),  // 25: sessiond.v1.ImportSessionResponse
+	(*WatchSessionsRequest)(nil),   // 26: sessiond.v1.WatchSessionsRequest
+	(*WatchSessionsResponse)(nil),  // 27: sessiond.v1.WatchSessionsResponse
+	nil,                            // 28: sessiond.v1.CreateSessionRequest.TagsEntry
+	nil,                            // 29: sessiond.v1.SessionFilter.TagsEntry
+	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
+	(*SessionMeta)(nil),            // 31: sessiond.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil),  // 32: google.protobuf.Timestamp
+	(Role)(0),                      // 33: sessiond.v1.Role
+	(*Entry)(nil),                  // 34: sessiond.v1.Entry
 }
 var file_sessiond_v1_store_service_proto_depIdxs = []int32{
-	27, // 0: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
-	25, // 1: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
-	28, // 2: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	28, // 3: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	26, // 4: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
-	29, // 5: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
-	29, // 6: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
-	29, // 7: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
-	29, // 8: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
+	30, // 0: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
+	28, // 1: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
+	31, // 2: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	31, // 3: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	29, // 4: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
+	32, // 5: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
+	32, // 6: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
+	32, // 7: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
+	32, // 8: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
 	0,  // 9: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
 	11, // 10: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
 	1,  // 11: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
-	28, // 12: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
-	11, // 13: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
-	0,  // 14: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
-	30, // 15: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
-	29, // 16: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
-	15, // 17: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
-	28, // 18: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	31, // 19: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
-	28, // 20: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	2,  // 21: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
-	28, // 22: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
-	29, // 23: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
-	7,  // 24: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
-	9,  // 25: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
-	12, // 26: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
-	14, // 27: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
-	17, // 28: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
-	19, // 29: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
-	21, // 30: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
-	23, // 31: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
-	3,  // 32: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
-	5,  // 33: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
-	8,  // 34: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
-	10, // 35: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
-	13, // 36: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
-	16, // 37: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
-	18, // 38: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
-	20, // 39: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
-	22, // 40: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
-	24, // 41: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
-	4,  // 42: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
-	6,  // 43: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	31, // 12: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
+	15, // 13: sessiond.v1.ListWorkspacesResponse.workspaces:type_name -> sessiond.v1.WorkspaceSummary
+	11, // 14: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
+	0,  // 15: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
+	33, // 16: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
+	32, // 17: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
+	18, // 18: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
+	31, // 19: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	34, // 20: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
+	31, // 21: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	2,  // 22: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
+	31, // 23: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
+	32, // 24: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
+	7,  // 25: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
+	9,  // 26: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
+	12, // 27: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
+	14, // 28: sessiond.v1.StoreService.ListWorkspaces:input_type -> sessiond.v1.ListWorkspacesRequest
+	17, // 29: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
+	20, // 30: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
+	22, // 31: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
+	24, // 32: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
+	26, // 33: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
+	3,  // 34: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
+	5,  // 35: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
+	8,  // 36: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
+	10, // 37: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
+	13, // 38: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
+	16, // 39: sessiond.v1.StoreService.ListWorkspaces:output_type -> sessiond.v1.ListWorkspacesResponse
+	19, // 40: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
+	21, // 41: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
+	23, // 42: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
+	25, // 43: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
+	27, // 44: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
+	4,  // 45: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
+	6,  // 46: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
+	36, // [36:47] is the sub-list for method output_type
+	25, // [25:36] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_store_service_proto_init() }
@@ -2064,18 +2259,18 @@ func file_sessiond_v1_store_service_proto_init() {
 	file_sessiond_v1_store_service_proto_msgTypes[4].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[8].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[9].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[11].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[14].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[16].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[15].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[17].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[19].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_store_service_proto_rawDesc), len(file_sessiond_v1_store_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,16 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	StoreService_CreateSession_FullMethodName = "/sessiond.v1.StoreService/CreateSession"
-	StoreService_GetSession_FullMethodName    = "/sessiond.v1.StoreService/GetSession"
-	StoreService_ListSessions_FullMethodName  = "/sessiond.v1.StoreService/ListSessions"
-	StoreService_SearchEntries_FullMethodName = "/sessiond.v1.StoreService/SearchEntries"
-	StoreService_DeleteSession_FullMethodName = "/sessiond.v1.StoreService/DeleteSession"
-	StoreService_ForkSession_FullMethodName   = "/sessiond.v1.StoreService/ForkSession"
-	StoreService_ImportSession_FullMethodName = "/sessiond.v1.StoreService/ImportSession"
-	StoreService_WatchSessions_FullMethodName = "/sessiond.v1.StoreService/WatchSessions"
-	StoreService_GetBlob_FullMethodName       = "/sessiond.v1.StoreService/GetBlob"
-	StoreService_PutBlob_FullMethodName       = "/sessiond.v1.StoreService/PutBlob"
+	StoreService_CreateSession_FullMethodName  = "/sessiond.v1.StoreService/CreateSession"
+	StoreService_GetSession_FullMethodName     = "/sessiond.v1.StoreService/GetSession"
+	StoreService_ListSessions_FullMethodName   = "/sessiond.v1.StoreService/ListSessions"
+	StoreService_ListWorkspaces_FullMethodName = "/sessiond.v1.StoreService/ListWorkspaces"
+	StoreService_SearchEntries_FullMethodName  = "/sessiond.v1.StoreService/SearchEntries"
+	StoreService_DeleteSession_FullMethodName  = "/sessiond.v1.StoreService/DeleteSession"
+	StoreService_ForkSession_FullMethodName    = "/sessiond.v1.StoreService/ForkSession"
+	StoreService_ImportSession_FullMethodName  = "/sessiond.v1.StoreService/ImportSession"
+	StoreService_WatchSessions_FullMethodName  = "/sessiond.v1.StoreService/WatchSessions"
+	StoreService_GetBlob_FullMethodName        = "/sessiond.v1.StoreService/GetBlob"
+	StoreService_PutBlob_FullMethodName        = "/sessiond.v1.StoreService/PutBlob"
 )
 
 // StoreServiceClient is the client API for StoreService service.
@@ -72,6 +73,15 @@ type StoreServiceClient interface {
 	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
 	// malformed filter).
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// ListWorkspaces pages through the workspaces that hold at least one
+	// session, by name (bytewise ascending), each with its number of
+	// top-level sessions (what ListSessions lists without parent_session_id)
+	// and of subagent sessions, corrupt ones included. A token that may use
+	// some workspaces only (--auth-tokens) lists those only. Pages are keyset
+	// pages on the name: workspaces created or emptied between two calls
+	// never make a page repeat or skip a workspace that was there throughout.
+	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+	ListWorkspaces(ctx context.Context, in *ListWorkspacesRequest, opts ...grpc.CallOption) (*ListWorkspacesResponse, error)
 	// SearchEntries finds the message entries of a workspace whose text
 	// contains every word of a query (case-insensitive, Unicode case folding;
 	// text parts, thinking and tool results; tool-call arguments as their
@@ -182,6 +192,16 @@ func (c *storeServiceClient) ListSessions(ctx context.Context, in *ListSessionsR
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListSessionsResponse)
 	err := c.cc.Invoke(ctx, StoreService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) ListWorkspaces(ctx context.Context, in *ListWorkspacesRequest, opts ...grpc.CallOption) (*ListWorkspacesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWorkspacesResponse)
+	err := c.cc.Invoke(ctx, StoreService_ListWorkspaces_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +337,15 @@ type StoreServiceServer interface {
 	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
 	// malformed filter).
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// ListWorkspaces pages through the workspaces that hold at least one
+	// session, by name (bytewise ascending), each with its number of
+	// top-level sessions (what ListSessions lists without parent_session_id)
+	// and of subagent sessions, corrupt ones included. A token that may use
+	// some workspaces only (--auth-tokens) lists those only. Pages are keyset
+	// pages on the name: workspaces created or emptied between two calls
+	// never make a page repeat or skip a workspace that was there throughout.
+	// Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+	ListWorkspaces(context.Context, *ListWorkspacesRequest) (*ListWorkspacesResponse, error)
 	// SearchEntries finds the message entries of a workspace whose text
 	// contains every word of a query (case-insensitive, Unicode case folding;
 	// text parts, thinking and tool results; tool-call arguments as their
@@ -412,6 +441,9 @@ func (UnimplementedStoreServiceServer) GetSession(context.Context, *GetSessionRe
 func (UnimplementedStoreServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
 }
+func (UnimplementedStoreServiceServer) ListWorkspaces(context.Context, *ListWorkspacesRequest) (*ListWorkspacesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWorkspaces not implemented")
+}
 func (UnimplementedStoreServiceServer) SearchEntries(context.Context, *SearchEntriesRequest) (*SearchEntriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SearchEntries not implemented")
 }
@@ -504,6 +536,24 @@ func _StoreService_ListSessions_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(StoreServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StoreService_ListWorkspaces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWorkspacesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).ListWorkspaces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_ListWorkspaces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).ListWorkspaces(ctx, req.(*ListWorkspacesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -638,6 +688,10 @@ var StoreService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSessions",
 			Handler:    _StoreService_ListSessions_Handler,
+		},
+		{
+			MethodName: "ListWorkspaces",
+			Handler:    _StoreService_ListWorkspaces_Handler,
 		},
 		{
 			MethodName: "SearchEntries",

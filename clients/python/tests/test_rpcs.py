@@ -75,6 +75,19 @@ class StoreServiceTest(unittest.TestCase):
         left = self.c.store.list_sessions(workspace=self.ws).sessions
         self.assertEqual([m.id for m in left], ["py-other"])
 
+    def test_list_workspaces_counts_this_workspace(self) -> None:
+        parent = self.c.store.create_session(workspace=self.ws).session
+        self.c.store.create_session(workspace=self.ws, parent_session_id=parent.id, agent_type="sub")
+        found = {}
+        token = ""
+        while True:
+            page = self.c.store.list_workspaces(page_size=50, page_token=token)
+            found.update({w.name: (w.session_count, w.subagent_session_count) for w in page.workspaces})
+            token = page.next_page_token
+            if not token:
+                break
+        self.assertEqual(found.get(self.ws), (1, 1))
+
     def test_create_with_the_same_id_is_idempotent(self) -> None:
         req = store_service_pb2.CreateSessionRequest(workspace=self.ws, title="once")
         first = self.c.store.create_session(req)

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/session_service.proto.
  */
 export const file_sessiond_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJItkBCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlldxIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYByABKA0SFAoMaW5saW5lX2Jsb2JzGAggASgIQg4KDF9hdF9lbnRyeV9pZCJVChBHZXRTdGF0ZVJlc3BvbnNlEigKBXN0YXRlGAEgASgLMhkuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKLAQoRR2V0RW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEEg0KBWxpbWl0GAQgASgNEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoDRIUCgxpbmxpbmVfYmxvYnMYBiABKAgiSwoSR2V0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCJ3Cg5HZXRUcmVlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKA0icwoPR2V0VHJlZVJlc3BvbnNlEiQKBW5vZGVzGAEgAygLMhUuc2Vzc2lvbmQudjEuVHJlZU5vZGUSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkiTAoTV2F0Y2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQiRwoJSGVhcnRiZWF0EhAKCGhlYWRfc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInEKFFdhdGNoRW50cmllc1Jlc3BvbnNlEiMKBWVudHJ5GAEgASgLMhIuc2Vzc2lvbmQudjEuRW50cnlIABIrCgloZWFydGJlYXQYAiABKAsyFi5zZXNzaW9uZC52MS5IZWFydGJlYXRIAEIHCgVldmVudDKLBAoOU2Vzc2lvblNlcnZpY2USQQoGQXBwZW5kEhouc2Vzc2lvbmQudjEuQXBwZW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLkFwcGVuZFJlc3BvbnNlEkEKBlJld2luZBIaLnNlc3Npb25kLnYxLlJld2luZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5SZXdpbmRSZXNwb25zZRI+CgVSZXNldBIZLnNlc3Npb25kLnYxLlJlc2V0UmVxdWVzdBoaLnNlc3Npb25kLnYxLlJlc2V0UmVzcG9uc2USRwoIR2V0U3RhdGUSHC5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlcXVlc3QaHS5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlc3BvbnNlEk0KCkdldEVudHJpZXMSHi5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXNwb25zZRJECgdHZXRUcmVlEhsuc2Vzc2lvbmQudjEuR2V0VHJlZVJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRUcmVlUmVzcG9uc2USVQoMV2F0Y2hFbnRyaWVzEiAuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVxdWVzdBohLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJIusBCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlldxIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYByABKA0SFAoMaW5saW5lX2Jsb2JzGAggASgIEhAKCGZyb21fZW5kGAkgASgIQg4KDF9hdF9lbnRyeV9pZCJsChBHZXRTdGF0ZVJlc3BvbnNlEigKBXN0YXRlGAEgASgLMhkuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIVCg1tZXNzYWdlX2NvdW50GAMgASgEIp4BChFHZXRFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQSDQoFbGltaXQYBCABKA0SGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgNEhQKDGlubGluZV9ibG9icxgGIAEoCBIRCgllbnRyeV9pZHMYByADKAkiSwoSR2V0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCJ3Cg5HZXRUcmVlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKA0icwoPR2V0VHJlZVJlc3BvbnNlEiQKBW5vZGVzGAEgAygLMhUuc2Vzc2lvbmQudjEuVHJlZU5vZGUSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkiTAoTV2F0Y2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQiRwoJSGVhcnRiZWF0EhAKCGhlYWRfc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInEKFFdhdGNoRW50cmllc1Jlc3BvbnNlEiMKBWVudHJ5GAEgASgLMhIuc2Vzc2lvbmQudjEuRW50cnlIABIrCgloZWFydGJlYXQYAiABKAsyFi5zZXNzaW9uZC52MS5IZWFydGJlYXRIAEIHCgVldmVudDKLBAoOU2Vzc2lvblNlcnZpY2USQQoGQXBwZW5kEhouc2Vzc2lvbmQudjEuQXBwZW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLkFwcGVuZFJlc3BvbnNlEkEKBlJld2luZBIaLnNlc3Npb25kLnYxLlJld2luZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5SZXdpbmRSZXNwb25zZRI+CgVSZXNldBIZLnNlc3Npb25kLnYxLlJlc2V0UmVxdWVzdBoaLnNlc3Npb25kLnYxLlJlc2V0UmVzcG9uc2USRwoIR2V0U3RhdGUSHC5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlcXVlc3QaHS5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlc3BvbnNlEk0KCkdldEVudHJpZXMSHi5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXNwb25zZRJECgdHZXRUcmVlEhsuc2Vzc2lvbmQudjEuR2V0VHJlZVJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRUcmVlUmVzcG9uc2USVQoMV2F0Y2hFbnRyaWVzEiAuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVxdWVzdBohLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
 
 /**
  * AppendRequest adds entries to a session.
@@ -403,6 +403,14 @@ export type GetStateRequest = Message<"sessiond.v1.GetStateRequest"> & {
    * @generated from field: bool inline_blobs = 8;
    */
   inlineBlobs: boolean;
+
+  /**
+   * Page from the end of the state backwards (see GetState). The tokens of
+   * such a reading carry its direction: send from_end with each of them.
+   *
+   * @generated from field: bool from_end = 9;
+   */
+  fromEnd: boolean;
 };
 
 /**
@@ -432,6 +440,13 @@ export type GetStateResponse = Message<"sessiond.v1.GetStateResponse"> & {
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
+
+  /**
+   * How many messages the whole state holds (every page together).
+   *
+   * @generated from field: uint64 message_count = 3;
+   */
+  messageCount: bigint;
 };
 
 /**
@@ -496,6 +511,17 @@ export type GetEntriesRequest = Message<"sessiond.v1.GetEntriesRequest"> & {
    * @generated from field: bool inline_blobs = 6;
    */
   inlineBlobs: boolean;
+
+  /**
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   *
+   * @generated from field: repeated string entry_ids = 7;
+   */
+  entryIds: string[];
 };
 
 /**
@@ -803,13 +829,18 @@ export const SessionService: GenService<{
    * never sends page_size gets as many messages as fit in one response (every
    * state that fits the server's --max-message-bytes arrives whole, as it did
    * before paging existed) and must check next_page_token.
+   * With from_end the pages run backwards: the first holds the last
+   * messages of the state (those nearest the entry folded to), each next
+   * one the run just before the previous page's, the messages of a page
+   * still in path order (prepend each page to what you have). A reader that
+   * shows the end of a long path first needs one call for it.
    * Consistency: every page is cut from the fold of the first page's
    * snapshot (its head seq, current leaf and fold target), also while
    * entries are appended or the leaf moves between pages.
    * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (a Leaf entry, a
-   * malformed page_token or one issued for another session, view or
-   * at_entry_id), ABORTED (the session was deleted and re-created since the
-   * first page: read again from the first page).
+   * malformed page_token or one issued for another session, view,
+   * at_entry_id or direction), ABORTED (the session was deleted and
+   * re-created since the first page: read again from the first page).
    *
    * @generated from rpc sessiond.v1.SessionService.GetState
    */
@@ -820,9 +851,12 @@ export const SessionService: GenService<{
   },
   /**
    * GetEntries returns a page of the raw log in seq order: at most limit
-   * entries, and fewer when more would exceed max_response_bytes.
-   * Errors: INVALID_ARGUMENT (limit over the maximum), NOT_FOUND,
-   * RESOURCE_EXHAUSTED (one entry alone larger than --max-message-bytes).
+   * entries, and fewer when more would exceed max_response_bytes. With
+   * entry_ids, those entries instead (by id, without knowing their seq).
+   * Errors: INVALID_ARGUMENT (limit over the maximum, more entry_ids than
+   * that, entry_ids with after_seq or limit), NOT_FOUND (the session, or an
+   * entry of entry_ids: the message names it), RESOURCE_EXHAUSTED (one
+   * entry alone larger than --max-message-bytes).
    *
    * @generated from rpc sessiond.v1.SessionService.GetEntries
    */

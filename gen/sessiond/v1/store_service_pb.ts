@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSJTCg5HZXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEg4KBm9mZnNldBgDIAEoBBIOCgZsZW5ndGgYBCABKAQiPQoPR2V0QmxvYlJlc3BvbnNlEgwKBGRhdGEYASABKAwSDgoGb2Zmc2V0GAIgASgEEgwKBHNpemUYAyABKAQiXwoOUHV0QmxvYlJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIMCgRzaXplGAMgASgEEg4KBm9mZnNldBgEIAEoBBIMCgRkYXRhGAUgASgMIjMKD1B1dEJsb2JSZXNwb25zZRIQCghyZWNlaXZlZBgBIAEoBBIOCgZzdG9yZWQYAiABKAgi+gIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEikKCG1ldGFkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpzZXNzaW9uX2lkGAUgASgJSAKIAQESHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIA4gBARIXCgphZ2VudF90eXBlGAcgASgJSASIAQESOQoEdGFncxgIIAMoCzIrLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEi/gIKDVNlc3Npb25GaWx0ZXISFgoOdGl0bGVfY29udGFpbnMYASABKAkSMgoEdGFncxgCIAMoCzIkLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXIuVGFnc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg11cGRhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg51cGRhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYWdlbnRfdHlwZRgHIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC19hZ2VudF90eXBlIpoCChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIeChFwYXJlbnRfc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEiUKBW9yZGVyGAUgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEioKBmZpbHRlchgGIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISJAoHc29ydF9ieRgHIAEoDjITLnNlc3Npb25kLnYxLlNvcnRCeRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKA1CFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoQCChRTZWFyY2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFcXVlcnkYAiABKAkSKgoGZmlsdGVyGAMgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIeChFwYXJlbnRfc2Vzc2lvbl9pZBgEIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgFIAEoDRISCgpwYWdlX3Rva2VuGAYgASgJEiUKBW9yZGVyGAcgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMswGCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USVgoNU2VhcmNoRW50cmllcxIhLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlElYKDURlbGV0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJQCgtGb3JrU2Vzc2lvbhIfLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBogLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USVgoNSW1wb3J0U2Vzc2lvbhIhLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABEkYKB0dldEJsb2ISGy5zZXNzaW9uZC52MS5HZXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldEJsb2JSZXNwb25zZTABEkQKB1B1dEJsb2ISGy5zZXNzaW9uZC52MS5QdXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLlB1dEJsb2JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSJTCg5HZXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEg4KBm9mZnNldBgDIAEoBBIOCgZsZW5ndGgYBCABKAQiPQoPR2V0QmxvYlJlc3BvbnNlEgwKBGRhdGEYASABKAwSDgoGb2Zmc2V0GAIgASgEEgwKBHNpemUYAyABKAQiXwoOUHV0QmxvYlJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIMCgRzaXplGAMgASgEEg4KBm9mZnNldBgEIAEoBBIMCgRkYXRhGAUgASgMIjMKD1B1dEJsb2JSZXNwb25zZRIQCghyZWNlaXZlZBgBIAEoBBIOCgZzdG9yZWQYAiABKAgi+gIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEikKCG1ldGFkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpzZXNzaW9uX2lkGAUgASgJSAKIAQESHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIA4gBARIXCgphZ2VudF90eXBlGAcgASgJSASIAQESOQoEdGFncxgIIAMoCzIrLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEi/gIKDVNlc3Npb25GaWx0ZXISFgoOdGl0bGVfY29udGFpbnMYASABKAkSMgoEdGFncxgCIAMoCzIkLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXIuVGFnc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg11cGRhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg51cGRhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYWdlbnRfdHlwZRgHIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC19hZ2VudF90eXBlIpoCChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIeChFwYXJlbnRfc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEiUKBW9yZGVyGAUgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEioKBmZpbHRlchgGIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISJAoHc29ydF9ieRgHIAEoDjITLnNlc3Npb25kLnYxLlNvcnRCeRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKA1CFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCSJXChBXb3Jrc3BhY2VTdW1tYXJ5EgwKBG5hbWUYASABKAkSFQoNc2Vzc2lvbl9jb3VudBgCIAEoBBIeChZzdWJhZ2VudF9zZXNzaW9uX2NvdW50GAMgASgEImQKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USMQoKd29ya3NwYWNlcxgBIAMoCzIdLnNlc3Npb25kLnYxLldvcmtzcGFjZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoQCChRTZWFyY2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFcXVlcnkYAiABKAkSKgoGZmlsdGVyGAMgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIeChFwYXJlbnRfc2Vzc2lvbl9pZBgEIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgFIAEoDRISCgpwYWdlX3Rva2VuGAYgASgJEiUKBW9yZGVyGAcgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMqcHCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USWQoOTGlzdFdvcmtzcGFjZXMSIi5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaIy5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlElYKDVNlYXJjaEVudHJpZXMSIS5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBoiLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXNwb25zZRJWCg1EZWxldGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUAoLRm9ya1Nlc3Npb24SHy5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaIC5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElYKDUltcG9ydFNlc3Npb24SIS5zZXNzaW9uZC52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXNwb25zZRJYCg1XYXRjaFNlc3Npb25zEiEuc2Vzc2lvbmQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVzcG9uc2UwARJGCgdHZXRCbG9iEhsuc2Vzc2lvbmQudjEuR2V0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRCbG9iUmVzcG9uc2UwARJECgdQdXRCbG9iEhsuc2Vzc2lvbmQudjEuUHV0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5QdXRCbG9iUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
 
 /**
  * GetBlobRequest reads a blob, or a range of it.
@@ -491,6 +491,98 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
   messageDesc(file_sessiond_v1_store_service, 10);
 
 /**
+ * ListWorkspacesRequest pages through the workspaces.
+ *
+ * @generated from message sessiond.v1.ListWorkspacesRequest
+ */
+export type ListWorkspacesRequest = Message<"sessiond.v1.ListWorkspacesRequest"> & {
+  /**
+   * 0 = the server's default page size.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * From the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ListWorkspacesRequest.
+ * Use `create(ListWorkspacesRequestSchema)` to create a new message.
+ */
+export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 11);
+
+/**
+ * WorkspaceSummary is one workspace of ListWorkspaces.
+ *
+ * @generated from message sessiond.v1.WorkspaceSummary
+ */
+export type WorkspaceSummary = Message<"sessiond.v1.WorkspaceSummary"> & {
+  /**
+   * The workspace's name (pass it as `workspace` to the other calls).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its top-level sessions: those ListSessions lists without
+   * parent_session_id.
+   *
+   * @generated from field: uint64 session_count = 2;
+   */
+  sessionCount: bigint;
+
+  /**
+   * Its subagent sessions.
+   *
+   * @generated from field: uint64 subagent_session_count = 3;
+   */
+  subagentSessionCount: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.WorkspaceSummary.
+ * Use `create(WorkspaceSummarySchema)` to create a new message.
+ */
+export const WorkspaceSummarySchema: GenMessage<WorkspaceSummary> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 12);
+
+/**
+ * ListWorkspacesResponse is one page.
+ *
+ * @generated from message sessiond.v1.ListWorkspacesResponse
+ */
+export type ListWorkspacesResponse = Message<"sessiond.v1.ListWorkspacesResponse"> & {
+  /**
+   * The page, by name.
+   *
+   * @generated from field: repeated sessiond.v1.WorkspaceSummary workspaces = 1;
+   */
+  workspaces: WorkspaceSummary[];
+
+  /**
+   * Empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ListWorkspacesResponse.
+ * Use `create(ListWorkspacesResponseSchema)` to create a new message.
+ */
+export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 13);
+
+/**
  * SearchEntriesRequest is one page of a text search.
  *
  * @generated from message sessiond.v1.SearchEntriesRequest
@@ -563,7 +655,7 @@ export type SearchEntriesRequest = Message<"sessiond.v1.SearchEntriesRequest"> &
  * Use `create(SearchEntriesRequestSchema)` to create a new message.
  */
 export const SearchEntriesRequestSchema: GenMessage<SearchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 11);
+  messageDesc(file_sessiond_v1_store_service, 14);
 
 /**
  * SearchHit is one matching entry.
@@ -627,7 +719,7 @@ export type SearchHit = Message<"sessiond.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 12);
+  messageDesc(file_sessiond_v1_store_service, 15);
 
 /**
  * SearchEntriesResponse is one page of hits.
@@ -665,7 +757,7 @@ export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse">
  * Use `create(SearchEntriesResponseSchema)` to create a new message.
  */
 export const SearchEntriesResponseSchema: GenMessage<SearchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 13);
+  messageDesc(file_sessiond_v1_store_service, 16);
 
 /**
  * DeleteSessionRequest names the session to delete.
@@ -710,7 +802,7 @@ export type DeleteSessionRequest = Message<"sessiond.v1.DeleteSessionRequest"> &
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 14);
+  messageDesc(file_sessiond_v1_store_service, 17);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -731,7 +823,7 @@ export type DeleteSessionResponse = Message<"sessiond.v1.DeleteSessionResponse">
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 15);
+  messageDesc(file_sessiond_v1_store_service, 18);
 
 /**
  * ForkSessionRequest names the fork point.
@@ -780,7 +872,7 @@ export type ForkSessionRequest = Message<"sessiond.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 16);
+  messageDesc(file_sessiond_v1_store_service, 19);
 
 /**
  * ForkSessionResponse returns the new session.
@@ -801,7 +893,7 @@ export type ForkSessionResponse = Message<"sessiond.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 17);
+  messageDesc(file_sessiond_v1_store_service, 20);
 
 /**
  * ImportSessionRequest carries a whole session log (see ImportSession).
@@ -836,7 +928,7 @@ export type ImportSessionRequest = Message<"sessiond.v1.ImportSessionRequest"> &
  * Use `create(ImportSessionRequestSchema)` to create a new message.
  */
 export const ImportSessionRequestSchema: GenMessage<ImportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 18);
+  messageDesc(file_sessiond_v1_store_service, 21);
 
 /**
  * ImportSessionResponse returns the imported session.
@@ -864,7 +956,7 @@ export type ImportSessionResponse = Message<"sessiond.v1.ImportSessionResponse">
  * Use `create(ImportSessionResponseSchema)` to create a new message.
  */
 export const ImportSessionResponseSchema: GenMessage<ImportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 19);
+  messageDesc(file_sessiond_v1_store_service, 22);
 
 /**
  * WatchSessionsRequest starts a watch of a workspace.
@@ -892,7 +984,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 20);
+  messageDesc(file_sessiond_v1_store_service, 23);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -941,7 +1033,7 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 21);
+  messageDesc(file_sessiond_v1_store_service, 24);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -1116,6 +1208,23 @@ export const StoreService: GenService<{
     methodKind: "unary";
     input: typeof ListSessionsRequestSchema;
     output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * ListWorkspaces pages through the workspaces that hold at least one
+   * session, by name (bytewise ascending), each with its number of
+   * top-level sessions (what ListSessions lists without parent_session_id)
+   * and of subagent sessions, corrupt ones included. A token that may use
+   * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+   * pages on the name: workspaces created or emptied between two calls
+   * never make a page repeat or skip a workspace that was there throughout.
+   * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+   *
+   * @generated from rpc sessiond.v1.StoreService.ListWorkspaces
+   */
+  listWorkspaces: {
+    methodKind: "unary";
+    input: typeof ListWorkspacesRequestSchema;
+    output: typeof ListWorkspacesResponseSchema;
   },
   /**
    * SearchEntries finds the message entries of a workspace whose text

@@ -18,6 +18,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  WorkspacePageQuery,
+  WorkspaceRecord,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
 import { type EngineStats, NO_OBSERVER, type StorageObserver } from "../observer.js";
@@ -357,6 +359,21 @@ export class JsonlEngine implements StorageEngine {
     const out: string[] = [];
     for (const name of await this.readdirOrEmpty(this.dataDir)) {
       if (WORKSPACE_PATTERN.test(name) && (await this.listIds(name)).length > 0) out.push(name);
+    }
+    return out;
+  }
+
+  /** The data dir's workspace directories by name, counted from the root index (its directory reads). */
+  async workspacePage(q: WorkspacePageQuery): Promise<WorkspaceRecord[]> {
+    this.checkOpen();
+    const names = (await this.readdirOrEmpty(this.dataDir))
+      .filter((n) => WORKSPACE_PATTERN.test(n) && n > q.after && (q.only?.has(n) ?? true))
+      .sort((a, b) => (a < b ? -1 : 1));
+    const out: WorkspaceRecord[] = [];
+    for (const name of names) {
+      if (out.length >= q.limit) break;
+      const { top, sub } = await this.index.counts(name);
+      if (top + sub > 0) out.push({ name, sessionCount: top, subagentCount: sub });
     }
     return out;
   }

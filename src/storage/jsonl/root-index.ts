@@ -167,6 +167,18 @@ export class RootIndex {
   }
 
   /**
+   * How many session files the workspace has: top-level, and subagent (an
+   * id in both directories counts once, as top-level, as in `ids`). Reads
+   * no file, only the directories when they changed.
+   */
+  async counts(workspace: string): Promise<{ top: number; sub: number }> {
+    const [top, sub] = (await this.refreshed(workspace)).dirs;
+    let subOnly = 0;
+    for (const id of sub.files.keys()) if (!top.files.has(id)) subOnly++;
+    return { top: top.files.size, sub: subOnly };
+  }
+
+  /**
    * The root of every session of the workspace, reading the first lines not
    * yet known. An id in both directories counts once, top-level first (as
    * the engine locates it).

@@ -1,6 +1,14 @@
 import type postgres from "postgres";
 import type { Tags } from "../../core/tags.js";
-import type { RootPageQuery, RootRecord, RootsHint, SessionKey, SessionRecord } from "../engine.js";
+import type {
+  RootPageQuery,
+  RootRecord,
+  RootsHint,
+  SessionKey,
+  SessionRecord,
+  WorkspacePageQuery,
+  WorkspaceRecord,
+} from "../engine.js";
 import type { PgContext } from "./context.js";
 import type { RowRecords } from "./row-records.js";
 import {
@@ -359,4 +367,32 @@ export async function listWorkspaces(ctx: PgContext): Promise<string[]> {
     () => ctx.sql<{ workspace: string }[]>`SELECT DISTINCT workspace FROM sessiond_sessions`,
   );
   return rows.map((r) => r.workspace);
+}
+
+/**
+ * A page of workspaces with their counts: one aggregate over the sessions
+ * table (its rows, never the entries), names compared bytewise (COLLATE
+ * "C") like the other engines' string order.
+ */
+export async function workspacePage(
+  ctx: PgContext,
+  q: WorkspacePageQuery,
+): Promise<WorkspaceRecord[]> {
+  if (q.only !== undefined && q.only.size === 0) return [];
+  const sql = ctx.sql;
+  const rows = await ctx.db(
+    "listing workspaces",
+    () =>
+      sql<{ workspace: string; top: number; sub: number }[]>`
+      SELECT workspace,
+        (count(*) FILTER (WHERE parent_session_id = ''))::int AS top,
+        (count(*) FILTER (WHERE parent_session_id <> ''))::int AS sub
+      FROM sessiond_sessions
+      WHERE workspace COLLATE "C" > ${q.after}
+      ${q.only === undefined ? sql`` : sql`AND workspace IN ${sql([...q.only])}`}
+      GROUP BY workspace
+      ORDER BY workspace COLLATE "C"
+      LIMIT ${q.limit}`,
+  );
+  return rows.map((r) => ({ name: r.workspace, sessionCount: r.top, subagentCount: r.sub }));
 }

@@ -19,6 +19,8 @@ import type {
   StorageEngine,
   StorageEvent,
   StorageListener,
+  WorkspacePageQuery,
+  WorkspaceRecord,
 } from "../engine.js";
 import { Listeners } from "../listeners.js";
 import { type EngineStats, inSpan, NO_OBSERVER, type StorageObserver } from "../observer.js";
@@ -40,6 +42,7 @@ import {
   PageMemo,
   pageRoots,
   sessionExists,
+  workspacePage,
 } from "./listing.js";
 import { Notifier, NotifyListener, parsePayload } from "./notify.js";
 import { resyncEvents } from "./resync.js";
@@ -321,6 +324,12 @@ export class PostgresEngine implements StorageEngine {
   async workspaces(): Promise<string[]> {
     await this.begin();
     return listWorkspaces(this.ctx);
+  }
+
+  /** One aggregate over the sessions table (listing.ts). */
+  async workspacePage(query: WorkspacePageQuery): Promise<WorkspaceRecord[]> {
+    await this.begin();
+    return workspacePage(this.ctx, query);
   }
 
   async delete(key: SessionKey, opts: DeleteOptions = {}): Promise<boolean> {

@@ -37,6 +37,7 @@ import { describePlannerErrors } from "./planner-errors.js";
 import { describeRetries } from "./retries.js";
 import { describeRoots } from "./roots.js";
 import { describeUnknownSessions } from "./unknown-sessions.js";
+import { describeWorkspaces } from "./workspaces.js";
 
 export type { ConformanceFactory, ConformanceHarness } from "./harness.js";
 export { expectedRootPage } from "./page-roots.js";
@@ -52,6 +53,7 @@ export function describeStorageConformance(name: string, factory: ConformanceFac
     describeMoves(suite);
     describePlannerErrors(suite);
     describeListing(suite);
+    describeWorkspaces(suite);
     describeRoots(suite);
     describeDelete(suite);
     describeEvents(suite);

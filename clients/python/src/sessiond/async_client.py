@@ -278,6 +278,18 @@ class AsyncStoreClient:
         req = _build(st.ListSessionsRequest, request, fields)
         return await self._inv.unary(self.stub.ListSessions, req, timeout, headers)
 
+    async def list_workspaces(
+        self,
+        request: Optional[st.ListWorkspacesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ListWorkspacesResponse:
+        """One page of the workspaces holding sessions (those the token may use), by name, with their counts."""
+        req = _build(st.ListWorkspacesRequest, request, fields)
+        return await self._inv.unary(self.stub.ListWorkspaces, req, timeout, headers)
+
     async def search_entries(
         self,
         request: Optional[st.SearchEntriesRequest] = None,

@@ -268,6 +268,18 @@ class StoreClient:
         req = _build(st.ListSessionsRequest, request, fields)
         return self._inv.unary(self.stub.ListSessions, req, timeout, headers)
 
+    def list_workspaces(
+        self,
+        request: Optional[st.ListWorkspacesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ListWorkspacesResponse:
+        """One page of the workspaces holding sessions (those the token may use), by name, with their counts."""
+        req = _build(st.ListWorkspacesRequest, request, fields)
+        return self._inv.unary(self.stub.ListWorkspaces, req, timeout, headers)
+
     def search_entries(
         self,
         request: Optional[st.SearchEntriesRequest] = None,

@@ -324,6 +324,7 @@ class GetStateRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     INLINE_BLOBS_FIELD_NUMBER: _builtins.int
+    FROM_END_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -352,6 +353,10 @@ class GetStateRequest(_message.Message):
     that it fits with them. A blob larger than half the budget, or one the
     workspace lacks, stays a reference (read it with GetBlob).
     """
+    from_end: _builtins.bool
+    """Page from the end of the state backwards (see GetState). The tokens of
+    such a reading carry its direction: send from_end with each of them.
+    """
     def __init__(
         self,
         *,
@@ -363,10 +368,11 @@ class GetStateRequest(_message.Message):
         page_token: _builtins.str = ...,
         max_response_bytes: _builtins.int = ...,
         inline_blobs: _builtins.bool = ...,
+        from_end: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "inline_blobs", b"inline_blobs", "max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id", "at_entry_id", b"at_entry_id", "from_end", b"from_end", "inline_blobs", b"inline_blobs", "max_response_bytes", b"max_response_bytes", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "view", b"view", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__at_entry_id: _TypeAlias = _typing.Literal["at_entry_id"]  # noqa: Y015
     _WhichOneofArgType__at_entry_id: _TypeAlias = _typing.Literal["_at_entry_id", b"_at_entry_id"]  # noqa: Y015
@@ -382,10 +388,13 @@ class GetStateResponse(_message.Message):
 
     STATE_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    MESSAGE_COUNT_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
     """Non-empty when more messages follow: pass it as page_token. Empty on
     the last (or only) page. Opaque.
     """
+    message_count: _builtins.int
+    """How many messages the whole state holds (every page together)."""
     @_builtins.property
     def state(self) -> _session_pb2.SessionState:
         """The state; its messages are this page's run of the fold's messages."""
@@ -395,10 +404,11 @@ class GetStateResponse(_message.Message):
         *,
         state: _session_pb2.SessionState | None = ...,
         next_page_token: _builtins.str = ...,
+        message_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message_count", b"message_count", "next_page_token", b"next_page_token", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -416,6 +426,7 @@ class GetEntriesRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _builtins.int
     MAX_RESPONSE_BYTES_FIELD_NUMBER: _builtins.int
     INLINE_BLOBS_FIELD_NUMBER: _builtins.int
+    ENTRY_IDS_FIELD_NUMBER: _builtins.int
     workspace: _builtins.str
     """Workspace; empty = "default"."""
     session: _builtins.str
@@ -439,6 +450,15 @@ class GetEntriesRequest(_message.Message):
     larger than half the budget, or one the workspace lacks, stays a
     reference.
     """
+    @_builtins.property
+    def entry_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Read these entries by id instead of the entries after after_seq
+        (after_seq and limit then stay 0): at most the server's max page size
+        of them, answered in seq order, each once. Those that do not fit in
+        max_response_bytes are left out of the page (it holds at least one):
+        ask again for the rest. An id not in the session is NOT_FOUND.
+        """
+
     def __init__(
         self,
         *,
@@ -448,10 +468,11 @@ class GetEntriesRequest(_message.Message):
         limit: _builtins.int = ...,
         max_response_bytes: _builtins.int = ...,
         inline_blobs: _builtins.bool = ...,
+        entry_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "inline_blobs", b"inline_blobs", "limit", b"limit", "max_response_bytes", b"max_response_bytes", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "entry_ids", b"entry_ids", "inline_blobs", b"inline_blobs", "limit", b"limit", "max_response_bytes", b"max_response_bytes", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

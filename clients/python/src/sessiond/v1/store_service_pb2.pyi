@@ -573,6 +573,92 @@ class ListSessionsResponse(_message.Message):
 Global___ListSessionsResponse: _TypeAlias = ListSessionsResponse  # noqa: Y015
 
 @_typing.final
+class ListWorkspacesRequest(_message.Message):
+    """ListWorkspacesRequest pages through the workspaces."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """0 = the server's default page size."""
+    page_token: _builtins.str
+    """From the previous response; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkspacesRequest: _TypeAlias = ListWorkspacesRequest  # noqa: Y015
+
+@_typing.final
+class WorkspaceSummary(_message.Message):
+    """WorkspaceSummary is one workspace of ListWorkspaces."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    SESSION_COUNT_FIELD_NUMBER: _builtins.int
+    SUBAGENT_SESSION_COUNT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The workspace's name (pass it as `workspace` to the other calls)."""
+    session_count: _builtins.int
+    """Its top-level sessions: those ListSessions lists without
+    parent_session_id.
+    """
+    subagent_session_count: _builtins.int
+    """Its subagent sessions."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        session_count: _builtins.int = ...,
+        subagent_session_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "session_count", b"session_count", "subagent_session_count", b"subagent_session_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WorkspaceSummary: _TypeAlias = WorkspaceSummary  # noqa: Y015
+
+@_typing.final
+class ListWorkspacesResponse(_message.Message):
+    """ListWorkspacesResponse is one page."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty when this is the last page."""
+    @_builtins.property
+    def workspaces(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkspaceSummary]:
+        """The page, by name."""
+
+    def __init__(
+        self,
+        *,
+        workspaces: _abc.Iterable[Global___WorkspaceSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "workspaces", b"workspaces"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWorkspacesResponse: _TypeAlias = ListWorkspacesResponse  # noqa: Y015
+
+@_typing.final
 class SearchEntriesRequest(_message.Message):
     """SearchEntriesRequest is one page of a text search."""
 

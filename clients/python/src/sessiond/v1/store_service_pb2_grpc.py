@@ -61,6 +61,11 @@ class StoreServiceStub:
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
+        self.ListWorkspaces = channel.unary_unary(
+                '/sessiond.v1.StoreService/ListWorkspaces',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesResponse.FromString,
+                _registered_method=True)
         self.SearchEntries = channel.unary_unary(
                 '/sessiond.v1.StoreService/SearchEntries',
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesRequest.SerializeToString,
@@ -147,6 +152,20 @@ class StoreServiceServicer:
         type does not match them). Files that are not sessions are ignored.
         Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
         malformed filter).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWorkspaces(self, request, context):
+        """ListWorkspaces pages through the workspaces that hold at least one
+        session, by name (bytewise ascending), each with its number of
+        top-level sessions (what ListSessions lists without parent_session_id)
+        and of subagent sessions, corrupt ones included. A token that may use
+        some workspaces only (--auth-tokens) lists those only. Pages are keyset
+        pages on the name: workspaces created or emptied between two calls
+        never make a page repeat or skip a workspace that was there throughout.
+        Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -281,6 +300,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.SerializeToString,
             ),
+            'ListWorkspaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkspaces,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesResponse.SerializeToString,
+            ),
             'SearchEntries': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchEntries,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.SearchEntriesRequest.FromString,
@@ -410,6 +434,33 @@ class StoreService:
             '/sessiond.v1.StoreService/ListSessions',
             sessiond_dot_v1_dot_store__service__pb2.ListSessionsRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWorkspaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/ListWorkspaces',
+            sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.ListWorkspacesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -72,6 +72,16 @@ class StoreServiceStub:
     Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
     malformed filter).
     """
+    ListWorkspaces: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.ListWorkspacesRequest, _store_service_pb2.ListWorkspacesResponse]
+    """ListWorkspaces pages through the workspaces that hold at least one
+    session, by name (bytewise ascending), each with its number of
+    top-level sessions (what ListSessions lists without parent_session_id)
+    and of subagent sessions, corrupt ones included. A token that may use
+    some workspaces only (--auth-tokens) lists those only. Pages are keyset
+    pages on the name: workspaces created or emptied between two calls
+    never make a page repeat or skip a workspace that was there throughout.
+    Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+    """
     SearchEntries: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.SearchEntriesRequest, _store_service_pb2.SearchEntriesResponse]
     """SearchEntries finds the message entries of a workspace whose text
     contains every word of a query (case-insensitive, Unicode case folding;
@@ -199,6 +209,16 @@ class StoreServiceAsyncStub(StoreServiceStub):
     type does not match them). Files that are not sessions are ignored.
     Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
     malformed filter).
+    """
+    ListWorkspaces: _aio.UnaryUnaryMultiCallable[_store_service_pb2.ListWorkspacesRequest, _store_service_pb2.ListWorkspacesResponse]  # type: ignore[assignment]
+    """ListWorkspaces pages through the workspaces that hold at least one
+    session, by name (bytewise ascending), each with its number of
+    top-level sessions (what ListSessions lists without parent_session_id)
+    and of subagent sessions, corrupt ones included. A token that may use
+    some workspaces only (--auth-tokens) lists those only. Pages are keyset
+    pages on the name: workspaces created or emptied between two calls
+    never make a page repeat or skip a workspace that was there throughout.
+    Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
     """
     SearchEntries: _aio.UnaryUnaryMultiCallable[_store_service_pb2.SearchEntriesRequest, _store_service_pb2.SearchEntriesResponse]  # type: ignore[assignment]
     """SearchEntries finds the message entries of a workspace whose text
@@ -342,6 +362,22 @@ class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
         type does not match them). Files that are not sessions are ignored.
         Errors: INVALID_ARGUMENT (bad page token / page size over the limit /
         malformed filter).
+        """
+
+    @_abc_1.abstractmethod
+    def ListWorkspaces(
+        self,
+        request: _store_service_pb2.ListWorkspacesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.ListWorkspacesResponse, _abc.Awaitable[_store_service_pb2.ListWorkspacesResponse]]:
+        """ListWorkspaces pages through the workspaces that hold at least one
+        session, by name (bytewise ascending), each with its number of
+        top-level sessions (what ListSessions lists without parent_session_id)
+        and of subagent sessions, corrupt ones included. A token that may use
+        some workspaces only (--auth-tokens) lists those only. Pages are keyset
+        pages on the name: workspaces created or emptied between two calls
+        never make a page repeat or skip a workspace that was there throughout.
+        Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
         """
 
     @_abc_1.abstractmethod

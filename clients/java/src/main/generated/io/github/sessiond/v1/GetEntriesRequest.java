@@ -34,6 +34,8 @@ private static final long serialVersionUID = 0L;
   private GetEntriesRequest() {
     workspace_ = "";
     session_ = "";
+    entryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -216,6 +218,75 @@ private static final long serialVersionUID = 0L;
     return inlineBlobs_;
   }
 
+  public static final int ENTRY_IDS_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private com.google.protobuf.LazyStringArrayList entryIds_ =
+      com.google.protobuf.LazyStringArrayList.emptyList();
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @return A list containing the entryIds.
+   */
+  public com.google.protobuf.ProtocolStringList
+      getEntryIdsList() {
+    return entryIds_;
+  }
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @return The count of entryIds.
+   */
+  public int getEntryIdsCount() {
+    return entryIds_.size();
+  }
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @param index The index of the element to return.
+   * @return The entryIds at the given index.
+   */
+  public java.lang.String getEntryIds(int index) {
+    return entryIds_.get(index);
+  }
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the entryIds at the given index.
+   */
+  public com.google.protobuf.ByteString
+      getEntryIdsBytes(int index) {
+    return entryIds_.getByteString(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -248,6 +319,9 @@ private static final long serialVersionUID = 0L;
     if (inlineBlobs_ != false) {
       output.writeBool(6, inlineBlobs_);
     }
+    for (int i = 0; i < entryIds_.size(); i++) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, entryIds_.getRaw(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -273,6 +347,14 @@ private static final long serialVersionUID = 0L;
     if (inlineBlobs_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(6, inlineBlobs_);
+    }
+    {
+      int dataSize = 0;
+      for (int i = 0; i < entryIds_.size(); i++) {
+        dataSize += computeStringSizeNoTag(entryIds_.getRaw(i));
+      }
+      size += dataSize;
+      size += 1 * getEntryIdsList().size();
     }
     return size;
   }
@@ -310,6 +392,8 @@ private static final long serialVersionUID = 0L;
         != other.getMaxResponseBytes()) return false;
     if (getInlineBlobs()
         != other.getInlineBlobs()) return false;
+    if (!getEntryIdsList()
+        .equals(other.getEntryIdsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -335,6 +419,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + INLINE_BLOBS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getInlineBlobs());
+    if (getEntryIdsCount() > 0) {
+      hash = (37 * hash) + ENTRY_IDS_FIELD_NUMBER;
+      hash = (53 * hash) + getEntryIdsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -476,6 +564,8 @@ private static final long serialVersionUID = 0L;
       limit_ = 0;
       maxResponseBytes_ = 0;
       inlineBlobs_ = false;
+      entryIds_ =
+          com.google.protobuf.LazyStringArrayList.emptyList();
       return this;
     }
 
@@ -527,6 +617,10 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.inlineBlobs_ = inlineBlobs_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        entryIds_.makeImmutable();
+        result.entryIds_ = entryIds_;
+      }
     }
 
     @java.lang.Override
@@ -562,6 +656,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getInlineBlobs() != false) {
         setInlineBlobs(other.getInlineBlobs());
+      }
+      if (!other.entryIds_.isEmpty()) {
+        if (entryIds_.isEmpty()) {
+          entryIds_ = other.entryIds_;
+          bitField0_ |= 0x00000040;
+        } else {
+          ensureEntryIdsIsMutable();
+          entryIds_.addAll(other.entryIds_);
+        }
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -617,6 +721,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              ensureEntryIdsIsMutable();
+              entryIds_.add(input.readStringRequireUtf8());
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1014,6 +1123,189 @@ private static final long serialVersionUID = 0L;
     public Builder clearInlineBlobs() {
       bitField0_ = (bitField0_ & ~0x00000020);
       inlineBlobs_ = false;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.LazyStringArrayList entryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+    private void ensureEntryIdsIsMutable() {
+      if (!entryIds_.isModifiable()) {
+        entryIds_ = new com.google.protobuf.LazyStringArrayList(entryIds_);
+      }
+      bitField0_ |= 0x00000040;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @return A list containing the entryIds.
+     */
+    public com.google.protobuf.ProtocolStringList
+        getEntryIdsList() {
+      entryIds_.makeImmutable();
+      return entryIds_;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @return The count of entryIds.
+     */
+    public int getEntryIdsCount() {
+      return entryIds_.size();
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param index The index of the element to return.
+     * @return The entryIds at the given index.
+     */
+    public java.lang.String getEntryIds(int index) {
+      return entryIds_.get(index);
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param index The index of the value to return.
+     * @return The bytes of the entryIds at the given index.
+     */
+    public com.google.protobuf.ByteString
+        getEntryIdsBytes(int index) {
+      return entryIds_.getByteString(index);
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param index The index to set the value at.
+     * @param value The entryIds to set.
+     * @return This builder for chaining.
+     */
+    public Builder setEntryIds(
+        int index, java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureEntryIdsIsMutable();
+      entryIds_.set(index, value);
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param value The entryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addEntryIds(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      ensureEntryIdsIsMutable();
+      entryIds_.add(value);
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param values The entryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addAllEntryIds(
+        java.lang.Iterable<java.lang.String> values) {
+      ensureEntryIdsIsMutable();
+      com.google.protobuf.AbstractMessageLite.Builder.addAll(
+          values, entryIds_);
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearEntryIds() {
+      entryIds_ =
+        com.google.protobuf.LazyStringArrayList.emptyList();
+      bitField0_ = (bitField0_ & ~0x00000040);;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Read these entries by id instead of the entries after after_seq
+     * (after_seq and limit then stay 0): at most the server's max page size
+     * of them, answered in seq order, each once. Those that do not fit in
+     * max_response_bytes are left out of the page (it holds at least one):
+     * ask again for the rest. An id not in the session is NOT_FOUND.
+     * </pre>
+     *
+     * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+     * @param value The bytes of the entryIds to add.
+     * @return This builder for chaining.
+     */
+    public Builder addEntryIdsBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      ensureEntryIdsIsMutable();
+      entryIds_.add(value);
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }

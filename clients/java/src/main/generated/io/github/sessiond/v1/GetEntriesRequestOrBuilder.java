@@ -97,4 +97,61 @@ public interface GetEntriesRequestOrBuilder extends
    * @return The inlineBlobs.
    */
   boolean getInlineBlobs();
+
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @return A list containing the entryIds.
+   */
+  java.util.List<java.lang.String>
+      getEntryIdsList();
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @return The count of entryIds.
+   */
+  int getEntryIdsCount();
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @param index The index of the element to return.
+   * @return The entryIds at the given index.
+   */
+  java.lang.String getEntryIds(int index);
+  /**
+   * <pre>
+   * Read these entries by id instead of the entries after after_seq
+   * (after_seq and limit then stay 0): at most the server's max page size
+   * of them, answered in seq order, each once. Those that do not fit in
+   * max_response_bytes are left out of the page (it holds at least one):
+   * ask again for the rest. An id not in the session is NOT_FOUND.
+   * </pre>
+   *
+   * <code>repeated string entry_ids = 7 [json_name = "entryIds"];</code>
+   * @param index The index of the value to return.
+   * @return The bytes of the entryIds at the given index.
+   */
+  com.google.protobuf.ByteString
+      getEntryIdsBytes(int index);
 }

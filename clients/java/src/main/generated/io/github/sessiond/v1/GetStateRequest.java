@@ -338,6 +338,22 @@ private static final long serialVersionUID = 0L;
     return inlineBlobs_;
   }
 
+  public static final int FROM_END_FIELD_NUMBER = 9;
+  private boolean fromEnd_ = false;
+  /**
+   * <pre>
+   * Page from the end of the state backwards (see GetState). The tokens of
+   * such a reading carry its direction: send from_end with each of them.
+   * </pre>
+   *
+   * <code>bool from_end = 9 [json_name = "fromEnd"];</code>
+   * @return The fromEnd.
+   */
+  @java.lang.Override
+  public boolean getFromEnd() {
+    return fromEnd_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -376,6 +392,9 @@ private static final long serialVersionUID = 0L;
     if (inlineBlobs_ != false) {
       output.writeBool(8, inlineBlobs_);
     }
+    if (fromEnd_ != false) {
+      output.writeBool(9, fromEnd_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -407,6 +426,10 @@ private static final long serialVersionUID = 0L;
     if (inlineBlobs_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(8, inlineBlobs_);
+    }
+    if (fromEnd_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(9, fromEnd_);
     }
     return size;
   }
@@ -450,6 +473,8 @@ private static final long serialVersionUID = 0L;
         != other.getMaxResponseBytes()) return false;
     if (getInlineBlobs()
         != other.getInlineBlobs()) return false;
+    if (getFromEnd()
+        != other.getFromEnd()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -480,6 +505,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + INLINE_BLOBS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getInlineBlobs());
+    hash = (37 * hash) + FROM_END_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getFromEnd());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -623,6 +651,7 @@ private static final long serialVersionUID = 0L;
       pageToken_ = "";
       maxResponseBytes_ = 0;
       inlineBlobs_ = false;
+      fromEnd_ = false;
       return this;
     }
 
@@ -682,6 +711,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.inlineBlobs_ = inlineBlobs_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.fromEnd_ = fromEnd_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -728,6 +760,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getInlineBlobs() != false) {
         setInlineBlobs(other.getInlineBlobs());
+      }
+      if (other.getFromEnd() != false) {
+        setFromEnd(other.getFromEnd());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -793,6 +828,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 64
+            case 72: {
+              fromEnd_ = input.readBool();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1415,6 +1455,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearInlineBlobs() {
       bitField0_ = (bitField0_ & ~0x00000080);
       inlineBlobs_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean fromEnd_ ;
+    /**
+     * <pre>
+     * Page from the end of the state backwards (see GetState). The tokens of
+     * such a reading carry its direction: send from_end with each of them.
+     * </pre>
+     *
+     * <code>bool from_end = 9 [json_name = "fromEnd"];</code>
+     * @return The fromEnd.
+     */
+    @java.lang.Override
+    public boolean getFromEnd() {
+      return fromEnd_;
+    }
+    /**
+     * <pre>
+     * Page from the end of the state backwards (see GetState). The tokens of
+     * such a reading carry its direction: send from_end with each of them.
+     * </pre>
+     *
+     * <code>bool from_end = 9 [json_name = "fromEnd"];</code>
+     * @param value The fromEnd to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFromEnd(boolean value) {
+
+      fromEnd_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Page from the end of the state backwards (see GetState). The tokens of
+     * such a reading carry its direction: send from_end with each of them.
+     * </pre>
+     *
+     * <code>bool from_end = 9 [json_name = "fromEnd"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFromEnd() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      fromEnd_ = false;
       onChanged();
       return this;
     }

@@ -156,4 +156,15 @@ public interface GetStateRequestOrBuilder extends
    * @return The inlineBlobs.
    */
   boolean getInlineBlobs();
+
+  /**
+   * <pre>
+   * Page from the end of the state backwards (see GetState). The tokens of
+   * such a reading carry its direction: send from_end with each of them.
+   * </pre>
+   *
+   * <code>bool from_end = 9 [json_name = "fromEnd"];</code>
+   * @return The fromEnd.
+   */
+  boolean getFromEnd();
 }

@@ -141,6 +141,21 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int MESSAGE_COUNT_FIELD_NUMBER = 3;
+  private long messageCount_ = 0L;
+  /**
+   * <pre>
+   * How many messages the whole state holds (every page together).
+   * </pre>
+   *
+   * <code>uint64 message_count = 3 [json_name = "messageCount"];</code>
+   * @return The messageCount.
+   */
+  @java.lang.Override
+  public long getMessageCount() {
+    return messageCount_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -161,6 +176,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, nextPageToken_);
     }
+    if (messageCount_ != 0L) {
+      output.writeUInt64(3, messageCount_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -171,6 +189,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(nextPageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, nextPageToken_);
+    }
+    if (messageCount_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt64Size(3, messageCount_);
     }
     return size;
   }
@@ -203,6 +225,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getNextPageToken()
         .equals(other.getNextPageToken())) return false;
+    if (getMessageCount()
+        != other.getMessageCount()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -220,6 +244,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + NEXT_PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getNextPageToken().hashCode();
+    hash = (37 * hash) + MESSAGE_COUNT_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getMessageCount());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -367,6 +394,7 @@ private static final long serialVersionUID = 0L;
         stateBuilder_ = null;
       }
       nextPageToken_ = "";
+      messageCount_ = 0L;
       return this;
     }
 
@@ -410,6 +438,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.nextPageToken_ = nextPageToken_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.messageCount_ = messageCount_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -432,6 +463,9 @@ private static final long serialVersionUID = 0L;
         nextPageToken_ = other.nextPageToken_;
         bitField0_ |= 0x00000002;
         onChanged();
+      }
+      if (other.getMessageCount() != 0L) {
+        setMessageCount(other.getMessageCount());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -469,6 +503,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              messageCount_ = input.readUInt64();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -734,6 +773,50 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       nextPageToken_ = value;
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private long messageCount_ ;
+    /**
+     * <pre>
+     * How many messages the whole state holds (every page together).
+     * </pre>
+     *
+     * <code>uint64 message_count = 3 [json_name = "messageCount"];</code>
+     * @return The messageCount.
+     */
+    @java.lang.Override
+    public long getMessageCount() {
+      return messageCount_;
+    }
+    /**
+     * <pre>
+     * How many messages the whole state holds (every page together).
+     * </pre>
+     *
+     * <code>uint64 message_count = 3 [json_name = "messageCount"];</code>
+     * @param value The messageCount to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMessageCount(long value) {
+
+      messageCount_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many messages the whole state holds (every page together).
+     * </pre>
+     *
+     * <code>uint64 message_count = 3 [json_name = "messageCount"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMessageCount() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      messageCount_ = 0L;
       onChanged();
       return this;
     }

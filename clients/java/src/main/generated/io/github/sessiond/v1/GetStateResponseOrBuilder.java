@@ -58,4 +58,14 @@ public interface GetStateResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNextPageTokenBytes();
+
+  /**
+   * <pre>
+   * How many messages the whole state holds (every page together).
+   * </pre>
+   *
+   * <code>uint64 message_count = 3 [json_name = "messageCount"];</code>
+   * @return The messageCount.
+   */
+  long getMessageCount();
 }

@@ -151,7 +151,7 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
       "\023\n\021_expected_leaf_idB\017\n\r_expected_seqB\013\n" +
       "\t_entry_id\"g\n\rResetResponse\022\027\n\007leaf_id\030\001" +
       " \001(\tR\006leafId\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\022" +
-      "\"\n\rleaf_entry_id\030\003 \001(\tR\013leafEntryId\"\262\002\n\017" +
+      "\"\n\rleaf_entry_id\030\003 \001(\tR\013leafEntryId\"\315\002\n\017" +
       "GetStateRequest\022\034\n\tworkspace\030\001 \001(\tR\twork" +
       "space\022\030\n\007session\030\002 \001(\tR\007session\022#\n\013at_en" +
       "try_id\030\003 \001(\tH\000R\tatEntryId\210\001\001\022%\n\004view\030\004 \001" +
@@ -159,51 +159,53 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
       "\030\005 \001(\rR\010pageSize\022\035\n\npage_token\030\006 \001(\tR\tpa" +
       "geToken\022,\n\022max_response_bytes\030\007 \001(\rR\020max" +
       "ResponseBytes\022!\n\014inline_blobs\030\010 \001(\010R\013inl" +
-      "ineBlobsB\016\n\014_at_entry_id\"k\n\020GetStateResp" +
-      "onse\022/\n\005state\030\001 \001(\0132\031.sessiond.v1.Sessio" +
-      "nStateR\005state\022&\n\017next_page_token\030\002 \001(\tR\r" +
-      "nextPageToken\"\317\001\n\021GetEntriesRequest\022\034\n\tw" +
-      "orkspace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001" +
-      "(\tR\007session\022\033\n\tafter_seq\030\003 \001(\004R\010afterSeq" +
-      "\022\024\n\005limit\030\004 \001(\rR\005limit\022,\n\022max_response_b" +
-      "ytes\030\005 \001(\rR\020maxResponseBytes\022!\n\014inline_b" +
-      "lobs\030\006 \001(\010R\013inlineBlobs\"]\n\022GetEntriesRes" +
-      "ponse\022,\n\007entries\030\001 \003(\0132\022.sessiond.v1.Ent" +
-      "ryR\007entries\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\"\262" +
-      "\001\n\016GetTreeRequest\022\034\n\tworkspace\030\001 \001(\tR\two" +
-      "rkspace\022\030\n\007session\030\002 \001(\tR\007session\022\033\n\tpag" +
-      "e_size\030\003 \001(\rR\010pageSize\022\035\n\npage_token\030\004 \001" +
-      "(\tR\tpageToken\022,\n\022max_response_bytes\030\005 \001(" +
-      "\rR\020maxResponseBytes\"\232\001\n\017GetTreeResponse\022" +
-      "+\n\005nodes\030\001 \003(\0132\025.sessiond.v1.TreeNodeR\005n" +
-      "odes\022\027\n\007leaf_id\030\002 \001(\tR\006leafId\022\031\n\010head_se" +
-      "q\030\003 \001(\004R\007headSeq\022&\n\017next_page_token\030\004 \001(" +
-      "\tR\rnextPageToken\"j\n\023WatchEntriesRequest\022" +
-      "\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007session" +
-      "\030\002 \001(\tR\007session\022\033\n\tafter_seq\030\003 \001(\004R\010afte" +
-      "rSeq\"V\n\tHeartbeat\022\031\n\010head_seq\030\001 \001(\004R\007hea" +
-      "dSeq\022.\n\004time\030\002 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\004time\"\203\001\n\024WatchEntriesResponse\022*\n" +
-      "\005entry\030\001 \001(\0132\022.sessiond.v1.EntryH\000R\005entr" +
-      "y\0226\n\theartbeat\030\002 \001(\0132\026.sessiond.v1.Heart" +
-      "beatH\000R\theartbeatB\007\n\005event2\213\004\n\016SessionSe" +
-      "rvice\022A\n\006Append\022\032.sessiond.v1.AppendRequ" +
-      "est\032\033.sessiond.v1.AppendResponse\022A\n\006Rewi" +
-      "nd\022\032.sessiond.v1.RewindRequest\032\033.session" +
-      "d.v1.RewindResponse\022>\n\005Reset\022\031.sessiond." +
-      "v1.ResetRequest\032\032.sessiond.v1.ResetRespo" +
-      "nse\022G\n\010GetState\022\034.sessiond.v1.GetStateRe" +
-      "quest\032\035.sessiond.v1.GetStateResponse\022M\n\n" +
-      "GetEntries\022\036.sessiond.v1.GetEntriesReque" +
-      "st\032\037.sessiond.v1.GetEntriesResponse\022D\n\007G" +
-      "etTree\022\033.sessiond.v1.GetTreeRequest\032\034.se" +
-      "ssiond.v1.GetTreeResponse\022U\n\014WatchEntrie" +
-      "s\022 .sessiond.v1.WatchEntriesRequest\032!.se" +
-      "ssiond.v1.WatchEntriesResponse0\001By\n\025io.g" +
-      "ithub.sessiond.v1B\023SessionServiceProtoP\001" +
-      "\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Ses" +
-      "siond\\V1\\GPBMetadata\352\002\014Sessiond::V1b\006pro" +
-      "to3"
+      "ineBlobs\022\031\n\010from_end\030\t \001(\010R\007fromEndB\016\n\014_" +
+      "at_entry_id\"\220\001\n\020GetStateResponse\022/\n\005stat" +
+      "e\030\001 \001(\0132\031.sessiond.v1.SessionStateR\005stat" +
+      "e\022&\n\017next_page_token\030\002 \001(\tR\rnextPageToke" +
+      "n\022#\n\rmessage_count\030\003 \001(\004R\014messageCount\"\354" +
+      "\001\n\021GetEntriesRequest\022\034\n\tworkspace\030\001 \001(\tR" +
+      "\tworkspace\022\030\n\007session\030\002 \001(\tR\007session\022\033\n\t" +
+      "after_seq\030\003 \001(\004R\010afterSeq\022\024\n\005limit\030\004 \001(\r" +
+      "R\005limit\022,\n\022max_response_bytes\030\005 \001(\rR\020max" +
+      "ResponseBytes\022!\n\014inline_blobs\030\006 \001(\010R\013inl" +
+      "ineBlobs\022\033\n\tentry_ids\030\007 \003(\tR\010entryIds\"]\n" +
+      "\022GetEntriesResponse\022,\n\007entries\030\001 \003(\0132\022.s" +
+      "essiond.v1.EntryR\007entries\022\031\n\010head_seq\030\002 " +
+      "\001(\004R\007headSeq\"\262\001\n\016GetTreeRequest\022\034\n\tworks" +
+      "pace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007" +
+      "session\022\033\n\tpage_size\030\003 \001(\rR\010pageSize\022\035\n\n" +
+      "page_token\030\004 \001(\tR\tpageToken\022,\n\022max_respo" +
+      "nse_bytes\030\005 \001(\rR\020maxResponseBytes\"\232\001\n\017Ge" +
+      "tTreeResponse\022+\n\005nodes\030\001 \003(\0132\025.sessiond." +
+      "v1.TreeNodeR\005nodes\022\027\n\007leaf_id\030\002 \001(\tR\006lea" +
+      "fId\022\031\n\010head_seq\030\003 \001(\004R\007headSeq\022&\n\017next_p" +
+      "age_token\030\004 \001(\tR\rnextPageToken\"j\n\023WatchE" +
+      "ntriesRequest\022\034\n\tworkspace\030\001 \001(\tR\tworksp" +
+      "ace\022\030\n\007session\030\002 \001(\tR\007session\022\033\n\tafter_s" +
+      "eq\030\003 \001(\004R\010afterSeq\"V\n\tHeartbeat\022\031\n\010head_" +
+      "seq\030\001 \001(\004R\007headSeq\022.\n\004time\030\002 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\004time\"\203\001\n\024WatchEntr" +
+      "iesResponse\022*\n\005entry\030\001 \001(\0132\022.sessiond.v1" +
+      ".EntryH\000R\005entry\0226\n\theartbeat\030\002 \001(\0132\026.ses" +
+      "siond.v1.HeartbeatH\000R\theartbeatB\007\n\005event" +
+      "2\213\004\n\016SessionService\022A\n\006Append\022\032.sessiond" +
+      ".v1.AppendRequest\032\033.sessiond.v1.AppendRe" +
+      "sponse\022A\n\006Rewind\022\032.sessiond.v1.RewindReq" +
+      "uest\032\033.sessiond.v1.RewindResponse\022>\n\005Res" +
+      "et\022\031.sessiond.v1.ResetRequest\032\032.sessiond" +
+      ".v1.ResetResponse\022G\n\010GetState\022\034.sessiond" +
+      ".v1.GetStateRequest\032\035.sessiond.v1.GetSta" +
+      "teResponse\022M\n\nGetEntries\022\036.sessiond.v1.G" +
+      "etEntriesRequest\032\037.sessiond.v1.GetEntrie" +
+      "sResponse\022D\n\007GetTree\022\033.sessiond.v1.GetTr" +
+      "eeRequest\032\034.sessiond.v1.GetTreeResponse\022" +
+      "U\n\014WatchEntries\022 .sessiond.v1.WatchEntri" +
+      "esRequest\032!.sessiond.v1.WatchEntriesResp" +
+      "onse0\001By\n\025io.github.sessiond.v1B\023Session" +
+      "ServiceProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Ses" +
+      "siond\\V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Ses" +
+      "siond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -259,19 +261,19 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
     internal_static_sessiond_v1_GetStateRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetStateRequest_descriptor,
-        new java.lang.String[] { "Workspace", "Session", "AtEntryId", "View", "PageSize", "PageToken", "MaxResponseBytes", "InlineBlobs", });
+        new java.lang.String[] { "Workspace", "Session", "AtEntryId", "View", "PageSize", "PageToken", "MaxResponseBytes", "InlineBlobs", "FromEnd", });
     internal_static_sessiond_v1_GetStateResponse_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_sessiond_v1_GetStateResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetStateResponse_descriptor,
-        new java.lang.String[] { "State", "NextPageToken", });
+        new java.lang.String[] { "State", "NextPageToken", "MessageCount", });
     internal_static_sessiond_v1_GetEntriesRequest_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_sessiond_v1_GetEntriesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetEntriesRequest_descriptor,
-        new java.lang.String[] { "Workspace", "Session", "AfterSeq", "Limit", "MaxResponseBytes", "InlineBlobs", });
+        new java.lang.String[] { "Workspace", "Session", "AfterSeq", "Limit", "MaxResponseBytes", "InlineBlobs", "EntryIds", });
     internal_static_sessiond_v1_GetEntriesResponse_descriptor =
       getDescriptor().getMessageType(10);
     internal_static_sessiond_v1_GetEntriesResponse_fieldAccessorTable = new

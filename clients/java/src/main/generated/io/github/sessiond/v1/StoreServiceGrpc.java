@@ -118,6 +118,37 @@ public final class StoreServiceGrpc {
     return getListSessionsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ListWorkspacesRequest,
+      io.github.sessiond.v1.ListWorkspacesResponse> getListWorkspacesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListWorkspaces",
+      requestType = io.github.sessiond.v1.ListWorkspacesRequest.class,
+      responseType = io.github.sessiond.v1.ListWorkspacesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ListWorkspacesRequest,
+      io.github.sessiond.v1.ListWorkspacesResponse> getListWorkspacesMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ListWorkspacesRequest, io.github.sessiond.v1.ListWorkspacesResponse> getListWorkspacesMethod;
+    if ((getListWorkspacesMethod = StoreServiceGrpc.getListWorkspacesMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getListWorkspacesMethod = StoreServiceGrpc.getListWorkspacesMethod) == null) {
+          StoreServiceGrpc.getListWorkspacesMethod = getListWorkspacesMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ListWorkspacesRequest, io.github.sessiond.v1.ListWorkspacesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListWorkspaces"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListWorkspacesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListWorkspacesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ListWorkspaces"))
+              .build();
+        }
+      }
+    }
+    return getListWorkspacesMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.SearchEntriesRequest,
       io.github.sessiond.v1.SearchEntriesResponse> getSearchEntriesMethod;
 
@@ -461,6 +492,23 @@ public final class StoreServiceGrpc {
 
     /**
      * <pre>
+     * ListWorkspaces pages through the workspaces that hold at least one
+     * session, by name (bytewise ascending), each with its number of
+     * top-level sessions (what ListSessions lists without parent_session_id)
+     * and of subagent sessions, corrupt ones included. A token that may use
+     * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+     * pages on the name: workspaces created or emptied between two calls
+     * never make a page repeat or skip a workspace that was there throughout.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+     * </pre>
+     */
+    default void listWorkspaces(io.github.sessiond.v1.ListWorkspacesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListWorkspacesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListWorkspacesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * SearchEntries finds the message entries of a workspace whose text
      * contains every word of a query (case-insensitive, Unicode case folding;
      * text parts, thinking and tool results; tool-call arguments as their
@@ -698,6 +746,24 @@ public final class StoreServiceGrpc {
 
     /**
      * <pre>
+     * ListWorkspaces pages through the workspaces that hold at least one
+     * session, by name (bytewise ascending), each with its number of
+     * top-level sessions (what ListSessions lists without parent_session_id)
+     * and of subagent sessions, corrupt ones included. A token that may use
+     * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+     * pages on the name: workspaces created or emptied between two calls
+     * never make a page repeat or skip a workspace that was there throughout.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+     * </pre>
+     */
+    public void listWorkspaces(io.github.sessiond.v1.ListWorkspacesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListWorkspacesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListWorkspacesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * SearchEntries finds the message entries of a workspace whose text
      * contains every word of a query (case-insensitive, Unicode case folding;
      * text parts, thinking and tool results; tool-call arguments as their
@@ -915,6 +981,23 @@ public final class StoreServiceGrpc {
 
     /**
      * <pre>
+     * ListWorkspaces pages through the workspaces that hold at least one
+     * session, by name (bytewise ascending), each with its number of
+     * top-level sessions (what ListSessions lists without parent_session_id)
+     * and of subagent sessions, corrupt ones included. A token that may use
+     * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+     * pages on the name: workspaces created or emptied between two calls
+     * never make a page repeat or skip a workspace that was there throughout.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListWorkspacesResponse listWorkspaces(io.github.sessiond.v1.ListWorkspacesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListWorkspacesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * SearchEntries finds the message entries of a workspace whose text
      * contains every word of a query (case-insensitive, Unicode case folding;
      * text parts, thinking and tool results; tool-call arguments as their
@@ -1125,6 +1208,23 @@ public final class StoreServiceGrpc {
     public io.github.sessiond.v1.ListSessionsResponse listSessions(io.github.sessiond.v1.ListSessionsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListWorkspaces pages through the workspaces that hold at least one
+     * session, by name (bytewise ascending), each with its number of
+     * top-level sessions (what ListSessions lists without parent_session_id)
+     * and of subagent sessions, corrupt ones included. A token that may use
+     * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+     * pages on the name: workspaces created or emptied between two calls
+     * never make a page repeat or skip a workspace that was there throughout.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListWorkspacesResponse listWorkspaces(io.github.sessiond.v1.ListWorkspacesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListWorkspacesMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1344,6 +1444,24 @@ public final class StoreServiceGrpc {
 
     /**
      * <pre>
+     * ListWorkspaces pages through the workspaces that hold at least one
+     * session, by name (bytewise ascending), each with its number of
+     * top-level sessions (what ListSessions lists without parent_session_id)
+     * and of subagent sessions, corrupt ones included. A token that may use
+     * some workspaces only (--auth-tokens) lists those only. Pages are keyset
+     * pages on the name: workspaces created or emptied between two calls
+     * never make a page repeat or skip a workspace that was there throughout.
+     * Errors: INVALID_ARGUMENT (bad page token / page size over the limit).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ListWorkspacesResponse> listWorkspaces(
+        io.github.sessiond.v1.ListWorkspacesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListWorkspacesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
      * SearchEntries finds the message entries of a workspace whose text
      * contains every word of a query (case-insensitive, Unicode case folding;
      * text parts, thinking and tool results; tool-call arguments as their
@@ -1457,13 +1575,14 @@ public final class StoreServiceGrpc {
   private static final int METHODID_CREATE_SESSION = 0;
   private static final int METHODID_GET_SESSION = 1;
   private static final int METHODID_LIST_SESSIONS = 2;
-  private static final int METHODID_SEARCH_ENTRIES = 3;
-  private static final int METHODID_DELETE_SESSION = 4;
-  private static final int METHODID_FORK_SESSION = 5;
-  private static final int METHODID_IMPORT_SESSION = 6;
-  private static final int METHODID_WATCH_SESSIONS = 7;
-  private static final int METHODID_GET_BLOB = 8;
-  private static final int METHODID_PUT_BLOB = 9;
+  private static final int METHODID_LIST_WORKSPACES = 3;
+  private static final int METHODID_SEARCH_ENTRIES = 4;
+  private static final int METHODID_DELETE_SESSION = 5;
+  private static final int METHODID_FORK_SESSION = 6;
+  private static final int METHODID_IMPORT_SESSION = 7;
+  private static final int METHODID_WATCH_SESSIONS = 8;
+  private static final int METHODID_GET_BLOB = 9;
+  private static final int METHODID_PUT_BLOB = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1493,6 +1612,10 @@ public final class StoreServiceGrpc {
         case METHODID_LIST_SESSIONS:
           serviceImpl.listSessions((io.github.sessiond.v1.ListSessionsRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSessionsResponse>) responseObserver);
+          break;
+        case METHODID_LIST_WORKSPACES:
+          serviceImpl.listWorkspaces((io.github.sessiond.v1.ListWorkspacesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListWorkspacesResponse>) responseObserver);
           break;
         case METHODID_SEARCH_ENTRIES:
           serviceImpl.searchEntries((io.github.sessiond.v1.SearchEntriesRequest) request,
@@ -1561,6 +1684,13 @@ public final class StoreServiceGrpc {
               io.github.sessiond.v1.ListSessionsRequest,
               io.github.sessiond.v1.ListSessionsResponse>(
                 service, METHODID_LIST_SESSIONS)))
+        .addMethod(
+          getListWorkspacesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ListWorkspacesRequest,
+              io.github.sessiond.v1.ListWorkspacesResponse>(
+                service, METHODID_LIST_WORKSPACES)))
         .addMethod(
           getSearchEntriesMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -1661,6 +1791,7 @@ public final class StoreServiceGrpc {
               .addMethod(getCreateSessionMethod())
               .addMethod(getGetSessionMethod())
               .addMethod(getListSessionsMethod())
+              .addMethod(getListWorkspacesMethod())
               .addMethod(getSearchEntriesMethod())
               .addMethod(getDeleteSessionMethod())
               .addMethod(getForkSessionMethod())

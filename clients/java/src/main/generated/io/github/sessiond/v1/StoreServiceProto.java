@@ -92,6 +92,21 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_sessiond_v1_ListSessionsResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ListWorkspacesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ListWorkspacesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_WorkspaceSummary_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_WorkspaceSummary_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ListWorkspacesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ListWorkspacesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_sessiond_v1_SearchEntriesRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -211,87 +226,98 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
       "\020maxResponseBytesB\024\n\022_parent_session_id\"" +
       "t\n\024ListSessionsResponse\0224\n\010sessions\030\001 \003(" +
       "\0132\030.sessiond.v1.SessionMetaR\010sessions\022&\n" +
-      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"\335\002" +
-      "\n\024SearchEntriesRequest\022\034\n\tworkspace\030\001 \001(" +
-      "\tR\tworkspace\022\024\n\005query\030\002 \001(\tR\005query\0222\n\006fi" +
-      "lter\030\003 \001(\0132\032.sessiond.v1.SessionFilterR\006" +
-      "filter\022/\n\021parent_session_id\030\004 \001(\tH\000R\017par" +
-      "entSessionId\210\001\001\022\033\n\tpage_size\030\005 \001(\rR\010page" +
-      "Size\022\035\n\npage_token\030\006 \001(\tR\tpageToken\022,\n\005o" +
-      "rder\030\007 \001(\0162\026.sessiond.v1.SortOrderR\005orde" +
-      "r\022,\n\022max_response_bytes\030\010 \001(\rR\020maxRespon" +
-      "seBytesB\024\n\022_parent_session_id\"\216\002\n\tSearch" +
-      "Hit\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\022(\n\rse" +
-      "ssion_title\030\002 \001(\tH\000R\014sessionTitle\210\001\001\022\031\n\010" +
-      "entry_id\030\003 \001(\tR\007entryId\022\020\n\003seq\030\004 \001(\004R\003se" +
-      "q\022%\n\004role\030\005 \001(\0162\021.sessiond.v1.RoleR\004role" +
-      "\0228\n\ttimestamp\030\006 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\ttimestamp\022\030\n\007snippet\030\007 \001(\tR\007sni" +
-      "ppetB\020\n\016_session_title\"\233\001\n\025SearchEntries" +
-      "Response\022*\n\004hits\030\001 \003(\0132\026.sessiond.v1.Sea" +
-      "rchHitR\004hits\022&\n\017next_page_token\030\002 \001(\tR\rn" +
-      "extPageToken\022.\n\023partial_session_ids\030\003 \003(" +
-      "\tR\021partialSessionIds\"\302\001\n\024DeleteSessionRe" +
-      "quest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007s" +
-      "ession\030\002 \001(\tR\007session\022+\n\021include_subagen" +
-      "ts\030\003 \001(\010R\020includeSubagents\022/\n\021expected_h" +
-      "ead_seq\030\004 \001(\004H\000R\017expectedHeadSeq\210\001\001B\024\n\022_" +
-      "expected_head_seq\"G\n\025DeleteSessionRespon" +
-      "se\022.\n\023deleted_session_ids\030\001 \003(\tR\021deleted" +
-      "SessionIds\"\272\001\n\022ForkSessionRequest\022\034\n\twor" +
-      "kspace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\t" +
-      "R\007session\022\024\n\005entry\030\003 \001(\tR\005entry\022\031\n\005title" +
-      "\030\004 \001(\tH\000R\005title\210\001\001\022\"\n\nsession_id\030\005 \001(\tH\001" +
-      "R\tsessionId\210\001\001B\010\n\006_titleB\r\n\013_session_id\"" +
-      "I\n\023ForkSessionResponse\0222\n\007session\030\001 \001(\0132" +
-      "\030.sessiond.v1.SessionMetaR\007session\"\225\001\n\024I" +
-      "mportSessionRequest\022\034\n\tworkspace\030\001 \001(\tR\t" +
-      "workspace\022\"\n\nsession_id\030\002 \001(\tH\000R\tsession" +
-      "Id\210\001\001\022,\n\007entries\030\003 \003(\0132\022.sessiond.v1.Ent" +
-      "ryR\007entriesB\r\n\013_session_id\"e\n\025ImportSess" +
-      "ionResponse\0222\n\007session\030\001 \001(\0132\030.sessiond." +
-      "v1.SessionMetaR\007session\022\030\n\007created\030\002 \001(\010" +
-      "R\007created\"W\n\024WatchSessionsRequest\022\034\n\twor" +
-      "kspace\030\001 \001(\tR\tworkspace\022!\n\014after_cursor\030" +
-      "\002 \001(\tR\013afterCursor\"\345\001\n\025WatchSessionsResp" +
-      "onse\0221\n\004type\030\001 \001(\0162\035.sessiond.v1.Session" +
-      "EventTypeR\004type\022\035\n\nsession_id\030\002 \001(\tR\tses" +
-      "sionId\0222\n\007session\030\003 \001(\0132\030.sessiond.v1.Se" +
-      "ssionMetaR\007session\022\026\n\006cursor\030\004 \001(\tR\006curs" +
-      "or\022.\n\004time\030\005 \001(\0132\032.google.protobuf.Times" +
-      "tampR\004time*a\n\tSortOrder\022\032\n\026SORT_ORDER_UN" +
-      "SPECIFIED\020\000\022\033\n\027SORT_ORDER_NEWEST_FIRST\020\001" +
-      "\022\033\n\027SORT_ORDER_OLDEST_FIRST\020\002*K\n\006SortBy\022" +
-      "\027\n\023SORT_BY_UNSPECIFIED\020\000\022\023\n\017SORT_BY_CREA" +
-      "TED\020\001\022\023\n\017SORT_BY_UPDATED\020\002*\226\001\n\020SessionEv" +
-      "entType\022\"\n\036SESSION_EVENT_TYPE_UNSPECIFIE" +
-      "D\020\000\022\036\n\032SESSION_EVENT_TYPE_CREATED\020\001\022\036\n\032S" +
-      "ESSION_EVENT_TYPE_UPDATED\020\002\022\036\n\032SESSION_E" +
-      "VENT_TYPE_DELETED\020\0032\314\006\n\014StoreService\022V\n\r" +
-      "CreateSession\022!.sessiond.v1.CreateSessio" +
-      "nRequest\032\".sessiond.v1.CreateSessionResp" +
-      "onse\022M\n\nGetSession\022\036.sessiond.v1.GetSess" +
-      "ionRequest\032\037.sessiond.v1.GetSessionRespo" +
-      "nse\022S\n\014ListSessions\022 .sessiond.v1.ListSe" +
-      "ssionsRequest\032!.sessiond.v1.ListSessions" +
-      "Response\022V\n\rSearchEntries\022!.sessiond.v1." +
-      "SearchEntriesRequest\032\".sessiond.v1.Searc" +
-      "hEntriesResponse\022V\n\rDeleteSession\022!.sess" +
-      "iond.v1.DeleteSessionRequest\032\".sessiond." +
-      "v1.DeleteSessionResponse\022P\n\013ForkSession\022" +
-      "\037.sessiond.v1.ForkSessionRequest\032 .sessi" +
-      "ond.v1.ForkSessionResponse\022V\n\rImportSess" +
-      "ion\022!.sessiond.v1.ImportSessionRequest\032\"" +
-      ".sessiond.v1.ImportSessionResponse\022X\n\rWa" +
-      "tchSessions\022!.sessiond.v1.WatchSessionsR" +
-      "equest\032\".sessiond.v1.WatchSessionsRespon" +
-      "se0\001\022F\n\007GetBlob\022\033.sessiond.v1.GetBlobReq" +
-      "uest\032\034.sessiond.v1.GetBlobResponse0\001\022D\n\007" +
-      "PutBlob\022\033.sessiond.v1.PutBlobRequest\032\034.s" +
-      "essiond.v1.PutBlobResponseBw\n\025io.github." +
-      "sessiond.v1B\021StoreServiceProtoP\001\242\002\003SXX\252\002" +
-      "\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1" +
-      "\\GPBMetadata\352\002\014Sessiond::V1b\006proto3"
+      "\017next_page_token\030\002 \001(\tR\rnextPageToken\"S\n" +
+      "\025ListWorkspacesRequest\022\033\n\tpage_size\030\001 \001(" +
+      "\rR\010pageSize\022\035\n\npage_token\030\002 \001(\tR\tpageTok" +
+      "en\"\201\001\n\020WorkspaceSummary\022\022\n\004name\030\001 \001(\tR\004n" +
+      "ame\022#\n\rsession_count\030\002 \001(\004R\014sessionCount" +
+      "\0224\n\026subagent_session_count\030\003 \001(\004R\024subage" +
+      "ntSessionCount\"\177\n\026ListWorkspacesResponse" +
+      "\022=\n\nworkspaces\030\001 \003(\0132\035.sessiond.v1.Works" +
+      "paceSummaryR\nworkspaces\022&\n\017next_page_tok" +
+      "en\030\002 \001(\tR\rnextPageToken\"\335\002\n\024SearchEntrie" +
+      "sRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\024" +
+      "\n\005query\030\002 \001(\tR\005query\0222\n\006filter\030\003 \001(\0132\032.s" +
+      "essiond.v1.SessionFilterR\006filter\022/\n\021pare" +
+      "nt_session_id\030\004 \001(\tH\000R\017parentSessionId\210\001" +
+      "\001\022\033\n\tpage_size\030\005 \001(\rR\010pageSize\022\035\n\npage_t" +
+      "oken\030\006 \001(\tR\tpageToken\022,\n\005order\030\007 \001(\0162\026.s" +
+      "essiond.v1.SortOrderR\005order\022,\n\022max_respo" +
+      "nse_bytes\030\010 \001(\rR\020maxResponseBytesB\024\n\022_pa" +
+      "rent_session_id\"\216\002\n\tSearchHit\022\035\n\nsession" +
+      "_id\030\001 \001(\tR\tsessionId\022(\n\rsession_title\030\002 " +
+      "\001(\tH\000R\014sessionTitle\210\001\001\022\031\n\010entry_id\030\003 \001(\t" +
+      "R\007entryId\022\020\n\003seq\030\004 \001(\004R\003seq\022%\n\004role\030\005 \001(" +
+      "\0162\021.sessiond.v1.RoleR\004role\0228\n\ttimestamp\030" +
+      "\006 \001(\0132\032.google.protobuf.TimestampR\ttimes" +
+      "tamp\022\030\n\007snippet\030\007 \001(\tR\007snippetB\020\n\016_sessi" +
+      "on_title\"\233\001\n\025SearchEntriesResponse\022*\n\004hi" +
+      "ts\030\001 \003(\0132\026.sessiond.v1.SearchHitR\004hits\022&" +
+      "\n\017next_page_token\030\002 \001(\tR\rnextPageToken\022." +
+      "\n\023partial_session_ids\030\003 \003(\tR\021partialSess" +
+      "ionIds\"\302\001\n\024DeleteSessionRequest\022\034\n\tworks" +
+      "pace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007" +
+      "session\022+\n\021include_subagents\030\003 \001(\010R\020incl" +
+      "udeSubagents\022/\n\021expected_head_seq\030\004 \001(\004H" +
+      "\000R\017expectedHeadSeq\210\001\001B\024\n\022_expected_head_" +
+      "seq\"G\n\025DeleteSessionResponse\022.\n\023deleted_" +
+      "session_ids\030\001 \003(\tR\021deletedSessionIds\"\272\001\n" +
+      "\022ForkSessionRequest\022\034\n\tworkspace\030\001 \001(\tR\t" +
+      "workspace\022\030\n\007session\030\002 \001(\tR\007session\022\024\n\005e" +
+      "ntry\030\003 \001(\tR\005entry\022\031\n\005title\030\004 \001(\tH\000R\005titl" +
+      "e\210\001\001\022\"\n\nsession_id\030\005 \001(\tH\001R\tsessionId\210\001\001" +
+      "B\010\n\006_titleB\r\n\013_session_id\"I\n\023ForkSession" +
+      "Response\0222\n\007session\030\001 \001(\0132\030.sessiond.v1." +
+      "SessionMetaR\007session\"\225\001\n\024ImportSessionRe" +
+      "quest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\"\n\ns" +
+      "ession_id\030\002 \001(\tH\000R\tsessionId\210\001\001\022,\n\007entri" +
+      "es\030\003 \003(\0132\022.sessiond.v1.EntryR\007entriesB\r\n" +
+      "\013_session_id\"e\n\025ImportSessionResponse\0222\n" +
+      "\007session\030\001 \001(\0132\030.sessiond.v1.SessionMeta" +
+      "R\007session\022\030\n\007created\030\002 \001(\010R\007created\"W\n\024W" +
+      "atchSessionsRequest\022\034\n\tworkspace\030\001 \001(\tR\t" +
+      "workspace\022!\n\014after_cursor\030\002 \001(\tR\013afterCu" +
+      "rsor\"\345\001\n\025WatchSessionsResponse\0221\n\004type\030\001" +
+      " \001(\0162\035.sessiond.v1.SessionEventTypeR\004typ" +
+      "e\022\035\n\nsession_id\030\002 \001(\tR\tsessionId\0222\n\007sess" +
+      "ion\030\003 \001(\0132\030.sessiond.v1.SessionMetaR\007ses" +
+      "sion\022\026\n\006cursor\030\004 \001(\tR\006cursor\022.\n\004time\030\005 \001" +
+      "(\0132\032.google.protobuf.TimestampR\004time*a\n\t" +
+      "SortOrder\022\032\n\026SORT_ORDER_UNSPECIFIED\020\000\022\033\n" +
+      "\027SORT_ORDER_NEWEST_FIRST\020\001\022\033\n\027SORT_ORDER" +
+      "_OLDEST_FIRST\020\002*K\n\006SortBy\022\027\n\023SORT_BY_UNS" +
+      "PECIFIED\020\000\022\023\n\017SORT_BY_CREATED\020\001\022\023\n\017SORT_" +
+      "BY_UPDATED\020\002*\226\001\n\020SessionEventType\022\"\n\036SES" +
+      "SION_EVENT_TYPE_UNSPECIFIED\020\000\022\036\n\032SESSION" +
+      "_EVENT_TYPE_CREATED\020\001\022\036\n\032SESSION_EVENT_T" +
+      "YPE_UPDATED\020\002\022\036\n\032SESSION_EVENT_TYPE_DELE" +
+      "TED\020\0032\247\007\n\014StoreService\022V\n\rCreateSession\022" +
+      "!.sessiond.v1.CreateSessionRequest\032\".ses" +
+      "siond.v1.CreateSessionResponse\022M\n\nGetSes" +
+      "sion\022\036.sessiond.v1.GetSessionRequest\032\037.s" +
+      "essiond.v1.GetSessionResponse\022S\n\014ListSes" +
+      "sions\022 .sessiond.v1.ListSessionsRequest\032" +
+      "!.sessiond.v1.ListSessionsResponse\022Y\n\016Li" +
+      "stWorkspaces\022\".sessiond.v1.ListWorkspace" +
+      "sRequest\032#.sessiond.v1.ListWorkspacesRes" +
+      "ponse\022V\n\rSearchEntries\022!.sessiond.v1.Sea" +
+      "rchEntriesRequest\032\".sessiond.v1.SearchEn" +
+      "triesResponse\022V\n\rDeleteSession\022!.session" +
+      "d.v1.DeleteSessionRequest\032\".sessiond.v1." +
+      "DeleteSessionResponse\022P\n\013ForkSession\022\037.s" +
+      "essiond.v1.ForkSessionRequest\032 .sessiond" +
+      ".v1.ForkSessionResponse\022V\n\rImportSession" +
+      "\022!.sessiond.v1.ImportSessionRequest\032\".se" +
+      "ssiond.v1.ImportSessionResponse\022X\n\rWatch" +
+      "Sessions\022!.sessiond.v1.WatchSessionsRequ" +
+      "est\032\".sessiond.v1.WatchSessionsResponse0" +
+      "\001\022F\n\007GetBlob\022\033.sessiond.v1.GetBlobReques" +
+      "t\032\034.sessiond.v1.GetBlobResponse0\001\022D\n\007Put" +
+      "Blob\022\033.sessiond.v1.PutBlobRequest\032\034.sess" +
+      "iond.v1.PutBlobResponseBw\n\025io.github.ses" +
+      "siond.v1B\021StoreServiceProtoP\001\242\002\003SXX\252\002\013Se" +
+      "ssiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1\\GP" +
+      "BMetadata\352\002\014Sessiond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -379,68 +405,86 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
-    internal_static_sessiond_v1_SearchEntriesRequest_descriptor =
+    internal_static_sessiond_v1_ListWorkspacesRequest_descriptor =
       getDescriptor().getMessageType(11);
+    internal_static_sessiond_v1_ListWorkspacesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ListWorkspacesRequest_descriptor,
+        new java.lang.String[] { "PageSize", "PageToken", });
+    internal_static_sessiond_v1_WorkspaceSummary_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_sessiond_v1_WorkspaceSummary_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_WorkspaceSummary_descriptor,
+        new java.lang.String[] { "Name", "SessionCount", "SubagentSessionCount", });
+    internal_static_sessiond_v1_ListWorkspacesResponse_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_sessiond_v1_ListWorkspacesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ListWorkspacesResponse_descriptor,
+        new java.lang.String[] { "Workspaces", "NextPageToken", });
+    internal_static_sessiond_v1_SearchEntriesRequest_descriptor =
+      getDescriptor().getMessageType(14);
     internal_static_sessiond_v1_SearchEntriesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchEntriesRequest_descriptor,
         new java.lang.String[] { "Workspace", "Query", "Filter", "ParentSessionId", "PageSize", "PageToken", "Order", "MaxResponseBytes", });
     internal_static_sessiond_v1_SearchHit_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_sessiond_v1_SearchHit_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchHit_descriptor,
         new java.lang.String[] { "SessionId", "SessionTitle", "EntryId", "Seq", "Role", "Timestamp", "Snippet", });
     internal_static_sessiond_v1_SearchEntriesResponse_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_sessiond_v1_SearchEntriesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchEntriesResponse_descriptor,
         new java.lang.String[] { "Hits", "NextPageToken", "PartialSessionIds", });
     internal_static_sessiond_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_sessiond_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "Session", "IncludeSubagents", "ExpectedHeadSeq", });
     internal_static_sessiond_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_sessiond_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "DeletedSessionIds", });
     internal_static_sessiond_v1_ForkSessionRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(19);
     internal_static_sessiond_v1_ForkSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ForkSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "Session", "Entry", "Title", "SessionId", });
     internal_static_sessiond_v1_ForkSessionResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(20);
     internal_static_sessiond_v1_ForkSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ForkSessionResponse_descriptor,
         new java.lang.String[] { "Session", });
     internal_static_sessiond_v1_ImportSessionRequest_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_sessiond_v1_ImportSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ImportSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "SessionId", "Entries", });
     internal_static_sessiond_v1_ImportSessionResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_sessiond_v1_ImportSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ImportSessionResponse_descriptor,
         new java.lang.String[] { "Session", "Created", });
     internal_static_sessiond_v1_WatchSessionsRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_sessiond_v1_WatchSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_WatchSessionsRequest_descriptor,
         new java.lang.String[] { "Workspace", "AfterCursor", });
     internal_static_sessiond_v1_WatchSessionsResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_sessiond_v1_WatchSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_WatchSessionsResponse_descriptor,
