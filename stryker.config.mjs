@@ -4,15 +4,15 @@
 
 /** The code whose every rule must have a test that fails without it. */
 export const MUTATED = [
+  // src/core/codec included: the record's JSON both ways and the response encoders.
   "src/core/**/*.ts",
   "src/store/**/*.ts",
   // The JSONL engine's record / reader / repair code: framing and CRC (record.ts),
-  // the indexed fields read from the payload bytes (entry-meta.ts) and the payload
-  // decoder (fast-decode.ts) that record.ts reads every line with, damage
-  // classification (reader.ts) and the torn-tail cut (repair.ts).
+  // the indexed fields read from the payload bytes (entry-meta.ts) that record.ts
+  // reads every line with (its payload decoder is core/codec/entry-from-json.ts),
+  // damage classification (reader.ts) and the torn-tail cut (repair.ts).
   "src/storage/jsonl/record.ts",
   "src/storage/jsonl/entry-meta.ts",
-  "src/storage/jsonl/fast-decode.ts",
   "src/storage/jsonl/reader.ts",
   "src/storage/jsonl/repair.ts",
 ];

@@ -1,7 +1,7 @@
 import { clone, equals } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { entryJson } from "./codec/entry-to-json.js";
 import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
-import { entryJson } from "./entry-json.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";

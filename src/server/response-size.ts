@@ -7,7 +7,7 @@ import {
 } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
-import { encodeResponse } from "./meta-encoding.js";
+import { encodeResponse } from "../core/codec/response-binary.js";
 
 /** Content types whose messages are protobuf binary; anything else is treated as JSON. */
 const BINARY =

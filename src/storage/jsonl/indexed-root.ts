@@ -1,13 +1,13 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { decodeEntry } from "../../core/codec/entry-from-json.js";
+import { timestampJsonMs } from "../../core/codec/timestamp-json.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { RootRecord } from "../engine.js";
 import { rootRecordOfEntry } from "../session-record.js";
-import { decodeEntry } from "./fast-decode.js";
 import type { FileKey } from "./file-identity.js";
 import { checkFrame } from "./record.js";
-import { timestampJsonMs } from "./timestamp-json.js";
 
 /**
  * The root of a session file from its FIRST LINE only, for listings. A
@@ -152,7 +152,7 @@ export class IndexedRoot implements FileRoot {
 /** The root entry of `payload`, checked as a log's first entry; undefined when it is not one. */
 export function decodeRoot(sessionId: string, payload: string): Entry | undefined {
   try {
-    // The reader's decoder (fast-decode.ts): what fromJson gives, without its reflection.
+    // The reader's decoder (core/codec/entry-from-json.ts): what fromJson gives, without its reflection.
     const entry = decodeEntry(JSON.parse(payload), { ignoreUnknownFields: true });
     new SessionLog(sessionId).apply(entry);
     return entry;

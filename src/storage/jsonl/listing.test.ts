@@ -17,6 +17,7 @@ import {
   WS,
   withEngine,
 } from "../../../test/support/jsonl/fixtures.js";
+import { timestampJsonMs } from "../../core/codec/timestamp-json.js";
 import { SessionStore } from "../../store/session-store.js";
 import type { RootRecord } from "../engine.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
@@ -24,7 +25,6 @@ import { JsonlEngine } from "./jsonl-engine.js";
 import { sessionsDir } from "./paths.js";
 import { encodeRecord } from "./record.js";
 import { RootIndex } from "./root-index.js";
-import { timestampJsonMs } from "./timestamp-json.js";
 
 /**
  * Listing reads first lines only: the roots of every session come from the

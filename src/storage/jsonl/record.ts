@@ -1,9 +1,9 @@
 import { crc32 } from "node:zlib";
 import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { decodeEntry } from "../../core/codec/entry-from-json.js";
 import type { EntryMeta } from "../../core/session-log.js";
 import { metaOfJson, scanMeta } from "./entry-meta.js";
-import { decodeEntry } from "./fast-decode.js";
 
 /**
  * One record is one line:
@@ -193,7 +193,7 @@ export function readMeta(buf: Buffer, frame: PayloadBounds, meta: EntryMeta): st
  * carries the header's seq. Unknown fields are ignored: a record with a
  * valid checksum was written by some sessiond, maybe a newer one.
  * `decodeEntry` is `fromJson` with a fast path for our writer's layout
- * (fast-decode.ts).
+ * (core/codec/entry-from-json.ts).
  */
 export function decodePayload(buf: Buffer, frame: PayloadBounds): Entry | string {
   let entry: Entry;

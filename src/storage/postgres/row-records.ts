@@ -14,7 +14,7 @@ interface Made {
  * The records made of listing rows, handed out again while a session's row
  * reads the same: a page read twice gives the same record objects, so the
  * store's metadata of each (store/meta.ts keeps one per record object) and
- * the server's encoding of it (server/meta-encoding.ts) are made once, not
+ * the server's encoding of it (core/codec/response-binary.ts) are made once, not
  * per call, and the root's payload is parsed once. The other engines do
  * the same with their logs (storage/session-record.ts).
  *

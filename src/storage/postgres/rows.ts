@@ -1,11 +1,11 @@
 import type postgres from "postgres";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { entryJson } from "../../core/entry-json.js";
+import { decodeEntry } from "../../core/codec/entry-from-json.js";
+import { entryJson } from "../../core/codec/entry-to-json.js";
 import { dataLoss, invalidArgument } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { applyTagChanges, type Tags } from "../../core/tags.js";
 import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
-import { decodeEntry } from "../jsonl/fast-decode.js";
 import { rootRecordOfEntry } from "../session-record.js";
 import type { Q } from "./context.js";
 

@@ -52,7 +52,7 @@ import {
  * `fromJson(EntrySchema, json, options)` instead, which gives today's
  * result or throws today's error.
  * The fast path only accepts input for which it builds what `fromJson`
- * builds (fast-decode.test.ts checks it on random entries of every kind).
+ * builds (entry-from-json.test.ts checks it on random entries of every kind).
  *
  * The returned entry shares no object with `json` (Struct data is copied,
  * as `fromJson` does).

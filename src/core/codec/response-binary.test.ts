@@ -1,10 +1,10 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
-import { SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
-import { GetEntriesResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
-import { ListSessionsResponseSchema } from "../../gen/sessiond/v1/store_service_pb.js";
-import { encodeResponse } from "./meta-encoding.js";
+import { SessionMetaSchema } from "../../../gen/sessiond/v1/session_pb.js";
+import { GetEntriesResponseSchema } from "../../../gen/sessiond/v1/session_service_pb.js";
+import { ListSessionsResponseSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { encodeResponse } from "./response-binary.js";
 
 function meta(i: number) {
   return create(SessionMetaSchema, {
@@ -37,6 +37,24 @@ describe("encodeResponse", () => {
     expect(Buffer.from(encodeResponse(ListSessionsResponseSchema, again))).toEqual(
       Buffer.from(toBinary(ListSessionsResponseSchema, again)),
     );
+  });
+
+  it("a SessionMeta is encoded once per object: a second page with the same object reuses its bytes", () => {
+    const m = meta(7);
+    const first = create(ListSessionsResponseSchema, { sessions: [m] });
+    encodeResponse(ListSessionsResponseSchema, first);
+    // Nothing changes a SessionMeta once made (the store makes a new one); changed here,
+    // only to see that the bytes come from the first encoding of this object.
+    const title = m.title;
+    m.title = "changed after encoding";
+    const second = fromBinary(
+      ListSessionsResponseSchema,
+      encodeResponse(
+        ListSessionsResponseSchema,
+        create(ListSessionsResponseSchema, { sessions: [m] }),
+      ),
+    );
+    expect(second.sessions[0]?.title).toBe(title);
   });
 
   it("an empty page and a response without metas encode as protobuf does", () => {

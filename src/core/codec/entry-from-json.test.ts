@@ -16,7 +16,7 @@ import {
   MIN_SECONDS,
   timestamp,
 } from "../../../test/support/entry-arbitrary.js";
-import { decodeEntry, tryDecodeEntry } from "./fast-decode.js";
+import { decodeEntry, tryDecodeEntry } from "./entry-from-json.js";
 
 /**
  * decodeEntry must be fromJson(EntrySchema, …) exactly: on our writer's

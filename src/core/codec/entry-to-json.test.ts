@@ -12,9 +12,9 @@ import {
   EntrySchema,
   Role,
   SessionInfoSchema,
-} from "../../gen/sessiond/v1/entry_pb.js";
-import { checkEveryKind } from "../../test/support/entry-arbitrary.js";
-import { entryJson, tryEntryJson } from "./entry-json.js";
+} from "../../../gen/sessiond/v1/entry_pb.js";
+import { checkEveryKind } from "../../../test/support/entry-arbitrary.js";
+import { entryJson, tryEntryJson } from "./entry-to-json.js";
 
 /**
  * entryJson must be toJsonString(EntrySchema, …) exactly: on well-formed

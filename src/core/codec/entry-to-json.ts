@@ -9,7 +9,7 @@ import {
   type Role,
   type SessionInfo,
   type Usage,
-} from "../../gen/sessiond/v1/entry_pb.js";
+} from "../../../gen/sessiond/v1/entry_pb.js";
 
 /**
  * An entry's canonical JSON, the form it is stored in: exactly
@@ -25,7 +25,7 @@ import {
  * order, implicit-presence fields only when not zero, enums by name, 64-bit
  * integers as decimal strings, timestamps in RFC 3339, Struct data as it
  * is) and hands it to `JSON.stringify`, as `toJsonString` does.
- * It is the writing twin of the JSONL reader's fast-decode.ts.
+ * It is the writing twin of the reader's entry-from-json.ts.
  *
  * Exact by construction: anything it does not recognise (a field of the
  * wrong type, a timestamp out of range, a Value with no kind, a number that

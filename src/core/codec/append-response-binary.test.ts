@@ -7,9 +7,9 @@ import {
   AppendedEntrySchema,
   type AppendResponse,
   AppendResponseSchema,
-} from "../../gen/sessiond/v1/session_service_pb.js";
-import { encodeAppendResponse } from "./append-response-encoding.js";
-import { encodeResponse } from "./meta-encoding.js";
+} from "../../../gen/sessiond/v1/session_service_pb.js";
+import { encodeAppendResponse } from "./append-response-binary.js";
+import { encodeResponse } from "./response-binary.js";
 
 const MAX_U64 = 2n ** 64n - 1n;
 /** Strings with the edge cases of the wire: empty, non-ASCII, astral. */

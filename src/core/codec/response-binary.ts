@@ -1,14 +1,20 @@
 import { type DescField, type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { type SessionMeta, SessionMetaSchema } from "../../gen/sessiond/v1/session_pb.js";
+import { type SessionMeta, SessionMetaSchema } from "../../../gen/sessiond/v1/session_pb.js";
 import {
   type AppendResponse,
   AppendResponseSchema,
-} from "../../gen/sessiond/v1/session_service_pb.js";
-import { encodeAppendResponse } from "./append-response-encoding.js";
+} from "../../../gen/sessiond/v1/session_service_pb.js";
+import { encodeAppendResponse } from "./append-response-binary.js";
+
+/** Responses with a hand-written encoder (undefined from one: a message it does not cover, encoded as usual). */
+const OWN_ENCODERS = new Map<DescMessage, (message: Message) => Uint8Array | undefined>([
+  [AppendResponseSchema, (m) => encodeAppendResponse(m as AppendResponse)],
+]);
 
 /**
- * The binary encoding of a response, each SessionMeta of its top-level
+ * The binary encoding of a response: by its own encoder when it has one
+ * (OWN_ENCODERS), else with each SessionMeta of its top-level
  * lists (a ListSessions page) encoded once per object: the store makes one
  * SessionMeta per record object and engines hand out the same record while
  * a session is unchanged (store/meta.ts, storage/session-record.ts,
@@ -19,14 +25,11 @@ import { encodeAppendResponse } from "./append-response-encoding.js";
  *
  * The lists are written first, then the rest of the message: a valid
  * encoding in any order, and the canonical one when the lists have the
- * lowest field numbers (ListSessionsResponse: sessions = 1). An
- * AppendResponse has an encoder of its own (append-response-encoding.ts).
+ * lowest field numbers (ListSessionsResponse: sessions = 1).
  */
 export function encodeResponse(schema: DescMessage, message: Message): Uint8Array {
-  if (schema.typeName === AppendResponseSchema.typeName) {
-    const bytes = encodeAppendResponse(message as AppendResponse);
-    if (bytes !== undefined) return bytes;
-  }
+  const own = OWN_ENCODERS.get(schema)?.(message);
+  if (own !== undefined) return own;
   const lists = metaListsOf(schema);
   if (lists.length === 0) return toBinary(schema, message);
   const w = new BinaryWriter();
@@ -61,9 +64,7 @@ function metaListsOf(schema: DescMessage): DescField[] {
     lists = schema.fields
       .filter(
         (f) =>
-          f.fieldKind === "list" &&
-          f.listKind === "message" &&
-          f.message.typeName === SessionMetaSchema.typeName,
+          f.fieldKind === "list" && f.listKind === "message" && f.message === SessionMetaSchema,
       )
       .sort((a, b) => a.number - b.number);
     listsBySchema.set(schema, lists);

@@ -1,5 +1,5 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { AppendedEntry, AppendResponse } from "../../gen/sessiond/v1/session_service_pb.js";
+import type { AppendedEntry, AppendResponse } from "../../../gen/sessiond/v1/session_service_pb.js";
 
 /**
  * The binary encoding of an AppendResponse, written by hand into one
