@@ -48,6 +48,7 @@ import { startRetention } from "./retention-sweeper.js";
 import { sessionService } from "./session-service.js";
 import { storeService } from "./store-service.js";
 import { withUiAssets } from "./ui-assets.js";
+import { discardUnreadRest } from "./unread-rest.js";
 import { WatchSlots } from "./watch-slots.js";
 
 export interface RunningServer {
@@ -174,7 +175,7 @@ export async function startServer(
       metricsOpen: config.tokens.length === 0,
       logger,
     },
-    withUiAssets(config.uiDir, calls.wrap(handler)),
+    withUiAssets(config.uiDir, calls.wrap(discardUnreadRest(handler))),
   );
   const server = config.tls
     ? http2.createSecureServer(
