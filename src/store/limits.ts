@@ -1,3 +1,5 @@
+import { invalidArgument } from "../core/errors.js";
+
 /**
  * Size limits of the store. Every one is configurable (the server exposes
  * them as flags); the defaults are safe for a shared service.
@@ -28,3 +30,18 @@ export const DEFAULT_LIMITS: StoreLimits = {
   maxBlobBytes: 256 * 1024 * 1024,
   blobGraceMs: 60 * 60 * 1000,
 };
+
+/**
+ * The page size a listing asks for (ListSessions, ListWorkspaces,
+ * SearchEntries): 0 or unset is the default, more than the max is refused
+ * with INVALID_ARGUMENT naming the range rather than cut silently.
+ */
+export function listPageSize(requested: number | undefined, limits: StoreLimits): number {
+  const size = requested ?? 0;
+  if (!Number.isSafeInteger(size) || size < 0 || size > limits.maxPageSize) {
+    throw invalidArgument(
+      `page_size ${size} is out of range 0..${limits.maxPageSize} (0: the default, ${limits.defaultPageSize})`,
+    );
+  }
+  return size === 0 ? limits.defaultPageSize : size;
+}

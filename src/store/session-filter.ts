@@ -4,7 +4,7 @@ import { invalidArgument } from "../core/errors.js";
 import { checkTags, type Tags, tagTest } from "../core/tags.js";
 import type { RootRecord, SessionRecord } from "../storage/engine.js";
 import { updatedMsOf } from "./meta.js";
-import { fold } from "./search-text.js";
+import { fold } from "./search/search-text.js";
 
 /**
  * The session filter of ListSessions and SearchEntries, checked once and

@@ -9,7 +9,7 @@ import type { SessionFilter } from "../../gen/sessiond/v1/store_service_pb.js";
 import { invalidArgument } from "../core/errors.js";
 import { checkSessionId, checkWorkspace, SESSION_ID_PATTERN } from "../core/ids.js";
 import type { RootRecord, RootsHint, SessionRecord, StorageEngine } from "../storage/engine.js";
-import type { StoreLimits } from "./limits.js";
+import { listPageSize, type StoreLimits } from "./limits.js";
 import { metaOf, updatedMsOf } from "./meta.js";
 import { decodePageToken, encodePageToken, type PageKey } from "./page-token.js";
 import { type CheckedFilter, checkFilter, matches, rootMatches } from "./session-filter.js";
@@ -48,13 +48,7 @@ export async function listSessions(
   const parent = input.parentSessionId ?? "";
   if (parent !== "") checkSessionId(parent, "parent_session_id");
   const order = input.order === "oldest" ? "asc" : "desc";
-  const size = input.pageSize ?? 0;
-  if (!Number.isSafeInteger(size) || size < 0 || size > limits.maxPageSize) {
-    throw invalidArgument(
-      `page_size ${size} is out of range 0..${limits.maxPageSize} (0: the default, ${limits.defaultPageSize})`,
-    );
-  }
-  const pageSize = size === 0 ? limits.defaultPageSize : size;
+  const pageSize = listPageSize(input.pageSize, limits);
   const filter = checkFilter(input.filter);
   const sortBy = input.sortBy ?? "created";
   const filterKey = filter?.key ?? "";

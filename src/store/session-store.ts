@@ -36,7 +36,7 @@ import { BlobStore } from "./blobs.js";
 import { familyOf } from "./family.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
-import { type SearchInput, type SearchResult, searchEntries } from "./search.js";
+import { type SearchInput, type SearchResult, searchEntries } from "./search/search.js";
 import { Session, type SessionContext } from "./session.js";
 import { type ListInput, listSessions } from "./session-listing.js";
 import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";

@@ -5,10 +5,9 @@
  * make a page repeat or skip one that was there throughout.
  */
 
-import { invalidArgument } from "../core/errors.js";
 import { WORKSPACE_PATTERN } from "../core/ids.js";
 import type { StorageEngine, WorkspaceRecord } from "../storage/engine.js";
-import type { StoreLimits } from "./limits.js";
+import { listPageSize, type StoreLimits } from "./limits.js";
 import { badPageToken, decodeToken, encodeToken } from "./page-token.js";
 
 export interface WorkspaceListInput {
@@ -47,13 +46,7 @@ export async function listWorkspaces(
   limits: StoreLimits,
   input: WorkspaceListInput,
 ): Promise<WorkspaceListPage> {
-  const size = input.pageSize ?? 0;
-  if (!Number.isSafeInteger(size) || size < 0 || size > limits.maxPageSize) {
-    throw invalidArgument(
-      `page_size ${size} is out of range 0..${limits.maxPageSize} (0: the default, ${limits.defaultPageSize})`,
-    );
-  }
-  const pageSize = size === 0 ? limits.defaultPageSize : size;
+  const pageSize = listPageSize(input.pageSize, limits);
   const after = input.pageToken ? decodeWorkspaceToken(input.pageToken) : "";
   // One more than the page: whether there is a next page.
   const found = await engine.workspacePage({ after, limit: pageSize + 1, only: input.only });

@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { say, scanning, storeOn } from "../../test/support/search-fixtures.js";
-import { ENGINE_FACTORIES } from "../../test/support/store-model.js";
-import { dataLoss } from "../core/errors.js";
-import type { SessionKey } from "../storage/engine.js";
-import { JsonlEngine } from "../storage/jsonl/jsonl-engine.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { SessionStore } from "./session-store.js";
+import { say, scanning, storeOn } from "../../../test/support/search-fixtures.js";
+import { ENGINE_FACTORIES } from "../../../test/support/store-model.js";
+import { dataLoss } from "../../core/errors.js";
+import type { SessionKey } from "../../storage/engine.js";
+import { JsonlEngine } from "../../storage/jsonl/jsonl-engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import { SessionStore } from "../session-store.js";
 
 /**
  * Search of corrupt sessions: searched up to the damage and named in

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
-import { say, scanning, storeOn } from "../../test/support/search-fixtures.js";
-import type { Candidate, CandidateQuery, StorageEngine } from "../storage/engine.js";
-import { MemoryEngine } from "../storage/memory.js";
-import type { SessionStore } from "./session-store.js";
+import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { say, scanning, storeOn } from "../../../test/support/search-fixtures.js";
+import type { Candidate, CandidateQuery, StorageEngine } from "../../storage/engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import type { SessionStore } from "../session-store.js";
 
 /**
  * Search through an engine's index of entry text (searchCandidates; the

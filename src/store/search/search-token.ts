@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { invalidArgument } from "../core/errors.js";
-import { SESSION_ID_PATTERN } from "../core/ids.js";
-import { badPageToken, decodeToken, encodeToken } from "./page-token.js";
+import { invalidArgument } from "../../core/errors.js";
+import { SESSION_ID_PATTERN } from "../../core/ids.js";
+import { badPageToken, decodeToken, encodeToken } from "../page-token.js";
 
 /**
  * Page tokens of SearchEntries: where the next page starts (the sort key

@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
-import { expectCode } from "../../test/support/fixtures.js";
-import { say, scanning, storeOn } from "../../test/support/search-fixtures.js";
-import { unavailable } from "../core/errors.js";
-import type { SessionKey } from "../storage/engine.js";
-import { MemoryEngine } from "../storage/memory.js";
-import { SessionStore } from "./session-store.js";
+import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { expectCode } from "../../../test/support/fixtures.js";
+import { say, scanning, storeOn } from "../../../test/support/search-fixtures.js";
+import { unavailable } from "../../core/errors.js";
+import type { SessionKey } from "../../storage/engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import { SessionStore } from "../session-store.js";
 
 /**
  * Search edge cases on the memory engine, some through an engine wrapped to

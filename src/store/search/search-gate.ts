@@ -1,5 +1,5 @@
-import type { RootRecord, SessionRecord, StorageEngine } from "../storage/engine.js";
-import { type CheckedFilter, matches, rootMatches } from "./session-filter.js";
+import type { RootRecord, SessionRecord, StorageEngine } from "../../storage/engine.js";
+import { type CheckedFilter, matches, rootMatches } from "../session-filter.js";
 
 /** Records read at once when a filter needs them (title, tags, update time). */
 const FILTER_BATCH = 64;

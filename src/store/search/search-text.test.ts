@@ -1,8 +1,8 @@
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
-import { EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { expectError, label } from "../../test/support/fixtures.js";
+import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { expectError, label } from "../../../test/support/fixtures.js";
 import { containsAll, entryText, fold, MAX_QUERY_CHARS, queryWords } from "./search-text.js";
 
 /** Simple case folding of one character, as the upper case's lower case when that is one character. */

@@ -6,18 +6,19 @@
  * created, appended to and deleted between calls.
  */
 import { create } from "@bufbuild/protobuf";
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import {
   type SearchHit,
   SearchHitSchema,
   type SessionFilter,
-} from "../../gen/sessiond/v1/store_service_pb.js";
-import { invalidArgument, isSessiondError } from "../core/errors.js";
-import { checkSessionId, checkWorkspace } from "../core/ids.js";
-import type { Candidate, RootRecord, StorageEngine } from "../storage/engine.js";
-import { compareRootKeys } from "../storage/root-order.js";
+} from "../../../gen/sessiond/v1/store_service_pb.js";
+import { isSessiondError } from "../../core/errors.js";
+import { checkSessionId, checkWorkspace } from "../../core/ids.js";
+import type { Candidate, RootRecord, StorageEngine } from "../../storage/engine.js";
+import { compareRootKeys } from "../../storage/root-order.js";
+import { listPageSize, type StoreLimits } from "../limits.js";
+import { checkFilter } from "../session-filter.js";
 import { scanSession } from "./entry-scan.js";
-import type { StoreLimits } from "./limits.js";
 import { SearchGate } from "./search-gate.js";
 import { needlesOf } from "./search-needles.js";
 import { containsAll, entryText, fold, queryWords } from "./search-text.js";
@@ -27,7 +28,6 @@ import {
   type SearchPosition,
   searchDigest,
 } from "./search-token.js";
-import { checkFilter } from "./session-filter.js";
 import { snippet } from "./snippet.js";
 
 export interface SearchInput {
@@ -90,13 +90,7 @@ export async function searchEntries(
   const parent = input.parentSessionId ?? "";
   if (parent !== "") checkSessionId(parent, "parent_session_id");
   const newestFirst = input.order !== "oldest";
-  const size = input.pageSize ?? 0;
-  if (!Number.isSafeInteger(size) || size < 0 || size > limits.maxPageSize) {
-    throw invalidArgument(
-      `page_size ${size} is out of range 0..${limits.maxPageSize} (0: the default, ${limits.defaultPageSize})`,
-    );
-  }
-  const pageSize = size === 0 ? limits.defaultPageSize : size;
+  const pageSize = listPageSize(input.pageSize, limits);
   const filter = checkFilter(input.filter);
   // Word order and repeats, and the order of the filter's tags, do not change the search.
   const definition = [[...words].sort(), filter?.key ?? null, newestFirst, parent];

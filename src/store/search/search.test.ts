@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
-import { expectCode } from "../../test/support/fixtures.js";
-import { message, say, storeOn } from "../../test/support/search-fixtures.js";
-import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
-import type { EngineFixture } from "../../test/support/store-model.js";
-import type { SessionStore } from "./session-store.js";
+import { Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { expectCode } from "../../../test/support/fixtures.js";
+import { message, say, storeOn } from "../../../test/support/search-fixtures.js";
+import { STORE_ENGINE_FACTORIES } from "../../../test/support/store-engines.js";
+import type { EngineFixture } from "../../../test/support/store-model.js";
+import type { SessionStore } from "../session-store.js";
 
 /**
  * SearchEntries rules on every in-process engine (memory, JSONL): what

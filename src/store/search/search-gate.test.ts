@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { SessionFilterSchema } from "../../gen/sessiond/v1/store_service_pb.js";
-import { storeOn } from "../../test/support/search-fixtures.js";
-import type { RootRecord } from "../storage/engine.js";
-import { MemoryEngine } from "../storage/memory.js";
+import { SessionFilterSchema } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { storeOn } from "../../../test/support/search-fixtures.js";
+import type { RootRecord } from "../../storage/engine.js";
+import { MemoryEngine } from "../../storage/memory.js";
+import { checkFilter } from "../session-filter.js";
 import { SearchGate } from "./search-gate.js";
-import { checkFilter } from "./session-filter.js";
 
 /**
  * The gate of a filtered search: which sessions it admits, and that it

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { expectError } from "../../test/support/fixtures.js";
-import { encodeToken } from "./page-token.js";
+import { expectError } from "../../../test/support/fixtures.js";
+import { encodeToken } from "../page-token.js";
 import { decodeSearchToken, encodeSearchToken, searchDigest } from "./search-token.js";
 
 const digest = searchDigest([["word"], undefined, "desc", ""]);

@@ -1,5 +1,5 @@
-import { isSessiondError } from "../core/errors.js";
-import type { EntryScan, EntryScanEnd, SessionKey, StorageEngine } from "../storage/engine.js";
+import { isSessiondError } from "../../core/errors.js";
+import type { EntryScan, EntryScanEnd, SessionKey, StorageEngine } from "../../storage/engine.js";
 
 /** Entries per `read` of the generic scan: a few round trips on a database, little memory. */
 const READ_PAGE = 256;

@@ -1,7 +1,7 @@
 import { toJsonString } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { invalidArgument } from "../core/errors.js";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { invalidArgument } from "../../core/errors.js";
 
 /**
  * What a text search reads of an entry and how it compares: the text of

@@ -2,11 +2,11 @@ import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Entry, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { message, type Part, say, storeOn } from "../../test/support/search-fixtures.js";
-import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
-import type { EngineFixture } from "../../test/support/store-model.js";
-import type { SessionStore } from "./session-store.js";
+import { type Entry, Role } from "../../../gen/sessiond/v1/entry_pb.js";
+import { message, type Part, say, storeOn } from "../../../test/support/search-fixtures.js";
+import { STORE_ENGINE_FACTORIES } from "../../../test/support/store-engines.js";
+import type { EngineFixture } from "../../../test/support/store-model.js";
+import type { SessionStore } from "../session-store.js";
 
 /**
  * Search results against a brute-force scan written from the proto's words, on random
