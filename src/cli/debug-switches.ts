@@ -21,7 +21,7 @@ export const DEBUG_SWITCHES = {
   noFencing: "fencing re-read under the lock",
   /** jsonl: the persisted listing index trusted without a stat of each file. Caught by T10. */
   noListingIndexCheck: "listing index entries checked against a stat of their file",
-  /** server: WatchEntries replays before subscribing. Caught by T7. */
+  /** store: WatchEntries replays before subscribing. Caught by T7. */
   noSubscribeFirst: "subscribe before replay (WatchEntries)",
   /** store: an append's blobs are written after its entry, not before. Caught by T11. */
   blobsAfterAck: "a blob durable before the entry that names it",

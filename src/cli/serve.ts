@@ -295,7 +295,6 @@ export const serve: Command = {
       ),
       grpcServer,
       retention: retentionOf(v),
-      debug: { noSubscribeFirst: debug.noSubscribeFirst },
       logLevel: logLevel as LogLevel,
       metrics: metrics ?? false,
       metricsToken:
@@ -317,7 +316,10 @@ export const serve: Command = {
     capYoungGeneration(SERVE_SEMI_SPACE_MB);
     const store = new SessionStore(engine, {
       limits,
-      debug: { blobsAfterAck: debug.blobsAfterAck === true },
+      debug: {
+        blobsAfterAck: debug.blobsAfterAck === true,
+        noSubscribeFirst: debug.noSubscribeFirst === true,
+      },
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {

@@ -95,8 +95,6 @@ export interface ServerConfig {
   readonly grpcServer?: GrpcServerKind | undefined;
   /** Retention policies swept in the background (none when unset). */
   readonly retention?: RetentionConfig | undefined;
-  /** Negative-control switches for the reliability battery; never set in production. */
-  readonly debug?: { readonly noSubscribeFirst?: boolean } | undefined;
   /** The built web viewer (dist/ui), served at /ui/; unset: no viewer. */
   readonly uiDir?: string | undefined;
   /** Where request logs go (one JSON line each); default stderr. */

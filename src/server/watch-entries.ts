@@ -47,7 +47,6 @@ async function* iterated(
       afterSeq,
       signal,
       heartbeatMs: deps.config.heartbeatMs,
-      noSubscribeFirst: deps.config.debug?.noSubscribeFirst === true,
     });
     for await (const event of events) yield response(event);
   } finally {
@@ -77,7 +76,6 @@ class PushedWatch implements EntrySink, PushControl {
           afterSeq,
           signal,
           heartbeatMs: deps.config.heartbeatMs,
-          noSubscribeFirst: deps.config.debug?.noSubscribeFirst === true,
         },
         this,
       );

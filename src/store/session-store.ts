@@ -51,9 +51,13 @@ export interface StoreOptions {
   /**
    * Negative-control switches for tests ONLY (see src/cli/debug-switches.ts):
    * `blobsAfterAck` writes an append's blobs after its entries instead of
-   * before, so that a crash can leave a reference to a missing blob.
+   * before, so that a crash can leave a reference to a missing blob;
+   * `noSubscribeFirst` makes every entry watch replay first and subscribe
+   * after, never re-reading at heartbeats (the classic bug where an append
+   * that lands between the replay and the subscription is not seen until
+   * another one).
    */
-  debug?: { blobsAfterAck?: boolean };
+  debug?: { blobsAfterAck?: boolean; noSubscribeFirst?: boolean };
   /** Clock (tests pin it). */
   now?: () => Date;
 }
@@ -105,7 +109,12 @@ export class SessionStore {
     this.now = options.now ?? (() => new Date());
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     const meta = (key: SessionKey) => this.metaOfKey(key);
-    this.watcher = new StoreWatch({ engine, limits: this.limits, meta });
+    this.watcher = new StoreWatch({
+      engine,
+      limits: this.limits,
+      meta,
+      noSubscribeFirst: options.debug?.noSubscribeFirst === true,
+    });
     this.blobs = new BlobStore(engine, this.limits, options.debug?.blobsAfterAck === true);
     this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher, blobs: this.blobs };
   }

@@ -199,16 +199,13 @@ describe("StoreWatch options and close", () => {
     return { engine, reads: () => reads, subscriptions: () => subscriptions };
   }
 
-  it("Session.watch with noSubscribeFirst replays once and never re-reads at heartbeats", async () => {
+  it("Session.watch on a store with the noSubscribeFirst control replays once and never re-reads at heartbeats", async () => {
     const { engine, reads } = countedEngine();
-    const store = new SessionStore(engine);
-    await store.create({ sessionId: "late" });
-    const session = await store.open(undefined, "late");
+    const control = new SessionStore(engine, { debug: { noSubscribeFirst: true } });
+    await control.create({ sessionId: "late" });
+    const session = await control.open(undefined, "late");
     const before = reads();
-    const events = await take(
-      session.watch({ noSubscribeFirst: true, heartbeatMs: 10 }),
-      (seen) => seen.length >= 4,
-    );
+    const events = await take(session.watch({ heartbeatMs: 10 }), (seen) => seen.length >= 4);
     expect(events.slice(1)).toEqual([
       { type: "heartbeat", headSeq: 1 },
       { type: "heartbeat", headSeq: 1 },
@@ -217,7 +214,9 @@ describe("StoreWatch options and close", () => {
     expect(reads() - before).toBe(1);
     // Without it, each quiet interval reads the log again.
     const again = reads();
-    await take(session.watch({ heartbeatMs: 10 }), (seen) => seen.length >= 4);
+    const store = new SessionStore(engine);
+    const sameSession = await store.open(undefined, "late");
+    await take(sameSession.watch({ heartbeatMs: 10 }), (seen) => seen.length >= 4);
     expect(reads() - again).toBe(3);
   });
 

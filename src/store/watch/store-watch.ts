@@ -31,6 +31,11 @@ export interface WatchedStore {
   readonly engine: StorageEngine;
   readonly limits: StoreLimits;
   meta(key: SessionKey): Promise<SessionMeta>;
+  /**
+   * Negative control for the reliability battery (T7), never set otherwise:
+   * every entry watch replays before it subscribes (see EntriesLoop).
+   */
+  readonly noSubscribeFirst?: boolean;
 }
 
 /** A signal that never aborts, for watches left with `break` instead. */
@@ -88,7 +93,7 @@ export class StoreWatch {
       signal: options.signal ?? NEVER,
       heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       pageSize: options.pageSize ?? this.store.limits.defaultPageSize,
-      noSubscribeFirst: options.noSubscribeFirst === true,
+      noSubscribeFirst: this.store.noSubscribeFirst === true,
     };
   }
 

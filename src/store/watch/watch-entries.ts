@@ -26,13 +26,6 @@ export interface EntryWatchOptions {
   heartbeatMs?: number | undefined;
   /** Entries read from the log at a time while replaying (default: the store's page size). */
   pageSize?: number | undefined;
-  /**
-   * Negative control for the reliability battery, never set otherwise:
-   * replay first, subscribe after, and never re-read at heartbeats, the
-   * classic bug where an append that lands between the replay and the
-   * subscription is not seen until another one.
-   */
-  noSubscribeFirst?: boolean | undefined;
 }
 
 /**
