@@ -30,10 +30,28 @@ export function mainSessionId(sessionId: string): string {
   return SESSION_ID_PATTERN.test(sessionId) ? sessionId : `claude-${hash(sessionId, 32)}`;
 }
 
-/** The sessiond id of a key's session: the main one, or a subagent session per subpath. */
+/**
+ * The sessiond id of a key's session: the main one, or for a subpath a
+ * subagent session `sub-<hash of the subpath>-<main>`. The subpath's part
+ * comes first: an id that began with the main session's would make every
+ * prefix of the main id (`sessiond show 5a1c9e3e`) ambiguous with its
+ * subagents.
+ */
 export function sessionIdOf(key: SessionKey): string {
   const main = mainSessionId(key.sessionId);
   if (key.subpath === undefined) return main;
+  const readable = `sub-${hash(key.subpath, 16)}-${main}`;
+  return SESSION_ID_PATTERN.test(readable) ? readable : `sub-${hash(`${main}/${key.subpath}`, 32)}`;
+}
+
+/**
+ * The id stores before `sessionIdOf`'s gave a subpath's session
+ * (`<main>-<hash>`): such sessions are read and appended to where they are.
+ * Undefined for a main key.
+ */
+export function legacySessionIdOf(key: SessionKey): string | undefined {
+  if (key.subpath === undefined) return undefined;
+  const main = mainSessionId(key.sessionId);
   const readable = `${main}-${hash(key.subpath, 16)}`;
   return SESSION_ID_PATTERN.test(readable)
     ? readable

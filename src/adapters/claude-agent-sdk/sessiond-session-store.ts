@@ -8,6 +8,7 @@ import { isAlreadyExists, isNotFound, RemoteSession } from "../remote-session.js
 import { chunks, planLines } from "./line-plan.js";
 import {
   keyName,
+  legacySessionIdOf,
   mainSessionId,
   PROJECT_TAG,
   SESSION_TAG,
@@ -42,6 +43,12 @@ function conflictError(uuids: readonly string[]): ConnectError {
   );
 }
 
+/** A key's session mirrored, and whether this store made sure the session exists for the key. */
+interface Mirror {
+  remote: RemoteSession;
+  ensured: boolean;
+}
+
 /** Sessions whose mirror a store keeps (the least recently opened is dropped first). */
 const MIRRORS = 256;
 
@@ -58,8 +65,8 @@ const MIRRORS = 256;
 export class SessiondSessionStore implements SessionStore {
   private readonly workspace: string;
   private readonly client: SessiondClient;
-  /** Per key: its session's mirror, and whether this store made sure the session exists for the key. */
-  private readonly mirrors = new Map<string, { remote: RemoteSession; ensured: boolean }>();
+  /** Per key: its session's mirror. */
+  private readonly mirrors = new Map<string, Mirror>();
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(options: SessiondSessionStoreOptions) {
@@ -94,14 +101,17 @@ export class SessiondSessionStore implements SessionStore {
   }
 
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
-    const remote = this.mirror(key);
     let log: SessionLog;
     try {
-      log = await remote.read();
+      log = await this.mirror(key).read();
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      this.forget(key.sessionId);
-      return null;
+      const legacy = await this.readLegacy(key);
+      if (legacy === undefined) {
+        this.forget(key.sessionId);
+        return null;
+      }
+      log = legacy;
     }
     if (log.tags[PROJECT_TAG] !== key.projectKey) return null;
     const lines = log.entries().flatMap((e) => lineOf(e) ?? []);
@@ -117,15 +127,22 @@ export class SessiondSessionStore implements SessionStore {
   }
 
   async delete(key: SessionKey): Promise<void> {
-    const session = sessionIdOf(key);
     try {
-      const meta = await this.client.store.getSession({ workspace: this.workspace, session });
-      if (meta.session?.tags[PROJECT_TAG] !== key.projectKey) return;
-      await this.client.store.deleteSession({
-        workspace: this.workspace,
-        session,
-        includeSubagents: key.subpath === undefined,
-      });
+      for (const session of [sessionIdOf(key), legacySessionIdOf(key)]) {
+        if (session === undefined) continue;
+        const meta = await this.client.store
+          .getSession({ workspace: this.workspace, session })
+          .catch((err: unknown) => {
+            if (isNotFound(err)) return undefined;
+            throw err;
+          });
+        if (meta?.session?.tags[PROJECT_TAG] !== key.projectKey) continue;
+        await this.client.store.deleteSession({
+          workspace: this.workspace,
+          session,
+          includeSubagents: key.subpath === undefined,
+        });
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err;
     } finally {
@@ -139,7 +156,7 @@ export class SessiondSessionStore implements SessionStore {
         parentSessionId: mainSessionId(key.sessionId),
         filter: { tags: { [PROJECT_TAG]: key.projectKey } },
       });
-      return sessions.flatMap((s) => s.tags[SUBPATH_TAG] ?? []);
+      return [...new Set(sessions.flatMap((s) => s.tags[SUBPATH_TAG] ?? []))];
     } catch (err) {
       if (isNotFound(err)) return [];
       throw err;
@@ -168,11 +185,58 @@ export class SessiondSessionStore implements SessionStore {
     if (key.subpath !== undefined) {
       await this.create({ projectKey: key.projectKey, sessionId: key.sessionId });
     }
-    await this.create(key);
-    const remote = this.mirror(key);
-    const slot = this.mirrors.get(keyName(key));
-    if (slot !== undefined) slot.ensured = true;
+    // A mirror that load moved to the session's old id stays there.
+    const moved = known?.remote.address.sessionId;
+    const legacy =
+      moved !== undefined && moved !== sessionIdOf(key) ? moved : await this.legacy(key);
+    if (legacy === undefined) await this.create(key);
+    const remote = legacy === undefined ? this.mirror(key) : this.repoint(key, legacy);
+    this.slot(key).ensured = true;
     return remote;
+  }
+
+  /**
+   * The old id of a subpath's session (session-keys.ts `legacySessionIdOf`)
+   * when the session exists under it for this key and not under the new
+   * one; else undefined.
+   */
+  private async legacy(key: SessionKey): Promise<string | undefined> {
+    const old = legacySessionIdOf(key);
+    if (old === undefined) return undefined;
+    const find = (session: string) =>
+      this.client.store.getSession({ workspace: this.workspace, session }).then(
+        (res) => res.session,
+        (err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        },
+      );
+    if ((await find(sessionIdOf(key))) !== undefined) return undefined;
+    const meta = await find(old);
+    const mine =
+      meta?.tags[PROJECT_TAG] === key.projectKey && meta.tags[SUBPATH_TAG] === key.subpath;
+    return mine ? old : undefined;
+  }
+
+  /** The log of a subpath's session stored under its old id (undefined: none). */
+  private async readLegacy(key: SessionKey): Promise<SessionLog | undefined> {
+    const old = await this.legacy(key);
+    if (old === undefined) return undefined;
+    try {
+      return await this.repoint(key, old).read();
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The key's mirror moved to the session `sessionId` (its session's old id). */
+  private repoint(key: SessionKey, sessionId: string): RemoteSession {
+    const slot = this.slot(key);
+    if (slot.remote.address.sessionId !== sessionId) {
+      slot.remote = new RemoteSession(this.client, { workspace: this.workspace, sessionId });
+    }
+    return slot.remote;
   }
 
   private async create(key: SessionKey): Promise<void> {
@@ -202,6 +266,10 @@ export class SessiondSessionStore implements SessionStore {
   }
 
   private mirror(key: SessionKey): RemoteSession {
+    return this.slot(key).remote;
+  }
+
+  private slot(key: SessionKey): Mirror {
     const name = keyName(key);
     let slot = this.mirrors.get(name);
     if (slot === undefined) {
@@ -212,7 +280,7 @@ export class SessiondSessionStore implements SessionStore {
       }
       this.mirrors.set(name, slot);
     }
-    return slot.remote;
+    return slot;
   }
 
   /** Drops the mirrors of a session id and its subpaths (deleted, here or elsewhere). */
