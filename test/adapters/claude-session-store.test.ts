@@ -104,6 +104,7 @@ describe.each(ENGINES)("SessiondSessionStore on $name", (factory) => {
       "USER:text+image", // "Thanks!" and a screenshot: the image is a part, not a second copy
       "custom",
       "custom",
+      "sessionInfo", // the session's summary for listSessionSummaries (claude.summary tags)
     ]);
     const state = await srv.client.session.getState({ session: k.sessionId });
     expect(state.state?.title).toBe("File listing");

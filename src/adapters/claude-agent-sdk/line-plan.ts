@@ -59,9 +59,30 @@ function sameLine(stored: Entry, line: SessionStoreEntry): boolean {
   return held !== undefined && isDeepStrictEqual(held, JSON.parse(JSON.stringify(line)));
 }
 
+/**
+ * The parent for a line whose parent line is `parentId`: the leaf instead
+ * when the leaf hangs under that line through SessionInfo entries that
+ * carry no line (this store's summary, a tag set with `sessiond tag`), so
+ * that the conversation stays one path through them rather than leaving
+ * them on a branch of their own.
+ */
+function through(lookup: Lookup, leaf: string, parentId: string): string {
+  for (
+    let e = lookup(leaf);
+    e !== undefined;
+    e = e.parentId === undefined ? undefined : lookup(e.parentId)
+  ) {
+    if (e.id === parentId) return leaf;
+    if (e.kind.case !== "sessionInfo" || lineOf(e) !== undefined) return parentId;
+  }
+  return parentId;
+}
+
 /** What planLines made of a batch. */
 export interface LinePlan {
   entries: Entry[];
+  /** The lines written (in order): the batch without the lines already stored. */
+  lines: SessionStoreEntry[];
   /** uuids of lines whose uuid is stored with other content: not written. */
   conflicts: string[];
 }
@@ -85,6 +106,7 @@ export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]):
     return entry;
   };
   const out: Entry[] = [];
+  const written: SessionStoreEntry[] = [];
   const conflicts: string[] = [];
   for (const line of lines) {
     const uuid =
@@ -95,7 +117,8 @@ export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]):
       continue;
     }
     const parent = typeof line.parentUuid === "string" ? lookup(line.parentUuid) : undefined;
-    let parentId = parent !== undefined && parent.kind.case !== "leaf" ? parent.id : leaf;
+    let parentId =
+      parent !== undefined && parent.kind.case !== "leaf" ? through(lookup, leaf, parent.id) : leaf;
     if (isCompactBoundary(line)) {
       const replaced = replaceable(lookup, parentId);
       if (replaced.length > 0) {
@@ -114,6 +137,7 @@ export function planLines(log: SessionLog, lines: readonly SessionStoreEntry[]):
       carrier = customCarrier(line);
     }
     out.push(place(plannedEntry({ ...carrier, id: uuid ?? "", parentId })));
+    written.push(line);
   }
-  return { entries: out, conflicts };
+  return { entries: out, lines: written, conflicts };
 }

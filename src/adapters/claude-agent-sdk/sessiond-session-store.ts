@@ -1,11 +1,17 @@
-import type { SessionKey, SessionStore, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+} from "@anthropic-ai/claude-agent-sdk";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { SessiondClient } from "../../client/index.js";
 import { timestampMillis } from "../../core/entry.js";
 import { DEFAULT_WORKSPACE } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
-import { isAlreadyExists, isNotFound, RemoteSession } from "../remote-session.js";
-import { chunks, planLines } from "./line-plan.js";
+import { isAlreadyExists, isNotFound, plannedEntry, RemoteSession } from "../remote-session.js";
+import { chunks, type LinePlan, planLines } from "./line-plan.js";
 import {
   keyName,
   legacySessionIdOf,
@@ -17,6 +23,8 @@ import {
   sessionIdOf,
   tagsOf,
 } from "./session-keys.js";
+import { loadSummaryFold, SessionSummaries, type SummaryFold } from "./session-summary.js";
+import { summaryOfTags, summaryTagChanges } from "./summary-tags.js";
 import { lineOf } from "./transcript-entry.js";
 
 /** Where a SessiondSessionStore keeps transcripts. */
@@ -52,6 +60,20 @@ interface Mirror {
 /** Sessions whose mirror a store keeps (the least recently opened is dropped first). */
 const MIRRORS = 256;
 
+/** Sessions a listing reads at once to fold the summaries they do not hold yet. */
+const BACKFILLS = 4;
+
+/** `work` over `items`, at most `limit` at a time, results in order. */
+async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>) {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
 /**
  * The Claude Agent SDK's `SessionStore` (where `query({ options: {
  * sessionStore } })` mirrors transcripts and resumes them from) over a
@@ -60,7 +82,10 @@ const MIRRORS = 256;
  * transcript-entry.ts), so `load` returns them deep-equal and in order.
  * Appends for one key are queued in call order in this process and written
  * with `expected_seq` (re-planned when another process wrote first), so
- * concurrent appends lose nothing.
+ * concurrent appends lose nothing. A main session's summary for
+ * `listSessionSummaries` is folded with the SDK's `foldSessionSummary` and
+ * written in the same Append as the lines (summary-tags.ts), so two
+ * writers cannot lose each other's fold.
  */
 export class SessiondSessionStore implements SessionStore {
   private readonly workspace: string;
@@ -68,6 +93,7 @@ export class SessiondSessionStore implements SessionStore {
   /** Per key: its session's mirror. */
   private readonly mirrors = new Map<string, Mirror>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly summaries = new SessionSummaries();
 
   constructor(options: SessiondSessionStoreOptions) {
     this.client = options.client;
@@ -77,6 +103,7 @@ export class SessiondSessionStore implements SessionStore {
   append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return this.queued(key, async () => {
+      const fold = key.subpath === undefined ? await loadSummaryFold() : undefined;
       const conflicts: string[] = [];
       for (const chunk of chunks(entries)) {
         let planned: string[] = [];
@@ -84,7 +111,9 @@ export class SessiondSessionStore implements SessionStore {
           remote.append((log) => {
             const plan = planLines(log, chunk);
             planned = plan.conflicts;
-            return plan.entries;
+            return key.subpath === undefined
+              ? this.withSummary(log, key, plan, fold)
+              : plan.entries;
           });
         try {
           await write(await this.ensure(key));
@@ -124,6 +153,29 @@ export class SessiondSessionStore implements SessionStore {
       sessionId: s.tags[SESSION_TAG] ?? s.id,
       mtime: Math.floor(timestampMillis(s.updatedAt)),
     }));
+  }
+
+  /**
+   * The summaries main sessions hold in their tags, read from pages of
+   * ListSessions. A session that holds none (written before summaries were
+   * kept, or whose summary is too large for its tags) is read and folded
+   * here, and its summary written (keeping its update time), so that it is
+   * read once; when that fails it is left out, and the SDK reads it itself.
+   */
+  async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    const sessions = await this.list({ filter: { tags: { [PROJECT_TAG]: projectKey } } });
+    const fold = await loadSummaryFold();
+    const summaries = await inPool(sessions, BACKFILLS, async (s) => {
+      const key = { projectKey, sessionId: s.tags[SESSION_TAG] ?? s.id };
+      const data =
+        summaryOfTags(s.tags) ??
+        (fold === undefined
+          ? undefined
+          : await this.backfill(s.id, key, fold).catch(() => undefined));
+      const mtime = Math.floor(timestampMillis(s.updatedAt));
+      return data === undefined ? [] : [{ sessionId: key.sessionId, mtime, data }];
+    });
+    return summaries.flat();
   }
 
   async delete(key: SessionKey): Promise<void> {
@@ -237,6 +289,51 @@ export class SessiondSessionStore implements SessionStore {
       slot.remote = new RemoteSession(this.client, { workspace: this.workspace, sessionId });
     }
     return slot.remote;
+  }
+
+  /**
+   * The entries of `plan` with, after them, a SessionInfo that sets the
+   * session's summary tags when the lines change them (written under the
+   * same expected_seq as the lines). Without the SDK's fold the summary
+   * tags are removed instead once lines are written, so none goes stale.
+   * A SessionInfo written alone keeps the newest entry's time, so that
+   * the session's update time (the SDK's mtime) stays what it was.
+   */
+  private withSummary(
+    log: SessionLog,
+    key: SessionKey,
+    plan: LinePlan,
+    fold: SummaryFold | undefined,
+  ): Entry[] {
+    if (fold === undefined && plan.entries.length === 0) return plan.entries;
+    const data = fold === undefined ? undefined : this.summaries.after(log, key, fold, plan.lines);
+    const tags = summaryTagChanges(log.tags, data);
+    if (Object.keys(tags).length === 0) return plan.entries;
+    const summary = plannedEntry({
+      kind: { case: "sessionInfo", value: { tags } },
+      timestamp: plan.entries.length === 0 ? log.last?.timestamp : undefined,
+    });
+    return [...plan.entries, summary];
+  }
+
+  /**
+   * The summary of a main session that holds none in its tags, folded from
+   * its log and written to it (read by a mirror of its own: a listing does
+   * not fill the store's mirrors).
+   */
+  private async backfill(
+    sessionId: string,
+    key: SessionKey,
+    fold: SummaryFold,
+  ): Promise<Record<string, unknown>> {
+    const remote = new RemoteSession(this.client, { workspace: this.workspace, sessionId });
+    let data: Record<string, unknown> = {};
+    const none: LinePlan = { entries: [], lines: [], conflicts: [] };
+    await remote.append((log) => {
+      data = this.summaries.after(log, key, fold, []);
+      return this.withSummary(log, key, none, fold);
+    });
+    return data;
   }
 
   private async create(key: SessionKey): Promise<void> {
