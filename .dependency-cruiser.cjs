@@ -62,6 +62,62 @@ module.exports = {
       to: { path: "^src/storage/" },
     },
     {
+      name: "server-reaches-store-through-its-index",
+      comment:
+        "The server sees the store through src/store/index.ts only (SessionStore, Session, the watch and the types it exports): the store's files stay its own.",
+      severity: "error",
+      from: { path: layer("server"), pathNot: TEST },
+      to: { path: "^src/store/(?!index\\.ts$)" },
+    },
+    {
+      name: "server-only-rpc-and-ops-reach-the-store",
+      comment:
+        "Of the server's rooms, rpc/ (the handlers) and ops/ (sweepers, readiness, metrics) use the store; wire/, http/ and grpc/ carry bytes and connections and never do (the root's server.ts and config.ts name its types to compose them).",
+      severity: "error",
+      from: { path: "^src/server/(wire|http|grpc)/", pathNot: TEST },
+      to: { path: "^src/(store|storage)/" },
+    },
+    {
+      name: "server-wire-stands-alone",
+      comment:
+        "src/server/wire (response size, push streams, errors, the one-message and sent-status rules, connect-node's refusals) imports no other room of the server: every room may use it.",
+      severity: "error",
+      from: { path: "^src/server/wire/", pathNot: TEST },
+      to: { path: "^src/server/(?!wire/)" },
+    },
+    {
+      name: "server-rpc-is-transport-free",
+      comment:
+        "src/server/rpc (the handlers) knows no transport and no operations: it imports wire/ and the root's config types, never http/, grpc/ or ops/.",
+      severity: "error",
+      from: { path: "^src/server/rpc/", pathNot: TEST },
+      to: { path: "^src/server/(http|grpc|ops)/" },
+    },
+    {
+      name: "server-http-below-rpc",
+      comment:
+        "src/server/http (the port, keepalive, idle and aged connections, in-flight calls, UI assets, HTTP paths) serves connections: it may use ops/ (logs, metrics, readiness) but never the handlers (rpc/) or the grpc-js front.",
+      severity: "error",
+      from: { path: "^src/server/http/", pathNot: TEST },
+      to: { path: "^src/server/(rpc|grpc)/" },
+    },
+    {
+      name: "server-ops-beside-the-calls",
+      comment:
+        "src/server/ops (metrics, logs, traces, readiness, sweepers) observes calls through wire/ and works on the store; it never imports the handlers, the HTTP room or the grpc-js front.",
+      severity: "error",
+      from: { path: "^src/server/ops/", pathNot: TEST },
+      to: { path: "^src/server/(rpc|http|grpc)/" },
+    },
+    {
+      name: "server-rooms-not-the-root",
+      comment:
+        "The root of src/server composes the rooms (server.ts, edge.ts, index.ts, defaults.ts); a room imports from the root only config.ts (the server's configuration type).",
+      severity: "error",
+      from: { path: "^src/server/[a-z-]+/", pathNot: TEST },
+      to: { path: "^src/server/(?!config\\.ts$)[a-z-]+\\.ts$" },
+    },
+    {
       name: "metrics-library-in-server-only",
       comment:
         "Only the server knows prom-client: the engines and the store report through a StorageObserver (src/storage/observer.ts), the clients measure nothing.",

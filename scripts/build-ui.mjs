@@ -1,5 +1,5 @@
 // Bundles the web viewer (src/ui) for browsers into a folder of static files
-// that `sessiond serve` serves at /ui/ (src/server/ui-assets.ts): one script
+// that `sessiond serve` serves at /ui/ (src/server/http/ui-assets.ts): one script
 // and one stylesheet with content hashes in their names (cached for good),
 // and index.html naming them (revalidated). `npm run build` writes dist/ui;
 // the browser tests build into a temporary folder with buildUi(dir).

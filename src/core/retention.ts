@@ -1,6 +1,6 @@
 /**
  * Retention: which top-level sessions a policy removes. Pure, so that the
- * server's background sweep (src/server/retention-sweeper.ts) and
+ * server's background sweep (src/server/ops/retention-sweeper.ts) and
  * `sessiond gc` (over the API) decide alike. Subagent sessions are not
  * judged on their own: they go with their parent.
  */

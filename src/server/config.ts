@@ -1,7 +1,7 @@
-import type { StoreLimits } from "../store/limits.js";
-import type { LogLevel } from "./logger.js";
-import type { ServerMetrics } from "./metrics.js";
-import type { RetentionConfig } from "./retention-sweeper.js";
+import type { StoreLimits } from "../store/index.js";
+import type { LogLevel } from "./ops/logger.js";
+import type { ServerMetrics } from "./ops/metrics.js";
+import type { RetentionConfig } from "./ops/retention-sweeper.js";
 
 /** Limits of the network layer (the store's own limits are in StoreLimits). */
 export interface ServerLimits extends StoreLimits {

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS } from "../store/limits.js";
+import { DEFAULT_LIMITS } from "../store/index.js";
 import type { GrpcServerKind, ServerLimits } from "./config.js";
 
 /** Safe defaults for every server limit (each has a flag). */

@@ -14,11 +14,11 @@ import {
   WatchEntriesResponseSchema,
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { notFound } from "../core/errors.js";
-import { type CallRecord, callRecordKey } from "./call-log.js";
 import { edgeInterceptor } from "./edge.js";
-import { InFlight } from "./in-flight.js";
-import { OneMessage } from "./one-message.js";
-import type { PushControl, PushSink, PushSource } from "./push-stream.js";
+import { InFlight } from "./http/in-flight.js";
+import { type CallRecord, callRecordKey } from "./ops/call-log.js";
+import { OneMessage } from "./wire/one-message.js";
+import type { PushControl, PushSink, PushSource } from "./wire/push-stream.js";
 
 const method = SessionService.method.watchEntries;
 const small = create(WatchEntriesResponseSchema, {

@@ -1,13 +1,18 @@
 import type { DescMethod, Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { isSpanContextValid, type Span } from "@opentelemetry/api";
-import { type CallRecord, callRecordKey } from "./call-log.js";
-import { toConnectError } from "./errors.js";
-import type { InFlight } from "./in-flight.js";
-import { OneMessage } from "./one-message.js";
-import { isPushSource, type PushControl, type PushSink, type PushSource } from "./push-stream.js";
-import { responseLimit, sendsPreEncodedKey } from "./response-size.js";
-import { endRpcSpan, startRpcSpan, withContext } from "./trace-context.js";
+import type { InFlight } from "./http/in-flight.js";
+import { type CallRecord, callRecordKey } from "./ops/call-log.js";
+import { endRpcSpan, startRpcSpan, withContext } from "./ops/trace-context.js";
+import { toConnectError } from "./wire/errors.js";
+import { OneMessage } from "./wire/one-message.js";
+import {
+  isPushSource,
+  type PushControl,
+  type PushSink,
+  type PushSource,
+} from "./wire/push-stream.js";
+import { responseLimit, sendsPreEncodedKey } from "./wire/response-size.js";
 
 /** The log fields of a request message: its workspace and session, when it has them. */
 function describe(record: CallRecord, method: string, message: unknown): void {

@@ -8,14 +8,14 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
 } from "./defaults.js";
 
-export { parseTokensFile } from "./auth.js";
 export type { ServerConfig, ServerLimits, TlsConfig, TokenGrant } from "./config.js";
 export * from "./defaults.js";
-export { LOG_LEVELS, type LogLevel } from "./logger.js";
-export { ServerMetrics } from "./metrics.js";
-export type { RetentionConfig } from "./retention-sweeper.js";
+export { LOG_LEVELS, type LogLevel } from "./ops/logger.js";
+export { ServerMetrics } from "./ops/metrics.js";
+export type { RetentionConfig } from "./ops/retention-sweeper.js";
+export { capYoungGeneration, SERVE_SEMI_SPACE_MB } from "./ops/young-generation.js";
+export { parseTokensFile } from "./rpc/auth.js";
 export { type RunningServer, startServer } from "./server.js";
-export { capYoungGeneration, SERVE_SEMI_SPACE_MB } from "./young-generation.js";
 
 /**
  * A ServerConfig with the defaults `sessiond serve` uses (127.0.0.1:50051, no

@@ -15,13 +15,8 @@ import {
   file_sessiond_v1_store_service,
   StoreService,
 } from "../../gen/sessiond/v1/store_service_pb.js";
-import type { SessionStore } from "../store/session-store.js";
-import { authInterceptor } from "./auth.js";
-import { startBlobSweep } from "./blob-sweeper.js";
-import { CallLog } from "./call-log.js";
+import type { SessionStore } from "../store/index.js";
 import type { ServerConfig } from "./config.js";
-import { restateConnectRefusals } from "./connect-refusals.js";
-import { retireOldConnections } from "./connection-age.js";
 import {
   DEFAULT_GRPC_SERVER,
   DEFAULT_KEEPALIVE_MS,
@@ -29,27 +24,32 @@ import {
   DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
   DEFAULT_MAX_CONNECTION_AGE_MS,
 } from "./defaults.js";
-import type { ServiceDeps } from "./deps.js";
 import { edgeInterceptor, shuttingDown } from "./edge.js";
 import { grpcJsFront } from "./grpc/front.js";
 import { routeNativeGrpc } from "./grpc/route.js";
-import { HealthStatus, registerHealth } from "./health.js";
-import { withHttpPaths } from "./http-paths.js";
-import { closeIdleConnections } from "./idle-connections.js";
-import { InFlight } from "./in-flight.js";
-import { pingOpenConnections } from "./keepalive.js";
-import { batchedLines } from "./log-batch.js";
-import { isoNow, Logger } from "./logger.js";
-import { ServerMetrics } from "./metrics.js";
-import { plaintextPort } from "./plaintext-port.js";
-import { Readiness } from "./readiness.js";
-import { registerReflection } from "./reflection.js";
-import { startRetention } from "./retention-sweeper.js";
-import { sessionService } from "./session-service.js";
-import { storeService } from "./store-service.js";
-import { withUiAssets } from "./ui-assets.js";
-import { discardUnreadRest } from "./unread-rest.js";
-import { WatchSlots } from "./watch-slots.js";
+import { retireOldConnections } from "./http/connection-age.js";
+import { withHttpPaths } from "./http/http-paths.js";
+import { closeIdleConnections } from "./http/idle-connections.js";
+import { InFlight } from "./http/in-flight.js";
+import { pingOpenConnections } from "./http/keepalive.js";
+import { plaintextPort } from "./http/plaintext-port.js";
+import { withUiAssets } from "./http/ui-assets.js";
+import { discardUnreadRest } from "./http/unread-rest.js";
+import { startBlobSweep } from "./ops/blob-sweeper.js";
+import { CallLog } from "./ops/call-log.js";
+import { batchedLines } from "./ops/log-batch.js";
+import { isoNow, Logger } from "./ops/logger.js";
+import { ServerMetrics } from "./ops/metrics.js";
+import { Readiness } from "./ops/readiness.js";
+import { startRetention } from "./ops/retention-sweeper.js";
+import { authInterceptor } from "./rpc/auth.js";
+import type { ServiceDeps } from "./rpc/deps.js";
+import { HealthStatus, registerHealth } from "./rpc/health.js";
+import { registerReflection } from "./rpc/reflection.js";
+import { sessionService } from "./rpc/session-service.js";
+import { storeService } from "./rpc/store-service.js";
+import { WatchSlots } from "./rpc/watch-slots.js";
+import { restateConnectRefusals } from "./wire/connect-refusals.js";
 
 export interface RunningServer {
   /** Base URL clients use, e.g. http://127.0.0.1:50051. */

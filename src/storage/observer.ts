@@ -3,7 +3,7 @@ import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 /**
  * What the engines report while they work, for an operator's metrics. The
  * storage layer knows no metrics library: the server maps these calls to
- * Prometheus (server/metrics.ts), an embedded user may map them to
+ * Prometheus (server/ops/metrics.ts), an embedded user may map them to
  * anything, and the default does nothing. Calls are synchronous and cheap;
  * an observer must not throw.
  */

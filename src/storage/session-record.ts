@@ -11,7 +11,7 @@ import type { RootRecord, SessionRecord } from "./engine.js";
  * The record made of each log at its current version (SessionLog.version):
  * a GetSession of an unchanged session gets the same record object, and
  * with it the same metadata and response objects, whose encoding the
- * server then reuses (server/response-size.ts).
+ * server then reuses (server/wire/response-size.ts).
  */
 const made = new WeakMap<SessionLog, { version: number; record: SessionRecord }>();
 

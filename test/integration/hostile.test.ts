@@ -780,7 +780,7 @@ describe("T6 hostile requests", () => {
         call: () => rawCall(raw, getSession, "text/plain", Buffer.from("hi")),
       },
       // Unparseable protobuf is bad input on every protocol (connect-es itself would say
-      // INTERNAL for Connect and gRPC-Web: src/server/connect-refusals.ts).
+      // INTERNAL for Connect and gRPC-Web: src/server/wire/connect-refusals.ts).
       {
         name: "gRPC: garbage protobuf",
         expect: ["InvalidArgument"],

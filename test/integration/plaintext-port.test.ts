@@ -1,6 +1,6 @@
 /**
  * The plaintext port speaks HTTP/2 (prior knowledge) and HTTP/1.1, told
- * apart by each connection's first bytes (src/server/plaintext-port.ts):
+ * apart by each connection's first bytes (src/server/http/plaintext-port.ts):
  * browsers and HTTP/1.1-only clients reach Connect and gRPC-Web there, gRPC
  * clients keep HTTP/2, whatever way the first bytes arrive.
  */

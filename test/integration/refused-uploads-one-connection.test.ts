@@ -7,7 +7,7 @@
  * three 5 MB requests (ENHANCE_YOUR_CALM) and every call after fails, the
  * ordinary ones too; over Connect on HTTP/1.1 every other call waits for
  * its deadline. So the server reads the rest and drops it
- * (server/unread-rest.ts). Bare connect-node transports (not the sessiond
+ * (server/http/unread-rest.ts). Bare connect-node transports (not the sessiond
  * client, which ends answered uploads itself: client/answered-upload.ts),
  * one per protocol and HTTP version, each in a process of its own so that
  * an uncaught exception of the client shows.

@@ -3,9 +3,9 @@
  * "parse binary: ...", whatever the protocol, the HTTP version, the method
  * kind and the server path (grpc-js front or connect-node for native gRPC).
  * connect-es answers it INTERNAL by itself for unary methods, before any
- * interceptor (src/server/connect-refusals.ts corrects that answer); a
+ * interceptor (src/server/wire/connect-refusals.ts corrects that answer); a
  * streaming method reads its request inside the interceptor chain
- * (src/server/errors.ts). The request log says InvalidArgument too, and
+ * (src/server/wire/errors.ts). The request log says InvalidArgument too, and
  * the server keeps answering.
  */
 import http2 from "node:http2";

@@ -19,7 +19,7 @@ export default defineConfig({
       ...configDefaults.exclude,
       "src/storage/postgres/**",
       "src/storage/jsonl/two-processes.test.ts",
-      "src/server/reflection.test.ts",
+      "src/server/rpc/reflection.test.ts",
       "src/store/hostile-entries.test.ts",
     ],
     env: { SESSIOND_TEST_PG: "off" },

@@ -29,7 +29,7 @@
  */
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { SETTINGS_FIRST_MS } from "../../src/server/plaintext-port.js";
+import { SETTINGS_FIRST_MS } from "../../src/server/http/plaintext-port.js";
 import type { SessiondProcess } from "../harness/server.js";
 import { isMain, main, type ReliabilityTest, type RunOptions } from "./lib/battery.js";
 import { startWithRetry } from "./lib/kill-server.js";

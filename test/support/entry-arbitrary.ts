@@ -1,7 +1,7 @@
 /**
  * Random entries of every kind, every field set or not, with hard strings,
  * Struct / Value data, 64-bit integers and timestamps at their edges: what
- * the JSON reader (fast-decode) and writer (entry-json) are checked on
+ * the JSON reader (core/codec/entry-from-json) and writer (entry-to-json) are checked on
  * against protobuf-es's reflective fromJson / toJson, and what the store,
  * server and viewer are given by the random-entry tests (appendStep).
  */

@@ -10,8 +10,8 @@ import {
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
-import { type CallRecord, callRecordKey } from "../call-log.js";
-import { sendsPreEncodedKey } from "../response-size.js";
+import { type CallRecord, callRecordKey } from "../ops/call-log.js";
+import { sendsPreEncodedKey } from "../wire/response-size.js";
 import { MetadataHeaders } from "./metadata-headers.js";
 
 /**

@@ -1,8 +1,13 @@
 import { create, type DescMessage, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
-import { OneMessage } from "../one-message.js";
-import { isPushSource, type PushControl, type PushSink, type PushSource } from "../push-stream.js";
+import { OneMessage } from "../wire/one-message.js";
+import {
+  isPushSource,
+  type PushControl,
+  type PushSink,
+  type PushSource,
+} from "../wire/push-stream.js";
 import type { AnyResponse, Begun, CallEnd } from "./call-context.js";
 import { Undecodable } from "./definition.js";
 import { parseError, statusOf } from "./wire-status.js";

@@ -1,6 +1,6 @@
 import { type DescMessage, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
-import { preEncoded } from "../response-size.js";
+import { preEncoded } from "../wire/response-size.js";
 
 /**
  * A grpc-js service definition for a protobuf-es service descriptor: paths

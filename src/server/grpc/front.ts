@@ -8,8 +8,8 @@ import {
   type ServiceImplSpec,
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
-import type { CallLog, CallRecord } from "../call-log.js";
-import { OneMessage } from "../one-message.js";
+import type { CallLog, CallRecord } from "../ops/call-log.js";
+import { OneMessage } from "../wire/one-message.js";
 import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
 import { normalize, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";

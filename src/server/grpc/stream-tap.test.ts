@@ -7,7 +7,7 @@
 import { EventEmitter } from "node:events";
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { describe, expect, it } from "vitest";
-import type { StreamCallLog } from "../call-log.js";
+import type { StreamCallLog } from "../ops/call-log.js";
 import { tapStream } from "./stream-tap.js";
 
 class FakeStream extends EventEmitter {

@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import type { StreamCallLog } from "../call-log.js";
+import type { StreamCallLog } from "../ops/call-log.js";
 import { restatedStatus } from "./wire-status.js";
 
 /**

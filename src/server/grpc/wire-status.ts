@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
-import { restated, toConnectError } from "../errors.js";
+import { restated, toConnectError } from "../wire/errors.js";
 import type { Undecodable } from "./definition.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { SessiondProcess } from "../../harness/server.js";
 
-/** One line of the server's request log (src/server/call-log.ts). */
+/** One line of the server's request log (src/server/ops/call-log.ts). */
 export interface LogLine {
   time: string;
   method: string;
@@ -9,7 +9,7 @@ export interface LogLine {
   code: string;
   ms: number;
   error?: string;
-  /** "error", "warn", "info" or "debug" (src/server/logger.ts). */
+  /** "error", "warn", "info" or "debug" (src/server/ops/logger.ts). */
   level?: string;
   /** The trace id: the caller's traceparent, or the server's own span's. */
   trace?: string;

@@ -1,0 +1,177 @@
+import { create, toJsonString } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { StateMessage } from "../../../gen/sessiond/v1/session_pb.js";
+import {
+  AppendedEntrySchema,
+  type GetEntriesRequest,
+  type SessionService,
+} from "../../../gen/sessiond/v1/session_service_pb.js";
+import { invalidArgument } from "../../core/errors.js";
+import type { AppendResult, Session } from "../../store/index.js";
+import { authorizeSession } from "./auth.js";
+import type { ServiceDeps } from "./deps.js";
+import { ENTRIES_RESERVE_BYTES, entriesResponse } from "./entries-response.js";
+import { inlineEntries, inlineExtra, inlineLimit, inlineState } from "./inline-blobs.js";
+import { isJsonCodec, requestedBudget, treeNodeSize } from "./page-budget.js";
+import { lengthPrefixed } from "./page-fit.js";
+import { seqArg } from "./seq-arg.js";
+import { stateResponse, stateSizes } from "./state-response.js";
+import { watchEntriesResponses } from "./watch-entries.js";
+
+function optionalSeqArg(value: bigint | undefined): number | undefined {
+  return value === undefined ? undefined : seqArg(value, "expected_seq");
+}
+
+/** The answer of Rewind and Reset: where the leaf is now, and the Leaf entry written. */
+function moveResponse(r: AppendResult) {
+  return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
+}
+
+function appendResponse(result: AppendResult) {
+  return {
+    entries: result.entries.map((e) =>
+      create(AppendedEntrySchema, {
+        id: e.id,
+        parentId: e.parentId,
+        seq: e.seq,
+        timestamp: e.timestamp,
+      }),
+    ),
+    leafId: result.leafId,
+    headSeq: BigInt(result.headSeq),
+    deduplicated: result.deduplicated,
+  };
+}
+
+/** GetEntries by entry_ids: a seq range beside them would say two things at once. */
+function entriesById(session: Session, req: GetEntriesRequest) {
+  if (req.afterSeq !== 0n || req.limit !== 0) {
+    throw invalidArgument("GetEntries: entry_ids reads entries by id; leave after_seq and limit 0");
+  }
+  return session.entriesById(req.entryIds);
+}
+
+/** SessionService over the Session facade. */
+export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
+  const { store } = deps;
+  // Pages of GetEntries, GetTree and GetState fit the largest response
+  // connect-node will send, or the smaller one a request asks for.
+  const { maxMessageBytes } = deps.config.limits;
+  const open = (
+    ctx: HandlerContext,
+    req: { workspace: string; session: string },
+  ): Promise<Session> => store.open(authorizeSession(ctx, req.workspace, req.session), req.session);
+
+  return {
+    async append(req, ctx) {
+      const session = await open(ctx, req);
+      const result = await session.append(req.entries, {
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: optionalSeqArg(req.expectedSeq),
+        // The decoded request is this call's alone and dropped once answered.
+        handOver: true,
+      });
+      return appendResponse(result);
+    },
+
+    async rewind(req, ctx) {
+      const session = await open(ctx, req);
+      const r = await session.rewind(req.target, {
+        allowBeforeCompaction: req.allowBeforeCompaction,
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: optionalSeqArg(req.expectedSeq),
+        entryId: req.entryId,
+      });
+      return moveResponse(r);
+    },
+
+    async reset(req, ctx) {
+      const session = await open(ctx, req);
+      const r = await session.reset({
+        expectedLeafId: req.expectedLeafId,
+        expectedSeq: optionalSeqArg(req.expectedSeq),
+        entryId: req.entryId,
+      });
+      return moveResponse(r);
+    },
+
+    async getState(req, ctx) {
+      const session = await open(ctx, req);
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const maxBytes = requestedBudget(req.maxResponseBytes, maxMessageBytes);
+      const sizes = stateSizes(json);
+      const limit = inlineLimit(maxBytes);
+      const page = await session.statePage({
+        atEntryId: req.atEntryId,
+        view: req.view,
+        fromEnd: req.fromEnd,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        maxBytes,
+        ...sizes,
+        // Inlined blobs count in the page's size: it is cut so that it fits with them.
+        ...(req.inlineBlobs
+          ? {
+              sizeOf: (m: StateMessage) =>
+                sizes.sizeOf(m) + inlineExtra(m.message?.content ?? [], limit, json),
+              knownSize: () => undefined,
+            }
+          : {}),
+      });
+      const state = req.inlineBlobs
+        ? await inlineState(store.blobs, session.workspace, page.state, limit)
+        : page.state;
+      const response = stateResponse(state, page.nextPageToken, json);
+      response.messageCount = BigInt(page.messageCount);
+      return response;
+    },
+
+    async getEntries(req, ctx) {
+      const session = await open(ctx, req);
+      const page =
+        req.entryIds.length > 0
+          ? await entriesById(session, req)
+          : await session.entries(seqArg(req.afterSeq, "after_seq"), req.limit);
+      const budget = requestedBudget(req.maxResponseBytes, maxMessageBytes, ENTRIES_RESERVE_BYTES);
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const entries = req.inlineBlobs
+        ? await inlineEntries(store.blobs, session.workspace, page.entries, budget, json, (e) =>
+            json
+              ? Buffer.byteLength(toJsonString(EntrySchema, e)) + 1
+              : lengthPrefixed(EntrySchema, e).length + 1,
+          )
+        : page.entries;
+      return entriesResponse(entries, page.headSeq, budget, json);
+    },
+
+    async getTree(req, ctx) {
+      const session = await open(ctx, req);
+      const page = await session.treePage({
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        maxBytes: requestedBudget(req.maxResponseBytes, maxMessageBytes),
+        sizeOf: treeNodeSize(isJsonCodec(ctx.requestHeader.get("content-type"))),
+      });
+      return {
+        nodes: page.nodes,
+        leafId: page.leafId,
+        headSeq: BigInt(page.headSeq),
+        nextPageToken: page.nextPageToken,
+      };
+    },
+
+    watchEntries(req, ctx) {
+      // The responses' generator itself (it opens the session first): every
+      // entry sent to every watcher passes through each generator in the chain.
+      return watchEntriesResponses(
+        deps,
+        async () => ({
+          session: await open(ctx, req),
+          afterSeq: seqArg(req.afterSeq, "after_seq"),
+        }),
+        ctx.signal,
+      );
+    },
+  };
+}
