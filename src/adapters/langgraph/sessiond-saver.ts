@@ -39,6 +39,12 @@ export interface SessiondSaverOptions {
   workspace?: string;
   /** LangGraph's serializer (default: its JsonPlusSerializer). */
   serde?: SerializerProtocol;
+  /**
+   * false drops expected_seq from writes; it exists so that a test can
+   * show what the check prevents (a second writer silently forking the
+   * thread). Leave it on.
+   */
+  compareAndSwap?: boolean;
 }
 
 /** A value's text over this many UTF-8 bytes goes into a Message entry of its own (kept as a blob). */
@@ -94,11 +100,13 @@ export class SessiondSaver extends BaseCheckpointSaver {
   private readonly workspace: string;
   private readonly threads = new Map<string, ThreadSession>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly cas: boolean;
 
   constructor(options: SessiondSaverOptions) {
     super(options.serde);
     this.client = options.client;
     this.workspace = options.workspace ?? DEFAULT_WORKSPACE;
+    this.cas = options.compareAndSwap ?? true;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -177,7 +185,7 @@ export class SessiondSaver extends BaseCheckpointSaver {
       const texts: [string, string, string][] = [];
       for (const [ch, version, whole] of fresh) {
         const base = log.baseOf(ns, ch);
-        const value = base === undefined ? whole : againstBase(whole, base.version, base.text);
+        const value = base === undefined ? whole : againstBase(whole, base.checkpoint, base.text);
         if (!whole.b64 && whole.d !== undefined) texts.push([ch, version, whole.d]);
         values[ch] = { version, value: carried(value, log.rootId as string, entries) };
       }
@@ -200,7 +208,7 @@ export class SessiondSaver extends BaseCheckpointSaver {
         meaning: { kind: "checkpoint", record },
       });
       await t.append(entries);
-      for (const [ch, version, text] of texts) t.log.rememberText(ns, ch, version, text);
+      for (const [ch, , text] of texts) t.log.rememberText(ns, ch, checkpoint.id, text);
     });
     return {
       configurable: { thread_id: c.thread_id, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
@@ -279,10 +287,11 @@ export class SessiondSaver extends BaseCheckpointSaver {
   ): Promise<CheckpointTuple> {
     const { ns, id, parent } = record;
     const checkpoint = (await this.loaded(record.checkpoint)) as Checkpoint;
+    const versions = Object.fromEntries(
+      Object.entries(checkpoint.channel_versions ?? {}).map(([ch, v]) => [ch, String(v)]),
+    );
     const channelValues: Record<string, unknown> = {};
-    for (const [ch, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const value = log.value(ns, ch, String(version));
-      if (value === undefined) continue;
+    for (const [ch, { value }] of log.valuesAt(record, versions)) {
       channelValues[ch] = await this.serde.loadsTyped(
         value.t,
         bytesOf(value, log.text(ns, ch, value)),
@@ -359,7 +368,7 @@ export class SessiondSaver extends BaseCheckpointSaver {
     if (t !== undefined) {
       this.threads.delete(threadId);
     } else {
-      t = new ThreadSession(this.client, this.workspace, threadId);
+      t = new ThreadSession(this.client, this.workspace, threadId, this.cas);
       if (this.threads.size >= MIRRORS)
         this.threads.delete(this.threads.keys().next().value as string);
     }

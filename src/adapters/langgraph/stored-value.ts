@@ -18,7 +18,7 @@ export interface StoredValue {
   b64?: boolean;
   /** The entry (a Message off the checkpoints' path) whose text part holds `d`. */
   ref?: string;
-  /** The version of the same channel and namespace this one extends. */
+  /** The checkpoint (of the same namespace) whose value of the same channel this one extends. */
   base?: string;
   /** How many characters of `base`'s text this one starts with. */
   keep?: number;
@@ -63,25 +63,25 @@ export function commonStart(a: string, b: string): number {
 }
 
 /**
- * `value` kept as an extension of `base` (the text of version
- * `baseVersion` of the same channel) when they share a long enough start
- * and the tail is under half the text; else `value` unchanged.
+ * `value` kept as an extension of `base` (the text of the channel's value
+ * stored by checkpoint `baseCheckpoint`) when they share a long enough
+ * start and the tail is under half the text; else `value` unchanged.
  */
 export function againstBase(
   value: StoredValue,
-  baseVersion: string,
+  baseCheckpoint: string,
   base: string | undefined,
 ): StoredValue {
   if (value.b64 || value.d === undefined || base === undefined) return value;
   const text = value.d;
   const keep = commonStart(base, text);
   if (keep < MIN_KEEP || text.length - keep > text.length / 2) return value;
-  return { t: value.t, d: text.slice(keep), base: baseVersion, keep };
+  return { t: value.t, d: text.slice(keep), base: baseCheckpoint, keep };
 }
 
-/** Finds what `materialize` needs: a version's stored value, a carrier entry's text. */
+/** Finds what `materialize` needs: a base checkpoint's stored value, a carrier entry's text. */
 export interface ValueSource {
-  version(v: string): StoredValue | undefined;
+  version(checkpoint: string): StoredValue | undefined;
   carried(entryId: string): string | undefined;
 }
 
@@ -102,7 +102,9 @@ export function materialize(value: StoredValue, source: ValueSource): string {
     }
     const base = source.version(cur.base);
     if (base === undefined || depth > 100_000) {
-      throw new Error(`langgraph value: version ${cur.base} it extends is not stored`);
+      throw new Error(
+        `langgraph value: the value of checkpoint ${cur.base} it extends is not stored`,
+      );
     }
     cur = base;
   }

@@ -27,9 +27,8 @@ export class ThreadLog {
   /** The session's root entry id (undefined: no session). */
   rootId: string | undefined;
   private readonly checkpoints = new Map<string, Map<string, CheckpointRecord>>();
-  private readonly values = new Map<string, StoredValue>();
-  /** Latest stored version per (namespace, channel): the base a next version extends. */
-  private readonly latest = new Map<string, { version: string; text?: string }>();
+  /** Per (namespace, channel): the checkpoint that stored its latest value (the base of the next). */
+  private readonly latest = new Map<string, { checkpoint: string; text?: string }>();
   private readonly carriers = new Map<string, string>();
   private readonly writes = new Map<string, Map<string, WriteRecord>>();
   private readonly ids = new Set<string>();
@@ -52,10 +51,7 @@ export class ThreadLog {
       const inNs = this.checkpoints.get(r.ns) ?? new Map<string, CheckpointRecord>();
       this.checkpoints.set(r.ns, inNs);
       inNs.set(r.id, r);
-      for (const [ch, { version, value }] of Object.entries(r.values)) {
-        this.values.set(key(r.ns, ch, version), value);
-        this.latest.set(key(r.ns, ch), { version });
-      }
+      for (const ch of Object.keys(r.values)) this.latest.set(key(r.ns, ch), { checkpoint: r.id });
     } else if (meaning?.kind === "writes") {
       const r = meaning.record;
       const k = key(r.ns, r.checkpoint);
@@ -96,15 +92,39 @@ export class ThreadLog {
     return best;
   }
 
-  /** The stored value of a channel's version, or undefined when that version was never stored. */
-  value(ns: string, channel: string, version: string): StoredValue | undefined {
-    return this.values.get(key(ns, channel, version));
+  /**
+   * The values of `versions` (channel -> version) as of checkpoint
+   * `record`: each from the nearest checkpoint on its path (itself, its
+   * parent, ...) that stored that version of the channel. A path, not the
+   * thread: a fork counts versions on from its fork point, so two branches
+   * hold different values under one version.
+   */
+  valuesAt(
+    record: CheckpointRecord,
+    versions: Record<string, string>,
+  ): Map<string, { value: StoredValue; at: string }> {
+    const found = new Map<string, { value: StoredValue; at: string }>();
+    const wanted = new Set(Object.keys(versions));
+    const seen = new Set<string>();
+    for (let r: CheckpointRecord | undefined = record; r !== undefined && wanted.size > 0; ) {
+      if (seen.has(r.id)) break;
+      seen.add(r.id);
+      for (const ch of wanted) {
+        const stored = r.values[ch];
+        if (stored !== undefined && stored.version === versions[ch]) {
+          found.set(ch, { value: stored.value, at: r.id });
+          wanted.delete(ch);
+        }
+      }
+      r = r.parent === undefined ? undefined : this.checkpoint(r.ns, r.parent);
+    }
+    return found;
   }
 
-  /** The text a stored value of (ns, channel) stands for. */
+  /** The text of the value of `channel` that checkpoint `at` of `ns` stored. */
   text(ns: string, channel: string, value: StoredValue): string {
     return materialize(value, {
-      version: (v) => this.values.get(key(ns, channel, v)),
+      version: (at) => this.checkpoint(ns, at)?.values[channel]?.value,
       carried: (id) => this.carriers.get(id),
     });
   }
@@ -117,22 +137,22 @@ export class ThreadLog {
     return text;
   }
 
-  /** The version a new value of (ns, channel) may extend, with its text. */
-  baseOf(ns: string, channel: string): { version: string; text: string } | undefined {
+  /** The checkpoint whose value of (ns, channel) a new value may extend, with its text. */
+  baseOf(ns: string, channel: string): { checkpoint: string; text: string } | undefined {
     const latest = this.latest.get(key(ns, channel));
     if (latest === undefined) return undefined;
     if (latest.text === undefined) {
-      const stored = this.values.get(key(ns, channel, latest.version));
+      const stored = this.checkpoint(ns, latest.checkpoint)?.values[channel]?.value;
       if (stored === undefined || stored.b64) return undefined;
       latest.text = this.text(ns, channel, stored);
     }
-    return { version: latest.version, text: latest.text };
+    return { checkpoint: latest.checkpoint, text: latest.text };
   }
 
-  /** Remembers the text of a version this process just wrote (so the next one need not rebuild it). */
-  rememberText(ns: string, channel: string, version: string, text: string): void {
+  /** Remembers the text of a value this process just wrote (so the next one need not rebuild it). */
+  rememberText(ns: string, channel: string, checkpoint: string, text: string): void {
     const latest = this.latest.get(key(ns, channel));
-    if (latest?.version === version) latest.text = text;
+    if (latest?.checkpoint === checkpoint) latest.text = text;
   }
 
   /** The folded writes of a checkpoint (unordered). */
@@ -142,8 +162,7 @@ export class ThreadLog {
 
   /** Whether (task, idx) of a checkpoint holds a write a new one would not replace. */
   holdsWrite(ns: string, checkpoint: string, task: string, idx: number): boolean {
-    return (
-      !replaces(idx) && (this.writes.get(key(ns, checkpoint))?.has(key(task, String(idx))) ?? false)
-    );
+    if (replaces(idx)) return false;
+    return this.writes.get(key(ns, checkpoint))?.has(key(task, String(idx))) ?? false;
   }
 }

@@ -61,6 +61,7 @@ export class ThreadSession {
     private readonly client: SessiondClient,
     private readonly workspace: string,
     readonly threadId: string,
+    private readonly cas = true,
   ) {
     this.sessionId = threadSessionId(threadId);
   }
@@ -126,7 +127,7 @@ export class ThreadSession {
         workspace: this.workspace,
         session: this.sessionId,
         entries: made,
-        expectedSeq: BigInt(expected),
+        expectedSeq: this.cas ? BigInt(expected) : undefined,
       });
     } catch (err) {
       const code = ConnectError.from(err).code;
