@@ -117,18 +117,15 @@ export function renderPane(ctx: PaneContext, entryId: string, tab: Tab): HTMLEle
     );
   const load = async () => {
     if (tab === "entry") {
-      // Its seq is all GetEntries needs: known from its tree row, before the rest of the tree.
-      const node = await ctx.nodeOf(entryId);
-      if (!body.isConnected) return;
-      if (node === undefined) throw new Error(`entry ${entryId} is not in this session`);
+      // By id: a link shows its entry without waiting for the tree page that holds its row.
       const res = await ctx.readFirst(() =>
         api().session.getEntries({
           workspace: ctx.workspace,
           session: ctx.session,
-          afterSeq: BigInt(node.seq - 1),
-          limit: 1,
+          entryIds: [entryId],
         }),
       );
+      if (!body.isConnected) return;
       const entry = res.entries[0];
       replace(
         body,

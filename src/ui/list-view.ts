@@ -10,7 +10,7 @@ import {
 } from "../web/index.js";
 import { api, errorText } from "./api.js";
 import { h, replace, time } from "./dom.js";
-import { listHash, sessionHash } from "./route.js";
+import { listHash, sessionHash, WORKSPACES_HASH } from "./route.js";
 import { sessionChanges } from "./session-changes.js";
 
 const PAGE = 50;
@@ -203,5 +203,10 @@ export function listView(
   more.addEventListener("click", () => void load());
   void load();
   const changes = sessionChanges(workspace, signal, reload);
-  return h("section", { class: "list" }, form, changes, status, table, more);
+  const switcher = h(
+    "p",
+    { class: "switcher" },
+    h("a", { href: WORKSPACES_HASH, class: "all-workspaces" }, "All workspaces"),
+  );
+  return h("section", { class: "list" }, switcher, form, changes, status, table, more);
 }

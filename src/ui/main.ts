@@ -4,6 +4,7 @@ import { h, replace } from "./dom.js";
 import { listView } from "./list-view.js";
 import { parseRoute, type Route } from "./route.js";
 import { SessionView } from "./session-view.js";
+import { workspacesView } from "./workspaces-view.js";
 
 /**
  * The viewer's entry: routes the hash to a view, keeps one session view alive
@@ -85,6 +86,10 @@ function render(force = false): void {
   session = undefined;
   if (route.view === "bad-link") {
     replace(app, badLinkView(route.hash, route.workspace));
+    return;
+  }
+  if (route.view === "workspaces") {
+    replace(app, workspacesView(onAuth));
     return;
   }
   listWatch = new AbortController();

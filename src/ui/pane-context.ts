@@ -1,11 +1,10 @@
 import type { EntryLink } from "./entry-view.js";
 import type { TreeModel } from "./tree-model.js";
-import type { Node } from "./tree-node.js";
 
 /**
  * What the pane needs of its session view. The tree may still be loading
- * when the pane opens, so what needs the tree is asked for as a promise:
- * the pane draws as soon as its own entry is known, not the whole tree.
+ * when the pane opens, so what needs the whole tree is asked for as a
+ * promise: the pane draws its own entry (read by id) without it.
  */
 export interface PaneContext {
   readonly workspace: string;
@@ -14,8 +13,6 @@ export interface PaneContext {
   readonly link: EntryLink;
   readonly sessionLink: (id: string) => HTMLElement;
   readonly onError: (err: unknown, into: HTMLElement) => void;
-  /** The entry's tree node once its GetTree page has arrived; undefined if the whole tree lacks it. */
-  readonly nodeOf: (id: string) => Promise<Node | undefined>;
   /** Resolves when the whole tree is loaded (branch tips need all of it). */
   readonly complete: Promise<void>;
   /** Runs a read the user waits for ahead of the tree's next page. */

@@ -22,3 +22,15 @@ describe("a link whose percent-escapes do not decode", () => {
     });
   });
 });
+
+describe("the start page", () => {
+  it("is the list of workspaces, for no hash, #/ and #/w", () => {
+    for (const hash of ["", "#", "#/", "#/w", "#/w/"]) {
+      expect(parseRoute(hash)).toEqual({ view: "workspaces" });
+    }
+  });
+
+  it("leaves a workspace's list where it was", () => {
+    expect(parseRoute("#/w/team")).toMatchObject({ view: "list", workspace: "team" });
+  });
+});

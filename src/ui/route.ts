@@ -3,6 +3,7 @@
  * hash, so a link to a session, an entry, the state at an entry or a diff can
  * be shared and reloaded (the token is never part of it).
  *
+ *   #/                              the workspaces (the start page)
  *   #/w/WS                          sessions of a workspace (?title=&tag=k=v&sort=&order=&q=)
  *   #/w/WS/s/SESSION                one session, its tree
  *   #/w/WS/s/SESSION/e/ENTRY        ... with an entry's details (?tab=context|history)
@@ -15,6 +16,7 @@
 
 /** What the hash names. */
 export type Route =
+  | { view: "workspaces" }
   | { view: "list"; workspace: string; params: URLSearchParams }
   | {
       view: "session";
@@ -40,7 +42,7 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-/** The route of a hash (an unknown one is the default workspace's list). */
+/** The route of a hash (none: the workspaces; an unknown one: the default workspace's list). */
 export function parseRoute(hash: string): Route {
   const [path = "", query = ""] = hash.replace(/^#/, "").split("?", 2);
   const params = new URLSearchParams(query);
@@ -52,6 +54,7 @@ export function parseRoute(hash: string): Route {
   const workspace = (decoded[0] === "w" ? decoded[1] : undefined) ?? "default";
   if (decoded.includes(undefined)) return { view: "bad-link", hash, workspace };
   const parts = decoded as string[];
+  if (parts.length === 0 || (parts[0] === "w" && parts.length === 1)) return { view: "workspaces" };
   if (parts[2] !== "s" || parts[3] === undefined) return { view: "list", workspace, params };
   const session = parts[3];
   if (parts[4] === "diff" && parts[5] !== undefined && parts[6] !== undefined) {
@@ -69,6 +72,9 @@ export function parseRoute(hash: string): Route {
 }
 
 const seg = encodeURIComponent;
+
+/** The hash of the workspaces' list, the start page. */
+export const WORKSPACES_HASH = "#/";
 
 /** The hash of a workspace's list, with its filters. */
 export function listHash(workspace: string, params?: URLSearchParams): string {

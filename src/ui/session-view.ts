@@ -8,7 +8,7 @@ import { type Route, sessionHash } from "./route.js";
 import { SessionCounts } from "./session-counts.js";
 import { sessionHeader } from "./session-header.js";
 import { type Row, TreeModel } from "./tree-model.js";
-import { type Node, nodeOfEntry, nodeOfTree } from "./tree-node.js";
+import { nodeOfEntry, nodeOfTree } from "./tree-node.js";
 import { treeRow } from "./tree-row.js";
 import { VirtualList } from "./virtual-list.js";
 
@@ -55,8 +55,6 @@ export class SessionView {
   private readonly complete = new Promise<void>((done) => {
     this.markComplete = done;
   });
-  /** Panes waiting for an entry's GetTree page, by entry id. */
-  private readonly waiting = new Map<string, (() => void)[]>();
   /** A selected entry whose row has not arrived yet: revealed when it does. */
   private toReveal: string | undefined;
 
@@ -117,31 +115,13 @@ export class SessionView {
       onError: (err, into) => {
         if (!this.onAuth(err)) replace(into, paneError(err));
       },
-      nodeOf: (id) => this.nodeOf(id),
       complete: this.complete,
       readFirst: (read) => this.priority.first(read),
     };
   }
 
-  /** The entry's node, as soon as its GetTree page is in (undefined if the whole tree lacks it). */
-  private async nodeOf(id: string): Promise<Node | undefined> {
-    if (this.model.get(id) === undefined && !this.loaded) {
-      await new Promise<void>((done) => {
-        const list = this.waiting.get(id) ?? [];
-        list.push(done);
-        this.waiting.set(id, list);
-      });
-    }
-    return this.model.get(id);
-  }
-
-  /** Wakes the panes waiting for entries that arrived (or for the end of the tree). */
-  private wakeWaiting(): void {
-    for (const [id, list] of this.waiting) {
-      if (this.model.get(id) === undefined && !this.loaded) continue;
-      this.waiting.delete(id);
-      for (const done of list) done();
-    }
+  /** Reveals the selected entry's row once the page holding it has arrived. */
+  private revealArrived(): void {
     if (this.toReveal !== undefined && this.model.get(this.toReveal) !== undefined) {
       const id = this.toReveal;
       this.toReveal = undefined;
@@ -158,9 +138,9 @@ export class SessionView {
   }
 
   /**
-   * Shows the entry, panel or diff the route names. An entry shows while the
-   * tree is still loading (its row, or the page that brings it, is enough);
-   * a diff waits for the whole tree.
+   * Shows the entry, panel or diff the route names. An entry shows at once,
+   * read by id while the tree loads, and its row is revealed when the page
+   * holding it arrives; a diff waits for the whole tree.
    */
   show(route: SessionRoute): void {
     this.route = route;
@@ -203,7 +183,7 @@ export class SessionView {
       this.refreshNow();
       this.list.draw();
       performance.mark("sessiond:first-rows");
-      this.wakeWaiting();
+      this.revealArrived();
       let token = first.nextPageToken;
       while (token !== "" && !this.stop.signal.aborted) {
         replace(this.status, `${this.model.nodes.length} of ${first.headSeq} entries…`);
@@ -217,13 +197,13 @@ export class SessionView {
         take(page.nodes);
         token = page.nextPageToken;
         this.refresh();
-        this.wakeWaiting();
+        this.revealArrived();
       }
       this.loaded = true;
       performance.mark("sessiond:tree-complete");
       this.list.element.dataset.complete = "true";
       this.refreshNow();
-      this.wakeWaiting();
+      this.revealArrived();
       this.markComplete();
       if (this.route.diff !== undefined) this.show(this.route);
       void this.watch(first.headSeq);

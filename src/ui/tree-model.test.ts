@@ -141,7 +141,8 @@ describe("deep links", () => {
       tab: "context",
     });
     expect(parseRoute("#/w/team/s/abc/diff/x/y")).toMatchObject({ diff: { a: "x", b: "y" } });
-    expect(parseRoute("")).toMatchObject({ view: "list", workspace: "default" });
+    expect(parseRoute("")).toEqual({ view: "workspaces" });
+    expect(parseRoute("#/nowhere")).toMatchObject({ view: "list", workspace: "default" });
     expect(parseRoute("#/w/team?title=fix").view).toBe("list");
   });
 });
