@@ -13,6 +13,7 @@ import { findSessions } from "./s11-find-sessions.js";
 import { adkListSessions } from "./sa-adk-list-sessions.js";
 import { bigParts } from "./sb-big-parts.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
+import { langgraphSavers } from "./sl-langgraph.js";
 import { observabilityCost } from "./so-observability.js";
 import { viewer } from "./sv-viewer.js";
 
@@ -33,5 +34,6 @@ export const SCENARIOS: readonly Scenario[] = [
   bigParts,
   observabilityCost,
   adkListSessions,
+  langgraphSavers,
   viewer,
 ];

@@ -102,7 +102,10 @@ test("interrupt, resume in a new process, time travel and fork: equal to MemoryS
   // What was run is what the test means to compare.
   expect(theirs.next).toEqual(["review"]);
   expect(theirs.interrupts).toEqual([{ question: "Send this answer?", draft: "The sum is 5." }]);
-  expect(theirs.resumed.at(-1)).toMatchObject({ type: "human", content: "review: approved" });
+  expect((theirs.resumed as unknown[]).at(-1)).toMatchObject({
+    type: "human",
+    content: "review: approved",
+  });
   expect(theirs.forkResumed.map((m) => (m as { content: unknown }).content)).toContain(
     "The sum is 30.",
   );

@@ -24,12 +24,11 @@ import {
   type CheckpointRecord,
   carrierEntry,
   checkpointEntry,
-  type ThreadEntry,
   type WriteRecord,
   writesEntry,
 } from "./thread-entries.js";
 import type { ThreadLog } from "./thread-log.js";
-import { KIND_TAG, THREAD_TAG, ThreadSession } from "./thread-session.js";
+import { KIND_TAG, type PlannedEntry, THREAD_TAG, ThreadSession } from "./thread-session.js";
 
 /** Where a SessiondSaver keeps threads. */
 export interface SessiondSaverOptions {
@@ -52,8 +51,6 @@ const CARRIED_BYTES = 32 * 1024;
 /** Threads whose mirror a saver keeps (the least recently used is dropped first). */
 const MIRRORS = 1024;
 
-type Entries = { init: import("../../client/index.js").EntryInit; meaning: ThreadEntry }[];
-
 function configurable(config: RunnableConfig, what: string): Record<string, unknown> {
   const c = config.configurable;
   if (c === undefined) throw new Error(`${what}: the config has no "configurable"`);
@@ -67,7 +64,7 @@ function configurable(config: RunnableConfig, what: string): Record<string, unkn
  * `value`, or a reference to a carrier entry (added to `entries`) that
  * holds its text when the text is too large for an entry's fields.
  */
-function carried(value: StoredValue, root: string, entries: Entries): StoredValue {
+function carried(value: StoredValue, root: string, entries: PlannedEntry[]): StoredValue {
   if (value.d === undefined || utf8Length(value.d) <= CARRIED_BYTES) return value;
   const id = newEntryId();
   entries.push({
@@ -99,7 +96,6 @@ export class SessiondSaver extends BaseCheckpointSaver {
   private readonly client: SessiondClient;
   private readonly workspace: string;
   private readonly threads = new Map<string, ThreadSession>();
-  private readonly queues = new Map<string, Promise<unknown>>();
   private readonly cas: boolean;
 
   constructor(options: SessiondSaverOptions) {
@@ -115,7 +111,7 @@ export class SessiondSaver extends BaseCheckpointSaver {
     const threadId = String(c.thread_id);
     const ns = String(c.checkpoint_ns ?? "");
     const id = getCheckpointId(config);
-    const log = await this.queued(threadId, async (t) => ((await t.read()) ? t.log : undefined));
+    const log = await this.read(threadId);
     const record = id ? log?.checkpoint(ns, id) : log?.latestCheckpoint(ns);
     if (log === undefined || record === undefined) return undefined;
     return this.tuple(threadId, log, record);
@@ -131,7 +127,7 @@ export class SessiondSaver extends BaseCheckpointSaver {
     const beforeId = before?.configurable?.checkpoint_id as string | undefined;
     const found: { threadId: string; log: ThreadLog; record: CheckpointRecord }[] = [];
     for (const threadId of threadIds) {
-      const log = await this.queued(threadId, async (t) => ((await t.read()) ? t.log : undefined));
+      const log = await this.read(threadId);
       if (log === undefined) continue;
       const namespaces =
         c.checkpoint_ns !== undefined ? [String(c.checkpoint_ns)] : log.namespaces();
@@ -177,16 +173,15 @@ export class SessiondSaver extends BaseCheckpointSaver {
       if (!(ch in (channelValues ?? {}))) continue;
       fresh.push([ch, String(version), await serialized(this.serde, channelValues[ch])]);
     }
-    await this.queued(threadId, async (t) => {
-      await t.ready();
-      const log = t.log;
-      const entries: Entries = [];
+    const texts: [string, string][] = [];
+    const plan = (log: ThreadLog): PlannedEntry[] => {
+      texts.length = 0;
+      const entries: PlannedEntry[] = [];
       const values: CheckpointRecord["values"] = {};
-      const texts: [string, string, string][] = [];
       for (const [ch, version, whole] of fresh) {
         const base = log.baseOf(ns, ch);
         const value = base === undefined ? whole : againstBase(whole, base.checkpoint, base.text);
-        if (!whole.b64 && whole.d !== undefined) texts.push([ch, version, whole.d]);
+        if (!whole.b64 && whole.d !== undefined) texts.push([ch, whole.d]);
         values[ch] = { version, value: carried(value, log.rootId as string, entries) };
       }
       const entryId =
@@ -207,8 +202,10 @@ export class SessiondSaver extends BaseCheckpointSaver {
         init: checkpointEntry(entryId, under, record),
         meaning: { kind: "checkpoint", record },
       });
-      await t.append(entries);
-      for (const [ch, , text] of texts) t.log.rememberText(ns, ch, checkpoint.id, text);
+      return entries;
+    };
+    await this.thread(threadId).write(plan, (log) => {
+      for (const [ch, text] of texts) log.rememberText(ns, ch, checkpoint.id, text);
     });
     return {
       configurable: { thread_id: c.thread_id, checkpoint_ns: ns, checkpoint_id: checkpoint.id },
@@ -237,28 +234,28 @@ export class SessiondSaver extends BaseCheckpointSaver {
         value: await serialized(this.serde, value),
       })),
     );
-    await this.queued(threadId, async (t) => {
-      await t.ready();
-      const fresh = all.filter((w) => !t.log.holdsWrite(ns, checkpointId, w.task, w.idx));
-      if (fresh.length === 0) return;
-      const entries: Entries = [];
-      const root = t.log.rootId as string;
+    await this.thread(threadId).write((log) => {
+      const fresh = all.filter((w) => !log.holdsWrite(ns, checkpointId, w.task, w.idx));
+      if (fresh.length === 0) return [];
+      const entries: PlannedEntry[] = [];
+      const root = log.rootId as string;
       const record = {
         ns,
         checkpoint: checkpointId,
         writes: fresh.map((w) => ({ ...w, value: carried(w.value, root, entries) })),
       };
-      const under = t.log.checkpoint(ns, checkpointId)?.entryId ?? root;
+      const under = log.checkpoint(ns, checkpointId)?.entryId ?? root;
       entries.push({
         init: writesEntry(newEntryId(), under, record),
         meaning: { kind: "writes", record },
       });
-      await t.append(entries);
+      return entries;
     });
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    await this.queued(String(threadId), (t) => t.delete());
+    const t = this.thread(String(threadId));
+    await t.run(() => t.delete());
   }
 
   /** The thread ids of the workspace's LangGraph threads (one ListSessions per page). */
@@ -349,18 +346,10 @@ export class SessiondSaver extends BaseCheckpointSaver {
     return this.serde.loadsTyped(value.t, bytesOf(value, text));
   }
 
-  /** Runs `work` on the thread after the work queued before it for the thread (call order). */
-  private queued<T>(threadId: string, work: (t: ThreadSession) => Promise<T>): Promise<T> {
-    const run = (this.queues.get(threadId) ?? Promise.resolve()).then(
-      () => work(this.thread(threadId)),
-      () => work(this.thread(threadId)),
-    );
-    const tail = run.catch(() => undefined);
-    this.queues.set(threadId, tail);
-    void tail.then(() => {
-      if (this.queues.get(threadId) === tail) this.queues.delete(threadId);
-    });
-    return run;
+  /** The thread's log caught up with the server (undefined: no such thread), in call order. */
+  private read(threadId: string): Promise<ThreadLog | undefined> {
+    const t = this.thread(threadId);
+    return t.run(async () => ((await t.read()) ? t.log : undefined));
   }
 
   private thread(threadId: string): ThreadSession {

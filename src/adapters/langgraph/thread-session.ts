@@ -1,9 +1,35 @@
 import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type EntryInit, EntrySchema, type SessiondClient } from "../../client/index.js";
+import {
+  type Entry,
+  type EntryInit,
+  EntrySchema,
+  type SessiondClient,
+} from "../../client/index.js";
 import type { ThreadEntry } from "./thread-entries.js";
 import { ThreadLog } from "./thread-log.js";
+
+/** An entry a write plans, with what it means to the saver. */
+export interface PlannedEntry {
+  init: EntryInit;
+  meaning: ThreadEntry;
+}
+
+type RunOp = {
+  kind: "run";
+  work: () => Promise<unknown>;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+};
+type WriteOp = {
+  kind: "write";
+  plan: (log: ThreadLog) => PlannedEntry[];
+  after?: ((log: ThreadLog) => void) | undefined;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+};
+type Op = RunOp | WriteOp;
 
 /** Tag keys on a thread's session: find LangGraph threads, and a thread by its id. */
 export const KIND_TAG = "langgraph.kind";
@@ -56,6 +82,8 @@ export class ThreadSession {
   private known = false;
   private exists = false;
   private conflicted: CheckpointConflictError | undefined;
+  private readonly ops: Op[] = [];
+  private draining = false;
 
   constructor(
     private readonly client: SessiondClient,
@@ -69,6 +97,7 @@ export class ThreadSession {
   /** Catches the mirror up with the server; false when the thread has no session. */
   async read(): Promise<boolean> {
     this.conflicted = undefined;
+    if (!this.known) this.log = new ThreadLog();
     for (;;) {
       let page: Awaited<ReturnType<SessiondClient["session"]["getEntries"]>>;
       try {
@@ -95,7 +124,7 @@ export class ThreadSession {
   }
 
   /** The session exists (created here when it does not) and the mirror has been read. */
-  async ready(): Promise<void> {
+  private async ready(): Promise<void> {
     if (this.conflicted !== undefined) throw this.conflicted;
     if (!this.known) await this.read();
     if (this.exists) return;
@@ -113,42 +142,111 @@ export class ThreadSession {
     }
   }
 
+  /** Runs `work` alone, after every operation submitted before it (a read, a delete). */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return this.submit({ kind: "run", work });
+  }
+
   /**
-   * Appends `entries` with expected_seq = the mirror's head; the mirror
-   * then holds them (with what each means to the saver).
+   * Appends what `plan` makes of the log (as it will be after the writes
+   * submitted before), after them. Writes submitted while an Append is in
+   * flight (or in the same turn of the event loop) go out together in the
+   * next one: a step's writes and the checkpoint after it, called at once
+   * by LangGraph, cost one round trip.
    */
-  async append(entries: readonly { init: EntryInit; meaning: ThreadEntry }[]): Promise<void> {
+  write(plan: (log: ThreadLog) => PlannedEntry[], after?: (log: ThreadLog) => void): Promise<void> {
+    return this.submit({ kind: "write", plan, after });
+  }
+
+  /** Whether operations are waiting or running (the saver keeps such a thread's mirror). */
+  get busy(): boolean {
+    return this.draining;
+  }
+
+  private submit<T>(
+    op: Omit<RunOp, "resolve" | "reject"> | Omit<WriteOp, "resolve" | "reject">,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.ops.push({ ...op, resolve, reject } as Op);
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.ops.length > 0) {
+      const head = this.ops[0] as Op;
+      if (head.kind === "run") {
+        this.ops.shift();
+        await head.work().then(head.resolve, head.reject);
+        continue;
+      }
+      const batch: WriteOp[] = [];
+      while (this.ops[0]?.kind === "write") batch.push(this.ops.shift() as WriteOp);
+      await this.writeBatch(batch);
+    }
+    this.draining = false;
+  }
+
+  private async writeBatch(batch: WriteOp[]): Promise<void> {
+    try {
+      await this.ready();
+    } catch (err) {
+      for (const op of batch) op.reject(err);
+      return;
+    }
+    const planned: WriteOp[] = [];
+    const made: { entry: Entry; meaning: ThreadEntry }[] = [];
+    for (const op of batch) {
+      try {
+        for (const p of op.plan(this.log)) {
+          const entry = create(EntrySchema, p.init);
+          // The log answers later plans of the batch as if this one were stored.
+          this.log.apply(entry, p.meaning);
+          made.push({ entry, meaning: p.meaning });
+        }
+        op.after?.(this.log);
+        planned.push(op);
+      } catch (err) {
+        op.reject(err);
+      }
+    }
+    try {
+      if (made.length > 0) await this.append(made.map((m) => m.entry));
+      for (const op of planned) op.resolve(undefined);
+    } catch (err) {
+      for (const op of planned) op.reject(err);
+    }
+  }
+
+  /** Appends entries the log already holds, with expected_seq = its head. */
+  private async append(entries: Entry[]): Promise<void> {
     if (this.conflicted !== undefined) throw this.conflicted;
     const expected = this.log.headSeq;
-    const made = entries.map((e) => create(EntrySchema, e.init));
     let res: Awaited<ReturnType<SessiondClient["session"]["append"]>>;
     try {
       res = await this.client.session.append({
         workspace: this.workspace,
         session: this.sessionId,
-        entries: made,
+        entries,
         expectedSeq: this.cas ? BigInt(expected) : undefined,
       });
     } catch (err) {
-      const code = ConnectError.from(err).code;
-      if (code === Code.Aborted) {
+      // The log holds entries that may not be stored: read it afresh before anything else.
+      this.forget(false);
+      if (ConnectError.from(err).code === Code.Aborted) {
         this.conflicted = this.conflict(expected, ConnectError.from(err).rawMessage);
         throw this.conflicted;
       }
-      // Outcome unknown, or the session is gone: read before the next write.
-      this.known = false;
       throw err;
     }
-    if (res.deduplicated || Number(res.headSeq) !== expected + made.length) {
+    if (res.deduplicated || Number(res.headSeq) !== expected + entries.length) {
+      this.forget(false);
       await this.read();
       return;
     }
-    made.forEach((e, i) => {
-      const stored = res.entries[i];
-      e.seq = stored?.seq ?? BigInt(expected + i + 1);
-      if (stored?.timestamp !== undefined) e.timestamp = stored.timestamp;
-      this.log.apply(e, entries[i]?.meaning);
-    });
     this.log.headSeq = Number(res.headSeq);
   }
 
