@@ -85,7 +85,8 @@ if (bad.length > 0) {
 }
 for (const need of ["bin/sessiond.js", "dist/src/cli/main.js", "dist/cjs/package.json",
   "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto",
-  "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js", "dist/ui/index.html"]) {
+  "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js",
+  "dist/src/adapters/langgraph/index.js", "dist/cjs/src/adapters/google-adk/index.d.ts", "dist/ui/index.html"]) {
   if (!files.some((f) => f.path === need)) {
     console.error(`missing from the tarball: ${need}`);
     process.exit(1);
@@ -157,7 +158,7 @@ if node --no-experimental-require-module -e 0 2>/dev/null; then
 fi
 phase "cjs.cjs"
 
-echo "== agent-SDK adapters (sessiond/openai-agents, sessiond/claude-agent-sdk)"
+echo "== agent-SDK adapters (sessiond/openai-agents, sessiond/claude-agent-sdk, sessiond/langgraph, sessiond/google-adk)"
 (cd "$app" && node adapters.mjs)
 phase "adapters.mjs"
 

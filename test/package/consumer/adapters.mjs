@@ -1,8 +1,9 @@
-// The agent-SDK adapters of the INSTALLED package, with neither SDK
-// installed (they are optional peers; the adapters import only their
-// types): sessiond/openai-agents and sessiond/claude-agent-sdk load from
-// ESM and CommonJS and keep items / transcript lines on the server at
-// SESSIOND_URL.
+// The agent-SDK adapters of the INSTALLED package, with no SDK installed
+// (they are optional peers): sessiond/openai-agents and
+// sessiond/claude-agent-sdk import only their SDKs' types, so they load
+// from ESM and CommonJS and keep items / transcript lines on the server at
+// SESSIOND_URL; sessiond/langgraph and sessiond/google-adk extend their
+// SDKs' base classes, so they refuse to load naming the missing SDK.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { SessiondSessionStore } from "sessiond/claude-agent-sdk";
@@ -19,6 +20,15 @@ for (const subpath of ["sessiond/openai-agents", "sessiond/claude-agent-sdk"]) {
 }
 for (const peer of ["@openai/agents-core", "@anthropic-ai/claude-agent-sdk"]) {
   assert.throws(() => require.resolve(peer), /Cannot find module/, `${peer} is installed`);
+}
+
+for (const [subpath, peer] of [
+  ["sessiond/langgraph", "@langchain/langgraph-checkpoint"],
+  ["sessiond/google-adk", "@google/adk"],
+]) {
+  assert.throws(() => require.resolve(peer), /Cannot find module/, `${peer} is installed`);
+  await assert.rejects(import(subpath), (err) => String(err).includes(peer), subpath);
+  assert.throws(() => require(subpath), (err) => String(err).includes(peer), subpath);
 }
 
 const client = createSessiondClient({ baseUrl: process.env.SESSIOND_URL });
@@ -51,4 +61,6 @@ assert.deepEqual(await store.load(key), lines);
 assert.deepEqual(await store.listSessions(key.projectKey).then((l) => l.map((s) => s.sessionId)), [
   key.sessionId,
 ]);
-console.log("adapters (ESM + CommonJS, no SDK installed): ok");
+console.log(
+  "adapters (ESM + CommonJS, no SDK installed): ok; sessiond/langgraph and sessiond/google-adk name their missing SDK",
+);
