@@ -2,13 +2,15 @@
  * Scenario v: the viewer in headless Chromium (playwright-core, Debian's
  * chromium-headless-shell) on a big session, as a user opens it: the tree's
  * first rows, a click on a row among them, then the context view at the
- * current leaf, both while the rest of the tree is still loading. Times are
- * the viewer's own user-timing marks (session-view.ts, detail-pane.ts,
+ * current leaf, both while the rest of the tree is still loading; then, in
+ * a new tab, a link to the leaf's entry (near the end of the log), its
+ * content against the tree's first rows on that tab. Times are the
+ * viewer's own user-timing marks (session-view.ts, detail-pane.ts,
  * state-view.ts), in ms since navigation, so the browser's polling adds
  * nothing to them.
  *
  * {url, sessionId, clickId, leafId, reps}
- * Prints {runs: [{firstRows, entryShown, stateShown, treeComplete}]}.
+ * Prints {runs: [{firstRows, entryShown, stateShown, treeComplete, link: {firstRows, entryShown}}]}.
  */
 import { existsSync } from "node:fs";
 import { chromium, type Page } from "playwright-core";
@@ -48,13 +50,23 @@ try {
       .locator(`ol.state-messages > li.at[data-entry="${a.leafId}"]`)
       .waitFor({ timeout: 120_000 });
     await page.locator('#tree[data-complete="true"]').waitFor({ timeout: 120_000 });
-    runs.push({
+    const run = {
       firstRows: await mark(page, "sessiond:first-rows"),
       entryShown: await mark(page, "sessiond:entry-shown"),
       stateShown: await mark(page, "sessiond:state-shown"),
       treeComplete: await mark(page, "sessiond:tree-complete"),
-    });
+    };
     await page.close();
+    const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await tab.goto(`${base}/e/${a.leafId}`);
+    await tab.locator(`article.entry[data-entry="${a.leafId}"]`).waitFor({ timeout: 120_000 });
+    await tab.locator("#tree .row").first().waitFor({ timeout: 120_000 });
+    const link = {
+      firstRows: await mark(tab, "sessiond:first-rows"),
+      entryShown: await mark(tab, "sessiond:entry-shown"),
+    };
+    await tab.close();
+    runs.push({ ...run, link });
   }
 } finally {
   await browser.close();

@@ -7,10 +7,15 @@
  * v/click: a click on a row among the first rows, until its entry is shown
  *   in the pane, while the rest of the tree is still loading. Target: the
  *   issue's 300 ms.
- * v/context: then the context view at the current leaf (the whole path's
- *   messages, read page by page), until it is drawn opened at that entry;
- *   against the rest of the tree's load on the same page (both read about as
- *   many records). Target <= 1.5 ×.
+ * v/context: then the context view at the current leaf (read from the end
+ *   of the path: its last messages in one GetState call), until it is drawn
+ *   opened at that entry; against the rest of the tree's load on the same
+ *   page. Target <= 1.5 ×.
+ * v/link: in a new tab, a link to the leaf's entry (the end of the log, the
+ *   tree's last page), until its content is shown, in ms since navigation;
+ *   against the tree's first rows on that tab (the first GetTree page's
+ *   arrival), which it no longer waits for the last page after. Target
+ *   <= 1.5 ×.
  *
  * The first load is cold (the server reads the session for it); the figures
  * are medians of the warm loads after it, the cold one is in the details.
@@ -27,6 +32,8 @@ interface Run {
   entryShown: number;
   stateShown: number;
   treeComplete: number;
+  /** The tab opened at a link to the leaf's entry. */
+  link: { firstRows: number; entryShown: number };
 }
 
 export const viewer: Scenario = {
@@ -59,8 +66,10 @@ export const viewer: Scenario = {
     const click = warm.map((r) => r.entryShown - r.firstRows);
     const context = warm.map((r) => r.stateShown - r.firstRows);
     const tree = warm.map((r) => r.treeComplete - r.firstRows);
+    const linkShown = warm.map((r) => r.link.entryShown);
+    const linkRows = warm.map((r) => r.link.firstRows);
     ctx.log(
-      `viewer: click ${click.map(Math.round).join(", ")} ms, context ${context.map(Math.round).join(", ")} ms, rest of tree ${tree.map(Math.round).join(", ")} ms after the first rows`,
+      `viewer: click ${click.map(Math.round).join(", ")} ms, context ${context.map(Math.round).join(", ")} ms, rest of tree ${tree.map(Math.round).join(", ")} ms after the first rows; link to the leaf: entry at ${linkShown.map(Math.round).join(", ")} ms, first rows at ${linkRows.map(Math.round).join(", ")} ms`,
     );
     const details = { entries: written.entries, cold, warm };
     return [
@@ -82,6 +91,19 @@ export const viewer: Scenario = {
           sessiond: median(context),
           baseline: median(tree),
           baselineName: "the rest of the tree's load, same page",
+        },
+        1.5,
+      ),
+      atMost(
+        {
+          id: "v/link",
+          scenario:
+            "link to the leaf's entry (the log's end) → its content shown, ms since navigation",
+          unit: "ms",
+          sessiond: median(linkShown),
+          baseline: median(linkRows),
+          baselineName: "the tree's first rows, same tab",
+          details: { treeCompleteOnFirstTab: median(warm.map((r) => r.treeComplete)) },
         },
         1.5,
       ),
