@@ -99,14 +99,15 @@ describe.skipIf(CHROMIUM === undefined)("links into a 50,000-message path, in Ch
     expect(await drawn()).toBeLessThanOrEqual(200);
 
     // Click until the button goes: each click draws the run before (reading a page when needed).
-    await page.evaluate(async () => {
-      const button = document.querySelector<HTMLButtonElement>("button.earlier");
+    // Run in the page (a string: the test's TypeScript has no DOM types).
+    await page.evaluate(`(async () => {
+      const button = document.querySelector("button.earlier");
       if (button === null) throw new Error("no Earlier messages button");
       while (!button.hidden) {
         if (!button.disabled) button.click();
         await new Promise((done) => setTimeout(done, 0));
       }
-    });
+    })()`);
     expect(await drawn()).toBe(MESSAGES);
     const ends = await page
       .locator("ol.state-messages")

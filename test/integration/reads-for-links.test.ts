@@ -8,6 +8,7 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Protocol, readState, type SessiondClient, View } from "../../src/client/index.js";
 import { userMessage } from "../../src/core/entry-builders.js";
+import { createSessiondClient as createWebClient } from "../../src/web/index.js";
 import { expectCode } from "./support/errors.js";
 import { client, serverUnderTest, uniqueWorkspace } from "./support/server.js";
 
@@ -25,7 +26,7 @@ afterAll(async () => {
 describe.each([
   ["grpc", false],
   ["connect", false],
-  ["connect", true],
+  ["connect", true], // over sessiond/web (fetch, HTTP/1.1) with JSON
   ["grpc-web", false],
 ] as [Protocol, boolean][])("reads for links over %s (JSON: %s)", (protocol, useJson) => {
   let c: SessiondClient;
@@ -33,7 +34,10 @@ describe.each([
   const session = "long-path";
 
   beforeAll(async () => {
-    c = client(srv.url, protocol, useJson ? { useJson } : {});
+    // JSON is what the browser client can speak (sessiond/web, over fetch); the Node client is binary.
+    c = useJson
+      ? createWebClient({ baseUrl: srv.url, useJson: true, timeoutMs: 15_000 })
+      : client(srv.url, protocol);
     await c.store.createSession({ workspace: ws, sessionId: session });
     const entries = Array.from({ length: MESSAGES }, (_, i) =>
       userMessage(`message ${i} ${"x".repeat(200)}`, { id: `m${i}` }),
