@@ -91,7 +91,8 @@ for (let i = 0; i < a.reads; i++) {
       configurable: { thread_id: `${a.thread}-${name}` },
     });
     timings[name].reads.push(performance.now() - t0);
-    const msgs = (tuple?.checkpoint.channel_values as { messages?: unknown[] }).messages;
+    const msgs = (tuple?.checkpoint.channel_values as { messages?: unknown[] } | undefined)
+      ?.messages;
     if (msgs?.length !== a.steps + 1)
       throw new Error(`${name}: ${msgs?.length} messages read back`);
   }

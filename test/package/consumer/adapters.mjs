@@ -28,7 +28,11 @@ for (const [subpath, peer] of [
 ]) {
   assert.throws(() => require.resolve(peer), /Cannot find module/, `${peer} is installed`);
   await assert.rejects(import(subpath), (err) => String(err).includes(peer), subpath);
-  assert.throws(() => require(subpath), (err) => String(err).includes(peer), subpath);
+  assert.throws(
+    () => require(subpath),
+    (err) => String(err).includes(peer),
+    subpath,
+  );
 }
 
 const client = createSessiondClient({ baseUrl: process.env.SESSIOND_URL });
