@@ -1,9 +1,10 @@
 import { clone, equals } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { entryJson } from "./codec/entry-to-json.js";
 import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
-import { checkEntryId, newEntryId, quote } from "./ids.js";
+import { checkEntryId, ENTRY_ID_PATTERN, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
 import { applyTagChanges, checkTagSet, checkTags, type Tags } from "./tags.js";
 
@@ -88,63 +89,55 @@ function entryName(index: number, e: Entry, idGiven: boolean): string {
   return idGiven ? `entries[${index}] (id ${quote(e.id)})` : `entries[${index}]`;
 }
 
-/** Checks the fields every kind requires; throws INVALID_ARGUMENT naming the entry. */
-function checkShape(e: Entry, allowLeaf: boolean, who: string): void {
+/**
+ * Checks the fields every kind requires; throws INVALID_ARGUMENT naming the
+ * entry (`who(i)`, made only when it throws: a valid entry costs no string).
+ */
+function checkShape(e: Entry, allowLeaf: boolean, i: number, who: (i: number) => string): void {
+  const problem = shapeProblem(e, allowLeaf);
+  if (problem !== undefined) throw invalidArgument(`${who(i)}: ${problem}`);
+  if (e.kind.case === "sessionInfo") checkTags(e.kind.value.tags, `${who(i)}: tags`, true);
+}
+
+/** What is wrong with the shape of an entry's kind, if anything. */
+function shapeProblem(e: Entry, allowLeaf: boolean): string | undefined {
   const k = e.kind;
   switch (k.case) {
     case undefined:
-      throw invalidArgument(`${who}: kind is not set`);
+      return "kind is not set";
     case "leaf":
-      if (!allowLeaf) {
-        throw invalidArgument(`${who}: Leaf entries are written by Rewind and Reset only`);
-      }
-      break;
+      return allowLeaf ? undefined : "Leaf entries are written by Rewind and Reset only";
     case "message": {
       const m = k.value;
       if (m.role === Role.UNSPECIFIED || Role[m.role] === undefined) {
-        throw invalidArgument(`${who}: message role is not set`);
+        return "message role is not set";
       }
       for (const p of m.content) {
-        if (p.part.case === undefined) throw invalidArgument(`${who}: empty content part`);
+        if (p.part.case === undefined) return "empty content part";
         if (p.part.case === "toolCall") {
-          if (m.role !== Role.ASSISTANT) {
-            throw invalidArgument(`${who}: only ASSISTANT messages may carry tool calls`);
-          }
-          if (p.part.value.id === "") throw invalidArgument(`${who}: a tool call has no id`);
+          if (m.role !== Role.ASSISTANT) return "only ASSISTANT messages may carry tool calls";
+          if (p.part.value.id === "") return "a tool call has no id";
         }
       }
-      if (m.role === Role.TOOL && !m.toolCallId) {
-        throw invalidArgument(`${who}: a TOOL message needs tool_call_id`);
-      }
-      break;
+      if (m.role === Role.TOOL && !m.toolCallId) return "a TOOL message needs tool_call_id";
+      return undefined;
     }
     case "modelChange":
-      if (k.value.model === "") throw invalidArgument(`${who}: model change without model`);
-      break;
+      return k.value.model === "" ? "model change without model" : undefined;
     case "thinkingLevelChange":
-      if (k.value.thinkingLevel === "") {
-        throw invalidArgument(`${who}: thinking level change without level`);
-      }
-      break;
+      return k.value.thinkingLevel === "" ? "thinking level change without level" : undefined;
     case "compaction":
-      if (k.value.replacesEntryIds.length === 0) {
-        throw invalidArgument(`${who}: compaction replaces no entries`);
-      }
-      break;
+      return k.value.replacesEntryIds.length === 0 ? "compaction replaces no entries" : undefined;
     case "branchSummary":
-      if (k.value.fromId === "") throw invalidArgument(`${who}: branch summary without from_id`);
-      break;
+      return k.value.fromId === "" ? "branch summary without from_id" : undefined;
     case "label":
-      if (k.value.label === "" || k.value.label.length > 128) {
-        throw invalidArgument(`${who}: label must have 1 to 128 characters`);
-      }
-      break;
+      return k.value.label === "" || k.value.label.length > 128
+        ? "label must have 1 to 128 characters"
+        : undefined;
     case "custom":
-      if (k.value.namespace === "") throw invalidArgument(`${who}: custom without namespace`);
-      break;
-    case "sessionInfo":
-      checkTags(k.value.tags, `${who}: tags`, true);
-      break;
+      return k.value.namespace === "" ? "custom without namespace" : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -184,15 +177,11 @@ function sameAsStored(input: Entry, stored: Entry): boolean {
 }
 
 /**
- * Resolves the batch against earlier entries: batch-local entries first, then
- * the log, so that parents, tool calls and compaction targets inside the same
- * batch work.
+ * Resolves an id against earlier entries: batch-local entries first, then
+ * the log, so that parents, tool calls and compaction targets inside the
+ * same batch work.
  */
-class BatchView {
-  readonly added = new Map<string, Entry>();
-  constructor(readonly log: SessionLog) {}
-  readonly lookup = (id: string): Entry | undefined => this.added.get(id) ?? this.log.get(id);
-}
+type BatchLookup = (id: string) => Entry | undefined;
 
 /**
  * A TOOL message must answer an unanswered tool call of an ASSISTANT message
@@ -200,12 +189,12 @@ class BatchView {
  * (the CONTEXT would then hold a result without its call, which LLM APIs
  * reject).
  */
-function checkToolResult(view: BatchView, e: Entry, callId: string, who: string): void {
+function checkToolResult(lookup: BatchLookup, e: Entry, callId: string, who: string): void {
   const compactedBy = new Map<string, string>();
   // Parents always precede their children (in the log and in the batch), so
   // every parent is found and the walk ends at the root.
   for (let id = e.parentId; id !== undefined; ) {
-    const p = view.lookup(id) as Entry;
+    const p = lookup(id) as Entry;
     if (toolResultCallId(p) === callId) {
       throw invalidArgument(
         `${who}: tool call ${quote(callId)} is already answered by ${quote(p.id)}`,
@@ -228,7 +217,7 @@ function checkToolResult(view: BatchView, e: Entry, callId: string, who: string)
 
 /** A compaction replaces entries of its own path only, never splitting a call from its result. */
 function checkCompaction(
-  view: BatchView,
+  lookup: BatchLookup,
   e: Entry,
   replaces: readonly string[],
   who: string,
@@ -236,7 +225,7 @@ function checkCompaction(
   const path = new Map<string, Entry>();
   // As in checkToolResult, the walk finds every parent and ends at the root.
   for (let id = e.parentId; id !== undefined; ) {
-    const p = view.lookup(id) as Entry;
+    const p = lookup(id) as Entry;
     path.set(id, p);
     id = p.parentId;
   }
@@ -280,24 +269,28 @@ export function planAppend(
   ctx: PlanContext = {},
   allowLeaf = false,
 ): AppendPlan {
-  if (input.entries.length === 0) throw invalidArgument("append needs at least one entry");
-  const now = ctx.now ?? (() => new Date());
+  const given = input.entries;
+  const n = given.length;
+  if (n === 0) throw invalidArgument("append needs at least one entry");
   const newId = ctx.newId ?? newEntryId;
-  const names: string[] = [];
-  const batch = input.entries.map((e, i) => {
+  // The name of entries[i] in errors, made only when one is thrown.
+  const who = (i: number) => entryName(i, batch[i] as Entry, (given[i] as Entry).id !== "");
+  const batch: Entry[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const e = given[i] as Entry;
     const copy = input.handOver ? shallowCopy(e) : deepCopy(e, i);
-    const idGiven = copy.id !== "";
-    if (idGiven) checkEntryId(copy.id, `id of entries[${i}]`);
-    else copy.id = newId();
-    names.push(entryName(i, copy, idGiven));
-    checkShape(copy, allowLeaf, names[i] as string);
+    batch[i] = copy;
+    if (copy.id === "") copy.id = newId();
+    else if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
+    checkShape(copy, allowLeaf, i, who);
     if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = log.sessionId;
-    return copy;
-  });
+  }
 
-  const existing = batch.map((e) => log.get(e.id));
-  const found = existing.filter((e) => e !== undefined).length;
+  // Idempotency: entries already in the log (a retry of an acknowledged batch).
+  let found = 0;
+  for (let i = 0; i < n; i++) if (log.has((batch[i] as Entry).id)) found++;
   if (found > 0) {
+    const existing = batch.map((e) => log.get(e.id));
     batch.forEach((e, i) => {
       const stored = existing[i];
       if (stored !== undefined && !sameAsStored(e, stored)) {
@@ -306,7 +299,7 @@ export function planAppend(
         );
       }
     });
-    if (found === batch.length) {
+    if (found === n) {
       return { write: [], entries: existing as Entry[], deduplicated: true };
     }
     const first = batch.find((_, i) => existing[i] !== undefined) as Entry;
@@ -317,55 +310,63 @@ export function planAppend(
 
   checkExpectations(log, input);
 
-  const view = new BatchView(log);
+  // Entries of this batch by id, once there are two: parents, tool calls
+  // and compaction targets inside the same batch resolve to them.
+  const added = n > 1 ? new Map<string, Entry>() : undefined;
+  const lookup = (id: string): Entry | undefined => added?.get(id) ?? log.get(id);
   let leaf = log.leafId;
   let seq = log.headSeq;
   let tags: Tags | undefined;
-  const json: string[] = [];
+  const json: string[] = new Array(n);
   const maxEntryBytes = ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY;
-  const stamp = toTimestamp(now());
-  for (const [i, e] of batch.entries()) {
-    const who = names[i] as string;
-    if (view.added.has(e.id)) {
+  let stamp: Timestamp | undefined;
+  for (let i = 0; i < n; i++) {
+    const e = batch[i] as Entry;
+    if (added?.has(e.id)) {
       const first = batch.findIndex((b) => b.id === e.id);
-      throw invalidArgument(`${who}: duplicate entry id, already used by entries[${first}]`);
+      throw invalidArgument(`${who(i)}: duplicate entry id, already used by entries[${first}]`);
     }
     if (e.parentId === undefined) e.parentId = leaf;
-    const parent = view.lookup(e.parentId);
+    const parent = lookup(e.parentId);
     if (parent === undefined) {
-      throw invalidArgument(`${who}: parent ${quote(e.parentId)} not found`);
+      throw invalidArgument(`${who(i)}: parent ${quote(e.parentId)} not found`);
     }
     if (parent.kind.case === "leaf") {
       throw invalidArgument(
-        `${who}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
+        `${who(i)}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
       );
     }
     const k = e.kind;
     const callId = toolResultCallId(e);
     if (callId !== undefined) {
-      checkToolResult(view, e, callId, who);
+      checkToolResult(lookup, e, callId, who(i));
     } else if (k.case === "compaction") {
-      checkCompaction(view, e, k.value.replacesEntryIds, who);
-    } else if (k.case === "branchSummary" && view.lookup(k.value.fromId) === undefined) {
-      throw invalidArgument(`${who}: from_id ${quote(k.value.fromId)} not found`);
+      checkCompaction(lookup, e, k.value.replacesEntryIds, who(i));
+    } else if (k.case === "branchSummary" && lookup(k.value.fromId) === undefined) {
+      throw invalidArgument(`${who(i)}: from_id ${quote(k.value.fromId)} not found`);
     } else if (k.case === "leaf") {
-      const target = view.lookup(k.value.leafId);
+      const target = lookup(k.value.leafId);
       if (target === undefined || target.kind.case === "leaf") {
-        throw invalidArgument(`${who}: leaf target ${quote(k.value.leafId)} invalid`);
+        throw invalidArgument(`${who(i)}: leaf target ${quote(k.value.leafId)} invalid`);
       }
     } else if (k.case === "sessionInfo") {
       // The session's tags after this entry must stay within the limits.
       tags = applyTagChanges(tags ?? log.tags, k.value.tags);
-      checkTagSet(tags, `${who}: tags`);
+      checkTagSet(tags, `${who(i)}: tags`);
     }
-    if (e.timestamp === undefined) e.timestamp = stamp;
+    if (e.timestamp === undefined) {
+      stamp ??= toTimestamp((ctx.now ?? newDate)());
+      e.timestamp = stamp;
+    }
     e.seq = BigInt(++seq);
-    json.push(storedJson(e, maxEntryBytes, who));
-    view.added.set(e.id, e);
+    json[i] = storedJsonOf(e, maxEntryBytes, i, who);
+    added?.set(e.id, e);
     leaf = k.case === "leaf" ? k.value.leafId : e.id;
   }
   return { write: batch, entries: batch, deduplicated: false, json };
 }
+
+const newDate = () => new Date();
 
 /**
  * An entry's canonical JSON, which is how it is stored: it must exist (a
@@ -376,12 +377,17 @@ export function planAppend(
  * CreateSession, Fork and Import.
  */
 export function storedJson(e: Entry, maxBytes: number, who: string): string {
+  return storedJsonOf(e, maxBytes, 0, () => who);
+}
+
+/** storedJson naming entries[i] with `who(i)`, made only when it refuses the entry. */
+function storedJsonOf(e: Entry, maxBytes: number, i: number, who: (i: number) => string): string {
   let text: string;
   try {
     text = entryJson(e);
   } catch (err) {
     throw invalidArgument(
-      `${who} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
+      `${who(i)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
   // At most 3 UTF-8 bytes per UTF-16 unit: a short text fits without counting.
@@ -389,7 +395,7 @@ export function storedJson(e: Entry, maxBytes: number, who: string): string {
   const size = text.length <= maxBytes / 3 ? text.length : Buffer.byteLength(text);
   if (size > maxBytes) {
     throw resourceExhausted(
-      `${who} is ${size} bytes as stored, over the limit of ${maxBytes} (the server's --max-entry-bytes; maxEntryBytes in openStore's limits)`,
+      `${who(i)} is ${size} bytes as stored, over the limit of ${maxBytes} (the server's --max-entry-bytes; maxEntryBytes in openStore's limits)`,
     );
   }
   return text;

@@ -1,4 +1,10 @@
-import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  type Span,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
 
 /**
  * What the engines report while they work, for an operator's metrics. The
@@ -44,12 +50,32 @@ export const NO_OBSERVER: StorageObserver = {
  */
 export const tracer = trace.getTracer("sessiond");
 
+/** What the global tracer provider delegates to while no SDK has registered one. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True when an OpenTelemetry SDK has registered a tracer provider, so that
+ * spans may record. Asked per call (an SDK may register after start), at
+ * the cost of two property reads: without an SDK the callers make no span
+ * and no context at all, where the API's no-op tracer still builds a span
+ * object and a context (a copied Map) for each.
+ */
+export function tracingEnabled(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+}
+
+/** The span `inSpan` hands `fn` when nothing traces: records nothing, like the no-op tracer's. */
+export const NON_RECORDING_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /**
  * Runs `fn` in a span named `name` (a child of the active one), ending it
  * when `fn` settles and marking it failed when `fn` throws. With no SDK
- * registered no span is recording and `fn` runs as it is.
+ * registered nothing is made: `fn` runs as it is, with a span that records
+ * nothing.
  */
 export function inSpan<T>(name: string, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracingEnabled()) return fn(NON_RECORDING_SPAN);
   return tracer.startActiveSpan(name, async (span) => {
     if (!span.isRecording()) {
       span.end();

@@ -100,7 +100,31 @@ export class BlobStore {
    * Entries without such parts come back as they are (the same objects).
    * `use` runs with the blobs held against collection until it settles.
    */
-  async withBlobs<T>(
+  withBlobs<T>(
+    workspace: string,
+    entries: Entry[],
+    use: (entries: Entry[]) => Promise<T>,
+  ): Promise<T> {
+    // The usual batch has no part to store or check: it goes on as it is,
+    // without the asynchronous walk below (judged alike, synchronously).
+    if (!this.anyBlobWork(entries)) return use(entries);
+    return this.withBlobsStored(workspace, entries, use);
+  }
+
+  /** True when some part of `entries` is a reference to check or content to store as a blob. */
+  private anyBlobWork(entries: readonly Entry[]): boolean {
+    const threshold = this.limits.blobThresholdBytes;
+    for (const e of entries) {
+      if (e.kind.case !== "message") continue;
+      for (const p of e.kind.value.content) {
+        if (p.part.case === "blob") return true;
+        if (threshold > 0 && blobContentOf(p, threshold) !== undefined) return true;
+      }
+    }
+    return false;
+  }
+
+  private async withBlobsStored<T>(
     workspace: string,
     entries: Entry[],
     use: (entries: Entry[]) => Promise<T>,

@@ -1,6 +1,11 @@
 /** The repository layer: SessionStore over any engine, the Session facade, and watching. */
 export type { AppendResult, EntryPage } from "../storage/engine.js";
-export { type EngineStats, NO_OBSERVER, type StorageObserver } from "../storage/observer.js";
+export {
+  type EngineStats,
+  NO_OBSERVER,
+  type StorageObserver,
+  tracingEnabled,
+} from "../storage/observer.js";
 export type { BlobStore } from "./blobs.js";
 export { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 export { metaOf } from "./meta.js";

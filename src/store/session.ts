@@ -1,4 +1,5 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, isMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Span } from "@opentelemetry/api";
 import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type SessionMeta,
@@ -8,7 +9,12 @@ import {
   TreeNodeSchema,
   View,
 } from "../../gen/sessiond/v1/session_pb.js";
-import { type Expectations, type PlanContext, planAppend } from "../core/append-plan.js";
+import {
+  type AppendInput,
+  type Expectations,
+  type PlanContext,
+  planAppend,
+} from "../core/append-plan.js";
 import { entryKind, entryPreview, roleOf } from "../core/entry.js";
 import { aborted, invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
@@ -17,7 +23,7 @@ import { type MoveInput, planReset, planRewind, type RewindInput } from "../core
 import type { SessionLog } from "../core/session-log.js";
 import { pathIdsAfter } from "../core/tree.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
-import { inSpan } from "../storage/observer.js";
+import { inSpan, NON_RECORDING_SPAN, tracingEnabled } from "../storage/observer.js";
 import type { BlobStore } from "./blobs.js";
 import type { StoreLimits } from "./limits.js";
 import { fillPage, itemsBefore, itemsFrom, type PageRequest } from "./page-fill.js";
@@ -134,23 +140,28 @@ export class Session {
     entries: EntryInput | readonly EntryInput[],
     opts: AppendOptions = {},
   ): Promise<AppendResult> {
-    const list = (Array.isArray(entries) ? entries : [entries]).map((e) =>
-      create(EntrySchema, e as MessageInitShape<typeof EntrySchema>),
-    );
+    const list = messagesOf(entries);
     const { maxEntriesPerAppend } = this.ctx.limits;
     if (list.length > maxEntriesPerAppend) {
       throw resourceExhausted(
         `append of ${list.length} entries exceeds the limit of ${maxEntriesPerAppend}`,
       );
     }
-    return inSpan("store.append", (span) => {
+    const run = (span: Span) => {
       span.setAttribute("sessiond.entries", list.length);
       // Large parts become blobs, durable before the entries that name them.
       return this.ctx.blobs.withBlobs(this.key.workspace, list, (entries) => {
-        const input = { ...opts, entries };
-        return this.ctx.engine.append(this.key, (log) => planAppend(log, input, this.ctx.plan));
+        const input: AppendInput = {
+          entries,
+          expectedSeq: opts.expectedSeq,
+          expectedLeafId: opts.expectedLeafId,
+          handOver: opts.handOver,
+        };
+        const plan = this.ctx.plan;
+        return this.ctx.engine.append(this.key, (log) => planAppend(log, input, plan));
       });
-    });
+    };
+    return tracingEnabled() ? inSpan("store.append", run) : run(NON_RECORDING_SPAN);
   }
 
   /** Moves the current leaf to an entry id or label (appends a Leaf entry). */
@@ -365,6 +376,20 @@ export class Session {
         end < cursor.headSeq ? encodeTreeToken(this.key, { ...cursor, afterSeq: end }) : "",
     };
   }
+}
+
+/**
+ * Entries as messages: the given array itself when every one already is an
+ * Entry (a decoded request), else a new one with the init shapes made.
+ */
+function messagesOf(entries: EntryInput | readonly EntryInput[]): Entry[] {
+  const list = (Array.isArray(entries) ? entries : [entries]) as readonly EntryInput[];
+  for (const e of list) {
+    if (!isMessage(e, EntrySchema)) {
+      return list.map((x) => create(EntrySchema, x as MessageInitShape<typeof EntrySchema>));
+    }
+  }
+  return list as Entry[];
 }
 
 /** The tree nodes of a cursor's snapshot from its start on, built as they are taken. */

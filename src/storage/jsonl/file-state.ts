@@ -35,6 +35,11 @@ export interface FileStateOptions {
   readonly inlineSync?: InlineSync;
 }
 
+/** The stat signature of a file: a change of inode, size or mtime is a change. */
+function sigOf(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
 /** Bytes kept from just before the known end, to notice a file rewritten behind our back. */
 const PROBE_BYTES = 32;
 const EMPTY = Buffer.alloc(0);
@@ -51,8 +56,8 @@ export class FileState {
   /** Torn bytes a writer found under the lock, to be saved aside by the repair. */
   private tornTail: Buffer | undefined;
   private corrupt: { error: SessiondError; sig: string } | undefined;
-  /** Stat signature of the file as the log was last caught up with it. */
-  private sig = "";
+  /** The stat of the file as the log was last caught up with it (its signature: `sigOf`). */
+  private sigStat: Stats | undefined;
   /** The writer's handle (opened "r+", positional writes) and the inode it belongs to. */
   private fd: number | undefined;
   private fdIno = -1;
@@ -126,15 +131,33 @@ export class FileState {
    */
   async prepareWrite(): Promise<{ log: SessionLog; writeAt: number }> {
     const st = await this.statFile();
+    // The file as this process left it (same inode, known end at its size,
+    // the handle open on it, nothing corrupt, torn or of unknown
+    // durability): nothing to read, repair or reopen. What catchUp and
+    // openForWrite would conclude, without their awaits.
+    const log = this.log;
+    if (
+      log !== undefined &&
+      this.fd !== undefined &&
+      this.fdIno === st.ino &&
+      st.ino === this.ino &&
+      st.size === this.end &&
+      this.corrupt === undefined &&
+      this.unsynced === undefined &&
+      log.headSeq > 0
+    ) {
+      this.sigStat = st;
+      return { log, writeAt: this.end };
+    }
     const fd = await this.openForWrite(st);
     if (this.o.noFencing && this.log !== undefined) return { log: this.log, writeAt: this.end };
-    const log = await this.catchUp(st, true);
+    const caught = await this.catchUp(st, true);
     const torn = this.tornTail;
     this.tornTail = undefined;
     try {
       await this.rewriteUnsynced(fd, st.ino);
-      if (torn === undefined) return { log, writeAt: this.end };
-      if (this.o.noTailRepair) return { log, writeAt: this.end + torn.length };
+      if (torn === undefined) return { log: caught, writeAt: this.end };
+      if (this.o.noTailRepair) return { log: caught, writeAt: this.end + torn.length };
       await repairTail(this.o.ops, this.path, fd, this.end, torn, { noFsync: this.o.noFsync });
     } catch (err) {
       // A failed sync is fatal for the handle: never fdatasync it again.
@@ -142,7 +165,7 @@ export class FileState {
       throw err;
     }
     this.tornSig = undefined;
-    return { log, writeAt: this.end };
+    return { log: caught, writeAt: this.end };
   }
 
   /** Writes the records after a failed write / sync again and fdatasyncs them (see `unsynced`). */
@@ -160,8 +183,13 @@ export class FileState {
   /** Writes `bytes` at `writeAt` (looping on short writes) and fdatasyncs once. */
   async writeDurably(bytes: Buffer, writeAt: number): Promise<void> {
     const fd = this.fd as number;
+    const ops = this.o.ops;
     try {
-      await writeAll(this.o.ops, fd, bytes, writeAt);
+      for (let done = 0; done < bytes.length; ) {
+        const n = await ops.write(fd, bytes, done, bytes.length - done, writeAt + done);
+        if (n <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
+        done += n;
+      }
       if (!this.o.noFsync) await this.flush(fd);
     } catch (err) {
       const from = Math.min(this.unsynced?.from ?? writeAt, writeAt);
@@ -266,8 +294,8 @@ export class FileState {
   }
 
   private async catchUp(st: Stats, writer: boolean): Promise<SessionLog> {
-    const sig = `${st.ino}:${st.size}:${st.mtimeMs}`;
-    this.sig = sig;
+    const sig = sigOf(st);
+    this.sigStat = st;
     if (this.corrupt !== undefined) {
       if (this.corrupt.sig === sig) throw this.corrupt.error;
       this.forget();
@@ -345,7 +373,8 @@ export class FileState {
   private corruptHandler(log: SessionLog): CorruptHandler {
     return (line, offset, reason) => {
       const error = dataLoss(`${this.name} is corrupt at line ${line} (byte ${offset}): ${reason}`);
-      if (this.log === log && this.corrupt === undefined) this.corrupt = { error, sig: this.sig };
+      if (this.log === log && this.corrupt === undefined)
+        this.corrupt = { error, sig: this.sigStat === undefined ? "" : sigOf(this.sigStat) };
       throw error;
     };
   }
@@ -356,8 +385,17 @@ export class FileState {
     throw error;
   }
 
+  /** Keeps the last PROBE_BYTES of what the file holds up to `end`, `bytes` being its newest part. */
   private keepProbe(bytes: Buffer): void {
-    const joined = bytes.length >= PROBE_BYTES ? bytes : Buffer.concat([this.probe, bytes]);
+    if (bytes.length >= PROBE_BYTES) {
+      // In place when the probe is one of our own full-size buffers (no allocation per write).
+      if (this.probe.length !== PROBE_BYTES || this.probe === EMPTY) {
+        this.probe = Buffer.allocUnsafeSlow(PROBE_BYTES);
+      }
+      bytes.copy(this.probe, 0, bytes.length - PROBE_BYTES);
+      return;
+    }
+    const joined = Buffer.concat([this.probe, bytes]);
     this.probe = Buffer.from(joined.subarray(Math.max(0, joined.length - PROBE_BYTES)));
   }
 }

@@ -67,6 +67,8 @@ export class FileLease {
   private releaseFn: (() => Promise<void>) | undefined;
   private releasing: Promise<void> | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** When the holder last went idle (nothing queued); undefined while it works. */
+  private idleSince: number | undefined;
   private acquiredAt = 0;
   private lastMarkerCheck = 0;
   private yieldUntil = 0;
@@ -98,12 +100,26 @@ export class FileLease {
   }
 
   /**
+   * True when the lease is held and usable at once (or the lock is off):
+   * the next batch may write without `acquire`. The holder is busy from
+   * here until its next `idle`.
+   */
+  ready(): boolean {
+    if (this.releasing !== undefined || (this.o.enabled && this.releaseFn === undefined)) {
+      return false;
+    }
+    this.idleSince = undefined;
+    return true;
+  }
+
+  /**
    * Takes the lock unless the lease is still held: NOT_FOUND when the file
    * is gone, UNAVAILABLE when another process keeps it, the raw fs error
    * otherwise.
    */
   async acquire(): Promise<void> {
     this.cancelIdle();
+    this.idleSince = undefined;
     if (this.releasing !== undefined) await this.releasing;
     if (!this.o.enabled || this.releaseFn !== undefined) return;
     this.lostError = undefined;
@@ -145,15 +161,26 @@ export class FileLease {
   }
 
   /**
+   * Whether `handOverIfWanted` would look for a waiting process now: the
+   * lease held for its fair share, and not looked at in the last
+   * MARKER_CHECK_EVERY_MS. A sync check, so a batch that need not look
+   * costs no promise.
+   */
+  handOverDue(): boolean {
+    if (!this.held) return false;
+    const now = Date.now();
+    return (
+      now - this.acquiredAt >= FAIR_SHARE_MS && now - this.lastMarkerCheck >= MARKER_CHECK_EVERY_MS
+    );
+  }
+
+  /**
    * Called between two batches of a busy writer: hands the lock over when
    * another process has been waiting and this one has had its fair share.
    */
   async handOverIfWanted(): Promise<void> {
-    if (!this.held) return;
-    const now = Date.now();
-    if (now - this.acquiredAt < FAIR_SHARE_MS) return;
-    if (now - this.lastMarkerCheck < MARKER_CHECK_EVERY_MS) return;
-    this.lastMarkerCheck = now;
+    if (!this.handOverDue()) return;
+    this.lastMarkerCheck = Date.now();
     // A sync existence check: microseconds, where an async stat is a thread-pool round trip.
     const someoneWaits = existsSync(this.marker);
     if (!someoneWaits) return;
@@ -173,24 +200,43 @@ export class FileLease {
    */
   idle(): void {
     if (!this.held) return;
-    this.cancelIdle();
     if (this.o.idleMs <= 0) {
       void this.release();
       return;
     }
-    const until = Date.now() + this.o.idleMs;
-    const tick = () => {
-      this.idleTimer = undefined;
-      if (Date.now() >= until || existsSync(this.marker)) {
-        void this.release();
-        return;
-      }
-      this.idleTimer = setTimeout(tick, IDLE_POLL_MS);
-      this.idleTimer.unref();
-    };
-    this.idleTimer = setTimeout(tick, Math.min(FAIR_SHARE_MS, this.o.idleMs));
+    this.idleSince = Date.now();
+    // One timer for a run of batches, not one per batch: it looks at the
+    // time idle when it fires (`onIdleTimer`) and is armed again from there.
+    if (this.idleTimer === undefined) this.armIdle(Math.min(FAIR_SHARE_MS, this.o.idleMs));
+  }
+
+  private armIdle(ms: number): void {
+    this.idleTimer = setTimeout(this.onIdleTimer, ms);
     this.idleTimer.unref();
   }
+
+  /**
+   * Idle for idleMs: release. Idle for at least FAIR_SHARE_MS: release
+   * when another process waits (its marker), else look again in
+   * IDLE_POLL_MS. Idle for less: wait for the rest of FAIR_SHARE_MS. Busy
+   * (a batch running): nothing; its `idle` arms the timer again.
+   */
+  private readonly onIdleTimer = (): void => {
+    this.idleTimer = undefined;
+    const since = this.idleSince;
+    if (since === undefined || !this.held) return;
+    const idleFor = Date.now() - since;
+    const fairShare = Math.min(FAIR_SHARE_MS, this.o.idleMs);
+    if (idleFor < fairShare) {
+      this.armIdle(fairShare - idleFor);
+      return;
+    }
+    if (idleFor >= this.o.idleMs || existsSync(this.marker)) {
+      void this.release();
+      return;
+    }
+    this.armIdle(Math.min(IDLE_POLL_MS, this.o.idleMs - idleFor));
+  };
 
   /** Drops the lock (idempotent). Errors are ignored: a leftover lock goes stale. */
   release(): Promise<void> {
@@ -251,5 +297,6 @@ export class FileLease {
   private cancelIdle(): void {
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
+    this.idleSince = undefined;
   }
 }

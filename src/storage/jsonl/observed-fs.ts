@@ -1,5 +1,5 @@
 import type { StorageObserver } from "../observer.js";
-import { inSpan } from "../observer.js";
+import { inSpan, tracingEnabled } from "../observer.js";
 import type { FsOps } from "./fs-ops.js";
 
 /**
@@ -12,15 +12,17 @@ import type { FsOps } from "./fs-ops.js";
 export function observedFs(ops: FsOps, observer: StorageObserver): FsOps {
   const timed =
     (name: string, sync: (fd: number, inline?: boolean) => Promise<void>) =>
-    (fd: number, inline?: boolean): Promise<void> =>
-      inSpan(name, async () => {
+    (fd: number, inline?: boolean): Promise<void> => {
+      const run = () => {
         const start = performance.now();
-        try {
-          await sync(fd, inline);
-        } finally {
-          observer.synced((performance.now() - start) / 1000);
-        }
-      });
+        const done = () => observer.synced((performance.now() - start) / 1000);
+        return sync(fd, inline).then(done, (err: unknown) => {
+          done();
+          throw err;
+        });
+      };
+      return tracingEnabled() ? inSpan(name, run) : run();
+    };
   return {
     ...ops,
     fdatasync: timed("jsonl.fdatasync", (fd, inline) => ops.fdatasync(fd, inline)),

@@ -1,7 +1,9 @@
 import { crc32 } from "node:zlib";
 import { toJson, toJsonString } from "@bufbuild/protobuf";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { entryArb } from "../../../test/support/entry-arbitrary.js";
 import { forkLikeEntries } from "../../../test/support/fixtures.js";
 import { newMeta } from "./entry-meta.js";
 import { checkFrame, decodePayload, encodeRecord, encodeRecords, readMeta } from "./record.js";
@@ -66,6 +68,21 @@ describe("record", () => {
     expect(marks).toEqual([true, true, true, false]);
     const single = encodeRecords(entries.slice(0, 1)).toString();
     expect(single).toBe(encodeRecord(entries[0] as Entry));
+  });
+
+  it("encodeRecords writes the bytes of encodeRecord's lines, for any entries and payloads", () => {
+    fc.assert(
+      fc.property(fc.array(entryArb, { minLength: 1, maxLength: 4 }), fc.boolean(), (es, given) => {
+        es.forEach((e, i) => {
+          e.seq = BigInt(i + 1);
+        });
+        // With the planner's payloads (given) or without (encoded here).
+        const payloads = given ? es.map((e) => toJsonString(EntrySchema, e)) : [];
+        const lines = es.map((e, i) => encodeRecord(e, payloads[i], i < es.length - 1));
+        expect(encodeRecords(es, payloads).equals(Buffer.from(lines.join("")))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("refuses header variants a writer never produces", () => {

@@ -62,19 +62,56 @@ export function encodeRecord(
 /**
  * The bytes of several entries, ready for ONE write: one unit of
  * atomicity (every record but the last carries the `more` marker), read
- * all or nothing.
+ * all or nothing. The same bytes as the records of `encodeRecord` joined,
+ * made in one buffer: each payload is encoded to UTF-8 once, where it is
+ * stored, and its CRC is taken over those bytes.
  */
 export function encodeRecords(
   entries: readonly Entry[],
   payloads: readonly (string | undefined)[] = [],
 ): Buffer {
-  let text = "";
-  const last = entries.length - 1;
-  entries.forEach((e, i) => {
-    text += encodeRecord(e, payloads[i], i < last);
-  });
-  return Buffer.from(text);
+  const n = entries.length;
+  const texts: string[] = new Array(n);
+  const seqs: string[] = new Array(n);
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    const e = entries[i] as Entry;
+    const text = payloads[i] ?? toJsonString(EntrySchema, e);
+    const seq = String(e.seq);
+    texts[i] = text;
+    seqs[i] = seq;
+    // Header (its `more` variant but for the last), payload, "}\n".
+    size += PREFIX.length + seq.length + MIDDLE.length + 8;
+    size += (i < n - 1 ? MORE_SUFFIX.length : SUFFIX.length) + Buffer.byteLength(text) + 2;
+  }
+  const buf = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const more = i < n - 1;
+    const seq = seqs[i] as string;
+    const suffix = more ? MORE_SUFFIX : SUFFIX;
+    const headerEnd = at + PREFIX.length + seq.length + MIDDLE.length + 8 + suffix.length;
+    const payloadEnd = headerEnd + buf.write(texts[i] as string, headerEnd, "utf8");
+    let crc = crc32(buf.subarray(headerEnd, payloadEnd), crc32(more ? `${seq}+` : seq));
+    at += PREFIX.copy(buf, at);
+    at += buf.write(seq, at, "latin1");
+    at += MIDDLE.copy(buf, at);
+    for (let d = 7; d >= 0; d--) {
+      buf[at + d] = HEX[crc & 0xf] as number;
+      crc >>>= 4;
+    }
+    at += 8;
+    suffix.copy(buf, at);
+    at = payloadEnd;
+    buf[at++] = CLOSE;
+    buf[at++] = NEWLINE;
+  }
+  return buf;
 }
+
+/** Lowercase hex digits, by value. */
+const HEX = Buffer.from("0123456789abcdef");
+const NEWLINE = 0x0a;
 
 /**
  * The content of a new file (create, fork, copy): no `more` markers, every

@@ -6,10 +6,10 @@ import type { SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type { AppendResult, Planner, SessionKey } from "../engine.js";
-import { inSpan, type StorageObserver } from "../observer.js";
+import { inSpan, type StorageObserver, tracingEnabled } from "../observer.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
-import { admitted } from "./inline-sync.js";
+import { admitted, type InlineSync } from "./inline-sync.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
 
@@ -36,14 +36,41 @@ export interface SessionFileOptions extends FileStateOptions {
   readonly observer: StorageObserver;
 }
 
-type AppendOp = {
-  readonly kind: "append";
-  readonly planner: Planner;
-  /** The trace context of the caller: a batch's spans join its first append's trace. */
-  readonly trace: Context;
-  readonly resolve: (r: AppendResult) => void;
-  readonly reject: (e: unknown) => void;
-};
+/**
+ * One queued append: its planner and how to answer it. A class (one object
+ * per append, no closures) that counts itself with the engine's InlineSync
+ * from arrival to its one answer.
+ */
+class AppendOp {
+  readonly kind = "append";
+  private open = true;
+
+  constructor(
+    readonly planner: Planner,
+    /** The caller's trace context when tracing: a batch's spans join its first append's trace. */
+    readonly trace: Context | undefined,
+    private readonly sync: InlineSync | undefined,
+    private readonly onResolve: (r: AppendResult) => void,
+    private readonly onReject: (e: unknown) => void,
+  ) {
+    sync?.arrived();
+  }
+
+  resolve(r: AppendResult): void {
+    if (this.answered()) this.onResolve(r);
+  }
+
+  reject(e: unknown): void {
+    if (this.answered()) this.onReject(e);
+  }
+
+  private answered(): boolean {
+    if (!this.open) return false;
+    this.open = false;
+    this.sync?.answered();
+    return true;
+  }
+}
 type DeleteOp = {
   readonly kind: "delete";
   /** Delete only when the head seq (read under the lock) is still this. */
@@ -51,6 +78,8 @@ type DeleteOp = {
   readonly resolve: (deleted: boolean) => void;
   readonly reject: (e: unknown) => void;
 };
+
+function ignore(): void {}
 
 export class SessionFile {
   private readonly state: FileState;
@@ -112,8 +141,8 @@ export class SessionFile {
 
   append(planner: Planner): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      const answer = admitted(this.o.inlineSync, resolve, reject);
-      this.enqueue({ kind: "append", planner, trace: context.active(), ...answer });
+      const trace = tracingEnabled() ? context.active() : undefined;
+      this.enqueue(new AppendOp(planner, trace, this.o.inlineSync, resolve, reject));
     });
   }
 
@@ -143,29 +172,36 @@ export class SessionFile {
   }
 
   /**
-   * Starts draining unless a drain runs. An op queued after the running
-   * drain saw an empty queue but before its promise settled would
-   * otherwise wait forever: the drain that ends checks the queue again.
+   * Starts draining unless a drain runs. The drain gives up `draining` in
+   * the same synchronous step in which it finds the queue empty, so an op
+   * queued after that starts a drain of its own and never waits unseen.
    */
   private startDrain(): void {
-    this.draining ??= this.drain().finally(() => {
-      this.draining = undefined;
-      if (this.queue.length > 0) this.startDrain();
-    });
+    if (this.draining === undefined) this.draining = this.drain();
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      await this.lease.handOverIfWanted().catch(() => undefined);
-      const first = this.queue[0] as AppendOp | DeleteOp;
-      if (first.kind === "delete") {
-        this.queue.shift();
-        await this.runDelete(first);
-        continue;
+    try {
+      // One turn first: the appends of the same burst (say, the requests of
+      // one socket read) are queued by then and go out in one write.
+      await undefined;
+      while (this.queue.length > 0) {
+        if (this.lease.handOverDue()) await this.lease.handOverIfWanted().catch(() => undefined);
+        const first = this.queue[0] as AppendOp | DeleteOp;
+        if (first.kind === "delete") {
+          this.queue.shift();
+          await this.runDelete(first);
+          continue;
+        }
+        const stop = this.queue.findIndex((op) => op.kind === "delete");
+        const batch = (stop < 0 ? this.queue.splice(0) : this.queue.splice(0, stop)) as AppendOp[];
+        const trace = (first as AppendOp).trace;
+        await (trace === undefined
+          ? this.runBatch(batch)
+          : context.with(trace, () => this.runBatch(batch)));
       }
-      const stop = this.queue.findIndex((op) => op.kind === "delete");
-      const batch = this.queue.splice(0, stop < 0 ? this.queue.length : stop) as AppendOp[];
-      await context.with((first as AppendOp).trace, () => this.runBatch(batch));
+    } finally {
+      this.draining = undefined;
     }
     this.lease.idle();
   }
@@ -181,19 +217,40 @@ export class SessionFile {
   }
 
   private async runBatch(batch: AppendOp[]): Promise<void> {
-    const start = performance.now();
-    try {
-      await inSpan("jsonl.lock", () => this.lease.acquire());
-      this.o.observer.lockWaited((performance.now() - start) / 1000);
-    } catch (err) {
-      const error = this.error(err, "locking");
-      for (const op of batch) op.reject(error);
+    const lease = this.lease;
+    // A lease held from the previous batch: no wait, and no span for it.
+    if (lease.ready()) this.o.observer.lockWaited(0);
+    else {
+      const start = performance.now();
+      try {
+        await inSpan("jsonl.lock", () => lease.acquire());
+        this.o.observer.lockWaited((performance.now() - start) / 1000);
+      } catch (err) {
+        const error = this.error(err, "locking");
+        for (const op of batch) op.reject(error);
+        return;
+      }
+    }
+    if (this.turns > 0) {
+      await this.exclusive(() => this.commit(batch));
       return;
     }
-    await this.exclusive(() => this.commit(batch));
+    // Nothing else runs: the batch takes its turn at once, and a read that
+    // comes meanwhile waits for it (`turn`).
+    this.turns++;
+    const run = this.commit(batch);
+    this.turn = run.catch(ignore);
+    try {
+      await run;
+    } finally {
+      this.turns--;
+    }
   }
 
-  /** Catch up, plan every request, write once, fdatasync once, then acknowledge. */
+  /**
+   * Catch up, plan every request, write once, fdatasync once, then
+   * acknowledge. Never rejects: each op is answered, one way or the other.
+   */
   private async commit(batch: AppendOp[]): Promise<void> {
     let log: SessionLog;
     let writeAt: number;
@@ -203,7 +260,8 @@ export class SessionFile {
       for (const op of batch) op.reject(this.error(err, "reading"));
       return;
     }
-    const planned: { op: AppendOp; result: AppendResult }[] = [];
+    const planned: AppendOp[] = [];
+    const results: AppendResult[] = [];
     const entries: Entry[] = [];
     const payloads: (string | undefined)[] = [];
     for (const op of batch) {
@@ -216,30 +274,41 @@ export class SessionFile {
         op.reject(err);
         continue;
       }
-      entries.push(...plan.write);
-      for (let i = 0; i < plan.write.length; i++) payloads.push(plan.json?.[i]);
-      planned.push({ op, result: { ...plan, headSeq: log.headSeq, leafId: log.leafId } });
+      const write = plan.write;
+      for (let i = 0; i < write.length; i++) {
+        entries.push(write[i] as Entry);
+        payloads.push(plan.json?.[i]);
+      }
+      // The plan becomes the result: it is this append's own object.
+      const result = plan as AppendResult;
+      result.headSeq = log.headSeq;
+      result.leafId = log.leafId;
+      planned.push(op);
+      results.push(result);
     }
     if (entries.length > 0) {
       try {
         this.checkLease();
         const bytes = encodeRecords(entries, payloads);
-        await inSpan("jsonl.write", (span) => {
-          span.setAttribute("sessiond.batch.appends", planned.length);
-          span.setAttribute("sessiond.batch.entries", entries.length);
-          return this.state.writeDurably(bytes, writeAt);
-        });
+        await (tracingEnabled()
+          ? inSpan("jsonl.write", (span) => {
+              span.setAttribute("sessiond.batch.appends", planned.length);
+              span.setAttribute("sessiond.batch.entries", entries.length);
+              return this.state.writeDurably(bytes, writeAt);
+            })
+          : this.state.writeDurably(bytes, writeAt));
         this.checkLease();
         this.o.observer.committed(planned.length, entries.length, bytes.length);
       } catch (err) {
         // Outcome unknown: the bytes may or may not be in the file, which is the truth.
         await this.state.reset();
         const error = this.error(err, "writing");
-        for (const { op } of planned) op.reject(error);
+        for (const op of planned) op.reject(error);
         return;
       }
     }
-    for (const { op, result } of planned) op.resolve(result);
+    for (let i = 0; i < planned.length; i++)
+      (planned[i] as AppendOp).resolve(results[i] as AppendResult);
     if (entries.length > 0) this.o.onAppended(log.headSeq);
   }
 
