@@ -1,5 +1,5 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, TimestampSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -8,7 +8,7 @@ import {
   type AppendResponse,
   AppendResponseSchema,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
-import { encodeAppendResponse } from "./append-response-binary.js";
+import { appendResponseFrame, encodeAppendResponse } from "./append-response-binary.js";
 import { encodeResponse } from "./response-binary.js";
 
 const MAX_U64 = 2n ** 64n - 1n;
@@ -86,5 +86,51 @@ describe("encodeAppendResponse", () => {
     const m = create(AppendResponseSchema, { leafId: "x", headSeq: 3n });
     expect(Buffer.isBuffer(toBinary(AppendResponseSchema, m))).toBe(false);
     expect(Buffer.isBuffer(encodeResponse(AppendResponseSchema, m))).toBe(true);
+  });
+
+  it("frames an append's outcome for gRPC: the bytes toBinary writes of the handler's response", () => {
+    const outcome = fc.record({
+      entries: fc.array(appended, { maxLength: 4 }),
+      leafId: text,
+      headSeq: fc.nat(),
+      deduplicated: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(outcome, (o) => {
+        const frame = appendResponseFrame({
+          ...o,
+          entries: o.entries.map((e) => ({
+            ...e,
+            timestamp: e.timestamp && create(TimestampSchema, e.timestamp),
+          })),
+        });
+        // What the Append handler answers (session-service.ts appendResponse).
+        const response = create(AppendResponseSchema, {
+          entries: o.entries.map((e) =>
+            create(AppendedEntrySchema, {
+              id: e.id,
+              parentId: e.parentId,
+              seq: e.seq,
+              timestamp: e.timestamp,
+            }),
+          ),
+          leafId: o.leafId,
+          headSeq: BigInt(o.headSeq),
+          deduplicated: o.deduplicated,
+        });
+        const bytes = Buffer.from(toBinary(AppendResponseSchema, response));
+        expect(frame).toBeDefined();
+        expect((frame as Buffer)[0]).toBe(0);
+        expect((frame as Buffer).readUInt32BE(1)).toBe(bytes.length);
+        expect((frame as Buffer).subarray(5)).toEqual(bytes);
+      }),
+      { numRuns: 500 },
+    );
+    const timestamp = timestampFromMs(1_700_000_000_000);
+    timestamp.$unknown = [{ no: 99, wireType: 0, data: new Uint8Array([1]) }];
+    const entry = { id: "e1", seq: 1n, timestamp };
+    expect(
+      appendResponseFrame({ entries: [entry], leafId: "e1", headSeq: 1, deduplicated: false }),
+    ).toBeUndefined();
   });
 });

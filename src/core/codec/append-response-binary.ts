@@ -1,5 +1,5 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { AppendedEntry, AppendResponse } from "../../../gen/sessiond/v1/session_service_pb.js";
+import type { AppendResponse } from "../../../gen/sessiond/v1/session_service_pb.js";
 
 /**
  * The binary encoding of an AppendResponse, written by hand into one
@@ -18,27 +18,79 @@ import type { AppendedEntry, AppendResponse } from "../../../gen/sessiond/v1/ses
  */
 export function encodeAppendResponse(m: AppendResponse): Uint8Array | undefined {
   if (hasUnknown(m)) return undefined;
-  const entries = m.entries;
-  const sizes: number[] = [];
-  let size = 0;
-  for (const e of entries) {
+  for (const e of m.entries) {
     if (hasUnknown(e) || (e.timestamp !== undefined && hasUnknown(e.timestamp))) return undefined;
-    const n = entrySize(e);
-    sizes.push(n);
+  }
+  return encode(m.entries, m.leafId, m.headSeq, m.deduplicated, 0);
+}
+
+/** The fields of an appended entry its AppendedEntry carries (an Entry has them all). */
+export interface AppendedFields {
+  readonly id: string;
+  readonly parentId?: string | undefined;
+  readonly seq: bigint;
+  readonly timestamp?: Timestamp | undefined;
+}
+
+/** What an AppendResponse says of an append (the store's AppendResult has it). */
+export interface AppendOutcome {
+  readonly entries: readonly AppendedFields[];
+  readonly leafId: string;
+  readonly headSeq: number;
+  readonly deduplicated: boolean;
+}
+
+/**
+ * The gRPC message of an append's answer, framed (a zero flag byte, the
+ * length in 4 bytes big-endian, then the AppendResponse): the bytes of
+ * `toBinary` of the response the handler makes of `outcome` (an
+ * AppendedEntry of each entry's id, parent, seq and timestamp; the leaf,
+ * the head seq, deduplicated), encoded straight from the outcome into the
+ * buffer the stream sends. Undefined when a timestamp carries unknown
+ * fields (a client's; `toBinary` writes them back): then the caller builds
+ * the response and encodes it with `toBinary`.
+ */
+export function appendResponseFrame(outcome: AppendOutcome): Buffer | undefined {
+  for (const e of outcome.entries) {
+    if (e.timestamp !== undefined && hasUnknown(e.timestamp)) return undefined;
+  }
+  const headSeq = BigInt(outcome.headSeq);
+  const buf = encode(outcome.entries, outcome.leafId, headSeq, outcome.deduplicated, FRAME_HEADER);
+  buf[0] = 0;
+  buf.writeUInt32BE(buf.length - FRAME_HEADER, 1);
+  return buf;
+}
+
+/** A gRPC message's header: the compressed flag and the length. */
+const FRAME_HEADER = 5;
+
+/** The AppendResponse's bytes after `reserve` bytes left for the caller. */
+function encode(
+  entries: readonly AppendedFields[],
+  leafId: string,
+  headSeq: bigint,
+  deduplicated: boolean,
+  reserve: number,
+): Buffer {
+  const sizes: number[] = new Array(entries.length);
+  let size = reserve;
+  for (let i = 0; i < entries.length; i++) {
+    const n = entrySize(entries[i] as AppendedFields);
+    sizes[i] = n;
     size += 1 + uintSize(n) + n;
   }
-  if (m.leafId !== "") size += 1 + stringSize(m.leafId);
-  if (m.headSeq !== 0n) size += 1 + u64Size(m.headSeq);
-  if (m.deduplicated) size += 2;
-  const out: Out = { buf: Buffer.allocUnsafe(size), pos: 0 };
+  if (leafId !== "") size += 1 + stringSize(leafId);
+  if (headSeq !== 0n) size += 1 + u64Size(headSeq);
+  if (deduplicated) size += 2;
+  const out: Out = { buf: Buffer.allocUnsafe(size), pos: reserve };
   for (let i = 0; i < entries.length; i++) {
     out.buf[out.pos++] = (1 << 3) | LEN;
     writeUint(out, sizes[i] as number);
-    writeEntry(out, entries[i] as AppendedEntry);
+    writeEntry(out, entries[i] as AppendedFields);
   }
-  if (m.leafId !== "") writeString(out, 2, m.leafId);
-  if (m.headSeq !== 0n) writeU64(out, 3, m.headSeq);
-  if (m.deduplicated) {
+  if (leafId !== "") writeString(out, 2, leafId);
+  if (headSeq !== 0n) writeU64(out, 3, headSeq);
+  if (deduplicated) {
     out.buf[out.pos++] = (4 << 3) | VARINT;
     out.buf[out.pos++] = 1;
   }
@@ -57,7 +109,7 @@ function hasUnknown(m: { $unknown?: unknown[] }): boolean {
   return m.$unknown !== undefined && m.$unknown.length > 0;
 }
 
-function entrySize(e: AppendedEntry): number {
+function entrySize(e: AppendedFields): number {
   let n = 0;
   if (e.id !== "") n += 1 + stringSize(e.id);
   if (e.parentId !== undefined) n += 1 + stringSize(e.parentId);
@@ -69,7 +121,7 @@ function entrySize(e: AppendedEntry): number {
   return n;
 }
 
-function writeEntry(out: Out, e: AppendedEntry): void {
+function writeEntry(out: Out, e: AppendedFields): void {
   if (e.id !== "") writeString(out, 1, e.id);
   if (e.parentId !== undefined) writeString(out, 2, e.parentId);
   if (e.seq !== 0n) writeU64(out, 3, e.seq);

@@ -16,6 +16,7 @@ import {
   MIN_SECONDS,
   timestamp,
 } from "../../../test/support/entry-arbitrary.js";
+import { expectIdentical } from "../../../test/support/identical.js";
 import { decodeEntry, tryDecodeEntry } from "./entry-from-json.js";
 
 /**
@@ -23,39 +24,6 @@ import { decodeEntry, tryDecodeEntry } from "./entry-from-json.js";
  * output it takes the fast path and builds the very same message; on
  * anything else it falls back and gives fromJson's result or error.
  */
-
-/**
- * Deep identity of two decoded values: same prototypes, same own keys
- * (an unset optional field is absent in both, not undefined in one), same
- * primitives (Object.is), same bytes. Stricter than toStrictEqual, and not
- * fooled by a data key named "constructor".
- */
-function expectIdentical(got: unknown, want: unknown, at = "$"): void {
-  if (typeof got !== "object" || got === null || typeof want !== "object" || want === null) {
-    if (!Object.is(got, want)) {
-      expect.fail(`${at}: ${String(got)} (${typeof got}) !== ${String(want)} (${typeof want})`);
-    }
-    return;
-  }
-  const proto = Object.getPrototypeOf(got);
-  // the same prototype (or, where fromJson set one from a "__proto__" key, an identical one)
-  if (proto !== Object.getPrototypeOf(want)) {
-    expectIdentical(proto, Object.getPrototypeOf(want), `${at}.[[Prototype]]`);
-  }
-  const keys = Reflect.ownKeys(got).map(String).sort();
-  expect(keys, `${at}: keys`).toEqual(Reflect.ownKeys(want).map(String).sort());
-  if (got instanceof Uint8Array) {
-    expect(Buffer.from(got).equals(Buffer.from(want as Uint8Array)), `${at}: bytes`).toBe(true);
-    return;
-  }
-  for (const k of keys) {
-    expectIdentical(
-      (got as Record<string, unknown>)[k],
-      (want as Record<string, unknown>)[k],
-      `${at}.${k}`,
-    );
-  }
-}
 
 /** What fromJson makes of `json`: the entry, or its error message. */
 function viaFromJson(json: unknown, options?: Partial<JsonReadOptions>) {
