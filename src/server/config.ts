@@ -93,6 +93,13 @@ export interface ServerConfig {
   readonly shutdownGraceMs: number;
   /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */
   readonly grpcServer?: GrpcServerKind | undefined;
+  /**
+   * Native gRPC Append answered on its stream by the front itself
+   * (grpc/direct-append.ts), not through grpc-js's call objects and the
+   * interceptor chain (the same answers; default true). false serves it like
+   * every other method: for comparisons (tests, benchmarks).
+   */
+  readonly directAppend?: boolean | undefined;
   /** Retention policies swept in the background (none when unset). */
   readonly retention?: RetentionConfig | undefined;
   /** The built web viewer (dist/ui), served at /ui/; unset: no viewer. */

@@ -46,7 +46,7 @@ import { authInterceptor } from "./rpc/auth.js";
 import type { ServiceDeps } from "./rpc/deps.js";
 import { HealthStatus, registerHealth } from "./rpc/health.js";
 import { registerReflection } from "./rpc/reflection.js";
-import { sessionService } from "./rpc/session-service.js";
+import { appendCall, sessionService } from "./rpc/session-service.js";
 import { storeService } from "./rpc/store-service.js";
 import { WatchSlots } from "./rpc/watch-slots.js";
 import { restateConnectRefusals } from "./wire/connect-refusals.js";
@@ -253,6 +253,15 @@ export async function startServer(
       maxMessageBytes: config.limits.maxMessageBytes,
       maxDeadlineMs: config.limits.maxDeadlineMs,
       calls,
+      // Append, the call of every agent turn, on a path of its own (grpc/direct-append.ts).
+      append:
+        config.directAppend === false
+          ? undefined
+          : {
+              append: appendCall(deps),
+              inFlight,
+              maxMessageBytes: config.limits.maxMessageBytes,
+            },
     });
     if (front !== undefined) routeNativeGrpc(server, front);
     else {

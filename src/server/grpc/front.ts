@@ -13,6 +13,7 @@ import { OneMessage } from "../wire/one-message.js";
 import { type AnyCall, begin, chain, LiveCalls } from "./call-context.js";
 import { normalize, pump, readable, single } from "./call-io.js";
 import { grpcServiceDefinition, Undecodable } from "./definition.js";
+import { type DirectAppendOptions, directAppend, takesDirectly } from "./direct-append.js";
 import { type GrpcStreamHandler, privateStreamHandler } from "./private-entry.js";
 import { tapStream } from "./stream-tap.js";
 import { parseError, respondStatus, statusOf, timeoutError } from "./wire-status.js";
@@ -47,6 +48,11 @@ export interface GrpcJsFrontOptions {
   /** Largest deadline a client may ask for, ms (0 = no limit), as connect-node's maxTimeoutMs. */
   readonly maxDeadlineMs: number;
   readonly calls: CallLog;
+  /**
+   * Append answered on its stream by direct-append.ts instead of through
+   * grpc-js and the interceptor chain; undefined: every method through grpc-js.
+   */
+  readonly append?: DirectAppendOptions | undefined;
 }
 
 export interface GrpcJsFront {
@@ -77,6 +83,7 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
   if (entry === undefined) return undefined;
 
   const live = new LiveCalls(options.shutdownSignal);
+  const direct = options.append === undefined ? undefined : directAppend(options.append);
   const pending = new Map<string, CallRecord>();
   let nextId = 0;
   const take = (metadata: grpc.Metadata): CallRecord | undefined => {
@@ -186,10 +193,14 @@ export function grpcJsFront(options: GrpcJsFrontOptions): GrpcJsFront | undefine
     handle(stream, headers) {
       const path = headers[":path"];
       const log = options.calls.stream(path);
-      tapStream(stream, log);
       // connect-node refuses a bad or too long grpc-timeout (INVALID_ARGUMENT) before
       // any interceptor; grpc-js would answer INTERNAL or accept any deadline.
       const refused = timeoutError(headers["grpc-timeout"], options.maxDeadlineMs);
+      if (refused === undefined && direct !== undefined && takesDirectly(headers)) {
+        direct(stream, headers, log);
+        return;
+      }
+      tapStream(stream, log);
       if (refused !== undefined) {
         stream.on("error", () => {});
         respondStatus(stream, refused);

@@ -89,6 +89,20 @@ export function timeoutError(
   return undefined;
 }
 
+/**
+ * The deadline grpc-js sets for a `grpc-timeout` header the front let in
+ * (timeoutError): ms as grpc-js computes them (truncated to an int32, so a
+ * timeout of years wraps as it does there); undefined without one.
+ */
+export function deadlineMs(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /(\d{1,8})\s*([HMSmun])/.exec(Array.isArray(value) ? (value[0] ?? "") : value);
+  if (m === null) return undefined;
+  return (Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]) | 0;
+}
+
+const UNIT_MS = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
+
 /** A trailers-only gRPC answer, as grpc-js writes one. */
 export function respondStatus(stream: ServerHttp2Stream, err: ConnectError): void {
   if (stream.destroyed || stream.closed) return;

@@ -10,6 +10,9 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { parseTraceParent } from "../../core/traceparent.js";
+import { tracingEnabled } from "../../store/index.js";
+
+export { tracingEnabled };
 
 /** The tracer of the transport; the store and the engines have theirs (storage/observer.ts). */
 const tracer = trace.getTracer("sessiond");
@@ -58,4 +61,14 @@ export function endRpcSpan(span: Span, code: number): void {
 /** Runs `fn` with `ctx` active: the store's spans nest under the RPC's. */
 export function withContext<T>(ctx: Context, fn: () => T): T {
   return context.with(ctx, fn);
+}
+
+/**
+ * The trace id the request log names for a call whose `traceparent` header
+ * is `header` while no SDK is registered (`tracingEnabled()` false): the
+ * caller's, as the span `startRpcSpan` would make then carries it; none
+ * without a valid header.
+ */
+export function callerTraceId(header: string | undefined): string | undefined {
+  return parseTraceParent(header)?.traceId;
 }

@@ -48,33 +48,54 @@ export function parseTokensFile(text: string): TokenGrant[] {
   });
 }
 
-/** An interceptor that rejects requests without a valid token (UNAUTHENTICATED). */
-export function authInterceptor(grants: readonly TokenGrant[]): Interceptor {
-  const table = grants.map((g) => ({
-    digest: digest(g.token),
-    grant: g.workspaces.includes("*")
-      ? ALL
-      : ({ all: false, workspaces: new Set(g.workspaces) } as Grant),
-  }));
-  return (next) => async (req) => {
-    if (table.length === 0 || OPEN_SERVICES.has(req.service.typeName)) return next(req);
-    const header = req.header.get("authorization") ?? "";
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
+/**
+ * The configured tokens, as digests: which grant a request's
+ * `authorization` header carries.
+ */
+export class Tokens {
+  private readonly table: readonly { digest: Buffer; grant: Grant }[];
+
+  constructor(grants: readonly TokenGrant[]) {
+    this.table = grants.map((g) => ({
+      digest: digest(g.token),
+      grant: g.workspaces.includes("*")
+        ? ALL
+        : ({ all: false, workspaces: new Set(g.workspaces) } as Grant),
+    }));
+  }
+
+  /** No tokens configured: every request may use every workspace. */
+  get open(): boolean {
+    return this.table.length === 0;
+  }
+
+  /** The grant of an `authorization` header; UNAUTHENTICATED without a valid bearer token. */
+  grantOf(header: string | null | undefined): Grant {
+    if (this.open) return ALL;
+    const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
     if (match === null) throw new SessiondError("UNAUTHENTICATED", "missing bearer token");
     const presented = digest(match[1] as string);
     let found: Grant | undefined;
-    for (const row of table) {
+    for (const row of this.table) {
       // Compare against every row so timing does not reveal which one matched.
       if (timingSafeEqual(row.digest, presented) && found === undefined) found = row.grant;
     }
     if (found === undefined) throw new SessiondError("UNAUTHENTICATED", "invalid bearer token");
-    req.contextValues.set(grantKey, found);
+    return found;
+  }
+}
+
+/** An interceptor that rejects requests without a valid token (UNAUTHENTICATED). */
+export function authInterceptor(grants: readonly TokenGrant[]): Interceptor {
+  const tokens = new Tokens(grants);
+  return (next) => async (req) => {
+    if (tokens.open || OPEN_SERVICES.has(req.service.typeName)) return next(req);
+    req.contextValues.set(grantKey, tokens.grantOf(req.header.get("authorization")));
     return next(req);
   };
 }
 
-function allowed(ctx: HandlerContext, workspace: string): boolean {
-  const grant = ctx.values.get(grantKey);
+function allowed(grant: Grant, workspace: string): boolean {
   return grant.all || grant.workspaces.has(workspace);
 }
 
@@ -83,8 +104,13 @@ function allowed(ctx: HandlerContext, workspace: string): boolean {
  * is NOT_FOUND (never PERMISSION_DENIED: do not confirm that it exists).
  */
 export function authorizeSession(ctx: HandlerContext, workspace: string, session: string): string {
+  return authorizeSessionFor(ctx.values.get(grantKey), workspace, session);
+}
+
+/** authorizeSession for a grant already known (a call served without a handler context). */
+export function authorizeSessionFor(grant: Grant, workspace: string, session: string): string {
   const ws = checkWorkspace(workspace);
-  if (!allowed(ctx, ws)) {
+  if (!allowed(grant, ws)) {
     throw notFound(`session ${quote(session)} not found in workspace ${quote(ws)}`);
   }
   return ws;
@@ -93,7 +119,7 @@ export function authorizeSession(ctx: HandlerContext, workspace: string, session
 /** Checks a workspace for workspace-level calls (create, list, watch): PERMISSION_DENIED. */
 export function authorizeWorkspace(ctx: HandlerContext, workspace: string): string {
   const ws = checkWorkspace(workspace);
-  if (!allowed(ctx, ws)) {
+  if (!allowed(ctx.values.get(grantKey), ws)) {
     throw new SessiondError("PERMISSION_DENIED", `this token may not use workspace ${quote(ws)}`);
   }
   return ws;

@@ -4,12 +4,13 @@ import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { StateMessage } from "../../../gen/sessiond/v1/session_pb.js";
 import {
   AppendedEntrySchema,
+  type AppendRequest,
   type GetEntriesRequest,
   type SessionService,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
 import { invalidArgument } from "../../core/errors.js";
 import type { AppendResult, Session } from "../../store/index.js";
-import { authorizeSession } from "./auth.js";
+import { authorizeSession, authorizeSessionFor, Tokens } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { ENTRIES_RESERVE_BYTES, entriesResponse } from "./entries-response.js";
 import { inlineEntries, inlineExtra, inlineLimit, inlineState } from "./inline-blobs.js";
@@ -52,6 +53,36 @@ function entriesById(session: Session, req: GetEntriesRequest) {
   return session.entriesById(req.entryIds);
 }
 
+/** An Append of `req` to `session`: its expectations checked, its entries handed over. */
+function appendTo(session: Session, req: AppendRequest): Promise<AppendResult> {
+  return session.append(req.entries, {
+    expectedLeafId: req.expectedLeafId,
+    expectedSeq: optionalSeqArg(req.expectedSeq),
+    // The decoded request is this call's alone and dropped once answered.
+    handOver: true,
+  });
+}
+
+/**
+ * An Append served without a handler context (the native gRPC front's own
+ * Append, grpc/direct-append.ts): the same checks in the same order as the
+ * interceptors and `sessionService(deps).append` (the token, the workspace,
+ * the grant, the session, then the append's own rules), given the request's
+ * `authorization` header.
+ */
+export type AppendCall = (
+  authorization: string | undefined,
+  req: AppendRequest,
+) => Promise<AppendResult>;
+
+export function appendCall(deps: ServiceDeps): AppendCall {
+  const tokens = new Tokens(deps.config.tokens);
+  return async (authorization, req) => {
+    const ws = authorizeSessionFor(tokens.grantOf(authorization), req.workspace, req.session);
+    return appendTo(await deps.store.open(ws, req.session), req);
+  };
+}
+
 /** SessionService over the Session facade. */
 export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionService> {
   const { store } = deps;
@@ -65,14 +96,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
   return {
     async append(req, ctx) {
-      const session = await open(ctx, req);
-      const result = await session.append(req.entries, {
-        expectedLeafId: req.expectedLeafId,
-        expectedSeq: optionalSeqArg(req.expectedSeq),
-        // The decoded request is this call's alone and dropped once answered.
-        handOver: true,
-      });
-      return appendResponse(result);
+      return appendResponse(await appendTo(await open(ctx, req), req));
     },
 
     async rewind(req, ctx) {

@@ -62,12 +62,15 @@ const carriers = new WeakMap<object, Message>();
 const unknownCarriers = new WeakMap<object, Message>();
 
 function check(size: number, maxBytes: number): void {
-  if (size > maxBytes) {
-    throw new ConnectError(
-      `response of ${size} bytes exceeds the server's max message size ${maxBytes} (--max-message-bytes)`,
-      Code.ResourceExhausted,
-    );
-  }
+  if (size > maxBytes) throw responseTooLarge(size, maxBytes);
+}
+
+/** The refusal of a response of `size` bytes over `maxBytes`. */
+export function responseTooLarge(size: number, maxBytes: number): ConnectError {
+  return new ConnectError(
+    `response of ${size} bytes exceeds the server's max message size ${maxBytes} (--max-message-bytes)`,
+    Code.ResourceExhausted,
+  );
 }
 
 /** Set on calls whose response serialiser takes `preEncoded` bytes (the grpc-js front's). */
