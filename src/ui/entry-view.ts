@@ -13,6 +13,8 @@ import {
   type Usage,
 } from "../web/index.js";
 import { h, time } from "./dom.js";
+import { langGraphEntry } from "./langgraph.js";
+import { langGraphView } from "./langgraph-view.js";
 import { markdown } from "./markdown.js";
 
 /** Makes a link to another entry of the same session. */
@@ -242,8 +244,11 @@ function body(e: Entry, link: EntryLink, sessionLink: (id: string) => HTMLElemen
       return field("model", `${k.value.provider ?? ""} ${k.value.model}`);
     case "thinkingLevelChange":
       return field("thinking level", k.value.thinkingLevel);
-    case "custom":
+    case "custom": {
+      const lg = langGraphEntry(k.value.namespace, k.value.data);
+      if (lg !== undefined) return langGraphView(lg, e.parentId, link);
       return h("div", null, field("namespace", k.value.namespace), json(k.value.data ?? null));
+    }
     default:
       return h("div", { class: "muted" }, "entry of an unknown kind");
   }

@@ -1,6 +1,7 @@
 import type { SessionMeta } from "../web/index.js";
 import { api } from "./api.js";
 import { h, replace, time } from "./dom.js";
+import { KIND_TAG, NS_TAG, THREAD_TAG } from "./langgraph.js";
 import { listHash, sessionHash } from "./route.js";
 import type { SessionCounts } from "./session-counts.js";
 
@@ -30,6 +31,7 @@ export function sessionHeader(into: HTMLElement, s: SessionMeta, counts: Session
       s.agentType !== undefined ? ` · agent ${s.agentType}` : "",
       ...Object.entries(s.tags).map(([k, v]) => h("span", { class: "badge tag" }, `${k}=${v}`)),
     ),
+    langGraphLine(s),
     s.parentSessionId !== undefined &&
       h(
         "div",
@@ -57,4 +59,31 @@ export function sessionHeader(into: HTMLElement, s: SessionMeta, counts: Session
       );
     })
     .catch(() => {});
+}
+
+/**
+ * A session a LangGraph saver keeps (tagged `langgraph.kind`): the thread
+ * it holds, and for a subgraph's namespace, the namespace. The thread id is
+ * in the tags (both savers; the Python one leaves out ids over 256 bytes),
+ * else in the metadata (`langgraph_thread` of the JS saver, `thread_id` of
+ * the Python one).
+ */
+function langGraphLine(s: SessionMeta): HTMLElement | undefined {
+  const kind = s.tags[KIND_TAG];
+  if (kind !== "thread" && kind !== "namespace") return undefined;
+  const meta = s.metadata ?? {};
+  const fromMeta = meta.langgraph_thread ?? meta.thread_id;
+  const thread = s.tags[THREAD_TAG] ?? (typeof fromMeta === "string" ? fromMeta : undefined);
+  const ns = s.tags[NS_TAG];
+  return h(
+    "div",
+    { class: "langgraph-thread" },
+    h("span", { class: "badge lg-thread" }, "LangGraph"),
+    " thread ",
+    thread === undefined
+      ? h("span", { class: "muted" }, "(id not stored)")
+      : h("code", null, thread),
+    kind === "namespace" ? h("span", null, " · namespace ", h("code", null, ns ?? "?")) : undefined,
+    h("span", { class: "muted" }, " · a checkpoint's row: step · source · checkpoint id"),
+  );
 }

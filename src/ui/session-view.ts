@@ -3,6 +3,7 @@ import { api, errorText } from "./api.js";
 import { columnSplitter } from "./column-splitter.js";
 import { emptyPane, type PaneContext, paneError, renderDiff, renderPane } from "./detail-pane.js";
 import { h, replace } from "./dom.js";
+import { LangGraphRows } from "./langgraph-rows.js";
 import { ReadPriority } from "./read-priority.js";
 import { type Route, sessionHash } from "./route.js";
 import { SessionCounts } from "./session-counts.js";
@@ -57,12 +58,24 @@ export class SessionView {
   });
   /** A selected entry whose row has not arrived yet: revealed when it does. */
   private toReveal: string | undefined;
+  /** LangGraph checkpoints and writes among the rows drawn, read by id for their labels. */
+  private readonly langGraph: LangGraphRows;
 
   constructor(
     route: SessionRoute,
     private readonly onAuth: (err: unknown) => boolean,
   ) {
     this.route = route;
+    this.langGraph = new LangGraphRows(
+      async (entryIds) => {
+        const { workspace, session } = this.route;
+        const res = await api().session.getEntries({ workspace, session, entryIds });
+        return res.entries;
+      },
+      () => {
+        if (!this.stop.signal.aborted) this.list.draw();
+      },
+    );
     this.list = new VirtualList(ROW_HEIGHT, (i) => this.renderRow(i), "session tree");
     this.list.element.id = "tree";
     const treeColumn = h(
@@ -234,6 +247,7 @@ export class SessionView {
         if (msg.event.case !== "entry") continue;
         const entry = msg.event.value;
         const atEnd = this.list.atEnd();
+        this.langGraph.take(entry);
         this.model.add(nodeOfEntry(entry));
         this.counts.add(entry.seq, entry.kind.case === "message");
         this.refresh(this.follow.checked && atEnd);
@@ -310,6 +324,7 @@ export class SessionView {
       selected: row.node.id === this.selected,
       leaf: row.node.id === this.model.leafId,
       labels: this.model.labelsOf(row.node.id),
+      langGraph: this.langGraph.label(row.node),
       onToggle: () => {
         this.model.toggle(row.node.id);
         this.refreshNow();

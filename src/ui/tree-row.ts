@@ -1,4 +1,5 @@
 import { h } from "./dom.js";
+import type { RowLabel } from "./langgraph.js";
 import { nodeBadge } from "./node-badge.js";
 import type { Row } from "./tree-model.js";
 
@@ -9,6 +10,8 @@ export interface RowOptions {
   leaf: boolean;
   /** Labels put on the entry. */
   labels: readonly string[];
+  /** A LangGraph checkpoint or writes entry: its own badge and line instead of the namespace. */
+  langGraph?: RowLabel | undefined;
   onToggle: () => void;
 }
 
@@ -52,8 +55,16 @@ export function treeRow(row: Row, o: RowOptions): HTMLElement {
     });
     el.append(toggle);
   }
-  el.append(nodeBadge(n));
-  el.append(h("span", { class: "preview" }, n.preview || n.id));
+  const lg = o.langGraph;
+  if (lg === undefined) {
+    el.append(nodeBadge(n));
+    el.append(h("span", { class: "preview" }, n.preview || n.id));
+  } else {
+    el.dataset.langgraph = lg.badge;
+    el.title = lg.title;
+    el.append(h("span", { class: `badge lg-${lg.badge}` }, lg.badge));
+    el.append(h("span", { class: "preview" }, lg.text));
+  }
   for (const label of o.labels) el.append(h("span", { class: "badge label" }, label));
   if (o.leaf) el.append(h("span", { class: "badge leaf" }, "leaf"));
   return el;
