@@ -32,7 +32,9 @@ export function drawRooms() {
     ],
     { cwd: REPO, encoding: "utf8", maxBuffer: 64 << 20 },
   );
-  if (r.status !== 0) throw new Error(`depcruise failed: ${r.stderr}`);
+  if (r.status !== 0) {
+    throw new Error(`depcruise failed (run npm ci first?): ${r.error?.message ?? r.stderr}`);
+  }
   const { modules } = JSON.parse(r.stdout);
   const room = (path) => {
     const m = /^src\/(.+)\/$/.exec(path);
