@@ -2,7 +2,7 @@ import { clone, equals } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { entryJson } from "./codec/entry-to-json.js";
-import { toolCallIds, toolResultCallId, toTimestamp } from "./entry.js";
+import { toolCallIds, toolResultCallId } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, ENTRY_ID_PATTERN, newEntryId, quote } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
@@ -146,7 +146,18 @@ function shapeProblem(e: Entry, allowLeaf: boolean): string | undefined {
  * new SessionInfo (whose session id planning sets); the rest is shared.
  */
 function shallowCopy(e: Entry): Entry {
-  const copy = { ...e };
+  // Every field planning sets is there from the start, in one shape: adding
+  // parentId, timestamp and seq to a spread copy costs a shape change each.
+  // (Planning sets both optional fields, so none stays undefined.)
+  const copy: Entry = {
+    $typeName: e.$typeName,
+    id: e.id,
+    parentId: e.parentId,
+    timestamp: e.timestamp,
+    seq: e.seq,
+    kind: e.kind,
+  };
+  if (e.$unknown !== undefined) copy.$unknown = e.$unknown;
   if (e.kind.case === "sessionInfo") {
     copy.kind = { case: "sessionInfo", value: { ...e.kind.value } };
   }
@@ -355,7 +366,7 @@ export function planAppend(
       checkTagSet(tags, `${who(i)}: tags`);
     }
     if (e.timestamp === undefined) {
-      stamp ??= toTimestamp((ctx.now ?? newDate)());
+      stamp ??= timestampOf((ctx.now ?? newDate)());
       e.timestamp = stamp;
     }
     e.seq = BigInt(++seq);
@@ -367,6 +378,17 @@ export function planAppend(
 }
 
 const newDate = () => new Date();
+
+/** `toTimestamp(date)` (protobuf-es's timestampFromDate) as the literal `create` would make. */
+function timestampOf(date: Date): Timestamp {
+  const ms = date.getTime();
+  const seconds = Math.floor(ms / 1000);
+  return {
+    $typeName: "google.protobuf.Timestamp",
+    seconds: BigInt(seconds),
+    nanos: (ms - seconds * 1000) * 1_000_000,
+  };
+}
 
 /**
  * An entry's canonical JSON, which is how it is stored: it must exist (a

@@ -305,6 +305,14 @@ export interface StorageEngine {
   exists?(key: SessionKey): Promise<boolean>;
 
   /**
+   * OPTIONAL: true when this engine holds the session open (cached) now, so
+   * that `exists` would answer true at once: the store then opens it
+   * without a promise or a turn (the hot path of every append). A stale
+   * true is as harmless as `exists`'s.
+   */
+  isOpen?(key: SessionKey): boolean;
+
+  /**
    * OPTIONAL, only with `exists`: the ids of a workspace that a session
    * reference addresses (`matchesSessionRef` of core/ids.ts: a prefix of
    * the id or of its short id), the first `limit` in id order (bytewise),

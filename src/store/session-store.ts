@@ -215,7 +215,22 @@ export class SessionStore {
 
   /** The facade of one session, by full id or unique prefix. */
   async open(workspace: string | undefined, ref: string): Promise<Session> {
-    return new Session(this.ctx, await this.resolve(workspace, ref));
+    return (
+      this.openNow(workspace, ref) ?? new Session(this.ctx, await this.resolve(workspace, ref))
+    );
+  }
+
+  /**
+   * The facade of a session the engine holds open, by its full id, at once
+   * (no promise: the hot path of an append); undefined when it must be
+   * resolved (`open`). Throws what `open` rejects with for a bad workspace
+   * or reference.
+   */
+  openNow(workspace: string | undefined, ref: string): Session | undefined {
+    const ws = checkWorkspace(workspace);
+    checkSessionRef(ref);
+    const key = { workspace: ws, sessionId: ref };
+    return this.engine.isOpen?.(key) ? new Session(this.ctx, key) : undefined;
   }
 
   /** Metadata of one session. */

@@ -136,11 +136,19 @@ export class Session {
    * with the same ids and content is de-duplicated. Async so that every
    * refusal, limits included, arrives as a rejection.
    */
-  async append(
+  append(
     entries: EntryInput | readonly EntryInput[],
     opts: AppendOptions = {},
   ): Promise<AppendResult> {
-    const list = messagesOf(entries);
+    try {
+      return this.appendNow(messagesOf(entries), opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `append` of messages, its refusals thrown (no async frame of its own: `append` is the hot path). */
+  private appendNow(list: Entry[], opts: AppendOptions): Promise<AppendResult> {
     const { maxEntriesPerAppend } = this.ctx.limits;
     if (list.length > maxEntriesPerAppend) {
       throw resourceExhausted(

@@ -4,7 +4,17 @@ import { dataLoss, notFound, type SessiondError, unavailable } from "../../core/
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
 import { makeNameDurable } from "./create-file.js";
-import { closeQuietly, errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import {
+  closeQuietly,
+  errnoCode,
+  type FsOps,
+  fsyncDir,
+  readAt,
+  SYNC_WRITE_MAX,
+  type SyncFsOps,
+  syncFsOps,
+  writeAll,
+} from "./fs-ops.js";
 import type { InlineSync } from "./inline-sync.js";
 import { type CorruptHandler, scan } from "./reader.js";
 import { repairTail } from "./repair.js";
@@ -70,12 +80,17 @@ export class FileState {
    */
   private unsynced: { from: number; ino: number } | undefined;
 
+  /** The file system's synchronous calls, when it has them (nodeFs: see SyncFsOps). */
+  private readonly sync: SyncFsOps | undefined;
+
   constructor(
     private readonly key: SessionKey,
     readonly path: string,
     private readonly name: string,
     private readonly o: FileStateOptions,
-  ) {}
+  ) {
+    this.sync = syncFsOps(o.ops);
+  }
 
   /** True while bytes of a failed write or sync wait to be written again (not evictable). */
   get suspect(): boolean {
@@ -131,23 +146,9 @@ export class FileState {
    */
   async prepareWrite(): Promise<{ log: SessionLog; writeAt: number }> {
     const st = await this.statFile();
-    // The file as this process left it (same inode, known end at its size,
-    // the handle open on it, nothing corrupt, torn or of unknown
-    // durability): nothing to read, repair or reopen. What catchUp and
-    // openForWrite would conclude, without their awaits.
-    const log = this.log;
-    if (
-      log !== undefined &&
-      this.fd !== undefined &&
-      this.fdIno === st.ino &&
-      st.ino === this.ino &&
-      st.size === this.end &&
-      this.corrupt === undefined &&
-      this.unsynced === undefined &&
-      log.headSeq > 0
-    ) {
+    if (this.unchanged(st)) {
       this.sigStat = st;
-      return { log, writeAt: this.end };
+      return { log: this.log as SessionLog, writeAt: this.end };
     }
     const fd = await this.openForWrite(st);
     if (this.o.noFencing && this.log !== undefined) return { log: this.log, writeAt: this.end };
@@ -168,6 +169,51 @@ export class FileState {
     return { log: caught, writeAt: this.end };
   }
 
+  /**
+   * prepareWrite's usual case, synchronously (a file system with SyncFsOps):
+   * the offset to write at, with `log` (the current log) as it is, when the
+   * file is as this process left it; undefined otherwise, and on any
+   * failure, for the general `prepareWrite` to find out and report.
+   */
+  writeOffsetNow(): number | undefined {
+    const sync = this.sync;
+    if (sync === undefined || this.log === undefined || this.fd === undefined) return undefined;
+    let st: Stats;
+    try {
+      st = sync.stat(this.path);
+    } catch {
+      return undefined;
+    }
+    if (!this.unchanged(st)) return undefined;
+    this.sigStat = st;
+    return this.end;
+  }
+
+  /** The log this state holds (after a successful prepareWrite / writeOffsetNow). */
+  get current(): SessionLog {
+    return this.log as SessionLog;
+  }
+
+  /**
+   * The file `st` describes is as this process left it (same inode, known
+   * end at its size, the handle open on it, nothing corrupt, torn or of
+   * unknown durability): nothing to read, repair or reopen. What catchUp
+   * and openForWrite would conclude, without their awaits.
+   */
+  private unchanged(st: Stats): boolean {
+    const log = this.log;
+    return (
+      log !== undefined &&
+      this.fd !== undefined &&
+      this.fdIno === st.ino &&
+      st.ino === this.ino &&
+      st.size === this.end &&
+      this.corrupt === undefined &&
+      this.unsynced === undefined &&
+      log.headSeq > 0
+    );
+  }
+
   /** Writes the records after a failed write / sync again and fdatasyncs them (see `unsynced`). */
   private async rewriteUnsynced(fd: number, ino: number): Promise<void> {
     const u = this.unsynced;
@@ -185,7 +231,13 @@ export class FileState {
     const fd = this.fd as number;
     const ops = this.o.ops;
     try {
-      for (let done = 0; done < bytes.length; ) {
+      let done = 0;
+      // A small write is synchronous on the real file system either way: without its promise.
+      const sync = this.sync;
+      if (sync !== undefined && bytes.length <= SYNC_WRITE_MAX) {
+        done = sync.write(fd, bytes, 0, bytes.length, writeAt);
+      }
+      while (done < bytes.length) {
         const n = await ops.write(fd, bytes, done, bytes.length - done, writeAt + done);
         if (n <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
         done += n;

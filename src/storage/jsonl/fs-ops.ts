@@ -63,6 +63,38 @@ function now<T>(run: () => T): Promise<T> {
 const SYNC_IO_MAX = 64 * 1024;
 
 /**
+ * The synchronous forms of `stat` and of a small `write` (at most
+ * SYNC_IO_MAX bytes), which the real file system's asynchronous ones run
+ * anyway: the writer's hot path (file-state.ts) calls them directly and
+ * saves a promise and a microtask turn for each. Only nodeFs has them (and
+ * observedFs, which passes them on), as a property a spread or a copy of
+ * nodeFs's methods does not carry: behind a test's wrapper (faults, counts,
+ * a power cut) the writer takes the asynchronous calls, where the wrapper
+ * sees everything. Either way a failure takes the same path: the writer
+ * falls back to its general, asynchronous steps.
+ */
+export interface SyncFsOps {
+  stat(path: string): fs.Stats;
+  write(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
+}
+
+const SYNC_OPS = Symbol("sessiond.syncFsOps");
+
+/** The synchronous calls `ops` carries (see SyncFsOps), if any. */
+export function syncFsOps(ops: FsOps): SyncFsOps | undefined {
+  return (ops as { [SYNC_OPS]?: SyncFsOps })[SYNC_OPS];
+}
+
+/** `ops` with `sync` attached (not enumerable: wrappers that copy `ops` do not carry it). */
+export function withSyncFsOps<T extends FsOps>(ops: T, sync: SyncFsOps | undefined): T {
+  if (sync !== undefined) Object.defineProperty(ops, SYNC_OPS, { value: sync, enumerable: false });
+  return ops;
+}
+
+/** Writes up to this many bytes go through SyncFsOps.write (as nodeFs.write does them). */
+export const SYNC_WRITE_MAX = SYNC_IO_MAX;
+
+/**
  * The real file system. Callback APIs rather than `fs.promises` because
  * they are the cheapest path to the thread pool (no FileHandle objects on
  * the append path); metadata calls (open, close, stat, fstat) and small
@@ -90,6 +122,11 @@ export const nodeFs: FsOps = {
   mkdir: (path) => cbVoid((d) => fs.mkdir(path, d)),
   readdir: (path) => cb<string[]>((d) => fs.readdir(path, d)),
 };
+
+withSyncFsOps(nodeFs, {
+  stat: (path) => fs.statSync(path),
+  write: (fd, buf, offset, length, position) => fs.writeSync(fd, buf, offset, length, position),
+});
 
 /** The errno code of an fs error ("ENOENT"), or undefined. */
 export function errnoCode(err: unknown): string | undefined {

@@ -225,8 +225,19 @@ export class JsonlEngine implements StorageEngine {
     this.listeners.emit({ type: "created", ...key, headSeq: log.headSeq });
   }
 
-  async append(key: SessionKey, plan: Planner): Promise<AppendResult> {
-    return this.use(key, (s) => s.append(plan));
+  append(key: SessionKey, plan: Planner): Promise<AppendResult> {
+    // The session open already: straight to its queue (what `use` does, without its awaits).
+    const open = this.closed ? undefined : this.cache.touch(key);
+    if (open === undefined) return this.use(key, (s) => s.append(plan));
+    this.observer.cacheLookup(true);
+    return open.append(plan).then(undefined, (err: unknown) => {
+      if (isSessiondError(err, "NOT_FOUND")) this.cache.drop(key, open);
+      throw err;
+    });
+  }
+
+  isOpen(key: SessionKey): boolean {
+    return !this.closed && this.cache.get(key) !== undefined;
   }
 
   async load(key: SessionKey): Promise<SessionLog> {

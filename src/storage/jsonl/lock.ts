@@ -47,7 +47,13 @@ const RETRY_MIN_MS = 1;
 const RETRY_MAX_MS = 8;
 /** Held at least this long before the holder looks for waiters. */
 const FAIR_SHARE_MS = 50;
-const MARKER_CHECK_EVERY_MS = 5;
+/**
+ * How often a busy holder past its fair share looks for a waiter's marker
+ * (a system call with a path lookup, ~5 us here): with many sessions
+ * appended to at once, every batch of each would look at 5 ms. A waiter
+ * waits up to FAIR_SHARE_MS + this for its turn.
+ */
+const MARKER_CHECK_EVERY_MS = 25;
 /** How often an idle holder looks for a waiting process. */
 const IDLE_POLL_MS = 10;
 /** Longer than a waiter's longest poll interval, so the waiter wins the hand-over. */

@@ -1,6 +1,6 @@
 import type { StorageObserver } from "../observer.js";
 import { inSpan, tracingEnabled } from "../observer.js";
-import type { FsOps } from "./fs-ops.js";
+import { type FsOps, syncFsOps, withSyncFsOps } from "./fs-ops.js";
 
 /**
  * The engine's file system with every fdatasync and fsync timed for the
@@ -23,9 +23,12 @@ export function observedFs(ops: FsOps, observer: StorageObserver): FsOps {
       };
       return tracingEnabled() ? inSpan(name, run) : run();
     };
-  return {
-    ...ops,
-    fdatasync: timed("jsonl.fdatasync", (fd, inline) => ops.fdatasync(fd, inline)),
-    fsync: timed("jsonl.fsync", (fd) => ops.fsync(fd)),
-  };
+  return withSyncFsOps(
+    {
+      ...ops,
+      fdatasync: timed("jsonl.fdatasync", (fd, inline) => ops.fdatasync(fd, inline)),
+      fsync: timed("jsonl.fsync", (fd) => ops.fsync(fd)),
+    },
+    syncFsOps(ops),
+  );
 }

@@ -253,12 +253,15 @@ export class SessionFile {
    */
   private async commit(batch: AppendOp[]): Promise<void> {
     let log: SessionLog;
-    let writeAt: number;
-    try {
-      ({ log, writeAt } = await this.state.prepareWrite());
-    } catch (err) {
-      for (const op of batch) op.reject(this.error(err, "reading"));
-      return;
+    let writeAt: number | undefined = this.state.writeOffsetNow();
+    if (writeAt !== undefined) log = this.state.current;
+    else {
+      try {
+        ({ log, writeAt } = await this.state.prepareWrite());
+      } catch (err) {
+        for (const op of batch) op.reject(this.error(err, "reading"));
+        return;
+      }
     }
     const planned: AppendOp[] = [];
     const results: AppendResult[] = [];
@@ -294,7 +297,7 @@ export class SessionFile {
           ? inSpan("jsonl.write", (span) => {
               span.setAttribute("sessiond.batch.appends", planned.length);
               span.setAttribute("sessiond.batch.entries", entries.length);
-              return this.state.writeDurably(bytes, writeAt);
+              return this.state.writeDurably(bytes, writeAt as number);
             })
           : this.state.writeDurably(bytes, writeAt));
         this.checkLease();

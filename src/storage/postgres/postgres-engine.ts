@@ -289,6 +289,10 @@ export class PostgresEngine implements StorageEngine {
     return sessionExists(this.ctx, key);
   }
 
+  isOpen(key: SessionKey): boolean {
+    return this.cache.get(cacheKey(key)) !== undefined;
+  }
+
   /** A prefix of an id or of its short id, by range scans on indexes (listing.ts). */
   async idsByRef(workspace: string, ref: string, limit: number): Promise<string[]> {
     await this.begin();
