@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
+import type { Code } from "@connectrpc/connect";
 import { isSpanContextValid, type Span } from "@opentelemetry/api";
 import {
   AppendedEntrySchema,
@@ -21,6 +22,7 @@ import {
 } from "../ops/trace-context.js";
 import { restated, toConnectError } from "../wire/errors.js";
 import { responseTooLarge } from "../wire/response-size.js";
+import type { SentStatus } from "../wire/sent-status.js";
 import { deadlineMs } from "./wire-status.js";
 
 /**
@@ -75,6 +77,8 @@ const RESPONSE_HEADERS: OutgoingHttpHeaders = {
   "grpc-encoding": "identity",
 };
 const OK_TRAILERS: OutgoingHttpHeaders = { "grpc-status": 0, "grpc-message": "OK" };
+/** The status the request log reads from those trailers (wire/sent-status.ts). */
+const OK_STATUS: SentStatus = { code: 0, message: "" };
 const RESPOND_OPTIONS = { waitForTrailers: true };
 const END_STREAM = { endStream: true };
 
@@ -287,7 +291,7 @@ class AppendStream {
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
     stream.sendTrailers(OK_TRAILERS);
-    this.log.done(OK_TRAILERS);
+    this.log.answered(OK_STATUS);
   };
 
   /** A trailers-only answer with `code` and `message`, as grpc-js sends one. */
@@ -308,7 +312,9 @@ class AppendStream {
       "content-type": "application/grpc+proto",
     };
     stream.respond(headers, END_STREAM);
-    this.log.responded(headers, true);
+    this.log.responded(headers, false);
+    // The status as sentStatus would read it back from those headers.
+    this.log.answered({ code: code as Code, message });
   }
 
   private readonly onDeadline = (): void => {

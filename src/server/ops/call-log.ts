@@ -105,7 +105,7 @@ export class CallLog {
    * making the line and telling the metrics first delayed every answer
    * (~30 µs of a native gRPC Append, timed inside the server).
    */
-  later(write: () => void): void {
+  later(write: (() => void) | DeferredLine): void {
     deferred.push(write);
     if (deferred.length > 1) return;
     if (!exitHooked) {
@@ -118,7 +118,7 @@ export class CallLog {
   /** Writes a finished call's line (and tells the observer). */
   finish(line: Record<string, unknown>, record: CallRecord): void {
     this.observe?.(record.method, line.code as string, (line.ms as number) / 1000);
-    this.logger.write(line.error === undefined ? "info" : "error", line);
+    this.logger.writeOwned(line.error === undefined ? "info" : "error", line);
   }
 }
 
@@ -127,11 +127,15 @@ export class CallLog {
  * in, and the status as sent, written once when the call ends. One object
  * with methods, not closures: a watch stream keeps it while it is open.
  */
-export class StreamCallLog {
+export class StreamCallLog implements DeferredLine {
   /** What the edge interceptor learns about the call. */
   readonly record: CallRecord = {};
   private readonly start = performance.now();
+  private end = 0;
   private headers: OutgoingHttpHeaders | undefined;
+  private trailers: OutgoingHttpHeaders | undefined;
+  /** The status as sent, when the one who sent it says so (`answered`). */
+  private status: SentStatus | undefined;
   private logged = false;
 
   constructor(
@@ -152,25 +156,43 @@ export class StreamCallLog {
   done(trailers: OutgoingHttpHeaders | undefined): void {
     if (this.logged) return;
     this.logged = true;
-    const end = performance.now();
-    this.log.later(() => this.write(trailers, end));
+    this.end = performance.now();
+    this.trailers = trailers;
+    this.log.later(this);
   }
 
-  private write(trailers: OutgoingHttpHeaders | undefined, end: number): void {
+  /**
+   * The call is over with `status`, sent by a caller that knows it (the
+   * front's own Append, grpc/direct-append.ts): the line needs no reading
+   * of the headers or trailers.
+   */
+  answered(status: SentStatus): void {
+    if (this.logged) return;
+    this.status = status;
+    this.done(undefined);
+  }
+
+  writeLine(): void {
     const headers = this.headers;
     const sent =
-      headers === undefined
+      this.status ??
+      (headers === undefined
         ? undefined
         : sentStatus("application/grpc", {
             httpStatus: Number(headers[":status"] ?? 200),
             headers,
-            trailers: trailers ?? {},
+            trailers: this.trailers ?? {},
             last: undefined,
-          });
-    const line = lineOf(this.path, this.record, sent, this.start, end);
+          }));
+    const line = lineOf(this.path, this.record, sent, this.start, this.end);
     line.via = "grpc-js";
     this.log.finish(line, this.record);
   }
+}
+
+/** A line written once the turn's JS is done (CallLog.later). */
+export interface DeferredLine {
+  writeLine(): void;
 }
 
 /**
@@ -206,11 +228,14 @@ function tapResponse(res: Response, done: (sent: SentResponse) => void): void {
 }
 
 /** Lines of ended calls waiting to be written (CallLog.later), for every CallLog. */
-const deferred: (() => void)[] = [];
+const deferred: ((() => void) | DeferredLine)[] = [];
 let exitHooked = false;
 
 function writeDeferred(): void {
-  for (const write of deferred.splice(0)) write();
+  for (const write of deferred.splice(0)) {
+    if (typeof write === "function") write();
+    else write.writeLine();
+  }
 }
 
 function lineOf(

@@ -30,6 +30,20 @@ describe("Logger", () => {
     expect("level" in fields).toBe(false);
   });
 
+  it("writeOwned writes the same line as write, serialised once, the object given away", () => {
+    const { logger, lines } = linesAt("info");
+    const fields = { time: "t", method: "m", ms: 2 };
+    logger.write("info", { ...fields });
+    const owned: Record<string, unknown> = { ...fields };
+    logger.writeOwned("info", owned);
+    logger.writeOwned("error", { level: "debug", a: 1 });
+    logger.writeOwned("debug", { dropped: true });
+    expect(lines[1]).toBe(lines[0]);
+    expect(owned.level).toBe("info");
+    expect(JSON.parse(lines[2] as string)).toEqual({ level: "error", a: 1 });
+    expect(lines).toHaveLength(3);
+  });
+
   it("an empty object, and one that names a level itself (the line's level wins)", () => {
     const { logger, lines } = linesAt("debug");
     logger.write("warn", {});

@@ -42,6 +42,20 @@ export class Logger {
     this.sink(`${json.slice(0, -1)}${comma}"level":"${level}"}`);
   }
 
+  /**
+   * `write` for a line object the caller gives away (a request line, made
+   * for this call): its level is set on it, last, and it is serialised once.
+   */
+  writeOwned(level: LogLevel, fields: Record<string, unknown>): void {
+    if (!this.enabled(level)) return;
+    if ("level" in fields) {
+      this.write(level, fields);
+      return;
+    }
+    fields.level = level;
+    this.sink(JSON.stringify(fields));
+  }
+
   /** A line some component serialised itself (the retention sweeper's), as it is. */
   raw(level: LogLevel, line: string): void {
     if (this.enabled(level)) this.sink(line);

@@ -77,9 +77,16 @@ export type AppendCall = (
 
 export function appendCall(deps: ServiceDeps): AppendCall {
   const tokens = new Tokens(deps.config.tokens);
-  return async (authorization, req) => {
-    const ws = authorizeSessionFor(tokens.grantOf(authorization), req.workspace, req.session);
-    return appendTo(await deps.store.open(ws, req.session), req);
+  return (authorization, req) => {
+    try {
+      const ws = authorizeSessionFor(tokens.grantOf(authorization), req.workspace, req.session);
+      // A session the engine holds open needs no turn to be found.
+      const open = deps.store.openNow(ws, req.session);
+      if (open !== undefined) return appendTo(open, req);
+      return deps.store.open(ws, req.session).then((session) => appendTo(session, req));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }
 
