@@ -1,7 +1,8 @@
 import { clone, equals } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { entryJson } from "./codec/entry-to-json.js";
+import { tryDecodeEntry } from "./codec/entry-from-json.js";
+import { entryJson, tryEntryJson } from "./codec/entry-to-json.js";
 import { toolCallIds, toolResultCallId } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, ENTRY_ID_PATTERN, newEntryId, quote } from "./ids.js";
@@ -165,18 +166,36 @@ function shallowCopy(e: Entry): Entry {
 }
 
 /**
- * A deep copy of an embedded caller's entry. protobuf-es's clone checks what
- * it copies (a Struct key that is no valid UTF-8, a value of the wrong type),
- * which a decoded request always passes and an object built in code may not:
- * its refusal is the caller's INVALID_ARGUMENT, not an internal error.
+ * A deep copy of an embedded caller's entry: its stored form read back, the
+ * entry's canonical JSON (core/codec's fast writer) decoded by the fast
+ * reader, a fifth of protobuf-es's reflective `clone` inside a process
+ * (which also walks every string through encodeURIComponent). Exported for
+ * its test.
+ *
+ * Whatever either fast path does not take goes to `clone`, with its checks
+ * and its refusals (a Struct key that is no valid UTF-8, a value of the
+ * wrong type: the caller's INVALID_ARGUMENT, not an internal error), and so
+ * does any text with a lone surrogate (JSON.stringify escapes it where
+ * clone decides). The copy is then what the store keeps on disk: a -0 in
+ * Struct data is 0 and unknown fields are gone, in memory too.
  */
-function deepCopy(e: Entry, i: number): Entry {
+export function copyEntry(e: Entry, i: number): Entry {
+  if (e.$unknown === undefined) {
+    const json = tryEntryJson(e);
+    if (json !== undefined && !LONE_SURROGATE.test(json)) {
+      const copy = tryDecodeEntry(JSON.parse(json));
+      if (copy !== undefined) return copy;
+    }
+  }
   try {
     return clone(EntrySchema, e);
   } catch (err) {
     throw invalidArgument(`entries[${i}] is no valid entry: ${(err as Error).message}`);
   }
 }
+
+/** How JSON.stringify writes a lone surrogate. */
+const LONE_SURROGATE = /\\ud[89a-f][0-9a-f]{2}/;
 
 /** Same entry as stored? Fields the caller left empty are taken from the stored copy. */
 function sameAsStored(input: Entry, stored: Entry): boolean {
@@ -289,7 +308,7 @@ export function planAppend(
   const batch: Entry[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const e = given[i] as Entry;
-    const copy = input.handOver ? shallowCopy(e) : deepCopy(e, i);
+    const copy = input.handOver ? shallowCopy(e) : copyEntry(e, i);
     batch[i] = copy;
     if (copy.id === "") copy.id = newId();
     else if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
