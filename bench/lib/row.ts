@@ -19,6 +19,17 @@ export interface Row {
   pass: boolean;
   /** Anything else worth keeping (samples, p99, sizes). */
   details?: Record<string, unknown>;
+  /**
+   * A target no longer held (why, in words): the row stays in the table as
+   * information, its result shown as "info", and counts neither as a pass
+   * nor as a miss.
+   */
+  retired?: string;
+}
+
+/** `row` kept as information only: its target is retired, for `why`. */
+export function retired(row: Row, why: string): Row {
+  return { ...row, retired: why };
 }
 
 /** A row whose figure must not exceed `limit` × baseline (latency, time, memory). */
@@ -64,7 +75,7 @@ export function renderTable(rows: readonly Row[]): string {
   const sep = "|---|---|---|---|---|---|---|---|---|";
   const lines = rows.map(
     (r) =>
-      `| ${r.id} | ${r.scenario} | ${r.unit} | ${fmt(r.sessiond)} | ${fmt(r.baseline)} | ${r.baselineName} | ${fmt(r.ratio)} | ${r.target} | ${r.pass ? "PASS" : "FAIL"} |`,
+      `| ${r.id} | ${r.scenario} | ${r.unit} | ${fmt(r.sessiond)} | ${fmt(r.baseline)} | ${r.baselineName} | ${fmt(r.ratio)} | ${r.target}${r.retired === undefined ? "" : ` (retired: ${r.retired})`} | ${r.retired !== undefined ? "info" : r.pass ? "PASS" : "FAIL"} |`,
   );
   return [head, sep, ...lines].join("\n");
 }

@@ -3,7 +3,8 @@
  * engine, empty data dir) a few seconds after start, <= 100 MB. `8/stream`:
  * growth of the server's VmRSS per idle WatchEntries stream with 1,000 open
  * (over 10 sessions and 4 connections, each stream past its first
- * heartbeat), <= 50 KB per stream. The echo server's idle RSS and its growth
+ * heartbeat), <= 50 KB per stream: retired (information only, issue 40),
+ * since connect-node's own echo stream costs more than that. The echo server's idle RSS and its growth
  * per idle Subscribe stream (same layout) are measured as the baseline and
  * kept in the details.
  */
@@ -11,7 +12,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { memoryOf, runClient, type ServerProcess, startEcho, startSessiond } from "../lib/procs.js";
-import { absoluteAtMost, type Row } from "../lib/row.js";
+import { absoluteAtMost, type Row, retired } from "../lib/row.js";
 
 interface Idle {
   before: number;
@@ -92,19 +93,24 @@ export const memory: Scenario = {
         },
         100,
       ),
-      absoluteAtMost(
-        {
-          id: "8/stream",
-          scenario: `RSS per idle WatchEntries stream (${STREAMS} streams)`,
-          unit: "KB",
-          sessiond: s.streams.perStream / KB,
-          details: {
-            sessiond: streamDetails(s.streams),
-            echoSubscribe: streamDetails(e.streams),
-            echoPerStreamKB: e.streams.perStream / KB,
+      // Retired (issue 40): over Connect a stream lives on connect-node, whose own
+      // echo's idle stream costs more than the limit; g8 holds the native gRPC one.
+      retired(
+        absoluteAtMost(
+          {
+            id: "8/stream",
+            scenario: `RSS per idle WatchEntries stream (${STREAMS} streams)`,
+            unit: "KB",
+            sessiond: s.streams.perStream / KB,
+            details: {
+              sessiond: streamDetails(s.streams),
+              echoSubscribe: streamDetails(e.streams),
+              echoPerStreamKB: e.streams.perStream / KB,
+            },
           },
-        },
-        50,
+          50,
+        ),
+        "issue 40: connect-node's own echo stream costs more than the limit; g8/stream holds native gRPC's",
       ),
     ];
   },
