@@ -344,6 +344,10 @@ export function planAppend(
   // and compaction targets inside the same batch resolve to them.
   const added = n > 1 ? new Map<string, Entry>() : undefined;
   const lookup = (id: string): Entry | undefined => added?.get(id) ?? log.get(id);
+  const kindIn = (id: string): Entry["kind"]["case"] | null => {
+    const local = added?.get(id);
+    return local !== undefined ? local.kind.case : log.kindOf(id);
+  };
   let leaf = log.leafId;
   let seq = log.headSeq;
   let tags: Tags | undefined;
@@ -357,13 +361,14 @@ export function planAppend(
       throw invalidArgument(`${who(i)}: duplicate entry id, already used by entries[${first}]`);
     }
     if (e.parentId === undefined) e.parentId = leaf;
-    const parent = lookup(e.parentId);
-    if (parent === undefined) {
+    // The parent's kind as the log indexes it: a stored entry is not decoded for it.
+    const parentKind = kindIn(e.parentId);
+    if (parentKind === null) {
       throw invalidArgument(`${who(i)}: parent ${quote(e.parentId)} not found`);
     }
-    if (parent.kind.case === "leaf") {
+    if (parentKind === "leaf") {
       throw invalidArgument(
-        `${who(i)}: parent ${quote(parent.id)} is a Leaf entry, which cannot be a parent`,
+        `${who(i)}: parent ${quote(e.parentId)} is a Leaf entry, which cannot be a parent`,
       );
     }
     const k = e.kind;
@@ -375,8 +380,8 @@ export function planAppend(
     } else if (k.case === "branchSummary" && lookup(k.value.fromId) === undefined) {
       throw invalidArgument(`${who(i)}: from_id ${quote(k.value.fromId)} not found`);
     } else if (k.case === "leaf") {
-      const target = lookup(k.value.leafId);
-      if (target === undefined || target.kind.case === "leaf") {
+      const target = kindIn(k.value.leafId);
+      if (target === null || target === "leaf") {
         throw invalidArgument(`${who(i)}: leaf target ${quote(k.value.leafId)} invalid`);
       }
     } else if (k.case === "sessionInfo") {

@@ -52,8 +52,8 @@ class Slot {
     readonly aux: string | undefined,
     public entry: Entry | undefined,
     public source: EntrySource | undefined,
-    readonly start: number,
-    readonly end: number,
+    public start: number,
+    public end: number,
   ) {}
 }
 
@@ -186,6 +186,32 @@ export class SessionLog {
 
   has(id: string): boolean {
     return this.byId.has(id);
+  }
+
+  /**
+   * The kind of entry `id` (what the log indexes: the entry is not
+   * decoded), or null when the log has no such entry.
+   */
+  kindOf(id: string): EntryKind | null {
+    const slot = this.byId.get(id);
+    return slot === undefined ? null : slot.kind;
+  }
+
+  /**
+   * Lets go of the full entry of seq `seq` (one given to `apply`): it is
+   * decoded from `source` again (`source.decode(seq, start, end)`) the next
+   * time it is asked for, and checked against what is indexed, like a
+   * lazily loaded record. An engine calls it once the entry is stored in a
+   * form it can decode: the log then keeps that form, not the entry's
+   * objects.
+   */
+  stored(seq: number, source: EntrySource, start: number, end: number): void {
+    const slot = this.list[seq - 1];
+    if (slot === undefined) return;
+    slot.entry = undefined;
+    slot.source = source;
+    slot.start = start;
+    slot.end = end;
   }
 
   /** Entry with the given 1-based seq. */

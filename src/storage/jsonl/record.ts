@@ -69,9 +69,10 @@ export function encodeRecord(
 export function encodeRecords(
   entries: readonly Entry[],
   payloads: readonly (string | undefined)[] = [],
+  /** Filled with each entry's payload, as written (given or encoded here). */
+  texts: string[] = new Array(entries.length),
 ): Buffer {
   const n = entries.length;
-  const texts: string[] = new Array(n);
   const seqs: string[] = new Array(n);
   let size = 0;
   for (let i = 0; i < n; i++) {

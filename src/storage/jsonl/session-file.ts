@@ -12,6 +12,7 @@ import { ioError } from "./fs-errors.js";
 import { admitted, type InlineSync } from "./inline-sync.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
+import { StoredPayloads } from "./stored-payloads.js";
 
 /**
  * One open session: its file state (file-state.ts), its write queue and
@@ -267,6 +268,7 @@ export class SessionFile {
     const results: AppendResult[] = [];
     const entries: Entry[] = [];
     const payloads: (string | undefined)[] = [];
+    const texts: string[] = [];
     for (const op of batch) {
       let plan: AppendPlan;
       try {
@@ -292,7 +294,7 @@ export class SessionFile {
     if (entries.length > 0) {
       try {
         this.checkLease();
-        const bytes = encodeRecords(entries, payloads);
+        const bytes = encodeRecords(entries, payloads, texts);
         await (tracingEnabled()
           ? inSpan("jsonl.write", (span) => {
               span.setAttribute("sessiond.batch.appends", planned.length);
@@ -302,6 +304,10 @@ export class SessionFile {
           : this.state.writeDurably(bytes, writeAt));
         this.checkLease();
         this.o.observer.committed(planned.length, entries.length, bytes.length);
+        // Durable: the log keeps the entries as their payloads from here on.
+        const first = Number((entries[0] as Entry).seq);
+        const source = new StoredPayloads(texts, first, this.name);
+        for (let i = 0; i < entries.length; i++) log.stored(first + i, source, 0, 0);
       } catch (err) {
         // Outcome unknown: the bytes may or may not be in the file, which is the truth.
         await this.state.reset();
