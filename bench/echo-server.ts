@@ -2,7 +2,10 @@
  * The transport floor: a connect-node server on the same stack and settings
  * as sessiond (HTTP/2 cleartext, gRPC + gRPC-Web + Connect, one interceptor
  * like sessiond's edge) whose methods do no work. Echo returns its input;
- * Subscribe/Publish fan an event out to N streams.
+ * Subscribe/Publish fan an event out to N streams. Echo with response_bytes
+ * = N returns N bytes: the last published payload when it has exactly that
+ * length (row 4 publishes a GetStateResponse's bytes once and then has them
+ * echoed, to decode them as sessiond's client does), else N zero bytes.
  */
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -16,6 +19,8 @@ import {
 
 type Waiter = (msg: SubscribeResponse) => void;
 const subscribers = new Set<{ queue: SubscribeResponse[]; wake: Waiter | undefined }>();
+/** The last payload published: what Echo answers a request for its length with. */
+let published: Uint8Array | undefined;
 
 const handler = connectNodeAdapter({
   // Same as sessiond's default: no response compression.
@@ -25,7 +30,11 @@ const handler = connectNodeAdapter({
   routes(router) {
     router.service(EchoService, {
       echo(req) {
-        return { payload: req.responseBytes > 0 ? new Uint8Array(req.responseBytes) : req.payload };
+        if (req.responseBytes <= 0) return { payload: req.payload };
+        return {
+          payload:
+            published?.length === req.responseBytes ? published : new Uint8Array(req.responseBytes),
+        };
       },
       async *subscribe(_req, ctx) {
         const sub = { queue: [] as SubscribeResponse[], wake: undefined as Waiter | undefined };
@@ -47,6 +56,7 @@ const handler = connectNodeAdapter({
         }
       },
       publish(req) {
+        published = req.payload;
         const msg = create(SubscribeResponseSchema, { payload: req.payload });
         for (const sub of subscribers) {
           const wake = sub.wake;

@@ -72,6 +72,16 @@ function rowsOf(loop: number) {
   };
 }
 
+/**
+ * This process's CPU (user + system) since `start`, µs per call: what the
+ * bare transaction costs its client (the driver), next to sessiond's
+ * server CPU per PostgreSQL append (the server process, measured alike).
+ */
+function cpuUsPerCall(start: NodeJS.CpuUsage, calls: number): number {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / Math.max(1, calls);
+}
+
 async function insertLatency(): Promise<void> {
   const sql = connect(a.url, a.pool ?? 1, "bench-bare");
   const next = rowsOf(0);
@@ -81,15 +91,23 @@ async function insertLatency(): Promise<void> {
     });
   for (let i = 0; i < a.warmup; i++) await call();
   const samples: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < (a.n ?? 1000); i++) {
     const t = now();
     await call();
     samples.push(now() - t);
   }
+  const cpu = cpuUsPerCall(cpu0, samples.length);
   await sql.end({ timeout: 1 });
   const s = summarize(samples);
-  log(`bare INSERT+COMMIT sequential: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`);
-  answer({ ...s, mean: samples.reduce((x, y) => x + y, 0) / samples.length });
+  log(
+    `bare INSERT+COMMIT sequential: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms, ${cpu.toFixed(1)} µs client CPU each`,
+  );
+  answer({
+    ...s,
+    mean: samples.reduce((x, y) => x + y, 0) / samples.length,
+    clientCpuUsPerCall: cpu,
+  });
 }
 
 async function insertThroughput(): Promise<void> {
@@ -109,6 +127,7 @@ async function insertThroughput(): Promise<void> {
     }),
   );
   const latencies: number[] = [];
+  const cpu0 = process.cpuUsage();
   const start = now();
   const deadline = start + (a.durationMs ?? 3000);
   let ops = 0;
@@ -123,12 +142,20 @@ async function insertThroughput(): Promise<void> {
     }),
   );
   const seconds = (now() - start) / 1000;
+  const cpu = cpuUsPerCall(cpu0, ops);
   await sql.end({ timeout: 1 });
   const lat = summarize(latencies);
   log(
-    `bare INSERT${a.notify ? "+NOTIFY" : ""}+COMMIT x${concurrency} on a pool of ${pool}: ${(ops / seconds).toFixed(0)} ops/s, p50 ${lat.p50.toFixed(2)} ms`,
+    `bare INSERT${a.notify ? "+NOTIFY" : ""}+COMMIT x${concurrency} on a pool of ${pool}: ${(ops / seconds).toFixed(0)} ops/s, p50 ${lat.p50.toFixed(2)} ms, ${cpu.toFixed(1)} µs client CPU each`,
   );
-  answer({ ops, seconds, opsPerSec: ops / seconds, p50: lat.p50, p99: lat.p99 });
+  answer({
+    ops,
+    seconds,
+    opsPerSec: ops / seconds,
+    p50: lat.p50,
+    p99: lat.p99,
+    clientCpuUsPerCall: cpu,
+  });
 }
 
 async function select(): Promise<void> {

@@ -67,10 +67,14 @@ import type { Throughput } from "./s2-append-many-sessions.js";
 
 interface Latency extends Summary {
   mean: number;
+  /** rpc-unary with serverPid: the server's CPU per call. */
+  serverCpuUsPerCall?: number;
+  /** pg-bare: its own (the driver's) CPU per transaction. */
+  clientCpuUsPerCall?: number;
 }
 
 /** A throughput run, with the server's CPU per call when its pid was given. */
-type Tput = Throughput & { serverCpuUsPerCall?: number };
+type Tput = Throughput & { serverCpuUsPerCall?: number; clientCpuUsPerCall?: number };
 
 const PAGE = 100;
 const IN_FLIGHT = 64;
@@ -174,6 +178,7 @@ async function appendRows(
                 mode: "latency",
                 warmup,
                 n,
+                serverPid: sd.pid,
               }),
             );
           },
@@ -205,7 +210,7 @@ async function appendRows(
 
       // 10/append64: throughput, 64 in flight on 64 sessions.
       const sdTput: Tput[] = [];
-      const bareTput: Throughput[] = [];
+      const bareTput: Tput[] = [];
       // Not the baseline, pointers (details only): the same with pg_notify
       // in each transaction, as sessiond's appends had it before the
       // wake-up moved after the commit; and the grpc-js echo at 64 in flight.
@@ -235,7 +240,7 @@ async function appendRows(
           "bare",
           async () => {
             bareTput.push(
-              await runClient<Throughput>("clients/pg-bare.ts", {
+              await runClient<Tput>("clients/pg-bare.ts", {
                 url: db.url,
                 mode: "insert-throughput",
                 warmup: tputWarmup,
@@ -297,6 +302,9 @@ async function appendRows(
       const seqDurable = durability.ok && bad.length === 0 && stored1 && floorOk;
       const tputDurable = durability.ok && bad.length === 0 && dense;
       ctx.log(
+        `CPU per PostgreSQL append: sessiond's server ${med(sdSeq, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs sequential, ${med(sdTput, (x) => x.serverCpuUsPerCall ?? Number.NaN).toFixed(1)} µs at ${IN_FLIGHT} in flight; the bare transaction's client ${med(bareSeq, (x) => x.clientCpuUsPerCall ?? Number.NaN).toFixed(1)} µs and ${med(bareTput, (x) => x.clientCpuUsPerCall ?? Number.NaN).toFixed(1)} µs`,
+      );
+      ctx.log(
         `durability: cluster ${durability.ok}, switches ${JSON.stringify(bad)}, ${count?.n}/${acked} sequential appends stored, p50 not below bare commit ${floorOk}, 64 sessions dense ${dense}`,
       );
       const seqRow = atMost(
@@ -326,6 +334,9 @@ async function appendRows(
             payloadBytes: Buffer.byteLength(payload),
             sessiondP99: med(sdSeq, (x) => x.p99),
             bareP99: med(bareSeq, (x) => x.p99),
+            // Issue 40: sessiond's server CPU per PostgreSQL append next to the bare transaction's (its client's).
+            sessiondServerCpuUsPerAppend: med(sdSeq, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+            bareClientCpuUsPerTransaction: med(bareSeq, (x) => x.clientCpuUsPerCall ?? Number.NaN),
             runs: { sessiond: sdSeq, bare: bareSeq, echo: echoSeq },
           },
         },
@@ -356,6 +367,8 @@ async function appendRows(
             bareWithNotifyOpsPerSec: med(bareNotifyTput, (x) => x.opsPerSec),
             echoOpsPerSec: med(echoTput, (x) => x.opsPerSec),
             sessiondServerCpuUsPerAppend: med(sdTput, (x) => x.serverCpuUsPerCall ?? Number.NaN),
+            // Issue 40: sessiond's CPU per PostgreSQL append next to the bare transaction's (its client's).
+            bareClientCpuUsPerTransaction: med(bareTput, (x) => x.clientCpuUsPerCall ?? Number.NaN),
             echoServerCpuUsPerCall: med(echoTput, (x) => x.serverCpuUsPerCall ?? Number.NaN),
             runs: {
               sessiond: sdTput,
