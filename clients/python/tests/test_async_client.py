@@ -124,6 +124,13 @@ class AsyncStoreServiceTest(AsyncTestCase):
         await started.wait()
         await asyncio.sleep(0.3)  # let the stream open before the first event
         sid = (await self.c.store.create_session(workspace=self.ws)).session.id
+        # A change is described by reading the session; one deleted before the feed read it
+        # is dropped (store/watch/watch-sessions.ts), so delete once the creation is seen.
+        created = store_service_pb2.SESSION_EVENT_TYPE_CREATED
+        for _ in range(750):
+            if any(e.session_id == sid and e.type == created for e in events):
+                break
+            await asyncio.sleep(0.02)
         await self.c.store.delete_session(workspace=self.ws, session=sid)
         await asyncio.wait_for(deleted.wait(), 15)
         await asyncio.wait_for(task, 5)

@@ -161,6 +161,13 @@ class StoreServiceTest(unittest.TestCase):
         time.sleep(0.3)  # let the stream open before the first event
         sid = self.c.store.create_session(workspace=self.ws).session.id
         self.c.session.append(workspace=self.ws, session=sid, entries=[user_message("x")])
+        # An update is described by reading the session; one deleted before the feed read
+        # it is dropped (store/watch/watch-sessions.ts), so delete once the update is seen.
+        updated = store_service_pb2.SESSION_EVENT_TYPE_UPDATED
+        deadline = time.monotonic() + 15
+        while not any(e.session_id == sid and e.type == updated for e in list(events)):
+            self.assertLess(time.monotonic(), deadline, f"no UPDATED event: {events}")
+            time.sleep(0.02)
         self.c.store.delete_session(workspace=self.ws, session=sid)
         self.assertTrue(done.wait(15), f"events so far: {events}")
         stream.close()
