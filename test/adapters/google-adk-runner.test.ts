@@ -22,11 +22,11 @@ import {
   Runner,
   type Session,
 } from "@google/adk";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { z } from "zod";
 import { SessiondSessionService, StaleSessionError } from "../../src/adapters/google-adk/index.js";
 import { createSessiondClient } from "../../src/client/index.js";
-import { type AdapterServer, dataDir, serveDir } from "./support.js";
+import { serverPerTest } from "./support.js";
 
 const APP = "calc";
 
@@ -101,16 +101,7 @@ function comparable(s: Session | undefined) {
   };
 }
 
-let dir: Awaited<ReturnType<typeof dataDir>>;
-let srv: AdapterServer;
-beforeEach(async () => {
-  dir = await dataDir();
-  srv = await serveDir(dir.dir);
-});
-afterEach(async () => {
-  await srv.close();
-  await dir.remove();
-});
+const srv = serverPerTest();
 
 /** The turns of the test on `service`; `restarted` is the service of the last turn. */
 async function scenario(service: BaseSessionService, restarted: BaseSessionService) {
@@ -139,8 +130,8 @@ test("under ADK's Runner, sessiond across a restart equals InMemorySessionServic
   const memory = new InMemorySessionService();
   const theirs = await scenario(memory, memory);
   const ours = await scenario(
-    new SessiondSessionService({ client: srv.client }),
-    new SessiondSessionService({ client: createSessiondClient({ baseUrl: srv.server.url }) }),
+    new SessiondSessionService({ client: srv().client }),
+    new SessiondSessionService({ client: createSessiondClient({ baseUrl: srv().server.url }) }),
   );
   expect(ours).toEqual(theirs);
   // What the comparison covers.
@@ -156,10 +147,10 @@ test("under ADK's Runner, sessiond across a restart equals InMemorySessionServic
 });
 
 test("temp: state is never stored", async () => {
-  const service = new SessiondSessionService({ client: srv.client });
+  const service = new SessiondSessionService({ client: srv().client });
   await service.createSession({ appName: APP, userId: "ana", sessionId: "s1" });
   await turn(service, "s1", "add 2 and 3");
-  const page = await srv.client.session.getEntries({ session: "s1" });
+  const page = await srv().client.session.getEntries({ session: "s1" });
   const stored = JSON.stringify(
     page.entries.map((e) => e.kind),
     (_k, v) => (typeof v === "bigint" ? String(v) : v),
@@ -171,8 +162,8 @@ test("temp: state is never stored", async () => {
 
 /** Two services read one session; each appends an event to its copy, the first one first. */
 async function twoWriters(compareAndSwap: boolean) {
-  const a = new SessiondSessionService({ client: srv.client });
-  const b = new SessiondSessionService({ client: srv.client, compareAndSwap });
+  const a = new SessiondSessionService({ client: srv().client });
+  const b = new SessiondSessionService({ client: srv().client, compareAndSwap });
   await a.createSession({ appName: APP, userId: "ana", sessionId: "s1" });
   const key = { appName: APP, userId: "ana", sessionId: "s1" };
   const copyA = (await a.getSession(key)) as Session;

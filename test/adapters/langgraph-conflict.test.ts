@@ -8,23 +8,14 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { CheckpointConflictError, SessiondSaver } from "../../src/adapters/langgraph/index.js";
 import { buildGraph, messagesOf } from "./langgraph-graph.js";
-import { type AdapterServer, dataDir, serveDir } from "./support.js";
+import { serverPerTest } from "./support.js";
 
 const config = { configurable: { thread_id: "thread-two-writers" } };
 
-let dir: Awaited<ReturnType<typeof dataDir>>;
-let srv: AdapterServer;
-beforeEach(async () => {
-  dir = await dataDir();
-  srv = await serveDir(dir.dir);
-});
-afterEach(async () => {
-  await srv.close();
-  await dir.remove();
-});
+const srv = serverPerTest();
 
 /** Runs the two writers (the check on or off in the second one). */
 async function twoWriters(compareAndSwap: boolean) {
@@ -36,8 +27,8 @@ async function twoWriters(compareAndSwap: boolean) {
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const first = buildGraph(new SessiondSaver({ client: srv.client }));
-  const second = buildGraph(new SessiondSaver({ client: srv.client, compareAndSwap }), {
+  const first = buildGraph(new SessiondSaver({ client: srv().client }));
+  const second = buildGraph(new SessiondSaver({ client: srv().client, compareAndSwap }), {
     answered: async () => {
       inReview();
       await released;
@@ -57,7 +48,7 @@ async function twoWriters(compareAndSwap: boolean) {
   await first.invoke(new Command({ resume: "first" }), config);
   release();
   const outcome = await secondRun;
-  const reader = buildGraph(new SessiondSaver({ client: srv.client }));
+  const reader = buildGraph(new SessiondSaver({ client: srv().client }));
   const history = [];
   for await (const s of reader.getStateHistory(config)) history.push(s);
   const parents = history.map((s) => s.parentConfig?.configurable?.checkpoint_id);

@@ -13,29 +13,20 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { HumanMessage } from "@langchain/core/messages";
 import { type BaseCheckpointSaver, Command, MemorySaver } from "@langchain/langgraph";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import {
   CHECKPOINT_NAMESPACE,
   SessiondSaver,
   threadSessionId,
 } from "../../src/adapters/langgraph/index.js";
 import { buildGraph, historyOf, messagesOf } from "./langgraph-graph.js";
-import { type AdapterServer, dataDir, serveDir } from "./support.js";
+import { serverPerTest } from "./support.js";
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, "../..");
 const THREAD = "thread-review-1";
 
-let dir: Awaited<ReturnType<typeof dataDir>>;
-let srv: AdapterServer;
-beforeEach(async () => {
-  dir = await dataDir();
-  srv = await serveDir(dir.dir);
-});
-afterEach(async () => {
-  await srv.close();
-  await dir.remove();
-});
+const srv = serverPerTest();
 
 /** The scenario on `saver`; `resume` answers the first review (in another process for sessiond). */
 async function scenario(saver: BaseCheckpointSaver, resume: (answer: string) => Promise<unknown>) {
@@ -75,9 +66,9 @@ async function scenario(saver: BaseCheckpointSaver, resume: (answer: string) => 
 
 test("interrupt, resume in a new process, time travel and fork: equal to MemorySaver, the fork a branch", async () => {
   const workspace = "lg-graph";
-  const saver = new SessiondSaver({ client: srv.client, workspace });
+  const saver = new SessiondSaver({ client: srv().client, workspace });
   const ours = await scenario(saver, async (answer) => {
-    const args = { url: srv.server.url, workspace, threadId: THREAD, resume: answer };
+    const args = { url: srv().server.url, workspace, threadId: THREAD, resume: answer };
     const { stdout } = await run(
       process.execPath,
       [
@@ -112,7 +103,10 @@ test("interrupt, resume in a new process, time travel and fork: equal to MemoryS
   expect(theirs.history.some((h) => (h as { source: string }).source === "update")).toBe(true);
 
   // In the session, the fork is a second child of the past checkpoint's entry.
-  const page = await srv.client.session.getEntries({ workspace, session: threadSessionId(THREAD) });
+  const page = await srv().client.session.getEntries({
+    workspace,
+    session: threadSessionId(THREAD),
+  });
   const checkpoints = page.entries.filter(
     (e) => e.kind.case === "custom" && e.kind.value.namespace === CHECKPOINT_NAMESPACE,
   );

@@ -7,25 +7,16 @@
  * ids (any text) are threads like any other.
  */
 import { type Checkpoint, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import {
   CHECKPOINT_NAMESPACE,
   SessiondSaver,
   threadSessionId,
 } from "../../src/adapters/langgraph/index.js";
 import { createSessiondClient } from "../../src/client/index.js";
-import { type AdapterServer, dataDir, serveDir } from "./support.js";
+import { serverPerTest } from "./support.js";
 
-let dir: Awaited<ReturnType<typeof dataDir>>;
-let srv: AdapterServer;
-beforeEach(async () => {
-  dir = await dataDir();
-  srv = await serveDir(dir.dir);
-});
-afterEach(async () => {
-  await srv.close();
-  await dir.remove();
-});
+const srv = serverPerTest();
 
 const meta = { source: "loop" as const, step: 0, parents: {} };
 
@@ -58,13 +49,13 @@ async function chain(saver: SessiondSaver, threadId: string, values: Record<stri
 }
 
 async function checkpointEntries(session: string) {
-  const client = createSessiondClient({ baseUrl: srv.server.url, blobs: "refs" });
+  const client = createSessiondClient({ baseUrl: srv().server.url, blobs: "refs" });
   const page = await client.session.getEntries({ session });
   return page.entries;
 }
 
 test("a channel that grows each step costs its growth, and every checkpoint reads back whole from a new saver", async () => {
-  const saver = new SessiondSaver({ client: srv.client });
+  const saver = new SessiondSaver({ client: srv().client });
   const steps = Array.from({ length: 60 }, (_, i) =>
     Array.from({ length: i + 1 }, (_, j) => ({
       role: "ai",
@@ -87,7 +78,7 @@ test("a channel that grows each step costs its growth, and every checkpoint read
   // A copy per checkpoint would be ~30 × the last value; its growth is ~1 × (plus each value's own fields).
   expect(values.length).toBe(60);
   expect(stored).toBeLessThan(1.5 * last);
-  const fresh = new SessiondSaver({ client: createSessiondClient({ baseUrl: srv.server.url }) });
+  const fresh = new SessiondSaver({ client: createSessiondClient({ baseUrl: srv().server.url }) });
   for (const [i, id] of ids.entries()) {
     const tuple = await fresh.getTuple({
       configurable: { thread_id: "growing", checkpoint_id: id },
@@ -97,7 +88,7 @@ test("a channel that grows each step costs its growth, and every checkpoint read
 });
 
 test("a channel left unchanged is stored once, in the checkpoint where its version is new", async () => {
-  const saver = new SessiondSaver({ client: srv.client });
+  const saver = new SessiondSaver({ client: srv().client });
   const big = "x".repeat(5000);
   await chain(
     saver,
@@ -115,22 +106,22 @@ test("a channel left unchanged is stored once, in the checkpoint where its versi
 });
 
 test("a value over 32 KiB of text is a blob, and reads back", async () => {
-  const saver = new SessiondSaver({ client: srv.client });
+  const saver = new SessiondSaver({ client: srv().client });
   const large = Array.from({ length: 2000 }, (_, i) => `line ${i} ${"abc".repeat(30)}`).join("\n");
   const [id] = await chain(saver, "large", [{ doc: large }]);
   const entries = await checkpointEntries(threadSessionId("large"));
   const parts = entries.flatMap((e) => (e.kind.case === "message" ? e.kind.value.content : []));
   expect(parts.map((p) => p.part.case)).toEqual(["blob"]);
-  const fresh = new SessiondSaver({ client: createSessiondClient({ baseUrl: srv.server.url }) });
+  const fresh = new SessiondSaver({ client: createSessiondClient({ baseUrl: srv().server.url }) });
   const tuple = await fresh.getTuple({ configurable: { thread_id: "large", checkpoint_id: id } });
   expect(tuple?.checkpoint.channel_values).toEqual({ doc: large });
   // The carrier is off the checkpoints' path: the session's state has no message.
-  const state = await srv.client.session.getState({ session: threadSessionId("large") });
+  const state = await srv().client.session.getState({ session: threadSessionId("large") });
   expect(state.state?.messages).toEqual([]);
 });
 
 test("thread ids that are no session ids are threads like any other, listed by their ids", async () => {
-  const saver = new SessiondSaver({ client: srv.client, workspace: "odd-ids" });
+  const saver = new SessiondSaver({ client: srv().client, workspace: "odd-ids" });
   const odd = ["user 42 / thread #7", "ünïcødé 🧵", "a".repeat(200), "1"];
   for (const t of odd) await chain(saver, t, [{ v: t }]);
   for (const t of odd) {
