@@ -129,9 +129,10 @@ class AppendStream {
 
   start(): void {
     const stream = this.stream;
+    // `on`, not `once`, for the events a stream emits once: no wrapper per listener.
     stream.on("data", this.onData);
-    stream.once("end", this.onEnd);
-    stream.once("close", this.onClose);
+    stream.on("end", this.onEnd);
+    stream.on("close", this.onClose);
     stream.on("error", ignore);
     const ms = deadlineMs(this.headers["grpc-timeout"]);
     if (ms !== undefined) this.timer = setTimeout(this.onDeadline, ms);
@@ -281,7 +282,7 @@ class AppendStream {
     this.clearTimer();
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    stream.once("wantTrailers", this.sendOk);
+    stream.on("wantTrailers", this.sendOk);
     stream.respond(RESPONSE_HEADERS, RESPOND_OPTIONS);
     this.log.responded(RESPONSE_HEADERS, false);
     stream.end(frame);

@@ -287,7 +287,7 @@ interface CounterEntry {
 interface HistogramEntry {
   sum: number;
   count: number;
-  bucketValues: Record<number, number>;
+  bucketValues: Record<string, number>;
 }
 
 /** The entry of `labels` in `map`, if there is one. */
@@ -339,7 +339,11 @@ export class HistogramSeries {
     private readonly labels: Record<string, string>,
   ) {
     this.bounds = (histogram as unknown as { upperBounds: readonly number[] }).upperBounds;
+    this.keys = this.bounds.map(String);
   }
+
+  /** The bounds as the keys of `bucketValues` (a number key is made a string on every use). */
+  private readonly keys: readonly string[];
 
   observe(v: number): void {
     const internals = this.histogram as unknown as Internals<HistogramEntry>;
@@ -350,9 +354,9 @@ export class HistogramSeries {
       entry.count += 1;
       const bounds = this.bounds;
       for (let i = 0; i < bounds.length; i++) {
-        const b = bounds[i] as number;
-        if (v <= b) {
-          entry.bucketValues[b] = (entry.bucketValues[b] as number) + 1;
+        if (v <= (bounds[i] as number)) {
+          const key = this.keys[i] as string;
+          entry.bucketValues[key] = (entry.bucketValues[key] as number) + 1;
           break;
         }
       }

@@ -253,18 +253,18 @@ export class FileState {
   }
 
   /** A batch's fdatasync, on the thread `inlineSync` picks, timed for its next pick. */
-  private async flush(fd: number): Promise<void> {
+  private flush(fd: number): Promise<void> {
     const sync = this.o.inlineSync;
     if (sync === undefined) return this.o.ops.fdatasync(fd);
     const start = sync.clock();
-    // A failed flush counts as slow: the disk is in trouble.
-    let ms = Number.POSITIVE_INFINITY;
-    try {
-      await this.o.ops.fdatasync(fd, sync.inline);
-      ms = sync.clock() - start;
-    } finally {
-      sync.flushed(ms);
-    }
+    return this.o.ops.fdatasync(fd, sync.inline).then(
+      () => sync.flushed(sync.clock() - start),
+      (err: unknown) => {
+        // A failed flush counts as slow: the disk is in trouble.
+        sync.flushed(Number.POSITIVE_INFINITY);
+        throw err;
+      },
+    );
   }
 
   /** Unlinks the file and fsyncs its directory; false when it was already gone. */

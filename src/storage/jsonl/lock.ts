@@ -53,7 +53,7 @@ const FAIR_SHARE_MS = 50;
  * appended to at once, every batch of each would look at 5 ms. A waiter
  * waits up to FAIR_SHARE_MS + this for its turn.
  */
-const MARKER_CHECK_EVERY_MS = 25;
+const MARKER_CHECK_EVERY_MS = FAIR_SHARE_MS;
 /** How often an idle holder looks for a waiting process. */
 const IDLE_POLL_MS = 10;
 /** Longer than a waiter's longest poll interval, so the waiter wins the hand-over. */

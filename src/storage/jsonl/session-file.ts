@@ -80,8 +80,6 @@ type DeleteOp = {
   readonly reject: (e: unknown) => void;
 };
 
-function ignore(): void {}
-
 export class SessionFile {
   private readonly state: FileState;
   private readonly lease: FileLease;
@@ -217,9 +215,22 @@ export class SessionFile {
     return run;
   }
 
-  private async runBatch(batch: AppendOp[]): Promise<void> {
+  private runBatch(batch: AppendOp[]): Promise<void> {
+    // A lease held from the previous batch and nothing else running: the
+    // batch takes its turn at once (no wait, no span for the lock), and a
+    // read that comes meanwhile waits for it (`turn`).
+    if (this.turns === 0 && this.lease.ready()) {
+      this.o.observer.lockWaited(0);
+      this.turns++;
+      const run = this.commit(batch, true);
+      this.turn = run;
+      return run;
+    }
+    return this.runBatchSlow(batch);
+  }
+
+  private async runBatchSlow(batch: AppendOp[]): Promise<void> {
     const lease = this.lease;
-    // A lease held from the previous batch: no wait, and no span for it.
     if (lease.ready()) this.o.observer.lockWaited(0);
     else {
       const start = performance.now();
@@ -232,27 +243,27 @@ export class SessionFile {
         return;
       }
     }
-    if (this.turns > 0) {
-      await this.exclusive(() => this.commit(batch));
-      return;
-    }
-    // Nothing else runs: the batch takes its turn at once, and a read that
-    // comes meanwhile waits for it (`turn`).
-    this.turns++;
-    const run = this.commit(batch);
-    this.turn = run.catch(ignore);
-    try {
-      await run;
-    } finally {
-      this.turns--;
-    }
+    await this.exclusive(() => this.commit(batch, false));
   }
 
   /**
    * Catch up, plan every request, write once, fdatasync once, then
-   * acknowledge. Never rejects: each op is answered, one way or the other.
+   * acknowledge. Never rejects: each op is answered, one way or the other
+   * (AppendOp answers once). `ownTurn`: the batch took its turn itself
+   * (runBatch) and gives it back here.
    */
-  private async commit(batch: AppendOp[]): Promise<void> {
+  private async commit(batch: AppendOp[], ownTurn: boolean): Promise<void> {
+    try {
+      await this.commitBatch(batch);
+    } catch (err) {
+      // Not reached (commitBatch answers every op itself); should it be, no op waits forever.
+      for (const op of batch) op.reject(err);
+    } finally {
+      if (ownTurn) this.turns--;
+    }
+  }
+
+  private async commitBatch(batch: AppendOp[]): Promise<void> {
     let log: SessionLog;
     let writeAt: number | undefined = this.state.writeOffsetNow();
     if (writeAt !== undefined) log = this.state.current;
