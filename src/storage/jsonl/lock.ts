@@ -73,6 +73,8 @@ export class FileLease {
   private releaseFn: (() => Promise<void>) | undefined;
   private releasing: Promise<void> | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The delay the idle timer was armed with. */
+  private idleTimerMs = 0;
   /** When the holder last went idle (nothing queued); undefined while it works. */
   private idleSince: number | undefined;
   private acquiredAt = 0;
@@ -219,25 +221,32 @@ export class FileLease {
   private armIdle(ms: number): void {
     this.idleTimer = setTimeout(this.onIdleTimer, ms);
     this.idleTimer.unref();
+    this.idleTimerMs = ms;
   }
 
   /**
    * Idle for idleMs: release. Idle for at least FAIR_SHARE_MS: release
    * when another process waits (its marker), else look again in
-   * IDLE_POLL_MS. Idle for less: wait for the rest of FAIR_SHARE_MS. Busy
-   * (a batch running): nothing; its `idle` arms the timer again.
+   * IDLE_POLL_MS. Idle for less, or busy (a batch running): look again
+   * after the timer's own delay (`refresh`: the same timer object, so a
+   * busy session's lease costs no timer per batch).
    */
   private readonly onIdleTimer = (): void => {
-    this.idleTimer = undefined;
+    const timer = this.idleTimer;
     const since = this.idleSince;
-    if (since === undefined || !this.held) return;
-    const idleFor = Date.now() - since;
+    if (timer === undefined || !this.held) {
+      this.idleTimer = undefined;
+      return;
+    }
     const fairShare = Math.min(FAIR_SHARE_MS, this.o.idleMs);
-    if (idleFor < fairShare) {
-      this.armIdle(fairShare - idleFor);
+    const idleFor = since === undefined ? 0 : Date.now() - since;
+    if (since === undefined || idleFor < fairShare) {
+      if (this.idleTimerMs === fairShare) timer.refresh();
+      else this.armIdle(fairShare);
       return;
     }
     if (idleFor >= this.o.idleMs || existsSync(this.marker)) {
+      this.idleTimer = undefined;
       void this.release();
       return;
     }
