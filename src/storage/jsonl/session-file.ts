@@ -86,6 +86,8 @@ export class SessionFile {
   private readonly name: string;
   private readonly queue: (AppendOp | DeleteOp)[] = [];
   private draining: Promise<void> | undefined;
+  /** The appended entries of the current log, kept as their payloads (stored-payloads.ts). */
+  private payloads: StoredPayloads | undefined;
   private refreshing: Promise<SessionLog> | undefined;
   private turn: Promise<unknown> = Promise.resolve();
   private turns = 0;
@@ -254,82 +256,80 @@ export class SessionFile {
    */
   private async commit(batch: AppendOp[], ownTurn: boolean): Promise<void> {
     try {
-      await this.commitBatch(batch);
+      let log: SessionLog;
+      let writeAt: number | undefined = this.state.writeOffsetNow();
+      if (writeAt !== undefined) log = this.state.current;
+      else {
+        try {
+          ({ log, writeAt } = await this.state.prepareWrite());
+        } catch (err) {
+          for (const op of batch) op.reject(this.error(err, "reading"));
+          return;
+        }
+      }
+      const planned: AppendOp[] = [];
+      const results: AppendResult[] = [];
+      const entries: Entry[] = [];
+      const payloads: (string | undefined)[] = [];
+      const texts: string[] = [];
+      for (const op of batch) {
+        let plan: AppendPlan;
+        try {
+          plan = op.planner(log);
+          // All or nothing: a plan the log refuses (a planner bug) is rolled back.
+          log.applyAll(plan.write);
+        } catch (err) {
+          op.reject(err);
+          continue;
+        }
+        const write = plan.write;
+        for (let i = 0; i < write.length; i++) {
+          entries.push(write[i] as Entry);
+          payloads.push(plan.json?.[i]);
+        }
+        // The plan becomes the result: it is this append's own object.
+        const result = plan as AppendResult;
+        result.headSeq = log.headSeq;
+        result.leafId = log.leafId;
+        planned.push(op);
+        results.push(result);
+      }
+      if (entries.length > 0) {
+        try {
+          this.checkLease();
+          const bytes = encodeRecords(entries, payloads, texts);
+          await (tracingEnabled()
+            ? inSpan("jsonl.write", (span) => {
+                span.setAttribute("sessiond.batch.appends", planned.length);
+                span.setAttribute("sessiond.batch.entries", entries.length);
+                return this.state.writeDurably(bytes, writeAt as number);
+              })
+            : this.state.writeDurably(bytes, writeAt));
+          this.checkLease();
+          this.o.observer.committed(planned.length, entries.length, bytes.length);
+          // Durable: the log keeps the entries as their payloads from here on.
+          if (this.payloads?.log !== log) this.payloads = new StoredPayloads(log, this.name);
+          const first = Number((entries[0] as Entry).seq);
+          for (let i = 0; i < entries.length; i++) {
+            this.payloads.keep(first + i, texts[i] as string);
+          }
+        } catch (err) {
+          // Outcome unknown: the bytes may or may not be in the file, which is the truth.
+          await this.state.reset();
+          const error = this.error(err, "writing");
+          for (const op of planned) op.reject(error);
+          return;
+        }
+      }
+      for (let i = 0; i < planned.length; i++)
+        (planned[i] as AppendOp).resolve(results[i] as AppendResult);
+      if (entries.length > 0) this.o.onAppended(log.headSeq);
     } catch (err) {
-      // Not reached (commitBatch answers every op itself); should it be, no op waits forever.
+      // Not reached (every op is answered above); should it be, no op waits forever.
       for (const op of batch) op.reject(err);
     } finally {
       if (ownTurn) this.turns--;
     }
-  }
-
-  private async commitBatch(batch: AppendOp[]): Promise<void> {
-    let log: SessionLog;
-    let writeAt: number | undefined = this.state.writeOffsetNow();
-    if (writeAt !== undefined) log = this.state.current;
-    else {
-      try {
-        ({ log, writeAt } = await this.state.prepareWrite());
-      } catch (err) {
-        for (const op of batch) op.reject(this.error(err, "reading"));
-        return;
-      }
-    }
-    const planned: AppendOp[] = [];
-    const results: AppendResult[] = [];
-    const entries: Entry[] = [];
-    const payloads: (string | undefined)[] = [];
-    const texts: string[] = [];
-    for (const op of batch) {
-      let plan: AppendPlan;
-      try {
-        plan = op.planner(log);
-        // All or nothing: a plan the log refuses (a planner bug) is rolled back.
-        log.applyAll(plan.write);
-      } catch (err) {
-        op.reject(err);
-        continue;
-      }
-      const write = plan.write;
-      for (let i = 0; i < write.length; i++) {
-        entries.push(write[i] as Entry);
-        payloads.push(plan.json?.[i]);
-      }
-      // The plan becomes the result: it is this append's own object.
-      const result = plan as AppendResult;
-      result.headSeq = log.headSeq;
-      result.leafId = log.leafId;
-      planned.push(op);
-      results.push(result);
-    }
-    if (entries.length > 0) {
-      try {
-        this.checkLease();
-        const bytes = encodeRecords(entries, payloads, texts);
-        await (tracingEnabled()
-          ? inSpan("jsonl.write", (span) => {
-              span.setAttribute("sessiond.batch.appends", planned.length);
-              span.setAttribute("sessiond.batch.entries", entries.length);
-              return this.state.writeDurably(bytes, writeAt as number);
-            })
-          : this.state.writeDurably(bytes, writeAt));
-        this.checkLease();
-        this.o.observer.committed(planned.length, entries.length, bytes.length);
-        // Durable: the log keeps the entries as their payloads from here on.
-        const first = Number((entries[0] as Entry).seq);
-        const source = new StoredPayloads(texts, first, this.name);
-        for (let i = 0; i < entries.length; i++) log.stored(first + i, source, 0, 0);
-      } catch (err) {
-        // Outcome unknown: the bytes may or may not be in the file, which is the truth.
-        await this.state.reset();
-        const error = this.error(err, "writing");
-        for (const op of planned) op.reject(error);
-        return;
-      }
-    }
-    for (let i = 0; i < planned.length; i++)
-      (planned[i] as AppendOp).resolve(results[i] as AppendResult);
-    if (entries.length > 0) this.o.onAppended(log.headSeq);
   }
 
   /** A lease lost while writing means another process may have written too. */
