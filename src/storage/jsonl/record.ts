@@ -2,7 +2,15 @@ import { crc32 } from "node:zlib";
 import { toJsonString } from "@bufbuild/protobuf";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { decodeEntry } from "../../core/codec/entry-from-json.js";
+import { failedPrecondition, isSessiondError } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
 import type { EntryMeta } from "../../core/session-log.js";
+import {
+  type ContentOpener,
+  notOpened,
+  type SessionSealer,
+  sealedBounds,
+} from "../seal/sealed-payload.js";
 import { metaOfJson, scanMeta } from "./entry-meta.js";
 
 /**
@@ -28,6 +36,10 @@ import { metaOfJson, scanMeta } from "./entry-meta.js";
  * marker, so a reader tells a write cut by a crash after some of its lines
  * from a complete one (reader.ts). Files written before the marker existed
  * have none: each of their lines is a write of its own, read as before.
+ *
+ * A sealed session's payloads are their sealed stored form
+ * (seal/sealed-payload.ts: the structure in clear, the kind's content
+ * sealed); the CRC covers the bytes as stored, like any payload.
  */
 
 const PREFIX = Buffer.from('{"seq":');
@@ -48,9 +60,11 @@ const MAX_SEQ_DIGITS = 16;
  */
 export function encodeRecord(
   entry: Entry,
-  payload = toJsonString(EntrySchema, entry),
+  canonical = toJsonString(EntrySchema, entry),
   more = false,
+  sealer?: SessionSealer,
 ): string {
+  const payload = sealer === undefined ? canonical : sealer.sealPayload(canonical);
   const seq = String(entry.seq);
   const crc = crc32(payload, crc32(more ? `${seq}+` : seq))
     .toString(16)
@@ -64,26 +78,31 @@ export function encodeRecord(
  * atomicity (every record but the last carries the `more` marker), read
  * all or nothing. The same bytes as the records of `encodeRecord` joined,
  * made in one buffer: each payload is encoded to UTF-8 once, where it is
- * stored, and its CRC is taken over those bytes.
+ * stored, and its CRC is taken over those bytes. With a `sealer` each
+ * payload is stored sealed, and `texts` gets the canonical JSON all the same.
  */
 export function encodeRecords(
   entries: readonly Entry[],
   payloads: readonly (string | undefined)[] = [],
-  /** Filled with each entry's payload, as written (given or encoded here). */
+  /** Filled with each entry's canonical JSON (given or encoded here), as the log keeps it. */
   texts: string[] = new Array(entries.length),
+  sealer?: SessionSealer,
 ): Buffer {
   const n = entries.length;
   const seqs: string[] = new Array(n);
+  const stored: string[] = sealer === undefined ? texts : new Array(n);
   let size = 0;
   for (let i = 0; i < n; i++) {
     const e = entries[i] as Entry;
     const text = payloads[i] ?? toJsonString(EntrySchema, e);
     const seq = String(e.seq);
     texts[i] = text;
+    if (sealer !== undefined) stored[i] = sealer.sealPayload(text);
     seqs[i] = seq;
     // Header (its `more` variant but for the last), payload, "}\n".
     size += PREFIX.length + seq.length + MIDDLE.length + 8;
-    size += (i < n - 1 ? MORE_SUFFIX.length : SUFFIX.length) + Buffer.byteLength(text) + 2;
+    size += i < n - 1 ? MORE_SUFFIX.length : SUFFIX.length;
+    size += Buffer.byteLength(stored[i] as string) + 2;
   }
   const buf = Buffer.allocUnsafe(size);
   let at = 0;
@@ -92,7 +111,7 @@ export function encodeRecords(
     const seq = seqs[i] as string;
     const suffix = more ? MORE_SUFFIX : SUFFIX;
     const headerEnd = at + PREFIX.length + seq.length + MIDDLE.length + 8 + suffix.length;
-    const payloadEnd = headerEnd + buf.write(texts[i] as string, headerEnd, "utf8");
+    const payloadEnd = headerEnd + buf.write(stored[i] as string, headerEnd, "utf8");
     let crc = crc32(buf.subarray(headerEnd, payloadEnd), crc32(more ? `${seq}+` : seq));
     at += PREFIX.copy(buf, at);
     at += buf.write(seq, at, "latin1");
@@ -121,9 +140,9 @@ const NEWLINE = 0x0a;
  * so the marker would add nothing, and a copied session keeps the bytes
  * of a file whose appends wrote one entry each.
  */
-export function encodeFileContent(entries: readonly Entry[]): Buffer {
+export function encodeFileContent(entries: readonly Entry[], sealer?: SessionSealer): Buffer {
   let text = "";
-  for (const e of entries) text += encodeRecord(e);
+  for (const e of entries) text += encodeRecord(e, undefined, false, sealer);
   return Buffer.from(text);
 }
 
@@ -232,15 +251,95 @@ export function readMeta(buf: Buffer, frame: PayloadBounds, meta: EntryMeta): st
  * valid checksum was written by some sessiond, maybe a newer one.
  * `decodeEntry` is `fromJson` with a fast path for our writer's layout
  * (core/codec/entry-from-json.ts).
+ *
+ * A sealed payload (seal/sealed-payload.ts) is opened with `opener`: one
+ * that does not open is a reason naming the entry (DATA_LOSS where the
+ * caller reports it), never an entry without content; without a key
+ * (`opener` absent or a MissingKey) FAILED_PRECONDITION is thrown.
  */
-export function decodePayload(buf: Buffer, frame: PayloadBounds): Entry | string {
+export function decodePayload(
+  buf: Buffer,
+  frame: PayloadBounds,
+  opener?: ContentOpener,
+): Entry | string {
   let entry: Entry;
   try {
     const json = JSON.parse(buf.toString("utf8", frame.start, frame.end));
+    const sealed = sealedBounds(buf, frame.start, frame.end);
+    if (sealed !== undefined) {
+      const bad = openInPlace(json, buf, sealed.sealedStart, sealed.sealedEnd, frame.seq, opener);
+      if (bad !== undefined) return bad;
+    }
     entry = decodeEntry(json, { ignoreUnknownFields: true });
   } catch (err) {
+    if (isSessiondError(err)) throw err;
     return notAnEntry(err);
   }
   if (Number(entry.seq) !== frame.seq) return `header seq ${frame.seq} but entry seq ${entry.seq}`;
   return entry;
 }
+
+/** The opener of a reader given no key (callers that know the session pass a MissingKey). */
+const NO_KEY: ContentOpener = {
+  open(entryId, seq) {
+    throw failedPrecondition(
+      `entry ${quote(entryId)} (seq ${seq}) is encrypted and this reader has no key for it`,
+    );
+  },
+};
+
+/**
+ * Replaces the sealed kind value of the parsed payload `json` by its
+ * opened content. Returns why it does not open, or undefined.
+ */
+function openInPlace(
+  json: Record<string, unknown>,
+  buf: Buffer,
+  sealedStart: number,
+  sealedEnd: number,
+  seq: number,
+  opener: ContentOpener = NO_KEY,
+): string | undefined {
+  const id = typeof json.id === "string" ? json.id : "";
+  let kind: string | undefined;
+  for (const k in json) {
+    const v = json[k] as Record<string, unknown> | null;
+    if (typeof v === "object" && v !== null && typeof v["@sealed"] === "string") kind = k;
+  }
+  if (kind === undefined) return notOpened(id, seq);
+  const content = opener.open(id, seq, kind, buf.toString("latin1", sealedStart, sealedEnd));
+  if (content === undefined) return notOpened(id, seq);
+  json[kind] = JSON.parse(content);
+  return undefined;
+}
+
+/**
+ * The canonical JSON of a sealed record's payload (its content opened in
+ * place), for a search to look through; undefined when the payload is not
+ * sealed; a reason string when it does not open.
+ */
+export function openedPayload(
+  buf: Buffer,
+  frame: PayloadBounds,
+  meta: EntryMeta,
+  opener: ContentOpener,
+): Buffer | string | undefined {
+  const sealed = sealedBounds(buf, frame.start, frame.end);
+  if (sealed === undefined) return undefined;
+  const bad = readMeta(buf, frame, meta);
+  if (bad !== undefined) return bad;
+  const content = opener.open(
+    meta.id,
+    frame.seq,
+    meta.kind ?? "",
+    buf.toString("latin1", sealed.sealedStart, sealed.sealedEnd),
+  );
+  if (content === undefined) return notOpened(meta.id, frame.seq);
+  return Buffer.concat([
+    buf.subarray(frame.start, sealed.valueStart),
+    Buffer.from(content),
+    CLOSE_BRACE,
+  ]);
+}
+
+const CLOSE_BRACE = Buffer.from("}");

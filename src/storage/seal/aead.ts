@@ -1,0 +1,79 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+
+/**
+ * AES-256-GCM as sessiond uses it at rest, for entry content and for data
+ * keys alike: a 96-bit random nonce per seal (a session's data key seals a
+ * few million payloads at most, far below the 2^32 random nonces NIST
+ * allows one key), a 128-bit tag, and associated data that names the
+ * place the bytes belong to, so that bytes copied to another place fail
+ * the tag instead of opening there.
+ *
+ * The sealed form is one byte string: format byte (1), nonce (12),
+ * ciphertext, tag (16); stored as base64.
+ */
+
+/** Bytes of a key: AES-256. */
+export const KEY_BYTES = 32;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+const FORMAT = 1;
+
+/**
+ * Associated data for a tuple of strings: each one as its UTF-8 length
+ * (4 bytes, big-endian) and its bytes, so that no two different tuples give
+ * the same bytes ("ab","c" and "a","bc" differ).
+ */
+export function associatedData(parts: readonly string[]): Buffer {
+  const bufs = parts.map((p) => Buffer.from(p, "utf8"));
+  const out = Buffer.allocUnsafe(bufs.reduce((n, b) => n + 4 + b.length, 0));
+  let at = 0;
+  for (const b of bufs) {
+    at = out.writeUInt32BE(b.length, at);
+    at += b.copy(out, at);
+  }
+  return out;
+}
+
+/** Seals `plaintext` under `key` bound to `ad`; base64 of format, nonce, ciphertext, tag. */
+export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, nonce);
+  cipher.setAAD(ad);
+  const body =
+    typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
+  const rest = cipher.final();
+  return Buffer.concat([Buffer.of(FORMAT), nonce, body, rest, cipher.getAuthTag()]).toString(
+    "base64",
+  );
+}
+
+/**
+ * Opens what `seal` made, or undefined when it does not open: another key,
+ * another place (`ad`), altered or cut bytes, an unknown format. Never
+ * returns bytes that were not sealed under this key for this place.
+ */
+export function open(
+  key: Uint8Array,
+  sealed: string | Uint8Array,
+  ad: Uint8Array,
+): Buffer | undefined {
+  const bytes = typeof sealed === "string" ? Buffer.from(sealed, "base64") : Buffer.from(sealed);
+  if (bytes.length < 1 + NONCE_BYTES + TAG_BYTES || bytes[0] !== FORMAT) return undefined;
+  const nonce = bytes.subarray(1, 1 + NONCE_BYTES);
+  const tag = bytes.subarray(bytes.length - TAG_BYTES);
+  const body = bytes.subarray(1 + NONCE_BYTES, bytes.length - TAG_BYTES);
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, nonce);
+    decipher.setAAD(ad);
+    decipher.setAuthTag(tag);
+    const out = decipher.update(body);
+    return Buffer.concat([out, decipher.final()]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A new random key (a session's data key, a keyring's key version). */
+export function newKey(): Buffer {
+  return randomBytes(KEY_BYTES);
+}

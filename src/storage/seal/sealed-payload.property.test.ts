@@ -1,0 +1,146 @@
+import { create, toJsonString } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { entryArb } from "../../../test/support/entry-arbitrary.js";
+import { isSessiondError } from "../../core/errors.js";
+import { decodePayload } from "../jsonl/record.js";
+import { newKey } from "./aead.js";
+import { MissingKey, SEALED_KINDS, SessionSealer, sealedBounds } from "./sealed-payload.js";
+
+const idArb = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/);
+
+/** Random entries of every kind with what a log holds: valid ids and a seq from 1. */
+const storedEntry: fc.Arbitrary<Entry> = fc
+  .tuple(entryArb, idArb, fc.option(idArb, { nil: undefined }), fc.integer({ min: 1, max: 1e9 }))
+  .map(([e, id, parentId, seq]) => {
+    e.id = id;
+    e.parentId = parentId;
+    e.seq = BigInt(seq);
+    return e;
+  });
+
+const sealer = new SessionSealer("ws", "s1", newKey());
+
+function decode(payload: string, seq: number, opener = sealer as SessionSealer | MissingKey) {
+  const buf = Buffer.from(payload);
+  return decodePayload(buf, { seq, start: 0, end: buf.length }, opener);
+}
+
+describe("sealed payloads", () => {
+  it("a sealed payload opens to the entry it was sealed from, for every kind", () => {
+    fc.assert(
+      fc.property(storedEntry, (e) => {
+        const canonical = toJsonString(EntrySchema, e);
+        const stored = sealer.sealPayload(canonical);
+        const back = decode(stored, Number(e.seq));
+        expect(typeof back).not.toBe("string");
+        expect(toJsonString(EntrySchema, back as Entry)).toBe(canonical);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("only the content is sealed: the structure is in clear, the clear kinds unchanged", () => {
+    fc.assert(
+      fc.property(storedEntry, (e) => {
+        const canonical = toJsonString(EntrySchema, e);
+        const stored = sealer.sealPayload(canonical);
+        const kind = e.kind.case;
+        const sealedKind = kind !== undefined && SEALED_KINDS.has(kind);
+        const bounds = sealedBounds(Buffer.from(stored), 0, Buffer.byteLength(stored));
+        expect(bounds !== undefined).toBe(sealedKind);
+        if (!sealedKind) {
+          expect(stored).toBe(canonical);
+          return;
+        }
+        const prefix = canonical.slice(0, canonical.indexOf(`"${kind}":`) + kind.length + 3);
+        expect(stored.startsWith(prefix)).toBe(true);
+        expect(stored.startsWith(`${prefix}{"@sealed":"`)).toBe(true);
+        // A clear payload is never taken for a sealed one.
+        expect(sealedBounds(Buffer.from(canonical), 0, Buffer.byteLength(canonical))).toBe(
+          undefined,
+        );
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("a sealed content moved to another entry, seq, session, workspace or kind does not open", () => {
+    const message = (id: string, seq: number, text: string) =>
+      toJsonString(
+        EntrySchema,
+        create(EntrySchema, {
+          id,
+          seq: BigInt(seq),
+          kind: {
+            case: "message",
+            value: { role: 1, content: [{ part: { case: "text", value: text } }] },
+          },
+        }),
+      );
+    const a = sealer.sealPayload(message("a", 2, "secret-a"));
+    const b = message("b", 3, "other");
+    const moved = (to: string, from: string) =>
+      to.slice(0, to.indexOf('{"@sealed"')) + from.slice(from.indexOf('{"@sealed"'));
+    // Another entry (and seq) of the same session.
+    expect(decode(moved(sealer.sealPayload(b), a), 3)).toMatch(
+      /entry "b" \(seq 3\) does not open: its sealed content fails authentication/,
+    );
+    // Same entry id at another seq.
+    expect(decode(moved(sealer.sealPayload(message("a", 5, "x")), a), 5)).toMatch(/does not open/);
+    // Another session, another workspace, the same data key.
+    const key = newKey();
+    const here = new SessionSealer("ws", "s1", key);
+    const sealedHere = here.sealPayload(message("a", 2, "secret-a"));
+    for (const there of [new SessionSealer("ws", "s2", key), new SessionSealer("ws2", "s1", key)]) {
+      expect(decode(sealedHere, 2, there)).toMatch(/entry "a" \(seq 2\) does not open/);
+    }
+    // Another kind's name in clear.
+    expect(decode(sealedHere.replace('"message":', '"custom":'), 2, here)).toMatch(/does not open/);
+    // Another data key.
+    expect(decode(sealedHere, 2, new SessionSealer("ws", "s1", newKey()))).toMatch(/does not open/);
+    // A flipped byte of the sealed content.
+    const at = sealedHere.indexOf('{"@sealed":"') + 20;
+    const flipped =
+      sealedHere.slice(0, at) + (sealedHere[at] === "A" ? "B" : "A") + sealedHere.slice(at + 1);
+    expect(decode(flipped, 2, here)).toMatch(/does not open/);
+    // And it still opens where it belongs.
+    expect(typeof decode(sealedHere, 2, here)).not.toBe("string");
+  });
+
+  it("without a key a sealed payload is FAILED_PRECONDITION naming workspace, session and entry", () => {
+    const stored = sealer.sealPayload(
+      toJsonString(
+        EntrySchema,
+        create(EntrySchema, {
+          id: "e7",
+          seq: 7n,
+          kind: { case: "custom", value: { namespace: "n" } },
+        }),
+      ),
+    );
+    let caught: unknown;
+    try {
+      decode(stored, 7, new MissingKey("ws", "s1", "no keyring is configured"));
+    } catch (err) {
+      caught = err;
+    }
+    expect(isSessiondError(caught, "FAILED_PRECONDITION")).toBe(true);
+    expect((caught as Error).message).toBe(
+      'session "s1" in workspace "ws" is encrypted (entry "e7", seq 7) but no keyring is configured',
+    );
+  });
+
+  it("two seals of the same content differ (random nonce)", () => {
+    const c = toJsonString(
+      EntrySchema,
+      create(EntrySchema, {
+        id: "x",
+        seq: 1n,
+        kind: { case: "custom", value: { namespace: "n" } },
+      }),
+    );
+    expect(sealer.sealPayload(c)).not.toBe(sealer.sealPayload(c));
+  });
+});
