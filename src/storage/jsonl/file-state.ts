@@ -18,6 +18,7 @@ import {
 import type { InlineSync } from "./inline-sync.js";
 import { type CorruptHandler, scan } from "./reader.js";
 import { repairTail } from "./repair.js";
+import type { SessionKeying } from "./session-keys.js";
 
 /**
  * What this process knows about one session file, and how it catches up
@@ -43,6 +44,8 @@ export interface FileStateOptions {
   readonly noFencing?: boolean;
   /** The engine's choice of thread for a batch's flush (inline-sync.ts); absent: always the pool. */
   readonly inlineSync?: InlineSync;
+  /** How the session at this path is sealed and opened (session-keys.ts); absent: never sealed. */
+  readonly keysOf?: (key: SessionKey, logFile: string) => Promise<SessionKeying>;
 }
 
 /** The stat signature of a file: a change of inode, size or mtime is a change. */
@@ -56,6 +59,8 @@ const EMPTY = Buffer.alloc(0);
 
 export class FileState {
   private log: SessionLog | undefined;
+  /** The session's keys, read with the file (forgotten with it). */
+  private keying: SessionKeying | undefined;
   /** Offset just past the last good record this process knows. */
   private end = 0;
   private ino = -1;
@@ -126,8 +131,14 @@ export class FileState {
     return st.ino === this.ino && st.size === this.end ? this.log : undefined;
   }
 
+  /** What seals the records written now (undefined: in clear); known once the file is read. */
+  get sealer(): SessionKeying["sealer"] {
+    return this.keying?.sealer;
+  }
+
   /** Installs the state of a file this process has just created with `content`. */
-  seed(log: SessionLog, content: Buffer, st: Stats): void {
+  seed(log: SessionLog, content: Buffer, st: Stats, keying?: SessionKeying): void {
+    this.keying = keying;
     this.log = log;
     this.end = content.length;
     this.ino = st.ino;
@@ -167,15 +178,6 @@ export class FileState {
     }
     this.tornSig = undefined;
     return { log: caught, writeAt: this.end };
-  }
-
-  /**
-   * Under the lock, before redaction's rewrite (redact-file.ts): what
-   * prepareWrite gives, and the file's bytes up to its last good record.
-   */
-  async prepareRewrite(): Promise<{ log: SessionLog; bytes: Buffer }> {
-    const { log, writeAt } = await this.prepareWrite();
-    return { log, bytes: await this.readRange(0, writeAt) };
   }
 
   /**
@@ -309,6 +311,7 @@ export class FileState {
 
   private forget(): void {
     this.log = undefined;
+    this.keying = undefined;
     this.end = 0;
     this.ino = -1;
     this.probe = EMPTY;
@@ -355,9 +358,6 @@ export class FileState {
   }
 
   private async catchUp(st: Stats, writer: boolean): Promise<SessionLog> {
-    // A handle on a file that no longer has the name (replaced by a
-    // redaction's rename, or deleted and created again) is never read again.
-    if (this.fd !== undefined && this.fdIno !== st.ino) await this.closeHandle();
     const sig = sigOf(st);
     this.sigStat = st;
     if (this.corrupt !== undefined) {
@@ -371,6 +371,7 @@ export class FileState {
       if (writer) throw unavailable(`${this.name}: the file ${why}; reloaded, retry`);
     }
     if (this.log === undefined) {
+      if (this.o.keysOf !== undefined) this.keying = await this.o.keysOf(this.key, this.path);
       this.log = new SessionLog(this.key.sessionId);
       this.ino = st.ino;
     }
@@ -403,7 +404,14 @@ export class FileState {
       return false;
     }
     const tail = bytes.subarray(this.probe.length);
-    const result = scan(tail, base, log, this.corruptHandler(log));
+    let result: ReturnType<typeof scan>;
+    try {
+      result = scan(tail, base, log, this.corruptHandler(log), this.keying?.opener);
+    } catch (err) {
+      // No key to open a sealed record with: nothing is known of the file.
+      this.forget();
+      throw err;
+    }
     const good = result.end - base;
     this.keepProbe(tail.subarray(0, good));
     this.end = result.end;

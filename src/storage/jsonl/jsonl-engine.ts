@@ -18,8 +18,6 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
-  WithholdPlanner,
-  WithholdResult,
   WorkspacePageQuery,
   WorkspaceRecord,
 } from "../engine.js";
@@ -49,6 +47,7 @@ import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
+import { type EncryptionOptions, SessionKeys } from "./session-keys.js";
 import { scanFile } from "./text-scan.js";
 
 /** What a readiness probe writes. */
@@ -96,6 +95,12 @@ export interface JsonlEngineOptions {
    */
   inlineSync?: InlineSync;
   /**
+   * Encryption at rest (session-keys.ts): the new sessions of these
+   * workspaces are sealed under data keys wrapped by `keys`. Sessions
+   * sealed earlier are opened with `keys` whatever `workspaces` says.
+   */
+  encryption?: EncryptionOptions;
+  /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
    * it. Never set them in production.
@@ -113,8 +118,6 @@ export interface JsonlEngineOptions {
     noDirFsync?: boolean;
     /** Trust the persisted listing index without a stat of each file (stale listings). */
     noListingIndexCheck?: boolean;
-    /** Redaction overwrites the file in place instead of copy, fsync, rename (a crash leaves a mix). */
-    redactInPlace?: boolean;
   };
 }
 
@@ -141,6 +144,7 @@ export class JsonlEngine implements StorageEngine {
   private readonly listingIndex: ListingIndex | undefined;
   private readonly observer: StorageObserver;
   private closed = false;
+  private readonly keys: SessionKeys;
   readonly blobs: BlobFiles;
 
   constructor(o: JsonlEngineOptions) {
@@ -177,7 +181,9 @@ export class JsonlEngine implements StorageEngine {
       // Another process deleted it: its record would only hold a place in the memo.
       onGone: (dir, id) => this.memo.delete(dir, id),
     });
+    this.keys = new SessionKeys(this.ops, o.encryption, o.debug?.noFsync !== true);
     this.fileOptions = {
+      keysOf: (key, file) => this.keys.open(key, file),
       ops: this.ops,
       dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
@@ -186,7 +192,6 @@ export class JsonlEngine implements StorageEngine {
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
       noFencing: o.debug?.noFencing === true,
-      redactInPlace: o.debug?.redactInPlace === true,
       inlineSync: o.inlineSync ?? new InlineSync(),
       observer: this.observer,
     };
@@ -199,7 +204,6 @@ export class JsonlEngine implements StorageEngine {
     const subagent = Boolean(log.info.parentSessionId);
     const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
     const sync = !this.fileOptions.noFsync;
-    const content = encodeFileContent(entries);
     try {
       await this.prepare(key.workspace);
       const existing = await this.locate(key);
@@ -211,6 +215,9 @@ export class JsonlEngine implements StorageEngine {
         throw alreadyExists(`session ${quote(key.sessionId)} already exists`);
       }
       await ensureDir(this.ops, path.dirname(file), sync);
+      // The data key is durable before the log is: no record is sealed under a key a crash loses.
+      const keying = await this.keys.create(key, file);
+      const content = encodeFileContent(entries, keying.sealer);
       try {
         await createExclusive(this.ops, file, key.sessionId, content, sync);
       } catch (err) {
@@ -221,7 +228,7 @@ export class JsonlEngine implements StorageEngine {
       }
       const session = this.newSession(key, file);
       const st = await this.ops.stat(file);
-      session.seed(log, content, st);
+      session.seed(log, content, st, keying);
       this.cache.put(key, session);
       this.index.added(key.workspace, key.sessionId, file, log.root, keyOf(st));
     } catch (err) {
@@ -239,12 +246,6 @@ export class JsonlEngine implements StorageEngine {
       if (isSessiondError(err, "NOT_FOUND")) this.cache.drop(key, open);
       throw err;
     });
-  }
-
-  /** Redaction: the session file rewritten under its lock (SessionFile.withhold, redact-file.ts). */
-  withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult> {
-    this.checkOpen();
-    return this.use(key, (s) => s.withhold(plan));
   }
 
   isOpen(key: SessionKey): boolean {
@@ -273,7 +274,8 @@ export class JsonlEngine implements StorageEngine {
     for (const subagent of [false, true]) {
       const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
       try {
-        return await scanFile(this.ops, file, scan);
+        const keying = this.keys.encrypts ? await this.keys.open(key, file) : undefined;
+        return await scanFile(this.ops, file, scan, keying?.sealer);
       } catch (err) {
         const code = errnoCode(err);
         if (code === "ENOENT") continue;
@@ -285,6 +287,22 @@ export class JsonlEngine implements StorageEngine {
     throw notFound(
       `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
     );
+  }
+
+  /**
+   * After a key rotation: the session's data key wrapped again under its
+   * workspace key's current version (the key file replaced, no record
+   * touched). Undefined for a session in clear.
+   */
+  async rewrap(key: SessionKey): Promise<{ from: number; to: number } | undefined> {
+    this.checkOpen();
+    const file = await this.locate(key);
+    if (file === undefined) {
+      throw notFound(
+        `session ${quote(key.sessionId)} not found in workspace ${quote(key.workspace)}`,
+      );
+    }
+    return this.keys.rewrap(key, file);
   }
 
   async listIds(workspace: string): Promise<string[]> {
@@ -416,6 +434,7 @@ export class JsonlEngine implements StorageEngine {
     // Kept because it changed (or gone already: the cache forgets it on its next use).
     if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
+    if (removed) await this.keys.remove(file);
     this.memo.delete(path.dirname(file), key.sessionId);
     this.index.removed(key.workspace, key.sessionId, file);
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
@@ -530,10 +549,6 @@ export class JsonlEngine implements StorageEngine {
         // The memo's record is old now, whether or not the change report has come in yet.
         this.memo.delete(dir, key.sessionId);
         this.listeners.emit({ type: "appended", ...key, headSeq });
-      },
-      onWithheld: (headSeq, seqs) => {
-        this.memo.delete(dir, key.sessionId);
-        this.listeners.emit({ type: "withheld", ...key, headSeq, seqs });
       },
     });
   }

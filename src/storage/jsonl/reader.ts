@@ -1,7 +1,8 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { dataLoss } from "../../core/errors.js";
+import { dataLoss, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { EntryMeta, EntrySource, SessionLog } from "../../core/session-log.js";
+import type { ContentOpener } from "../seal/sealed-payload.js";
 import { newMeta } from "./entry-meta.js";
 import { checkFrame, decodePayload, type IntactRecord, readMeta } from "./record.js";
 
@@ -37,6 +38,12 @@ import { checkFrame, decodePayload, type IntactRecord, readMeta } from "./record
  * reported through `onCorrupt` (DATA_LOSS naming its line). Two records are
  * decoded at once, so that `root` and `last` of a loaded log never fail:
  * the first record of the file and the last valid one of the scan.
+ *
+ * Sealed records (seal/sealed-payload.ts) are indexed like clear ones (the
+ * structure is in clear) and opened when decoded, with the session's
+ * opener: one that does not open is an intact invalid record (DATA_LOSS
+ * naming the line and the entry); no key at all is FAILED_PRECONDITION,
+ * thrown as it is (the file is fine, the reader lacks the key).
  */
 
 /** Where the first invalid line starts (1-based line, byte offset) and what is wrong with it. */
@@ -80,10 +87,11 @@ class StoredEntries implements EntrySource {
     private readonly buf: Buffer,
     private readonly base: number,
     private readonly onCorrupt: CorruptHandler,
+    readonly opener: ContentOpener | undefined,
   ) {}
 
   decode(seq: number, start: number, end: number): Entry {
-    const entry = decodePayload(this.buf, { seq, start, end });
+    const entry = decodePayload(this.buf, { seq, start, end }, this.opener);
     if (typeof entry === "string") this.corrupt(seq, start, end, entry);
     return entry;
   }
@@ -100,10 +108,11 @@ function tryApply(
   buf: Buffer,
   frame: IntactRecord,
   lazy: { source: EntrySource; meta: EntryMeta } | undefined,
+  opener: ContentOpener | undefined,
 ): string | undefined {
   try {
     if (lazy === undefined) {
-      const entry = decodePayload(buf, frame);
+      const entry = decodePayload(buf, frame, opener);
       if (typeof entry === "string") return entry;
       log.apply(entry);
     } else {
@@ -113,6 +122,8 @@ function tryApply(
     }
     return undefined;
   } catch (err) {
+    // No key for a sealed record: the reader's problem, not the file's.
+    if (isSessiondError(err, "FAILED_PRECONDITION")) throw err;
     return err instanceof Error ? err.message : String(err);
   }
 }
@@ -146,8 +157,10 @@ export function scan(
   base: number,
   log: SessionLog,
   onCorrupt: CorruptHandler = corruptIn(log),
+  /** Opens sealed records; absent: a sealed record is FAILED_PRECONDITION. */
+  opener?: ContentOpener,
 ): ScanResult {
-  const lazy = { source: new StoredEntries(buf, base, onCorrupt), meta: newMeta() };
+  const lazy = { source: new StoredEntries(buf, base, onCorrupt, opener), meta: newMeta() };
   let pos = 0;
   let nl = buf.indexOf(NEWLINE, 0);
   let frame: IntactRecord | string = nl < 0 ? NO_NEWLINE : checkFrame(buf, 0, nl);
@@ -167,7 +180,7 @@ export function scan(
       const nextNl = buf.indexOf(NEWLINE, next);
       const nextFrame = nextNl === -1 ? NO_NEWLINE : checkFrame(buf, next, nextNl);
       const eager = line === 1 || (!frame.more && typeof nextFrame === "string");
-      const failed = tryApply(log, buf, frame, eager ? undefined : lazy);
+      const failed = tryApply(log, buf, frame, eager ? undefined : lazy, opener);
       if (failed === undefined) {
         if (!frame.more) {
           unit.start = next;
@@ -190,10 +203,10 @@ export function scan(
       return { end: offset, verdict: { kind: "corrupt", line, offset, reason: why } };
     }
     if (unit.start === pos) return { end: offset, verdict: { kind: "torn", line, offset, reason } };
-    return tornWrite(buf, base, log, unit, `line ${line}: ${reason}`);
+    return tornWrite(buf, base, log, unit, `line ${line}: ${reason}`, opener);
   }
   if (unit.start === pos) return { end: base + pos, verdict: { kind: "ok" } };
-  return tornWrite(buf, base, log, unit, "the file ends");
+  return tornWrite(buf, base, log, unit, "the file ends", opener);
 }
 
 /** The write a scan is in: where it starts, and what the scan knows of the one before it. */
@@ -221,12 +234,13 @@ function tornWrite(
   log: SessionLog,
   unit: Unit,
   why: string,
+  opener: ContentOpener | undefined,
 ): ScanResult {
   const whole = log.headSeq - unit.head;
   const last = unit.last;
   if (last !== undefined && !unit.lastEager) {
     log.truncate(unit.head - 1);
-    const failed = tryApply(log, buf, last, undefined);
+    const failed = tryApply(log, buf, last, undefined, opener);
     if (failed !== undefined) {
       const offset = base + buf.lastIndexOf(NEWLINE, last.start) + 1;
       return { end: offset, verdict: { kind: "corrupt", line: unit.head, offset, reason: failed } };

@@ -21,12 +21,23 @@
  * could hide hits). A search for a rare word then costs little more than
  * reading each file, where parsing every line and checking its checksum
  * cost several times that (bench row 11/search).
+ *
+ * A sealed session (seal/) cannot be looked through in its bytes: its
+ * records' content is ciphertext. Given the session's sealer, the scan
+ * skips the whole-file look, opens each sealed record after `afterSeq`
+ * and looks for the needles in its canonical JSON as opened (the form the
+ * needles are defined on), decoding only the records that hold them; its
+ * clear records (SessionInfo, Leaf, Label) are looked through as stored.
+ * A sealed record that does not open is corruption, like one that does
+ * not decode.
  */
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { EntryScan, EntryScanEnd } from "../engine.js";
+import type { SessionSealer } from "../seal/sealed-payload.js";
+import { newMeta } from "./entry-meta.js";
 import { closeQuietly, type FsOps, readBuffer } from "./fs-ops.js";
 import { NeedleFinder } from "./needle-finder.js";
-import { checkFrame, decodePayload } from "./record.js";
+import { checkFrame, decodePayload, openedPayload, type PayloadBounds } from "./record.js";
 
 const NEWLINE = 0x0a;
 /** Bytes of the chunk buffer; a longer line grows it to hold the line. */
@@ -51,13 +62,19 @@ const spares: Buffer[] = [];
 const MAX_SPARES = 4;
 
 /** Scans the session file at `file`; ENOENT (the session is gone) propagates. */
-export async function scanFile(ops: FsOps, file: string, scan: EntryScan): Promise<EntryScanEnd> {
+export async function scanFile(
+  ops: FsOps,
+  file: string,
+  scan: EntryScan,
+  /** The session's sealer when it is sealed. */
+  sealer?: SessionSealer,
+): Promise<EntryScanEnd> {
   const fd = await ops.open(file, "r");
   const chunk = { buf: spares.pop() ?? readBuffer(CHUNK) };
   try {
-    const held = await readWhenSmall(ops, fd, scan, chunk.buf);
+    const held = sealer === undefined ? await readWhenSmall(ops, fd, scan, chunk.buf) : 0;
     if (held === "lacks a needle") return { damaged: false };
-    return await scanFd(ops, fd, scan, chunk, held);
+    return await scanFd(ops, fd, scan, chunk, held, sealer);
   } finally {
     if (chunk.buf.length === CHUNK && spares.length < MAX_SPARES) spares.push(chunk.buf);
     await closeQuietly(ops, fd);
@@ -104,10 +121,12 @@ async function scanFd(
   chunk: { buf: Buffer },
   /** Bytes of the file already at the start of `chunk.buf`. */
   preRead: number,
+  sealer: SessionSealer | undefined,
 ): Promise<EntryScanEnd> {
   const finders = scan.needles
     .map((n) => new NeedleFinder(n))
     .sort((a, b) => a.heldShare - b.heldShare);
+  const opened = sealer === undefined ? undefined : new OpenedRecords(scan.needles, sealer);
   let buf = chunk.buf;
   const size = (await ops.fstat(fd)).size;
   /** Bytes of `buf` holding data; `pos`: file offset of buf[0]. */
@@ -153,7 +172,15 @@ async function scanFd(
       else if (frame.seq !== seq + 1) bad = "corrupt";
       if (bad === undefined && typeof frame !== "string") {
         seq = frame.seq;
-        if (seq > scan.afterSeq && finders.every((f) => f.within(frame.start, frame.end))) {
+        const plain = seq > scan.afterSeq ? opened?.open(buf, frame) : undefined;
+        if (plain !== undefined) {
+          if (typeof plain === "string") bad = "corrupt";
+          else if (plain !== NOT_HELD) {
+            const entry = decodePayload(plain, { seq, start: 0, end: plain.length });
+            if (typeof entry === "string") bad = "corrupt";
+            else pending.push(entry);
+          }
+        } else if (seq > scan.afterSeq && finders.every((f) => f.within(frame.start, frame.end))) {
           const entry = decodePayload(buf, frame);
           if (typeof entry === "string") bad = "corrupt";
           else pending.push(entry);
@@ -207,5 +234,36 @@ async function intactAfter(ops: FsOps, fd: number, from: number): Promise<boolea
       chunk = readBuffer(chunk.length * 2);
     }
     offset += at;
+  }
+}
+
+/** A sealed record whose opened form lacks a needle. */
+const NOT_HELD = Buffer.alloc(0);
+
+/** The sealed records of a scan, opened and looked through for the needles. */
+class OpenedRecords {
+  private readonly finders: NeedleFinder[];
+  private readonly meta = newMeta();
+
+  constructor(
+    needles: readonly string[],
+    private readonly sealer: SessionSealer,
+  ) {
+    this.finders = needles.map((n) => new NeedleFinder(n));
+  }
+
+  /**
+   * The record's canonical JSON as opened when it holds every needle,
+   * NOT_HELD when it lacks one, a reason when it does not open, undefined
+   * when it is not sealed (then it is looked through as stored).
+   */
+  open(buf: Buffer, frame: PayloadBounds): Buffer | string | undefined {
+    const plain = openedPayload(buf, frame, this.meta, this.sealer);
+    if (plain === undefined || typeof plain === "string") return plain;
+    for (const f of this.finders) {
+      f.reset(plain);
+      if (!f.within(0, plain.length)) return NOT_HELD;
+    }
+    return plain;
   }
 }

@@ -1,0 +1,252 @@
+import { randomBytes } from "node:crypto";
+import { rename as fsRename } from "node:fs/promises";
+import * as path from "node:path";
+import { failedPrecondition, isSessiondError } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import type { SessionKey } from "../engine.js";
+import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
+import { newKey } from "../seal/aead.js";
+import { type ContentOpener, MissingKey, SessionSealer } from "../seal/sealed-payload.js";
+import { createExclusive, makeNameDurable } from "./create-file.js";
+import { errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+
+/**
+ * Which workspaces the JSONL engine seals, and with what keys (see
+ * seal/ and keys/). Every session created in such a workspace gets a random
+ * 256-bit data key, kept wrapped by the workspace's key in a key file
+ * beside its log:
+ *
+ *   <dataDir>/<workspace>/sessions/<id>.key            (subagents/<id>.key)
+ *   {"format":"sessiond-session-key","version":1,"workspace":"w","sessionId":"s",
+ *    "keyId":"w","keyVersion":1,"wrapped":"<base64>"}
+ *
+ * Why a file of its own rather than the log's first record: erasing a
+ * session (issue 41, part 2) destroys its data key, and destroying this
+ * small file (unlink, directory fsync) does that without rewriting the
+ * log; a rotation's rewrap replaces it (temp file, fsync, rename,
+ * directory fsync) without touching a record either. It is written
+ * durably before the log exists (a log is never sealed under a key that a
+ * crash could lose); a key file left without a log by a crash is used
+ * again by the retried create, or stays unused.
+ */
+export interface EncryptionOptions {
+  /** Where workspace keys come from: a LocalKeyring, or a KMS behind the same interface. */
+  readonly keys: KeyProvider;
+  /** The workspaces whose new sessions are sealed: "all", or names. */
+  readonly workspaces: "all" | readonly string[];
+}
+
+/** How one session's payloads are sealed and opened. */
+export interface SessionKeying {
+  /** Seals what is written; undefined: the session is in clear. */
+  readonly sealer: SessionSealer | undefined;
+  /** Opens what is read (a sealer, or an opener that says why there is no key). */
+  readonly opener: ContentOpener;
+}
+
+const FORMAT = "sessiond-session-key";
+
+interface KeyFile {
+  format: typeof FORMAT;
+  version: 1;
+  workspace: string;
+  sessionId: string;
+  keyId: string;
+  keyVersion: number;
+  wrapped: string;
+}
+
+/** The key file of the session whose log is `logFile`. */
+export function keyPath(logFile: string): string {
+  return logFile.replace(/\.jsonl$/, ".key");
+}
+
+export class SessionKeys {
+  private readonly sealed: ReadonlySet<string> | "all" | undefined;
+
+  constructor(
+    private readonly ops: FsOps,
+    private readonly o: EncryptionOptions | undefined,
+    private readonly sync: boolean,
+  ) {
+    const w = o?.workspaces;
+    this.sealed = w === undefined ? undefined : w === "all" ? "all" : new Set(w);
+  }
+
+  /** True when a key provider is configured (sealed sessions can be opened). */
+  get encrypts(): boolean {
+    return this.o !== undefined;
+  }
+
+  /** True when new sessions of `workspace` are sealed. */
+  seals(workspace: string): boolean {
+    return this.sealed === "all" || (this.sealed?.has(workspace) ?? false);
+  }
+
+  /**
+   * For a new session: in a sealed workspace, a data key made, wrapped and
+   * written durably to the key file (or the one a crashed create left
+   * there, taken again); else clear.
+   */
+  async create(key: SessionKey, logFile: string): Promise<SessionKeying> {
+    const provider = this.o?.keys;
+    if (provider === undefined || !this.seals(key.workspace)) return this.keyingOf(key, undefined);
+    const file = keyPath(logFile);
+    const dataKey = newKey();
+    const wrapped = await provider.wrap(key.workspace, dataKey, contextOf(key));
+    try {
+      await createExclusive(this.ops, file, key.sessionId, encodeKeyFile(key, wrapped), this.sync);
+    } catch (err) {
+      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      if (this.sync) await makeNameDurable(this.ops, file);
+      return this.open(key, logFile);
+    }
+    return this.keyingOf(key, new SessionSealer(key.workspace, key.sessionId, dataKey));
+  }
+
+  /** For an existing session: its key file read and unwrapped, or clear when it has none. */
+  async open(key: SessionKey, logFile: string): Promise<SessionKeying> {
+    const provider = this.o?.keys;
+    // Without keys no key file is looked for: a sealed record says it cannot be opened.
+    if (provider === undefined) {
+      return {
+        sealer: undefined,
+        opener: new MissingKey(
+          key.workspace,
+          key.sessionId,
+          "no keyring is configured (serve --keyring FILE)",
+        ),
+      };
+    }
+    const stored = await this.read(key, keyPath(logFile));
+    if (stored === undefined) return this.keyingOf(key, undefined);
+    const dataKey = await provider.unwrap(stored, contextOf(key));
+    return this.keyingOf(key, new SessionSealer(key.workspace, key.sessionId, dataKey));
+  }
+
+  /**
+   * Wraps the session's data key again under its workspace key's current
+   * version (after a rotation), replacing the key file; no record changes.
+   * Returns the version it was and is now wrapped under, or undefined for
+   * a session in clear.
+   */
+  async rewrap(
+    key: SessionKey,
+    logFile: string,
+  ): Promise<{ from: number; to: number } | undefined> {
+    const provider = this.o?.keys;
+    const file = keyPath(logFile);
+    const stored = await this.read(key, file);
+    if (stored === undefined) return undefined;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const current = await provider.currentVersion(stored.keyId);
+    if (current === stored.version) return { from: current, to: current };
+    const dataKey = await provider.unwrap(stored, contextOf(key));
+    const wrapped = await provider.wrap(stored.keyId, dataKey, contextOf(key));
+    await this.replace(file, key.sessionId, encodeKeyFile(key, wrapped));
+    return { from: stored.version, to: wrapped.version };
+  }
+
+  /** After the session's log is deleted: its key file goes too (durably). */
+  async remove(logFile: string): Promise<void> {
+    const file = keyPath(logFile);
+    try {
+      await this.ops.unlink(file);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return;
+      throw err;
+    }
+    if (this.sync) await fsyncDir(this.ops, path.dirname(file));
+  }
+
+  private keyingOf(key: SessionKey, sealer: SessionSealer | undefined): SessionKeying {
+    if (sealer !== undefined) return { sealer, opener: sealer };
+    return {
+      sealer: undefined,
+      opener: new MissingKey(
+        key.workspace,
+        key.sessionId,
+        `its key file is missing (${key.sessionId}.key)`,
+      ),
+    };
+  }
+
+  /** The key file's wrapped key, or undefined when there is none. */
+  private async read(key: SessionKey, file: string): Promise<WrappedKey | undefined> {
+    let fd: number;
+    try {
+      fd = await this.ops.open(file, "r");
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return undefined;
+      throw err;
+    }
+    let text: string;
+    try {
+      const size = (await this.ops.fstat(fd)).size;
+      text = (await readAt(this.ops, fd, 0, size)).toString("utf8");
+    } finally {
+      await this.ops.close(fd);
+    }
+    const name = `the key file of session ${quote(key.sessionId)} in workspace ${quote(key.workspace)}`;
+    let k: Partial<KeyFile>;
+    try {
+      k = JSON.parse(text) as Partial<KeyFile>;
+    } catch {
+      throw failedPrecondition(`${name} is malformed (not JSON)`);
+    }
+    if (
+      k.format !== FORMAT ||
+      typeof k.keyId !== "string" ||
+      typeof k.keyVersion !== "number" ||
+      typeof k.wrapped !== "string"
+    ) {
+      throw failedPrecondition(`${name} is malformed`);
+    }
+    if (k.workspace !== key.workspace || k.sessionId !== key.sessionId) {
+      throw failedPrecondition(
+        `${name} belongs to session ${quote(String(k.sessionId))} in workspace ${quote(String(k.workspace))}`,
+      );
+    }
+    return { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped };
+  }
+
+  /** Temp file, fsync, rename over, directory fsync. */
+  private async replace(file: string, sessionId: string, content: Buffer): Promise<void> {
+    const dir = path.dirname(file);
+    const temp = path.join(dir, `.tmp-${sessionId}-${randomBytes(6).toString("hex")}`);
+    // rename is optional in FsOps (a test's file system may lack it): node's then.
+    const ops = this.ops as { rename?: (from: string, to: string) => Promise<void> };
+    const rename = ops.rename?.bind(this.ops) ?? fsRename;
+    const fd = await this.ops.open(temp, "wx");
+    try {
+      await writeAll(this.ops, fd, content, 0);
+      if (this.sync) await this.ops.fsync(fd);
+    } finally {
+      await this.ops.close(fd);
+    }
+    try {
+      await rename(temp, file);
+    } catch (err) {
+      await this.ops.unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    if (this.sync) await fsyncDir(this.ops, dir);
+  }
+}
+
+function contextOf(key: SessionKey): Record<string, string> {
+  return { workspace: key.workspace, session: key.sessionId };
+}
+
+function encodeKeyFile(key: SessionKey, w: WrappedKey): Buffer {
+  const content: KeyFile = {
+    format: FORMAT,
+    version: 1,
+    workspace: key.workspace,
+    sessionId: key.sessionId,
+    keyId: w.keyId,
+    keyVersion: w.version,
+    wrapped: w.wrapped,
+  };
+  return Buffer.from(`${JSON.stringify(content)}\n`);
+}
