@@ -1,6 +1,6 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { EntrySchema, Role, WithheldReason } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, Role, WithheldReason } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   assistant,
   branchSummary,
@@ -23,7 +23,7 @@ const MARK = withheldMarker(WithheldReason.REDACTED, "alice", ts(1_700_000_000, 
 const ERASED = withheldMarker(WithheldReason.ERASED, "", ts(1_700_000_000, 0), "");
 
 /** The entry as stored JSON: what a withheld entry must no longer contain. */
-const json = (e: Parameters<typeof toJsonString>[1]) => toJsonString(EntrySchema, e);
+const json = (e: Entry) => toJsonString(EntrySchema, e);
 
 describe("withhold: what each kind keeps", () => {
   it("a Message keeps role, tool call ids and names, model, provider, usage, stop reason; loses text, thinking, images, arguments and metadata", () => {
