@@ -70,6 +70,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./rewind.js")).rewind,
   },
   {
+    name: "redact",
+    summary: "purge the content of entries (a pasted secret), keeping the tree",
+    load: async () => (await import("./redact.js")).redact,
+  },
+  {
     name: "fork",
     summary: "copy a session's path into a new session",
     load: async () => (await import("./fork.js")).fork,
@@ -93,6 +98,12 @@ const COMMANDS: readonly CommandEntry[] = [
     name: "copy",
     summary: "copy every session to another storage, e.g. a data dir to PostgreSQL (no server)",
     load: async () => (await import("./copy.js")).copy,
+  },
+  {
+    name: "keys",
+    summary:
+      "encryption at rest: list, rotate the keyring's keys, rewrap sessions' data keys (no server)",
+    load: async () => (await import("./keys.js")).keys,
   },
   {
     name: "fsck",
