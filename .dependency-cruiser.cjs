@@ -128,12 +128,13 @@ module.exports = {
     {
       name: "cli-reaches-storage-through-its-doors",
       comment:
-        "The CLI opens engines (serve, copy, gc) and checks JSONL files (fsck) only through the engine contract (storage/engine.ts), the memory engine and each engine's index.ts; an engine's internals stay its own.",
+        "The CLI opens engines (serve, copy, gc) and checks JSONL files (fsck) only through the engine contract (storage/engine.ts), the memory engine and each engine's index.ts, and keyrings through storage/keys/index.ts; an engine's internals stay its own.",
       severity: "error",
       from: { path: layer("cli"), pathNot: TEST },
       to: {
         path: "^src/storage/",
-        pathNot: "^src/storage/(engine|memory)\\.ts$|^src/storage/(jsonl|postgres)/index\\.ts$",
+        pathNot:
+          "^src/storage/(engine|memory)\\.ts$|^src/storage/(jsonl|postgres|keys)/index\\.ts$",
       },
     },
     {

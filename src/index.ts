@@ -4,7 +4,7 @@
  * are re-exported so callers build entries with `create(EntrySchema, …)`.
  */
 
-import { JsonlEngine } from "./storage/jsonl/index.js";
+import { type EncryptionOptions, JsonlEngine } from "./storage/jsonl/index.js";
 import { MemoryEngine } from "./storage/memory.js";
 import { SessionStore, type StoreOptions } from "./store/session-store.js";
 
@@ -22,12 +22,29 @@ export { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, foldPath } from "./core/fold.
 export { shortId } from "./core/ids.js";
 export * from "./core/message-text.js";
 export type { StorageEngine } from "./storage/engine.js";
-export { JsonlEngine } from "./storage/jsonl/index.js";
+export { type EncryptionOptions, JsonlEngine } from "./storage/jsonl/index.js";
+export {
+  type KeyContext,
+  type KeyProvider,
+  LocalKeyring,
+  type WrappedKey,
+} from "./storage/keys/index.js";
 export { MemoryEngine } from "./storage/memory.js";
 export * from "./store/index.js";
 
 export type OpenStoreOptions = StoreOptions &
-  ({ dataDir: string; memory?: undefined } | { memory: true; dataDir?: undefined });
+  (
+    | {
+        dataDir: string;
+        memory?: undefined;
+        /**
+         * Encryption at rest: the new sessions of these workspaces are sealed
+         * under data keys wrapped by `keys` (e.g. `await LocalKeyring.open(file)`).
+         */
+        encryption?: EncryptionOptions | undefined;
+      }
+    | { memory: true; dataDir?: undefined; encryption?: undefined }
+  );
 
 /**
  * Opens a SessionStore: `{ dataDir }` for durable JSONL files (the embedded
@@ -37,6 +54,6 @@ export type OpenStoreOptions = StoreOptions &
 export function openStore(options: OpenStoreOptions): SessionStore {
   const engine = options.memory
     ? new MemoryEngine()
-    : new JsonlEngine({ dataDir: options.dataDir });
+    : new JsonlEngine({ dataDir: options.dataDir, encryption: options.encryption });
   return new SessionStore(engine, options);
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { WORKSPACE_PATTERN } from "../core/ids.js";
 import {
   capYoungGeneration,
   DEFAULT_DATA_DIR,
@@ -22,7 +23,8 @@ import {
   startServer,
 } from "../server/index.js";
 import type { StorageEngine } from "../storage/engine.js";
-import { JsonlEngine } from "../storage/jsonl/index.js";
+import { type EncryptionOptions, JsonlEngine } from "../storage/jsonl/index.js";
+import { LocalKeyring } from "../storage/keys/index.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
@@ -41,6 +43,12 @@ Flags:
   --listen HOST:PORT          address to bind (default ${DEFAULT_LISTEN}; port 0 = any free port)
   --data-dir DIR              where the jsonl engine stores sessions (default ${DEFAULT_DATA_DIR})
   --storage KIND              jsonl (default), memory, or postgres://user@host:port/db
+  --keyring FILE              encryption at rest (jsonl): the keyring file (0600) whose
+                              workspace keys wrap each sealed session's data key
+  --encrypt-workspaces A,B    seal the new sessions of these workspaces (needs --keyring;
+                              the keyring is created when missing, a key per workspace
+                              made on first use)
+  --encrypt-all               seal the new sessions of every workspace (needs --keyring)
   --pg-pool-size N            PostgreSQL connections (default 10)
   --pg-statement-timeout-ms N PostgreSQL statement_timeout, 0 = none (default 0)
   --auth-tokens FILE          bearer tokens: {"tokens":[{"token":"...","workspaces":["*"]}]}
@@ -88,6 +96,9 @@ const OPTIONS = {
   listen: { type: "string" },
   "data-dir": { type: "string" },
   storage: { type: "string" },
+  keyring: { type: "string" },
+  "encrypt-workspaces": { type: "string" },
+  "encrypt-all": { type: "boolean" },
   "auth-tokens": { type: "string" },
   insecure: { type: "boolean" },
   compress: { type: "boolean" },
@@ -152,6 +163,42 @@ function metricsTokenOf(content: Buffer): string {
   return token;
 }
 
+/**
+ * --keyring, --encrypt-workspaces, --encrypt-all as the engine's options:
+ * a keyring without a workspace to seal still opens sessions sealed before.
+ */
+async function encryptionOf(
+  v: { keyring?: string; "encrypt-workspaces"?: string; "encrypt-all"?: boolean },
+  kind: string,
+): Promise<EncryptionOptions | undefined> {
+  const list = v["encrypt-workspaces"];
+  const all = v["encrypt-all"] === true;
+  if (v.keyring === undefined) {
+    if (list !== undefined || all) {
+      throw new CliError("--encrypt-workspaces and --encrypt-all need --keyring FILE", 2);
+    }
+    return undefined;
+  }
+  if (kind !== "jsonl") {
+    throw new CliError("--keyring: encryption at rest is supported on jsonl storage only", 2);
+  }
+  if (list !== undefined && all) {
+    throw new CliError("--encrypt-workspaces and --encrypt-all exclude each other", 2);
+  }
+  const workspaces = list === undefined ? [] : list.split(",").map((w) => w.trim());
+  for (const w of workspaces) {
+    if (!WORKSPACE_PATTERN.test(w)) {
+      throw new CliError(`--encrypt-workspaces: "${w}" is not a workspace name`, 2);
+    }
+  }
+  try {
+    const keys = await LocalKeyring.open(v.keyring, { create: all || workspaces.length > 0 });
+    return { keys, workspaces: all ? "all" : workspaces };
+  } catch (err) {
+    throw new CliError(`--keyring: ${(err as Error).message}`);
+  }
+}
+
 export const serve: Command = {
   name: "serve",
   help: HELP,
@@ -184,10 +231,11 @@ export const serve: Command = {
     }
     const metrics = v.metrics === "off" ? undefined : new ServerMetrics();
     const observer = metrics?.storage;
+    const encryption = await encryptionOf(v, kind);
     let engine: StorageEngine;
     if (kind === "jsonl") {
       try {
-        engine = new JsonlEngine({ dataDir, debug, observer });
+        engine = new JsonlEngine({ dataDir, debug, observer, encryption });
       } catch (err) {
         // A data dir the engine cannot use stops the server here, before "listening".
         throw new CliError((err as Error).message);

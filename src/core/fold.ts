@@ -10,7 +10,6 @@ import {
 } from "../../gen/sessiond/v1/session_pb.js";
 import { invalidArgument } from "./errors.js";
 import { quote } from "./ids.js";
-import { withheldStateMessage, withheldText } from "./withheld.js";
 
 export const COMPACTION_PREFIX = "Previous conversation summary:\n";
 export const BRANCH_SUMMARY_PREFIX = "Summary of an abandoned branch:\n";
@@ -58,20 +57,13 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
     const k = entry.kind;
     switch (k.case) {
       case "message":
-        // A withheld message reads as its marker ("[redacted]"), in both views.
-        items.push(
-          stateMessage(
-            entry.id,
-            entry.withheld === undefined ? k.value : withheldStateMessage(k.value, entry.withheld),
-          ),
-        );
+        items.push(stateMessage(entry.id, k.value));
         break;
       case "compaction": {
         floor = entry.parentId;
         if (!context) break;
         const replaced = new Set(k.value.replacesEntryIds);
-        const text = entry.withheld === undefined ? k.value.summary : withheldText(entry.withheld);
-        const summary = userText(entry.id, COMPACTION_PREFIX + text);
+        const summary = userText(entry.id, COMPACTION_PREFIX + k.value.summary);
         const next: StateMessage[] = [];
         let inserted = false;
         for (const item of items) {
@@ -86,11 +78,7 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
         break;
       }
       case "branchSummary":
-        if (context) {
-          const text =
-            entry.withheld === undefined ? k.value.summary : withheldText(entry.withheld);
-          items.push(userText(entry.id, BRANCH_SUMMARY_PREFIX + text));
-        }
+        if (context) items.push(userText(entry.id, BRANCH_SUMMARY_PREFIX + k.value.summary));
         break;
       case "modelChange":
         state.model = k.value.model;
@@ -106,7 +94,6 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
         if (k.value.title !== undefined) state.title = k.value.title;
         break;
       case "custom":
-        // A withheld Custom keeps its namespace; its data reads as empty.
         state.custom[k.value.namespace] = (k.value.data ?? {}) as JsonObject;
         break;
       case "leaf":

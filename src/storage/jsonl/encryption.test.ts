@@ -9,6 +9,7 @@ import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/f
 import { isSessiondError } from "../../core/errors.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
+import { checkFile, findSessionFiles } from "./fsck-scan.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { keyPath } from "./session-keys.js";
 
@@ -261,6 +262,16 @@ describe("encryption at rest (JSONL)", () => {
     expect(await textsOf(fresh, SECRET, "old")).toContain(MARKERS[2]);
     expect(await textsOf(fresh, SECRET, "new")).toContain(MARKERS[2]);
     await fresh.close();
+  });
+
+  it("fsck (no keys) judges a sealed session by its frames and structure: ok, not an error", async () => {
+    const store = new SessionStore(engineWith());
+    await writeSession(store, SECRET, "s1");
+    await store.close();
+    const files = (await findSessionFiles(dataDir)).filter((f) => f.workspace === SECRET);
+    expect(files.map((f) => f.sessionId)).toEqual(["s1"]);
+    const report = await checkFile(files[0] as (typeof files)[number], new Map());
+    expect(report).toMatchObject({ status: "ok", entries: 3 });
   });
 
   it("deleting a sealed session removes its key file", async () => {

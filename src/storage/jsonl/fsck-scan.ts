@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { blobRefsOf } from "../../core/blob-parts.js";
 import { WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
+import type { ContentOpener } from "../seal/sealed-payload.js";
 import { SUBAGENT_DIR, sessionIdOf } from "./paths.js";
 import { scan } from "./reader.js";
 
@@ -84,6 +85,13 @@ export interface BlobUse {
  * Reads one file and classifies it; never throws. With `blobs`, adds the
  * blobs the readable entries reference (by SHA-256).
  */
+/**
+ * fsck has no keys: a sealed record (seal/) is judged by its frame, CRC and
+ * structure in clear, its content read as empty (fsck shows no content; the
+ * blob references inside sealed content are not checked without a key).
+ */
+const STRUCTURE_ONLY: ContentOpener = { open: () => "{}" };
+
 export async function checkFile(
   file: SessionFile,
   blobs?: Map<string, BlobUse>,
@@ -96,7 +104,7 @@ export async function checkFile(
     return { ...file, status: "unreadable", entries: 0, bytes: 0, reason };
   }
   const log = new SessionLog(file.sessionId);
-  const { end, verdict } = scan(buf, 0, log);
+  const { end, verdict } = scan(buf, 0, log, undefined, STRUCTURE_ONLY);
   for (const e of blobs === undefined ? [] : log.entries()) {
     for (const r of blobRefsOf(e)) {
       if (!blobs?.has(r.sha256)) {

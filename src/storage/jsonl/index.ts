@@ -15,3 +15,4 @@ export {
   type SessionFile,
 } from "./fsck-scan.js";
 export { JsonlEngine, type JsonlEngineOptions } from "./jsonl-engine.js";
+export type { EncryptionOptions } from "./session-keys.js";

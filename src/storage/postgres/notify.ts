@@ -20,8 +20,6 @@ interface Wire {
   r: string;
   /** when it was queued, ms since the epoch (the receiver's NOTIFY lag metric); absent from older replicas */
   c?: number;
-  /** "withheld": the seqs of the rewritten entries */
-  q?: number[];
 }
 
 export function notifyPayload(replica: string, e: StorageEvent): string {
@@ -33,7 +31,6 @@ export function notifyPayload(replica: string, e: StorageEvent): string {
     r: replica,
     c: Date.now(),
   };
-  if (e.seqs !== undefined) wire.q = [...e.seqs];
   return JSON.stringify(wire);
 }
 
@@ -166,7 +163,7 @@ export function parsePayload(
     return undefined;
   }
   if (
-    (v.t !== "created" && v.t !== "appended" && v.t !== "deleted" && v.t !== "withheld") ||
+    (v.t !== "created" && v.t !== "appended" && v.t !== "deleted") ||
     typeof v.w !== "string" ||
     typeof v.s !== "string" ||
     typeof v.h !== "number" ||
@@ -174,19 +171,9 @@ export function parsePayload(
   ) {
     return undefined;
   }
-  const seqs =
-    v.t === "withheld" && Array.isArray(v.q) && v.q.every((n) => Number.isSafeInteger(n))
-      ? v.q
-      : undefined;
   return {
     replica: v.r,
-    event: {
-      type: v.t,
-      workspace: v.w,
-      sessionId: v.s,
-      headSeq: v.h,
-      ...(seqs === undefined ? {} : { seqs }),
-    },
+    event: { type: v.t, workspace: v.w, sessionId: v.s, headSeq: v.h },
     sentAt: typeof v.c === "number" ? v.c : undefined,
   };
 }

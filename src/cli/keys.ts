@@ -1,0 +1,95 @@
+import { resolve } from "node:path";
+import { isSessiondError } from "../core/errors.js";
+import { DEFAULT_DATA_DIR } from "../server/index.js";
+import { JsonlEngine } from "../storage/jsonl/index.js";
+import { LocalKeyring } from "../storage/keys/index.js";
+import { CliError, type Command, parse, positionals } from "./command.js";
+import { printHelp, println } from "./output.js";
+
+const HELP = `Usage: sessiond keys (list | rotate | rewrap) --keyring FILE [flags]
+
+Manages the keys of encryption at rest (serve --keyring). Each sealed
+session has its own data key, stored wrapped by its workspace's key in
+<id>.key beside its log; the keyring file holds the workspace keys, by
+version.
+
+  list     the keyring's workspaces, their current key version and versions
+  rotate   add a key version for --workspace and make it current: new
+           sessions are wrapped under it; data keys wrapped under older
+           versions still unwrap (the keyring keeps them)
+  rewrap   wrap the data keys of --workspace's sessions (all, or --session)
+           again under the current version, in a JSONL --data-dir: only the
+           key files change, no log is rewritten. A server may run meanwhile
+           (each key file is replaced atomically). Once every session of a
+           workspace is rewrapped, its older versions are no longer needed.
+
+Flags:
+  --keyring FILE          the keyring file (0600)
+  --workspace W           the workspace (rotate, rewrap)
+  --session ID            rewrap: only this session
+  --data-dir DIR          rewrap: the data directory (default ${DEFAULT_DATA_DIR})
+  -h, --help              show this help`;
+
+const OPTIONS = {
+  keyring: { type: "string" },
+  workspace: { type: "string" },
+  session: { type: "string" },
+  "data-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+async function run(argv: string[]): Promise<number> {
+  const { values: v, positionals: args } = parse("keys", argv, OPTIONS);
+  if (v.help) return printHelp(HELP);
+  const [action] = positionals("keys", args, ["ACTION"]);
+  if (v.keyring === undefined) throw new CliError("keys needs --keyring FILE", 2);
+  const keyring = await openKeyring(v.keyring, action === "rotate");
+  if (action === "list") {
+    for (const k of await keyring.list()) {
+      println(`${k.keyId}\tcurrent ${k.current}\tversions ${k.versions.join(",")}`);
+    }
+    return 0;
+  }
+  const workspace = v.workspace;
+  if (workspace === undefined) throw new CliError(`keys ${action} needs --workspace W`, 2);
+  if (action === "rotate") {
+    println(`${workspace}: version ${await keyring.rotate(workspace)} is current`);
+    return 0;
+  }
+  if (action !== "rewrap") {
+    throw new CliError(`keys: unknown action "${action}" (list, rotate or rewrap)`, 2);
+  }
+  const engine = new JsonlEngine({
+    dataDir: resolve(v["data-dir"] ?? DEFAULT_DATA_DIR),
+    encryption: { keys: keyring, workspaces: [] },
+  });
+  try {
+    const ids = v.session === undefined ? await engine.listIds(workspace) : [v.session];
+    let failed = 0;
+    for (const sessionId of ids) {
+      try {
+        const r = await engine.rewrap({ workspace, sessionId });
+        if (r === undefined) println(`${sessionId}: in clear`);
+        else if (r.from === r.to) println(`${sessionId}: version ${r.to} already`);
+        else println(`${sessionId}: version ${r.from} -> ${r.to}`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`${sessionId}: ${err.message}`);
+      }
+    }
+    return failed > 0 ? 1 : 0;
+  } finally {
+    await engine.close();
+  }
+}
+
+async function openKeyring(file: string, create: boolean): Promise<LocalKeyring> {
+  try {
+    return await LocalKeyring.open(file, { create });
+  } catch (err) {
+    throw new CliError(`--keyring: ${(err as Error).message}`);
+  }
+}
+
+export const keys: Command = { name: "keys", help: HELP, run };
