@@ -70,6 +70,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./rewind.js")).rewind,
   },
   {
+    name: "redact",
+    summary: "purge the content of entries (a pasted secret), keeping the tree",
+    load: async () => (await import("./redact.js")).redact,
+  },
+  {
     name: "fork",
     summary: "copy a session's path into a new session",
     load: async () => (await import("./fork.js")).fork,

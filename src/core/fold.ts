@@ -10,6 +10,7 @@ import {
 } from "../../gen/sessiond/v1/session_pb.js";
 import { invalidArgument } from "./errors.js";
 import { quote } from "./ids.js";
+import { withheldStateMessage, withheldText } from "./withheld.js";
 
 export const COMPACTION_PREFIX = "Previous conversation summary:\n";
 export const BRANCH_SUMMARY_PREFIX = "Summary of an abandoned branch:\n";
@@ -57,13 +58,20 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
     const k = entry.kind;
     switch (k.case) {
       case "message":
-        items.push(stateMessage(entry.id, k.value));
+        // A withheld message reads as its marker ("[redacted]"), in both views.
+        items.push(
+          stateMessage(
+            entry.id,
+            entry.withheld === undefined ? k.value : withheldStateMessage(k.value, entry.withheld),
+          ),
+        );
         break;
       case "compaction": {
         floor = entry.parentId;
         if (!context) break;
         const replaced = new Set(k.value.replacesEntryIds);
-        const summary = userText(entry.id, COMPACTION_PREFIX + k.value.summary);
+        const text = entry.withheld === undefined ? k.value.summary : withheldText(entry.withheld);
+        const summary = userText(entry.id, COMPACTION_PREFIX + text);
         const next: StateMessage[] = [];
         let inserted = false;
         for (const item of items) {
@@ -78,7 +86,11 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
         break;
       }
       case "branchSummary":
-        if (context) items.push(userText(entry.id, BRANCH_SUMMARY_PREFIX + k.value.summary));
+        if (context) {
+          const text =
+            entry.withheld === undefined ? k.value.summary : withheldText(entry.withheld);
+          items.push(userText(entry.id, BRANCH_SUMMARY_PREFIX + text));
+        }
         break;
       case "modelChange":
         state.model = k.value.model;
@@ -94,6 +106,7 @@ export function foldPath(path: readonly Entry[], view: View = View.CONTEXT): Ses
         if (k.value.title !== undefined) state.title = k.value.title;
         break;
       case "custom":
+        // A withheld Custom keeps its namespace; its data reads as empty.
         state.custom[k.value.namespace] = (k.value.data ?? {}) as JsonObject;
         break;
       case "leaf":

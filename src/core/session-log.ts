@@ -214,6 +214,36 @@ export class SessionLog {
     slot.end = end;
   }
 
+  /**
+   * Puts `entry` in the place of the entry of its seq: a rewritten form of
+   * it (a withheld one, core/withheld.ts) that keeps its id, parent, seq,
+   * kind and indexed text (Leaf target, label, title), so that the tree,
+   * counters and indexes stay as they are. Throws DATA_LOSS when it does
+   * not (a bug that must not reach the disk). Changes the version.
+   */
+  replace(entry: Entry): void {
+    this.replaceAll([entry]);
+  }
+
+  /** `replace` for several entries, all or none: every one is checked before the first is replaced. */
+  replaceAll(entries: readonly Entry[]): void {
+    const slots = entries.map((entry) => {
+      const seq = Number(entry.seq);
+      const slot = this.list[seq - 1];
+      if (slot === undefined) throw this.refuse(seq, `no entry to replace by ${quote(entry.id)}`);
+      const mismatch = this.mismatch(slot, entry);
+      if (mismatch !== undefined) {
+        throw this.refuse(seq, `the replacement of ${quote(slot.id)} changes its ${mismatch}`);
+      }
+      return slot;
+    });
+    slots.forEach((slot, i) => {
+      slot.entry = entries[i];
+      slot.source = undefined;
+    });
+    if (slots.length > 0) this.changes++;
+  }
+
   /** Entry with the given 1-based seq. */
   at(seq: number): Entry | undefined {
     const slot = this.list[seq - 1];

@@ -2,6 +2,7 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { Tags } from "../core/tags.js";
+import type { WithholdPlan } from "../core/withheld.js";
 import type { BlobStorage } from "./blobs.js";
 import type { EngineStats } from "./observer.js";
 
@@ -29,6 +30,14 @@ export interface SessionKey {
 
 /** Decides what to write given the current log; throws a SessiondError to refuse. */
 export type Planner = (log: SessionLog) => AppendPlan;
+
+/** Decides which stored entries a rewrite replaces, given the current log (core/withheld.ts). */
+export type WithholdPlanner = (log: SessionLog) => WithholdPlan;
+
+/** Outcome of a durable rewrite: the plan, and the head seq it was made at. */
+export interface WithholdResult extends WithholdPlan {
+  readonly headSeq: number;
+}
 
 /** Outcome of a durable append. */
 export interface AppendResult extends AppendPlan {
@@ -220,7 +229,7 @@ export interface WorkspacePageQuery {
   readonly only?: ReadonlySet<string> | undefined;
 }
 
-export type StorageEventType = "created" | "appended" | "deleted";
+export type StorageEventType = "created" | "appended" | "deleted" | "withheld";
 
 /** A wake-up for watchers: the data is always read back from the engine. */
 export interface StorageEvent {
@@ -229,6 +238,8 @@ export interface StorageEvent {
   readonly sessionId: string;
   /** Head seq after the event (0 for deleted). */
   readonly headSeq: number;
+  /** "withheld": the seqs of the entries whose stored form was replaced. */
+  readonly seqs?: readonly number[];
 }
 
 export type StorageListener = (event: StorageEvent) => void;
@@ -255,6 +266,18 @@ export interface StorageEngine {
    * NOT_FOUND when the session does not exist; DATA_LOSS when it is corrupt.
    */
   append(key: SessionKey, plan: Planner): Promise<AppendResult>;
+
+  /**
+   * Redaction: runs `plan` against the up-to-date log under the session's
+   * write serialisation, and replaces the stored form of the entries of
+   * `plan.changed` (same id, parent, seq, kind: SessionLog.replace) durably,
+   * all or none, also across a crash, before resolving; then emits a
+   * "withheld" event with their seqs. Nothing is written when `changed` is
+   * empty. The old content is gone from storage (JSONL: a copy of the log
+   * renamed over it; PostgreSQL: the rows updated). Planner errors reject
+   * this call only. NOT_FOUND / DATA_LOSS as `append`.
+   */
+  withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult>;
 
   /**
    * The session's log, caught up with durable storage. The returned object

@@ -15,6 +15,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  WithholdPlanner,
+  WithholdResult,
   WorkspacePageQuery,
   WorkspaceRecord,
 } from "./engine.js";
@@ -83,6 +85,17 @@ export class MemoryEngine implements StorageEngine {
     if (planned.write.length > 0)
       this.listeners.emit({ type: "appended", ...key, headSeq: log.headSeq });
     return { ...planned, headSeq: log.headSeq, leafId: log.leafId };
+  }
+
+  async withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult> {
+    const log = this.get(key);
+    const planned = plan(log);
+    log.replaceAll(planned.changed);
+    if (planned.changed.length > 0) {
+      const seqs = planned.changed.map((e) => Number(e.seq));
+      this.listeners.emit({ type: "withheld", ...key, headSeq: log.headSeq, seqs });
+    }
+    return { ...planned, headSeq: log.headSeq };
   }
 
   async load(key: SessionKey): Promise<SessionLog> {

@@ -95,6 +95,9 @@ class WrappedEngine implements StorageEngine {
   append(key: SessionKey, plan: Planner): Promise<AppendResult> {
     return this.inner.append(key, plan);
   }
+  withhold(key: SessionKey, plan: Parameters<StorageEngine["withhold"]>[1]) {
+    return this.inner.withhold(key, plan);
+  }
   load(key: SessionKey) {
     return this.inner.load(key);
   }

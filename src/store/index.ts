@@ -14,6 +14,8 @@ export { expireSessions } from "./retention.js";
 export {
   type AppendOptions,
   type EntryInput,
+  type RedactOptions,
+  type RedactResult,
   Session,
   type SessionTree,
   type StateOptions,

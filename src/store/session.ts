@@ -1,6 +1,6 @@
 import { create, isMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Span } from "@opentelemetry/api";
-import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, WithheldReason } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   type SessionMeta,
   type SessionState,
@@ -15,13 +15,14 @@ import {
   type PlanContext,
   planAppend,
 } from "../core/append-plan.js";
-import { entryKind, entryPreview, roleOf } from "../core/entry.js";
+import { entryKind, entryPreview, roleOf, toTimestamp } from "../core/entry.js";
 import { aborted, invalidArgument, notFound, resourceExhausted } from "../core/errors.js";
 import { foldPath } from "../core/fold.js";
-import { quote } from "../core/ids.js";
+import { checkEntryId, quote } from "../core/ids.js";
 import { type MoveInput, planReset, planRewind, type RewindInput } from "../core/move-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import { pathIdsAfter } from "../core/tree.js";
+import { planWithhold, withheldMarker } from "../core/withheld.js";
 import type { AppendResult, EntryPage, SessionKey, StorageEngine } from "../storage/engine.js";
 import { inSpan, NON_RECORDING_SPAN, tracingEnabled } from "../storage/observer.js";
 import type { BlobStore } from "./blobs.js";
@@ -97,6 +98,23 @@ export interface StatePage {
   messageCount: number;
 }
 
+/** Who redacts and why (kept in each entry's Withheld marker). */
+export interface RedactOptions {
+  /** Who asks (at most 256 characters). */
+  by?: string | undefined;
+  /** Why (at most 1024 characters). */
+  why?: string | undefined;
+}
+
+/** The entries a redaction was asked for, as they now read, and the head seq. */
+export interface RedactResult {
+  entries: Entry[];
+  headSeq: number;
+}
+
+const MAX_REDACT_BY = 256;
+const MAX_REDACT_WHY = 1024;
+
 /** What Session needs from its store (kept narrow so the facade stays a thin layer). */
 export interface SessionContext {
   readonly engine: StorageEngine;
@@ -170,6 +188,34 @@ export class Session {
       });
     };
     return tracingEnabled() ? inSpan("store.append", run) : run(NON_RECORDING_SPAN);
+  }
+
+  /**
+   * Redaction: withholds the content of entries `entryIds` (core/withheld.ts
+   * says what each kind keeps) under a marker of who, when and why, durably
+   * (the engine replaces their stored form: JSONL rewrites the file,
+   * PostgreSQL updates the rows), and tells watchers. All or nothing: an
+   * unknown id (NOT_FOUND) or a SessionInfo / Leaf entry (INVALID_ARGUMENT)
+   * refuses the whole request, naming it. Entries already withheld are
+   * answered as stored and not written again, so a retry is idempotent.
+   * Resolves with every entry asked for as it now reads, in seq order.
+   */
+  async redact(entryIds: readonly string[], opts: RedactOptions = {}): Promise<RedactResult> {
+    const by = opts.by ?? "";
+    const why = opts.why ?? "";
+    if (by.length > MAX_REDACT_BY) {
+      throw invalidArgument(`by is ${by.length} characters long (at most ${MAX_REDACT_BY})`);
+    }
+    if (why.length > MAX_REDACT_WHY) {
+      throw invalidArgument(`why is ${why.length} characters long (at most ${MAX_REDACT_WHY})`);
+    }
+    for (const id of entryIds) checkEntryId(id);
+    const now = this.ctx.plan.now?.() ?? new Date();
+    const marker = withheldMarker(WithheldReason.REDACTED, by, toTimestamp(now), why);
+    const result = await this.ctx.engine.withhold(this.key, (log) =>
+      planWithhold((id) => log.get(id), this.key.sessionId, entryIds, marker),
+    );
+    return { entries: [...result.entries], headSeq: result.headSeq };
   }
 
   /** Moves the current leaf to an entry id or label (appends a Leaf entry). */

@@ -36,7 +36,8 @@ export function memoizedState(
     memo = new Map();
     memos.set(log, memo);
   }
-  const k = `${key.at}\u0000${key.view}\u0000${key.headSeq}\u0000${key.currentLeafId}`;
+  // The log's version too: a redaction changes entries without moving the head.
+  const k = `${key.at}\u0000${key.view}\u0000${key.headSeq}\u0000${key.currentLeafId}\u0000${log.version}`;
   const hit = memo.get(k);
   if (hit !== undefined) return hit;
   const state = fold();

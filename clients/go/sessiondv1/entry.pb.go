@@ -137,9 +137,62 @@ func (BlobPart) EnumDescriptor() ([]byte, []int) {
 	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{1}
 }
 
+// Why an entry's content was withheld.
+type WithheldReason int32
+
+const (
+	WithheldReason_WITHHELD_REASON_UNSPECIFIED WithheldReason = 0
+	// Purged on request (SessionService.RedactEntries).
+	WithheldReason_WITHHELD_REASON_REDACTED WithheldReason = 1
+	// Made unreadable by erasing the session (its data key destroyed).
+	WithheldReason_WITHHELD_REASON_ERASED WithheldReason = 2
+)
+
+// Enum value maps for WithheldReason.
+var (
+	WithheldReason_name = map[int32]string{
+		0: "WITHHELD_REASON_UNSPECIFIED",
+		1: "WITHHELD_REASON_REDACTED",
+		2: "WITHHELD_REASON_ERASED",
+	}
+	WithheldReason_value = map[string]int32{
+		"WITHHELD_REASON_UNSPECIFIED": 0,
+		"WITHHELD_REASON_REDACTED":    1,
+		"WITHHELD_REASON_ERASED":      2,
+	}
+)
+
+func (x WithheldReason) Enum() *WithheldReason {
+	p := new(WithheldReason)
+	*p = x
+	return p
+}
+
+func (x WithheldReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WithheldReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_sessiond_v1_entry_proto_enumTypes[2].Descriptor()
+}
+
+func (WithheldReason) Type() protoreflect.EnumType {
+	return &file_sessiond_v1_entry_proto_enumTypes[2]
+}
+
+func (x WithheldReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WithheldReason.Descriptor instead.
+func (WithheldReason) EnumDescriptor() ([]byte, []int) {
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{2}
+}
+
 // Entry is one record of a session's append-only log. Entries form a tree:
 // every entry except the first names its parent, and the session keeps a
-// movable "current leaf" pointer. Nothing is ever deleted or rewritten;
+// movable "current leaf" pointer. Nothing is ever deleted (redaction empties
+// an entry's content and keeps it; see Entry.withheld);
 // rewinding appends a Leaf entry that moves the pointer.
 type Entry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -156,6 +209,14 @@ type Entry struct {
 	// 1-based position in the session's log, dense, set by the server. Ignored
 	// on Append.
 	Seq uint64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Set by the server when the entry's content was withheld (redacted with
+	// SessionService.RedactEntries, or erased). The entry keeps its id,
+	// parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+	// billing need of the kind (a Message its role, tool_call_id, tool_name,
+	// is_error, model, provider, usage and stop_reason; a Compaction its
+	// replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+	// rest of the kind's content is empty. Must be unset on Append.
+	Withheld *Withheld `protobuf:"bytes,5,opt,name=withheld,proto3" json:"withheld,omitempty"`
 	// What the entry is. Exactly one must be set.
 	//
 	// Types that are valid to be assigned to Kind:
@@ -230,6 +291,13 @@ func (x *Entry) GetSeq() uint64 {
 		return x.Seq
 	}
 	return 0
+}
+
+func (x *Entry) GetWithheld() *Withheld {
+	if x != nil {
+		return x.Withheld
+	}
+	return nil
 }
 
 func (x *Entry) GetKind() isEntry_Kind {
@@ -1572,16 +1640,91 @@ func (x *Custom) GetData() *structpb.Struct {
 	return nil
 }
 
+// Withheld marks an entry whose content is gone: who withheld it, when and
+// why. It holds no content.
+type Withheld struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Redacted or erased.
+	Reason WithheldReason `protobuf:"varint,1,opt,name=reason,proto3,enum=sessiond.v1.WithheldReason" json:"reason,omitempty"`
+	// Who asked for it (RedactEntriesRequest.by).
+	By string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	// When it was withheld (server time).
+	At *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// Why (RedactEntriesRequest.why).
+	Why           string `protobuf:"bytes,4,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Withheld) Reset() {
+	*x = Withheld{}
+	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Withheld) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Withheld) ProtoMessage() {}
+
+func (x *Withheld) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Withheld.ProtoReflect.Descriptor instead.
+func (*Withheld) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Withheld) GetReason() WithheldReason {
+	if x != nil {
+		return x.Reason
+	}
+	return WithheldReason_WITHHELD_REASON_UNSPECIFIED
+}
+
+func (x *Withheld) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *Withheld) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *Withheld) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
 var File_sessiond_v1_entry_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"\n" +
-	"\x17sessiond/v1/entry.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x05\n" +
+	"\x17sessiond/v1/entry.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x05\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\tparent_id\x18\x02 \x01(\tH\x01R\bparentId\x88\x01\x01\x128\n" +
 	"\ttimestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\x12\x10\n" +
-	"\x03seq\x18\x04 \x01(\x04R\x03seq\x12=\n" +
+	"\x03seq\x18\x04 \x01(\x04R\x03seq\x121\n" +
+	"\bwithheld\x18\x05 \x01(\v2\x15.sessiond.v1.WithheldR\bwithheld\x12=\n" +
 	"\fsession_info\x18\n" +
 	" \x01(\v2\x18.sessiond.v1.SessionInfoH\x00R\vsessionInfo\x120\n" +
 	"\amessage\x18\v \x01(\v2\x14.sessiond.v1.MessageH\x00R\amessage\x12=\n" +
@@ -1702,7 +1845,12 @@ const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"\aleaf_id\x18\x01 \x01(\tR\x06leafId\"S\n" +
 	"\x06Custom\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12+\n" +
-	"\x04data\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x04data*N\n" +
+	"\x04data\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x04data\"\x8d\x01\n" +
+	"\bWithheld\x123\n" +
+	"\x06reason\x18\x01 \x01(\x0e2\x1b.sessiond.v1.WithheldReasonR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\x12*\n" +
+	"\x02at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x10\n" +
+	"\x03why\x18\x04 \x01(\tR\x03why*N\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
@@ -1712,7 +1860,11 @@ const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"\x15BLOB_PART_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eBLOB_PART_TEXT\x10\x01\x12\x16\n" +
 	"\x12BLOB_PART_THINKING\x10\x02\x12\x13\n" +
-	"\x0fBLOB_PART_IMAGE\x10\x03Bp\n" +
+	"\x0fBLOB_PART_IMAGE\x10\x03*k\n" +
+	"\x0eWithheldReason\x12\x1f\n" +
+	"\x1bWITHHELD_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18WITHHELD_REASON_REDACTED\x10\x01\x12\x1a\n" +
+	"\x16WITHHELD_REASON_ERASED\x10\x02Bp\n" +
 	"\x15io.github.sessiond.v1B\n" +
 	"EntryProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
@@ -1728,64 +1880,69 @@ func file_sessiond_v1_entry_proto_rawDescGZIP() []byte {
 	return file_sessiond_v1_entry_proto_rawDescData
 }
 
-var file_sessiond_v1_entry_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_sessiond_v1_entry_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_sessiond_v1_entry_proto_goTypes = []any{
 	(Role)(0),                     // 0: sessiond.v1.Role
 	(BlobPart)(0),                 // 1: sessiond.v1.BlobPart
-	(*Entry)(nil),                 // 2: sessiond.v1.Entry
-	(*SessionInfo)(nil),           // 3: sessiond.v1.SessionInfo
-	(*ForkedFrom)(nil),            // 4: sessiond.v1.ForkedFrom
-	(*Message)(nil),               // 5: sessiond.v1.Message
-	(*ContentPart)(nil),           // 6: sessiond.v1.ContentPart
-	(*BlobRef)(nil),               // 7: sessiond.v1.BlobRef
-	(*ThinkingPart)(nil),          // 8: sessiond.v1.ThinkingPart
-	(*ImagePart)(nil),             // 9: sessiond.v1.ImagePart
-	(*ToolCall)(nil),              // 10: sessiond.v1.ToolCall
-	(*Usage)(nil),                 // 11: sessiond.v1.Usage
-	(*ModelChange)(nil),           // 12: sessiond.v1.ModelChange
-	(*ThinkingLevelChange)(nil),   // 13: sessiond.v1.ThinkingLevelChange
-	(*Compaction)(nil),            // 14: sessiond.v1.Compaction
-	(*BranchSummary)(nil),         // 15: sessiond.v1.BranchSummary
-	(*Label)(nil),                 // 16: sessiond.v1.Label
-	(*Leaf)(nil),                  // 17: sessiond.v1.Leaf
-	(*Custom)(nil),                // 18: sessiond.v1.Custom
-	nil,                           // 19: sessiond.v1.SessionInfo.TagsEntry
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 22: google.protobuf.Value
+	(WithheldReason)(0),           // 2: sessiond.v1.WithheldReason
+	(*Entry)(nil),                 // 3: sessiond.v1.Entry
+	(*SessionInfo)(nil),           // 4: sessiond.v1.SessionInfo
+	(*ForkedFrom)(nil),            // 5: sessiond.v1.ForkedFrom
+	(*Message)(nil),               // 6: sessiond.v1.Message
+	(*ContentPart)(nil),           // 7: sessiond.v1.ContentPart
+	(*BlobRef)(nil),               // 8: sessiond.v1.BlobRef
+	(*ThinkingPart)(nil),          // 9: sessiond.v1.ThinkingPart
+	(*ImagePart)(nil),             // 10: sessiond.v1.ImagePart
+	(*ToolCall)(nil),              // 11: sessiond.v1.ToolCall
+	(*Usage)(nil),                 // 12: sessiond.v1.Usage
+	(*ModelChange)(nil),           // 13: sessiond.v1.ModelChange
+	(*ThinkingLevelChange)(nil),   // 14: sessiond.v1.ThinkingLevelChange
+	(*Compaction)(nil),            // 15: sessiond.v1.Compaction
+	(*BranchSummary)(nil),         // 16: sessiond.v1.BranchSummary
+	(*Label)(nil),                 // 17: sessiond.v1.Label
+	(*Leaf)(nil),                  // 18: sessiond.v1.Leaf
+	(*Custom)(nil),                // 19: sessiond.v1.Custom
+	(*Withheld)(nil),              // 20: sessiond.v1.Withheld
+	nil,                           // 21: sessiond.v1.SessionInfo.TagsEntry
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 24: google.protobuf.Value
 }
 var file_sessiond_v1_entry_proto_depIdxs = []int32{
-	20, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
-	3,  // 1: sessiond.v1.Entry.session_info:type_name -> sessiond.v1.SessionInfo
-	5,  // 2: sessiond.v1.Entry.message:type_name -> sessiond.v1.Message
-	12, // 3: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
-	13, // 4: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
-	14, // 5: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
-	15, // 6: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
-	16, // 7: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
-	17, // 8: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
-	18, // 9: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
-	20, // 10: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 11: sessiond.v1.SessionInfo.forked_from:type_name -> sessiond.v1.ForkedFrom
-	21, // 12: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
-	19, // 13: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
-	0,  // 14: sessiond.v1.Message.role:type_name -> sessiond.v1.Role
-	6,  // 15: sessiond.v1.Message.content:type_name -> sessiond.v1.ContentPart
-	11, // 16: sessiond.v1.Message.usage:type_name -> sessiond.v1.Usage
-	21, // 17: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
-	8,  // 18: sessiond.v1.ContentPart.thinking:type_name -> sessiond.v1.ThinkingPart
-	9,  // 19: sessiond.v1.ContentPart.image:type_name -> sessiond.v1.ImagePart
-	10, // 20: sessiond.v1.ContentPart.tool_call:type_name -> sessiond.v1.ToolCall
-	7,  // 21: sessiond.v1.ContentPart.blob:type_name -> sessiond.v1.BlobRef
-	1,  // 22: sessiond.v1.BlobRef.part:type_name -> sessiond.v1.BlobPart
-	22, // 23: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	21, // 24: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	22, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
+	20, // 1: sessiond.v1.Entry.withheld:type_name -> sessiond.v1.Withheld
+	4,  // 2: sessiond.v1.Entry.session_info:type_name -> sessiond.v1.SessionInfo
+	6,  // 3: sessiond.v1.Entry.message:type_name -> sessiond.v1.Message
+	13, // 4: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
+	14, // 5: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
+	15, // 6: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
+	16, // 7: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
+	17, // 8: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
+	18, // 9: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
+	19, // 10: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
+	22, // 11: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
+	5,  // 12: sessiond.v1.SessionInfo.forked_from:type_name -> sessiond.v1.ForkedFrom
+	23, // 13: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
+	21, // 14: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
+	0,  // 15: sessiond.v1.Message.role:type_name -> sessiond.v1.Role
+	7,  // 16: sessiond.v1.Message.content:type_name -> sessiond.v1.ContentPart
+	12, // 17: sessiond.v1.Message.usage:type_name -> sessiond.v1.Usage
+	23, // 18: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
+	9,  // 19: sessiond.v1.ContentPart.thinking:type_name -> sessiond.v1.ThinkingPart
+	10, // 20: sessiond.v1.ContentPart.image:type_name -> sessiond.v1.ImagePart
+	11, // 21: sessiond.v1.ContentPart.tool_call:type_name -> sessiond.v1.ToolCall
+	8,  // 22: sessiond.v1.ContentPart.blob:type_name -> sessiond.v1.BlobRef
+	1,  // 23: sessiond.v1.BlobRef.part:type_name -> sessiond.v1.BlobPart
+	24, // 24: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	23, // 25: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
+	2,  // 26: sessiond.v1.Withheld.reason:type_name -> sessiond.v1.WithheldReason
+	22, // 27: sessiond.v1.Withheld.at:type_name -> google.protobuf.Timestamp
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_entry_proto_init() }
@@ -1822,8 +1979,8 @@ func file_sessiond_v1_entry_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_entry_proto_rawDesc), len(file_sessiond_v1_entry_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   18,
+			NumEnums:      3,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

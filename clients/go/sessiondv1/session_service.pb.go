@@ -22,6 +22,144 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RedactEntriesRequest names the entries whose content is purged.
+type RedactEntriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Full id or unique prefix.
+	Session string `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// The entries, by id (1 to 1000, duplicates ignored).
+	EntryIds []string `protobuf:"bytes,3,rep,name=entry_ids,json=entryIds,proto3" json:"entry_ids,omitempty"`
+	// Why (kept in Entry.withheld.why; at most 1024 characters).
+	Why string `protobuf:"bytes,4,opt,name=why,proto3" json:"why,omitempty"`
+	// Who asks (kept in Entry.withheld.by; at most 256 characters). Tokens
+	// name no person, so the caller says who it acts for.
+	By            string `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedactEntriesRequest) Reset() {
+	*x = RedactEntriesRequest{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedactEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedactEntriesRequest) ProtoMessage() {}
+
+func (x *RedactEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedactEntriesRequest.ProtoReflect.Descriptor instead.
+func (*RedactEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RedactEntriesRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *RedactEntriesRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *RedactEntriesRequest) GetEntryIds() []string {
+	if x != nil {
+		return x.EntryIds
+	}
+	return nil
+}
+
+func (x *RedactEntriesRequest) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *RedactEntriesRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// RedactEntriesResponse holds the redacted entries as they now read.
+type RedactEntriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entries of the request, in seq order, as stored now.
+	Entries []*Entry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The session's head seq (a redaction appends nothing).
+	HeadSeq       uint64 `protobuf:"varint,2,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedactEntriesResponse) Reset() {
+	*x = RedactEntriesResponse{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedactEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedactEntriesResponse) ProtoMessage() {}
+
+func (x *RedactEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedactEntriesResponse.ProtoReflect.Descriptor instead.
+func (*RedactEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RedactEntriesResponse) GetEntries() []*Entry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *RedactEntriesResponse) GetHeadSeq() uint64 {
+	if x != nil {
+		return x.HeadSeq
+	}
+	return 0
+}
+
 // AppendRequest adds entries to a session.
 type AppendRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -42,7 +180,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +192,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +205,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AppendRequest) GetWorkspace() string {
@@ -122,7 +260,7 @@ type AppendedEntry struct {
 
 func (x *AppendedEntry) Reset() {
 	*x = AppendedEntry{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -134,7 +272,7 @@ func (x *AppendedEntry) String() string {
 func (*AppendedEntry) ProtoMessage() {}
 
 func (x *AppendedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -147,7 +285,7 @@ func (x *AppendedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendedEntry.ProtoReflect.Descriptor instead.
 func (*AppendedEntry) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AppendedEntry) GetId() string {
@@ -195,7 +333,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -207,7 +345,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -220,7 +358,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{2}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AppendResponse) GetEntries() []*AppendedEntry {
@@ -274,7 +412,7 @@ type RewindRequest struct {
 
 func (x *RewindRequest) Reset() {
 	*x = RewindRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -286,7 +424,7 @@ func (x *RewindRequest) String() string {
 func (*RewindRequest) ProtoMessage() {}
 
 func (x *RewindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -299,7 +437,7 @@ func (x *RewindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindRequest.ProtoReflect.Descriptor instead.
 func (*RewindRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{3}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RewindRequest) GetWorkspace() string {
@@ -366,7 +504,7 @@ type RewindResponse struct {
 
 func (x *RewindResponse) Reset() {
 	*x = RewindResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -378,7 +516,7 @@ func (x *RewindResponse) String() string {
 func (*RewindResponse) ProtoMessage() {}
 
 func (x *RewindResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -391,7 +529,7 @@ func (x *RewindResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindResponse.ProtoReflect.Descriptor instead.
 func (*RewindResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{4}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RewindResponse) GetLeafId() string {
@@ -434,7 +572,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +584,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +597,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResetRequest) GetWorkspace() string {
@@ -512,7 +650,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +662,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +675,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResetResponse) GetLeafId() string {
@@ -597,7 +735,7 @@ type GetStateRequest struct {
 
 func (x *GetStateRequest) Reset() {
 	*x = GetStateRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +747,7 @@ func (x *GetStateRequest) String() string {
 func (*GetStateRequest) ProtoMessage() {}
 
 func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +760,7 @@ func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateRequest.ProtoReflect.Descriptor instead.
 func (*GetStateRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetStateRequest) GetWorkspace() string {
@@ -704,7 +842,7 @@ type GetStateResponse struct {
 
 func (x *GetStateResponse) Reset() {
 	*x = GetStateResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +854,7 @@ func (x *GetStateResponse) String() string {
 func (*GetStateResponse) ProtoMessage() {}
 
 func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +867,7 @@ func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateResponse.ProtoReflect.Descriptor instead.
 func (*GetStateResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetStateResponse) GetState() *SessionState {
@@ -788,7 +926,7 @@ type GetEntriesRequest struct {
 
 func (x *GetEntriesRequest) Reset() {
 	*x = GetEntriesRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +938,7 @@ func (x *GetEntriesRequest) String() string {
 func (*GetEntriesRequest) ProtoMessage() {}
 
 func (x *GetEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +951,7 @@ func (x *GetEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntriesRequest.ProtoReflect.Descriptor instead.
 func (*GetEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetEntriesRequest) GetWorkspace() string {
@@ -878,7 +1016,7 @@ type GetEntriesResponse struct {
 
 func (x *GetEntriesResponse) Reset() {
 	*x = GetEntriesResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1028,7 @@ func (x *GetEntriesResponse) String() string {
 func (*GetEntriesResponse) ProtoMessage() {}
 
 func (x *GetEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +1041,7 @@ func (x *GetEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntriesResponse.ProtoReflect.Descriptor instead.
 func (*GetEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetEntriesResponse) GetEntries() []*Entry {
@@ -943,7 +1081,7 @@ type GetTreeRequest struct {
 
 func (x *GetTreeRequest) Reset() {
 	*x = GetTreeRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1093,7 @@ func (x *GetTreeRequest) String() string {
 func (*GetTreeRequest) ProtoMessage() {}
 
 func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1106,7 @@ func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTreeRequest.ProtoReflect.Descriptor instead.
 func (*GetTreeRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetTreeRequest) GetWorkspace() string {
@@ -1025,7 +1163,7 @@ type GetTreeResponse struct {
 
 func (x *GetTreeResponse) Reset() {
 	*x = GetTreeResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1175,7 @@ func (x *GetTreeResponse) String() string {
 func (*GetTreeResponse) ProtoMessage() {}
 
 func (x *GetTreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1188,7 @@ func (x *GetTreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTreeResponse.ProtoReflect.Descriptor instead.
 func (*GetTreeResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetTreeResponse) GetNodes() []*TreeNode {
@@ -1096,7 +1234,7 @@ type WatchEntriesRequest struct {
 
 func (x *WatchEntriesRequest) Reset() {
 	*x = WatchEntriesRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1246,7 @@ func (x *WatchEntriesRequest) String() string {
 func (*WatchEntriesRequest) ProtoMessage() {}
 
 func (x *WatchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1259,7 @@ func (x *WatchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*WatchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchEntriesRequest) GetWorkspace() string {
@@ -1158,7 +1296,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1308,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1321,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Heartbeat) GetHeadSeq() uint64 {
@@ -1209,6 +1347,7 @@ type WatchEntriesResponse struct {
 	//
 	//	*WatchEntriesResponse_Entry
 	//	*WatchEntriesResponse_Heartbeat
+	//	*WatchEntriesResponse_WithheldEntries
 	Event         isWatchEntriesResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1216,7 +1355,7 @@ type WatchEntriesResponse struct {
 
 func (x *WatchEntriesResponse) Reset() {
 	*x = WatchEntriesResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1367,7 @@ func (x *WatchEntriesResponse) String() string {
 func (*WatchEntriesResponse) ProtoMessage() {}
 
 func (x *WatchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1380,7 @@ func (x *WatchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*WatchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchEntriesResponse) GetEvent() isWatchEntriesResponse_Event {
@@ -1269,6 +1408,15 @@ func (x *WatchEntriesResponse) GetHeartbeat() *Heartbeat {
 	return nil
 }
 
+func (x *WatchEntriesResponse) GetWithheldEntries() *WithheldEntries {
+	if x != nil {
+		if x, ok := x.Event.(*WatchEntriesResponse_WithheldEntries); ok {
+			return x.WithheldEntries
+		}
+	}
+	return nil
+}
+
 type isWatchEntriesResponse_Event interface {
 	isWatchEntriesResponse_Event()
 }
@@ -1283,15 +1431,89 @@ type WatchEntriesResponse_Heartbeat struct {
 	Heartbeat *Heartbeat `protobuf:"bytes,2,opt,name=heartbeat,proto3,oneof"`
 }
 
+type WatchEntriesResponse_WithheldEntries struct {
+	// Entries already sent whose content was withheld since (redacted):
+	// replace what you hold of them by these.
+	WithheldEntries *WithheldEntries `protobuf:"bytes,3,opt,name=withheld_entries,json=withheldEntries,proto3,oneof"`
+}
+
 func (*WatchEntriesResponse_Entry) isWatchEntriesResponse_Event() {}
 
 func (*WatchEntriesResponse_Heartbeat) isWatchEntriesResponse_Event() {}
+
+func (*WatchEntriesResponse_WithheldEntries) isWatchEntriesResponse_Event() {}
+
+// WithheldEntries tells a watcher that entries it was sent now read
+// differently (their content withheld).
+type WithheldEntries struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entries as they now read, in seq order.
+	Entries []*Entry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The head seq when they were withheld: every entry up to it was sent
+	// before this event, and every later one comes after it.
+	HeadSeq       uint64 `protobuf:"varint,2,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WithheldEntries) Reset() {
+	*x = WithheldEntries{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WithheldEntries) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WithheldEntries) ProtoMessage() {}
+
+func (x *WithheldEntries) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WithheldEntries.ProtoReflect.Descriptor instead.
+func (*WithheldEntries) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *WithheldEntries) GetEntries() []*Entry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *WithheldEntries) GetHeadSeq() uint64 {
+	if x != nil {
+		return x.HeadSeq
+	}
+	return 0
+}
 
 var File_sessiond_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"!sessiond/v1/session_service.proto\x12\vsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\xf2\x01\n" +
+	"!sessiond/v1/session_service.proto\x12\vsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\x8d\x01\n" +
+	"\x14RedactEntriesRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
+	"\tentry_ids\x18\x03 \x03(\tR\bentryIds\x12\x10\n" +
+	"\x03why\x18\x04 \x01(\tR\x03why\x12\x0e\n" +
+	"\x02by\x18\x05 \x01(\tR\x02by\"`\n" +
+	"\x15RedactEntriesResponse\x12,\n" +
+	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
+	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq\"\xf2\x01\n" +
 	"\rAppendRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12,\n" +
@@ -1385,11 +1607,15 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\tafter_seq\x18\x03 \x01(\x04R\bafterSeq\"V\n" +
 	"\tHeartbeat\x12\x19\n" +
 	"\bhead_seq\x18\x01 \x01(\x04R\aheadSeq\x12.\n" +
-	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\x83\x01\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xce\x01\n" +
 	"\x14WatchEntriesResponse\x12*\n" +
 	"\x05entry\x18\x01 \x01(\v2\x12.sessiond.v1.EntryH\x00R\x05entry\x126\n" +
-	"\theartbeat\x18\x02 \x01(\v2\x16.sessiond.v1.HeartbeatH\x00R\theartbeatB\a\n" +
-	"\x05event2\x8b\x04\n" +
+	"\theartbeat\x18\x02 \x01(\v2\x16.sessiond.v1.HeartbeatH\x00R\theartbeat\x12I\n" +
+	"\x10withheld_entries\x18\x03 \x01(\v2\x1c.sessiond.v1.WithheldEntriesH\x00R\x0fwithheldEntriesB\a\n" +
+	"\x05event\"Z\n" +
+	"\x0fWithheldEntries\x12,\n" +
+	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
+	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq2\xe3\x04\n" +
 	"\x0eSessionService\x12A\n" +
 	"\x06Append\x12\x1a.sessiond.v1.AppendRequest\x1a\x1b.sessiond.v1.AppendResponse\x12A\n" +
 	"\x06Rewind\x12\x1a.sessiond.v1.RewindRequest\x1a\x1b.sessiond.v1.RewindResponse\x12>\n" +
@@ -1398,7 +1624,8 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"GetEntries\x12\x1e.sessiond.v1.GetEntriesRequest\x1a\x1f.sessiond.v1.GetEntriesResponse\x12D\n" +
 	"\aGetTree\x12\x1b.sessiond.v1.GetTreeRequest\x1a\x1c.sessiond.v1.GetTreeResponse\x12U\n" +
-	"\fWatchEntries\x12 .sessiond.v1.WatchEntriesRequest\x1a!.sessiond.v1.WatchEntriesResponse0\x01By\n" +
+	"\fWatchEntries\x12 .sessiond.v1.WatchEntriesRequest\x1a!.sessiond.v1.WatchEntriesResponse0\x01\x12V\n" +
+	"\rRedactEntries\x12!.sessiond.v1.RedactEntriesRequest\x1a\".sessiond.v1.RedactEntriesResponseBy\n" +
 	"\x15io.github.sessiond.v1B\x13SessionServiceProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
 var (
@@ -1413,60 +1640,68 @@ func file_sessiond_v1_session_service_proto_rawDescGZIP() []byte {
 	return file_sessiond_v1_session_service_proto_rawDescData
 }
 
-var file_sessiond_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_sessiond_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_sessiond_v1_session_service_proto_goTypes = []any{
-	(*AppendRequest)(nil),         // 0: sessiond.v1.AppendRequest
-	(*AppendedEntry)(nil),         // 1: sessiond.v1.AppendedEntry
-	(*AppendResponse)(nil),        // 2: sessiond.v1.AppendResponse
-	(*RewindRequest)(nil),         // 3: sessiond.v1.RewindRequest
-	(*RewindResponse)(nil),        // 4: sessiond.v1.RewindResponse
-	(*ResetRequest)(nil),          // 5: sessiond.v1.ResetRequest
-	(*ResetResponse)(nil),         // 6: sessiond.v1.ResetResponse
-	(*GetStateRequest)(nil),       // 7: sessiond.v1.GetStateRequest
-	(*GetStateResponse)(nil),      // 8: sessiond.v1.GetStateResponse
-	(*GetEntriesRequest)(nil),     // 9: sessiond.v1.GetEntriesRequest
-	(*GetEntriesResponse)(nil),    // 10: sessiond.v1.GetEntriesResponse
-	(*GetTreeRequest)(nil),        // 11: sessiond.v1.GetTreeRequest
-	(*GetTreeResponse)(nil),       // 12: sessiond.v1.GetTreeResponse
-	(*WatchEntriesRequest)(nil),   // 13: sessiond.v1.WatchEntriesRequest
-	(*Heartbeat)(nil),             // 14: sessiond.v1.Heartbeat
-	(*WatchEntriesResponse)(nil),  // 15: sessiond.v1.WatchEntriesResponse
-	(*Entry)(nil),                 // 16: sessiond.v1.Entry
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(View)(0),                     // 18: sessiond.v1.View
-	(*SessionState)(nil),          // 19: sessiond.v1.SessionState
-	(*TreeNode)(nil),              // 20: sessiond.v1.TreeNode
+	(*RedactEntriesRequest)(nil),  // 0: sessiond.v1.RedactEntriesRequest
+	(*RedactEntriesResponse)(nil), // 1: sessiond.v1.RedactEntriesResponse
+	(*AppendRequest)(nil),         // 2: sessiond.v1.AppendRequest
+	(*AppendedEntry)(nil),         // 3: sessiond.v1.AppendedEntry
+	(*AppendResponse)(nil),        // 4: sessiond.v1.AppendResponse
+	(*RewindRequest)(nil),         // 5: sessiond.v1.RewindRequest
+	(*RewindResponse)(nil),        // 6: sessiond.v1.RewindResponse
+	(*ResetRequest)(nil),          // 7: sessiond.v1.ResetRequest
+	(*ResetResponse)(nil),         // 8: sessiond.v1.ResetResponse
+	(*GetStateRequest)(nil),       // 9: sessiond.v1.GetStateRequest
+	(*GetStateResponse)(nil),      // 10: sessiond.v1.GetStateResponse
+	(*GetEntriesRequest)(nil),     // 11: sessiond.v1.GetEntriesRequest
+	(*GetEntriesResponse)(nil),    // 12: sessiond.v1.GetEntriesResponse
+	(*GetTreeRequest)(nil),        // 13: sessiond.v1.GetTreeRequest
+	(*GetTreeResponse)(nil),       // 14: sessiond.v1.GetTreeResponse
+	(*WatchEntriesRequest)(nil),   // 15: sessiond.v1.WatchEntriesRequest
+	(*Heartbeat)(nil),             // 16: sessiond.v1.Heartbeat
+	(*WatchEntriesResponse)(nil),  // 17: sessiond.v1.WatchEntriesResponse
+	(*WithheldEntries)(nil),       // 18: sessiond.v1.WithheldEntries
+	(*Entry)(nil),                 // 19: sessiond.v1.Entry
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(View)(0),                     // 21: sessiond.v1.View
+	(*SessionState)(nil),          // 22: sessiond.v1.SessionState
+	(*TreeNode)(nil),              // 23: sessiond.v1.TreeNode
 }
 var file_sessiond_v1_session_service_proto_depIdxs = []int32{
-	16, // 0: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
-	17, // 1: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
-	1,  // 2: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
-	18, // 3: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
-	19, // 4: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
-	16, // 5: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
-	20, // 6: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
-	17, // 7: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	16, // 8: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
-	14, // 9: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
-	0,  // 10: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
-	3,  // 11: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
-	5,  // 12: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
-	7,  // 13: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
-	9,  // 14: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
-	11, // 15: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
-	13, // 16: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
-	2,  // 17: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
-	4,  // 18: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
-	6,  // 19: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
-	8,  // 20: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
-	10, // 21: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
-	12, // 22: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
-	15, // 23: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	19, // 0: sessiond.v1.RedactEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	19, // 1: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
+	20, // 2: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
+	3,  // 3: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
+	21, // 4: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
+	22, // 5: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
+	19, // 6: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	23, // 7: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
+	20, // 8: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	19, // 9: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
+	16, // 10: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
+	18, // 11: sessiond.v1.WatchEntriesResponse.withheld_entries:type_name -> sessiond.v1.WithheldEntries
+	19, // 12: sessiond.v1.WithheldEntries.entries:type_name -> sessiond.v1.Entry
+	2,  // 13: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
+	5,  // 14: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
+	7,  // 15: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
+	9,  // 16: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
+	11, // 17: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
+	13, // 18: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
+	15, // 19: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
+	0,  // 20: sessiond.v1.SessionService.RedactEntries:input_type -> sessiond.v1.RedactEntriesRequest
+	4,  // 21: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
+	6,  // 22: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
+	8,  // 23: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
+	10, // 24: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
+	12, // 25: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
+	14, // 26: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
+	17, // 27: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
+	1,  // 28: sessiond.v1.SessionService.RedactEntries:output_type -> sessiond.v1.RedactEntriesResponse
+	21, // [21:29] is the sub-list for method output_type
+	13, // [13:21] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_session_service_proto_init() }
@@ -1476,14 +1711,15 @@ func file_sessiond_v1_session_service_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_init()
 	file_sessiond_v1_session_proto_init()
-	file_sessiond_v1_session_service_proto_msgTypes[0].OneofWrappers = []any{}
-	file_sessiond_v1_session_service_proto_msgTypes[1].OneofWrappers = []any{}
+	file_sessiond_v1_session_service_proto_msgTypes[2].OneofWrappers = []any{}
 	file_sessiond_v1_session_service_proto_msgTypes[3].OneofWrappers = []any{}
 	file_sessiond_v1_session_service_proto_msgTypes[5].OneofWrappers = []any{}
 	file_sessiond_v1_session_service_proto_msgTypes[7].OneofWrappers = []any{}
-	file_sessiond_v1_session_service_proto_msgTypes[15].OneofWrappers = []any{
+	file_sessiond_v1_session_service_proto_msgTypes[9].OneofWrappers = []any{}
+	file_sessiond_v1_session_service_proto_msgTypes[17].OneofWrappers = []any{
 		(*WatchEntriesResponse_Entry)(nil),
 		(*WatchEntriesResponse_Heartbeat)(nil),
+		(*WatchEntriesResponse_WithheldEntries)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1491,7 +1727,7 @@ func file_sessiond_v1_session_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_session_service_proto_rawDesc), len(file_sessiond_v1_session_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

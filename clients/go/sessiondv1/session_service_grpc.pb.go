@@ -19,13 +19,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SessionService_Append_FullMethodName       = "/sessiond.v1.SessionService/Append"
-	SessionService_Rewind_FullMethodName       = "/sessiond.v1.SessionService/Rewind"
-	SessionService_Reset_FullMethodName        = "/sessiond.v1.SessionService/Reset"
-	SessionService_GetState_FullMethodName     = "/sessiond.v1.SessionService/GetState"
-	SessionService_GetEntries_FullMethodName   = "/sessiond.v1.SessionService/GetEntries"
-	SessionService_GetTree_FullMethodName      = "/sessiond.v1.SessionService/GetTree"
-	SessionService_WatchEntries_FullMethodName = "/sessiond.v1.SessionService/WatchEntries"
+	SessionService_Append_FullMethodName        = "/sessiond.v1.SessionService/Append"
+	SessionService_Rewind_FullMethodName        = "/sessiond.v1.SessionService/Rewind"
+	SessionService_Reset_FullMethodName         = "/sessiond.v1.SessionService/Reset"
+	SessionService_GetState_FullMethodName      = "/sessiond.v1.SessionService/GetState"
+	SessionService_GetEntries_FullMethodName    = "/sessiond.v1.SessionService/GetEntries"
+	SessionService_GetTree_FullMethodName       = "/sessiond.v1.SessionService/GetTree"
+	SessionService_WatchEntries_FullMethodName  = "/sessiond.v1.SessionService/WatchEntries"
+	SessionService_RedactEntries_FullMethodName = "/sessiond.v1.SessionService/RedactEntries"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -120,6 +121,20 @@ type SessionServiceClient interface {
 	// A deleted session ends the stream with NOT_FOUND; a server shutdown with
 	// UNAVAILABLE. Errors: NOT_FOUND, RESOURCE_EXHAUSTED (too many watchers).
 	WatchEntries(ctx context.Context, in *WatchEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEntriesResponse], error)
+	// RedactEntries purges the content of chosen entries while keeping the
+	// tree: each entry keeps its id, parent, seq, timestamp and kind, its
+	// content is emptied (what is kept per kind: Entry.withheld) and
+	// Entry.withheld says who, when and why. The content is gone from the
+	// stored log (JSONL: the log is rewritten crash-safely under the
+	// session's lock; PostgreSQL: the rows are updated), from every read,
+	// from search and from CONTEXT, where a withheld message reads
+	// "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+	// entry already redacted is answered as stored, nothing is written.
+	// Nothing is written when any id is refused.
+	// Errors: NOT_FOUND (the session, or an entry id: the message names it),
+	// INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+	// named), DATA_LOSS.
+	RedactEntries(ctx context.Context, in *RedactEntriesRequest, opts ...grpc.CallOption) (*RedactEntriesResponse, error)
 }
 
 type sessionServiceClient struct {
@@ -208,6 +223,16 @@ func (c *sessionServiceClient) WatchEntries(ctx context.Context, in *WatchEntrie
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type SessionService_WatchEntriesClient = grpc.ServerStreamingClient[WatchEntriesResponse]
+
+func (c *sessionServiceClient) RedactEntries(ctx context.Context, in *RedactEntriesRequest, opts ...grpc.CallOption) (*RedactEntriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RedactEntriesResponse)
+	err := c.cc.Invoke(ctx, SessionService_RedactEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
@@ -301,6 +326,20 @@ type SessionServiceServer interface {
 	// A deleted session ends the stream with NOT_FOUND; a server shutdown with
 	// UNAVAILABLE. Errors: NOT_FOUND, RESOURCE_EXHAUSTED (too many watchers).
 	WatchEntries(*WatchEntriesRequest, grpc.ServerStreamingServer[WatchEntriesResponse]) error
+	// RedactEntries purges the content of chosen entries while keeping the
+	// tree: each entry keeps its id, parent, seq, timestamp and kind, its
+	// content is emptied (what is kept per kind: Entry.withheld) and
+	// Entry.withheld says who, when and why. The content is gone from the
+	// stored log (JSONL: the log is rewritten crash-safely under the
+	// session's lock; PostgreSQL: the rows are updated), from every read,
+	// from search and from CONTEXT, where a withheld message reads
+	// "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+	// entry already redacted is answered as stored, nothing is written.
+	// Nothing is written when any id is refused.
+	// Errors: NOT_FOUND (the session, or an entry id: the message names it),
+	// INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+	// named), DATA_LOSS.
+	RedactEntries(context.Context, *RedactEntriesRequest) (*RedactEntriesResponse, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -331,6 +370,9 @@ func (UnimplementedSessionServiceServer) GetTree(context.Context, *GetTreeReques
 }
 func (UnimplementedSessionServiceServer) WatchEntries(*WatchEntriesRequest, grpc.ServerStreamingServer[WatchEntriesResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchEntries not implemented")
+}
+func (UnimplementedSessionServiceServer) RedactEntries(context.Context, *RedactEntriesRequest) (*RedactEntriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RedactEntries not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -472,6 +514,24 @@ func _SessionService_WatchEntries_Handler(srv interface{}, stream grpc.ServerStr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type SessionService_WatchEntriesServer = grpc.ServerStreamingServer[WatchEntriesResponse]
 
+func _SessionService_RedactEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RedactEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).RedactEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_RedactEntries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).RedactEntries(ctx, req.(*RedactEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -502,6 +562,10 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTree",
 			Handler:    _SessionService_GetTree_Handler,
+		},
+		{
+			MethodName: "RedactEntries",
+			Handler:    _SessionService_RedactEntries_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

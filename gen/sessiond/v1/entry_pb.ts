@@ -12,12 +12,13 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/entry.proto.
  */
 export const file_sessiond_v1_entry: GenFile = /*@__PURE__*/
-  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEioQQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEjAKDHNlc3Npb25faW5mbxgKIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvSAASJwoHbWVzc2FnZRgLIAEoCzIULnNlc3Npb25kLnYxLk1lc3NhZ2VIABIwCgxtb2RlbF9jaGFuZ2UYDCABKAsyGC5zZXNzaW9uZC52MS5Nb2RlbENoYW5nZUgAEkEKFXRoaW5raW5nX2xldmVsX2NoYW5nZRgNIAEoCzIgLnNlc3Npb25kLnYxLlRoaW5raW5nTGV2ZWxDaGFuZ2VIABItCgpjb21wYWN0aW9uGA4gASgLMhcuc2Vzc2lvbmQudjEuQ29tcGFjdGlvbkgAEjQKDmJyYW5jaF9zdW1tYXJ5GA8gASgLMhouc2Vzc2lvbmQudjEuQnJhbmNoU3VtbWFyeUgAEiMKBWxhYmVsGBAgASgLMhIuc2Vzc2lvbmQudjEuTGFiZWxIABIhCgRsZWFmGBEgASgLMhEuc2Vzc2lvbmQudjEuTGVhZkgAEiUKBmN1c3RvbRgSIAEoCzITLnNlc3Npb25kLnYxLkN1c3RvbUgAQgYKBGtpbmRCDAoKX3BhcmVudF9pZCLMAwoLU2Vzc2lvbkluZm8SEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmZvcm1hdF92ZXJzaW9uGAUgASgNEh4KEXBhcmVudF9zZXNzaW9uX2lkGAYgASgJSAKIAQESFwoKYWdlbnRfdHlwZRgHIAEoCUgDiAEBEhMKC3NwYXduX2RlcHRoGAggASgNEiwKC2ZvcmtlZF9mcm9tGAkgASgLMhcuc2Vzc2lvbmQudjEuRm9ya2VkRnJvbRIpCghtZXRhZGF0YRgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMAoEdGFncxgLIAMoCzIiLnNlc3Npb25kLnYxLlNlc3Npb25JbmZvLlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiMgoKRm9ya2VkRnJvbRISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGVudHJ5X2lkGAIgASgJIvMCCgdNZXNzYWdlEh8KBHJvbGUYASABKA4yES5zZXNzaW9uZC52MS5Sb2xlEikKB2NvbnRlbnQYAiADKAsyGC5zZXNzaW9uZC52MS5Db250ZW50UGFydBIZCgx0b29sX2NhbGxfaWQYAyABKAlIAIgBARIWCgl0b29sX25hbWUYBCABKAlIAYgBARIQCghpc19lcnJvchgFIAEoCBISCgVtb2RlbBgGIAEoCUgCiAEBEhUKCHByb3ZpZGVyGAcgASgJSAOIAQESIQoFdXNhZ2UYCCABKAsyEi5zZXNzaW9uZC52MS5Vc2FnZRIYCgtzdG9wX3JlYXNvbhgJIAEoCUgEiAEBEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIPCg1fdG9vbF9jYWxsX2lkQgwKCl90b29sX25hbWVCCAoGX21vZGVsQgsKCV9wcm92aWRlckIOCgxfc3RvcF9yZWFzb24izwEKC0NvbnRlbnRQYXJ0Eg4KBHRleHQYASABKAlIABItCgh0aGlua2luZxgCIAEoCzIZLnNlc3Npb25kLnYxLlRoaW5raW5nUGFydEgAEicKBWltYWdlGAMgASgLMhYuc2Vzc2lvbmQudjEuSW1hZ2VQYXJ0SAASKgoJdG9vbF9jYWxsGAQgASgLMhUuc2Vzc2lvbmQudjEuVG9vbENhbGxIABIkCgRibG9iGAUgASgLMhQuc2Vzc2lvbmQudjEuQmxvYlJlZkgAQgYKBHBhcnQilwEKB0Jsb2JSZWYSDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAQSIwoEcGFydBgDIAEoDjIVLnNlc3Npb25kLnYxLkJsb2JQYXJ0EhIKCm1lZGlhX3R5cGUYBCABKAkSDwoHcHJldmlldxgFIAEoCRIWCglzaWduYXR1cmUYBiABKAlIAIgBAUIMCgpfc2lnbmF0dXJlIkYKDFRoaW5raW5nUGFydBIQCgh0aGlua2luZxgBIAEoCRIWCglzaWduYXR1cmUYAiABKAlIAIgBAUIMCgpfc2lnbmF0dXJlIiwKCUltYWdlUGFydBIRCgltaW1lX3R5cGUYASABKAkSDAoEZGF0YRgCIAEoDCJPCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEikKCWFyZ3VtZW50cxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSJrCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQiQAoLTW9kZWxDaGFuZ2USDQoFbW9kZWwYASABKAkSFQoIcHJvdmlkZXIYAiABKAlIAIgBAUILCglfcHJvdmlkZXIiLQoTVGhpbmtpbmdMZXZlbENoYW5nZRIWCg50aGlua2luZ19sZXZlbBgBIAEoCSJnCgpDb21wYWN0aW9uEg8KB3N1bW1hcnkYASABKAkSGgoScmVwbGFjZXNfZW50cnlfaWRzGAIgAygJEhoKDXRva2Vuc19iZWZvcmUYAyABKARIAIgBAUIQCg5fdG9rZW5zX2JlZm9yZSIxCg1CcmFuY2hTdW1tYXJ5Eg8KB3N1bW1hcnkYASABKAkSDwoHZnJvbV9pZBgCIAEoCSIWCgVMYWJlbBINCgVsYWJlbBgBIAEoCSIXCgRMZWFmEg8KB2xlYWZfaWQYASABKAkiQgoGQ3VzdG9tEhEKCW5hbWVzcGFjZRgBIAEoCRIlCgRkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCpOCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg0KCVJPTEVfVE9PTBADKmYKCEJsb2JQYXJ0EhkKFUJMT0JfUEFSVF9VTlNQRUNJRklFRBAAEhIKDkJMT0JfUEFSVF9URVhUEAESFgoSQkxPQl9QQVJUX1RISU5LSU5HEAISEwoPQkxPQl9QQVJUX0lNQUdFEANiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEiygQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEicKCHdpdGhoZWxkGAUgASgLMhUuc2Vzc2lvbmQudjEuV2l0aGhlbGQSMAoMc2Vzc2lvbl9pbmZvGAogASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm9IABInCgdtZXNzYWdlGAsgASgLMhQuc2Vzc2lvbmQudjEuTWVzc2FnZUgAEjAKDG1vZGVsX2NoYW5nZRgMIAEoCzIYLnNlc3Npb25kLnYxLk1vZGVsQ2hhbmdlSAASQQoVdGhpbmtpbmdfbGV2ZWxfY2hhbmdlGA0gASgLMiAuc2Vzc2lvbmQudjEuVGhpbmtpbmdMZXZlbENoYW5nZUgAEi0KCmNvbXBhY3Rpb24YDiABKAsyFy5zZXNzaW9uZC52MS5Db21wYWN0aW9uSAASNAoOYnJhbmNoX3N1bW1hcnkYDyABKAsyGi5zZXNzaW9uZC52MS5CcmFuY2hTdW1tYXJ5SAASIwoFbGFiZWwYECABKAsyEi5zZXNzaW9uZC52MS5MYWJlbEgAEiEKBGxlYWYYESABKAsyES5zZXNzaW9uZC52MS5MZWFmSAASJQoGY3VzdG9tGBIgASgLMhMuc2Vzc2lvbmQudjEuQ3VzdG9tSABCBgoEa2luZEIMCgpfcGFyZW50X2lkIswDCgtTZXNzaW9uSW5mbxISCgpzZXNzaW9uX2lkGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOZm9ybWF0X3ZlcnNpb24YBSABKA0SHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIAogBARIXCgphZ2VudF90eXBlGAcgASgJSAOIAQESEwoLc3Bhd25fZGVwdGgYCCABKA0SLAoLZm9ya2VkX2Zyb20YCSABKAsyFy5zZXNzaW9uZC52MS5Gb3JrZWRGcm9tEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCgR0YWdzGAsgAygLMiIuc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm8uVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSIyCgpGb3JrZWRGcm9tEhIKCnNlc3Npb25faWQYASABKAkSEAoIZW50cnlfaWQYAiABKAki8wIKB01lc3NhZ2USHwoEcm9sZRgBIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSKQoHY29udGVudBgCIAMoCzIYLnNlc3Npb25kLnYxLkNvbnRlbnRQYXJ0EhkKDHRvb2xfY2FsbF9pZBgDIAEoCUgAiAEBEhYKCXRvb2xfbmFtZRgEIAEoCUgBiAEBEhAKCGlzX2Vycm9yGAUgASgIEhIKBW1vZGVsGAYgASgJSAKIAQESFQoIcHJvdmlkZXIYByABKAlIA4gBARIhCgV1c2FnZRgIIAEoCzISLnNlc3Npb25kLnYxLlVzYWdlEhgKC3N0b3BfcmVhc29uGAkgASgJSASIAQESKQoIbWV0YWRhdGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qg8KDV90b29sX2NhbGxfaWRCDAoKX3Rvb2xfbmFtZUIICgZfbW9kZWxCCwoJX3Byb3ZpZGVyQg4KDF9zdG9wX3JlYXNvbiLPAQoLQ29udGVudFBhcnQSDgoEdGV4dBgBIAEoCUgAEi0KCHRoaW5raW5nGAIgASgLMhkuc2Vzc2lvbmQudjEuVGhpbmtpbmdQYXJ0SAASJwoFaW1hZ2UYAyABKAsyFi5zZXNzaW9uZC52MS5JbWFnZVBhcnRIABIqCgl0b29sX2NhbGwYBCABKAsyFS5zZXNzaW9uZC52MS5Ub29sQ2FsbEgAEiQKBGJsb2IYBSABKAsyFC5zZXNzaW9uZC52MS5CbG9iUmVmSABCBgoEcGFydCKXAQoHQmxvYlJlZhIOCgZzaGEyNTYYASABKAkSDAoEc2l6ZRgCIAEoBBIjCgRwYXJ0GAMgASgOMhUuc2Vzc2lvbmQudjEuQmxvYlBhcnQSEgoKbWVkaWFfdHlwZRgEIAEoCRIPCgdwcmV2aWV3GAUgASgJEhYKCXNpZ25hdHVyZRgGIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiRgoMVGhpbmtpbmdQYXJ0EhAKCHRoaW5raW5nGAEgASgJEhYKCXNpZ25hdHVyZRgCIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiLAoJSW1hZ2VQYXJ0EhEKCW1pbWVfdHlwZRgBIAEoCRIMCgRkYXRhGAIgASgMIk8KCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKQoJYXJndW1lbnRzGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlImsKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAIgASgEEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAMgASgEEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoBCJACgtNb2RlbENoYW5nZRINCgVtb2RlbBgBIAEoCRIVCghwcm92aWRlchgCIAEoCUgAiAEBQgsKCV9wcm92aWRlciItChNUaGlua2luZ0xldmVsQ2hhbmdlEhYKDnRoaW5raW5nX2xldmVsGAEgASgJImcKCkNvbXBhY3Rpb24SDwoHc3VtbWFyeRgBIAEoCRIaChJyZXBsYWNlc19lbnRyeV9pZHMYAiADKAkSGgoNdG9rZW5zX2JlZm9yZRgDIAEoBEgAiAEBQhAKDl90b2tlbnNfYmVmb3JlIjEKDUJyYW5jaFN1bW1hcnkSDwoHc3VtbWFyeRgBIAEoCRIPCgdmcm9tX2lkGAIgASgJIhYKBUxhYmVsEg0KBWxhYmVsGAEgASgJIhcKBExlYWYSDwoHbGVhZl9pZBgBIAEoCSJCCgZDdXN0b20SEQoJbmFtZXNwYWNlGAEgASgJEiUKBGRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCFdpdGhoZWxkEisKBnJlYXNvbhgBIAEoDjIbLnNlc3Npb25kLnYxLldpdGhoZWxkUmVhc29uEgoKAmJ5GAIgASgJEiYKAmF0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN3aHkYBCABKAkqTgoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESEgoOUk9MRV9BU1NJU1RBTlQQAhINCglST0xFX1RPT0wQAypmCghCbG9iUGFydBIZChVCTE9CX1BBUlRfVU5TUEVDSUZJRUQQABISCg5CTE9CX1BBUlRfVEVYVBABEhYKEkJMT0JfUEFSVF9USElOS0lORxACEhMKD0JMT0JfUEFSVF9JTUFHRRADKmsKDldpdGhoZWxkUmVhc29uEh8KG1dJVEhIRUxEX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGFdJVEhIRUxEX1JFQVNPTl9SRURBQ1RFRBABEhoKFldJVEhIRUxEX1JFQVNPTl9FUkFTRUQQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Entry is one record of a session's append-only log. Entries form a tree:
  * every entry except the first names its parent, and the session keeps a
- * movable "current leaf" pointer. Nothing is ever deleted or rewritten;
+ * movable "current leaf" pointer. Nothing is ever deleted (redaction empties
+ * an entry's content and keeps it; see Entry.withheld);
  * rewinding appends a Leaf entry that moves the pointer.
  *
  * @generated from message sessiond.v1.Entry
@@ -55,6 +56,19 @@ export type Entry = Message$1<"sessiond.v1.Entry"> & {
    * @generated from field: uint64 seq = 4;
    */
   seq: bigint;
+
+  /**
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   *
+   * @generated from field: sessiond.v1.Withheld withheld = 5;
+   */
+  withheld?: Withheld | undefined;
 
   /**
    * What the entry is. Exactly one must be set.
@@ -803,6 +817,49 @@ export const CustomSchema: GenMessage<Custom> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_entry, 16);
 
 /**
+ * Withheld marks an entry whose content is gone: who withheld it, when and
+ * why. It holds no content.
+ *
+ * @generated from message sessiond.v1.Withheld
+ */
+export type Withheld = Message$1<"sessiond.v1.Withheld"> & {
+  /**
+   * Redacted or erased.
+   *
+   * @generated from field: sessiond.v1.WithheldReason reason = 1;
+   */
+  reason: WithheldReason;
+
+  /**
+   * Who asked for it (RedactEntriesRequest.by).
+   *
+   * @generated from field: string by = 2;
+   */
+  by: string;
+
+  /**
+   * When it was withheld (server time).
+   *
+   * @generated from field: google.protobuf.Timestamp at = 3;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * Why (RedactEntriesRequest.why).
+   *
+   * @generated from field: string why = 4;
+   */
+  why: string;
+};
+
+/**
+ * Describes the message sessiond.v1.Withheld.
+ * Use `create(WithheldSchema)` to create a new message.
+ */
+export const WithheldSchema: GenMessage<Withheld> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_entry, 17);
+
+/**
  * Role of a conversation message.
  *
  * @generated from enum sessiond.v1.Role
@@ -882,4 +939,36 @@ export enum BlobPart {
  */
 export const BlobPartSchema: GenEnum<BlobPart> = /*@__PURE__*/
   enumDesc(file_sessiond_v1_entry, 1);
+
+/**
+ * Why an entry's content was withheld.
+ *
+ * @generated from enum sessiond.v1.WithheldReason
+ */
+export enum WithheldReason {
+  /**
+   * @generated from enum value: WITHHELD_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Purged on request (SessionService.RedactEntries).
+   *
+   * @generated from enum value: WITHHELD_REASON_REDACTED = 1;
+   */
+  REDACTED = 1,
+
+  /**
+   * Made unreadable by erasing the session (its data key destroyed).
+   *
+   * @generated from enum value: WITHHELD_REASON_ERASED = 2;
+   */
+  ERASED = 2,
+}
+
+/**
+ * Describes the enum sessiond.v1.WithheldReason.
+ */
+export const WithheldReasonSchema: GenEnum<WithheldReason> = /*@__PURE__*/
+  enumDesc(file_sessiond_v1_entry, 2);
 

@@ -16,7 +16,85 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/session_service.proto.
  */
 export const file_sessiond_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJIusBCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlldxIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYByABKA0SFAoMaW5saW5lX2Jsb2JzGAggASgIEhAKCGZyb21fZW5kGAkgASgIQg4KDF9hdF9lbnRyeV9pZCJsChBHZXRTdGF0ZVJlc3BvbnNlEigKBXN0YXRlGAEgASgLMhkuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIVCg1tZXNzYWdlX2NvdW50GAMgASgEIp4BChFHZXRFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQSDQoFbGltaXQYBCABKA0SGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgNEhQKDGlubGluZV9ibG9icxgGIAEoCBIRCgllbnRyeV9pZHMYByADKAkiSwoSR2V0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCJ3Cg5HZXRUcmVlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKA0icwoPR2V0VHJlZVJlc3BvbnNlEiQKBW5vZGVzGAEgAygLMhUuc2Vzc2lvbmQudjEuVHJlZU5vZGUSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkiTAoTV2F0Y2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQiRwoJSGVhcnRiZWF0EhAKCGhlYWRfc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInEKFFdhdGNoRW50cmllc1Jlc3BvbnNlEiMKBWVudHJ5GAEgASgLMhIuc2Vzc2lvbmQudjEuRW50cnlIABIrCgloZWFydGJlYXQYAiABKAsyFi5zZXNzaW9uZC52MS5IZWFydGJlYXRIAEIHCgVldmVudDKLBAoOU2Vzc2lvblNlcnZpY2USQQoGQXBwZW5kEhouc2Vzc2lvbmQudjEuQXBwZW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLkFwcGVuZFJlc3BvbnNlEkEKBlJld2luZBIaLnNlc3Npb25kLnYxLlJld2luZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5SZXdpbmRSZXNwb25zZRI+CgVSZXNldBIZLnNlc3Npb25kLnYxLlJlc2V0UmVxdWVzdBoaLnNlc3Npb25kLnYxLlJlc2V0UmVzcG9uc2USRwoIR2V0U3RhdGUSHC5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlcXVlc3QaHS5zZXNzaW9uZC52MS5HZXRTdGF0ZVJlc3BvbnNlEk0KCkdldEVudHJpZXMSHi5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXNwb25zZRJECgdHZXRUcmVlEhsuc2Vzc2lvbmQudjEuR2V0VHJlZVJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRUcmVlUmVzcG9uc2USVQoMV2F0Y2hFbnRyaWVzEiAuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVxdWVzdBohLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxImYKFFJlZGFjdEVudHJpZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhEKCWVudHJ5X2lkcxgDIAMoCRILCgN3aHkYBCABKAkSCgoCYnkYBSABKAkiTgoVUmVkYWN0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCK4AQoNQXBwZW5kUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIjCgdlbnRyaWVzGAMgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSHQoQZXhwZWN0ZWRfbGVhZl9pZBgEIAEoCUgAiAEBEhkKDGV4cGVjdGVkX3NlcRgFIAEoBEgBiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXEifQoNQXBwZW5kZWRFbnRyeRIKCgJpZBgBIAEoCRIWCglwYXJlbnRfaWQYAiABKAlIAIgBARILCgNzZXEYAyABKAQSLQoJdGltZXN0YW1wGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIMCgpfcGFyZW50X2lkInYKDkFwcGVuZFJlc3BvbnNlEisKB2VudHJpZXMYASADKAsyGi5zZXNzaW9uZC52MS5BcHBlbmRlZEVudHJ5Eg8KB2xlYWZfaWQYAiABKAkSEAoIaGVhZF9zZXEYAyABKAQSFAoMZGVkdXBsaWNhdGVkGAQgASgIIugBCg1SZXdpbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg4KBnRhcmdldBgDIAEoCRIfChdhbGxvd19iZWZvcmVfY29tcGFjdGlvbhgEIAEoCBIdChBleHBlY3RlZF9sZWFmX2lkGAUgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAYgASgESAGIAQESFQoIZW50cnlfaWQYByABKAlIAogBAUITChFfZXhwZWN0ZWRfbGVhZl9pZEIPCg1fZXhwZWN0ZWRfc2VxQgsKCV9lbnRyeV9pZCJKCg5SZXdpbmRSZXNwb25zZRIPCgdsZWFmX2lkGAEgASgJEhAKCGhlYWRfc2VxGAIgASgEEhUKDWxlYWZfZW50cnlfaWQYAyABKAkitgEKDFJlc2V0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIdChBleHBlY3RlZF9sZWFmX2lkGAMgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAQgASgESAGIAQESFQoIZW50cnlfaWQYBSABKAlIAogBAUITChFfZXhwZWN0ZWRfbGVhZl9pZEIPCg1fZXhwZWN0ZWRfc2VxQgsKCV9lbnRyeV9pZCJJCg1SZXNldFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSLrAQoPR2V0U3RhdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhgKC2F0X2VudHJ5X2lkGAMgASgJSACIAQESHwoEdmlldxgEIAEoDjIRLnNlc3Npb25kLnYxLlZpZXcSEQoJcGFnZV9zaXplGAUgASgNEhIKCnBhZ2VfdG9rZW4YBiABKAkSGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAcgASgNEhQKDGlubGluZV9ibG9icxgIIAEoCBIQCghmcm9tX2VuZBgJIAEoCEIOCgxfYXRfZW50cnlfaWQibAoQR2V0U3RhdGVSZXNwb25zZRIoCgVzdGF0ZRgBIAEoCzIZLnNlc3Npb25kLnYxLlNlc3Npb25TdGF0ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFQoNbWVzc2FnZV9jb3VudBgDIAEoBCKeAQoRR2V0RW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEEg0KBWxpbWl0GAQgASgNEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoDRIUCgxpbmxpbmVfYmxvYnMYBiABKAgSEQoJZW50cnlfaWRzGAcgAygJIksKEkdldEVudHJpZXNSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSEAoIaGVhZF9zZXEYAiABKAQidwoOR2V0VHJlZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgNInMKD0dldFRyZWVSZXNwb25zZRIkCgVub2RlcxgBIAMoCzIVLnNlc3Npb25kLnYxLlRyZWVOb2RlEg8KB2xlYWZfaWQYAiABKAkSEAoIaGVhZF9zZXEYAyABKAQSFwoPbmV4dF9wYWdlX3Rva2VuGAQgASgJIkwKE1dhdGNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEIkcKCUhlYXJ0YmVhdBIQCghoZWFkX3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKrAQoUV2F0Y2hFbnRyaWVzUmVzcG9uc2USIwoFZW50cnkYASABKAsyEi5zZXNzaW9uZC52MS5FbnRyeUgAEisKCWhlYXJ0YmVhdBgCIAEoCzIWLnNlc3Npb25kLnYxLkhlYXJ0YmVhdEgAEjgKEHdpdGhoZWxkX2VudHJpZXMYAyABKAsyHC5zZXNzaW9uZC52MS5XaXRoaGVsZEVudHJpZXNIAEIHCgVldmVudCJICg9XaXRoaGVsZEVudHJpZXMSIwoHZW50cmllcxgBIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5EhAKCGhlYWRfc2VxGAIgASgEMuMECg5TZXNzaW9uU2VydmljZRJBCgZBcHBlbmQSGi5zZXNzaW9uZC52MS5BcHBlbmRSZXF1ZXN0Ghsuc2Vzc2lvbmQudjEuQXBwZW5kUmVzcG9uc2USQQoGUmV3aW5kEhouc2Vzc2lvbmQudjEuUmV3aW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLlJld2luZFJlc3BvbnNlEj4KBVJlc2V0Ehkuc2Vzc2lvbmQudjEuUmVzZXRSZXF1ZXN0Ghouc2Vzc2lvbmQudjEuUmVzZXRSZXNwb25zZRJHCghHZXRTdGF0ZRIcLnNlc3Npb25kLnYxLkdldFN0YXRlUmVxdWVzdBodLnNlc3Npb25kLnYxLkdldFN0YXRlUmVzcG9uc2USTQoKR2V0RW50cmllcxIeLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0RW50cmllc1Jlc3BvbnNlEkQKB0dldFRyZWUSGy5zZXNzaW9uZC52MS5HZXRUcmVlUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldFRyZWVSZXNwb25zZRJVCgxXYXRjaEVudHJpZXMSIC5zZXNzaW9uZC52MS5XYXRjaEVudHJpZXNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVzcG9uc2UwARJWCg1SZWRhY3RFbnRyaWVzEiEuc2Vzc2lvbmQudjEuUmVkYWN0RW50cmllc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5SZWRhY3RFbnRyaWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+
+/**
+ * RedactEntriesRequest names the entries whose content is purged.
+ *
+ * @generated from message sessiond.v1.RedactEntriesRequest
+ */
+export type RedactEntriesRequest = Message<"sessiond.v1.RedactEntriesRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Full id or unique prefix.
+   *
+   * @generated from field: string session = 2;
+   */
+  session: string;
+
+  /**
+   * The entries, by id (1 to 1000, duplicates ignored).
+   *
+   * @generated from field: repeated string entry_ids = 3;
+   */
+  entryIds: string[];
+
+  /**
+   * Why (kept in Entry.withheld.why; at most 1024 characters).
+   *
+   * @generated from field: string why = 4;
+   */
+  why: string;
+
+  /**
+   * Who asks (kept in Entry.withheld.by; at most 256 characters). Tokens
+   * name no person, so the caller says who it acts for.
+   *
+   * @generated from field: string by = 5;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message sessiond.v1.RedactEntriesRequest.
+ * Use `create(RedactEntriesRequestSchema)` to create a new message.
+ */
+export const RedactEntriesRequestSchema: GenMessage<RedactEntriesRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 0);
+
+/**
+ * RedactEntriesResponse holds the redacted entries as they now read.
+ *
+ * @generated from message sessiond.v1.RedactEntriesResponse
+ */
+export type RedactEntriesResponse = Message<"sessiond.v1.RedactEntriesResponse"> & {
+  /**
+   * The entries of the request, in seq order, as stored now.
+   *
+   * @generated from field: repeated sessiond.v1.Entry entries = 1;
+   */
+  entries: Entry[];
+
+  /**
+   * The session's head seq (a redaction appends nothing).
+   *
+   * @generated from field: uint64 head_seq = 2;
+   */
+  headSeq: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.RedactEntriesResponse.
+ * Use `create(RedactEntriesResponseSchema)` to create a new message.
+ */
+export const RedactEntriesResponseSchema: GenMessage<RedactEntriesResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 1);
 
 /**
  * AppendRequest adds entries to a session.
@@ -66,7 +144,7 @@ export type AppendRequest = Message<"sessiond.v1.AppendRequest"> & {
  * Use `create(AppendRequestSchema)` to create a new message.
  */
 export const AppendRequestSchema: GenMessage<AppendRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 0);
+  messageDesc(file_sessiond_v1_session_service, 2);
 
 /**
  * AppendedEntry identifies a stored entry.
@@ -108,7 +186,7 @@ export type AppendedEntry = Message<"sessiond.v1.AppendedEntry"> & {
  * Use `create(AppendedEntrySchema)` to create a new message.
  */
 export const AppendedEntrySchema: GenMessage<AppendedEntry> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 1);
+  messageDesc(file_sessiond_v1_session_service, 3);
 
 /**
  * AppendResponse acknowledges a durable append.
@@ -150,7 +228,7 @@ export type AppendResponse = Message<"sessiond.v1.AppendResponse"> & {
  * Use `create(AppendResponseSchema)` to create a new message.
  */
 export const AppendResponseSchema: GenMessage<AppendResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 2);
+  messageDesc(file_sessiond_v1_session_service, 4);
 
 /**
  * RewindRequest moves the leaf.
@@ -213,7 +291,7 @@ export type RewindRequest = Message<"sessiond.v1.RewindRequest"> & {
  * Use `create(RewindRequestSchema)` to create a new message.
  */
 export const RewindRequestSchema: GenMessage<RewindRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 3);
+  messageDesc(file_sessiond_v1_session_service, 5);
 
 /**
  * RewindResponse reports the new position.
@@ -248,7 +326,7 @@ export type RewindResponse = Message<"sessiond.v1.RewindResponse"> & {
  * Use `create(RewindResponseSchema)` to create a new message.
  */
 export const RewindResponseSchema: GenMessage<RewindResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 4);
+  messageDesc(file_sessiond_v1_session_service, 6);
 
 /**
  * ResetRequest moves the leaf to the root.
@@ -297,7 +375,7 @@ export type ResetRequest = Message<"sessiond.v1.ResetRequest"> & {
  * Use `create(ResetRequestSchema)` to create a new message.
  */
 export const ResetRequestSchema: GenMessage<ResetRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 5);
+  messageDesc(file_sessiond_v1_session_service, 7);
 
 /**
  * ResetResponse reports the new position.
@@ -332,7 +410,7 @@ export type ResetResponse = Message<"sessiond.v1.ResetResponse"> & {
  * Use `create(ResetResponseSchema)` to create a new message.
  */
 export const ResetResponseSchema: GenMessage<ResetResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 6);
+  messageDesc(file_sessiond_v1_session_service, 8);
 
 /**
  * GetStateRequest asks for a fold.
@@ -418,7 +496,7 @@ export type GetStateRequest = Message<"sessiond.v1.GetStateRequest"> & {
  * Use `create(GetStateRequestSchema)` to create a new message.
  */
 export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 7);
+  messageDesc(file_sessiond_v1_session_service, 9);
 
 /**
  * GetStateResponse carries the fold, or one page of it.
@@ -454,7 +532,7 @@ export type GetStateResponse = Message<"sessiond.v1.GetStateResponse"> & {
  * Use `create(GetStateResponseSchema)` to create a new message.
  */
 export const GetStateResponseSchema: GenMessage<GetStateResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 8);
+  messageDesc(file_sessiond_v1_session_service, 10);
 
 /**
  * GetEntriesRequest asks for a page of the raw log.
@@ -529,7 +607,7 @@ export type GetEntriesRequest = Message<"sessiond.v1.GetEntriesRequest"> & {
  * Use `create(GetEntriesRequestSchema)` to create a new message.
  */
 export const GetEntriesRequestSchema: GenMessage<GetEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 9);
+  messageDesc(file_sessiond_v1_session_service, 11);
 
 /**
  * GetEntriesResponse is one page.
@@ -557,7 +635,7 @@ export type GetEntriesResponse = Message<"sessiond.v1.GetEntriesResponse"> & {
  * Use `create(GetEntriesResponseSchema)` to create a new message.
  */
 export const GetEntriesResponseSchema: GenMessage<GetEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 10);
+  messageDesc(file_sessiond_v1_session_service, 12);
 
 /**
  * GetTreeRequest names the session.
@@ -610,7 +688,7 @@ export type GetTreeRequest = Message<"sessiond.v1.GetTreeRequest"> & {
  * Use `create(GetTreeRequestSchema)` to create a new message.
  */
 export const GetTreeRequestSchema: GenMessage<GetTreeRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 11);
+  messageDesc(file_sessiond_v1_session_service, 13);
 
 /**
  * GetTreeResponse is the tree, or one page of it.
@@ -654,7 +732,7 @@ export type GetTreeResponse = Message<"sessiond.v1.GetTreeResponse"> & {
  * Use `create(GetTreeResponseSchema)` to create a new message.
  */
 export const GetTreeResponseSchema: GenMessage<GetTreeResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 12);
+  messageDesc(file_sessiond_v1_session_service, 14);
 
 /**
  * WatchEntriesRequest starts a watch of one session.
@@ -689,7 +767,7 @@ export type WatchEntriesRequest = Message<"sessiond.v1.WatchEntriesRequest"> & {
  * Use `create(WatchEntriesRequestSchema)` to create a new message.
  */
 export const WatchEntriesRequestSchema: GenMessage<WatchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 13);
+  messageDesc(file_sessiond_v1_session_service, 15);
 
 /**
  * Heartbeat tells a watcher the stream is alive and where the head is.
@@ -717,7 +795,7 @@ export type Heartbeat = Message<"sessiond.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 14);
+  messageDesc(file_sessiond_v1_session_service, 16);
 
 /**
  * WatchEntriesResponse is an entry or a heartbeat.
@@ -746,6 +824,15 @@ export type WatchEntriesResponse = Message<"sessiond.v1.WatchEntriesResponse"> &
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     *
+     * @generated from field: sessiond.v1.WithheldEntries withheld_entries = 3;
+     */
+    value: WithheldEntries;
+    case: "withheldEntries";
   } | { case: undefined; value?: undefined };
 };
 
@@ -754,7 +841,37 @@ export type WatchEntriesResponse = Message<"sessiond.v1.WatchEntriesResponse"> &
  * Use `create(WatchEntriesResponseSchema)` to create a new message.
  */
 export const WatchEntriesResponseSchema: GenMessage<WatchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 15);
+  messageDesc(file_sessiond_v1_session_service, 17);
+
+/**
+ * WithheldEntries tells a watcher that entries it was sent now read
+ * differently (their content withheld).
+ *
+ * @generated from message sessiond.v1.WithheldEntries
+ */
+export type WithheldEntries = Message<"sessiond.v1.WithheldEntries"> & {
+  /**
+   * The entries as they now read, in seq order.
+   *
+   * @generated from field: repeated sessiond.v1.Entry entries = 1;
+   */
+  entries: Entry[];
+
+  /**
+   * The head seq when they were withheld: every entry up to it was sent
+   * before this event, and every later one comes after it.
+   *
+   * @generated from field: uint64 head_seq = 2;
+   */
+  headSeq: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.WithheldEntries.
+ * Use `create(WithheldEntriesSchema)` to create a new message.
+ */
+export const WithheldEntriesSchema: GenMessage<WithheldEntries> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 18);
 
 /**
  * SessionService works on one session.
@@ -903,6 +1020,28 @@ export const SessionService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchEntriesRequestSchema;
     output: typeof WatchEntriesResponseSchema;
+  },
+  /**
+   * RedactEntries purges the content of chosen entries while keeping the
+   * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+   * content is emptied (what is kept per kind: Entry.withheld) and
+   * Entry.withheld says who, when and why. The content is gone from the
+   * stored log (JSONL: the log is rewritten crash-safely under the
+   * session's lock; PostgreSQL: the rows are updated), from every read,
+   * from search and from CONTEXT, where a withheld message reads
+   * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+   * entry already redacted is answered as stored, nothing is written.
+   * Nothing is written when any id is refused.
+   * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+   * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+   * named), DATA_LOSS.
+   *
+   * @generated from rpc sessiond.v1.SessionService.RedactEntries
+   */
+  redactEntries: {
+    methodKind: "unary";
+    input: typeof RedactEntriesRequestSchema;
+    output: typeof RedactEntriesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessiond_v1_session_service, 0);

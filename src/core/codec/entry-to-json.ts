@@ -332,6 +332,8 @@ function sessionInfo(s: SessionInfo): Obj {
 
 function entry(e: Entry): Obj {
   plain(e);
+  // A withheld entry (rare: redacted or erased) is left to the reflective writer.
+  if (e.withheld !== undefined) bail();
   const o: Obj = {};
   implicitStr(o, "id", e.id);
   optionalStr(o, "parentId", e.parentId);

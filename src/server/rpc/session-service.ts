@@ -192,6 +192,12 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       };
     },
 
+    async redactEntries(req, ctx) {
+      const session = await open(ctx, req);
+      const r = await session.redact(req.entryIds, { by: req.by, why: req.why });
+      return { entries: r.entries, headSeq: BigInt(r.headSeq) };
+    },
+
     watchEntries(req, ctx) {
       // The responses' generator itself (it opens the session first): every
       // entry sent to every watcher passes through each generator in the chain.

@@ -91,6 +91,10 @@ class PushedWatch implements EntrySink, PushControl {
     return this.sink.message(heartbeatResponse(headSeq));
   }
 
+  withheld(entries: readonly Entry[], headSeq: number): boolean {
+    return this.sink.message(withheldResponse(entries, headSeq));
+  }
+
   end(err: unknown): void {
     if (this.closed) return;
     this.close();
@@ -151,6 +155,23 @@ function heartbeatResponse(headSeq: number): WatchEntriesResponse {
   return r;
 }
 
+/** A redaction's event: the entries as they now read. */
+function withheldResponse(entries: readonly Entry[], headSeq: number): WatchEntriesResponse {
+  return create(WatchEntriesResponseSchema, {
+    event: {
+      case: "withheldEntries",
+      value: { entries: [...entries], headSeq: BigInt(headSeq) },
+    },
+  });
+}
+
 function response(event: EntryWatchEvent): WatchEntriesResponse {
-  return event.type === "entry" ? entryResponse(event.entry) : heartbeatResponse(event.headSeq);
+  switch (event.type) {
+    case "entry":
+      return entryResponse(event.entry);
+    case "heartbeat":
+      return heartbeatResponse(event.headSeq);
+    default:
+      return withheldResponse(event.entries, event.headSeq);
+  }
 }

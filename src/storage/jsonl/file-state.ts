@@ -181,6 +181,15 @@ export class FileState {
   }
 
   /**
+   * Under the lock, before redaction's rewrite (redact-file.ts): what
+   * prepareWrite gives, and the file's bytes up to its last good record.
+   */
+  async prepareRewrite(): Promise<{ log: SessionLog; bytes: Buffer }> {
+    const { log, writeAt } = await this.prepareWrite();
+    return { log, bytes: await this.readRange(0, writeAt) };
+  }
+
+  /**
    * prepareWrite's usual case, synchronously (a file system with SyncFsOps):
    * the offset to write at, with `log` (the current log) as it is, when the
    * file is as this process left it; undefined otherwise, and on any
@@ -358,6 +367,9 @@ export class FileState {
   }
 
   private async catchUp(st: Stats, writer: boolean): Promise<SessionLog> {
+    // A handle on a file that no longer has the name (replaced by a
+    // redaction's rename, or deleted and created again) is never read again.
+    if (this.fd !== undefined && this.fdIno !== st.ino) await this.closeHandle();
     const sig = sigOf(st);
     this.sigStat = st;
     if (this.corrupt !== undefined) {

@@ -24,6 +24,8 @@ export interface FsOps {
   fstat(fd: number): Promise<fs.Stats>;
   stat(path: string): Promise<fs.Stats>;
   link(existing: string, target: string): Promise<void>;
+  /** Optional: only redaction's rewrite of a log renames (a file system without it cannot redact). */
+  rename?(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   /** Non-recursive on purpose: the caller fsyncs the parent of every directory it creates. */
   mkdir(path: string): Promise<void>;
@@ -118,6 +120,7 @@ export const nodeFs: FsOps = {
   fstat: (fd) => now(() => fs.fstatSync(fd)),
   stat: (path) => now(() => fs.statSync(path)),
   link: (existing, target) => cbVoid((d) => fs.link(existing, target, d)),
+  rename: (from, to) => cbVoid((d) => fs.rename(from, to, d)),
   unlink: (path) => cbVoid((d) => fs.unlink(path, d)),
   mkdir: (path) => cbVoid((d) => fs.mkdir(path, d)),
   readdir: (path) => cb<string[]>((d) => fs.readdir(path, d)),

@@ -18,6 +18,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  WithholdPlanner,
+  WithholdResult,
   WorkspacePageQuery,
   WorkspaceRecord,
 } from "../engine.js";
@@ -118,6 +120,8 @@ export interface JsonlEngineOptions {
     noDirFsync?: boolean;
     /** Trust the persisted listing index without a stat of each file (stale listings). */
     noListingIndexCheck?: boolean;
+    /** Redaction overwrites the file in place instead of copy, fsync, rename (a crash leaves a mix). */
+    redactInPlace?: boolean;
   };
 }
 
@@ -192,6 +196,7 @@ export class JsonlEngine implements StorageEngine {
       noFsync: o.debug?.noFsync === true,
       noTailRepair: o.debug?.noTailRepair === true,
       noFencing: o.debug?.noFencing === true,
+      redactInPlace: o.debug?.redactInPlace === true,
       inlineSync: o.inlineSync ?? new InlineSync(),
       observer: this.observer,
     };
@@ -246,6 +251,12 @@ export class JsonlEngine implements StorageEngine {
       if (isSessiondError(err, "NOT_FOUND")) this.cache.drop(key, open);
       throw err;
     });
+  }
+
+  /** Redaction: the session file rewritten under its lock (SessionFile.withhold, redact-file.ts). */
+  withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult> {
+    this.checkOpen();
+    return this.use(key, (s) => s.withhold(plan));
   }
 
   isOpen(key: SessionKey): boolean {
@@ -549,6 +560,10 @@ export class JsonlEngine implements StorageEngine {
         // The memo's record is old now, whether or not the change report has come in yet.
         this.memo.delete(dir, key.sessionId);
         this.listeners.emit({ type: "appended", ...key, headSeq });
+      },
+      onWithheld: (headSeq, seqs) => {
+        this.memo.delete(dir, key.sessionId);
+        this.listeners.emit({ type: "withheld", ...key, headSeq, seqs });
       },
     });
   }

@@ -5,13 +5,20 @@ import type { AppendPlan } from "../../core/append-plan.js";
 import type { SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
-import type { AppendResult, Planner, SessionKey } from "../engine.js";
+import type {
+  AppendResult,
+  Planner,
+  SessionKey,
+  WithholdPlanner,
+  WithholdResult,
+} from "../engine.js";
 import { inSpan, type StorageObserver, tracingEnabled } from "../observer.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
 import { admitted, type InlineSync } from "./inline-sync.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
+import { replaceFile, rewrittenContent } from "./redact-file.js";
 import type { SessionKeying } from "./session-keys.js";
 import { StoredPayloads } from "./stored-payloads.js";
 
@@ -35,6 +42,10 @@ export interface SessionFileOptions extends FileStateOptions {
   readonly lockEnabled: boolean;
   /** Called after a batch is durable, with the new head seq. */
   readonly onAppended: (headSeq: number) => void;
+  /** Called after a redaction's rewrite is durable, with the head seq and the rewritten seqs. */
+  readonly onWithheld?: (headSeq: number, seqs: readonly number[]) => void;
+  /** Negative control ONLY (T13): redaction overwrites the file in place, not copy + rename. */
+  readonly redactInPlace?: boolean;
   readonly observer: StorageObserver;
 }
 
@@ -81,11 +92,19 @@ type DeleteOp = {
   readonly reject: (e: unknown) => void;
 };
 
+/** One queued redaction (redact-file.ts): run alone, under the lock, like a delete. */
+type WithholdOp = {
+  readonly kind: "withhold";
+  readonly planner: WithholdPlanner;
+  readonly resolve: (r: WithholdResult) => void;
+  readonly reject: (e: unknown) => void;
+};
+
 export class SessionFile {
   private readonly state: FileState;
   private readonly lease: FileLease;
   private readonly name: string;
-  private readonly queue: (AppendOp | DeleteOp)[] = [];
+  private readonly queue: (AppendOp | DeleteOp | WithholdOp)[] = [];
   private draining: Promise<void> | undefined;
   /** The appended entries of the current log, kept as their payloads (stored-payloads.ts). */
   private payloads: StoredPayloads | undefined;
@@ -168,7 +187,20 @@ export class SessionFile {
     });
   }
 
-  private enqueue(op: AppendOp | DeleteOp): void {
+  /**
+   * Redaction: after the appends queued before it, under the lock, the
+   * planned entries' records are replaced by a rewrite of the file
+   * (redact-file.ts); the cached log follows (SessionLog.replaceAll: every
+   * holder of it reads the new form) and the state is dropped, so the
+   * file is read again from its new inode.
+   */
+  withhold(planner: WithholdPlanner): Promise<WithholdResult> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "withhold", planner, ...admitted(this.o.inlineSync, resolve, reject) }),
+    );
+  }
+
+  private enqueue(op: AppendOp | DeleteOp | WithholdOp): void {
     this.queue.push(op);
     this.startDrain();
   }
@@ -189,13 +221,18 @@ export class SessionFile {
       await undefined;
       while (this.queue.length > 0) {
         if (this.lease.handOverDue()) await this.lease.handOverIfWanted().catch(() => undefined);
-        const first = this.queue[0] as AppendOp | DeleteOp;
+        const first = this.queue[0] as AppendOp | DeleteOp | WithholdOp;
         if (first.kind === "delete") {
           this.queue.shift();
           await this.runDelete(first);
           continue;
         }
-        const stop = this.queue.findIndex((op) => op.kind === "delete");
+        if (first.kind === "withhold") {
+          this.queue.shift();
+          await this.runWithhold(first);
+          continue;
+        }
+        const stop = this.queue.findIndex((op) => op.kind !== "append");
         const batch = (stop < 0 ? this.queue.splice(0) : this.queue.splice(0, stop)) as AppendOp[];
         const trace = (first as AppendOp).trace;
         await (trace === undefined
@@ -356,6 +393,52 @@ export class SessionFile {
       await this.lease.release();
       await this.lease.forget();
     }
+  }
+
+  private async runWithhold(op: WithholdOp): Promise<void> {
+    try {
+      await this.lease.acquire();
+    } catch (err) {
+      op.reject(this.error(err, "locking"));
+      return;
+    }
+    try {
+      op.resolve(await this.exclusive(() => this.rewrite(op.planner)));
+    } catch (err) {
+      op.reject(this.error(err, "redacting"));
+    }
+  }
+
+  private async rewrite(planner: WithholdPlanner): Promise<WithholdResult> {
+    const { log, bytes } = await this.state.prepareRewrite();
+    const plan = planner(log);
+    const result = { ...plan, headSeq: log.headSeq };
+    if (plan.changed.length === 0) return result;
+    const content = rewrittenContent(
+      bytes,
+      new Map(plan.changed.map((e) => [Number(e.seq), e])),
+      this.name,
+    );
+    this.checkLease();
+    try {
+      await replaceFile(this.o.ops, this.path, content, {
+        sessionId: this.key.sessionId,
+        noFsync: this.o.noFsync,
+        inPlace: this.o.redactInPlace,
+      });
+      this.checkLease();
+    } finally {
+      // Whatever happened, the file is the truth: read it again from its (new) inode.
+      await this.state.reset();
+      this.payloads = undefined;
+    }
+    // Holders of the log (readers, the store's caches) see the new form at once.
+    log.replaceAll(plan.changed);
+    this.o.onWithheld?.(
+      log.headSeq,
+      plan.changed.map((e) => Number(e.seq)),
+    );
+    return result;
   }
 
   private error(err: unknown, doing: string): SessiondError {

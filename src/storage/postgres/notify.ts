@@ -20,6 +20,8 @@ interface Wire {
   r: string;
   /** when it was queued, ms since the epoch (the receiver's NOTIFY lag metric); absent from older replicas */
   c?: number;
+  /** "withheld": the seqs of the rewritten entries */
+  q?: number[];
 }
 
 export function notifyPayload(replica: string, e: StorageEvent): string {
@@ -31,6 +33,7 @@ export function notifyPayload(replica: string, e: StorageEvent): string {
     r: replica,
     c: Date.now(),
   };
+  if (e.seqs !== undefined) wire.q = [...e.seqs];
   return JSON.stringify(wire);
 }
 
@@ -163,7 +166,7 @@ export function parsePayload(
     return undefined;
   }
   if (
-    (v.t !== "created" && v.t !== "appended" && v.t !== "deleted") ||
+    (v.t !== "created" && v.t !== "appended" && v.t !== "deleted" && v.t !== "withheld") ||
     typeof v.w !== "string" ||
     typeof v.s !== "string" ||
     typeof v.h !== "number" ||
@@ -171,9 +174,19 @@ export function parsePayload(
   ) {
     return undefined;
   }
+  const seqs =
+    v.t === "withheld" && Array.isArray(v.q) && v.q.every((n) => Number.isSafeInteger(n))
+      ? v.q
+      : undefined;
   return {
     replica: v.r,
-    event: { type: v.t, workspace: v.w, sessionId: v.s, headSeq: v.h },
+    event: {
+      type: v.t,
+      workspace: v.w,
+      sessionId: v.s,
+      headSeq: v.h,
+      ...(seqs === undefined ? {} : { seqs }),
+    },
     sentAt: typeof v.c === "number" ? v.c : undefined,
   };
 }

@@ -19,6 +19,8 @@ import type {
   StorageEngine,
   StorageEvent,
   StorageListener,
+  WithholdPlanner,
+  WithholdResult,
   WorkspacePageQuery,
   WorkspaceRecord,
 } from "../engine.js";
@@ -45,6 +47,7 @@ import {
   workspacePage,
 } from "./listing.js";
 import { Notifier, NotifyListener, parsePayload } from "./notify.js";
+import { withholdRows } from "./redact.js";
 import { resyncEvents } from "./resync.js";
 import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
@@ -262,6 +265,17 @@ export class PostgresEngine implements StorageEngine {
   append(key: SessionKey, planner: Planner): Promise<AppendResult> {
     if (this.closed) return Promise.reject(unavailable("storage is closed"));
     return this.appends.enqueue(key, planner);
+  }
+
+  /** Redaction: one transaction updating the rows, with a new incarnation (redact.ts). */
+  async withhold(key: SessionKey, planner: WithholdPlanner): Promise<WithholdResult> {
+    await this.begin();
+    const r = await withholdRows(this.ctx, key, planner);
+    if (r.changed.length > 0) {
+      const seqs = r.changed.map((e) => Number(e.seq));
+      this.emit({ type: "withheld", ...key, headSeq: r.headSeq, seqs });
+    }
+    return r;
   }
 
   async load(key: SessionKey): Promise<SessionLog> {

@@ -43,6 +43,9 @@ class Recorder implements EntrySink {
   heartbeat(headSeq: number): boolean {
     return this.note(`heartbeat ${headSeq}`);
   }
+  withheld(entries: readonly Entry[], headSeq: number): boolean {
+    return this.note(`withheld ${entries.map((e) => e.seq).join(",")} at ${headSeq}`);
+  }
   end(err: unknown): void {
     this.ended = err;
     this.note("end");

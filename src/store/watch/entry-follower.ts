@@ -4,7 +4,7 @@ import { checkSessionId, checkWorkspace, quote } from "../../core/ids.js";
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import type { EventHub } from "./event-hub.js";
 import type { Quiet, QuietClock } from "./quiet-clock.js";
-import type { SessionTail } from "./session-tail.js";
+import type { SessionTail, WithheldNotice } from "./session-tail.js";
 
 /** The entries loop's inputs, every default applied (see StoreWatch). */
 export interface EntriesLoop {
@@ -24,6 +24,12 @@ export interface EntrySink {
   entry(entry: Entry): boolean;
   /** Caught up to `headSeq`, the session's head when it was sent. False pauses it too. */
   heartbeat(headSeq: number): boolean;
+  /**
+   * Entries already sent were redacted: `entries` as they now read. Sent
+   * after every entry up to `headSeq` (the head when they were redacted)
+   * and before any later one. False pauses it too.
+   */
+  withheld(entries: readonly Entry[], headSeq: number): boolean;
   /** The watch ended with this error. Never called after `close`, nor twice. */
   end(err: unknown): void;
 }
@@ -65,6 +71,8 @@ export class EntryFollower implements Quiet {
   private tail: SessionTail | undefined;
   private leave: (() => void) | undefined;
   private clock: QuietClock | undefined;
+  /** Redactions told by the hub, in order, not sent yet (each goes once `last` reaches its head). */
+  private readonly pending: WithheldNotice[] = [];
 
   constructor(
     private readonly loop: EntriesLoop,
@@ -125,6 +133,41 @@ export class EntryFollower implements Quiet {
     this.fetch(true);
   };
 
+  /** The hub's word of a redaction: sent in order with the entries (see EntrySink.withheld). */
+  readonly onWithheld = (notice: WithheldNotice): void => {
+    if (this.ended) return;
+    this.pending.push(notice);
+    if (!this.idle) return; // busy: sent as it delivers or before it next waits
+    this.idle = false;
+    if (this.last < notice.headSeq) this.fetch(false);
+    else this.wait();
+  };
+
+  /**
+   * Sends the pending redactions whose head `last` has reached; false when
+   * the sink said stop (paused) or the watch ended.
+   */
+  private flushWithheld(): boolean {
+    while (this.pending.length > 0) {
+      const n = this.pending[0] as WithheldNotice;
+      if (n.headSeq > this.last) return true;
+      this.pending.shift();
+      let more: boolean;
+      try {
+        more = this.sink.withheld(n.entries, n.headSeq);
+      } catch (err) {
+        this.fail(err);
+        return false;
+      }
+      if (this.ended) return false;
+      if (!more) {
+        this.paused = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The clock's: a quiet interval passed while waiting. */
   quietFor(): void {
     // Stryker disable next-line BooleanLiteral: a watch left marked idle during its quiet re-read may start a second read on a wake-up; deliver's seq guard sends each entry once and in order either way (cost only)
@@ -163,7 +206,7 @@ export class EntryFollower implements Quiet {
       : undefined;
     // Stryker disable next-line ConditionalExpression: the negative control's path only (noSubscribeFirst), closed during its replay read; the read after it is guarded the same way and tested
     if (this.ended) return;
-    const { tail, stop } = hub.watch(key, this.notify);
+    const { tail, stop } = hub.watch(key, this.notify, this.onWithheld);
     this.tail = tail;
     this.leave = stop;
     this.clock = hub.clock(this.loop.heartbeatMs);
@@ -221,6 +264,8 @@ export class EntryFollower implements Quiet {
   private deliver(): void {
     const entries = this.page as Entry[];
     while (this.index < entries.length) {
+      // A redaction at a head before this entry goes out first.
+      if (this.pending.length > 0 && !this.flushWithheld()) return;
       const entry = entries[this.index++] as Entry;
       const seq = Number(entry.seq);
       // Stryker disable next-line ConditionalExpression,EqualityOperator: every page starts after `last` (engine.read and tail.slice both take it), so no entry is ever at or below it; the guard only protects "exactly once" from a misbehaving engine
@@ -246,6 +291,7 @@ export class EntryFollower implements Quiet {
       return;
     }
     // A page short of pageSize ends at the head its read saw: `last` is that head.
+    if (this.pending.length > 0 && !this.flushWithheld()) return;
     if (this.beat) this.beatThenWait();
     else this.wait();
   }
@@ -272,6 +318,7 @@ export class EntryFollower implements Quiet {
       this.fail(this.reason);
       return;
     }
+    if (this.pending.length > 0 && !this.flushWithheld()) return;
     if (this.notified) {
       this.notified = false;
       this.beat = false;

@@ -1,6 +1,6 @@
 import type { SessionKey, StorageEngine } from "../../storage/engine.js";
 import { QuietClock } from "./quiet-clock.js";
-import { SessionTail } from "./session-tail.js";
+import { SessionTail, type WithheldNotice } from "./session-tail.js";
 
 /** Entries kept per watched session by default: a burst of this many appends is still served from memory. */
 export const DEFAULT_TAIL_CAPACITY = 256;
@@ -32,7 +32,11 @@ export class EventHub {
    * Registers a watcher of one session; `wake` runs after each change is in
    * the tail. `stop` unregisters it, and drops the tail with its last watcher.
    */
-  watch(key: SessionKey, wake: () => void): { tail: SessionTail; stop: () => void } {
+  watch(
+    key: SessionKey,
+    wake: () => void,
+    withheld?: (notice: WithheldNotice) => void,
+  ): { tail: SessionTail; stop: () => void } {
     const k = sessionKey(key);
     let tail = this.tails.get(k);
     if (tail === undefined) {
@@ -41,10 +45,12 @@ export class EventHub {
     }
     const t = tail;
     t.watchers.add(wake);
+    if (withheld !== undefined) t.withheldWatchers.add(withheld);
     return {
       tail: t,
       stop: () => {
         t.watchers.delete(wake);
+        if (withheld !== undefined) t.withheldWatchers.delete(withheld);
         if (t.watchers.size === 0 && this.tails.get(k) === t) this.tails.delete(k);
       },
     };

@@ -1,6 +1,12 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { SessionKey, StorageEngine, StorageEvent } from "../../storage/engine.js";
 
+/** A redaction, as watchers are told of it: the entries as they now read, and the head seq then. */
+export interface WithheldNotice {
+  readonly entries: readonly Entry[];
+  readonly headSeq: number;
+}
+
 /**
  * The newest entries of one watched session, consecutive by seq, shared by
  * all of its watchers: refreshed from the engine once per append event,
@@ -10,6 +16,8 @@ import type { SessionKey, StorageEngine, StorageEvent } from "../../storage/engi
 export class SessionTail {
   /** The wake-ups of the session's watchers, run after each refresh. */
   readonly watchers = new Set<() => void>();
+  /** Told of each redaction (after the tail holds the new form), with the entries as they now read. */
+  readonly withheldWatchers = new Set<(notice: WithheldNotice) => void>();
   private entries: Entry[] = [];
   private chain: Promise<void> = Promise.resolve();
 
@@ -31,6 +39,10 @@ export class SessionTail {
    */
   onEvent(event: StorageEvent): void {
     this.chain = this.chain.then(async () => {
+      if (event.type === "withheld") {
+        await this.withheld(event);
+        return;
+      }
       if (event.type === "appended") {
         try {
           await this.load(event.headSeq);
@@ -42,6 +54,33 @@ export class SessionTail {
       }
       for (const wake of this.watchers) wake();
     });
+  }
+
+  /**
+   * A redaction: the entries of `event.seqs` read again (their new form),
+   * put in place in the tail, and handed to the watchers that listen for it.
+   */
+  private async withheld(event: StorageEvent): Promise<void> {
+    const entries: Entry[] = [];
+    try {
+      for (const seq of event.seqs ?? []) {
+        const page = await this.engine.read(this.key, seq - 1, 1);
+        const e = page.entries[0];
+        if (e !== undefined && Number(e.seq) === seq) entries.push(e);
+      }
+    } catch {
+      return; // e.g. deleted meanwhile: the watchers' next read says why
+    }
+    const first = this.entries[0];
+    if (first !== undefined) {
+      for (const e of entries) {
+        const i = Number(e.seq) - Number(first.seq);
+        if (i >= 0 && i < this.entries.length) this.entries[i] = e;
+      }
+    }
+    if (entries.length === 0) return;
+    const notice = { entries, headSeq: event.headSeq };
+    for (const tell of this.withheldWatchers) tell(notice);
   }
 
   private async load(headSeq: number): Promise<void> {

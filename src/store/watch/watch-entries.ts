@@ -7,7 +7,9 @@ export type { EntriesLoop };
 export type EntryWatchEvent =
   | { readonly type: "entry"; readonly entry: Entry }
   /** The watch is alive and caught up to `headSeq`, the session's head when it was sent. */
-  | { readonly type: "heartbeat"; readonly headSeq: number };
+  | { readonly type: "heartbeat"; readonly headSeq: number }
+  /** Entries already sent were redacted (at head `headSeq`): they now read as `entries`. */
+  | { readonly type: "withheld"; readonly entries: readonly Entry[]; readonly headSeq: number };
 
 /** How to watch one session; only the cursor and a way out matter to most callers. */
 export interface EntryWatchOptions {
@@ -67,6 +69,11 @@ class Inbox implements EntrySink {
 
   heartbeat(headSeq: number): boolean {
     this.put({ type: "heartbeat", headSeq });
+    return false;
+  }
+
+  withheld(entries: readonly Entry[], headSeq: number): boolean {
+    this.put({ type: "withheld", entries, headSeq });
     return false;
   }
 

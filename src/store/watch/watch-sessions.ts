@@ -48,7 +48,7 @@ export interface SessionsLoop {
   readonly heartbeatMs: number;
 }
 
-const TYPES = { created: "created", appended: "updated" } as const;
+const TYPES = { created: "created", appended: "updated", withheld: "updated" } as const;
 
 /**
  * The loop of a watch of a workspace's sessions: subscribe to the feed

@@ -79,11 +79,34 @@ BLOB_PART_IMAGE: BlobPart.ValueType  # 3
 """An image part: the blob is the image bytes; media_type its mime type."""
 Global___BlobPart: _TypeAlias = BlobPart  # noqa: Y015
 
+class _WithheldReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _WithheldReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_WithheldReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    WITHHELD_REASON_UNSPECIFIED: _WithheldReason.ValueType  # 0
+    WITHHELD_REASON_REDACTED: _WithheldReason.ValueType  # 1
+    """Purged on request (SessionService.RedactEntries)."""
+    WITHHELD_REASON_ERASED: _WithheldReason.ValueType  # 2
+    """Made unreadable by erasing the session (its data key destroyed)."""
+
+class WithheldReason(_WithheldReason, metaclass=_WithheldReasonEnumTypeWrapper):
+    """Why an entry's content was withheld."""
+
+WITHHELD_REASON_UNSPECIFIED: WithheldReason.ValueType  # 0
+WITHHELD_REASON_REDACTED: WithheldReason.ValueType  # 1
+"""Purged on request (SessionService.RedactEntries)."""
+WITHHELD_REASON_ERASED: WithheldReason.ValueType  # 2
+"""Made unreadable by erasing the session (its data key destroyed)."""
+Global___WithheldReason: _TypeAlias = WithheldReason  # noqa: Y015
+
 @_typing.final
 class Entry(_message.Message):
     """Entry is one record of a session's append-only log. Entries form a tree:
     every entry except the first names its parent, and the session keeps a
-    movable "current leaf" pointer. Nothing is ever deleted or rewritten;
+    movable "current leaf" pointer. Nothing is ever deleted (redaction empties
+    an entry's content and keeps it; see Entry.withheld);
     rewinding appends a Leaf entry that moves the pointer.
     """
 
@@ -93,6 +116,7 @@ class Entry(_message.Message):
     PARENT_ID_FIELD_NUMBER: _builtins.int
     TIMESTAMP_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
     SESSION_INFO_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     MODEL_CHANGE_FIELD_NUMBER: _builtins.int
@@ -119,6 +143,17 @@ class Entry(_message.Message):
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp:
         """Set by the server on Append when the client leaves it empty."""
+
+    @_builtins.property
+    def withheld(self) -> Global___Withheld:
+        """Set by the server when the entry's content was withheld (redacted with
+        SessionService.RedactEntries, or erased). The entry keeps its id,
+        parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+        billing need of the kind (a Message its role, tool_call_id, tool_name,
+        is_error, model, provider, usage and stop_reason; a Compaction its
+        replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+        rest of the kind's content is empty. Must be unset on Append.
+        """
 
     @_builtins.property
     def session_info(self) -> Global___SessionInfo:
@@ -163,6 +198,7 @@ class Entry(_message.Message):
         parent_id: _builtins.str | None = ...,
         timestamp: _timestamp_pb2.Timestamp | None = ...,
         seq: _builtins.int = ...,
+        withheld: Global___Withheld | None = ...,
         session_info: Global___SessionInfo | None = ...,
         message: Global___Message | None = ...,
         model_change: Global___ModelChange | None = ...,
@@ -173,9 +209,9 @@ class Entry(_message.Message):
         leaf: Global___Leaf | None = ...,
         custom: Global___Custom | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "branch_summary", b"branch_summary", "compaction", b"compaction", "custom", b"custom", "kind", b"kind", "label", b"label", "leaf", b"leaf", "message", b"message", "model_change", b"model_change", "parent_id", b"parent_id", "session_info", b"session_info", "thinking_level_change", b"thinking_level_change", "timestamp", b"timestamp"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "branch_summary", b"branch_summary", "compaction", b"compaction", "custom", b"custom", "kind", b"kind", "label", b"label", "leaf", b"leaf", "message", b"message", "model_change", b"model_change", "parent_id", b"parent_id", "session_info", b"session_info", "thinking_level_change", b"thinking_level_change", "timestamp", b"timestamp", "withheld", b"withheld"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "branch_summary", b"branch_summary", "compaction", b"compaction", "custom", b"custom", "id", b"id", "kind", b"kind", "label", b"label", "leaf", b"leaf", "message", b"message", "model_change", b"model_change", "parent_id", b"parent_id", "seq", b"seq", "session_info", b"session_info", "thinking_level_change", b"thinking_level_change", "timestamp", b"timestamp"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "branch_summary", b"branch_summary", "compaction", b"compaction", "custom", b"custom", "id", b"id", "kind", b"kind", "label", b"label", "leaf", b"leaf", "message", b"message", "model_change", b"model_change", "parent_id", b"parent_id", "seq", b"seq", "session_info", b"session_info", "thinking_level_change", b"thinking_level_change", "timestamp", b"timestamp", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__parent_id: _TypeAlias = _typing.Literal["parent_id"]  # noqa: Y015
     _WhichOneofArgType__parent_id: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id"]  # noqa: Y015
@@ -833,3 +869,41 @@ class Custom(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Custom: _TypeAlias = Custom  # noqa: Y015
+
+@_typing.final
+class Withheld(_message.Message):
+    """Withheld marks an entry whose content is gone: who withheld it, when and
+    why. It holds no content.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    reason: Global___WithheldReason.ValueType
+    """Redacted or erased."""
+    by: _builtins.str
+    """Who asked for it (RedactEntriesRequest.by)."""
+    why: _builtins.str
+    """Why (RedactEntriesRequest.why)."""
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp:
+        """When it was withheld (server time)."""
+
+    def __init__(
+        self,
+        *,
+        reason: Global___WithheldReason.ValueType = ...,
+        by: _builtins.str = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "by", b"by", "reason", b"reason", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Withheld: _TypeAlias = Withheld  # noqa: Y015

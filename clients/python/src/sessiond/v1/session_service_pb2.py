@@ -27,45 +27,51 @@ from sessiond.v1 import entry_pb2 as sessiond_dot_v1_dot_entry__pb2
 from sessiond.v1 import session_pb2 as sessiond_dot_v1_dot_session__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!sessiond/v1/session_service.proto\x12\x0bsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\xb8\x01\n\rAppendRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12#\n\x07\x65ntries\x18\x03 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x1d\n\x10\x65xpected_leaf_id\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x05 \x01(\x04H\x01\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seq\"}\n\rAppendedEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12-\n\ttimestamp\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0c\n\n_parent_id\"v\n\x0e\x41ppendResponse\x12+\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1a.sessiond.v1.AppendedEntry\x12\x0f\n\x07leaf_id\x18\x02 \x01(\t\x12\x10\n\x08head_seq\x18\x03 \x01(\x04\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x04 \x01(\x08\"\xe8\x01\n\rRewindRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x1f\n\x17\x61llow_before_compaction\x18\x04 \x01(\x08\x12\x1d\n\x10\x65xpected_leaf_id\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x06 \x01(\x04H\x01\x88\x01\x01\x12\x15\n\x08\x65ntry_id\x18\x07 \x01(\tH\x02\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seqB\x0b\n\t_entry_id\"J\n\x0eRewindResponse\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\x12\x15\n\rleaf_entry_id\x18\x03 \x01(\t\"\xb6\x01\n\x0cResetRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x1d\n\x10\x65xpected_leaf_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x04 \x01(\x04H\x01\x88\x01\x01\x12\x15\n\x08\x65ntry_id\x18\x05 \x01(\tH\x02\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seqB\x0b\n\t_entry_id\"I\n\rResetResponse\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\x12\x15\n\rleaf_entry_id\x18\x03 \x01(\t\"\xeb\x01\n\x0fGetStateRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x18\n\x0b\x61t_entry_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1f\n\x04view\x18\x04 \x01(\x0e\x32\x11.sessiond.v1.View\x12\x11\n\tpage_size\x18\x05 \x01(\r\x12\x12\n\npage_token\x18\x06 \x01(\t\x12\x1a\n\x12max_response_bytes\x18\x07 \x01(\r\x12\x14\n\x0cinline_blobs\x18\x08 \x01(\x08\x12\x10\n\x08\x66rom_end\x18\t \x01(\x08\x42\x0e\n\x0c_at_entry_id\"l\n\x10GetStateResponse\x12(\n\x05state\x18\x01 \x01(\x0b\x32\x19.sessiond.v1.SessionState\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x15\n\rmessage_count\x18\x03 \x01(\x04\"\x9e\x01\n\x11GetEntriesRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x1a\n\x12max_response_bytes\x18\x05 \x01(\r\x12\x14\n\x0cinline_blobs\x18\x06 \x01(\x08\x12\x11\n\tentry_ids\x18\x07 \x03(\t\"K\n\x12GetEntriesResponse\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\"w\n\x0eGetTreeRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x1a\n\x12max_response_bytes\x18\x05 \x01(\r\"s\n\x0fGetTreeResponse\x12$\n\x05nodes\x18\x01 \x03(\x0b\x32\x15.sessiond.v1.TreeNode\x12\x0f\n\x07leaf_id\x18\x02 \x01(\t\x12\x10\n\x08head_seq\x18\x03 \x01(\x04\x12\x17\n\x0fnext_page_token\x18\x04 \x01(\t\"L\n\x13WatchEntriesRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"G\n\tHeartbeat\x12\x10\n\x08head_seq\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"q\n\x14WatchEntriesResponse\x12#\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x12.sessiond.v1.EntryH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.sessiond.v1.HeartbeatH\x00\x42\x07\n\x05\x65vent2\x8b\x04\n\x0eSessionService\x12\x41\n\x06\x41ppend\x12\x1a.sessiond.v1.AppendRequest\x1a\x1b.sessiond.v1.AppendResponse\x12\x41\n\x06Rewind\x12\x1a.sessiond.v1.RewindRequest\x1a\x1b.sessiond.v1.RewindResponse\x12>\n\x05Reset\x12\x19.sessiond.v1.ResetRequest\x1a\x1a.sessiond.v1.ResetResponse\x12G\n\x08GetState\x12\x1c.sessiond.v1.GetStateRequest\x1a\x1d.sessiond.v1.GetStateResponse\x12M\n\nGetEntries\x12\x1e.sessiond.v1.GetEntriesRequest\x1a\x1f.sessiond.v1.GetEntriesResponse\x12\x44\n\x07GetTree\x12\x1b.sessiond.v1.GetTreeRequest\x1a\x1c.sessiond.v1.GetTreeResponse\x12U\n\x0cWatchEntries\x12 .sessiond.v1.WatchEntriesRequest\x1a!.sessiond.v1.WatchEntriesResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!sessiond/v1/session_service.proto\x12\x0bsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"f\n\x14RedactEntriesRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tentry_ids\x18\x03 \x03(\t\x12\x0b\n\x03why\x18\x04 \x01(\t\x12\n\n\x02\x62y\x18\x05 \x01(\t\"N\n\x15RedactEntriesResponse\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\"\xb8\x01\n\rAppendRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12#\n\x07\x65ntries\x18\x03 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x1d\n\x10\x65xpected_leaf_id\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x05 \x01(\x04H\x01\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seq\"}\n\rAppendedEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12-\n\ttimestamp\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0c\n\n_parent_id\"v\n\x0e\x41ppendResponse\x12+\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1a.sessiond.v1.AppendedEntry\x12\x0f\n\x07leaf_id\x18\x02 \x01(\t\x12\x10\n\x08head_seq\x18\x03 \x01(\x04\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x04 \x01(\x08\"\xe8\x01\n\rRewindRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x1f\n\x17\x61llow_before_compaction\x18\x04 \x01(\x08\x12\x1d\n\x10\x65xpected_leaf_id\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x06 \x01(\x04H\x01\x88\x01\x01\x12\x15\n\x08\x65ntry_id\x18\x07 \x01(\tH\x02\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seqB\x0b\n\t_entry_id\"J\n\x0eRewindResponse\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\x12\x15\n\rleaf_entry_id\x18\x03 \x01(\t\"\xb6\x01\n\x0cResetRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x1d\n\x10\x65xpected_leaf_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x65xpected_seq\x18\x04 \x01(\x04H\x01\x88\x01\x01\x12\x15\n\x08\x65ntry_id\x18\x05 \x01(\tH\x02\x88\x01\x01\x42\x13\n\x11_expected_leaf_idB\x0f\n\r_expected_seqB\x0b\n\t_entry_id\"I\n\rResetResponse\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\x12\x15\n\rleaf_entry_id\x18\x03 \x01(\t\"\xeb\x01\n\x0fGetStateRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x18\n\x0b\x61t_entry_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1f\n\x04view\x18\x04 \x01(\x0e\x32\x11.sessiond.v1.View\x12\x11\n\tpage_size\x18\x05 \x01(\r\x12\x12\n\npage_token\x18\x06 \x01(\t\x12\x1a\n\x12max_response_bytes\x18\x07 \x01(\r\x12\x14\n\x0cinline_blobs\x18\x08 \x01(\x08\x12\x10\n\x08\x66rom_end\x18\t \x01(\x08\x42\x0e\n\x0c_at_entry_id\"l\n\x10GetStateResponse\x12(\n\x05state\x18\x01 \x01(\x0b\x32\x19.sessiond.v1.SessionState\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x15\n\rmessage_count\x18\x03 \x01(\x04\"\x9e\x01\n\x11GetEntriesRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x1a\n\x12max_response_bytes\x18\x05 \x01(\r\x12\x14\n\x0cinline_blobs\x18\x06 \x01(\x08\x12\x11\n\tentry_ids\x18\x07 \x03(\t\"K\n\x12GetEntriesResponse\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\"w\n\x0eGetTreeRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x1a\n\x12max_response_bytes\x18\x05 \x01(\r\"s\n\x0fGetTreeResponse\x12$\n\x05nodes\x18\x01 \x03(\x0b\x32\x15.sessiond.v1.TreeNode\x12\x0f\n\x07leaf_id\x18\x02 \x01(\t\x12\x10\n\x08head_seq\x18\x03 \x01(\x04\x12\x17\n\x0fnext_page_token\x18\x04 \x01(\t\"L\n\x13WatchEntriesRequest\x12\x11\n\tworkspace\x18\x01 \x01(\t\x12\x0f\n\x07session\x18\x02 \x01(\t\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"G\n\tHeartbeat\x12\x10\n\x08head_seq\x18\x01 \x01(\x04\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xab\x01\n\x14WatchEntriesResponse\x12#\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x12.sessiond.v1.EntryH\x00\x12+\n\theartbeat\x18\x02 \x01(\x0b\x32\x16.sessiond.v1.HeartbeatH\x00\x12\x38\n\x10withheld_entries\x18\x03 \x01(\x0b\x32\x1c.sessiond.v1.WithheldEntriesH\x00\x42\x07\n\x05\x65vent\"H\n\x0fWithheldEntries\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.sessiond.v1.Entry\x12\x10\n\x08head_seq\x18\x02 \x01(\x04\x32\xe3\x04\n\x0eSessionService\x12\x41\n\x06\x41ppend\x12\x1a.sessiond.v1.AppendRequest\x1a\x1b.sessiond.v1.AppendResponse\x12\x41\n\x06Rewind\x12\x1a.sessiond.v1.RewindRequest\x1a\x1b.sessiond.v1.RewindResponse\x12>\n\x05Reset\x12\x19.sessiond.v1.ResetRequest\x1a\x1a.sessiond.v1.ResetResponse\x12G\n\x08GetState\x12\x1c.sessiond.v1.GetStateRequest\x1a\x1d.sessiond.v1.GetStateResponse\x12M\n\nGetEntries\x12\x1e.sessiond.v1.GetEntriesRequest\x1a\x1f.sessiond.v1.GetEntriesResponse\x12\x44\n\x07GetTree\x12\x1b.sessiond.v1.GetTreeRequest\x1a\x1c.sessiond.v1.GetTreeResponse\x12U\n\x0cWatchEntries\x12 .sessiond.v1.WatchEntriesRequest\x1a!.sessiond.v1.WatchEntriesResponse0\x01\x12V\n\rRedactEntries\x12!.sessiond.v1.RedactEntriesRequest\x1a\".sessiond.v1.RedactEntriesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sessiond.v1.session_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_APPENDREQUEST']._serialized_start=136
-  _globals['_APPENDREQUEST']._serialized_end=320
-  _globals['_APPENDEDENTRY']._serialized_start=322
-  _globals['_APPENDEDENTRY']._serialized_end=447
-  _globals['_APPENDRESPONSE']._serialized_start=449
-  _globals['_APPENDRESPONSE']._serialized_end=567
-  _globals['_REWINDREQUEST']._serialized_start=570
-  _globals['_REWINDREQUEST']._serialized_end=802
-  _globals['_REWINDRESPONSE']._serialized_start=804
-  _globals['_REWINDRESPONSE']._serialized_end=878
-  _globals['_RESETREQUEST']._serialized_start=881
-  _globals['_RESETREQUEST']._serialized_end=1063
-  _globals['_RESETRESPONSE']._serialized_start=1065
-  _globals['_RESETRESPONSE']._serialized_end=1138
-  _globals['_GETSTATEREQUEST']._serialized_start=1141
-  _globals['_GETSTATEREQUEST']._serialized_end=1376
-  _globals['_GETSTATERESPONSE']._serialized_start=1378
-  _globals['_GETSTATERESPONSE']._serialized_end=1486
-  _globals['_GETENTRIESREQUEST']._serialized_start=1489
-  _globals['_GETENTRIESREQUEST']._serialized_end=1647
-  _globals['_GETENTRIESRESPONSE']._serialized_start=1649
-  _globals['_GETENTRIESRESPONSE']._serialized_end=1724
-  _globals['_GETTREEREQUEST']._serialized_start=1726
-  _globals['_GETTREEREQUEST']._serialized_end=1845
-  _globals['_GETTREERESPONSE']._serialized_start=1847
-  _globals['_GETTREERESPONSE']._serialized_end=1962
-  _globals['_WATCHENTRIESREQUEST']._serialized_start=1964
-  _globals['_WATCHENTRIESREQUEST']._serialized_end=2040
-  _globals['_HEARTBEAT']._serialized_start=2042
-  _globals['_HEARTBEAT']._serialized_end=2113
-  _globals['_WATCHENTRIESRESPONSE']._serialized_start=2115
-  _globals['_WATCHENTRIESRESPONSE']._serialized_end=2228
-  _globals['_SESSIONSERVICE']._serialized_start=2231
-  _globals['_SESSIONSERVICE']._serialized_end=2754
+  _globals['_REDACTENTRIESREQUEST']._serialized_start=135
+  _globals['_REDACTENTRIESREQUEST']._serialized_end=237
+  _globals['_REDACTENTRIESRESPONSE']._serialized_start=239
+  _globals['_REDACTENTRIESRESPONSE']._serialized_end=317
+  _globals['_APPENDREQUEST']._serialized_start=320
+  _globals['_APPENDREQUEST']._serialized_end=504
+  _globals['_APPENDEDENTRY']._serialized_start=506
+  _globals['_APPENDEDENTRY']._serialized_end=631
+  _globals['_APPENDRESPONSE']._serialized_start=633
+  _globals['_APPENDRESPONSE']._serialized_end=751
+  _globals['_REWINDREQUEST']._serialized_start=754
+  _globals['_REWINDREQUEST']._serialized_end=986
+  _globals['_REWINDRESPONSE']._serialized_start=988
+  _globals['_REWINDRESPONSE']._serialized_end=1062
+  _globals['_RESETREQUEST']._serialized_start=1065
+  _globals['_RESETREQUEST']._serialized_end=1247
+  _globals['_RESETRESPONSE']._serialized_start=1249
+  _globals['_RESETRESPONSE']._serialized_end=1322
+  _globals['_GETSTATEREQUEST']._serialized_start=1325
+  _globals['_GETSTATEREQUEST']._serialized_end=1560
+  _globals['_GETSTATERESPONSE']._serialized_start=1562
+  _globals['_GETSTATERESPONSE']._serialized_end=1670
+  _globals['_GETENTRIESREQUEST']._serialized_start=1673
+  _globals['_GETENTRIESREQUEST']._serialized_end=1831
+  _globals['_GETENTRIESRESPONSE']._serialized_start=1833
+  _globals['_GETENTRIESRESPONSE']._serialized_end=1908
+  _globals['_GETTREEREQUEST']._serialized_start=1910
+  _globals['_GETTREEREQUEST']._serialized_end=2029
+  _globals['_GETTREERESPONSE']._serialized_start=2031
+  _globals['_GETTREERESPONSE']._serialized_end=2146
+  _globals['_WATCHENTRIESREQUEST']._serialized_start=2148
+  _globals['_WATCHENTRIESREQUEST']._serialized_end=2224
+  _globals['_HEARTBEAT']._serialized_start=2226
+  _globals['_HEARTBEAT']._serialized_end=2297
+  _globals['_WATCHENTRIESRESPONSE']._serialized_start=2300
+  _globals['_WATCHENTRIESRESPONSE']._serialized_end=2471
+  _globals['_WITHHELDENTRIES']._serialized_start=2473
+  _globals['_WITHHELDENTRIES']._serialized_end=2545
+  _globals['_SESSIONSERVICE']._serialized_start=2548
+  _globals['_SESSIONSERVICE']._serialized_end=3159
 # @@protoc_insertion_point(module_scope)

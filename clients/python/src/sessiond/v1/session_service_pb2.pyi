@@ -22,6 +22,76 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class RedactEntriesRequest(_message.Message):
+    """RedactEntriesRequest names the entries whose content is purged."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    ENTRY_IDS_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    session: _builtins.str
+    """Full id or unique prefix."""
+    why: _builtins.str
+    """Why (kept in Entry.withheld.why; at most 1024 characters)."""
+    by: _builtins.str
+    """Who asks (kept in Entry.withheld.by; at most 256 characters). Tokens
+    name no person, so the caller says who it acts for.
+    """
+    @_builtins.property
+    def entry_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The entries, by id (1 to 1000, duplicates ignored)."""
+
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        session: _builtins.str = ...,
+        entry_ids: _abc.Iterable[_builtins.str] | None = ...,
+        why: _builtins.str = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "entry_ids", b"entry_ids", "session", b"session", "why", b"why", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedactEntriesRequest: _TypeAlias = RedactEntriesRequest  # noqa: Y015
+
+@_typing.final
+class RedactEntriesResponse(_message.Message):
+    """RedactEntriesResponse holds the redacted entries as they now read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    HEAD_SEQ_FIELD_NUMBER: _builtins.int
+    head_seq: _builtins.int
+    """The session's head seq (a redaction appends nothing)."""
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_entry_pb2.Entry]:
+        """The entries of the request, in seq order, as stored now."""
+
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_entry_pb2.Entry] | None = ...,
+        head_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "head_seq", b"head_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedactEntriesResponse: _TypeAlias = RedactEntriesResponse  # noqa: Y015
+
+@_typing.final
 class AppendRequest(_message.Message):
     """AppendRequest adds entries to a session."""
 
@@ -656,6 +726,7 @@ class WatchEntriesResponse(_message.Message):
 
     ENTRY_FIELD_NUMBER: _builtins.int
     HEARTBEAT_FIELD_NUMBER: _builtins.int
+    WITHHELD_ENTRIES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def entry(self) -> _entry_pb2.Entry:
         """The next entry (seq = previous + 1)."""
@@ -664,18 +735,57 @@ class WatchEntriesResponse(_message.Message):
     def heartbeat(self) -> Global___Heartbeat:
         """Liveness and head position."""
 
+    @_builtins.property
+    def withheld_entries(self) -> Global___WithheldEntries:
+        """Entries already sent whose content was withheld since (redacted):
+        replace what you hold of them by these.
+        """
+
     def __init__(
         self,
         *,
         entry: _entry_pb2.Entry | None = ...,
         heartbeat: Global___Heartbeat | None = ...,
+        withheld_entries: Global___WithheldEntries | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "event", b"event", "heartbeat", b"heartbeat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "event", b"event", "heartbeat", b"heartbeat", "withheld_entries", b"withheld_entries"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "event", b"event", "heartbeat", b"heartbeat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "event", b"event", "heartbeat", b"heartbeat", "withheld_entries", b"withheld_entries"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["entry", "heartbeat"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["entry", "heartbeat", "withheld_entries"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___WatchEntriesResponse: _TypeAlias = WatchEntriesResponse  # noqa: Y015
+
+@_typing.final
+class WithheldEntries(_message.Message):
+    """WithheldEntries tells a watcher that entries it was sent now read
+    differently (their content withheld).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    HEAD_SEQ_FIELD_NUMBER: _builtins.int
+    head_seq: _builtins.int
+    """The head seq when they were withheld: every entry up to it was sent
+    before this event, and every later one comes after it.
+    """
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_entry_pb2.Entry]:
+        """The entries as they now read, in seq order."""
+
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_entry_pb2.Entry] | None = ...,
+        head_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "head_seq", b"head_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WithheldEntries: _TypeAlias = WithheldEntries  # noqa: Y015

@@ -79,6 +79,11 @@ class SessionServiceStub:
                 request_serializer=sessiond_dot_v1_dot_session__service__pb2.WatchEntriesRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_session__service__pb2.WatchEntriesResponse.FromString,
                 _registered_method=True)
+        self.RedactEntries = channel.unary_unary(
+                '/sessiond.v1.SessionService/RedactEntries',
+                request_serializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -206,6 +211,25 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RedactEntries(self, request, context):
+        """RedactEntries purges the content of chosen entries while keeping the
+        tree: each entry keeps its id, parent, seq, timestamp and kind, its
+        content is emptied (what is kept per kind: Entry.withheld) and
+        Entry.withheld says who, when and why. The content is gone from the
+        stored log (JSONL: the log is rewritten crash-safely under the
+        session's lock; PostgreSQL: the rows are updated), from every read,
+        from search and from CONTEXT, where a withheld message reads
+        "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+        entry already redacted is answered as stored, nothing is written.
+        Nothing is written when any id is refused.
+        Errors: NOT_FOUND (the session, or an entry id: the message names it),
+        INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+        named), DATA_LOSS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -243,6 +267,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.WatchEntries,
                     request_deserializer=sessiond_dot_v1_dot_session__service__pb2.WatchEntriesRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_session__service__pb2.WatchEntriesResponse.SerializeToString,
+            ),
+            'RedactEntries': grpc.unary_unary_rpc_method_handler(
+                    servicer.RedactEntries,
+                    request_deserializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -444,6 +473,33 @@ class SessionService:
             '/sessiond.v1.SessionService/WatchEntries',
             sessiond_dot_v1_dot_session__service__pb2.WatchEntriesRequest.SerializeToString,
             sessiond_dot_v1_dot_session__service__pb2.WatchEntriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RedactEntries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.SessionService/RedactEntries',
+            sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.SerializeToString,
+            sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -127,6 +127,21 @@ class SessionServiceStub:
     A deleted session ends the stream with NOT_FOUND; a server shutdown with
     UNAVAILABLE. Errors: NOT_FOUND, RESOURCE_EXHAUSTED (too many watchers).
     """
+    RedactEntries: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.RedactEntriesRequest, _session_service_pb2.RedactEntriesResponse]
+    """RedactEntries purges the content of chosen entries while keeping the
+    tree: each entry keeps its id, parent, seq, timestamp and kind, its
+    content is emptied (what is kept per kind: Entry.withheld) and
+    Entry.withheld says who, when and why. The content is gone from the
+    stored log (JSONL: the log is rewritten crash-safely under the
+    session's lock; PostgreSQL: the rows are updated), from every read,
+    from search and from CONTEXT, where a withheld message reads
+    "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+    entry already redacted is answered as stored, nothing is written.
+    Nothing is written when any id is refused.
+    Errors: NOT_FOUND (the session, or an entry id: the message names it),
+    INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+    named), DATA_LOSS.
+    """
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
@@ -226,6 +241,21 @@ class SessionServiceAsyncStub(SessionServiceStub):
     carry the head seq. Reconnect with the last seq seen to miss nothing.
     A deleted session ends the stream with NOT_FOUND; a server shutdown with
     UNAVAILABLE. Errors: NOT_FOUND, RESOURCE_EXHAUSTED (too many watchers).
+    """
+    RedactEntries: _aio.UnaryUnaryMultiCallable[_session_service_pb2.RedactEntriesRequest, _session_service_pb2.RedactEntriesResponse]  # type: ignore[assignment]
+    """RedactEntries purges the content of chosen entries while keeping the
+    tree: each entry keeps its id, parent, seq, timestamp and kind, its
+    content is emptied (what is kept per kind: Entry.withheld) and
+    Entry.withheld says who, when and why. The content is gone from the
+    stored log (JSONL: the log is rewritten crash-safely under the
+    session's lock; PostgreSQL: the rows are updated), from every read,
+    from search and from CONTEXT, where a withheld message reads
+    "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+    entry already redacted is answered as stored, nothing is written.
+    Nothing is written when any id is refused.
+    Errors: NOT_FOUND (the session, or an entry id: the message names it),
+    INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+    named), DATA_LOSS.
     """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -365,6 +395,27 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         carry the head seq. Reconnect with the last seq seen to miss nothing.
         A deleted session ends the stream with NOT_FOUND; a server shutdown with
         UNAVAILABLE. Errors: NOT_FOUND, RESOURCE_EXHAUSTED (too many watchers).
+        """
+
+    @_abc_1.abstractmethod
+    def RedactEntries(
+        self,
+        request: _session_service_pb2.RedactEntriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.RedactEntriesResponse, _abc.Awaitable[_session_service_pb2.RedactEntriesResponse]]:
+        """RedactEntries purges the content of chosen entries while keeping the
+        tree: each entry keeps its id, parent, seq, timestamp and kind, its
+        content is emptied (what is kept per kind: Entry.withheld) and
+        Entry.withheld says who, when and why. The content is gone from the
+        stored log (JSONL: the log is rewritten crash-safely under the
+        session's lock; PostgreSQL: the rows are updated), from every read,
+        from search and from CONTEXT, where a withheld message reads
+        "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+        entry already redacted is answered as stored, nothing is written.
+        Nothing is written when any id is refused.
+        Errors: NOT_FOUND (the session, or an entry id: the message names it),
+        INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+        named), DATA_LOSS.
         """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -9,7 +9,8 @@ package io.github.sessiond.v1;
  * <pre>
  * Entry is one record of a session's append-only log. Entries form a tree:
  * every entry except the first names its parent, and the session keeps a
- * movable "current leaf" pointer. Nothing is ever deleted or rewritten;
+ * movable "current leaf" pointer. Nothing is ever deleted (redaction empties
+ * an entry's content and keeps it; see Entry.withheld);
  * rewinding appends a Leaf entry that moves the pointer.
  * </pre>
  *
@@ -282,6 +283,62 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public long getSeq() {
     return seq_;
+  }
+
+  public static final int WITHHELD_FIELD_NUMBER = 5;
+  private io.github.sessiond.v1.Withheld withheld_;
+  /**
+   * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   * @return Whether the withheld field is set.
+   */
+  @java.lang.Override
+  public boolean hasWithheld() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   * @return The withheld.
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.Withheld getWithheld() {
+    return withheld_ == null ? io.github.sessiond.v1.Withheld.getDefaultInstance() : withheld_;
+  }
+  /**
+   * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.WithheldOrBuilder getWithheldOrBuilder() {
+    return withheld_ == null ? io.github.sessiond.v1.Withheld.getDefaultInstance() : withheld_;
   }
 
   public static final int SESSION_INFO_FIELD_NUMBER = 10;
@@ -697,6 +754,9 @@ private static final long serialVersionUID = 0L;
     if (seq_ != 0L) {
       output.writeUInt64(4, seq_);
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(5, getWithheld());
+    }
     if (kindCase_ == 10) {
       output.writeMessage(10, (io.github.sessiond.v1.SessionInfo) kind_);
     }
@@ -741,6 +801,10 @@ private static final long serialVersionUID = 0L;
     if (seq_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(4, seq_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getWithheld());
     }
     if (kindCase_ == 10) {
       size += com.google.protobuf.CodedOutputStream
@@ -816,6 +880,11 @@ private static final long serialVersionUID = 0L;
     }
     if (getSeq()
         != other.getSeq()) return false;
+    if (hasWithheld() != other.hasWithheld()) return false;
+    if (hasWithheld()) {
+      if (!getWithheld()
+          .equals(other.getWithheld())) return false;
+    }
     if (!getKindCase().equals(other.getKindCase())) return false;
     switch (kindCase_) {
       case 10:
@@ -881,6 +950,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SEQ_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getSeq());
+    if (hasWithheld()) {
+      hash = (37 * hash) + WITHHELD_FIELD_NUMBER;
+      hash = (53 * hash) + getWithheld().hashCode();
+    }
     switch (kindCase_) {
       case 10:
         hash = (37 * hash) + SESSION_INFO_FIELD_NUMBER;
@@ -1022,7 +1095,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Entry is one record of a session's append-only log. Entries form a tree:
    * every entry except the first names its parent, and the session keeps a
-   * movable "current leaf" pointer. Nothing is ever deleted or rewritten;
+   * movable "current leaf" pointer. Nothing is ever deleted (redaction empties
+   * an entry's content and keeps it; see Entry.withheld);
    * rewinding appends a Leaf entry that moves the pointer.
    * </pre>
    *
@@ -1059,6 +1133,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetTimestampFieldBuilder();
+        internalGetWithheldFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1073,6 +1148,11 @@ private static final long serialVersionUID = 0L;
         timestampBuilder_ = null;
       }
       seq_ = 0L;
+      withheld_ = null;
+      if (withheldBuilder_ != null) {
+        withheldBuilder_.dispose();
+        withheldBuilder_ = null;
+      }
       if (sessionInfoBuilder_ != null) {
         sessionInfoBuilder_.clear();
       }
@@ -1153,6 +1233,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.seq_ = seq_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.withheld_ = withheldBuilder_ == null
+            ? withheld_
+            : withheldBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1224,6 +1310,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getSeq() != 0L) {
         setSeq(other.getSeq());
+      }
+      if (other.hasWithheld()) {
+        mergeWithheld(other.getWithheld());
       }
       switch (other.getKindCase()) {
         case SESSION_INFO: {
@@ -1312,6 +1401,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 42: {
+              input.readMessage(
+                  internalGetWithheldFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             case 82: {
               input.readMessage(
                   internalGetSessionInfoFieldBuilder().getBuilder(),
@@ -1824,6 +1920,215 @@ private static final long serialVersionUID = 0L;
       seq_ = 0L;
       onChanged();
       return this;
+    }
+
+    private io.github.sessiond.v1.Withheld withheld_;
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.Withheld, io.github.sessiond.v1.Withheld.Builder, io.github.sessiond.v1.WithheldOrBuilder> withheldBuilder_;
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     * @return Whether the withheld field is set.
+     */
+    public boolean hasWithheld() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     * @return The withheld.
+     */
+    public io.github.sessiond.v1.Withheld getWithheld() {
+      if (withheldBuilder_ == null) {
+        return withheld_ == null ? io.github.sessiond.v1.Withheld.getDefaultInstance() : withheld_;
+      } else {
+        return withheldBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public Builder setWithheld(io.github.sessiond.v1.Withheld value) {
+      if (withheldBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        withheld_ = value;
+      } else {
+        withheldBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public Builder setWithheld(
+        io.github.sessiond.v1.Withheld.Builder builderForValue) {
+      if (withheldBuilder_ == null) {
+        withheld_ = builderForValue.build();
+      } else {
+        withheldBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public Builder mergeWithheld(io.github.sessiond.v1.Withheld value) {
+      if (withheldBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          withheld_ != null &&
+          withheld_ != io.github.sessiond.v1.Withheld.getDefaultInstance()) {
+          getWithheldBuilder().mergeFrom(value);
+        } else {
+          withheld_ = value;
+        }
+      } else {
+        withheldBuilder_.mergeFrom(value);
+      }
+      if (withheld_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public Builder clearWithheld() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      withheld_ = null;
+      if (withheldBuilder_ != null) {
+        withheldBuilder_.dispose();
+        withheldBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public io.github.sessiond.v1.Withheld.Builder getWithheldBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetWithheldFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    public io.github.sessiond.v1.WithheldOrBuilder getWithheldOrBuilder() {
+      if (withheldBuilder_ != null) {
+        return withheldBuilder_.getMessageOrBuilder();
+      } else {
+        return withheld_ == null ?
+            io.github.sessiond.v1.Withheld.getDefaultInstance() : withheld_;
+      }
+    }
+    /**
+     * <pre>
+     * Set by the server when the entry's content was withheld (redacted with
+     * SessionService.RedactEntries, or erased). The entry keeps its id,
+     * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+     * billing need of the kind (a Message its role, tool_call_id, tool_name,
+     * is_error, model, provider, usage and stop_reason; a Compaction its
+     * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+     * rest of the kind's content is empty. Must be unset on Append.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.Withheld, io.github.sessiond.v1.Withheld.Builder, io.github.sessiond.v1.WithheldOrBuilder> 
+        internalGetWithheldFieldBuilder() {
+      if (withheldBuilder_ == null) {
+        withheldBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.sessiond.v1.Withheld, io.github.sessiond.v1.Withheld.Builder, io.github.sessiond.v1.WithheldOrBuilder>(
+                getWithheld(),
+                getParentForChildren(),
+                isClean());
+        withheld_ = null;
+      }
+      return withheldBuilder_;
     }
 
     private com.google.protobuf.SingleFieldBuilder<

@@ -109,6 +109,51 @@ public interface EntryOrBuilder extends
 
   /**
    * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   * @return Whether the withheld field is set.
+   */
+  boolean hasWithheld();
+  /**
+   * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   * @return The withheld.
+   */
+  io.github.sessiond.v1.Withheld getWithheld();
+  /**
+   * <pre>
+   * Set by the server when the entry's content was withheld (redacted with
+   * SessionService.RedactEntries, or erased). The entry keeps its id,
+   * parent_id, timestamp, seq and kind, and what the tree, CONTEXT and
+   * billing need of the kind (a Message its role, tool_call_id, tool_name,
+   * is_error, model, provider, usage and stop_reason; a Compaction its
+   * replaces_entry_ids and tokens_before; a Custom its namespace; ...); the
+   * rest of the kind's content is empty. Must be unset on Append.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Withheld withheld = 5 [json_name = "withheld"];</code>
+   */
+  io.github.sessiond.v1.WithheldOrBuilder getWithheldOrBuilder();
+
+  /**
+   * <pre>
    * The first entry of every session; later ones update title / metadata.
    * </pre>
    *

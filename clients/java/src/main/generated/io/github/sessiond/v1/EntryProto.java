@@ -116,6 +116,11 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_sessiond_v1_Custom_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_Withheld_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_Withheld_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -127,95 +132,102 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\027sessiond/v1/entry.proto\022\013sessiond.v1\032\034" +
       "google/protobuf/struct.proto\032\037google/pro" +
-      "tobuf/timestamp.proto\"\247\005\n\005Entry\022\016\n\002id\030\001 " +
+      "tobuf/timestamp.proto\"\332\005\n\005Entry\022\016\n\002id\030\001 " +
       "\001(\tR\002id\022 \n\tparent_id\030\002 \001(\tH\001R\010parentId\210\001" +
       "\001\0228\n\ttimestamp\030\003 \001(\0132\032.google.protobuf.T" +
-      "imestampR\ttimestamp\022\020\n\003seq\030\004 \001(\004R\003seq\022=\n" +
-      "\014session_info\030\n \001(\0132\030.sessiond.v1.Sessio" +
-      "nInfoH\000R\013sessionInfo\0220\n\007message\030\013 \001(\0132\024." +
-      "sessiond.v1.MessageH\000R\007message\022=\n\014model_" +
-      "change\030\014 \001(\0132\030.sessiond.v1.ModelChangeH\000" +
-      "R\013modelChange\022V\n\025thinking_level_change\030\r" +
-      " \001(\0132 .sessiond.v1.ThinkingLevelChangeH\000" +
-      "R\023thinkingLevelChange\0229\n\ncompaction\030\016 \001(" +
-      "\0132\027.sessiond.v1.CompactionH\000R\ncompaction" +
-      "\022C\n\016branch_summary\030\017 \001(\0132\032.sessiond.v1.B" +
-      "ranchSummaryH\000R\rbranchSummary\022*\n\005label\030\020" +
-      " \001(\0132\022.sessiond.v1.LabelH\000R\005label\022\'\n\004lea" +
-      "f\030\021 \001(\0132\021.sessiond.v1.LeafH\000R\004leaf\022-\n\006cu" +
-      "stom\030\022 \001(\0132\023.sessiond.v1.CustomH\000R\006custo" +
-      "mB\006\n\004kindB\014\n\n_parent_id\"\315\004\n\013SessionInfo\022" +
-      "\035\n\nsession_id\030\001 \001(\tR\tsessionId\022\031\n\005title\030" +
-      "\002 \001(\tH\000R\005title\210\001\001\022\025\n\003cwd\030\003 \001(\tH\001R\003cwd\210\001\001" +
-      "\0229\n\ncreated_at\030\004 \001(\0132\032.google.protobuf.T" +
-      "imestampR\tcreatedAt\022%\n\016format_version\030\005 " +
-      "\001(\rR\rformatVersion\022/\n\021parent_session_id\030" +
-      "\006 \001(\tH\002R\017parentSessionId\210\001\001\022\"\n\nagent_typ" +
-      "e\030\007 \001(\tH\003R\tagentType\210\001\001\022\037\n\013spawn_depth\030\010" +
-      " \001(\rR\nspawnDepth\0228\n\013forked_from\030\t \001(\0132\027." +
-      "sessiond.v1.ForkedFromR\nforkedFrom\0223\n\010me" +
-      "tadata\030\n \001(\0132\027.google.protobuf.StructR\010m" +
-      "etadata\0226\n\004tags\030\013 \003(\0132\".sessiond.v1.Sess" +
-      "ionInfo.TagsEntryR\004tags\0327\n\tTagsEntry\022\020\n\003" +
-      "key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001" +
-      "B\010\n\006_titleB\006\n\004_cwdB\024\n\022_parent_session_id" +
-      "B\r\n\013_agent_type\"F\n\nForkedFrom\022\035\n\nsession" +
-      "_id\030\001 \001(\tR\tsessionId\022\031\n\010entry_id\030\002 \001(\tR\007" +
-      "entryId\"\317\003\n\007Message\022%\n\004role\030\001 \001(\0162\021.sess" +
-      "iond.v1.RoleR\004role\0222\n\007content\030\002 \003(\0132\030.se" +
-      "ssiond.v1.ContentPartR\007content\022%\n\014tool_c" +
-      "all_id\030\003 \001(\tH\000R\ntoolCallId\210\001\001\022 \n\ttool_na" +
-      "me\030\004 \001(\tH\001R\010toolName\210\001\001\022\031\n\010is_error\030\005 \001(" +
-      "\010R\007isError\022\031\n\005model\030\006 \001(\tH\002R\005model\210\001\001\022\037\n" +
-      "\010provider\030\007 \001(\tH\003R\010provider\210\001\001\022(\n\005usage\030" +
-      "\010 \001(\0132\022.sessiond.v1.UsageR\005usage\022$\n\013stop" +
-      "_reason\030\t \001(\tH\004R\nstopReason\210\001\001\0223\n\010metada" +
-      "ta\030\n \001(\0132\027.google.protobuf.StructR\010metad" +
-      "ataB\017\n\r_tool_call_idB\014\n\n_tool_nameB\010\n\006_m" +
-      "odelB\013\n\t_providerB\016\n\014_stop_reason\"\366\001\n\013Co" +
-      "ntentPart\022\024\n\004text\030\001 \001(\tH\000R\004text\0227\n\010think" +
-      "ing\030\002 \001(\0132\031.sessiond.v1.ThinkingPartH\000R\010" +
-      "thinking\022.\n\005image\030\003 \001(\0132\026.sessiond.v1.Im" +
-      "agePartH\000R\005image\0224\n\ttool_call\030\004 \001(\0132\025.se" +
-      "ssiond.v1.ToolCallH\000R\010toolCall\022*\n\004blob\030\005" +
-      " \001(\0132\024.sessiond.v1.BlobRefH\000R\004blobB\006\n\004pa" +
-      "rt\"\312\001\n\007BlobRef\022\026\n\006sha256\030\001 \001(\tR\006sha256\022\022" +
-      "\n\004size\030\002 \001(\004R\004size\022)\n\004part\030\003 \001(\0162\025.sessi" +
-      "ond.v1.BlobPartR\004part\022\035\n\nmedia_type\030\004 \001(" +
-      "\tR\tmediaType\022\030\n\007preview\030\005 \001(\tR\007preview\022!" +
-      "\n\tsignature\030\006 \001(\tH\000R\tsignature\210\001\001B\014\n\n_si" +
-      "gnature\"[\n\014ThinkingPart\022\032\n\010thinking\030\001 \001(" +
-      "\tR\010thinking\022!\n\tsignature\030\002 \001(\tH\000R\tsignat" +
-      "ure\210\001\001B\014\n\n_signature\"<\n\tImagePart\022\033\n\tmim" +
-      "e_type\030\001 \001(\tR\010mimeType\022\022\n\004data\030\002 \001(\014R\004da" +
-      "ta\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002id\022\022\n\004name\030\002" +
-      " \001(\tR\004name\0224\n\targuments\030\003 \001(\0132\026.google.p" +
-      "rotobuf.ValueR\targuments\"\251\001\n\005Usage\022!\n\014in" +
-      "put_tokens\030\001 \001(\004R\013inputTokens\022#\n\routput_" +
-      "tokens\030\002 \001(\004R\014outputTokens\022*\n\021cache_read" +
-      "_tokens\030\003 \001(\004R\017cacheReadTokens\022,\n\022cache_" +
-      "write_tokens\030\004 \001(\004R\020cacheWriteTokens\"Q\n\013" +
-      "ModelChange\022\024\n\005model\030\001 \001(\tR\005model\022\037\n\010pro" +
-      "vider\030\002 \001(\tH\000R\010provider\210\001\001B\013\n\t_provider\"" +
-      "<\n\023ThinkingLevelChange\022%\n\016thinking_level" +
-      "\030\001 \001(\tR\rthinkingLevel\"\220\001\n\nCompaction\022\030\n\007" +
-      "summary\030\001 \001(\tR\007summary\022,\n\022replaces_entry" +
-      "_ids\030\002 \003(\tR\020replacesEntryIds\022(\n\rtokens_b" +
-      "efore\030\003 \001(\004H\000R\014tokensBefore\210\001\001B\020\n\016_token" +
-      "s_before\"B\n\rBranchSummary\022\030\n\007summary\030\001 \001" +
-      "(\tR\007summary\022\027\n\007from_id\030\002 \001(\tR\006fromId\"\035\n\005" +
-      "Label\022\024\n\005label\030\001 \001(\tR\005label\"\037\n\004Leaf\022\027\n\007l" +
-      "eaf_id\030\001 \001(\tR\006leafId\"S\n\006Custom\022\034\n\tnamesp" +
-      "ace\030\001 \001(\tR\tnamespace\022+\n\004data\030\002 \001(\0132\027.goo" +
-      "gle.protobuf.StructR\004data*N\n\004Role\022\024\n\020ROL" +
-      "E_UNSPECIFIED\020\000\022\r\n\tROLE_USER\020\001\022\022\n\016ROLE_A" +
-      "SSISTANT\020\002\022\r\n\tROLE_TOOL\020\003*f\n\010BlobPart\022\031\n" +
-      "\025BLOB_PART_UNSPECIFIED\020\000\022\022\n\016BLOB_PART_TE" +
-      "XT\020\001\022\026\n\022BLOB_PART_THINKING\020\002\022\023\n\017BLOB_PAR" +
-      "T_IMAGE\020\003Bp\n\025io.github.sessiond.v1B\nEntr" +
-      "yProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond\\" +
-      "V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Sessiond:" +
-      ":V1b\006proto3"
+      "imestampR\ttimestamp\022\020\n\003seq\030\004 \001(\004R\003seq\0221\n" +
+      "\010withheld\030\005 \001(\0132\025.sessiond.v1.WithheldR\010" +
+      "withheld\022=\n\014session_info\030\n \001(\0132\030.session" +
+      "d.v1.SessionInfoH\000R\013sessionInfo\0220\n\007messa" +
+      "ge\030\013 \001(\0132\024.sessiond.v1.MessageH\000R\007messag" +
+      "e\022=\n\014model_change\030\014 \001(\0132\030.sessiond.v1.Mo" +
+      "delChangeH\000R\013modelChange\022V\n\025thinking_lev" +
+      "el_change\030\r \001(\0132 .sessiond.v1.ThinkingLe" +
+      "velChangeH\000R\023thinkingLevelChange\0229\n\ncomp" +
+      "action\030\016 \001(\0132\027.sessiond.v1.CompactionH\000R" +
+      "\ncompaction\022C\n\016branch_summary\030\017 \001(\0132\032.se" +
+      "ssiond.v1.BranchSummaryH\000R\rbranchSummary" +
+      "\022*\n\005label\030\020 \001(\0132\022.sessiond.v1.LabelH\000R\005l" +
+      "abel\022\'\n\004leaf\030\021 \001(\0132\021.sessiond.v1.LeafH\000R" +
+      "\004leaf\022-\n\006custom\030\022 \001(\0132\023.sessiond.v1.Cust" +
+      "omH\000R\006customB\006\n\004kindB\014\n\n_parent_id\"\315\004\n\013S" +
+      "essionInfo\022\035\n\nsession_id\030\001 \001(\tR\tsessionI" +
+      "d\022\031\n\005title\030\002 \001(\tH\000R\005title\210\001\001\022\025\n\003cwd\030\003 \001(" +
+      "\tH\001R\003cwd\210\001\001\0229\n\ncreated_at\030\004 \001(\0132\032.google" +
+      ".protobuf.TimestampR\tcreatedAt\022%\n\016format" +
+      "_version\030\005 \001(\rR\rformatVersion\022/\n\021parent_" +
+      "session_id\030\006 \001(\tH\002R\017parentSessionId\210\001\001\022\"" +
+      "\n\nagent_type\030\007 \001(\tH\003R\tagentType\210\001\001\022\037\n\013sp" +
+      "awn_depth\030\010 \001(\rR\nspawnDepth\0228\n\013forked_fr" +
+      "om\030\t \001(\0132\027.sessiond.v1.ForkedFromR\nforke" +
+      "dFrom\0223\n\010metadata\030\n \001(\0132\027.google.protobu" +
+      "f.StructR\010metadata\0226\n\004tags\030\013 \003(\0132\".sessi" +
+      "ond.v1.SessionInfo.TagsEntryR\004tags\0327\n\tTa" +
+      "gsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\t" +
+      "R\005value:\0028\001B\010\n\006_titleB\006\n\004_cwdB\024\n\022_parent" +
+      "_session_idB\r\n\013_agent_type\"F\n\nForkedFrom" +
+      "\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\022\031\n\010entry" +
+      "_id\030\002 \001(\tR\007entryId\"\317\003\n\007Message\022%\n\004role\030\001" +
+      " \001(\0162\021.sessiond.v1.RoleR\004role\0222\n\007content" +
+      "\030\002 \003(\0132\030.sessiond.v1.ContentPartR\007conten" +
+      "t\022%\n\014tool_call_id\030\003 \001(\tH\000R\ntoolCallId\210\001\001" +
+      "\022 \n\ttool_name\030\004 \001(\tH\001R\010toolName\210\001\001\022\031\n\010is" +
+      "_error\030\005 \001(\010R\007isError\022\031\n\005model\030\006 \001(\tH\002R\005" +
+      "model\210\001\001\022\037\n\010provider\030\007 \001(\tH\003R\010provider\210\001" +
+      "\001\022(\n\005usage\030\010 \001(\0132\022.sessiond.v1.UsageR\005us" +
+      "age\022$\n\013stop_reason\030\t \001(\tH\004R\nstopReason\210\001" +
+      "\001\0223\n\010metadata\030\n \001(\0132\027.google.protobuf.St" +
+      "ructR\010metadataB\017\n\r_tool_call_idB\014\n\n_tool" +
+      "_nameB\010\n\006_modelB\013\n\t_providerB\016\n\014_stop_re" +
+      "ason\"\366\001\n\013ContentPart\022\024\n\004text\030\001 \001(\tH\000R\004te" +
+      "xt\0227\n\010thinking\030\002 \001(\0132\031.sessiond.v1.Think" +
+      "ingPartH\000R\010thinking\022.\n\005image\030\003 \001(\0132\026.ses" +
+      "siond.v1.ImagePartH\000R\005image\0224\n\ttool_call" +
+      "\030\004 \001(\0132\025.sessiond.v1.ToolCallH\000R\010toolCal" +
+      "l\022*\n\004blob\030\005 \001(\0132\024.sessiond.v1.BlobRefH\000R" +
+      "\004blobB\006\n\004part\"\312\001\n\007BlobRef\022\026\n\006sha256\030\001 \001(" +
+      "\tR\006sha256\022\022\n\004size\030\002 \001(\004R\004size\022)\n\004part\030\003 " +
+      "\001(\0162\025.sessiond.v1.BlobPartR\004part\022\035\n\nmedi" +
+      "a_type\030\004 \001(\tR\tmediaType\022\030\n\007preview\030\005 \001(\t" +
+      "R\007preview\022!\n\tsignature\030\006 \001(\tH\000R\tsignatur" +
+      "e\210\001\001B\014\n\n_signature\"[\n\014ThinkingPart\022\032\n\010th" +
+      "inking\030\001 \001(\tR\010thinking\022!\n\tsignature\030\002 \001(" +
+      "\tH\000R\tsignature\210\001\001B\014\n\n_signature\"<\n\tImage" +
+      "Part\022\033\n\tmime_type\030\001 \001(\tR\010mimeType\022\022\n\004dat" +
+      "a\030\002 \001(\014R\004data\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002i" +
+      "d\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\013" +
+      "2\026.google.protobuf.ValueR\targuments\"\251\001\n\005" +
+      "Usage\022!\n\014input_tokens\030\001 \001(\004R\013inputTokens" +
+      "\022#\n\routput_tokens\030\002 \001(\004R\014outputTokens\022*\n" +
+      "\021cache_read_tokens\030\003 \001(\004R\017cacheReadToken" +
+      "s\022,\n\022cache_write_tokens\030\004 \001(\004R\020cacheWrit" +
+      "eTokens\"Q\n\013ModelChange\022\024\n\005model\030\001 \001(\tR\005m" +
+      "odel\022\037\n\010provider\030\002 \001(\tH\000R\010provider\210\001\001B\013\n" +
+      "\t_provider\"<\n\023ThinkingLevelChange\022%\n\016thi" +
+      "nking_level\030\001 \001(\tR\rthinkingLevel\"\220\001\n\nCom" +
+      "paction\022\030\n\007summary\030\001 \001(\tR\007summary\022,\n\022rep" +
+      "laces_entry_ids\030\002 \003(\tR\020replacesEntryIds\022" +
+      "(\n\rtokens_before\030\003 \001(\004H\000R\014tokensBefore\210\001" +
+      "\001B\020\n\016_tokens_before\"B\n\rBranchSummary\022\030\n\007" +
+      "summary\030\001 \001(\tR\007summary\022\027\n\007from_id\030\002 \001(\tR" +
+      "\006fromId\"\035\n\005Label\022\024\n\005label\030\001 \001(\tR\005label\"\037" +
+      "\n\004Leaf\022\027\n\007leaf_id\030\001 \001(\tR\006leafId\"S\n\006Custo" +
+      "m\022\034\n\tnamespace\030\001 \001(\tR\tnamespace\022+\n\004data\030" +
+      "\002 \001(\0132\027.google.protobuf.StructR\004data\"\215\001\n" +
+      "\010Withheld\0223\n\006reason\030\001 \001(\0162\033.sessiond.v1." +
+      "WithheldReasonR\006reason\022\016\n\002by\030\002 \001(\tR\002by\022*" +
+      "\n\002at\030\003 \001(\0132\032.google.protobuf.TimestampR\002" +
+      "at\022\020\n\003why\030\004 \001(\tR\003why*N\n\004Role\022\024\n\020ROLE_UNS" +
+      "PECIFIED\020\000\022\r\n\tROLE_USER\020\001\022\022\n\016ROLE_ASSIST" +
+      "ANT\020\002\022\r\n\tROLE_TOOL\020\003*f\n\010BlobPart\022\031\n\025BLOB" +
+      "_PART_UNSPECIFIED\020\000\022\022\n\016BLOB_PART_TEXT\020\001\022" +
+      "\026\n\022BLOB_PART_THINKING\020\002\022\023\n\017BLOB_PART_IMA" +
+      "GE\020\003*k\n\016WithheldReason\022\037\n\033WITHHELD_REASO" +
+      "N_UNSPECIFIED\020\000\022\034\n\030WITHHELD_REASON_REDAC" +
+      "TED\020\001\022\032\n\026WITHHELD_REASON_ERASED\020\002Bp\n\025io." +
+      "github.sessiond.v1B\nEntryProtoP\001\242\002\003SXX\252\002" +
+      "\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1" +
+      "\\GPBMetadata\352\002\014Sessiond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -228,7 +240,7 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     internal_static_sessiond_v1_Entry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Entry_descriptor,
-        new java.lang.String[] { "Id", "ParentId", "Timestamp", "Seq", "SessionInfo", "Message", "ModelChange", "ThinkingLevelChange", "Compaction", "BranchSummary", "Label", "Leaf", "Custom", "Kind", });
+        new java.lang.String[] { "Id", "ParentId", "Timestamp", "Seq", "Withheld", "SessionInfo", "Message", "ModelChange", "ThinkingLevelChange", "Compaction", "BranchSummary", "Label", "Leaf", "Custom", "Kind", });
     internal_static_sessiond_v1_SessionInfo_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_sessiond_v1_SessionInfo_fieldAccessorTable = new
@@ -331,6 +343,12 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Custom_descriptor,
         new java.lang.String[] { "Namespace", "Data", });
+    internal_static_sessiond_v1_Withheld_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_sessiond_v1_Withheld_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_Withheld_descriptor,
+        new java.lang.String[] { "Reason", "By", "At", "Why", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.StructProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

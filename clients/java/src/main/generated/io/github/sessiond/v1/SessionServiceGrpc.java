@@ -240,6 +240,37 @@ public final class SessionServiceGrpc {
     return getWatchEntriesMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.RedactEntriesRequest,
+      io.github.sessiond.v1.RedactEntriesResponse> getRedactEntriesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RedactEntries",
+      requestType = io.github.sessiond.v1.RedactEntriesRequest.class,
+      responseType = io.github.sessiond.v1.RedactEntriesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.RedactEntriesRequest,
+      io.github.sessiond.v1.RedactEntriesResponse> getRedactEntriesMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.RedactEntriesRequest, io.github.sessiond.v1.RedactEntriesResponse> getRedactEntriesMethod;
+    if ((getRedactEntriesMethod = SessionServiceGrpc.getRedactEntriesMethod) == null) {
+      synchronized (SessionServiceGrpc.class) {
+        if ((getRedactEntriesMethod = SessionServiceGrpc.getRedactEntriesMethod) == null) {
+          SessionServiceGrpc.getRedactEntriesMethod = getRedactEntriesMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.RedactEntriesRequest, io.github.sessiond.v1.RedactEntriesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RedactEntries"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.RedactEntriesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.RedactEntriesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new SessionServiceMethodDescriptorSupplier("RedactEntries"))
+              .build();
+        }
+      }
+    }
+    return getRedactEntriesMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -444,6 +475,28 @@ public final class SessionServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchEntriesResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchEntriesMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * RedactEntries purges the content of chosen entries while keeping the
+     * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+     * content is emptied (what is kept per kind: Entry.withheld) and
+     * Entry.withheld says who, when and why. The content is gone from the
+     * stored log (JSONL: the log is rewritten crash-safely under the
+     * session's lock; PostgreSQL: the rows are updated), from every read,
+     * from search and from CONTEXT, where a withheld message reads
+     * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+     * entry already redacted is answered as stored, nothing is written.
+     * Nothing is written when any id is refused.
+     * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+     * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+     * named), DATA_LOSS.
+     * </pre>
+     */
+    default void redactEntries(io.github.sessiond.v1.RedactEntriesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.RedactEntriesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRedactEntriesMethod(), responseObserver);
+    }
   }
 
   /**
@@ -632,6 +685,29 @@ public final class SessionServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getWatchEntriesMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * RedactEntries purges the content of chosen entries while keeping the
+     * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+     * content is emptied (what is kept per kind: Entry.withheld) and
+     * Entry.withheld says who, when and why. The content is gone from the
+     * stored log (JSONL: the log is rewritten crash-safely under the
+     * session's lock; PostgreSQL: the rows are updated), from every read,
+     * from search and from CONTEXT, where a withheld message reads
+     * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+     * entry already redacted is answered as stored, nothing is written.
+     * Nothing is written when any id is refused.
+     * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+     * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+     * named), DATA_LOSS.
+     * </pre>
+     */
+    public void redactEntries(io.github.sessiond.v1.RedactEntriesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.RedactEntriesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRedactEntriesMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -793,6 +869,28 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getWatchEntriesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * RedactEntries purges the content of chosen entries while keeping the
+     * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+     * content is emptied (what is kept per kind: Entry.withheld) and
+     * Entry.withheld says who, when and why. The content is gone from the
+     * stored log (JSONL: the log is rewritten crash-safely under the
+     * session's lock; PostgreSQL: the rows are updated), from every read,
+     * from search and from CONTEXT, where a withheld message reads
+     * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+     * entry already redacted is answered as stored, nothing is written.
+     * Nothing is written when any id is refused.
+     * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+     * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+     * named), DATA_LOSS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.RedactEntriesResponse redactEntries(io.github.sessiond.v1.RedactEntriesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRedactEntriesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -953,6 +1051,28 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getWatchEntriesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * RedactEntries purges the content of chosen entries while keeping the
+     * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+     * content is emptied (what is kept per kind: Entry.withheld) and
+     * Entry.withheld says who, when and why. The content is gone from the
+     * stored log (JSONL: the log is rewritten crash-safely under the
+     * session's lock; PostgreSQL: the rows are updated), from every read,
+     * from search and from CONTEXT, where a withheld message reads
+     * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+     * entry already redacted is answered as stored, nothing is written.
+     * Nothing is written when any id is refused.
+     * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+     * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+     * named), DATA_LOSS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.RedactEntriesResponse redactEntries(io.github.sessiond.v1.RedactEntriesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRedactEntriesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1104,6 +1224,29 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGetTreeMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * RedactEntries purges the content of chosen entries while keeping the
+     * tree: each entry keeps its id, parent, seq, timestamp and kind, its
+     * content is emptied (what is kept per kind: Entry.withheld) and
+     * Entry.withheld says who, when and why. The content is gone from the
+     * stored log (JSONL: the log is rewritten crash-safely under the
+     * session's lock; PostgreSQL: the rows are updated), from every read,
+     * from search and from CONTEXT, where a withheld message reads
+     * "[redacted]". Watchers get a withheld_entries event. Idempotent: an
+     * entry already redacted is answered as stored, nothing is written.
+     * Nothing is written when any id is refused.
+     * Errors: NOT_FOUND (the session, or an entry id: the message names it),
+     * INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
+     * named), DATA_LOSS.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.RedactEntriesResponse> redactEntries(
+        io.github.sessiond.v1.RedactEntriesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRedactEntriesMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_APPEND = 0;
@@ -1113,6 +1256,7 @@ public final class SessionServiceGrpc {
   private static final int METHODID_GET_ENTRIES = 4;
   private static final int METHODID_GET_TREE = 5;
   private static final int METHODID_WATCH_ENTRIES = 6;
+  private static final int METHODID_REDACT_ENTRIES = 7;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1158,6 +1302,10 @@ public final class SessionServiceGrpc {
         case METHODID_WATCH_ENTRIES:
           serviceImpl.watchEntries((io.github.sessiond.v1.WatchEntriesRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.WatchEntriesResponse>) responseObserver);
+          break;
+        case METHODID_REDACT_ENTRIES:
+          serviceImpl.redactEntries((io.github.sessiond.v1.RedactEntriesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.RedactEntriesResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1226,6 +1374,13 @@ public final class SessionServiceGrpc {
               io.github.sessiond.v1.WatchEntriesRequest,
               io.github.sessiond.v1.WatchEntriesResponse>(
                 service, METHODID_WATCH_ENTRIES)))
+        .addMethod(
+          getRedactEntriesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.RedactEntriesRequest,
+              io.github.sessiond.v1.RedactEntriesResponse>(
+                service, METHODID_REDACT_ENTRIES)))
         .build();
   }
 
@@ -1281,6 +1436,7 @@ public final class SessionServiceGrpc {
               .addMethod(getGetEntriesMethod())
               .addMethod(getGetTreeMethod())
               .addMethod(getWatchEntriesMethod())
+              .addMethod(getRedactEntriesMethod())
               .build();
         }
       }

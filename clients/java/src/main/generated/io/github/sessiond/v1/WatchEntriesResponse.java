@@ -60,6 +60,7 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.AbstractMessage.InternalOneOfEnum {
     ENTRY(1),
     HEARTBEAT(2),
+    WITHHELD_ENTRIES(3),
     EVENT_NOT_SET(0);
     private final int value;
     private EventCase(int value) {
@@ -79,6 +80,7 @@ private static final long serialVersionUID = 0L;
       switch (value) {
         case 1: return ENTRY;
         case 2: return HEARTBEAT;
+        case 3: return WITHHELD_ENTRIES;
         case 0: return EVENT_NOT_SET;
         default: return null;
       }
@@ -180,6 +182,52 @@ private static final long serialVersionUID = 0L;
     return io.github.sessiond.v1.Heartbeat.getDefaultInstance();
   }
 
+  public static final int WITHHELD_ENTRIES_FIELD_NUMBER = 3;
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   * @return Whether the withheldEntries field is set.
+   */
+  @java.lang.Override
+  public boolean hasWithheldEntries() {
+    return eventCase_ == 3;
+  }
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   * @return The withheldEntries.
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.WithheldEntries getWithheldEntries() {
+    if (eventCase_ == 3) {
+       return (io.github.sessiond.v1.WithheldEntries) event_;
+    }
+    return io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.WithheldEntriesOrBuilder getWithheldEntriesOrBuilder() {
+    if (eventCase_ == 3) {
+       return (io.github.sessiond.v1.WithheldEntries) event_;
+    }
+    return io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -200,6 +248,9 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 2) {
       output.writeMessage(2, (io.github.sessiond.v1.Heartbeat) event_);
     }
+    if (eventCase_ == 3) {
+      output.writeMessage(3, (io.github.sessiond.v1.WithheldEntries) event_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -211,6 +262,10 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 2) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(2, (io.github.sessiond.v1.Heartbeat) event_);
+    }
+    if (eventCase_ == 3) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(3, (io.github.sessiond.v1.WithheldEntries) event_);
     }
     return size;
   }
@@ -246,6 +301,10 @@ private static final long serialVersionUID = 0L;
         if (!getHeartbeat()
             .equals(other.getHeartbeat())) return false;
         break;
+      case 3:
+        if (!getWithheldEntries()
+            .equals(other.getWithheldEntries())) return false;
+        break;
       case 0:
       default:
     }
@@ -268,6 +327,10 @@ private static final long serialVersionUID = 0L;
       case 2:
         hash = (37 * hash) + HEARTBEAT_FIELD_NUMBER;
         hash = (53 * hash) + getHeartbeat().hashCode();
+        break;
+      case 3:
+        hash = (37 * hash) + WITHHELD_ENTRIES_FIELD_NUMBER;
+        hash = (53 * hash) + getWithheldEntries().hashCode();
         break;
       case 0:
       default:
@@ -413,6 +476,9 @@ private static final long serialVersionUID = 0L;
       if (heartbeatBuilder_ != null) {
         heartbeatBuilder_.clear();
       }
+      if (withheldEntriesBuilder_ != null) {
+        withheldEntriesBuilder_.clear();
+      }
       eventCase_ = 0;
       event_ = null;
       return this;
@@ -462,6 +528,10 @@ private static final long serialVersionUID = 0L;
           heartbeatBuilder_ != null) {
         result.event_ = heartbeatBuilder_.build();
       }
+      if (eventCase_ == 3 &&
+          withheldEntriesBuilder_ != null) {
+        result.event_ = withheldEntriesBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -483,6 +553,10 @@ private static final long serialVersionUID = 0L;
         }
         case HEARTBEAT: {
           mergeHeartbeat(other.getHeartbeat());
+          break;
+        }
+        case WITHHELD_ENTRIES: {
+          mergeWithheldEntries(other.getWithheldEntries());
           break;
         }
         case EVENT_NOT_SET: {
@@ -527,6 +601,13 @@ private static final long serialVersionUID = 0L;
               eventCase_ = 2;
               break;
             } // case 18
+            case 26: {
+              input.readMessage(
+                  internalGetWithheldEntriesFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              eventCase_ = 3;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -909,6 +990,191 @@ private static final long serialVersionUID = 0L;
       eventCase_ = 2;
       onChanged();
       return heartbeatBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.WithheldEntries, io.github.sessiond.v1.WithheldEntries.Builder, io.github.sessiond.v1.WithheldEntriesOrBuilder> withheldEntriesBuilder_;
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     * @return Whether the withheldEntries field is set.
+     */
+    @java.lang.Override
+    public boolean hasWithheldEntries() {
+      return eventCase_ == 3;
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     * @return The withheldEntries.
+     */
+    @java.lang.Override
+    public io.github.sessiond.v1.WithheldEntries getWithheldEntries() {
+      if (withheldEntriesBuilder_ == null) {
+        if (eventCase_ == 3) {
+          return (io.github.sessiond.v1.WithheldEntries) event_;
+        }
+        return io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+      } else {
+        if (eventCase_ == 3) {
+          return withheldEntriesBuilder_.getMessage();
+        }
+        return io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    public Builder setWithheldEntries(io.github.sessiond.v1.WithheldEntries value) {
+      if (withheldEntriesBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        event_ = value;
+        onChanged();
+      } else {
+        withheldEntriesBuilder_.setMessage(value);
+      }
+      eventCase_ = 3;
+      return this;
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    public Builder setWithheldEntries(
+        io.github.sessiond.v1.WithheldEntries.Builder builderForValue) {
+      if (withheldEntriesBuilder_ == null) {
+        event_ = builderForValue.build();
+        onChanged();
+      } else {
+        withheldEntriesBuilder_.setMessage(builderForValue.build());
+      }
+      eventCase_ = 3;
+      return this;
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    public Builder mergeWithheldEntries(io.github.sessiond.v1.WithheldEntries value) {
+      if (withheldEntriesBuilder_ == null) {
+        if (eventCase_ == 3 &&
+            event_ != io.github.sessiond.v1.WithheldEntries.getDefaultInstance()) {
+          event_ = io.github.sessiond.v1.WithheldEntries.newBuilder((io.github.sessiond.v1.WithheldEntries) event_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          event_ = value;
+        }
+        onChanged();
+      } else {
+        if (eventCase_ == 3) {
+          withheldEntriesBuilder_.mergeFrom(value);
+        } else {
+          withheldEntriesBuilder_.setMessage(value);
+        }
+      }
+      eventCase_ = 3;
+      return this;
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    public Builder clearWithheldEntries() {
+      if (withheldEntriesBuilder_ == null) {
+        if (eventCase_ == 3) {
+          eventCase_ = 0;
+          event_ = null;
+          onChanged();
+        }
+      } else {
+        if (eventCase_ == 3) {
+          eventCase_ = 0;
+          event_ = null;
+        }
+        withheldEntriesBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    public io.github.sessiond.v1.WithheldEntries.Builder getWithheldEntriesBuilder() {
+      return internalGetWithheldEntriesFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    @java.lang.Override
+    public io.github.sessiond.v1.WithheldEntriesOrBuilder getWithheldEntriesOrBuilder() {
+      if ((eventCase_ == 3) && (withheldEntriesBuilder_ != null)) {
+        return withheldEntriesBuilder_.getMessageOrBuilder();
+      } else {
+        if (eventCase_ == 3) {
+          return (io.github.sessiond.v1.WithheldEntries) event_;
+        }
+        return io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Entries already sent whose content was withheld since (redacted):
+     * replace what you hold of them by these.
+     * </pre>
+     *
+     * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.WithheldEntries, io.github.sessiond.v1.WithheldEntries.Builder, io.github.sessiond.v1.WithheldEntriesOrBuilder> 
+        internalGetWithheldEntriesFieldBuilder() {
+      if (withheldEntriesBuilder_ == null) {
+        if (!(eventCase_ == 3)) {
+          event_ = io.github.sessiond.v1.WithheldEntries.getDefaultInstance();
+        }
+        withheldEntriesBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.sessiond.v1.WithheldEntries, io.github.sessiond.v1.WithheldEntries.Builder, io.github.sessiond.v1.WithheldEntriesOrBuilder>(
+                (io.github.sessiond.v1.WithheldEntries) event_,
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      eventCase_ = 3;
+      onChanged();
+      return withheldEntriesBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:sessiond.v1.WatchEntriesResponse)

@@ -64,5 +64,35 @@ public interface WatchEntriesResponseOrBuilder extends
    */
   io.github.sessiond.v1.HeartbeatOrBuilder getHeartbeatOrBuilder();
 
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   * @return Whether the withheldEntries field is set.
+   */
+  boolean hasWithheldEntries();
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   * @return The withheldEntries.
+   */
+  io.github.sessiond.v1.WithheldEntries getWithheldEntries();
+  /**
+   * <pre>
+   * Entries already sent whose content was withheld since (redacted):
+   * replace what you hold of them by these.
+   * </pre>
+   *
+   * <code>.sessiond.v1.WithheldEntries withheld_entries = 3 [json_name = "withheldEntries"];</code>
+   */
+  io.github.sessiond.v1.WithheldEntriesOrBuilder getWithheldEntriesOrBuilder();
+
   io.github.sessiond.v1.WatchEntriesResponse.EventCase getEventCase();
 }
