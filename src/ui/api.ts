@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createSessiondClient, type SessiondClient } from "../web/index.js";
+import { exportedClient } from "./static-source.js";
 
 /**
  * The viewer's one client to the server that serves it, with the bearer
@@ -22,8 +23,12 @@ export function setToken(token: string): void {
   else sessionStorage.setItem(TOKEN_KEY, token);
 }
 
-/** The client, rebuilt when the token changes. */
+/** An HTML export's embedded session (static-source.ts); undefined on the live viewer. */
+const exported = exportedClient();
+
+/** The client, rebuilt when the token changes (an export's static one, in an export). */
 export function api(): SessiondClient {
+  if (exported !== undefined) return exported;
   const token = currentToken();
   if (cached === undefined || cached.token !== token) {
     cached = {

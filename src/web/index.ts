@@ -15,6 +15,7 @@ export { type ResumableWatchOptions, watchEntriesResumable } from "../client/wat
 export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "../core/blob-parts.js";
 export { entryKind, entryPreview } from "../core/entry.js";
 export * from "../core/entry-builders.js";
+export { foldPath } from "../core/fold.js";
 export * from "../core/message-text.js";
 export {
   createSessiondClient,

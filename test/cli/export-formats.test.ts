@@ -304,7 +304,15 @@ describe("sessiond export --format", () => {
     expect(small.stdout).toContain("1 blob over 1000 bytes left out");
   });
 
-  it("html without a built viewer says how to build one", async () => {
+  it("html without --ui-dir embeds the viewer of the code that runs (a checkout's sources: built from them)", async () => {
+    const res = await exportAs("--format", "html");
+    expect(res.stderr).toBe("");
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('<script type="application/json" id="sessiond-export">');
+    expect(res.stdout).toMatch(/<script type="module">.{100000,}<\/script>/s);
+  });
+
+  it("html with a --ui-dir that holds no built viewer says how to build one", async () => {
     const res = await exportAs("--format", "html", "--ui-dir", join(dir, "no-such-ui"));
     expect(res.code).toBe(1);
     expect(res.stderr).toContain("the web viewer is not built");
