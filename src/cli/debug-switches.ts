@@ -21,6 +21,8 @@ export const DEBUG_SWITCHES = {
   noFencing: "fencing re-read under the lock",
   /** jsonl: the persisted listing index trusted without a stat of each file. Caught by T10. */
   noListingIndexCheck: "listing index entries checked against a stat of their file",
+  /** jsonl: redaction overwrites the log in place (no copy, fsync, rename, dir fsync). Caught by T13. */
+  redactInPlace: "redaction's copy of the log, fsync, rename over it and directory fsync",
   /** store: WatchEntries replays before subscribing. Caught by T7. */
   noSubscribeFirst: "subscribe before replay (WatchEntries)",
   /** store: an append's blobs are written after its entry, not before. Caught by T11. */

@@ -76,6 +76,9 @@ export async function replaceFile(
     throw failedPrecondition("this storage's file system cannot rename files: redaction needs it");
   }
   const dir = path.dirname(file);
+  // Copies an earlier redaction left when it crashed hold the content of the
+  // entries it did not redact: gone before this one makes its own.
+  await removeLeftoverCopies(ops, dir, o.sessionId);
   const mode = (await ops.stat(file)).mode & 0o777;
   const temp = path.join(dir, tempName(o.sessionId, randomBytes(6).toString("hex")));
   const fd = await ops.open(temp, "wx", mode);
@@ -93,6 +96,23 @@ export async function replaceFile(
     if (!renamed) await ops.unlink(temp).catch(() => undefined);
   }
   if (!o.noFsync) await fsyncDir(ops, dir);
+}
+
+/**
+ * Removes `.tmp-<sessionId>-<random>` files of `dir`. Under the session's
+ * lock, such a file is a crashed redaction's copy, or the temp file of a
+ * create of an id that exists already (which fails with ALREADY_EXISTS
+ * whatever happens to its temp file).
+ */
+async function removeLeftoverCopies(ops: FsOps, dir: string, sessionId: string): Promise<void> {
+  const prefix = tempName(sessionId, "");
+  let removed = 0;
+  for (const name of await ops.readdir(dir)) {
+    if (!name.startsWith(prefix) || !/^[0-9a-f]{12}$/.test(name.slice(prefix.length))) continue;
+    await ops.unlink(path.join(dir, name)).catch(() => undefined);
+    removed++;
+  }
+  if (removed > 0) await fsyncDir(ops, dir);
 }
 
 /** The negative control: the new bytes over the old ones, then cut to length. Not crash-safe. */

@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { toJsonString } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -121,6 +121,19 @@ describe("redaction on JSONL", () => {
     expect(r.changed).toEqual([]);
     expect(r.entries[0]?.withheld?.why).toBe("pasted key");
     expect((await stat(file)).ino).toBe(inode);
+  });
+
+  it("a copy left by a crashed redaction (it holds the entries it did not redact) is removed by the next one", async () => {
+    const engine = engines[0] as JsonlEngine;
+    const dir = path.dirname(fileOf(dataDir, k));
+    const left = path.join(dir, `.tmp-${k.sessionId}-0123456789ab`);
+    const other = path.join(dir, `.tmp-${k.sessionId}x-0123456789ab`);
+    await writeFile(left, `a crashed copy with ${SECRET}`);
+    await writeFile(other, "another session's create in flight");
+    await engine.withhold(k, redactPlan(["u1", "a1"]));
+    const names = await readdir(dir);
+    expect(names).not.toContain(path.basename(left));
+    expect(names).toContain(path.basename(other));
   });
 
   it("another process's engine holding the old file (handle and lease) reads the new one and never appends to the old inode", async () => {
