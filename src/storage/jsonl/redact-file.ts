@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { dataLoss, failedPrecondition } from "../../core/errors.js";
+import type { SessionSealer } from "../seal/sealed-payload.js";
 import { type FsOps, fsyncDir, writeAll } from "./fs-ops.js";
 import { tempName } from "./paths.js";
 import { checkFrame, encodeRecord } from "./record.js";
@@ -25,6 +26,8 @@ export function rewrittenContent(
   bytes: Buffer,
   replacements: ReadonlyMap<number, Entry>,
   name: string,
+  /** A sealed session's sealer: the new records are sealed like every other of its records. */
+  sealer?: SessionSealer,
 ): Buffer {
   const parts: Buffer[] = [];
   const done = new Set<number>();
@@ -41,7 +44,7 @@ export function rewrittenContent(
     const entry = replacements.get(frame.seq);
     if (entry === undefined) parts.push(bytes.subarray(start, nl + 1));
     else {
-      parts.push(Buffer.from(encodeRecord(entry, undefined, frame.more)));
+      parts.push(Buffer.from(encodeRecord(entry, undefined, frame.more, sealer)));
       done.add(frame.seq);
     }
     start = nl + 1;

@@ -8,6 +8,7 @@ import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/f
 import { planWithhold, withheldMarker } from "../../core/withheld.js";
 import { SessionStore } from "../../store/session-store.js";
 import type { SessionKey, WithholdPlanner } from "../engine.js";
+import { LocalKeyring } from "../keys/index.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { checkFrame } from "./record.js";
 
@@ -172,5 +173,30 @@ describe("redaction on JSONL", () => {
       "b1",
       "b2",
     ]);
+  });
+
+  it("in a sealed session the rewritten records are sealed too, and read back redacted after a restart", async () => {
+    const keyDir = await tempDir("sessiond-keys-");
+    try {
+      const keys = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
+      const sealed = (): JsonlEngine => open({ encryption: { keys, workspaces: ["vault"] } });
+      const sk = keyOf("sealed", "vault");
+      const store = new SessionStore(sealed());
+      await store.create({ workspace: "vault", sessionId: sk.sessionId });
+      const s = await store.open("vault", sk.sessionId);
+      await s.append([user("v1", `key ${SECRET}`), user("v2", "other")]);
+      await s.redact(["v1"], { by: "ops", why: "WHYMARKER-secret-reason" });
+      const bytes = await readFile(fileOf(dataDir, sk));
+      expect(bytes.includes(SECRET)).toBe(false);
+      // The marker (who, when, why) is structure, in clear like ids and kinds: readable without keys.
+      expect(bytes.includes("WHYMARKER")).toBe(true);
+      const line = bytes.toString().split("\n")[1] as string;
+      expect(line).toContain('{"@sealed":');
+      expect(checkLines(bytes)).toBe(3);
+      const fresh = await sealed().read(sk, 0, 10);
+      expect(fresh.entries[1]?.withheld?.why).toBe("WHYMARKER-secret-reason");
+    } finally {
+      await removeDir(keyDir);
+    }
   });
 });

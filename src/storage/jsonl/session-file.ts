@@ -418,6 +418,7 @@ export class SessionFile {
       bytes,
       new Map(plan.changed.map((e) => [Number(e.seq), e])),
       this.name,
+      this.state.sealer,
     );
     this.checkLease();
     try {
