@@ -8,10 +8,11 @@ import type { EntryMeta } from "../../core/session-log.js";
 import {
   type ContentOpener,
   notOpened,
+  type SealedBounds,
   type SessionSealer,
   sealedBounds,
 } from "../seal/sealed-payload.js";
-import { metaOfJson, scanMeta } from "./entry-meta.js";
+import { metaOfJson, newMeta, scanMeta } from "./entry-meta.js";
 
 /**
  * One record is one line:
@@ -264,19 +265,48 @@ export function decodePayload(
 ): Entry | string {
   let entry: Entry;
   try {
-    const json = JSON.parse(buf.toString("utf8", frame.start, frame.end));
+    let text: string;
     const sealed = sealedBounds(buf, frame.start, frame.end);
-    if (sealed !== undefined) {
-      const bad = openInPlace(json, buf, sealed.sealedStart, sealed.sealedEnd, frame.seq, opener);
-      if (bad !== undefined) return bad;
+    if (sealed === undefined) text = buf.toString("utf8", frame.start, frame.end);
+    else {
+      const opened = openedText(buf, frame, sealed, opener ?? NO_KEY);
+      if (opened.bad !== undefined) return opened.bad;
+      text = opened.text;
     }
-    entry = decodeEntry(json, { ignoreUnknownFields: true });
+    entry = decodeEntry(JSON.parse(text), { ignoreUnknownFields: true });
   } catch (err) {
     if (isSessiondError(err)) throw err;
     return notAnEntry(err);
   }
   if (Number(entry.seq) !== frame.seq) return `header seq ${frame.seq} but entry seq ${entry.seq}`;
   return entry;
+}
+
+/** One meta for the openings of this module (synchronous: never shared across a turn). */
+const OPEN_META = newMeta();
+
+/**
+ * The canonical JSON of a sealed payload, its content opened in place (the
+ * clear part as stored, the content, the closing brace), or why not: the
+ * id and kind the content is bound to are read from the clear part.
+ */
+function openedText(
+  buf: Buffer,
+  frame: PayloadBounds,
+  sealed: SealedBounds,
+  opener: ContentOpener,
+): { text: string; bad?: undefined } | { text?: undefined; bad: string } {
+  const bad = readMeta(buf, frame, OPEN_META);
+  if (bad !== undefined) return { bad };
+  const id = OPEN_META.id;
+  const content = opener.open(
+    id,
+    frame.seq,
+    OPEN_META.kind ?? "",
+    buf.toString("latin1", sealed.sealedStart, sealed.sealedEnd),
+  );
+  if (content === undefined) return { bad: notOpened(id, frame.seq) };
+  return { text: `${buf.toString("utf8", frame.start, sealed.valueStart)}${content}}` };
 }
 
 /** The opener of a reader given no key (callers that know the session pass a MissingKey). */
@@ -289,31 +319,6 @@ const NO_KEY: ContentOpener = {
 };
 
 /**
- * Replaces the sealed kind value of the parsed payload `json` by its
- * opened content. Returns why it does not open, or undefined.
- */
-function openInPlace(
-  json: Record<string, unknown>,
-  buf: Buffer,
-  sealedStart: number,
-  sealedEnd: number,
-  seq: number,
-  opener: ContentOpener = NO_KEY,
-): string | undefined {
-  const id = typeof json.id === "string" ? json.id : "";
-  let kind: string | undefined;
-  for (const k in json) {
-    const v = json[k] as Record<string, unknown> | null;
-    if (typeof v === "object" && v !== null && typeof v["@sealed"] === "string") kind = k;
-  }
-  if (kind === undefined) return notOpened(id, seq);
-  const content = opener.open(id, seq, kind, buf.toString("latin1", sealedStart, sealedEnd));
-  if (content === undefined) return notOpened(id, seq);
-  json[kind] = JSON.parse(content);
-  return undefined;
-}
-
-/**
  * The canonical JSON of a sealed record's payload (its content opened in
  * place), for a search to look through; undefined when the payload is not
  * sealed; a reason string when it does not open.
@@ -321,25 +326,10 @@ function openInPlace(
 export function openedPayload(
   buf: Buffer,
   frame: PayloadBounds,
-  meta: EntryMeta,
   opener: ContentOpener,
 ): Buffer | string | undefined {
   const sealed = sealedBounds(buf, frame.start, frame.end);
   if (sealed === undefined) return undefined;
-  const bad = readMeta(buf, frame, meta);
-  if (bad !== undefined) return bad;
-  const content = opener.open(
-    meta.id,
-    frame.seq,
-    meta.kind ?? "",
-    buf.toString("latin1", sealed.sealedStart, sealed.sealedEnd),
-  );
-  if (content === undefined) return notOpened(meta.id, frame.seq);
-  return Buffer.concat([
-    buf.subarray(frame.start, sealed.valueStart),
-    Buffer.from(content),
-    CLOSE_BRACE,
-  ]);
+  const opened = openedText(buf, frame, sealed, opener);
+  return opened.bad ?? Buffer.from(opened.text);
 }
-
-const CLOSE_BRACE = Buffer.from("}");

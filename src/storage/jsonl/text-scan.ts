@@ -34,7 +34,6 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { EntryScan, EntryScanEnd } from "../engine.js";
 import type { SessionSealer } from "../seal/sealed-payload.js";
-import { newMeta } from "./entry-meta.js";
 import { closeQuietly, type FsOps, readBuffer } from "./fs-ops.js";
 import { NeedleFinder } from "./needle-finder.js";
 import { checkFrame, decodePayload, openedPayload, type PayloadBounds } from "./record.js";
@@ -243,7 +242,6 @@ const NOT_HELD = Buffer.alloc(0);
 /** The sealed records of a scan, opened and looked through for the needles. */
 class OpenedRecords {
   private readonly finders: NeedleFinder[];
-  private readonly meta = newMeta();
 
   constructor(
     needles: readonly string[],
@@ -258,7 +256,7 @@ class OpenedRecords {
    * when it is not sealed (then it is looked through as stored).
    */
   open(buf: Buffer, frame: PayloadBounds): Buffer | string | undefined {
-    const plain = openedPayload(buf, frame, this.meta, this.sealer);
+    const plain = openedPayload(buf, frame, this.sealer);
     if (plain === undefined || typeof plain === "string") return plain;
     for (const f of this.finders) {
       f.reset(plain);

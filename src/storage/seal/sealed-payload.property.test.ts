@@ -1,6 +1,6 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { entryArb } from "../../../test/support/entry-arbitrary.js";
 import { isSessiondError } from "../../core/errors.js";
@@ -130,6 +130,32 @@ describe("sealed payloads", () => {
     expect((caught as Error).message).toBe(
       'session "s1" in workspace "ws" is encrypted (entry "e7", seq 7) but no keyring is configured',
     );
+  });
+
+  it("sealedBounds reads only the payload's bytes, not the file around it (a search back to the file's start made every decode of a clear record cost the file before it)", () => {
+    const clear = toJsonString(
+      EntrySchema,
+      create(EntrySchema, {
+        id: "m",
+        seq: 9n,
+        kind: { case: "message", value: { role: 2, stopReason: "stop" } },
+      }),
+    );
+    expect(clear.endsWith('"}}')).toBe(true);
+    const before = Buffer.alloc(100_000, 0x20);
+    const buf = Buffer.concat([before, Buffer.from(clear), before]);
+    const start = before.length;
+    const end = start + Buffer.byteLength(clear);
+    const spy = vi.spyOn(Buffer.prototype, "lastIndexOf");
+    const indexOf = vi.spyOn(Buffer.prototype, "indexOf");
+    try {
+      expect(sealedBounds(buf, start, end)).toBe(undefined);
+      const searched = [...spy.mock.contexts, ...indexOf.mock.contexts] as Buffer[];
+      for (const b of searched) expect(b === buf).toBe(false);
+    } finally {
+      spy.mockRestore();
+      indexOf.mockRestore();
+    }
   });
 
   it("two seals of the same content differ (random nonce)", () => {

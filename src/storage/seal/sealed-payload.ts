@@ -183,29 +183,20 @@ const CLOSE = 0x7d;
 /**
  * The bounds of the sealed content of the payload `buf[start, end)`, or
  * undefined when the payload is not sealed. Sealed means: it ends with
- * `{"@sealed":"<base64>"}}`, which in JSON can only be the value of a
+ * `{"@sealed":"<no quote>"}}`, which in JSON can only be the value of a
  * top-level key, the kind (a quote inside a string is escaped, and base64
  * holds no brace or quote).
  */
 export function sealedBounds(buf: Buffer, start: number, end: number): SealedBounds | undefined {
   if (end - start < SEALED_OPEN.length + 4) return undefined;
   if (buf[end - 1] !== CLOSE || buf[end - 2] !== CLOSE || buf[end - 3] !== QUOTE) return undefined;
-  const at = buf.lastIndexOf(SEALED_OPEN, end - 3);
-  if (at < start) return undefined;
+  // Within the payload only: `buf` may be a whole file, and a search from
+  // its end back to its start for every record would cost the square of it.
+  const found = buf.subarray(start, end - 3).lastIndexOf(SEALED_OPEN);
+  if (found < 0) return undefined;
+  const at = start + found;
   const sealedStart = at + SEALED_OPEN.length;
-  for (let i = sealedStart; i < end - 3; i++) {
-    if (!isBase64(buf[i] as number)) return undefined;
-  }
+  // No quote before the closing one: the object is {"@sealed":"…"} alone.
+  if (buf.indexOf(QUOTE, sealedStart) !== end - 3) return undefined;
   return { valueStart: at, sealedStart, sealedEnd: end - 3 };
-}
-
-function isBase64(b: number): boolean {
-  return (
-    (b >= 0x41 && b <= 0x5a) ||
-    (b >= 0x61 && b <= 0x7a) ||
-    (b >= 0x30 && b <= 0x39) ||
-    b === 0x2b ||
-    b === 0x2f ||
-    b === 0x3d
-  );
 }
