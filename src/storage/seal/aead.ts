@@ -23,13 +23,15 @@ const FORMAT = 1;
  * (4 bytes, big-endian) and its bytes, so that no two different tuples give
  * the same bytes ("ab","c" and "a","bc" differ).
  */
-export function associatedData(parts: readonly string[]): Buffer {
-  const bufs = parts.map((p) => Buffer.from(p, "utf8"));
-  const out = Buffer.allocUnsafe(bufs.reduce((n, b) => n + 4 + b.length, 0));
-  let at = 0;
-  for (const b of bufs) {
-    at = out.writeUInt32BE(b.length, at);
-    at += b.copy(out, at);
+export function associatedData(parts: readonly string[], prefix?: Buffer): Buffer {
+  let size = prefix?.length ?? 0;
+  for (const p of parts) size += 4 + Buffer.byteLength(p);
+  const out = Buffer.allocUnsafe(size);
+  let at = prefix === undefined ? 0 : prefix.copy(out, 0);
+  for (const p of parts) {
+    const n = out.write(p, at + 4);
+    out.writeUInt32BE(n, at);
+    at += 4 + n;
   }
   return out;
 }
@@ -57,7 +59,10 @@ export function open(
   sealed: string | Uint8Array,
   ad: Uint8Array,
 ): Buffer | undefined {
-  const bytes = typeof sealed === "string" ? Buffer.from(sealed, "base64") : Buffer.from(sealed);
+  const bytes =
+    typeof sealed === "string"
+      ? Buffer.from(sealed, "base64")
+      : Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
   if (bytes.length < 1 + NONCE_BYTES + TAG_BYTES || bytes[0] !== FORMAT) return undefined;
   const nonce = bytes.subarray(1, 1 + NONCE_BYTES);
   const tag = bytes.subarray(bytes.length - TAG_BYTES);
@@ -67,7 +72,8 @@ export function open(
     decipher.setAAD(ad);
     decipher.setAuthTag(tag);
     const out = decipher.update(body);
-    return Buffer.concat([out, decipher.final()]);
+    const rest = decipher.final();
+    return rest.length === 0 ? out : Buffer.concat([out, rest]);
   } catch {
     return undefined;
   }

@@ -65,7 +65,11 @@ export class SessionSealer implements ContentOpener {
     private readonly key: Uint8Array,
   ) {
     if (key.length !== KEY_BYTES) throw new Error(`a data key has ${KEY_BYTES} bytes`);
+    this.place = associatedData([DOMAIN, workspace, sessionId]);
   }
+
+  /** The session's part of every entry's associated data, made once. */
+  private readonly place: Buffer;
 
   /**
    * The sealed stored form of an entry's canonical JSON; the same text for
@@ -84,7 +88,7 @@ export class SessionSealer implements ContentOpener {
   }
 
   private ad(entryId: string, seq: string, kind: string): Buffer {
-    return associatedData([DOMAIN, this.workspace, this.sessionId, entryId, seq, kind]);
+    return associatedData([entryId, seq, kind], this.place);
   }
 }
 
