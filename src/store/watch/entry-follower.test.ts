@@ -8,7 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
-import { appendOf, rootEntry, user } from "../../../test/support/fixtures.js";
+import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
+import { appendOf, rootEntry, ts, user } from "../../../test/support/fixtures.js";
+import { planWithhold, withheldMarker } from "../../core/withheld.js";
 import type { SessionKey } from "../../storage/engine.js";
 import { MemoryEngine } from "../../storage/memory.js";
 import { EntryFollower, type EntrySink } from "./entry-follower.js";
@@ -119,6 +121,34 @@ describe("EntryFollower", () => {
       "heartbeat 5",
     ]);
     expect(reads).toEqual([0, 2, 4]);
+    f.close();
+  });
+
+  it("sends a redaction after the entries up to its head and before later ones, idle or paused", async () => {
+    const { engine } = await sessionOf(2); // seqs 1..3
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(4);
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "heartbeat 3"]);
+    const marker = withheldMarker(WithheldReason.REDACTED, "ops", ts(1), "key");
+    const redact = (ids: string[]) =>
+      engine.withhold(KEY, (log) => planWithhold((id) => log.get(id), "s", ids, marker));
+    // Idle: sent at once.
+    await redact(["u2"]);
+    await sink.until(5);
+    expect(sink.got[4]).toBe("withheld 2 at 3");
+    // Paused on a page: the redaction (at head 4) waits for entry 4 and goes before entry 5.
+    sink.accept = false;
+    await engine.append(KEY, appendOf([user("u4")]));
+    await sink.until(6);
+    expect(sink.got[5]).toBe("entry 4");
+    await redact(["u4"]);
+    await engine.append(KEY, appendOf([user("u5")]));
+    await new Promise((r) => setImmediate(r));
+    sink.accept = true;
+    f.resume();
+    await sink.until(8);
+    expect(sink.got.slice(6, 8)).toEqual(["withheld 4 at 4", "entry 5"]);
     f.close();
   });
 
