@@ -12,6 +12,7 @@ import { postgresRows } from "./s10-postgres.js";
 import { findSessions } from "./s11-find-sessions.js";
 import { adkListSessions } from "./sa-adk-list-sessions.js";
 import { bigParts } from "./sb-big-parts.js";
+import { encryption } from "./se-encryption.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
 import { langgraphSavers } from "./sl-langgraph.js";
 import { observabilityCost } from "./so-observability.js";
@@ -36,4 +37,5 @@ export const SCENARIOS: readonly Scenario[] = [
   adkListSessions,
   langgraphSavers,
   viewer,
+  encryption,
 ];

@@ -1,0 +1,146 @@
+/**
+ * Row e (issue 41): encryption at rest on vs off, the JSONL engine embedded
+ * (the package as built, dist/), in one process and one data dir: the
+ * workspace "enc" is sealed, "clear" is not, on the same engine, so the
+ * only difference is sealing. Each measure alternates the two workspaces.
+ *
+ * {dataDir, keyring, appends, inflightSessions, inflightPerSession,
+ *  coldEntries, searchSessions, searchEntries, reps}
+ *
+ * Prints {on, off} with, each: appendMs (per sequential durable append),
+ * inflightOps (appends/s with 64 in flight), coldMs (first open + state of
+ * a session by a fresh engine), searchMs (a rare word over a workspace).
+ */
+import { create } from "@bufbuild/protobuf";
+import { conversation, messageOf } from "../lib/generate.js";
+import { answer, args } from "./data-common.js";
+
+const a = args<{
+  dataDir: string;
+  keyring: string;
+  appends: number;
+  inflightSessions: number;
+  inflightPerSession: number;
+  coldEntries: number;
+  searchSessions: number;
+  searchEntries: number;
+  reps: number;
+}>();
+
+const { EntrySchema, JsonlEngine, LocalKeyring, SessionStore } = (await import(
+  "../../dist/src/index.js" as string
+)) as typeof import("../../src/index.js");
+
+const keys = await LocalKeyring.open(a.keyring, { create: true });
+const engine = () =>
+  new JsonlEngine({ dataDir: a.dataDir, encryption: { keys, workspaces: ["enc"] } });
+const MODES = [
+  ["on", "enc"],
+  ["off", "clear"],
+] as const;
+
+const c = conversation({
+  sessionId: "unused",
+  createdMs: Date.now(),
+  entries: Math.max(a.coldEntries, a.searchEntries, a.appends) + 1,
+  pathLength: Math.max(a.coldEntries, a.searchEntries, a.appends) + 1,
+  textBytes: 700,
+});
+const message = (i: number, extra = "") => {
+  const e = c.entries[i % c.entries.length] as (typeof c.entries)[number];
+  const m = messageOf(e, i + 2);
+  if (extra !== "") m.content = [{ part: { case: "text", value: `${e.text} ${extra}` } }];
+  return create(EntrySchema, { kind: { case: "message", value: m } });
+};
+
+type Figures = { appendMs: number[]; inflightOps: number[]; coldMs: number[]; searchMs: number[] };
+const out: Record<"on" | "off", Figures> = {
+  on: { appendMs: [], inflightOps: [], coldMs: [], searchMs: [] },
+  off: { appendMs: [], inflightOps: [], coldMs: [], searchMs: [] },
+};
+
+const store = new SessionStore(engine());
+let n = 0;
+
+// Sequential durable appends to one session.
+for (let r = 0; r < a.reps; r++) {
+  for (const [mode, ws] of MODES) {
+    const id = `seq-${r}-${n++}`;
+    await store.create({ workspace: ws, sessionId: id });
+    const s = await store.open(ws, id);
+    for (let i = 0; i < a.appends; i++) {
+      const t = performance.now();
+      await s.append(message(i));
+      out[mode].appendMs.push(performance.now() - t);
+    }
+  }
+}
+
+// 64 appends in flight: one appender per session, each awaiting its own.
+for (let r = 0; r < a.reps; r++) {
+  for (const [mode, ws] of MODES) {
+    const sessions = [];
+    for (let k = 0; k < a.inflightSessions; k++) {
+      const id = `par-${r}-${k}-${n++}`;
+      await store.create({ workspace: ws, sessionId: id });
+      sessions.push(await store.open(ws, id));
+    }
+    const t = performance.now();
+    await Promise.all(
+      sessions.map(async (s) => {
+        for (let i = 0; i < a.inflightPerSession; i++) await s.append(message(i));
+      }),
+    );
+    const secs = (performance.now() - t) / 1000;
+    out[mode].inflightOps.push((a.inflightSessions * a.inflightPerSession) / secs);
+  }
+}
+
+// A big session per workspace, written by import; the search workspaces' sessions.
+const imported = (count: number, word?: (i: number) => string) => {
+  const entries = [create(EntrySchema, { id: "root", kind: { case: "sessionInfo", value: {} } })];
+  let parent = "root";
+  for (let i = 0; i < count; i++) {
+    const e = message(i, word?.(i) ?? "");
+    e.id = `e${i}`;
+    e.parentId = parent;
+    parent = e.id;
+    entries.push(e);
+  }
+  return entries;
+};
+for (const [, ws] of MODES) {
+  await store.import(ws, imported(a.coldEntries), { sessionId: "cold" });
+  for (let k = 0; k < a.searchSessions; k++) {
+    const rare = (i: number) =>
+      i === Math.floor(a.searchEntries / 2) && k % 5 === 0 ? "zyxwvut" : "";
+    await store.import(ws, imported(a.searchEntries, rare), { sessionId: `search-${k}` });
+  }
+}
+await store.close();
+
+for (let r = 0; r < a.reps; r++) {
+  for (const [mode, ws] of MODES) {
+    const fresh = new SessionStore(engine());
+    const t = performance.now();
+    const state = await (await fresh.open(ws, "cold")).state();
+    out[mode].coldMs.push(performance.now() - t);
+    if (state.messages.length < a.coldEntries) throw new Error("cold state is short");
+    await fresh.close();
+  }
+}
+
+const searcher = new SessionStore(engine());
+for (let r = 0; r < a.reps + 1; r++) {
+  for (const [mode, ws] of MODES) {
+    const t = performance.now();
+    const res = await searcher.search({ workspace: ws, query: "zyxwvut", pageSize: 1000 });
+    if (r > 0) out[mode].searchMs.push(performance.now() - t);
+    if (res.hits.length !== Math.ceil(a.searchSessions / 5)) {
+      throw new Error(`search found ${res.hits.length}`);
+    }
+  }
+}
+await searcher.close();
+
+answer(out);

@@ -1,0 +1,97 @@
+/**
+ * Scenario e (issue 41): encryption at rest on vs off on the JSONL engine,
+ * in the same run, the same process and the same data dir (a sealed and a
+ * clear workspace on one engine: bench/clients/encryption.ts).
+ *
+ * e/append: p50 of a sequential durable append (~900-byte message), sealed
+ *   vs clear. Target <= 1.10 ×.
+ * e/64: appends/s with 64 in flight (64 sessions, one appender each).
+ *   Target >= 1 / 1.10 × the clear figure.
+ * e/cold: first open + state of a session by a fresh engine (page cache
+ *   warm). Target <= 1.10 ×.
+ * e/search: a rare word over a workspace, decrypting as it scans vs the
+ *   clear scan (which skips files by their bytes). Target <= 1.5 ×.
+ */
+import { join } from "node:path";
+import type { BenchContext, Scenario } from "../lib/context.js";
+import { runClient } from "../lib/procs.js";
+import { atLeast, atMost, type Row } from "../lib/row.js";
+import { median, percentile } from "../lib/stats.js";
+
+interface Figures {
+  appendMs: number[];
+  inflightOps: number[];
+  coldMs: number[];
+  searchMs: number[];
+}
+
+export const encryption: Scenario = {
+  id: "e",
+  title: "encryption at rest on vs off (JSONL, embedded)",
+  async run(ctx: BenchContext): Promise<Row[]> {
+    const q = ctx.quick;
+    const r = await runClient<{ on: Figures; off: Figures }>("clients/encryption.ts", {
+      dataDir: join(ctx.tmpDir, "se-data"),
+      keyring: join(ctx.tmpDir, "se-keyring.json"),
+      appends: q ? 30 : 300,
+      inflightSessions: 64,
+      inflightPerSession: q ? 3 : 20,
+      coldEntries: q ? 500 : 10_000,
+      searchSessions: q ? 20 : 200,
+      searchEntries: q ? 20 : 100,
+      reps: q ? 1 : 3,
+    });
+    const { on, off } = r;
+    const scenario = (what: string) => `${what}, sealed vs clear workspace`;
+    return [
+      atMost(
+        {
+          id: "e/append",
+          scenario: scenario("sequential durable append p50"),
+          unit: "p50 ms",
+          sessiond: percentile(on.appendMs, 50),
+          baseline: percentile(off.appendMs, 50),
+          baselineName: "the same append, clear",
+          details: { p99On: percentile(on.appendMs, 99), p99Off: percentile(off.appendMs, 99) },
+        },
+        1.1,
+      ),
+      atLeast(
+        {
+          id: "e/64",
+          scenario: scenario("appends with 64 in flight"),
+          unit: "ops/s",
+          sessiond: median(on.inflightOps),
+          baseline: median(off.inflightOps),
+          baselineName: "the same appends, clear",
+          details: { on: on.inflightOps, off: off.inflightOps },
+        },
+        1 / 1.1,
+      ),
+      atMost(
+        {
+          id: "e/cold",
+          scenario: scenario("first open + state by a fresh engine"),
+          unit: "ms",
+          sessiond: median(on.coldMs),
+          baseline: median(off.coldMs),
+          baselineName: "the same session, clear",
+          details: { on: on.coldMs, off: off.coldMs },
+        },
+        1.1,
+      ),
+      atMost(
+        {
+          id: "e/search",
+          scenario: scenario("text search for a rare word over a workspace"),
+          unit: "ms",
+          sessiond: median(on.searchMs),
+          baseline: median(off.searchMs),
+          baselineName: "the same search, clear",
+          details: { on: on.searchMs, off: off.searchMs },
+        },
+        1.5,
+      ),
+    ];
+  },
+};
