@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { StorageEngine } from "../storage/engine.js";
-import { JsonlEngine } from "../storage/jsonl/index.js";
+import { type EncryptionOptions, JsonlEngine } from "../storage/jsonl/index.js";
 import { PostgresEngine } from "../storage/postgres/index.js";
 import { CliError } from "./command.js";
 
@@ -78,6 +78,8 @@ export interface OpenOptions {
   readOnly: boolean;
   /** Sessions copied at the same time: sizes the pool and the engine caches. */
   concurrency: number;
+  /** A JSONL data dir's keys (--keyring): sealed sessions opened, new ones sealed as it says. */
+  encryption?: EncryptionOptions | undefined;
 }
 
 /** Opens an engine on a spec, without a server. */
@@ -92,7 +94,7 @@ export async function openStorage(
     try {
       // Checked once here: a target that cannot take files fails now, not once per session.
       const need = o.readOnly ? "readable" : "writable";
-      return new JsonlEngine({ dataDir: spec.dir, cacheSessions, need });
+      return new JsonlEngine({ dataDir: spec.dir, cacheSessions, need, encryption: o.encryption });
     } catch (err) {
       throw new CliError(`--${flag}: ${(err as Error).message}`);
     }

@@ -9,6 +9,7 @@ import {
   type SessionOutcome,
 } from "./copy-sessions.js";
 import { describeSpec, openStorage, parseStorageSpec, sameStorage } from "./copy-storage.js";
+import { ENCRYPTION_OPTIONS, encryptionOf } from "./encryption-flags.js";
 import { printHelp, println, style } from "./output.js";
 import { Progress } from "./progress.js";
 
@@ -46,6 +47,10 @@ Flags:
   --to STORAGE            where to write
   --workspace W           only this workspace (repeatable; default all)
   --concurrency N         sessions copied at the same time (default 4)
+  --keyring FILE          encryption at rest (JSONL data dirs): opens the source's sealed
+                          sessions; with --encrypt-workspaces A,B or --encrypt-all, the
+                          sessions copied into those workspaces of a JSONL target are
+                          sealed under new data keys (as serve does)
   -v, --verbose           a line for every session, not only problems
   --json                  one JSON object per session, then {"summary": ...}
   -h, --help              show this help`;
@@ -55,6 +60,7 @@ const OPTIONS = {
   to: { type: "string" },
   workspace: { type: "string", multiple: true },
   concurrency: { type: "string" },
+  ...ENCRYPTION_OPTIONS,
   verbose: { type: "boolean", short: "v" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -121,10 +127,26 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   let target: StorageEngine | undefined;
   let verifier: StorageEngine | undefined;
   try {
-    source = await openStorage("from", from, { readOnly: true, concurrency });
-    target = await openStorage("to", to, { readOnly: false, concurrency });
+    const sealing = await encryptionOf(v, from.kind === "jsonl" || to.kind === "jsonl");
+    const opening = sealing === undefined ? undefined : { keys: sealing.keys, workspaces: [] };
+    const keysOf = (s: typeof from, seal: boolean) =>
+      s.kind === "jsonl" ? (seal ? sealing : opening) : undefined;
+    source = await openStorage("from", from, {
+      readOnly: true,
+      concurrency,
+      encryption: keysOf(from, false),
+    });
+    target = await openStorage("to", to, {
+      readOnly: false,
+      concurrency,
+      encryption: keysOf(to, true),
+    });
     // A second instance reads the copies back from durable storage, not from the writer's cache.
-    verifier = await openStorage("to", to, { readOnly: false, concurrency });
+    verifier = await openStorage("to", to, {
+      readOnly: false,
+      concurrency,
+      encryption: keysOf(to, false),
+    });
     const progress = new Progress(
       ctx.stderrTty && !v.json ? process.stderr : undefined,
       "copy",

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WORKSPACE_PATTERN } from "../core/ids.js";
 import {
   capYoungGeneration,
   DEFAULT_DATA_DIR,
@@ -23,13 +22,13 @@ import {
   startServer,
 } from "../server/index.js";
 import type { StorageEngine } from "../storage/engine.js";
-import { type EncryptionOptions, JsonlEngine } from "../storage/jsonl/index.js";
-import { LocalKeyring } from "../storage/keys/index.js";
+import { JsonlEngine } from "../storage/jsonl/index.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
+import { ENCRYPTION_OPTIONS, encryptionOf } from "./encryption-flags.js";
 import { RETENTION_FLAGS_HELP, RETENTION_OPTIONS, retentionOf } from "./retention-flags.js";
 import { packageUiDir } from "./version.js";
 
@@ -96,9 +95,7 @@ const OPTIONS = {
   listen: { type: "string" },
   "data-dir": { type: "string" },
   storage: { type: "string" },
-  keyring: { type: "string" },
-  "encrypt-workspaces": { type: "string" },
-  "encrypt-all": { type: "boolean" },
+  ...ENCRYPTION_OPTIONS,
   "auth-tokens": { type: "string" },
   insecure: { type: "boolean" },
   compress: { type: "boolean" },
@@ -163,42 +160,6 @@ function metricsTokenOf(content: Buffer): string {
   return token;
 }
 
-/**
- * --keyring, --encrypt-workspaces, --encrypt-all as the engine's options:
- * a keyring without a workspace to seal still opens sessions sealed before.
- */
-async function encryptionOf(
-  v: { keyring?: string; "encrypt-workspaces"?: string; "encrypt-all"?: boolean },
-  kind: string,
-): Promise<EncryptionOptions | undefined> {
-  const list = v["encrypt-workspaces"];
-  const all = v["encrypt-all"] === true;
-  if (v.keyring === undefined) {
-    if (list !== undefined || all) {
-      throw new CliError("--encrypt-workspaces and --encrypt-all need --keyring FILE", 2);
-    }
-    return undefined;
-  }
-  if (kind !== "jsonl") {
-    throw new CliError("--keyring: encryption at rest is supported on jsonl storage only", 2);
-  }
-  if (list !== undefined && all) {
-    throw new CliError("--encrypt-workspaces and --encrypt-all exclude each other", 2);
-  }
-  const workspaces = list === undefined ? [] : list.split(",").map((w) => w.trim());
-  for (const w of workspaces) {
-    if (!WORKSPACE_PATTERN.test(w)) {
-      throw new CliError(`--encrypt-workspaces: "${w}" is not a workspace name`, 2);
-    }
-  }
-  try {
-    const keys = await LocalKeyring.open(v.keyring, { create: all || workspaces.length > 0 });
-    return { keys, workspaces: all ? "all" : workspaces };
-  } catch (err) {
-    throw new CliError(`--keyring: ${(err as Error).message}`);
-  }
-}
-
 export const serve: Command = {
   name: "serve",
   help: HELP,
@@ -231,7 +192,7 @@ export const serve: Command = {
     }
     const metrics = v.metrics === "off" ? undefined : new ServerMetrics();
     const observer = metrics?.storage;
-    const encryption = await encryptionOf(v, kind);
+    const encryption = await encryptionOf(v, kind === "jsonl");
     let engine: StorageEngine;
     if (kind === "jsonl") {
       try {

@@ -80,6 +80,32 @@ describe("sessiond serve --keyring --encrypt-workspaces", () => {
     expect((await cli(["show", "s1"])).stdout).toContain(MARKER);
   }, 60_000);
 
+  it("sessiond copy opens sealed sessions with --keyring and seals the copies with --encrypt-all", async () => {
+    const sealedCopy = mkdtempSync(join(tmpdir(), "sessiond-enc-copy-"));
+    const clearCopy = mkdtempSync(join(tmpdir(), "sessiond-clear-copy-"));
+    try {
+      const base = ["copy", "--from", dataDir, "--keyring", keyring, "--workspace", "secret"];
+      const sealed = await runCli([...base, "--to", sealedCopy, "--encrypt-all"]);
+      expect(sealed.code).toBe(0);
+      const sealedFiles = filesUnder(sealedCopy);
+      expect(sealedFiles.some((f) => f.endsWith("s1.key"))).toBe(true);
+      for (const f of sealedFiles) expect(readFileSync(f).includes(MARKER)).toBe(false);
+      // Without --encrypt-*, the copy of a sealed session is in clear (its content opened).
+      const clear = await runCli([...base, "--to", clearCopy]);
+      expect(clear.code).toBe(0);
+      const log = readFileSync(join(clearCopy, "secret", "sessions", "s1.jsonl"));
+      expect(log.includes(MARKER)).toBe(true);
+      // Without the keyring a sealed source session is not copied, and says why.
+      const noKeys = await runCli(["copy", "--from", sealedCopy, "--to", `${clearCopy}-2`]);
+      expect(noKeys.code).toBe(1);
+      expect(noKeys.stdout + noKeys.stderr).toContain("no keyring is configured");
+    } finally {
+      await removeDataDir(sealedCopy);
+      await removeDataDir(clearCopy);
+      await removeDataDir(`${clearCopy}-2`);
+    }
+  }, 60_000);
+
   it("refuses --encrypt-all without --keyring, and a keyring others can read", async () => {
     const noKeyring = await runCli(["serve", "--data-dir", dataDir, "--encrypt-all"]);
     expect(noKeyring.code).toBe(2);
