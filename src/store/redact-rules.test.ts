@@ -190,6 +190,20 @@ describe.each(STORE_ENGINE_FACTORIES)("redaction rules on $name", (factory) => {
     expect(retry.headSeq).toBe(8);
   });
 
+  it("a fork and an import of a redacted session keep the marker and no content", async () => {
+    await session.redact(["u1", "a1"], { by: "alice", why: "secret" });
+    await store.fork(undefined, "sess", { sessionId: "forked" });
+    const exported = (await session.entries(0, 100)).entries;
+    await store.import(undefined, exported, { sessionId: "imported" });
+    for (const id of ["forked", "imported"]) {
+      const entries = (await (await store.open(undefined, id)).entries(0, 100)).entries;
+      expect(entries.find((e) => e.id === "u1")?.withheld?.by).toBe("alice");
+      expect(entries.map((e) => toJsonString(EntrySchema, e)).join()).not.toContain(
+        "SECRETMARKER",
+      );
+    }
+  });
+
   it("an Append that sets withheld itself is INVALID_ARGUMENT", async () => {
     const e = user("u9", "x");
     e.withheld = { $typeName: "sessiond.v1.Withheld", reason: 1, by: "me", why: "" };
