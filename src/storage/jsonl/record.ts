@@ -321,15 +321,13 @@ const NO_KEY: ContentOpener = {
 /**
  * The canonical JSON of a sealed record's payload (its content opened in
  * place), for a search to look through; undefined when the payload is not
- * sealed; a reason string when it does not open.
+ * sealed; `bad` when it does not open.
  */
 export function openedPayload(
   buf: Buffer,
   frame: PayloadBounds,
   opener: ContentOpener,
-): Buffer | string | undefined {
+): { text: string; bad?: undefined } | { text?: undefined; bad: string } | undefined {
   const sealed = sealedBounds(buf, frame.start, frame.end);
-  if (sealed === undefined) return undefined;
-  const opened = openedText(buf, frame, sealed, opener);
-  return opened.bad ?? Buffer.from(opened.text);
+  return sealed === undefined ? undefined : openedText(buf, frame, sealed, opener);
 }

@@ -241,27 +241,25 @@ const NOT_HELD = Buffer.alloc(0);
 
 /** The sealed records of a scan, opened and looked through for the needles. */
 class OpenedRecords {
-  private readonly finders: NeedleFinder[];
-
   constructor(
-    needles: readonly string[],
+    private readonly needles: readonly string[],
     private readonly sealer: SessionSealer,
-  ) {
-    this.finders = needles.map((n) => new NeedleFinder(n));
-  }
+  ) {}
 
   /**
    * The record's canonical JSON as opened when it holds every needle,
    * NOT_HELD when it lacks one, a reason when it does not open, undefined
-   * when it is not sealed (then it is looked through as stored).
+   * when it is not sealed (then it is looked through as stored). The
+   * needles are lower-case ASCII: the opened text lower-cased holds every
+   * place they occur with ASCII case ignored (and maybe more, which the
+   * store's match then rules out).
    */
   open(buf: Buffer, frame: PayloadBounds): Buffer | string | undefined {
-    const plain = openedPayload(buf, frame, this.sealer);
-    if (plain === undefined || typeof plain === "string") return plain;
-    for (const f of this.finders) {
-      f.reset(plain);
-      if (!f.within(0, plain.length)) return NOT_HELD;
-    }
-    return plain;
+    const opened = openedPayload(buf, frame, this.sealer);
+    if (opened === undefined) return undefined;
+    if (opened.bad !== undefined) return opened.bad;
+    const lower = opened.text.toLowerCase();
+    for (const n of this.needles) if (!lower.includes(n)) return NOT_HELD;
+    return Buffer.from(opened.text);
   }
 }
