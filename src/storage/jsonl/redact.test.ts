@@ -113,6 +113,21 @@ describe("redaction on JSONL", () => {
     expect(checkLines(await readFile(file))).toBe(7);
   });
 
+  it("appends racing a redaction in the same process all land, in order, on the new file", async () => {
+    const engine = engines[0] as JsonlEngine;
+    const s = await new SessionStore(engine).open(undefined, k.sessionId);
+    const racing = Array.from({ length: 40 }, (_, i) => s.append([user(`r${i}`, `race ${i}`)]));
+    const redaction = engine.withhold(k, redactPlan(["u1", "a1"]));
+    const more = Array.from({ length: 40 }, (_, i) => s.append([user(`q${i}`, `after ${i}`)]));
+    await Promise.all([...racing, redaction, ...more]);
+    const bytes = await readFile(fileOf(dataDir, k));
+    expect(checkLines(bytes)).toBe(6 + 80);
+    expect(bytes.includes(SECRET)).toBe(false);
+    const fresh = (await open().read(k, 0, 1000)).entries;
+    expect(fresh.length).toBe(86);
+    expect(fresh.filter((e) => e.withheld !== undefined).map((e) => e.id)).toEqual(["u1", "a1"]);
+  });
+
   it("a retry writes nothing (the file is not replaced again)", async () => {
     const engine = engines[0] as JsonlEngine;
     const file = fileOf(dataDir, k);
