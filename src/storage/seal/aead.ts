@@ -36,9 +36,28 @@ export function associatedData(parts: readonly string[], prefix?: Buffer): Buffe
   return out;
 }
 
+/**
+ * Random nonces are taken from a pool filled by one call for many: a
+ * randomBytes call costs ~13 µs, more than sealing an entry. Each nonce is
+ * 12 fresh bytes of the CSPRNG, used once.
+ */
+const POOL_NONCES = 1024;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
+function nextNonce(): Buffer {
+  if (poolAt + NONCE_BYTES > pool.length) {
+    pool = randomBytes(NONCE_BYTES * POOL_NONCES);
+    poolAt = 0;
+  }
+  const nonce = pool.subarray(poolAt, poolAt + NONCE_BYTES);
+  poolAt += NONCE_BYTES;
+  return nonce;
+}
+
 /** Seals `plaintext` under `key` bound to `ad`; base64 of format, nonce, ciphertext, tag. */
 export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = nextNonce();
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(ad);
   const body =
