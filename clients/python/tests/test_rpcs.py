@@ -283,6 +283,22 @@ class SessionServiceTest(unittest.TestCase):
         self.assertEqual(leaf.entries[0].id, rs.leaf_entry_id)
         self.assertEqual(leaf.entries[0].leaf.leaf_id, root.id)
 
+    def test_redact_entries_keeps_the_tree_and_shows_the_marker(self) -> None:
+        self.append(user_message("key sk-live-PYMARKER", id="u1"), assistant_message("ok", id="a1"))
+        res = self.c.session.redact_entries(
+            workspace=self.ws, session=self.sid, entry_ids=["u1"], why="pasted a key", by="py"
+        )
+        self.assertEqual([e.id for e in res.entries], ["u1"])
+        self.assertEqual(res.entries[0].withheld.by, "py")
+        self.assertEqual(res.entries[0].withheld.reason, entry_pb2.WITHHELD_REASON_REDACTED)
+        state = self.c.session.get_state(workspace=self.ws, session=self.sid).state
+        self.assertEqual(text_of(state), "[redacted]\nok")
+        with self.assertRaises(SessiondError) as caught:
+            self.c.session.redact_entries(
+                workspace=self.ws, session=self.sid, entry_ids=["nope"], why="x"
+            )
+        self.assertIn('"nope"', str(caught.exception))
+
     def test_compaction_context_vs_history(self) -> None:
         self.append(user_message("q1", id="u1"), assistant_message("a1", id="a1"))
         self.append(

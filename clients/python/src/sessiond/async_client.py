@@ -423,6 +423,21 @@ class AsyncSessionClient:
         req = _build(ss.RewindRequest, request, fields)
         return await self._inv.unary(self.stub.Rewind, req, timeout, headers)
 
+    async def redact_entries(
+        self,
+        request: Optional[ss.RedactEntriesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.RedactEntriesResponse:
+        """Purges the content of ``entry_ids`` (keeping the tree), with ``why`` and ``by``.
+
+        Idempotent: entries already redacted are answered as stored.
+        """
+        req = _build(ss.RedactEntriesRequest, request, fields)
+        return await self._inv.unary(self.stub.RedactEntries, req, timeout, headers)
+
     async def reset(
         self,
         request: Optional[ss.ResetRequest] = None,
