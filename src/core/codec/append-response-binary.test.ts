@@ -1,4 +1,4 @@
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, equals, toBinary } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,11 @@ import {
   type AppendResponse,
   AppendResponseSchema,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
-import { appendResponseFrame, encodeAppendResponse } from "./append-response-binary.js";
+import {
+  appendResponseFrame,
+  appendResponseOf,
+  encodeAppendResponse,
+} from "./append-response-binary.js";
 import { encodeResponse } from "./response-binary.js";
 
 const MAX_U64 = 2n ** 64n - 1n;
@@ -88,7 +92,7 @@ describe("encodeAppendResponse", () => {
     expect(Buffer.isBuffer(encodeResponse(AppendResponseSchema, m))).toBe(true);
   });
 
-  it("frames an append's outcome for gRPC: the bytes toBinary writes of the handler's response", () => {
+  it("frames an append's outcome for gRPC: the bytes toBinary writes of appendResponseOf's response", () => {
     const outcome = fc.record({
       entries: fc.array(appended, { maxLength: 4 }),
       leafId: text,
@@ -97,14 +101,15 @@ describe("encodeAppendResponse", () => {
     });
     fc.assert(
       fc.property(outcome, (o) => {
-        const frame = appendResponseFrame({
+        const withTimestamps = {
           ...o,
           entries: o.entries.map((e) => ({
             ...e,
             timestamp: e.timestamp && create(TimestampSchema, e.timestamp),
           })),
-        });
-        // What the Append handler answers (session-service.ts appendResponse).
+        };
+        const frame = appendResponseFrame(withTimestamps);
+        // The response an append's answer is, built field by field here.
         const response = create(AppendResponseSchema, {
           entries: o.entries.map((e) =>
             create(AppendedEntrySchema, {
@@ -118,6 +123,8 @@ describe("encodeAppendResponse", () => {
           headSeq: BigInt(o.headSeq),
           deduplicated: o.deduplicated,
         });
+        // appendResponseOf (what both fronts answer when no frame is made) builds it too.
+        expect(equals(AppendResponseSchema, appendResponseOf(withTimestamps), response)).toBe(true);
         const bytes = Buffer.from(toBinary(AppendResponseSchema, response));
         expect(frame).toBeDefined();
         expect((frame as Buffer)[0]).toBe(0);

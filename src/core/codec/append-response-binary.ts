@@ -1,5 +1,10 @@
+import { create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { AppendResponse } from "../../../gen/sessiond/v1/session_service_pb.js";
+import {
+  AppendedEntrySchema,
+  type AppendResponse,
+  AppendResponseSchema,
+} from "../../../gen/sessiond/v1/session_service_pb.js";
 
 /**
  * The binary encoding of an AppendResponse, written by hand into one
@@ -38,6 +43,28 @@ export interface AppendOutcome {
   readonly leafId: string;
   readonly headSeq: number;
   readonly deduplicated: boolean;
+}
+
+/**
+ * The AppendResponse of an append as a message: what the Connect handler
+ * answers, and what the direct gRPC Append encodes with `toBinary` when
+ * `appendResponseFrame` declines. One builder, so the two fronts cannot
+ * answer differently.
+ */
+export function appendResponseOf(outcome: AppendOutcome): AppendResponse {
+  return create(AppendResponseSchema, {
+    entries: outcome.entries.map((e) =>
+      create(AppendedEntrySchema, {
+        id: e.id,
+        parentId: e.parentId,
+        seq: e.seq,
+        timestamp: e.timestamp,
+      }),
+    ),
+    leafId: outcome.leafId,
+    headSeq: BigInt(outcome.headSeq),
+    deduplicated: outcome.deduplicated,
+  });
 }
 
 /**

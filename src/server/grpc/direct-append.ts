@@ -1,9 +1,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
 import { isSpanContextValid, type Span } from "@opentelemetry/api";
 import {
-  AppendedEntrySchema,
   type AppendRequest,
   AppendResponseSchema,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
@@ -11,6 +10,7 @@ import { decodeAppendRequest } from "../../core/codec/append-request-binary.js";
 import {
   type AppendOutcome,
   appendResponseFrame,
+  appendResponseOf,
 } from "../../core/codec/append-response-binary.js";
 import type { StreamCallLog } from "../ops/call-log.js";
 import {
@@ -353,20 +353,7 @@ function headersOf(headers: IncomingHttpHeaders): Headers {
 
 /** An answer `appendResponseFrame` declines (a timestamp with a client's unknown fields). */
 function genericFrame(result: AppendAnswer): Buffer {
-  const response = create(AppendResponseSchema, {
-    entries: result.entries.map((e) =>
-      create(AppendedEntrySchema, {
-        id: e.id,
-        parentId: e.parentId,
-        seq: e.seq,
-        timestamp: e.timestamp,
-      }),
-    ),
-    leafId: result.leafId,
-    headSeq: BigInt(result.headSeq),
-    deduplicated: result.deduplicated,
-  });
-  const bytes = toBinary(AppendResponseSchema, response);
+  const bytes = toBinary(AppendResponseSchema, appendResponseOf(result));
   const frame = Buffer.allocUnsafe(5 + bytes.length);
   frame[0] = 0;
   frame.writeUInt32BE(bytes.length, 1);

@@ -1,13 +1,13 @@
-import { create, toJsonString } from "@bufbuild/protobuf";
+import { toJsonString } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { StateMessage } from "../../../gen/sessiond/v1/session_pb.js";
-import {
-  AppendedEntrySchema,
-  type AppendRequest,
-  type GetEntriesRequest,
-  type SessionService,
+import type {
+  AppendRequest,
+  GetEntriesRequest,
+  SessionService,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
+import { appendResponseOf } from "../../core/codec/append-response-binary.js";
 import { invalidArgument } from "../../core/errors.js";
 import type { AppendResult, Session } from "../../store/index.js";
 import { authorizeSession, authorizeSessionFor, Tokens } from "./auth.js";
@@ -27,22 +27,6 @@ function optionalSeqArg(value: bigint | undefined): number | undefined {
 /** The answer of Rewind and Reset: where the leaf is now, and the Leaf entry written. */
 function moveResponse(r: AppendResult) {
   return { leafId: r.leafId, headSeq: BigInt(r.headSeq), leafEntryId: r.entries[0]?.id ?? "" };
-}
-
-function appendResponse(result: AppendResult) {
-  return {
-    entries: result.entries.map((e) =>
-      create(AppendedEntrySchema, {
-        id: e.id,
-        parentId: e.parentId,
-        seq: e.seq,
-        timestamp: e.timestamp,
-      }),
-    ),
-    leafId: result.leafId,
-    headSeq: BigInt(result.headSeq),
-    deduplicated: result.deduplicated,
-  };
 }
 
 /** GetEntries by entry_ids: a seq range beside them would say two things at once. */
@@ -103,7 +87,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
   return {
     async append(req, ctx) {
-      return appendResponse(await appendTo(await open(ctx, req), req));
+      return appendResponseOf(await appendTo(await open(ctx, req), req));
     },
 
     async rewind(req, ctx) {
