@@ -39,7 +39,7 @@ export const encryption: Scenario = {
       coldEntries: q ? 500 : 10_000,
       searchSessions: q ? 20 : 200,
       searchEntries: q ? 20 : 100,
-      reps: q ? 1 : 3,
+      reps: q ? 1 : 4,
     });
     const { on, off } = r;
     const scenario = (what: string) => `${what}, sealed vs clear workspace`;
