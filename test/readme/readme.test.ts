@@ -41,6 +41,7 @@ const PAGES = [
   "docs/model.md",
   "docs/guarantees.md",
   "docs/errors-and-limits.md",
+  "docs/trust.md",
   "docs/big-sessions.md",
   "docs/performance.md",
   "docs/performance-history.md",
