@@ -198,9 +198,7 @@ describe.each(STORE_ENGINE_FACTORIES)("redaction rules on $name", (factory) => {
     for (const id of ["forked", "imported"]) {
       const entries = (await (await store.open(undefined, id)).entries(0, 100)).entries;
       expect(entries.find((e) => e.id === "u1")?.withheld?.by).toBe("alice");
-      expect(entries.map((e) => toJsonString(EntrySchema, e)).join()).not.toContain(
-        "SECRETMARKER",
-      );
+      expect(entries.map((e) => toJsonString(EntrySchema, e)).join()).not.toContain("SECRETMARKER");
     }
   });
 
