@@ -70,6 +70,16 @@ describe("checkWorkspace", () => {
     expect(checkWorkspace("")).toBe("default");
   });
 
+  it.each([
+    ["null", null],
+    ["a number", 42],
+    ["an array", ["team-a"]],
+  ])("refuses %s from a JavaScript caller as INVALID_ARGUMENT", (_, ws) => {
+    // 42 and ["team-a"] pass the pattern as strings, then break path building.
+    const err = expectError(() => checkWorkspace(ws as unknown as string), "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/^workspace must be a string/);
+  });
+
   it("accepts names with dots, dashes and underscores after the first character", () => {
     expect(checkWorkspace("team-a.prod_1")).toBe("team-a.prod_1");
   });
@@ -89,6 +99,17 @@ describe("checkSessionRef", () => {
   it("accepts a full id or a prefix", () => {
     expect(checkSessionRef("2026")).toBe("2026");
     expect(checkSessionRef("20260304-050607-0a1b2c3d")).toBe("20260304-050607-0a1b2c3d");
+  });
+
+  it.each([
+    ["undefined", undefined],
+    ["null", null],
+    ["a number", 20260304],
+    ["an object", { id: "abcd" }],
+  ])("refuses %s from a JavaScript caller as INVALID_ARGUMENT, not a TypeError later", (_, ref) => {
+    // "undefined" and "20260304" pass the id pattern as strings: a non-string must not.
+    const err = expectError(() => checkSessionRef(ref as unknown as string), "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/^session must be a string/);
   });
 
   it("refuses an empty reference as missing: 'session is required'", () => {

@@ -36,6 +36,11 @@ export function checkSessionId(id: string, what = "session id"): string {
 
 /** Empty means the default workspace. */
 export function checkWorkspace(workspace: string | undefined): string {
+  if (workspace !== undefined && typeof workspace !== "string") {
+    throw invalidArgument(
+      `workspace must be a string, got ${workspace === null ? "null" : typeof workspace}`,
+    );
+  }
   const ws = workspace === undefined || workspace === "" ? DEFAULT_WORKSPACE : workspace;
   if (!WORKSPACE_PATTERN.test(ws)) {
     throw invalidArgument(
@@ -52,6 +57,11 @@ export function checkWorkspace(workspace: string | undefined): string {
  * learn that.
  */
 export function checkSessionRef(ref: string): string {
+  // The library's JavaScript callers are not held to the types: undefined
+  // or a number would pass the pattern as text and fail later as a TypeError.
+  if (typeof ref !== "string") {
+    throw invalidArgument(`session must be a string (a full id or a prefix), got ${typeof ref}`);
+  }
   if (ref === "") {
     throw invalidArgument(
       "session is required: give its full id, its short id or a unique prefix of either",
