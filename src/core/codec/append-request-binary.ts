@@ -753,7 +753,9 @@ class Reader {
     const start = this.pos;
     this.pos = stop;
     const buf = this.buf;
+    // Stryker disable next-line EqualityOperator: reading one byte past the string only picks the strict decoder, which gives an ASCII string the same text as latin1
     for (let i = start; i < stop; i++) {
+      // Stryker disable next-line ConditionalExpression: the strict decoder for every string gives an ASCII string the same text as latin1 (only slower)
       if ((buf[i] as number) >= 0x80) {
         strictUtf8 ??= new TextDecoder("utf-8", { fatal: true });
         return strictUtf8.decode(buf.subarray(start, stop));
@@ -770,6 +772,7 @@ class Reader {
   }
 
   private double(end: number): number {
+    // Stryker disable next-line ConditionalExpression,ArithmeticOperator: a double that spills past its Value is declined anyway by nested()'s used-up-exactly check (value() is only read through nested), and past the input getFloat64 throws, which is declined too
     if (this.pos + 8 > end) bail();
     this.view ??= new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     const d = this.view.getFloat64(this.pos, true);
@@ -785,6 +788,7 @@ class Reader {
     let value = b & 0x7f;
     for (let shift = 7; shift < 35; shift += 7) {
       b = buf[this.pos++] as number;
+      // Stryker disable next-line ConditionalExpression: past the input b is undefined, (undefined & 0x7f) adds 0 and undefined < 0x80 is false, so the loop runs out and bails at its end
       if (b === undefined) bail();
       value += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) {
@@ -801,6 +805,7 @@ class Reader {
     let value = 0;
     for (let shift = 0; shift < 49; shift += 7) {
       const b = buf[this.pos++] as number;
+      // Stryker disable next-line ConditionalExpression: past the input b is undefined, (undefined & 0x7f) adds 0 and undefined < 0x80 is false, so the loop runs out and bails at its end
       if (b === undefined) bail();
       value += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) return value;
