@@ -612,7 +612,8 @@ describe("decodeAppendRequest on hand-made bytes: map entries", () => {
     expectDeclined(tags(str(2, "v"), str(1, "k")));
     expectDeclined(tags(str(1, "k"), str(1, "k2"), str(2, "v")));
     expectDeclined(tags(str(1, "k"), str(2, "v"), int(3, 1)));
-    // bytes after the value that would read as the SessionInfo's own sessionId
+    // bytes after the value that would read as the SessionInfo's own sessionId (not set before)
+    expectDeclined(sessionInfo(ld(11, str(1, "k"), str(2, "v"), str(1, "x"))));
     expectDeclined(tags(str(1, "k"), str(2, "v"), str(1, "x")));
     expectDeclined(tags(str(1, "k"), int(2, 1)));
   });
