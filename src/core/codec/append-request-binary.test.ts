@@ -1,7 +1,7 @@
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   BlobPart,
   type Entry,
@@ -777,9 +777,10 @@ describe("decodeAppendRequest on hand-made bytes: integers and strings", () => {
   });
 
   it("checks UTF-8 strictly from the first non-ASCII string a fresh module meets", async () => {
-    // The decoder is made on first use and kept: a fresh copy of the module makes it again.
-    vi.resetModules();
-    const fresh = await import("./append-request-binary.js");
+    // The decoder is made on first use and kept: a fresh copy of this module (its own
+    // module id, the rest of the module graph shared) makes it again.
+    const freshId = "./append-request-binary.js?fresh-utf8-decoder";
+    const fresh = (await import(freshId)) as typeof import("./append-request-binary.js");
     expect(fresh.tryDecodeAppendRequest(req(ld(1, [0xc3, 0x28])))).toBeUndefined();
     expect(fresh.tryDecodeAppendRequest(req(str(1, "é")))?.workspace).toBe("é");
     expect(fresh.tryDecodeAppendRequest(req(ld(1, [0x80])))).toBeUndefined();
