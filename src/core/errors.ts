@@ -16,6 +16,7 @@ export type ErrorCode =
   | "UNAVAILABLE"
   | "UNAUTHENTICATED"
   | "PERMISSION_DENIED"
+  | "UNIMPLEMENTED"
   | "INTERNAL";
 
 /** A domain error: its message is safe to show to clients and names the offending id. */
@@ -39,6 +40,7 @@ export const notFound = (msg: string) => new SessiondError("NOT_FOUND", msg);
 export const invalidArgument = (msg: string) => new SessiondError("INVALID_ARGUMENT", msg);
 export const alreadyExists = (msg: string) => new SessiondError("ALREADY_EXISTS", msg);
 export const failedPrecondition = (msg: string) => new SessiondError("FAILED_PRECONDITION", msg);
+export const unimplemented = (msg: string) => new SessiondError("UNIMPLEMENTED", msg);
 export const aborted = (msg: string) => new SessiondError("ABORTED", msg);
 export const resourceExhausted = (msg: string) => new SessiondError("RESOURCE_EXHAUSTED", msg);
 export const dataLoss = (msg: string, cause?: unknown) =>

@@ -1,4 +1,4 @@
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import type { Entry, Withheld } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { Tags } from "../core/tags.js";
@@ -37,6 +37,17 @@ export type WithholdPlanner = (log: SessionLog) => WithholdPlan;
 /** Outcome of a durable rewrite: the plan, and the head seq it was made at. */
 export interface WithholdResult extends WithholdPlan {
   readonly headSeq: number;
+}
+
+/** Outcome of an erasure of one session (StorageEngine.erase). */
+export interface EraseResult {
+  /** Entries whose content is withheld now (every entry but SessionInfo and Leaf ones). */
+  readonly entries: number;
+  /** Entries this call withheld (0 when the session was erased already). */
+  readonly changed: number;
+  readonly headSeq: number;
+  /** True when the session's data key was destroyed (a sealed session), false when rewritten. */
+  readonly keyDestroyed: boolean;
 }
 
 /** Outcome of a durable append. */
@@ -278,6 +289,29 @@ export interface StorageEngine {
    * this call only. NOT_FOUND / DATA_LOSS as `append`.
    */
   withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult>;
+
+  /**
+   * OPTIONAL: erasure (issue 41, part 2). Every entry with content (all but
+   * SessionInfo and Leaf) reads from then on as `withhold(entry, marker)`
+   * (core/erase-plan.ts), durably: a sealed session's data key is
+   * destroyed (JSONL: its key file replaced by a tombstone), a session in
+   * clear is rewritten like a redaction. Under the session's write
+   * serialisation; cached logs follow; "withheld" events carry the changed
+   * seqs in pages of at most ERASE_EVENT_SEQS. Idempotent. NOT_FOUND as
+   * `append`. Engines without it answer UNIMPLEMENTED through the store.
+   */
+  erase?(key: SessionKey, marker: Withheld): Promise<EraseResult>;
+
+  /**
+   * OPTIONAL, with `erase`: appends one erasure audit record (a JSON
+   * object's text, no newline; src/store/erase.ts makes it) to the
+   * workspace's audit log durably (JSONL: `<dataDir>/<workspace>/erasures.jsonl`,
+   * append-only, fsynced; memory: kept in memory).
+   */
+  recordErasure?(workspace: string, record: string): Promise<void>;
+
+  /** OPTIONAL, with `recordErasure`: the workspace's audit records, oldest first. */
+  erasures?(workspace: string): Promise<string[]>;
 
   /**
    * The session's log, caught up with durable storage. The returned object

@@ -1,5 +1,6 @@
 import { toJsonString } from "@bufbuild/protobuf";
-import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, type Withheld } from "../../gen/sessiond/v1/entry_pb.js";
+import { planErase, seqPages } from "../core/erase-plan.js";
 import { alreadyExists, notFound, unavailable } from "../core/errors.js";
 import { quote } from "../core/ids.js";
 import { SessionLog } from "../core/session-log.js";
@@ -9,6 +10,7 @@ import type {
   CandidateQuery,
   DeleteOptions,
   EntryPage,
+  EraseResult,
   Planner,
   RootRecord,
   SessionKey,
@@ -37,6 +39,7 @@ export class MemoryEngine implements StorageEngine {
   private readonly spaces = new Map<string, Map<string, SessionLog>>();
   private readonly listeners = new Listeners();
   private closed = false;
+  private readonly audit = new Map<string, string[]>();
 
   /** `blobs`: another engine's, to share them (a test's stand-in for a reopen). */
   constructor(options: { blobs?: MemoryBlobs } = {}) {
@@ -96,6 +99,34 @@ export class MemoryEngine implements StorageEngine {
       this.listeners.emit({ type: "withheld", ...key, headSeq: log.headSeq, seqs });
     }
     return { ...planned, headSeq: log.headSeq };
+  }
+
+  /** Erasure: every entry with content withheld in place (no key to destroy in memory). */
+  async erase(key: SessionKey, marker: Withheld): Promise<EraseResult> {
+    const log = this.get(key);
+    const plan = planErase(log, marker);
+    log.replaceAll(plan.changed);
+    for (const seqs of seqPages(plan.changed.map((e) => Number(e.seq)))) {
+      this.listeners.emit({ type: "withheld", ...key, headSeq: log.headSeq, seqs });
+    }
+    return {
+      entries: plan.entries.length,
+      changed: plan.changed.length,
+      headSeq: log.headSeq,
+      keyDestroyed: false,
+    };
+  }
+
+  async recordErasure(workspace: string, record: string): Promise<void> {
+    this.checkOpen();
+    const list = this.audit.get(workspace) ?? [];
+    list.push(record);
+    this.audit.set(workspace, list);
+  }
+
+  async erasures(workspace: string): Promise<string[]> {
+    this.checkOpen();
+    return [...(this.audit.get(workspace) ?? [])];
   }
 
   async load(key: SessionKey): Promise<SessionLog> {

@@ -33,6 +33,7 @@ import { resolveTarget } from "../core/move-plan.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
 import { BlobStore } from "./blobs.js";
+import { type EraseInput, type ErasureRecord, eraseSessions, readErasures } from "./erase.js";
 import { familyOf } from "./family.js";
 import { DEFAULT_LIMITS, type StoreLimits } from "./limits.js";
 import { metaOf } from "./meta.js";
@@ -347,6 +348,20 @@ export class SessionStore {
         deleted.push(sessionId);
     }
     return deleted;
+  }
+
+  /**
+   * Erasure (src/store/erase.ts): the sessions chosen by ids, a tag filter
+   * or `all`, with their subagents, erased; one audit record written and
+   * returned. UNIMPLEMENTED on an engine without erasure (PostgreSQL, for now).
+   */
+  erase(input: EraseInput): Promise<ErasureRecord> {
+    return eraseSessions(this.engine, input, this.now());
+  }
+
+  /** The erasure audit records of a workspace, oldest first. */
+  erasures(workspace: string): Promise<ErasureRecord[]> {
+    return readErasures(this.engine, workspace);
   }
 
   /**

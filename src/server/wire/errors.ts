@@ -18,6 +18,7 @@ const CODES: Record<ErrorCode, Code> = {
   UNAVAILABLE: Code.Unavailable,
   UNAUTHENTICATED: Code.Unauthenticated,
   PERMISSION_DENIED: Code.PermissionDenied,
+  UNIMPLEMENTED: Code.Unimplemented,
   INTERNAL: Code.Internal,
 };
 

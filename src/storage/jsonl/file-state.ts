@@ -136,6 +136,11 @@ export class FileState {
     return this.keying?.sealer;
   }
 
+  /** The erasure's marker when the session was erased (its key destroyed); known once the file is read. */
+  get erased(): SessionKeying["erased"] {
+    return this.keying?.erased;
+  }
+
   /** Installs the state of a file this process has just created with `content`. */
   seed(log: SessionLog, content: Buffer, st: Stats, keying?: SessionKeying): void {
     this.keying = keying;

@@ -1,6 +1,7 @@
 import { type Stats, statSync } from "node:fs";
 import * as path from "node:path";
-import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { Entry, Withheld } from "../../../gen/sessiond/v1/entry_pb.js";
+import { planErase } from "../../core/erase-plan.js";
 import { alreadyExists, isSessiondError, notFound, unavailable } from "../../core/errors.js";
 import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
@@ -11,6 +12,7 @@ import type {
   EntryPage,
   EntryScan,
   EntryScanEnd,
+  EraseResult,
   Planner,
   RootRecord,
   RootsHint,
@@ -35,6 +37,7 @@ import {
   TEMP_GRACE_MS,
 } from "./create-file.js";
 import { checkDataDir, type DataDirNeed } from "./data-dir.js";
+import { ErasureAudit } from "./erasure-audit.js";
 import { FileChanges } from "./file-changes.js";
 import { type FileKey, keyOf } from "./file-identity.js";
 import { ioError } from "./fs-errors.js";
@@ -149,6 +152,7 @@ export class JsonlEngine implements StorageEngine {
   private readonly observer: StorageObserver;
   private closed = false;
   private readonly keys: SessionKeys;
+  private readonly audit: ErasureAudit;
   readonly blobs: BlobFiles;
 
   constructor(o: JsonlEngineOptions) {
@@ -186,6 +190,7 @@ export class JsonlEngine implements StorageEngine {
       onGone: (dir, id) => this.memo.delete(dir, id),
     });
     this.keys = new SessionKeys(this.ops, o.encryption, o.debug?.noFsync !== true);
+    this.audit = new ErasureAudit(this.ops, this.dataDir, o.debug?.noFsync !== true);
     this.fileOptions = {
       keysOf: (key, file) => this.keys.open(key, file),
       ops: this.ops,
@@ -259,6 +264,46 @@ export class JsonlEngine implements StorageEngine {
     return this.use(key, (s) => s.withhold(plan));
   }
 
+  /**
+   * Erasure (engine.ts): a sealed session's data key destroyed (its key
+   * file replaced by a tombstone, session-keys.ts), a session in clear
+   * rewritten like a redaction (redact-file.ts), under the session's lock.
+   */
+  async erase(key: SessionKey, marker: Withheld): Promise<EraseResult> {
+    this.checkOpen();
+    let destroyed = false;
+    const result = await this.use(key, (s) =>
+      s.erase(
+        (log) => planErase(log, marker),
+        async () => {
+          destroyed = (await this.keys.destroy(key, s.path, marker)) !== "clear";
+        },
+      ),
+    );
+    let keyDestroyed = destroyed;
+    if (!keyDestroyed) {
+      // Erased before (the tombstone there): the key is destroyed all the same.
+      const file = await this.locate(key);
+      keyDestroyed = file !== undefined && (await this.keys.isErased(key, file));
+    }
+    return {
+      entries: result.entries.length,
+      changed: result.changed.length,
+      headSeq: result.headSeq,
+      keyDestroyed,
+    };
+  }
+
+  recordErasure(workspace: string, record: string): Promise<void> {
+    this.checkOpen();
+    return this.audit.append(workspace, record);
+  }
+
+  erasures(workspace: string): Promise<string[]> {
+    this.checkOpen();
+    return this.audit.read(workspace);
+  }
+
   isOpen(key: SessionKey): boolean {
     return !this.closed && this.cache.get(key) !== undefined;
   }
@@ -286,6 +331,11 @@ export class JsonlEngine implements StorageEngine {
       const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
       try {
         const keying = this.keys.encrypts ? await this.keys.open(key, file) : undefined;
+        // Erased (its key destroyed): no content left to find; the structure is not searched.
+        if (keying?.erased !== undefined) {
+          await this.ops.stat(file); // ENOENT: look where a subagent's would be
+          return { damaged: false };
+        }
         return await scanFile(this.ops, file, scan, keying?.sealer);
       } catch (err) {
         const code = errnoCode(err);

@@ -1,6 +1,6 @@
 import { crc32 } from "node:zlib";
 import { toJsonString } from "@bufbuild/protobuf";
-import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, type Withheld } from "../../../gen/sessiond/v1/entry_pb.js";
 import { decodeEntry } from "../../core/codec/entry-from-json.js";
 import { failedPrecondition, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
@@ -274,6 +274,11 @@ export function decodePayload(
       text = opened.text;
     }
     entry = decodeEntry(JSON.parse(text), { ignoreUnknownFields: true });
+    // An erased session's sealed record (session-keys.ts ErasedKey): its
+    // content is gone with the key; the entry reads with the erasure's marker.
+    const erased =
+      sealed === undefined ? undefined : (opener as { erased?: Withheld } | undefined)?.erased;
+    if (erased !== undefined && entry.withheld === undefined) entry.withheld = erased;
   } catch (err) {
     if (isSessiondError(err)) throw err;
     return notAnEntry(err);

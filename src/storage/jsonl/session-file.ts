@@ -2,7 +2,8 @@ import type { Stats } from "node:fs";
 import { type Context, context } from "@opentelemetry/api";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../../core/append-plan.js";
-import type { SessiondError } from "../../core/errors.js";
+import { seqPages } from "../../core/erase-plan.js";
+import { failedPrecondition, type SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type {
@@ -96,6 +97,11 @@ type DeleteOp = {
 type WithholdOp = {
   readonly kind: "withhold";
   readonly planner: WithholdPlanner;
+  /**
+   * Erasure: a sealed session's data key is destroyed by this (the key
+   * file replaced by a tombstone) instead of the log being rewritten.
+   */
+  readonly destroyKey?: () => Promise<unknown>;
   readonly resolve: (r: WithholdResult) => void;
   readonly reject: (e: unknown) => void;
 };
@@ -197,6 +203,23 @@ export class SessionFile {
   withhold(planner: WithholdPlanner): Promise<WithholdResult> {
     return new Promise((resolve, reject) =>
       this.enqueue({ kind: "withhold", planner, ...admitted(this.o.inlineSync, resolve, reject) }),
+    );
+  }
+
+  /**
+   * Erasure (core/erase-plan.ts): like `withhold` with `planner`, except
+   * that a sealed session is not rewritten: `destroyKey` replaces its key
+   * file by a tombstone, the state is read again (its sealed records now
+   * read as erased), and the cached log takes that form.
+   */
+  erase(planner: WithholdPlanner, destroyKey: () => Promise<unknown>): Promise<WithholdResult> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({
+        kind: "withhold",
+        planner,
+        destroyKey,
+        ...admitted(this.o.inlineSync, resolve, reject),
+      }),
     );
   }
 
@@ -305,6 +328,14 @@ export class SessionFile {
           return;
         }
       }
+      if (this.state.erased !== undefined) {
+        // Its data key is destroyed: a record written now could be neither sealed nor read as it was.
+        const err = failedPrecondition(
+          `session ${quote(this.key.sessionId)} in workspace ${quote(this.key.workspace)} was erased: it takes no more entries`,
+        );
+        for (const op of batch) op.reject(err);
+        return;
+      }
       const planned: AppendOp[] = [];
       const results: AppendResult[] = [];
       const entries: Entry[] = [];
@@ -403,14 +434,20 @@ export class SessionFile {
       return;
     }
     try {
-      op.resolve(await this.exclusive(() => this.rewrite(op.planner)));
+      op.resolve(await this.exclusive(() => this.rewrite(op.planner, op.destroyKey)));
     } catch (err) {
       op.reject(this.error(err, "redacting"));
     }
   }
 
-  private async rewrite(planner: WithholdPlanner): Promise<WithholdResult> {
+  private async rewrite(
+    planner: WithholdPlanner,
+    destroyKey?: () => Promise<unknown>,
+  ): Promise<WithholdResult> {
     const { log, bytes } = await this.state.prepareRewrite();
+    if (destroyKey !== undefined && this.state.sealer !== undefined) {
+      return this.destroyKey(log, destroyKey);
+    }
     const plan = planner(log);
     const result = { ...plan, headSeq: log.headSeq };
     if (plan.changed.length === 0) return result;
@@ -435,11 +472,37 @@ export class SessionFile {
     }
     // Holders of the log (readers, the store's caches) see the new form at once.
     log.replaceAll(plan.changed);
-    this.o.onWithheld?.(
-      log.headSeq,
-      plan.changed.map((e) => Number(e.seq)),
-    );
+    // In pages (an erasure of a large session changes every entry): each a watch event of its own.
+    for (const page of seqPages(plan.changed.map((e) => Number(e.seq)))) {
+      this.o.onWithheld?.(log.headSeq, page);
+    }
     return result;
+  }
+
+  /** Erasure of a sealed session: the key destroyed, then every holder of the log sees what the file now reads as. */
+  private async destroyKey(
+    log: SessionLog,
+    destroyKey: () => Promise<unknown>,
+  ): Promise<WithholdResult> {
+    this.checkLease();
+    try {
+      await destroyKey();
+    } finally {
+      await this.state.reset();
+      this.payloads = undefined;
+    }
+    const now = (await this.state.prepareRewrite()).log;
+    const changed: Entry[] = [];
+    const entries: Entry[] = [];
+    for (const e of now.slice(0)) {
+      if (e.withheld === undefined) continue;
+      entries.push(e);
+      if (log.get(e.id)?.withheld === undefined) changed.push(e);
+    }
+    if (now !== log) log.replaceAll(changed);
+    const seqs = changed.map((e) => Number(e.seq));
+    for (const page of seqPages(seqs)) this.o.onWithheld?.(log.headSeq, page);
+    return { entries, changed, headSeq: log.headSeq };
   }
 
   private error(err: unknown, doing: string): SessiondError {

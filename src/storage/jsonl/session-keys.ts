@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { rename as fsRename } from "node:fs/promises";
 import * as path from "node:path";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Withheld, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { failedPrecondition, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
+import { withheldMarker } from "../../core/withheld.js";
 import type { SessionKey } from "../engine.js";
 import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
 import { newKey } from "../seal/aead.js";
@@ -42,6 +45,20 @@ export interface SessionKeying {
   readonly sealer: SessionSealer | undefined;
   /** Opens what is read (a sealer, or an opener that says why there is no key). */
   readonly opener: ContentOpener;
+  /** The session was erased (its key file is a tombstone): the marker its sealed entries read with. */
+  readonly erased?: Withheld;
+}
+
+/**
+ * The opener of an erased session: its data key is destroyed, so a sealed
+ * content reads as empty (the kind's value `{}`), and the record decoder
+ * (record.ts) marks the entry with `erased` (core/withheld.ts's ERASED).
+ */
+export class ErasedKey implements ContentOpener {
+  constructor(readonly erased: Withheld) {}
+  open(): string {
+    return "{}";
+  }
 }
 
 const FORMAT = "sessiond-session-key";
@@ -54,7 +71,14 @@ interface KeyFile {
   keyId: string;
   keyVersion: number;
   wrapped: string;
+  /** Set on an erasure tombstone, which holds no key (keyId, keyVersion, wrapped absent). */
+  erased?: { at: string; by: string; why: string };
 }
+
+/** What a key file holds: a wrapped key, or the erasure that destroyed it. */
+type StoredKey =
+  | { wrapped: WrappedKey; erased?: undefined }
+  | { erased: Withheld; wrapped?: undefined };
 
 /** The key file of the session whose log is `logFile`. */
 export function keyPath(logFile: string): string {
@@ -118,8 +142,12 @@ export class SessionKeys {
         ),
       };
     }
-    const stored = await this.read(key, keyPath(logFile));
-    if (stored === undefined) return this.keyingOf(key, undefined);
+    const found = await this.readFile(key, keyPath(logFile));
+    if (found === undefined) return this.keyingOf(key, undefined);
+    if (found.erased !== undefined) {
+      return { sealer: undefined, opener: new ErasedKey(found.erased), erased: found.erased };
+    }
+    const stored = found.wrapped;
     const dataKey = await provider.unwrap(stored, contextOf(key));
     return this.keyingOf(key, new SessionSealer(key.workspace, key.sessionId, dataKey));
   }
@@ -147,6 +175,44 @@ export class SessionKeys {
     return { from: stored.version, to: wrapped.version };
   }
 
+  /**
+   * Erasure of a sealed session: its key file replaced by a tombstone that
+   * holds no key material (temp file, fsync, rename over, directory fsync),
+   * so that no key opens its records again. The caller holds the
+   * session's lock. Returns "clear" when the session has no key file (in
+   * clear: the caller rewrites its log instead), "erased" when it was
+   * erased already (nothing written: the first tombstone stays),
+   * "destroyed" when this call destroyed the key.
+   */
+  async destroy(
+    key: SessionKey,
+    logFile: string,
+    marker: Withheld,
+  ): Promise<"clear" | "erased" | "destroyed"> {
+    const file = keyPath(logFile);
+    const found = await this.readFile(key, file);
+    if (found === undefined) return "clear";
+    if (found.erased !== undefined) return "erased";
+    const tombstone: KeyFile = {
+      format: FORMAT,
+      version: 1,
+      workspace: key.workspace,
+      sessionId: key.sessionId,
+      erased: {
+        at: (marker.at === undefined ? new Date() : timestampDate(marker.at)).toISOString(),
+        by: marker.by,
+        why: marker.why,
+      },
+    } as KeyFile;
+    await this.replace(file, key.sessionId, Buffer.from(`${JSON.stringify(tombstone)}\n`));
+    return "destroyed";
+  }
+
+  /** True when the session's key file is an erasure tombstone. */
+  async isErased(key: SessionKey, logFile: string): Promise<boolean> {
+    return (await this.readFile(key, keyPath(logFile)))?.erased !== undefined;
+  }
+
   /** After the session's log is deleted: its key file goes too (durably). */
   async remove(logFile: string): Promise<void> {
     const file = keyPath(logFile);
@@ -171,8 +237,14 @@ export class SessionKeys {
     };
   }
 
-  /** The key file's wrapped key, or undefined when there is none. */
+  /** The key file's wrapped key, or undefined when there is none (or it was erased). */
   private async read(key: SessionKey, file: string): Promise<WrappedKey | undefined> {
+    const found = await this.readFile(key, file);
+    return found?.wrapped;
+  }
+
+  /** What the key file holds, or undefined when there is none. */
+  private async readFile(key: SessionKey, file: string): Promise<StoredKey | undefined> {
     let fd: number;
     try {
       fd = await this.ops.open(file, "r");
@@ -194,6 +266,21 @@ export class SessionKeys {
     } catch {
       throw failedPrecondition(`${name} is malformed (not JSON)`);
     }
+    if (k.format === FORMAT && k.erased !== undefined) {
+      if (k.workspace !== key.workspace || k.sessionId !== key.sessionId) {
+        throw failedPrecondition(`${name} belongs to another session`);
+      }
+      const e = k.erased;
+      const at = new Date(String(e.at));
+      return {
+        erased: withheldMarker(
+          WithheldReason.ERASED,
+          String(e.by ?? ""),
+          timestampFromDate(Number.isNaN(at.getTime()) ? new Date(0) : at),
+          String(e.why ?? ""),
+        ),
+      };
+    }
     if (
       k.format !== FORMAT ||
       typeof k.keyId !== "string" ||
@@ -207,7 +294,7 @@ export class SessionKeys {
         `${name} belongs to session ${quote(String(k.sessionId))} in workspace ${quote(String(k.workspace))}`,
       );
     }
-    return { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped };
+    return { wrapped: { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped } };
   }
 
   /** Temp file, fsync, rename over, directory fsync. */
