@@ -75,6 +75,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./redact.js")).redact,
   },
   {
+    name: "erase",
+    summary: "erase sessions for good (by id, tag or workspace), keeping their tree",
+    load: async () => (await import("./erase.js")).erase,
+  },
+  {
     name: "fork",
     summary: "copy a session's path into a new session",
     load: async () => (await import("./fork.js")).fork,

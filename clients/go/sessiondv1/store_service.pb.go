@@ -186,6 +186,172 @@ func (SessionEventType) EnumDescriptor() ([]byte, []int) {
 	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
 }
 
+// EraseSessionsRequest chooses the sessions to erase: exactly one of
+// session_ids, tags or all.
+type EraseSessionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Full session ids (no prefixes), at most 1000.
+	SessionIds []string `protobuf:"bytes,2,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	// Every session whose tags hold all of these (like ListSessions' filter.tags).
+	Tags map[string]string `protobuf:"bytes,3,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Every session of the workspace.
+	All bool `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
+	// Who erases (required, at most 256 characters; kept in the audit record
+	// and in each entry's Withheld.by).
+	By string `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
+	// Why (at most 1024 characters).
+	Why           string `protobuf:"bytes,6,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseSessionsRequest) Reset() {
+	*x = EraseSessionsRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseSessionsRequest) ProtoMessage() {}
+
+func (x *EraseSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseSessionsRequest.ProtoReflect.Descriptor instead.
+func (*EraseSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *EraseSessionsRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *EraseSessionsRequest) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *EraseSessionsRequest) GetTags() map[string]string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *EraseSessionsRequest) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+func (x *EraseSessionsRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *EraseSessionsRequest) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+// EraseSessionsResponse says what was erased.
+type EraseSessionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sessions erased (targets and their subagents), in the order erased.
+	SessionIds []string `protobuf:"bytes,1,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	// Entries whose content is withheld in those sessions now.
+	Entries uint64 `protobuf:"varint,2,opt,name=entries,proto3" json:"entries,omitempty"`
+	// Of those, how many this call withheld (0 when erased before).
+	NewlyErased uint64 `protobuf:"varint,3,opt,name=newly_erased,json=newlyErased,proto3" json:"newly_erased,omitempty"`
+	// The audit record written, as JSON (who, when, what, how many; no content).
+	AuditRecord   string `protobuf:"bytes,4,opt,name=audit_record,json=auditRecord,proto3" json:"audit_record,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseSessionsResponse) Reset() {
+	*x = EraseSessionsResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseSessionsResponse) ProtoMessage() {}
+
+func (x *EraseSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseSessionsResponse.ProtoReflect.Descriptor instead.
+func (*EraseSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EraseSessionsResponse) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *EraseSessionsResponse) GetEntries() uint64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *EraseSessionsResponse) GetNewlyErased() uint64 {
+	if x != nil {
+		return x.NewlyErased
+	}
+	return 0
+}
+
+func (x *EraseSessionsResponse) GetAuditRecord() string {
+	if x != nil {
+		return x.AuditRecord
+	}
+	return ""
+}
+
 // GetBlobRequest reads a blob, or a range of it.
 type GetBlobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -203,7 +369,7 @@ type GetBlobRequest struct {
 
 func (x *GetBlobRequest) Reset() {
 	*x = GetBlobRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -215,7 +381,7 @@ func (x *GetBlobRequest) String() string {
 func (*GetBlobRequest) ProtoMessage() {}
 
 func (x *GetBlobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -228,7 +394,7 @@ func (x *GetBlobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlobRequest.ProtoReflect.Descriptor instead.
 func (*GetBlobRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GetBlobRequest) GetWorkspace() string {
@@ -274,7 +440,7 @@ type GetBlobResponse struct {
 
 func (x *GetBlobResponse) Reset() {
 	*x = GetBlobResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -286,7 +452,7 @@ func (x *GetBlobResponse) String() string {
 func (*GetBlobResponse) ProtoMessage() {}
 
 func (x *GetBlobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -299,7 +465,7 @@ func (x *GetBlobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlobResponse.ProtoReflect.Descriptor instead.
 func (*GetBlobResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetBlobResponse) GetData() []byte {
@@ -342,7 +508,7 @@ type PutBlobRequest struct {
 
 func (x *PutBlobRequest) Reset() {
 	*x = PutBlobRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +520,7 @@ func (x *PutBlobRequest) String() string {
 func (*PutBlobRequest) ProtoMessage() {}
 
 func (x *PutBlobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +533,7 @@ func (x *PutBlobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutBlobRequest.ProtoReflect.Descriptor instead.
 func (*PutBlobRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PutBlobRequest) GetWorkspace() string {
@@ -418,7 +584,7 @@ type PutBlobResponse struct {
 
 func (x *PutBlobResponse) Reset() {
 	*x = PutBlobResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -430,7 +596,7 @@ func (x *PutBlobResponse) String() string {
 func (*PutBlobResponse) ProtoMessage() {}
 
 func (x *PutBlobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -443,7 +609,7 @@ func (x *PutBlobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutBlobResponse.ProtoReflect.Descriptor instead.
 func (*PutBlobResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PutBlobResponse) GetReceived() uint64 {
@@ -489,7 +655,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -501,7 +667,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -514,7 +680,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateSessionRequest) GetWorkspace() string {
@@ -586,7 +752,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +764,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +777,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateSessionResponse) GetSession() *SessionMeta {
@@ -641,7 +807,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +819,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +832,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetSessionRequest) GetWorkspace() string {
@@ -694,7 +860,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +872,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +885,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetSessionResponse) GetSession() *SessionMeta {
@@ -755,7 +921,7 @@ type SessionFilter struct {
 
 func (x *SessionFilter) Reset() {
 	*x = SessionFilter{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +933,7 @@ func (x *SessionFilter) String() string {
 func (*SessionFilter) ProtoMessage() {}
 
 func (x *SessionFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +946,7 @@ func (x *SessionFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFilter.ProtoReflect.Descriptor instead.
 func (*SessionFilter) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SessionFilter) GetTitleContains() string {
@@ -860,7 +1026,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +1038,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +1051,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListSessionsRequest) GetWorkspace() string {
@@ -957,7 +1123,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +1135,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +1148,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionMeta {
@@ -1012,7 +1178,7 @@ type ListWorkspacesRequest struct {
 
 func (x *ListWorkspacesRequest) Reset() {
 	*x = ListWorkspacesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1190,7 @@ func (x *ListWorkspacesRequest) String() string {
 func (*ListWorkspacesRequest) ProtoMessage() {}
 
 func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1203,7 @@ func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListWorkspacesRequest) GetPageSize() uint32 {
@@ -1070,7 +1236,7 @@ type WorkspaceSummary struct {
 
 func (x *WorkspaceSummary) Reset() {
 	*x = WorkspaceSummary{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1248,7 @@ func (x *WorkspaceSummary) String() string {
 func (*WorkspaceSummary) ProtoMessage() {}
 
 func (x *WorkspaceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1261,7 @@ func (x *WorkspaceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceSummary.ProtoReflect.Descriptor instead.
 func (*WorkspaceSummary) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WorkspaceSummary) GetName() string {
@@ -1132,7 +1298,7 @@ type ListWorkspacesResponse struct {
 
 func (x *ListWorkspacesResponse) Reset() {
 	*x = ListWorkspacesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1310,7 @@ func (x *ListWorkspacesResponse) String() string {
 func (*ListWorkspacesResponse) ProtoMessage() {}
 
 func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1323,7 @@ func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListWorkspacesResponse) GetWorkspaces() []*WorkspaceSummary {
@@ -1204,7 +1370,7 @@ type SearchEntriesRequest struct {
 
 func (x *SearchEntriesRequest) Reset() {
 	*x = SearchEntriesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1382,7 @@ func (x *SearchEntriesRequest) String() string {
 func (*SearchEntriesRequest) ProtoMessage() {}
 
 func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1395,7 @@ func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*SearchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SearchEntriesRequest) GetWorkspace() string {
@@ -1312,7 +1478,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1490,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1503,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -1407,7 +1573,7 @@ type SearchEntriesResponse struct {
 
 func (x *SearchEntriesResponse) Reset() {
 	*x = SearchEntriesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1585,7 @@ func (x *SearchEntriesResponse) String() string {
 func (*SearchEntriesResponse) ProtoMessage() {}
 
 func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1598,7 @@ func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SearchEntriesResponse) GetHits() []*SearchHit {
@@ -1476,7 +1642,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1654,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1667,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteSessionRequest) GetWorkspace() string {
@@ -1543,7 +1709,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1721,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1734,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteSessionResponse) GetDeletedSessionIds() []string {
@@ -1597,7 +1763,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1775,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1788,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ForkSessionRequest) GetWorkspace() string {
@@ -1671,7 +1837,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1849,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1696,7 +1862,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ForkSessionResponse) GetSession() *SessionMeta {
@@ -1721,7 +1887,7 @@ type ImportSessionRequest struct {
 
 func (x *ImportSessionRequest) Reset() {
 	*x = ImportSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1899,7 @@ func (x *ImportSessionRequest) String() string {
 func (*ImportSessionRequest) ProtoMessage() {}
 
 func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1912,7 @@ func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ImportSessionRequest) GetWorkspace() string {
@@ -1783,7 +1949,7 @@ type ImportSessionResponse struct {
 
 func (x *ImportSessionResponse) Reset() {
 	*x = ImportSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1961,7 @@ func (x *ImportSessionResponse) String() string {
 func (*ImportSessionResponse) ProtoMessage() {}
 
 func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1974,7 @@ func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{22}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ImportSessionResponse) GetSession() *SessionMeta {
@@ -1838,7 +2004,7 @@ type WatchSessionsRequest struct {
 
 func (x *WatchSessionsRequest) Reset() {
 	*x = WatchSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +2016,7 @@ func (x *WatchSessionsRequest) String() string {
 func (*WatchSessionsRequest) ProtoMessage() {}
 
 func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2029,7 @@ func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{23}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchSessionsRequest) GetWorkspace() string {
@@ -1899,7 +2065,7 @@ type WatchSessionsResponse struct {
 
 func (x *WatchSessionsResponse) Reset() {
 	*x = WatchSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2077,7 @@ func (x *WatchSessionsResponse) String() string {
 func (*WatchSessionsResponse) ProtoMessage() {}
 
 func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2090,7 @@ func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{24}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchSessionsResponse) GetType() SessionEventType {
@@ -1966,7 +2132,24 @@ var File_sessiond_v1_store_service_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"v\n" +
+	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\x83\x02\n" +
+	"\x14EraseSessionsRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1f\n" +
+	"\vsession_ids\x18\x02 \x03(\tR\n" +
+	"sessionIds\x12?\n" +
+	"\x04tags\x18\x03 \x03(\v2+.sessiond.v1.EraseSessionsRequest.TagsEntryR\x04tags\x12\x10\n" +
+	"\x03all\x18\x04 \x01(\bR\x03all\x12\x0e\n" +
+	"\x02by\x18\x05 \x01(\tR\x02by\x12\x10\n" +
+	"\x03why\x18\x06 \x01(\tR\x03why\x1a7\n" +
+	"\tTagsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\x01\n" +
+	"\x15EraseSessionsResponse\x12\x1f\n" +
+	"\vsession_ids\x18\x01 \x03(\tR\n" +
+	"sessionIds\x12\x18\n" +
+	"\aentries\x18\x02 \x01(\x04R\aentries\x12!\n" +
+	"\fnewly_erased\x18\x03 \x01(\x04R\vnewlyErased\x12!\n" +
+	"\faudit_record\x18\x04 \x01(\tR\vauditRecord\"v\n" +
 	"\x0eGetBlobRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x16\n" +
@@ -2127,7 +2310,7 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xa7\a\n" +
+	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xff\a\n" +
 	"\fStoreService\x12V\n" +
 	"\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n" +
 	"\n" +
@@ -2140,7 +2323,8 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\rImportSession\x12!.sessiond.v1.ImportSessionRequest\x1a\".sessiond.v1.ImportSessionResponse\x12X\n" +
 	"\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01\x12F\n" +
 	"\aGetBlob\x12\x1b.sessiond.v1.GetBlobRequest\x1a\x1c.sessiond.v1.GetBlobResponse0\x01\x12D\n" +
-	"\aPutBlob\x12\x1b.sessiond.v1.PutBlobRequest\x1a\x1c.sessiond.v1.PutBlobResponseBw\n" +
+	"\aPutBlob\x12\x1b.sessiond.v1.PutBlobRequest\x1a\x1c.sessiond.v1.PutBlobResponse\x12V\n" +
+	"\rEraseSessions\x12!.sessiond.v1.EraseSessionsRequest\x1a\".sessiond.v1.EraseSessionsResponseBw\n" +
 	"\x15io.github.sessiond.v1B\x11StoreServiceProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
 var (
@@ -2156,97 +2340,103 @@ func file_sessiond_v1_store_service_proto_rawDescGZIP() []byte {
 }
 
 var file_sessiond_v1_store_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_sessiond_v1_store_service_proto_goTypes = []any{
 	(SortOrder)(0),                 // 0: sessiond.v1.SortOrder
 	(SortBy)(0),                    // 1: sessiond.v1.SortBy
 	(SessionEventType)(0),          // 2: sessiond.v1.SessionEventType
-	(*GetBlobRequest)(nil),         // 3: sessiond.v1.GetBlobRequest
-	(*GetBlobResponse)(nil),        // 4: sessiond.v1.GetBlobResponse
-	(*PutBlobRequest)(nil),         // 5: sessiond.v1.PutBlobRequest
-	(*PutBlobResponse)(nil),        // 6: sessiond.v1.PutBlobResponse
-	(*CreateSessionRequest)(nil),   // 7: sessiond.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),  // 8: sessiond.v1.CreateSessionResponse
-	(*GetSessionRequest)(nil),      // 9: sessiond.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 10: sessiond.v1.GetSessionResponse
-	(*SessionFilter)(nil),          // 11: sessiond.v1.SessionFilter
-	(*ListSessionsRequest)(nil),    // 12: sessiond.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 13: sessiond.v1.ListSessionsResponse
-	(*ListWorkspacesRequest)(nil),  // 14: sessiond.v1.ListWorkspacesRequest
-	(*WorkspaceSummary)(nil),       // 15: sessiond.v1.WorkspaceSummary
-	(*ListWorkspacesResponse)(nil), // 16: sessiond.v1.ListWorkspacesResponse
-	(*SearchEntriesRequest)(nil),   // 17: sessiond.v1.SearchEntriesRequest
-	(*SearchHit)(nil),              // 18: sessiond.v1.SearchHit
-	(*SearchEntriesResponse)(nil),  // 19: sessiond.v1.SearchEntriesResponse
-	(*DeleteSessionRequest)(nil),   // 20: sessiond.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 21: sessiond.v1.DeleteSessionResponse
-	(*ForkSessionRequest)(nil),     // 22: sessiond.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 23: sessiond.v1.ForkSessionResponse
-	(*ImportSessionRequest)(nil),   // 24: sessiond.v1.ImportSessionRequest
-	(*ImportSessionResponse)(nil),  // 25: sessiond.v1.ImportSessionResponse
-	(*WatchSessionsRequest)(nil),   // 26: sessiond.v1.WatchSessionsRequest
-	(*WatchSessionsResponse)(nil),  // 27: sessiond.v1.WatchSessionsResponse
-	nil,                            // 28: sessiond.v1.CreateSessionRequest.TagsEntry
-	nil,                            // 29: sessiond.v1.SessionFilter.TagsEntry
-	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
-	(*SessionMeta)(nil),            // 31: sessiond.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil),  // 32: google.protobuf.Timestamp
-	(Role)(0),                      // 33: sessiond.v1.Role
-	(*Entry)(nil),                  // 34: sessiond.v1.Entry
+	(*EraseSessionsRequest)(nil),   // 3: sessiond.v1.EraseSessionsRequest
+	(*EraseSessionsResponse)(nil),  // 4: sessiond.v1.EraseSessionsResponse
+	(*GetBlobRequest)(nil),         // 5: sessiond.v1.GetBlobRequest
+	(*GetBlobResponse)(nil),        // 6: sessiond.v1.GetBlobResponse
+	(*PutBlobRequest)(nil),         // 7: sessiond.v1.PutBlobRequest
+	(*PutBlobResponse)(nil),        // 8: sessiond.v1.PutBlobResponse
+	(*CreateSessionRequest)(nil),   // 9: sessiond.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),  // 10: sessiond.v1.CreateSessionResponse
+	(*GetSessionRequest)(nil),      // 11: sessiond.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 12: sessiond.v1.GetSessionResponse
+	(*SessionFilter)(nil),          // 13: sessiond.v1.SessionFilter
+	(*ListSessionsRequest)(nil),    // 14: sessiond.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 15: sessiond.v1.ListSessionsResponse
+	(*ListWorkspacesRequest)(nil),  // 16: sessiond.v1.ListWorkspacesRequest
+	(*WorkspaceSummary)(nil),       // 17: sessiond.v1.WorkspaceSummary
+	(*ListWorkspacesResponse)(nil), // 18: sessiond.v1.ListWorkspacesResponse
+	(*SearchEntriesRequest)(nil),   // 19: sessiond.v1.SearchEntriesRequest
+	(*SearchHit)(nil),              // 20: sessiond.v1.SearchHit
+	(*SearchEntriesResponse)(nil),  // 21: sessiond.v1.SearchEntriesResponse
+	(*DeleteSessionRequest)(nil),   // 22: sessiond.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 23: sessiond.v1.DeleteSessionResponse
+	(*ForkSessionRequest)(nil),     // 24: sessiond.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 25: sessiond.v1.ForkSessionResponse
+	(*ImportSessionRequest)(nil),   // 26: sessiond.v1.ImportSessionRequest
+	(*ImportSessionResponse)(nil),  // 27: sessiond.v1.ImportSessionResponse
+	(*WatchSessionsRequest)(nil),   // 28: sessiond.v1.WatchSessionsRequest
+	(*WatchSessionsResponse)(nil),  // 29: sessiond.v1.WatchSessionsResponse
+	nil,                            // 30: sessiond.v1.EraseSessionsRequest.TagsEntry
+	nil,                            // 31: sessiond.v1.CreateSessionRequest.TagsEntry
+	nil,                            // 32: sessiond.v1.SessionFilter.TagsEntry
+	(*structpb.Struct)(nil),        // 33: google.protobuf.Struct
+	(*SessionMeta)(nil),            // 34: sessiond.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
+	(Role)(0),                      // 36: sessiond.v1.Role
+	(*Entry)(nil),                  // 37: sessiond.v1.Entry
 }
 var file_sessiond_v1_store_service_proto_depIdxs = []int32{
-	30, // 0: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
-	28, // 1: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
-	31, // 2: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	31, // 3: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	29, // 4: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
-	32, // 5: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
-	32, // 6: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
-	32, // 7: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
-	32, // 8: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
-	0,  // 9: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
-	11, // 10: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
-	1,  // 11: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
-	31, // 12: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
-	15, // 13: sessiond.v1.ListWorkspacesResponse.workspaces:type_name -> sessiond.v1.WorkspaceSummary
-	11, // 14: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
-	0,  // 15: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
-	33, // 16: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
-	32, // 17: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
-	18, // 18: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
-	31, // 19: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	34, // 20: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
-	31, // 21: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	2,  // 22: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
-	31, // 23: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
-	32, // 24: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
-	7,  // 25: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
-	9,  // 26: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
-	12, // 27: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
-	14, // 28: sessiond.v1.StoreService.ListWorkspaces:input_type -> sessiond.v1.ListWorkspacesRequest
-	17, // 29: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
-	20, // 30: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
-	22, // 31: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
-	24, // 32: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
-	26, // 33: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
-	3,  // 34: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
-	5,  // 35: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
-	8,  // 36: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
-	10, // 37: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
-	13, // 38: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
-	16, // 39: sessiond.v1.StoreService.ListWorkspaces:output_type -> sessiond.v1.ListWorkspacesResponse
-	19, // 40: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
-	21, // 41: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
-	23, // 42: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
-	25, // 43: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
-	27, // 44: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
-	4,  // 45: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
-	6,  // 46: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
-	36, // [36:47] is the sub-list for method output_type
-	25, // [25:36] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	30, // 0: sessiond.v1.EraseSessionsRequest.tags:type_name -> sessiond.v1.EraseSessionsRequest.TagsEntry
+	33, // 1: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
+	31, // 2: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
+	34, // 3: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	34, // 4: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	32, // 5: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
+	35, // 6: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
+	35, // 7: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
+	35, // 8: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
+	35, // 9: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
+	0,  // 10: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
+	13, // 11: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
+	1,  // 12: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
+	34, // 13: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
+	17, // 14: sessiond.v1.ListWorkspacesResponse.workspaces:type_name -> sessiond.v1.WorkspaceSummary
+	13, // 15: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
+	0,  // 16: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
+	36, // 17: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
+	35, // 18: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
+	20, // 19: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
+	34, // 20: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	37, // 21: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
+	34, // 22: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	2,  // 23: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
+	34, // 24: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
+	35, // 25: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
+	9,  // 26: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
+	11, // 27: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
+	14, // 28: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
+	16, // 29: sessiond.v1.StoreService.ListWorkspaces:input_type -> sessiond.v1.ListWorkspacesRequest
+	19, // 30: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
+	22, // 31: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
+	24, // 32: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
+	26, // 33: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
+	28, // 34: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
+	5,  // 35: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
+	7,  // 36: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
+	3,  // 37: sessiond.v1.StoreService.EraseSessions:input_type -> sessiond.v1.EraseSessionsRequest
+	10, // 38: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
+	12, // 39: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
+	15, // 40: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
+	18, // 41: sessiond.v1.StoreService.ListWorkspaces:output_type -> sessiond.v1.ListWorkspacesResponse
+	21, // 42: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
+	23, // 43: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
+	25, // 44: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
+	27, // 45: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
+	29, // 46: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
+	6,  // 47: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
+	8,  // 48: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
+	4,  // 49: sessiond.v1.StoreService.EraseSessions:output_type -> sessiond.v1.EraseSessionsResponse
+	38, // [38:50] is the sub-list for method output_type
+	26, // [26:38] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_store_service_proto_init() }
@@ -2256,21 +2446,21 @@ func file_sessiond_v1_store_service_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_init()
 	file_sessiond_v1_session_proto_init()
-	file_sessiond_v1_store_service_proto_msgTypes[4].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[9].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[14].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[15].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[6].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[10].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[11].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[16].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[17].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[19].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[21].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_store_service_proto_rawDesc), len(file_sessiond_v1_store_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	StoreService_WatchSessions_FullMethodName  = "/sessiond.v1.StoreService/WatchSessions"
 	StoreService_GetBlob_FullMethodName        = "/sessiond.v1.StoreService/GetBlob"
 	StoreService_PutBlob_FullMethodName        = "/sessiond.v1.StoreService/PutBlob"
+	StoreService_EraseSessions_FullMethodName  = "/sessiond.v1.StoreService/EraseSessions"
 )
 
 // StoreServiceClient is the client API for StoreService service.
@@ -158,6 +159,18 @@ type StoreServiceClient interface {
 	// message says how many), RESOURCE_EXHAUSTED (size over the server's
 	// --max-blob-bytes).
 	PutBlob(ctx context.Context, in *PutBlobRequest, opts ...grpc.CallOption) (*PutBlobResponse, error)
+	// EraseSessions erases sessions: the ones named, every one whose tags
+	// hold a filter, or every one of the workspace, each with its subagent
+	// sessions (recursively). An erased session keeps its tree (ids, parents,
+	// seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+	// every other entry reads with Entry.withheld (reason ERASED) and its
+	// content is gone: a sealed session's data key is destroyed, a session in
+	// clear is rewritten. Idempotent. One audit record without content is
+	// written per call and returned.
+	// Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+	// empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+	// (an engine without erasure: PostgreSQL for now).
+	EraseSessions(ctx context.Context, in *EraseSessionsRequest, opts ...grpc.CallOption) (*EraseSessionsResponse, error)
 }
 
 type storeServiceClient struct {
@@ -296,6 +309,16 @@ func (c *storeServiceClient) PutBlob(ctx context.Context, in *PutBlobRequest, op
 	return out, nil
 }
 
+func (c *storeServiceClient) EraseSessions(ctx context.Context, in *EraseSessionsRequest, opts ...grpc.CallOption) (*EraseSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EraseSessionsResponse)
+	err := c.cc.Invoke(ctx, StoreService_EraseSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StoreServiceServer is the server API for StoreService service.
 // All implementations must embed UnimplementedStoreServiceServer
 // for forward compatibility.
@@ -422,6 +445,18 @@ type StoreServiceServer interface {
 	// message says how many), RESOURCE_EXHAUSTED (size over the server's
 	// --max-blob-bytes).
 	PutBlob(context.Context, *PutBlobRequest) (*PutBlobResponse, error)
+	// EraseSessions erases sessions: the ones named, every one whose tags
+	// hold a filter, or every one of the workspace, each with its subagent
+	// sessions (recursively). An erased session keeps its tree (ids, parents,
+	// seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+	// every other entry reads with Entry.withheld (reason ERASED) and its
+	// content is gone: a sealed session's data key is destroyed, a session in
+	// clear is rewritten. Idempotent. One audit record without content is
+	// written per call and returned.
+	// Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+	// empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+	// (an engine without erasure: PostgreSQL for now).
+	EraseSessions(context.Context, *EraseSessionsRequest) (*EraseSessionsResponse, error)
 	mustEmbedUnimplementedStoreServiceServer()
 }
 
@@ -464,6 +499,9 @@ func (UnimplementedStoreServiceServer) GetBlob(*GetBlobRequest, grpc.ServerStrea
 }
 func (UnimplementedStoreServiceServer) PutBlob(context.Context, *PutBlobRequest) (*PutBlobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PutBlob not implemented")
+}
+func (UnimplementedStoreServiceServer) EraseSessions(context.Context, *EraseSessionsRequest) (*EraseSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EraseSessions not implemented")
 }
 func (UnimplementedStoreServiceServer) mustEmbedUnimplementedStoreServiceServer() {}
 func (UnimplementedStoreServiceServer) testEmbeddedByValue()                      {}
@@ -670,6 +708,24 @@ func _StoreService_PutBlob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StoreService_EraseSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EraseSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).EraseSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_EraseSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).EraseSessions(ctx, req.(*EraseSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StoreService_ServiceDesc is the grpc.ServiceDesc for StoreService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -712,6 +768,10 @@ var StoreService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PutBlob",
 			Handler:    _StoreService_PutBlob_Handler,
+		},
+		{
+			MethodName: "EraseSessions",
+			Handler:    _StoreService_EraseSessions_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

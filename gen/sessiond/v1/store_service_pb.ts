@@ -16,7 +16,107 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSJTCg5HZXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEg4KBm9mZnNldBgDIAEoBBIOCgZsZW5ndGgYBCABKAQiPQoPR2V0QmxvYlJlc3BvbnNlEgwKBGRhdGEYASABKAwSDgoGb2Zmc2V0GAIgASgEEgwKBHNpemUYAyABKAQiXwoOUHV0QmxvYlJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIMCgRzaXplGAMgASgEEg4KBm9mZnNldBgEIAEoBBIMCgRkYXRhGAUgASgMIjMKD1B1dEJsb2JSZXNwb25zZRIQCghyZWNlaXZlZBgBIAEoBBIOCgZzdG9yZWQYAiABKAgi+gIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEikKCG1ldGFkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpzZXNzaW9uX2lkGAUgASgJSAKIAQESHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIA4gBARIXCgphZ2VudF90eXBlGAcgASgJSASIAQESOQoEdGFncxgIIAMoCzIrLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEi/gIKDVNlc3Npb25GaWx0ZXISFgoOdGl0bGVfY29udGFpbnMYASABKAkSMgoEdGFncxgCIAMoCzIkLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXIuVGFnc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg11cGRhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg51cGRhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYWdlbnRfdHlwZRgHIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC19hZ2VudF90eXBlIpoCChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIeChFwYXJlbnRfc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEiUKBW9yZGVyGAUgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEioKBmZpbHRlchgGIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISJAoHc29ydF9ieRgHIAEoDjITLnNlc3Npb25kLnYxLlNvcnRCeRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKA1CFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCSJXChBXb3Jrc3BhY2VTdW1tYXJ5EgwKBG5hbWUYASABKAkSFQoNc2Vzc2lvbl9jb3VudBgCIAEoBBIeChZzdWJhZ2VudF9zZXNzaW9uX2NvdW50GAMgASgEImQKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USMQoKd29ya3NwYWNlcxgBIAMoCzIdLnNlc3Npb25kLnYxLldvcmtzcGFjZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoQCChRTZWFyY2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFcXVlcnkYAiABKAkSKgoGZmlsdGVyGAMgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIeChFwYXJlbnRfc2Vzc2lvbl9pZBgEIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgFIAEoDRISCgpwYWdlX3Rva2VuGAYgASgJEiUKBW9yZGVyGAcgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMqcHCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USWQoOTGlzdFdvcmtzcGFjZXMSIi5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaIy5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlElYKDVNlYXJjaEVudHJpZXMSIS5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBoiLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXNwb25zZRJWCg1EZWxldGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUAoLRm9ya1Nlc3Npb24SHy5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaIC5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElYKDUltcG9ydFNlc3Npb24SIS5zZXNzaW9uZC52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXNwb25zZRJYCg1XYXRjaFNlc3Npb25zEiEuc2Vzc2lvbmQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVzcG9uc2UwARJGCgdHZXRCbG9iEhsuc2Vzc2lvbmQudjEuR2V0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRCbG9iUmVzcG9uc2UwARJECgdQdXRCbG9iEhsuc2Vzc2lvbmQudjEuUHV0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5QdXRCbG9iUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSLMAQoURXJhc2VTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3Nlc3Npb25faWRzGAIgAygJEjkKBHRhZ3MYAyADKAsyKy5zZXNzaW9uZC52MS5FcmFzZVNlc3Npb25zUmVxdWVzdC5UYWdzRW50cnkSCwoDYWxsGAQgASgIEgoKAmJ5GAUgASgJEgsKA3doeRgGIAEoCRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJpChVFcmFzZVNlc3Npb25zUmVzcG9uc2USEwoLc2Vzc2lvbl9pZHMYASADKAkSDwoHZW50cmllcxgCIAEoBBIUCgxuZXdseV9lcmFzZWQYAyABKAQSFAoMYXVkaXRfcmVjb3JkGAQgASgJIlMKDkdldEJsb2JSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzaGEyNTYYAiABKAkSDgoGb2Zmc2V0GAMgASgEEg4KBmxlbmd0aBgEIAEoBCI9Cg9HZXRCbG9iUmVzcG9uc2USDAoEZGF0YRgBIAEoDBIOCgZvZmZzZXQYAiABKAQSDAoEc2l6ZRgDIAEoBCJfCg5QdXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEgwKBHNpemUYAyABKAQSDgoGb2Zmc2V0GAQgASgEEgwKBGRhdGEYBSABKAwiMwoPUHV0QmxvYlJlc3BvbnNlEhAKCHJlY2VpdmVkGAEgASgEEg4KBnN0b3JlZBgCIAEoCCL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUimgIKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5EhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQiWwoUTGlzdFNlc3Npb25zUmVzcG9uc2USKgoIc2Vzc2lvbnMYASADKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiPgoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlcKEFdvcmtzcGFjZVN1bW1hcnkSDAoEbmFtZRgBIAEoCRIVCg1zZXNzaW9uX2NvdW50GAIgASgEEh4KFnN1YmFnZW50X3Nlc3Npb25fY291bnQYAyABKAQiZAoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIxCgp3b3Jrc3BhY2VzGAEgAygLMh0uc2Vzc2lvbmQudjEuV29ya3NwYWNlU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihAIKFFNlYXJjaEVudHJpZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRINCgVxdWVyeRgCIAEoCRIqCgZmaWx0ZXIYAyABKAsyGi5zZXNzaW9uZC52MS5TZXNzaW9uRmlsdGVyEh4KEXBhcmVudF9zZXNzaW9uX2lkGAQgASgJSACIAQESEQoJcGFnZV9zaXplGAUgASgNEhIKCnBhZ2VfdG9rZW4YBiABKAkSJQoFb3JkZXIYByABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAggASgNQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCLNAQoJU2VhcmNoSGl0EhIKCnNlc3Npb25faWQYASABKAkSGgoNc2Vzc2lvbl90aXRsZRgCIAEoCUgAiAEBEhAKCGVudHJ5X2lkGAMgASgJEgsKA3NlcRgEIAEoBBIfCgRyb2xlGAUgASgOMhEuc2Vzc2lvbmQudjEuUm9sZRItCgl0aW1lc3RhbXAYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3NuaXBwZXQYByABKAlCEAoOX3Nlc3Npb25fdGl0bGUicwoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiQKBGhpdHMYASADKAsyFi5zZXNzaW9uZC52MS5TZWFyY2hIaXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhsKE3BhcnRpYWxfc2Vzc2lvbl9pZHMYAyADKAkiiwEKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhkKEWluY2x1ZGVfc3ViYWdlbnRzGAMgASgIEh4KEWV4cGVjdGVkX2hlYWRfc2VxGAQgASgESACIAQFCFAoSX2V4cGVjdGVkX2hlYWRfc2VxIjQKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIbChNkZWxldGVkX3Nlc3Npb25faWRzGAEgAygJIo0BChJGb3JrU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDQoFZW50cnkYAyABKAkSEgoFdGl0bGUYBCABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAUgASgJSAGIAQFCCAoGX3RpdGxlQg0KC19zZXNzaW9uX2lkIkAKE0ZvcmtTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhInYKFEltcG9ydFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIXCgpzZXNzaW9uX2lkGAIgASgJSACIAQESIwoHZW50cmllcxgDIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5Qg0KC19zZXNzaW9uX2lkIlMKFUltcG9ydFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDwoHY3JlYXRlZBgCIAEoCCI/ChRXYXRjaFNlc3Npb25zUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFAoMYWZ0ZXJfY3Vyc29yGAIgASgJIr0BChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKwoEdHlwZRgBIAEoDjIdLnNlc3Npb25kLnYxLlNlc3Npb25FdmVudFR5cGUSEgoKc2Vzc2lvbl9pZBgCIAEoCRIpCgdzZXNzaW9uGAMgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDgoGY3Vyc29yGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmEKCVNvcnRPcmRlchIaChZTT1JUX09SREVSX1VOU1BFQ0lGSUVEEAASGwoXU09SVF9PUkRFUl9ORVdFU1RfRklSU1QQARIbChdTT1JUX09SREVSX09MREVTVF9GSVJTVBACKksKBlNvcnRCeRIXChNTT1JUX0JZX1VOU1BFQ0lGSUVEEAASEwoPU09SVF9CWV9DUkVBVEVEEAESEwoPU09SVF9CWV9VUERBVEVEEAIqlgEKEFNlc3Npb25FdmVudFR5cGUSIgoeU0VTU0lPTl9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0NSRUFURUQQARIeChpTRVNTSU9OX0VWRU5UX1RZUEVfVVBEQVRFRBACEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9ERUxFVEVEEAMy/wcKDFN0b3JlU2VydmljZRJWCg1DcmVhdGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0U2Vzc2lvbhIeLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElMKDExpc3RTZXNzaW9ucxIgLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJZCg5MaXN0V29ya3NwYWNlcxIiLnNlc3Npb25kLnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBojLnNlc3Npb25kLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USVgoNU2VhcmNoRW50cmllcxIhLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlElYKDURlbGV0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJQCgtGb3JrU2Vzc2lvbhIfLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBogLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USVgoNSW1wb3J0U2Vzc2lvbhIhLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABEkYKB0dldEJsb2ISGy5zZXNzaW9uZC52MS5HZXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldEJsb2JSZXNwb25zZTABEkQKB1B1dEJsb2ISGy5zZXNzaW9uZC52MS5QdXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLlB1dEJsb2JSZXNwb25zZRJWCg1FcmFzZVNlc3Npb25zEiEuc2Vzc2lvbmQudjEuRXJhc2VTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5FcmFzZVNlc3Npb25zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+
+/**
+ * EraseSessionsRequest chooses the sessions to erase: exactly one of
+ * session_ids, tags or all.
+ *
+ * @generated from message sessiond.v1.EraseSessionsRequest
+ */
+export type EraseSessionsRequest = Message<"sessiond.v1.EraseSessionsRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Full session ids (no prefixes), at most 1000.
+   *
+   * @generated from field: repeated string session_ids = 2;
+   */
+  sessionIds: string[];
+
+  /**
+   * Every session whose tags hold all of these (like ListSessions' filter.tags).
+   *
+   * @generated from field: map<string, string> tags = 3;
+   */
+  tags: { [key: string]: string };
+
+  /**
+   * Every session of the workspace.
+   *
+   * @generated from field: bool all = 4;
+   */
+  all: boolean;
+
+  /**
+   * Who erases (required, at most 256 characters; kept in the audit record
+   * and in each entry's Withheld.by).
+   *
+   * @generated from field: string by = 5;
+   */
+  by: string;
+
+  /**
+   * Why (at most 1024 characters).
+   *
+   * @generated from field: string why = 6;
+   */
+  why: string;
+};
+
+/**
+ * Describes the message sessiond.v1.EraseSessionsRequest.
+ * Use `create(EraseSessionsRequestSchema)` to create a new message.
+ */
+export const EraseSessionsRequestSchema: GenMessage<EraseSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 0);
+
+/**
+ * EraseSessionsResponse says what was erased.
+ *
+ * @generated from message sessiond.v1.EraseSessionsResponse
+ */
+export type EraseSessionsResponse = Message<"sessiond.v1.EraseSessionsResponse"> & {
+  /**
+   * The sessions erased (targets and their subagents), in the order erased.
+   *
+   * @generated from field: repeated string session_ids = 1;
+   */
+  sessionIds: string[];
+
+  /**
+   * Entries whose content is withheld in those sessions now.
+   *
+   * @generated from field: uint64 entries = 2;
+   */
+  entries: bigint;
+
+  /**
+   * Of those, how many this call withheld (0 when erased before).
+   *
+   * @generated from field: uint64 newly_erased = 3;
+   */
+  newlyErased: bigint;
+
+  /**
+   * The audit record written, as JSON (who, when, what, how many; no content).
+   *
+   * @generated from field: string audit_record = 4;
+   */
+  auditRecord: string;
+};
+
+/**
+ * Describes the message sessiond.v1.EraseSessionsResponse.
+ * Use `create(EraseSessionsResponseSchema)` to create a new message.
+ */
+export const EraseSessionsResponseSchema: GenMessage<EraseSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 1);
 
 /**
  * GetBlobRequest reads a blob, or a range of it.
@@ -58,7 +158,7 @@ export type GetBlobRequest = Message<"sessiond.v1.GetBlobRequest"> & {
  * Use `create(GetBlobRequestSchema)` to create a new message.
  */
 export const GetBlobRequestSchema: GenMessage<GetBlobRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 0);
+  messageDesc(file_sessiond_v1_store_service, 2);
 
 /**
  * GetBlobResponse is one chunk of a blob.
@@ -93,7 +193,7 @@ export type GetBlobResponse = Message<"sessiond.v1.GetBlobResponse"> & {
  * Use `create(GetBlobResponseSchema)` to create a new message.
  */
 export const GetBlobResponseSchema: GenMessage<GetBlobResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 1);
+  messageDesc(file_sessiond_v1_store_service, 3);
 
 /**
  * PutBlobRequest is one chunk of an upload.
@@ -142,7 +242,7 @@ export type PutBlobRequest = Message<"sessiond.v1.PutBlobRequest"> & {
  * Use `create(PutBlobRequestSchema)` to create a new message.
  */
 export const PutBlobRequestSchema: GenMessage<PutBlobRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 2);
+  messageDesc(file_sessiond_v1_store_service, 4);
 
 /**
  * PutBlobResponse says how far the upload is.
@@ -170,7 +270,7 @@ export type PutBlobResponse = Message<"sessiond.v1.PutBlobResponse"> & {
  * Use `create(PutBlobResponseSchema)` to create a new message.
  */
 export const PutBlobResponseSchema: GenMessage<PutBlobResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 3);
+  messageDesc(file_sessiond_v1_store_service, 5);
 
 /**
  * CreateSessionRequest creates a session or a subagent session.
@@ -244,7 +344,7 @@ export type CreateSessionRequest = Message<"sessiond.v1.CreateSessionRequest"> &
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 4);
+  messageDesc(file_sessiond_v1_store_service, 6);
 
 /**
  * CreateSessionResponse returns the session.
@@ -272,7 +372,7 @@ export type CreateSessionResponse = Message<"sessiond.v1.CreateSessionResponse">
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 5);
+  messageDesc(file_sessiond_v1_store_service, 7);
 
 /**
  * GetSessionRequest names one session.
@@ -300,7 +400,7 @@ export type GetSessionRequest = Message<"sessiond.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 6);
+  messageDesc(file_sessiond_v1_store_service, 8);
 
 /**
  * GetSessionResponse returns the session.
@@ -321,7 +421,7 @@ export type GetSessionResponse = Message<"sessiond.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 7);
+  messageDesc(file_sessiond_v1_store_service, 9);
 
 /**
  * SessionFilter narrows a listing or a search: a session must meet every
@@ -387,7 +487,7 @@ export type SessionFilter = Message<"sessiond.v1.SessionFilter"> & {
  * Use `create(SessionFilterSchema)` to create a new message.
  */
 export const SessionFilterSchema: GenMessage<SessionFilter> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 8);
+  messageDesc(file_sessiond_v1_store_service, 10);
 
 /**
  * ListSessionsRequest pages through a workspace.
@@ -460,7 +560,7 @@ export type ListSessionsRequest = Message<"sessiond.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 9);
+  messageDesc(file_sessiond_v1_store_service, 11);
 
 /**
  * ListSessionsResponse is one page.
@@ -488,7 +588,7 @@ export type ListSessionsResponse = Message<"sessiond.v1.ListSessionsResponse"> &
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 10);
+  messageDesc(file_sessiond_v1_store_service, 12);
 
 /**
  * ListWorkspacesRequest pages through the workspaces.
@@ -516,7 +616,7 @@ export type ListWorkspacesRequest = Message<"sessiond.v1.ListWorkspacesRequest">
  * Use `create(ListWorkspacesRequestSchema)` to create a new message.
  */
 export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 11);
+  messageDesc(file_sessiond_v1_store_service, 13);
 
 /**
  * WorkspaceSummary is one workspace of ListWorkspaces.
@@ -552,7 +652,7 @@ export type WorkspaceSummary = Message<"sessiond.v1.WorkspaceSummary"> & {
  * Use `create(WorkspaceSummarySchema)` to create a new message.
  */
 export const WorkspaceSummarySchema: GenMessage<WorkspaceSummary> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 12);
+  messageDesc(file_sessiond_v1_store_service, 14);
 
 /**
  * ListWorkspacesResponse is one page.
@@ -580,7 +680,7 @@ export type ListWorkspacesResponse = Message<"sessiond.v1.ListWorkspacesResponse
  * Use `create(ListWorkspacesResponseSchema)` to create a new message.
  */
 export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 13);
+  messageDesc(file_sessiond_v1_store_service, 15);
 
 /**
  * SearchEntriesRequest is one page of a text search.
@@ -655,7 +755,7 @@ export type SearchEntriesRequest = Message<"sessiond.v1.SearchEntriesRequest"> &
  * Use `create(SearchEntriesRequestSchema)` to create a new message.
  */
 export const SearchEntriesRequestSchema: GenMessage<SearchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 14);
+  messageDesc(file_sessiond_v1_store_service, 16);
 
 /**
  * SearchHit is one matching entry.
@@ -719,7 +819,7 @@ export type SearchHit = Message<"sessiond.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 15);
+  messageDesc(file_sessiond_v1_store_service, 17);
 
 /**
  * SearchEntriesResponse is one page of hits.
@@ -757,7 +857,7 @@ export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse">
  * Use `create(SearchEntriesResponseSchema)` to create a new message.
  */
 export const SearchEntriesResponseSchema: GenMessage<SearchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 16);
+  messageDesc(file_sessiond_v1_store_service, 18);
 
 /**
  * DeleteSessionRequest names the session to delete.
@@ -802,7 +902,7 @@ export type DeleteSessionRequest = Message<"sessiond.v1.DeleteSessionRequest"> &
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 17);
+  messageDesc(file_sessiond_v1_store_service, 19);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -823,7 +923,7 @@ export type DeleteSessionResponse = Message<"sessiond.v1.DeleteSessionResponse">
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 18);
+  messageDesc(file_sessiond_v1_store_service, 20);
 
 /**
  * ForkSessionRequest names the fork point.
@@ -872,7 +972,7 @@ export type ForkSessionRequest = Message<"sessiond.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 19);
+  messageDesc(file_sessiond_v1_store_service, 21);
 
 /**
  * ForkSessionResponse returns the new session.
@@ -893,7 +993,7 @@ export type ForkSessionResponse = Message<"sessiond.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 20);
+  messageDesc(file_sessiond_v1_store_service, 22);
 
 /**
  * ImportSessionRequest carries a whole session log (see ImportSession).
@@ -928,7 +1028,7 @@ export type ImportSessionRequest = Message<"sessiond.v1.ImportSessionRequest"> &
  * Use `create(ImportSessionRequestSchema)` to create a new message.
  */
 export const ImportSessionRequestSchema: GenMessage<ImportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 21);
+  messageDesc(file_sessiond_v1_store_service, 23);
 
 /**
  * ImportSessionResponse returns the imported session.
@@ -956,7 +1056,7 @@ export type ImportSessionResponse = Message<"sessiond.v1.ImportSessionResponse">
  * Use `create(ImportSessionResponseSchema)` to create a new message.
  */
 export const ImportSessionResponseSchema: GenMessage<ImportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 22);
+  messageDesc(file_sessiond_v1_store_service, 24);
 
 /**
  * WatchSessionsRequest starts a watch of a workspace.
@@ -984,7 +1084,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 23);
+  messageDesc(file_sessiond_v1_store_service, 25);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -1033,7 +1133,7 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 24);
+  messageDesc(file_sessiond_v1_store_service, 26);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -1357,6 +1457,26 @@ export const StoreService: GenService<{
     methodKind: "unary";
     input: typeof PutBlobRequestSchema;
     output: typeof PutBlobResponseSchema;
+  },
+  /**
+   * EraseSessions erases sessions: the ones named, every one whose tags
+   * hold a filter, or every one of the workspace, each with its subagent
+   * sessions (recursively). An erased session keeps its tree (ids, parents,
+   * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+   * every other entry reads with Entry.withheld (reason ERASED) and its
+   * content is gone: a sealed session's data key is destroyed, a session in
+   * clear is rewritten. Idempotent. One audit record without content is
+   * written per call and returned.
+   * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+   * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+   * (an engine without erasure: PostgreSQL for now).
+   *
+   * @generated from rpc sessiond.v1.StoreService.EraseSessions
+   */
+  eraseSessions: {
+    methodKind: "unary";
+    input: typeof EraseSessionsRequestSchema;
+    output: typeof EraseSessionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessiond_v1_store_service, 0);

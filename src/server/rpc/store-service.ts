@@ -200,6 +200,24 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       return { session };
     },
 
+    async eraseSessions(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      const rec = await store.erase({
+        workspace,
+        sessionIds: req.sessionIds,
+        tags: Object.keys(req.tags).length > 0 ? req.tags : undefined,
+        all: req.all,
+        by: req.by,
+        why: req.why,
+      });
+      return {
+        sessionIds: [...rec.sessionIds],
+        entries: BigInt(rec.entries),
+        newlyErased: BigInt(rec.newlyErased),
+        auditRecord: JSON.stringify(rec),
+      };
+    },
+
     async importSession(req, ctx) {
       const workspace = authorizeWorkspace(ctx, req.workspace);
       return store.import(workspace, req.entries, { sessionId: req.sessionId });

@@ -314,6 +314,22 @@ class AsyncStoreClient:
         req = _build(st.DeleteSessionRequest, request, fields)
         return await self._inv.unary(self.stub.DeleteSession, req, timeout, headers)
 
+    async def erase_sessions(
+        self,
+        request: Optional[st.EraseSessionsRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.EraseSessionsResponse:
+        """Erases sessions (``session_ids``, ``tags`` or ``all``) with their subagents; ``by`` required.
+
+        Their tree stays; their content reads as erased. One audit record is
+        written and returned (``audit_record``, JSON). Idempotent.
+        """
+        req = _build(st.EraseSessionsRequest, request, fields)
+        return await self._inv.unary(self.stub.EraseSessions, req, timeout, headers)
+
     async def fork_session(
         self,
         request: Optional[st.ForkSessionRequest] = None,

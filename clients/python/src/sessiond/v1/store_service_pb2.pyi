@@ -100,6 +100,112 @@ SESSION_EVENT_TYPE_DELETED: SessionEventType.ValueType  # 3
 Global___SessionEventType: _TypeAlias = SessionEventType  # noqa: Y015
 
 @_typing.final
+class EraseSessionsRequest(_message.Message):
+    """EraseSessionsRequest chooses the sessions to erase: exactly one of
+    session_ids, tags or all.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class TagsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_IDS_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    ALL_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    all: _builtins.bool
+    """Every session of the workspace."""
+    by: _builtins.str
+    """Who erases (required, at most 256 characters; kept in the audit record
+    and in each entry's Withheld.by).
+    """
+    why: _builtins.str
+    """Why (at most 1024 characters)."""
+    @_builtins.property
+    def session_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Full session ids (no prefixes), at most 1000."""
+
+    @_builtins.property
+    def tags(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Every session whose tags hold all of these (like ListSessions' filter.tags)."""
+
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        session_ids: _abc.Iterable[_builtins.str] | None = ...,
+        tags: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        all: _builtins.bool = ...,
+        by: _builtins.str = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all", b"all", "by", b"by", "session_ids", b"session_ids", "tags", b"tags", "why", b"why", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EraseSessionsRequest: _TypeAlias = EraseSessionsRequest  # noqa: Y015
+
+@_typing.final
+class EraseSessionsResponse(_message.Message):
+    """EraseSessionsResponse says what was erased."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_IDS_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    NEWLY_ERASED_FIELD_NUMBER: _builtins.int
+    AUDIT_RECORD_FIELD_NUMBER: _builtins.int
+    entries: _builtins.int
+    """Entries whose content is withheld in those sessions now."""
+    newly_erased: _builtins.int
+    """Of those, how many this call withheld (0 when erased before)."""
+    audit_record: _builtins.str
+    """The audit record written, as JSON (who, when, what, how many; no content)."""
+    @_builtins.property
+    def session_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The sessions erased (targets and their subagents), in the order erased."""
+
+    def __init__(
+        self,
+        *,
+        session_ids: _abc.Iterable[_builtins.str] | None = ...,
+        entries: _builtins.int = ...,
+        newly_erased: _builtins.int = ...,
+        audit_record: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audit_record", b"audit_record", "entries", b"entries", "newly_erased", b"newly_erased", "session_ids", b"session_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EraseSessionsResponse: _TypeAlias = EraseSessionsResponse  # noqa: Y015
+
+@_typing.final
 class GetBlobRequest(_message.Message):
     """GetBlobRequest reads a blob, or a range of it."""
 

@@ -101,6 +101,11 @@ class StoreServiceStub:
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.FromString,
                 _registered_method=True)
+        self.EraseSessions = channel.unary_unary(
+                '/sessiond.v1.StoreService/EraseSessions',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -282,6 +287,23 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EraseSessions(self, request, context):
+        """EraseSessions erases sessions: the ones named, every one whose tags
+        hold a filter, or every one of the workspace, each with its subagent
+        sessions (recursively). An erased session keeps its tree (ids, parents,
+        seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+        every other entry reads with Entry.withheld (reason ERASED) and its
+        content is gone: a sealed session's data key is destroyed, a session in
+        clear is rewritten. Idempotent. One audit record without content is
+        written per call and returned.
+        Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+        empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+        (an engine without erasure: PostgreSQL for now).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -339,6 +361,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.PutBlob,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.SerializeToString,
+            ),
+            'EraseSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.EraseSessions,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -650,6 +677,33 @@ class StoreService:
             '/sessiond.v1.StoreService/PutBlob',
             sessiond_dot_v1_dot_store__service__pb2.PutBlobRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.PutBlobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EraseSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/EraseSessions',
+            sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -165,6 +165,19 @@ class StoreServiceStub:
     message says how many), RESOURCE_EXHAUSTED (size over the server's
     --max-blob-bytes).
     """
+    EraseSessions: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.EraseSessionsRequest, _store_service_pb2.EraseSessionsResponse]
+    """EraseSessions erases sessions: the ones named, every one whose tags
+    hold a filter, or every one of the workspace, each with its subagent
+    sessions (recursively). An erased session keeps its tree (ids, parents,
+    seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+    every other entry reads with Entry.withheld (reason ERASED) and its
+    content is gone: a sealed session's data key is destroyed, a session in
+    clear is rewritten. Idempotent. One audit record without content is
+    written per call and returned.
+    Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+    empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+    (an engine without erasure: PostgreSQL for now).
+    """
 
 @_typing.type_check_only
 class StoreServiceAsyncStub(StoreServiceStub):
@@ -302,6 +315,19 @@ class StoreServiceAsyncStub(StoreServiceStub):
     FAILED_PRECONDITION (offset is not the number of bytes received: the
     message says how many), RESOURCE_EXHAUSTED (size over the server's
     --max-blob-bytes).
+    """
+    EraseSessions: _aio.UnaryUnaryMultiCallable[_store_service_pb2.EraseSessionsRequest, _store_service_pb2.EraseSessionsResponse]  # type: ignore[assignment]
+    """EraseSessions erases sessions: the ones named, every one whose tags
+    hold a filter, or every one of the workspace, each with its subagent
+    sessions (recursively). An erased session keeps its tree (ids, parents,
+    seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+    every other entry reads with Entry.withheld (reason ERASED) and its
+    content is gone: a sealed session's data key is destroyed, a session in
+    clear is rewritten. Idempotent. One audit record without content is
+    written per call and returned.
+    Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+    empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+    (an engine without erasure: PostgreSQL for now).
     """
 
 class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -503,6 +529,25 @@ class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
         FAILED_PRECONDITION (offset is not the number of bytes received: the
         message says how many), RESOURCE_EXHAUSTED (size over the server's
         --max-blob-bytes).
+        """
+
+    @_abc_1.abstractmethod
+    def EraseSessions(
+        self,
+        request: _store_service_pb2.EraseSessionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.EraseSessionsResponse, _abc.Awaitable[_store_service_pb2.EraseSessionsResponse]]:
+        """EraseSessions erases sessions: the ones named, every one whose tags
+        hold a filter, or every one of the workspace, each with its subagent
+        sessions (recursively). An erased session keeps its tree (ids, parents,
+        seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+        every other entry reads with Entry.withheld (reason ERASED) and its
+        content is gone: a sealed session's data key is destroyed, a session in
+        clear is rewritten. Idempotent. One audit record without content is
+        written per call and returned.
+        Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+        empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+        (an engine without erasure: PostgreSQL for now).
         """
 
 def add_StoreServiceServicer_to_server(servicer: StoreServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

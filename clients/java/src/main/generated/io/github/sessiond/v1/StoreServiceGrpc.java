@@ -366,6 +366,37 @@ public final class StoreServiceGrpc {
     return getPutBlobMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.EraseSessionsRequest,
+      io.github.sessiond.v1.EraseSessionsResponse> getEraseSessionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "EraseSessions",
+      requestType = io.github.sessiond.v1.EraseSessionsRequest.class,
+      responseType = io.github.sessiond.v1.EraseSessionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.EraseSessionsRequest,
+      io.github.sessiond.v1.EraseSessionsResponse> getEraseSessionsMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.EraseSessionsRequest, io.github.sessiond.v1.EraseSessionsResponse> getEraseSessionsMethod;
+    if ((getEraseSessionsMethod = StoreServiceGrpc.getEraseSessionsMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getEraseSessionsMethod = StoreServiceGrpc.getEraseSessionsMethod) == null) {
+          StoreServiceGrpc.getEraseSessionsMethod = getEraseSessionsMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.EraseSessionsRequest, io.github.sessiond.v1.EraseSessionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "EraseSessions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.EraseSessionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.EraseSessionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("EraseSessions"))
+              .build();
+        }
+      }
+    }
+    return getEraseSessionsMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -638,6 +669,26 @@ public final class StoreServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.sessiond.v1.PutBlobResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPutBlobMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * EraseSessions erases sessions: the ones named, every one whose tags
+     * hold a filter, or every one of the workspace, each with its subagent
+     * sessions (recursively). An erased session keeps its tree (ids, parents,
+     * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+     * every other entry reads with Entry.withheld (reason ERASED) and its
+     * content is gone: a sealed session's data key is destroyed, a session in
+     * clear is rewritten. Idempotent. One audit record without content is
+     * written per call and returned.
+     * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+     * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+     * (an engine without erasure: PostgreSQL for now).
+     * </pre>
+     */
+    default void eraseSessions(io.github.sessiond.v1.EraseSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.EraseSessionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getEraseSessionsMethod(), responseObserver);
+    }
   }
 
   /**
@@ -900,6 +951,27 @@ public final class StoreServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getPutBlobMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * EraseSessions erases sessions: the ones named, every one whose tags
+     * hold a filter, or every one of the workspace, each with its subagent
+     * sessions (recursively). An erased session keeps its tree (ids, parents,
+     * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+     * every other entry reads with Entry.withheld (reason ERASED) and its
+     * content is gone: a sealed session's data key is destroyed, a session in
+     * clear is rewritten. Idempotent. One audit record without content is
+     * written per call and returned.
+     * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+     * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+     * (an engine without erasure: PostgreSQL for now).
+     * </pre>
+     */
+    public void eraseSessions(io.github.sessiond.v1.EraseSessionsRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.EraseSessionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getEraseSessionsMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1131,6 +1203,26 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getPutBlobMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * EraseSessions erases sessions: the ones named, every one whose tags
+     * hold a filter, or every one of the workspace, each with its subagent
+     * sessions (recursively). An erased session keeps its tree (ids, parents,
+     * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+     * every other entry reads with Entry.withheld (reason ERASED) and its
+     * content is gone: a sealed session's data key is destroyed, a session in
+     * clear is rewritten. Idempotent. One audit record without content is
+     * written per call and returned.
+     * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+     * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+     * (an engine without erasure: PostgreSQL for now).
+     * </pre>
+     */
+    public io.github.sessiond.v1.EraseSessionsResponse eraseSessions(io.github.sessiond.v1.EraseSessionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getEraseSessionsMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1360,6 +1452,26 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getPutBlobMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * EraseSessions erases sessions: the ones named, every one whose tags
+     * hold a filter, or every one of the workspace, each with its subagent
+     * sessions (recursively). An erased session keeps its tree (ids, parents,
+     * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+     * every other entry reads with Entry.withheld (reason ERASED) and its
+     * content is gone: a sealed session's data key is destroyed, a session in
+     * clear is rewritten. Idempotent. One audit record without content is
+     * written per call and returned.
+     * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+     * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+     * (an engine without erasure: PostgreSQL for now).
+     * </pre>
+     */
+    public io.github.sessiond.v1.EraseSessionsResponse eraseSessions(io.github.sessiond.v1.EraseSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getEraseSessionsMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1570,6 +1682,27 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getPutBlobMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * EraseSessions erases sessions: the ones named, every one whose tags
+     * hold a filter, or every one of the workspace, each with its subagent
+     * sessions (recursively). An erased session keeps its tree (ids, parents,
+     * seqs, kinds, timestamps) and its SessionInfo entries (title, tags);
+     * every other entry reads with Entry.withheld (reason ERASED) and its
+     * content is gone: a sealed session's data key is destroyed, a session in
+     * clear is rewritten. Idempotent. One audit record without content is
+     * written per call and returned.
+     * Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
+     * empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
+     * (an engine without erasure: PostgreSQL for now).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.EraseSessionsResponse> eraseSessions(
+        io.github.sessiond.v1.EraseSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getEraseSessionsMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CREATE_SESSION = 0;
@@ -1583,6 +1716,7 @@ public final class StoreServiceGrpc {
   private static final int METHODID_WATCH_SESSIONS = 8;
   private static final int METHODID_GET_BLOB = 9;
   private static final int METHODID_PUT_BLOB = 10;
+  private static final int METHODID_ERASE_SESSIONS = 11;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1644,6 +1778,10 @@ public final class StoreServiceGrpc {
         case METHODID_PUT_BLOB:
           serviceImpl.putBlob((io.github.sessiond.v1.PutBlobRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.PutBlobResponse>) responseObserver);
+          break;
+        case METHODID_ERASE_SESSIONS:
+          serviceImpl.eraseSessions((io.github.sessiond.v1.EraseSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.EraseSessionsResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1740,6 +1878,13 @@ public final class StoreServiceGrpc {
               io.github.sessiond.v1.PutBlobRequest,
               io.github.sessiond.v1.PutBlobResponse>(
                 service, METHODID_PUT_BLOB)))
+        .addMethod(
+          getEraseSessionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.EraseSessionsRequest,
+              io.github.sessiond.v1.EraseSessionsResponse>(
+                service, METHODID_ERASE_SESSIONS)))
         .build();
   }
 
@@ -1799,6 +1944,7 @@ public final class StoreServiceGrpc {
               .addMethod(getWatchSessionsMethod())
               .addMethod(getGetBlobMethod())
               .addMethod(getPutBlobMethod())
+              .addMethod(getEraseSessionsMethod())
               .build();
         }
       }
