@@ -35,6 +35,7 @@ Exit status 0 and a last line like {"ok": true, ...} mean every check passed.
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 import uuid
@@ -315,6 +316,38 @@ def main():
     assert [(e.id, e.seq, e.timestamp) for e in copy] == [(e.id, e.seq, e.timestamp) for e in log], copy
     assert not st.ImportSession(req).created
     st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id + "-copy"))
+
+    # --- RedactEntries: the fork's first message keeps its place, loses its text.
+    redacted = ss.RedactEntries(
+        sess.RedactEntriesRequest(workspace=ws, session=fork.id, entry_ids=["u1"], why="interop", by="py")
+    )
+    marker = redacted.entries[0].withheld
+    assert redacted.entries[0].id == "u1" and marker.reason == E.WITHHELD_REASON_REDACTED, redacted
+    assert marker.by == "py" and marker.why == "interop", marker
+    after = ss.GetState(sess.GetStateRequest(workspace=ws, session=fork.id)).state
+    assert [m.entry_id for m in after.messages] == ["u1", "a1", "t1"], after
+    assert after.messages[0].message.content[0].text == "[redacted]", after.messages[0]
+
+    # --- EraseSessions: the fork's content is gone for good, its tree kept
+    # (PostgreSQL does not erase yet: UNIMPLEMENTED, saying so).
+    erase_req = store.EraseSessionsRequest(workspace=ws, session_ids=[fork.id], by="py", why="interop")
+    if os.environ.get("SESSIOND_TEST_STORAGE") == "postgres":
+        try:
+            st.EraseSessions(erase_req)
+            raise AssertionError("EraseSessions on PostgreSQL succeeded")
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.UNIMPLEMENTED, err
+    else:
+        erased = st.EraseSessions(erase_req)
+        assert list(erased.session_ids) == [fork.id], erased
+        gone = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id)).entries)
+        assert [e.id for e in gone][1:] == ["m1", "u1", "a1", "t1"], [e.id for e in gone]
+        a1 = next(e for e in gone if e.id == "a1")
+        assert a1.withheld.reason == E.WITHHELD_REASON_ERASED, a1
+        # Only the tool calls' ids and names are kept (their pairing with results), no text, no arguments.
+        assert [(p.WhichOneof("part"), p.tool_call.HasField("arguments")) for p in a1.message.content] == [
+            ("tool_call", False)
+        ], a1
 
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))
