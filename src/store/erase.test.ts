@@ -6,6 +6,7 @@ import { type Entry, EntrySchema, WithheldReason } from "../../gen/sessiond/v1/e
 import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { assistant, toolResult, user } from "../../test/support/fixtures.js";
 import { removeDir, tempDir } from "../../test/support/jsonl/fixtures.js";
+import { openPostgres, pgSkip } from "../../test/support/store-engines.js";
 import { isSessiondError } from "../core/errors.js";
 import { textOf } from "../core/message-text.js";
 import type { StorageEngine } from "../storage/engine.js";
@@ -360,5 +361,25 @@ describe("erasure on an engine without it (PostgreSQL, for now)", () => {
     const back = await store.erasures(WS).catch((e: unknown) => e);
     expect(isSessiondError(back, "UNIMPLEMENTED")).toBe(true);
     expect((await entriesOf(store, "p"))[1]?.withheld).toBeUndefined();
+  });
+});
+
+// Loud when it cannot run (store-engines.ts prints why PostgreSQL is skipped).
+describe.skipIf(pgSkip !== undefined)("erasure on the PostgreSQL engine (not built yet)", () => {
+  it("is UNIMPLEMENTED naming the engine; the session is untouched", async () => {
+    const { engine } = await openPostgres();
+    try {
+      const store = new SessionStore(engine, { now: () => CLOCK });
+      await store.create({ workspace: WS, sessionId: "p" });
+      await (await store.open(WS, "p")).append([user("u1", ERASED[0] as string)]);
+      const err = await store
+        .erase({ workspace: WS, sessionIds: ["p"], by: "dpo" })
+        .catch((e: unknown) => e);
+      expect(isSessiondError(err, "UNIMPLEMENTED")).toBe(true);
+      expect((err as Error).message).toContain("postgres");
+      expect((await entriesOf(store, "p"))[1]?.withheld).toBeUndefined();
+    } finally {
+      await engine.close();
+    }
   });
 });
