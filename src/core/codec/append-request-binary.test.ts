@@ -547,8 +547,20 @@ function wrongWireTypes(no: number, field: Bytes): Bytes[] {
   return all.filter((_, w) => w !== wire);
 }
 
-/** Unknown fields of each wire type, numbers one and two bytes long. */
-const UNKNOWN: Bytes[] = [int(15, 1), f64(15, 1), ld(15, [0x61]), int(99, 1), ld(99, [0x08, 0x01])];
+/**
+ * Unknown fields of each wire type, numbers one and two bytes long (15 is an
+ * Entry's branchSummary, 99 nobody's), an empty one (it would read as an
+ * empty message) and a tag with nothing after it.
+ */
+const UNKNOWN: Bytes[] = [
+  int(15, 1),
+  f64(15, 1),
+  ld(15, [0x61]),
+  int(99, 1),
+  ld(99, [0x08, 0x01]),
+  ld(99, []),
+  tagOf(99, WIRE.varint),
+];
 
 describe("decodeAppendRequest on hand-made bytes", () => {
   for (const { name, at, fields } of MESSAGES) {
