@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { ensureDir } from "./create-file.js";
-import { errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import { errnoCode, type FsOps, fsyncDir, readWholeText, writeAll } from "./fs-ops.js";
 import { sessionsDir } from "./paths.js";
 
 /**
@@ -54,20 +54,8 @@ export class ErasureAudit {
 
   async read(workspace: string): Promise<string[]> {
     const file = this.file(workspace);
-    let fd: number;
-    try {
-      fd = await this.ops.open(file, "r");
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return [];
-      throw err;
-    }
-    let text: string;
-    try {
-      const size = (await this.ops.fstat(fd)).size;
-      text = (await readAt(this.ops, fd, 0, size)).toString("utf8");
-    } finally {
-      await this.ops.close(fd);
-    }
+    const text = await readWholeText(this.ops, file);
+    if (text === undefined) return [];
     const lines = text.split("\n");
     lines.pop(); // "" after the last newline, or a torn last line
     return lines.filter((l) => l.length > 0);

@@ -181,6 +181,23 @@ export async function readAt(ops: FsOps, fd: number, position: number, length: n
 }
 
 /** Makes a directory's entries (created, linked, unlinked files) durable. */
+/** A small file's whole text (the key files, the erasure audit), or undefined when it does not exist. */
+export async function readWholeText(ops: FsOps, file: string): Promise<string | undefined> {
+  let fd: number;
+  try {
+    fd = await ops.open(file, "r");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    const size = (await ops.fstat(fd)).size;
+    return (await readAt(ops, fd, 0, size)).toString("utf8");
+  } finally {
+    await ops.close(fd);
+  }
+}
+
 export async function fsyncDir(ops: FsOps, dir: string): Promise<void> {
   const fd = await ops.open(dir, "r");
   try {

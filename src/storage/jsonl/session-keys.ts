@@ -11,7 +11,7 @@ import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
 import { newKey } from "../seal/aead.js";
 import { type ContentOpener, MissingKey, SessionSealer } from "../seal/sealed-payload.js";
 import { createExclusive, makeNameDurable } from "./create-file.js";
-import { errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import { errnoCode, type FsOps, fsyncDir, readWholeText, writeAll } from "./fs-ops.js";
 
 /**
  * Which workspaces the JSONL engine seals, and with what keys (see
@@ -245,20 +245,8 @@ export class SessionKeys {
 
   /** What the key file holds, or undefined when there is none. */
   private async readFile(key: SessionKey, file: string): Promise<StoredKey | undefined> {
-    let fd: number;
-    try {
-      fd = await this.ops.open(file, "r");
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return undefined;
-      throw err;
-    }
-    let text: string;
-    try {
-      const size = (await this.ops.fstat(fd)).size;
-      text = (await readAt(this.ops, fd, 0, size)).toString("utf8");
-    } finally {
-      await this.ops.close(fd);
-    }
+    const text = await readWholeText(this.ops, file);
+    if (text === undefined) return undefined;
     const name = `the key file of session ${quote(key.sessionId)} in workspace ${quote(key.workspace)}`;
     let k: Partial<KeyFile>;
     try {
