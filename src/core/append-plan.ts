@@ -2,7 +2,8 @@ import { clone, equals } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { tryDecodeEntry } from "./codec/entry-from-json.js";
-import { entryJson, tryEntryJson } from "./codec/entry-to-json.js";
+import { entryJson, entryJsonWithKind, tryEntryJsonParts } from "./codec/entry-to-json.js";
+import { costProblem } from "./cost.js";
 import { toolCallIds, toolResultCallId } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
 import { checkEntryId, ENTRY_ID_PATTERN, newEntryId, quote } from "./ids.js";
@@ -125,7 +126,7 @@ function shapeProblem(e: Entry, allowLeaf: boolean): string | undefined {
         }
       }
       if (m.role === Role.TOOL && !m.toolCallId) return "a TOOL message needs tool_call_id";
-      return undefined;
+      return m.usage?.cost === undefined ? undefined : costProblem(m.usage.cost);
     }
     case "modelChange":
       return k.value.model === "" ? "model change without model" : undefined;
@@ -181,14 +182,21 @@ function shallowCopy(e: Entry): Entry {
  * wrong type: the caller's INVALID_ARGUMENT, not an internal error), and so
  * does any text with a lone surrogate (JSON.stringify escapes it where
  * clone decides). The copy is then what the store keeps on disk: a -0 in
- * Struct data is 0 and unknown fields are gone, in memory too.
+ * Struct data is 0 and unknown fields are gone, in memory too. With
+ * `kinds`, `kinds[i]` is set to the JSON of the copy's kind when the copy
+ * was read back from it (left alone otherwise).
  */
-export function copyEntry(e: Entry, i: number): Entry {
+export function copyEntry(e: Entry, i: number, kinds?: (string | undefined)[]): Entry {
   if (e.$unknown === undefined) {
-    const json = tryEntryJson(e);
-    if (json !== undefined && !LONE_SURROGATE.test(json)) {
-      const copy = tryDecodeEntry(JSON.parse(json));
-      if (copy !== undefined) return copy;
+    const parts = tryEntryJsonParts(e);
+    if (parts !== undefined && !LONE_SURROGATE.test(parts.json)) {
+      const copy = tryDecodeEntry(JSON.parse(parts.json));
+      if (copy !== undefined) {
+        // The copy's kind is this JSON read back: planning writes the stored
+        // form from it (storedJsonOf) instead of writing the kind again.
+        if (kinds !== undefined) kinds[i] = parts.kind;
+        return copy;
+      }
     }
   }
   try {
@@ -319,9 +327,12 @@ export function planAppend(
   // The name of entries[i] in errors, made only when one is thrown.
   const who = (i: number) => entryName(i, batch[i] as Entry, (given[i] as Entry).id !== "");
   const batch: Entry[] = new Array(n);
+  // The JSON of each copied entry's kind, as copyEntry wrote it (an entry's
+  // JSON is its head, then its kind: the kind is written once per append).
+  const kinds: (string | undefined)[] | undefined = input.handOver ? undefined : new Array(n);
   for (let i = 0; i < n; i++) {
     const e = given[i] as Entry;
-    const copy = input.handOver ? shallowCopy(e) : copyEntry(e, i);
+    const copy = input.handOver ? shallowCopy(e) : copyEntry(e, i, kinds);
     batch[i] = copy;
     if (copy.id === "") copy.id = newId();
     else if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
@@ -407,7 +418,9 @@ export function planAppend(
       e.timestamp = stamp;
     }
     e.seq = BigInt(++seq);
-    json[i] = storedJsonOf(e, maxEntryBytes, i, who);
+    // A SessionInfo's kind was changed above (its session id): written anew.
+    const kind = k.case === "sessionInfo" ? undefined : kinds?.[i];
+    json[i] = storedJsonOf(e, maxEntryBytes, i, who, kind);
     added?.set(e.id, e);
     leaf = k.case === "leaf" ? k.value.leafId : e.id;
   }
@@ -440,10 +453,18 @@ export function storedJson(e: Entry, maxBytes: number, who: string): string {
 }
 
 /** storedJson naming entries[i] with `who(i)`, made only when it refuses the entry. */
-function storedJsonOf(e: Entry, maxBytes: number, i: number, who: (i: number) => string): string {
-  let text: string;
+function storedJsonOf(
+  e: Entry,
+  maxBytes: number,
+  i: number,
+  who: (i: number) => string,
+  /** The JSON of `e`'s kind as it stands, when known (copyEntry). */
+  kind?: string,
+): string {
+  let text: string | undefined;
   try {
-    text = entryJson(e);
+    if (kind !== undefined) text = entryJsonWithKind(e, kind);
+    text ??= entryJson(e);
   } catch (err) {
     throw invalidArgument(
       `${who(i)} cannot be stored: ${err instanceof Error ? err.message : String(err)}`,

@@ -1203,8 +1203,17 @@ type Usage struct {
 	CacheReadTokens uint64 `protobuf:"varint,3,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
 	// Prompt tokens written to the provider's cache.
 	CacheWriteTokens uint64 `protobuf:"varint,4,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Of output_tokens, those the model spent reasoning (thinking), when the
+	// provider reports them. A part of output_tokens, not added to it:
+	// adapters of providers that count them apart (e.g. Gemini's
+	// thoughts_token_count) add them to output_tokens as well.
+	ReasoningTokens uint64 `protobuf:"varint,5,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	// What the message cost, when the caller knows it. Unset: usage roll-ups
+	// price the message from the server's price table (serve --prices) by its
+	// model and timestamp, or count it as unpriced.
+	Cost          *Cost `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -1265,6 +1274,76 @@ func (x *Usage) GetCacheWriteTokens() uint64 {
 	return 0
 }
 
+func (x *Usage) GetReasoningTokens() uint64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+// Cost is an exact amount of money.
+type Cost struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A decimal number, at least 0: digits, optionally a point and at most 12
+	// fraction digits (e.g. "0.0123"). A string, so that sums are exact.
+	Amount string `protobuf:"bytes,1,opt,name=amount,proto3" json:"amount,omitempty"`
+	// ISO 4217 code, three upper-case letters (e.g. "USD").
+	Currency      string `protobuf:"bytes,2,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cost) Reset() {
+	*x = Cost{}
+	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cost) ProtoMessage() {}
+
+func (x *Cost) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cost.ProtoReflect.Descriptor instead.
+func (*Cost) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Cost) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *Cost) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
 // ModelChange switches the model for the rest of the path.
 type ModelChange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1278,7 +1357,7 @@ type ModelChange struct {
 
 func (x *ModelChange) Reset() {
 	*x = ModelChange{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1369,7 @@ func (x *ModelChange) String() string {
 func (*ModelChange) ProtoMessage() {}
 
 func (x *ModelChange) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[10]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1382,7 @@ func (x *ModelChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelChange.ProtoReflect.Descriptor instead.
 func (*ModelChange) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelChange) GetModel() string {
@@ -1331,7 +1410,7 @@ type ThinkingLevelChange struct {
 
 func (x *ThinkingLevelChange) Reset() {
 	*x = ThinkingLevelChange{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1422,7 @@ func (x *ThinkingLevelChange) String() string {
 func (*ThinkingLevelChange) ProtoMessage() {}
 
 func (x *ThinkingLevelChange) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[11]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1435,7 @@ func (x *ThinkingLevelChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThinkingLevelChange.ProtoReflect.Descriptor instead.
 func (*ThinkingLevelChange) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ThinkingLevelChange) GetThinkingLevel() string {
@@ -1385,7 +1464,7 @@ type Compaction struct {
 
 func (x *Compaction) Reset() {
 	*x = Compaction{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1476,7 @@ func (x *Compaction) String() string {
 func (*Compaction) ProtoMessage() {}
 
 func (x *Compaction) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[12]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1489,7 @@ func (x *Compaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
 func (*Compaction) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Compaction) GetSummary() string {
@@ -1447,7 +1526,7 @@ type BranchSummary struct {
 
 func (x *BranchSummary) Reset() {
 	*x = BranchSummary{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1538,7 @@ func (x *BranchSummary) String() string {
 func (*BranchSummary) ProtoMessage() {}
 
 func (x *BranchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[13]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1551,7 @@ func (x *BranchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchSummary.ProtoReflect.Descriptor instead.
 func (*BranchSummary) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BranchSummary) GetSummary() string {
@@ -1501,7 +1580,7 @@ type Label struct {
 
 func (x *Label) Reset() {
 	*x = Label{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1592,7 @@ func (x *Label) String() string {
 func (*Label) ProtoMessage() {}
 
 func (x *Label) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[14]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1605,7 @@ func (x *Label) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Label.ProtoReflect.Descriptor instead.
 func (*Label) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Label) GetLabel() string {
@@ -1549,7 +1628,7 @@ type Leaf struct {
 
 func (x *Leaf) Reset() {
 	*x = Leaf{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1640,7 @@ func (x *Leaf) String() string {
 func (*Leaf) ProtoMessage() {}
 
 func (x *Leaf) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[15]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1653,7 @@ func (x *Leaf) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leaf.ProtoReflect.Descriptor instead.
 func (*Leaf) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Leaf) GetLeafId() string {
@@ -1598,7 +1677,7 @@ type Custom struct {
 
 func (x *Custom) Reset() {
 	*x = Custom{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1689,7 @@ func (x *Custom) String() string {
 func (*Custom) ProtoMessage() {}
 
 func (x *Custom) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[16]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1702,7 @@ func (x *Custom) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Custom.ProtoReflect.Descriptor instead.
 func (*Custom) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Custom) GetNamespace() string {
@@ -1658,7 +1737,7 @@ type Withheld struct {
 
 func (x *Withheld) Reset() {
 	*x = Withheld{}
-	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1749,7 @@ func (x *Withheld) String() string {
 func (*Withheld) ProtoMessage() {}
 
 func (x *Withheld) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_entry_proto_msgTypes[17]
+	mi := &file_sessiond_v1_entry_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1762,7 @@ func (x *Withheld) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Withheld.ProtoReflect.Descriptor instead.
 func (*Withheld) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_entry_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Withheld) GetReason() WithheldReason {
@@ -1818,12 +1897,17 @@ const file_sessiond_v1_entry_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
-	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\xa9\x01\n" +
+	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\xfb\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x04R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x04R\foutputTokens\x12*\n" +
 	"\x11cache_read_tokens\x18\x03 \x01(\x04R\x0fcacheReadTokens\x12,\n" +
-	"\x12cache_write_tokens\x18\x04 \x01(\x04R\x10cacheWriteTokens\"Q\n" +
+	"\x12cache_write_tokens\x18\x04 \x01(\x04R\x10cacheWriteTokens\x12)\n" +
+	"\x10reasoning_tokens\x18\x05 \x01(\x04R\x0freasoningTokens\x12%\n" +
+	"\x04cost\x18\x06 \x01(\v2\x11.sessiond.v1.CostR\x04cost\":\n" +
+	"\x04Cost\x12\x16\n" +
+	"\x06amount\x18\x01 \x01(\tR\x06amount\x12\x1a\n" +
+	"\bcurrency\x18\x02 \x01(\tR\bcurrency\"Q\n" +
 	"\vModelChange\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\bprovider\x18\x02 \x01(\tH\x00R\bprovider\x88\x01\x01B\v\n" +
@@ -1881,7 +1965,7 @@ func file_sessiond_v1_entry_proto_rawDescGZIP() []byte {
 }
 
 var file_sessiond_v1_entry_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_sessiond_v1_entry_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_sessiond_v1_entry_proto_goTypes = []any{
 	(Role)(0),                     // 0: sessiond.v1.Role
 	(BlobPart)(0),                 // 1: sessiond.v1.BlobPart
@@ -1896,53 +1980,55 @@ var file_sessiond_v1_entry_proto_goTypes = []any{
 	(*ImagePart)(nil),             // 10: sessiond.v1.ImagePart
 	(*ToolCall)(nil),              // 11: sessiond.v1.ToolCall
 	(*Usage)(nil),                 // 12: sessiond.v1.Usage
-	(*ModelChange)(nil),           // 13: sessiond.v1.ModelChange
-	(*ThinkingLevelChange)(nil),   // 14: sessiond.v1.ThinkingLevelChange
-	(*Compaction)(nil),            // 15: sessiond.v1.Compaction
-	(*BranchSummary)(nil),         // 16: sessiond.v1.BranchSummary
-	(*Label)(nil),                 // 17: sessiond.v1.Label
-	(*Leaf)(nil),                  // 18: sessiond.v1.Leaf
-	(*Custom)(nil),                // 19: sessiond.v1.Custom
-	(*Withheld)(nil),              // 20: sessiond.v1.Withheld
-	nil,                           // 21: sessiond.v1.SessionInfo.TagsEntry
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 24: google.protobuf.Value
+	(*Cost)(nil),                  // 13: sessiond.v1.Cost
+	(*ModelChange)(nil),           // 14: sessiond.v1.ModelChange
+	(*ThinkingLevelChange)(nil),   // 15: sessiond.v1.ThinkingLevelChange
+	(*Compaction)(nil),            // 16: sessiond.v1.Compaction
+	(*BranchSummary)(nil),         // 17: sessiond.v1.BranchSummary
+	(*Label)(nil),                 // 18: sessiond.v1.Label
+	(*Leaf)(nil),                  // 19: sessiond.v1.Leaf
+	(*Custom)(nil),                // 20: sessiond.v1.Custom
+	(*Withheld)(nil),              // 21: sessiond.v1.Withheld
+	nil,                           // 22: sessiond.v1.SessionInfo.TagsEntry
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 24: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 25: google.protobuf.Value
 }
 var file_sessiond_v1_entry_proto_depIdxs = []int32{
-	22, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
-	20, // 1: sessiond.v1.Entry.withheld:type_name -> sessiond.v1.Withheld
+	23, // 0: sessiond.v1.Entry.timestamp:type_name -> google.protobuf.Timestamp
+	21, // 1: sessiond.v1.Entry.withheld:type_name -> sessiond.v1.Withheld
 	4,  // 2: sessiond.v1.Entry.session_info:type_name -> sessiond.v1.SessionInfo
 	6,  // 3: sessiond.v1.Entry.message:type_name -> sessiond.v1.Message
-	13, // 4: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
-	14, // 5: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
-	15, // 6: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
-	16, // 7: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
-	17, // 8: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
-	18, // 9: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
-	19, // 10: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
-	22, // 11: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
+	14, // 4: sessiond.v1.Entry.model_change:type_name -> sessiond.v1.ModelChange
+	15, // 5: sessiond.v1.Entry.thinking_level_change:type_name -> sessiond.v1.ThinkingLevelChange
+	16, // 6: sessiond.v1.Entry.compaction:type_name -> sessiond.v1.Compaction
+	17, // 7: sessiond.v1.Entry.branch_summary:type_name -> sessiond.v1.BranchSummary
+	18, // 8: sessiond.v1.Entry.label:type_name -> sessiond.v1.Label
+	19, // 9: sessiond.v1.Entry.leaf:type_name -> sessiond.v1.Leaf
+	20, // 10: sessiond.v1.Entry.custom:type_name -> sessiond.v1.Custom
+	23, // 11: sessiond.v1.SessionInfo.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 12: sessiond.v1.SessionInfo.forked_from:type_name -> sessiond.v1.ForkedFrom
-	23, // 13: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
-	21, // 14: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
+	24, // 13: sessiond.v1.SessionInfo.metadata:type_name -> google.protobuf.Struct
+	22, // 14: sessiond.v1.SessionInfo.tags:type_name -> sessiond.v1.SessionInfo.TagsEntry
 	0,  // 15: sessiond.v1.Message.role:type_name -> sessiond.v1.Role
 	7,  // 16: sessiond.v1.Message.content:type_name -> sessiond.v1.ContentPart
 	12, // 17: sessiond.v1.Message.usage:type_name -> sessiond.v1.Usage
-	23, // 18: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
+	24, // 18: sessiond.v1.Message.metadata:type_name -> google.protobuf.Struct
 	9,  // 19: sessiond.v1.ContentPart.thinking:type_name -> sessiond.v1.ThinkingPart
 	10, // 20: sessiond.v1.ContentPart.image:type_name -> sessiond.v1.ImagePart
 	11, // 21: sessiond.v1.ContentPart.tool_call:type_name -> sessiond.v1.ToolCall
 	8,  // 22: sessiond.v1.ContentPart.blob:type_name -> sessiond.v1.BlobRef
 	1,  // 23: sessiond.v1.BlobRef.part:type_name -> sessiond.v1.BlobPart
-	24, // 24: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
-	23, // 25: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
-	2,  // 26: sessiond.v1.Withheld.reason:type_name -> sessiond.v1.WithheldReason
-	22, // 27: sessiond.v1.Withheld.at:type_name -> google.protobuf.Timestamp
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	25, // 24: sessiond.v1.ToolCall.arguments:type_name -> google.protobuf.Value
+	13, // 25: sessiond.v1.Usage.cost:type_name -> sessiond.v1.Cost
+	24, // 26: sessiond.v1.Custom.data:type_name -> google.protobuf.Struct
+	2,  // 27: sessiond.v1.Withheld.reason:type_name -> sessiond.v1.WithheldReason
+	23, // 28: sessiond.v1.Withheld.at:type_name -> google.protobuf.Timestamp
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_entry_proto_init() }
@@ -1972,15 +2058,15 @@ func file_sessiond_v1_entry_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_msgTypes[5].OneofWrappers = []any{}
 	file_sessiond_v1_entry_proto_msgTypes[6].OneofWrappers = []any{}
-	file_sessiond_v1_entry_proto_msgTypes[10].OneofWrappers = []any{}
-	file_sessiond_v1_entry_proto_msgTypes[12].OneofWrappers = []any{}
+	file_sessiond_v1_entry_proto_msgTypes[11].OneofWrappers = []any{}
+	file_sessiond_v1_entry_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_entry_proto_rawDesc), len(file_sessiond_v1_entry_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -739,6 +739,114 @@ func (x *TreeNode) GetLeafId() string {
 	return ""
 }
 
+// UsageTotals sums the Usage of a set of assistant messages.
+type UsageTotals struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ASSISTANT messages counted (those with usage or cost).
+	Messages uint64 `protobuf:"varint,1,opt,name=messages,proto3" json:"messages,omitempty"`
+	// Sums of the Usage fields.
+	InputTokens      uint64 `protobuf:"varint,2,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens     uint64 `protobuf:"varint,3,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CacheReadTokens  uint64 `protobuf:"varint,4,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens uint64 `protobuf:"varint,5,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	// A part of output_tokens (see Usage.reasoning_tokens).
+	ReasoningTokens uint64 `protobuf:"varint,6,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	// The cost, one exact sum per currency (caller-set costs and prices from
+	// the server's table), ordered by currency.
+	Cost []*Cost `protobuf:"bytes,7,rep,name=cost,proto3" json:"cost,omitempty"`
+	// Messages with usage that had no cost and no price for their model at
+	// their time: not in cost.
+	UnpricedMessages uint64 `protobuf:"varint,8,opt,name=unpriced_messages,json=unpricedMessages,proto3" json:"unpriced_messages,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *UsageTotals) Reset() {
+	*x = UsageTotals{}
+	mi := &file_sessiond_v1_session_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageTotals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageTotals) ProtoMessage() {}
+
+func (x *UsageTotals) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageTotals.ProtoReflect.Descriptor instead.
+func (*UsageTotals) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UsageTotals) GetMessages() uint64 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetInputTokens() uint64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetOutputTokens() uint64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetCacheReadTokens() uint64 {
+	if x != nil {
+		return x.CacheReadTokens
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetCacheWriteTokens() uint64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetReasoningTokens() uint64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
+func (x *UsageTotals) GetCost() []*Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *UsageTotals) GetUnpricedMessages() uint64 {
+	if x != nil {
+		return x.UnpricedMessages
+	}
+	return 0
+}
+
 var File_sessiond_v1_session_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_session_proto_rawDesc = "" +
@@ -819,7 +927,16 @@ const file_sessiond_v1_session_proto_rawDesc = "" +
 	"_parent_idB\b\n" +
 	"\x06_labelB\n" +
 	"\n" +
-	"\b_leaf_id*@\n" +
+	"\b_leaf_id\"\xca\x02\n" +
+	"\vUsageTotals\x12\x1a\n" +
+	"\bmessages\x18\x01 \x01(\x04R\bmessages\x12!\n" +
+	"\finput_tokens\x18\x02 \x01(\x04R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x03 \x01(\x04R\foutputTokens\x12*\n" +
+	"\x11cache_read_tokens\x18\x04 \x01(\x04R\x0fcacheReadTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\x05 \x01(\x04R\x10cacheWriteTokens\x12)\n" +
+	"\x10reasoning_tokens\x18\x06 \x01(\x04R\x0freasoningTokens\x12%\n" +
+	"\x04cost\x18\a \x03(\v2\x11.sessiond.v1.CostR\x04cost\x12+\n" +
+	"\x11unpriced_messages\x18\b \x01(\x04R\x10unpricedMessages*@\n" +
 	"\x04View\x12\x14\n" +
 	"\x10VIEW_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fVIEW_CONTEXT\x10\x01\x12\x10\n" +
@@ -854,7 +971,7 @@ func file_sessiond_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_sessiond_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_sessiond_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_sessiond_v1_session_proto_goTypes = []any{
 	(View)(0),                     // 0: sessiond.v1.View
 	(Health)(0),                   // 1: sessiond.v1.Health
@@ -863,34 +980,37 @@ var file_sessiond_v1_session_proto_goTypes = []any{
 	(*SessionState)(nil),          // 4: sessiond.v1.SessionState
 	(*SessionMeta)(nil),           // 5: sessiond.v1.SessionMeta
 	(*TreeNode)(nil),              // 6: sessiond.v1.TreeNode
-	nil,                           // 7: sessiond.v1.SessionState.CustomEntry
-	nil,                           // 8: sessiond.v1.SessionMeta.TagsEntry
-	(*Message)(nil),               // 9: sessiond.v1.Message
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*ForkedFrom)(nil),            // 11: sessiond.v1.ForkedFrom
-	(*structpb.Struct)(nil),       // 12: google.protobuf.Struct
-	(Role)(0),                     // 13: sessiond.v1.Role
+	(*UsageTotals)(nil),           // 7: sessiond.v1.UsageTotals
+	nil,                           // 8: sessiond.v1.SessionState.CustomEntry
+	nil,                           // 9: sessiond.v1.SessionMeta.TagsEntry
+	(*Message)(nil),               // 10: sessiond.v1.Message
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*ForkedFrom)(nil),            // 12: sessiond.v1.ForkedFrom
+	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
+	(Role)(0),                     // 14: sessiond.v1.Role
+	(*Cost)(nil),                  // 15: sessiond.v1.Cost
 }
 var file_sessiond_v1_session_proto_depIdxs = []int32{
-	9,  // 0: sessiond.v1.StateMessage.message:type_name -> sessiond.v1.Message
+	10, // 0: sessiond.v1.StateMessage.message:type_name -> sessiond.v1.Message
 	3,  // 1: sessiond.v1.SessionState.messages:type_name -> sessiond.v1.StateMessage
-	7,  // 2: sessiond.v1.SessionState.custom:type_name -> sessiond.v1.SessionState.CustomEntry
+	8,  // 2: sessiond.v1.SessionState.custom:type_name -> sessiond.v1.SessionState.CustomEntry
 	0,  // 3: sessiond.v1.SessionState.view:type_name -> sessiond.v1.View
-	10, // 4: sessiond.v1.SessionMeta.created_at:type_name -> google.protobuf.Timestamp
-	10, // 5: sessiond.v1.SessionMeta.updated_at:type_name -> google.protobuf.Timestamp
-	11, // 6: sessiond.v1.SessionMeta.forked_from:type_name -> sessiond.v1.ForkedFrom
-	12, // 7: sessiond.v1.SessionMeta.metadata:type_name -> google.protobuf.Struct
+	11, // 4: sessiond.v1.SessionMeta.created_at:type_name -> google.protobuf.Timestamp
+	11, // 5: sessiond.v1.SessionMeta.updated_at:type_name -> google.protobuf.Timestamp
+	12, // 6: sessiond.v1.SessionMeta.forked_from:type_name -> sessiond.v1.ForkedFrom
+	13, // 7: sessiond.v1.SessionMeta.metadata:type_name -> google.protobuf.Struct
 	1,  // 8: sessiond.v1.SessionMeta.health:type_name -> sessiond.v1.Health
-	8,  // 9: sessiond.v1.SessionMeta.tags:type_name -> sessiond.v1.SessionMeta.TagsEntry
+	9,  // 9: sessiond.v1.SessionMeta.tags:type_name -> sessiond.v1.SessionMeta.TagsEntry
 	2,  // 10: sessiond.v1.TreeNode.kind:type_name -> sessiond.v1.EntryKind
-	13, // 11: sessiond.v1.TreeNode.role:type_name -> sessiond.v1.Role
-	10, // 12: sessiond.v1.TreeNode.timestamp:type_name -> google.protobuf.Timestamp
-	12, // 13: sessiond.v1.SessionState.CustomEntry.value:type_name -> google.protobuf.Struct
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	14, // 11: sessiond.v1.TreeNode.role:type_name -> sessiond.v1.Role
+	11, // 12: sessiond.v1.TreeNode.timestamp:type_name -> google.protobuf.Timestamp
+	15, // 13: sessiond.v1.UsageTotals.cost:type_name -> sessiond.v1.Cost
+	13, // 14: sessiond.v1.SessionState.CustomEntry.value:type_name -> google.protobuf.Struct
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_session_proto_init() }
@@ -908,7 +1028,7 @@ func file_sessiond_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_session_proto_rawDesc), len(file_sessiond_v1_session_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -22,6 +22,332 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// GetUsageRequest names a session.
+type GetUsageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Full id or unique prefix.
+	Session string `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// Leave out the subagent sessions (subagents and subagents_total stay
+	// empty); their reading costs a call per subagent.
+	SkipSubagents bool `protobuf:"varint,3,opt,name=skip_subagents,json=skipSubagents,proto3" json:"skip_subagents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUsageRequest) Reset() {
+	*x = GetUsageRequest{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUsageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUsageRequest) ProtoMessage() {}
+
+func (x *GetUsageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUsageRequest.ProtoReflect.Descriptor instead.
+func (*GetUsageRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetUsageRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *GetUsageRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *GetUsageRequest) GetSkipSubagents() bool {
+	if x != nil {
+		return x.SkipSubagents
+	}
+	return false
+}
+
+// GetUsageResponse is a session's usage, several ways.
+type GetUsageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's full id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Every assistant message of the session (not its subagents).
+	Tree *UsageTotals `protobuf:"bytes,2,opt,name=tree,proto3" json:"tree,omitempty"`
+	// The messages on the path root -> current leaf.
+	CurrentPath *UsageTotals `protobuf:"bytes,3,opt,name=current_path,json=currentPath,proto3" json:"current_path,omitempty"`
+	// One per leaf of the tree (an entry no other entry names as parent, Leaf
+	// entries aside), the current one first, then by seq of the leaf.
+	Branches []*BranchUsage `protobuf:"bytes,4,rep,name=branches,proto3" json:"branches,omitempty"`
+	// The direct subagent sessions, each with its own subagents included, in
+	// creation order.
+	Subagents []*SubagentUsage `protobuf:"bytes,5,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// The sum of subagents.
+	SubagentsTotal *UsageTotals `protobuf:"bytes,6,opt,name=subagents_total,json=subagentsTotal,proto3" json:"subagents_total,omitempty"`
+	// tree + subagents_total.
+	Total *UsageTotals `protobuf:"bytes,7,opt,name=total,proto3" json:"total,omitempty"`
+	// Estimated tokens of the current CONTEXT: the last assistant message's
+	// input + cache read + cache write + output tokens on the path, plus about
+	// one token per 4 characters of what follows it (0 for an empty context).
+	ContextTokens uint64 `protobuf:"varint,8,opt,name=context_tokens,json=contextTokens,proto3" json:"context_tokens,omitempty"`
+	// The head seq the figures were read at.
+	HeadSeq       uint64 `protobuf:"varint,9,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUsageResponse) Reset() {
+	*x = GetUsageResponse{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUsageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUsageResponse) ProtoMessage() {}
+
+func (x *GetUsageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUsageResponse.ProtoReflect.Descriptor instead.
+func (*GetUsageResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetUsageResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetUsageResponse) GetTree() *UsageTotals {
+	if x != nil {
+		return x.Tree
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetCurrentPath() *UsageTotals {
+	if x != nil {
+		return x.CurrentPath
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetBranches() []*BranchUsage {
+	if x != nil {
+		return x.Branches
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetSubagents() []*SubagentUsage {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetSubagentsTotal() *UsageTotals {
+	if x != nil {
+		return x.SubagentsTotal
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetTotal() *UsageTotals {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *GetUsageResponse) GetContextTokens() uint64 {
+	if x != nil {
+		return x.ContextTokens
+	}
+	return 0
+}
+
+func (x *GetUsageResponse) GetHeadSeq() uint64 {
+	if x != nil {
+		return x.HeadSeq
+	}
+	return 0
+}
+
+// BranchUsage is what one branch of a session's tree cost.
+type BranchUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry the branch ends at.
+	LeafEntryId string `protobuf:"bytes,1,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// The branch ends at the current leaf.
+	Current bool `protobuf:"varint,2,opt,name=current,proto3" json:"current,omitempty"`
+	// Where it leaves the current path (the last entry it shares with it);
+	// empty for the current branch, or when it shares nothing.
+	ForkEntryId string `protobuf:"bytes,3,opt,name=fork_entry_id,json=forkEntryId,proto3" json:"fork_entry_id,omitempty"`
+	// The messages of the branch after fork_entry_id (for the current branch:
+	// its whole path): what it cost beyond the current path.
+	Usage         *UsageTotals `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchUsage) Reset() {
+	*x = BranchUsage{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchUsage) ProtoMessage() {}
+
+func (x *BranchUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchUsage.ProtoReflect.Descriptor instead.
+func (*BranchUsage) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BranchUsage) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *BranchUsage) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
+func (x *BranchUsage) GetForkEntryId() string {
+	if x != nil {
+		return x.ForkEntryId
+	}
+	return ""
+}
+
+func (x *BranchUsage) GetUsage() *UsageTotals {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// SubagentUsage is a subagent session's usage.
+type SubagentUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The subagent session's id.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Its agent type, if set.
+	AgentType string `protobuf:"bytes,2,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	// Its whole tree plus its own subagents.
+	Usage         *UsageTotals `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubagentUsage) Reset() {
+	*x = SubagentUsage{}
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubagentUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubagentUsage) ProtoMessage() {}
+
+func (x *SubagentUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubagentUsage.ProtoReflect.Descriptor instead.
+func (*SubagentUsage) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubagentUsage) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SubagentUsage) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
+func (x *SubagentUsage) GetUsage() *UsageTotals {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 // RedactEntriesRequest names the entries whose content is purged.
 type RedactEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -42,7 +368,7 @@ type RedactEntriesRequest struct {
 
 func (x *RedactEntriesRequest) Reset() {
 	*x = RedactEntriesRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +380,7 @@ func (x *RedactEntriesRequest) String() string {
 func (*RedactEntriesRequest) ProtoMessage() {}
 
 func (x *RedactEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +393,7 @@ func (x *RedactEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedactEntriesRequest.ProtoReflect.Descriptor instead.
 func (*RedactEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RedactEntriesRequest) GetWorkspace() string {
@@ -118,7 +444,7 @@ type RedactEntriesResponse struct {
 
 func (x *RedactEntriesResponse) Reset() {
 	*x = RedactEntriesResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -130,7 +456,7 @@ func (x *RedactEntriesResponse) String() string {
 func (*RedactEntriesResponse) ProtoMessage() {}
 
 func (x *RedactEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -143,7 +469,7 @@ func (x *RedactEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedactEntriesResponse.ProtoReflect.Descriptor instead.
 func (*RedactEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RedactEntriesResponse) GetEntries() []*Entry {
@@ -180,7 +506,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -192,7 +518,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -205,7 +531,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{2}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AppendRequest) GetWorkspace() string {
@@ -260,7 +586,7 @@ type AppendedEntry struct {
 
 func (x *AppendedEntry) Reset() {
 	*x = AppendedEntry{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -272,7 +598,7 @@ func (x *AppendedEntry) String() string {
 func (*AppendedEntry) ProtoMessage() {}
 
 func (x *AppendedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -285,7 +611,7 @@ func (x *AppendedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendedEntry.ProtoReflect.Descriptor instead.
 func (*AppendedEntry) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{3}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AppendedEntry) GetId() string {
@@ -333,7 +659,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +671,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +684,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{4}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AppendResponse) GetEntries() []*AppendedEntry {
@@ -412,7 +738,7 @@ type RewindRequest struct {
 
 func (x *RewindRequest) Reset() {
 	*x = RewindRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +750,7 @@ func (x *RewindRequest) String() string {
 func (*RewindRequest) ProtoMessage() {}
 
 func (x *RewindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +763,7 @@ func (x *RewindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindRequest.ProtoReflect.Descriptor instead.
 func (*RewindRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RewindRequest) GetWorkspace() string {
@@ -504,7 +830,7 @@ type RewindResponse struct {
 
 func (x *RewindResponse) Reset() {
 	*x = RewindResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +842,7 @@ func (x *RewindResponse) String() string {
 func (*RewindResponse) ProtoMessage() {}
 
 func (x *RewindResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +855,7 @@ func (x *RewindResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindResponse.ProtoReflect.Descriptor instead.
 func (*RewindResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RewindResponse) GetLeafId() string {
@@ -572,7 +898,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +910,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +923,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResetRequest) GetWorkspace() string {
@@ -650,7 +976,7 @@ type ResetResponse struct {
 
 func (x *ResetResponse) Reset() {
 	*x = ResetResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +988,7 @@ func (x *ResetResponse) String() string {
 func (*ResetResponse) ProtoMessage() {}
 
 func (x *ResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +1001,7 @@ func (x *ResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetResponse.ProtoReflect.Descriptor instead.
 func (*ResetResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResetResponse) GetLeafId() string {
@@ -735,7 +1061,7 @@ type GetStateRequest struct {
 
 func (x *GetStateRequest) Reset() {
 	*x = GetStateRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +1073,7 @@ func (x *GetStateRequest) String() string {
 func (*GetStateRequest) ProtoMessage() {}
 
 func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +1086,7 @@ func (x *GetStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateRequest.ProtoReflect.Descriptor instead.
 func (*GetStateRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetStateRequest) GetWorkspace() string {
@@ -842,7 +1168,7 @@ type GetStateResponse struct {
 
 func (x *GetStateResponse) Reset() {
 	*x = GetStateResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +1180,7 @@ func (x *GetStateResponse) String() string {
 func (*GetStateResponse) ProtoMessage() {}
 
 func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +1193,7 @@ func (x *GetStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStateResponse.ProtoReflect.Descriptor instead.
 func (*GetStateResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetStateResponse) GetState() *SessionState {
@@ -926,7 +1252,7 @@ type GetEntriesRequest struct {
 
 func (x *GetEntriesRequest) Reset() {
 	*x = GetEntriesRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1264,7 @@ func (x *GetEntriesRequest) String() string {
 func (*GetEntriesRequest) ProtoMessage() {}
 
 func (x *GetEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1277,7 @@ func (x *GetEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntriesRequest.ProtoReflect.Descriptor instead.
 func (*GetEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetEntriesRequest) GetWorkspace() string {
@@ -1016,7 +1342,7 @@ type GetEntriesResponse struct {
 
 func (x *GetEntriesResponse) Reset() {
 	*x = GetEntriesResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1354,7 @@ func (x *GetEntriesResponse) String() string {
 func (*GetEntriesResponse) ProtoMessage() {}
 
 func (x *GetEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1367,7 @@ func (x *GetEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntriesResponse.ProtoReflect.Descriptor instead.
 func (*GetEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetEntriesResponse) GetEntries() []*Entry {
@@ -1081,7 +1407,7 @@ type GetTreeRequest struct {
 
 func (x *GetTreeRequest) Reset() {
 	*x = GetTreeRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1419,7 @@ func (x *GetTreeRequest) String() string {
 func (*GetTreeRequest) ProtoMessage() {}
 
 func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1432,7 @@ func (x *GetTreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTreeRequest.ProtoReflect.Descriptor instead.
 func (*GetTreeRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetTreeRequest) GetWorkspace() string {
@@ -1163,7 +1489,7 @@ type GetTreeResponse struct {
 
 func (x *GetTreeResponse) Reset() {
 	*x = GetTreeResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1501,7 @@ func (x *GetTreeResponse) String() string {
 func (*GetTreeResponse) ProtoMessage() {}
 
 func (x *GetTreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1514,7 @@ func (x *GetTreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTreeResponse.ProtoReflect.Descriptor instead.
 func (*GetTreeResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetTreeResponse) GetNodes() []*TreeNode {
@@ -1234,7 +1560,7 @@ type WatchEntriesRequest struct {
 
 func (x *WatchEntriesRequest) Reset() {
 	*x = WatchEntriesRequest{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1572,7 @@ func (x *WatchEntriesRequest) String() string {
 func (*WatchEntriesRequest) ProtoMessage() {}
 
 func (x *WatchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1585,7 @@ func (x *WatchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*WatchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchEntriesRequest) GetWorkspace() string {
@@ -1296,7 +1622,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1634,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1647,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Heartbeat) GetHeadSeq() uint64 {
@@ -1355,7 +1681,7 @@ type WatchEntriesResponse struct {
 
 func (x *WatchEntriesResponse) Reset() {
 	*x = WatchEntriesResponse{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1693,7 @@ func (x *WatchEntriesResponse) String() string {
 func (*WatchEntriesResponse) ProtoMessage() {}
 
 func (x *WatchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1706,7 @@ func (x *WatchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*WatchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchEntriesResponse) GetEvent() isWatchEntriesResponse_Event {
@@ -1458,7 +1784,7 @@ type WithheldEntries struct {
 
 func (x *WithheldEntries) Reset() {
 	*x = WithheldEntries{}
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1796,7 @@ func (x *WithheldEntries) String() string {
 func (*WithheldEntries) ProtoMessage() {}
 
 func (x *WithheldEntries) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_session_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_session_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1809,7 @@ func (x *WithheldEntries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithheldEntries.ProtoReflect.Descriptor instead.
 func (*WithheldEntries) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{18}
+	return file_sessiond_v1_session_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WithheldEntries) GetEntries() []*Entry {
@@ -1504,7 +1830,33 @@ var File_sessiond_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"!sessiond/v1/session_service.proto\x12\vsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\x8d\x01\n" +
+	"!sessiond/v1/session_service.proto\x12\vsessiond.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"p\n" +
+	"\x0fGetUsageRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12%\n" +
+	"\x0eskip_subagents\x18\x03 \x01(\bR\rskipSubagents\"\xc1\x03\n" +
+	"\x10GetUsageResponse\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12,\n" +
+	"\x04tree\x18\x02 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x04tree\x12;\n" +
+	"\fcurrent_path\x18\x03 \x01(\v2\x18.sessiond.v1.UsageTotalsR\vcurrentPath\x124\n" +
+	"\bbranches\x18\x04 \x03(\v2\x18.sessiond.v1.BranchUsageR\bbranches\x128\n" +
+	"\tsubagents\x18\x05 \x03(\v2\x1a.sessiond.v1.SubagentUsageR\tsubagents\x12A\n" +
+	"\x0fsubagents_total\x18\x06 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x0esubagentsTotal\x12.\n" +
+	"\x05total\x18\a \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05total\x12%\n" +
+	"\x0econtext_tokens\x18\b \x01(\x04R\rcontextTokens\x12\x19\n" +
+	"\bhead_seq\x18\t \x01(\x04R\aheadSeq\"\x9f\x01\n" +
+	"\vBranchUsage\x12\"\n" +
+	"\rleaf_entry_id\x18\x01 \x01(\tR\vleafEntryId\x12\x18\n" +
+	"\acurrent\x18\x02 \x01(\bR\acurrent\x12\"\n" +
+	"\rfork_entry_id\x18\x03 \x01(\tR\vforkEntryId\x12.\n" +
+	"\x05usage\x18\x04 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05usage\"}\n" +
+	"\rSubagentUsage\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x02 \x01(\tR\tagentType\x12.\n" +
+	"\x05usage\x18\x03 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05usage\"\x8d\x01\n" +
 	"\x14RedactEntriesRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x1b\n" +
@@ -1615,7 +1967,7 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\x05event\"Z\n" +
 	"\x0fWithheldEntries\x12,\n" +
 	"\aentries\x18\x01 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12\x19\n" +
-	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq2\xe3\x04\n" +
+	"\bhead_seq\x18\x02 \x01(\x04R\aheadSeq2\xac\x05\n" +
 	"\x0eSessionService\x12A\n" +
 	"\x06Append\x12\x1a.sessiond.v1.AppendRequest\x1a\x1b.sessiond.v1.AppendResponse\x12A\n" +
 	"\x06Rewind\x12\x1a.sessiond.v1.RewindRequest\x1a\x1b.sessiond.v1.RewindResponse\x12>\n" +
@@ -1625,7 +1977,8 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"GetEntries\x12\x1e.sessiond.v1.GetEntriesRequest\x1a\x1f.sessiond.v1.GetEntriesResponse\x12D\n" +
 	"\aGetTree\x12\x1b.sessiond.v1.GetTreeRequest\x1a\x1c.sessiond.v1.GetTreeResponse\x12U\n" +
 	"\fWatchEntries\x12 .sessiond.v1.WatchEntriesRequest\x1a!.sessiond.v1.WatchEntriesResponse0\x01\x12V\n" +
-	"\rRedactEntries\x12!.sessiond.v1.RedactEntriesRequest\x1a\".sessiond.v1.RedactEntriesResponseBy\n" +
+	"\rRedactEntries\x12!.sessiond.v1.RedactEntriesRequest\x1a\".sessiond.v1.RedactEntriesResponse\x12G\n" +
+	"\bGetUsage\x12\x1c.sessiond.v1.GetUsageRequest\x1a\x1d.sessiond.v1.GetUsageResponseBy\n" +
 	"\x15io.github.sessiond.v1B\x13SessionServiceProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
 var (
@@ -1640,68 +1993,83 @@ func file_sessiond_v1_session_service_proto_rawDescGZIP() []byte {
 	return file_sessiond_v1_session_service_proto_rawDescData
 }
 
-var file_sessiond_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_sessiond_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_sessiond_v1_session_service_proto_goTypes = []any{
-	(*RedactEntriesRequest)(nil),  // 0: sessiond.v1.RedactEntriesRequest
-	(*RedactEntriesResponse)(nil), // 1: sessiond.v1.RedactEntriesResponse
-	(*AppendRequest)(nil),         // 2: sessiond.v1.AppendRequest
-	(*AppendedEntry)(nil),         // 3: sessiond.v1.AppendedEntry
-	(*AppendResponse)(nil),        // 4: sessiond.v1.AppendResponse
-	(*RewindRequest)(nil),         // 5: sessiond.v1.RewindRequest
-	(*RewindResponse)(nil),        // 6: sessiond.v1.RewindResponse
-	(*ResetRequest)(nil),          // 7: sessiond.v1.ResetRequest
-	(*ResetResponse)(nil),         // 8: sessiond.v1.ResetResponse
-	(*GetStateRequest)(nil),       // 9: sessiond.v1.GetStateRequest
-	(*GetStateResponse)(nil),      // 10: sessiond.v1.GetStateResponse
-	(*GetEntriesRequest)(nil),     // 11: sessiond.v1.GetEntriesRequest
-	(*GetEntriesResponse)(nil),    // 12: sessiond.v1.GetEntriesResponse
-	(*GetTreeRequest)(nil),        // 13: sessiond.v1.GetTreeRequest
-	(*GetTreeResponse)(nil),       // 14: sessiond.v1.GetTreeResponse
-	(*WatchEntriesRequest)(nil),   // 15: sessiond.v1.WatchEntriesRequest
-	(*Heartbeat)(nil),             // 16: sessiond.v1.Heartbeat
-	(*WatchEntriesResponse)(nil),  // 17: sessiond.v1.WatchEntriesResponse
-	(*WithheldEntries)(nil),       // 18: sessiond.v1.WithheldEntries
-	(*Entry)(nil),                 // 19: sessiond.v1.Entry
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(View)(0),                     // 21: sessiond.v1.View
-	(*SessionState)(nil),          // 22: sessiond.v1.SessionState
-	(*TreeNode)(nil),              // 23: sessiond.v1.TreeNode
+	(*GetUsageRequest)(nil),       // 0: sessiond.v1.GetUsageRequest
+	(*GetUsageResponse)(nil),      // 1: sessiond.v1.GetUsageResponse
+	(*BranchUsage)(nil),           // 2: sessiond.v1.BranchUsage
+	(*SubagentUsage)(nil),         // 3: sessiond.v1.SubagentUsage
+	(*RedactEntriesRequest)(nil),  // 4: sessiond.v1.RedactEntriesRequest
+	(*RedactEntriesResponse)(nil), // 5: sessiond.v1.RedactEntriesResponse
+	(*AppendRequest)(nil),         // 6: sessiond.v1.AppendRequest
+	(*AppendedEntry)(nil),         // 7: sessiond.v1.AppendedEntry
+	(*AppendResponse)(nil),        // 8: sessiond.v1.AppendResponse
+	(*RewindRequest)(nil),         // 9: sessiond.v1.RewindRequest
+	(*RewindResponse)(nil),        // 10: sessiond.v1.RewindResponse
+	(*ResetRequest)(nil),          // 11: sessiond.v1.ResetRequest
+	(*ResetResponse)(nil),         // 12: sessiond.v1.ResetResponse
+	(*GetStateRequest)(nil),       // 13: sessiond.v1.GetStateRequest
+	(*GetStateResponse)(nil),      // 14: sessiond.v1.GetStateResponse
+	(*GetEntriesRequest)(nil),     // 15: sessiond.v1.GetEntriesRequest
+	(*GetEntriesResponse)(nil),    // 16: sessiond.v1.GetEntriesResponse
+	(*GetTreeRequest)(nil),        // 17: sessiond.v1.GetTreeRequest
+	(*GetTreeResponse)(nil),       // 18: sessiond.v1.GetTreeResponse
+	(*WatchEntriesRequest)(nil),   // 19: sessiond.v1.WatchEntriesRequest
+	(*Heartbeat)(nil),             // 20: sessiond.v1.Heartbeat
+	(*WatchEntriesResponse)(nil),  // 21: sessiond.v1.WatchEntriesResponse
+	(*WithheldEntries)(nil),       // 22: sessiond.v1.WithheldEntries
+	(*UsageTotals)(nil),           // 23: sessiond.v1.UsageTotals
+	(*Entry)(nil),                 // 24: sessiond.v1.Entry
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(View)(0),                     // 26: sessiond.v1.View
+	(*SessionState)(nil),          // 27: sessiond.v1.SessionState
+	(*TreeNode)(nil),              // 28: sessiond.v1.TreeNode
 }
 var file_sessiond_v1_session_service_proto_depIdxs = []int32{
-	19, // 0: sessiond.v1.RedactEntriesResponse.entries:type_name -> sessiond.v1.Entry
-	19, // 1: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
-	20, // 2: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
-	3,  // 3: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
-	21, // 4: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
-	22, // 5: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
-	19, // 6: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
-	23, // 7: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
-	20, // 8: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	19, // 9: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
-	16, // 10: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
-	18, // 11: sessiond.v1.WatchEntriesResponse.withheld_entries:type_name -> sessiond.v1.WithheldEntries
-	19, // 12: sessiond.v1.WithheldEntries.entries:type_name -> sessiond.v1.Entry
-	2,  // 13: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
-	5,  // 14: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
-	7,  // 15: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
-	9,  // 16: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
-	11, // 17: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
-	13, // 18: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
-	15, // 19: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
-	0,  // 20: sessiond.v1.SessionService.RedactEntries:input_type -> sessiond.v1.RedactEntriesRequest
-	4,  // 21: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
-	6,  // 22: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
-	8,  // 23: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
-	10, // 24: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
-	12, // 25: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
-	14, // 26: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
-	17, // 27: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
-	1,  // 28: sessiond.v1.SessionService.RedactEntries:output_type -> sessiond.v1.RedactEntriesResponse
-	21, // [21:29] is the sub-list for method output_type
-	13, // [13:21] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	23, // 0: sessiond.v1.GetUsageResponse.tree:type_name -> sessiond.v1.UsageTotals
+	23, // 1: sessiond.v1.GetUsageResponse.current_path:type_name -> sessiond.v1.UsageTotals
+	2,  // 2: sessiond.v1.GetUsageResponse.branches:type_name -> sessiond.v1.BranchUsage
+	3,  // 3: sessiond.v1.GetUsageResponse.subagents:type_name -> sessiond.v1.SubagentUsage
+	23, // 4: sessiond.v1.GetUsageResponse.subagents_total:type_name -> sessiond.v1.UsageTotals
+	23, // 5: sessiond.v1.GetUsageResponse.total:type_name -> sessiond.v1.UsageTotals
+	23, // 6: sessiond.v1.BranchUsage.usage:type_name -> sessiond.v1.UsageTotals
+	23, // 7: sessiond.v1.SubagentUsage.usage:type_name -> sessiond.v1.UsageTotals
+	24, // 8: sessiond.v1.RedactEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	24, // 9: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
+	25, // 10: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
+	7,  // 11: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
+	26, // 12: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
+	27, // 13: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
+	24, // 14: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	28, // 15: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
+	25, // 16: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	24, // 17: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
+	20, // 18: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
+	22, // 19: sessiond.v1.WatchEntriesResponse.withheld_entries:type_name -> sessiond.v1.WithheldEntries
+	24, // 20: sessiond.v1.WithheldEntries.entries:type_name -> sessiond.v1.Entry
+	6,  // 21: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
+	9,  // 22: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
+	11, // 23: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
+	13, // 24: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
+	15, // 25: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
+	17, // 26: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
+	19, // 27: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
+	4,  // 28: sessiond.v1.SessionService.RedactEntries:input_type -> sessiond.v1.RedactEntriesRequest
+	0,  // 29: sessiond.v1.SessionService.GetUsage:input_type -> sessiond.v1.GetUsageRequest
+	8,  // 30: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
+	10, // 31: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
+	12, // 32: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
+	14, // 33: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
+	16, // 34: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
+	18, // 35: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
+	21, // 36: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
+	5,  // 37: sessiond.v1.SessionService.RedactEntries:output_type -> sessiond.v1.RedactEntriesResponse
+	1,  // 38: sessiond.v1.SessionService.GetUsage:output_type -> sessiond.v1.GetUsageResponse
+	30, // [30:39] is the sub-list for method output_type
+	21, // [21:30] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_session_service_proto_init() }
@@ -1711,12 +2079,12 @@ func file_sessiond_v1_session_service_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_init()
 	file_sessiond_v1_session_proto_init()
-	file_sessiond_v1_session_service_proto_msgTypes[2].OneofWrappers = []any{}
-	file_sessiond_v1_session_service_proto_msgTypes[3].OneofWrappers = []any{}
-	file_sessiond_v1_session_service_proto_msgTypes[5].OneofWrappers = []any{}
+	file_sessiond_v1_session_service_proto_msgTypes[6].OneofWrappers = []any{}
 	file_sessiond_v1_session_service_proto_msgTypes[7].OneofWrappers = []any{}
 	file_sessiond_v1_session_service_proto_msgTypes[9].OneofWrappers = []any{}
-	file_sessiond_v1_session_service_proto_msgTypes[17].OneofWrappers = []any{
+	file_sessiond_v1_session_service_proto_msgTypes[11].OneofWrappers = []any{}
+	file_sessiond_v1_session_service_proto_msgTypes[13].OneofWrappers = []any{}
+	file_sessiond_v1_session_service_proto_msgTypes[21].OneofWrappers = []any{
 		(*WatchEntriesResponse_Entry)(nil),
 		(*WatchEntriesResponse_Heartbeat)(nil),
 		(*WatchEntriesResponse_WithheldEntries)(nil),
@@ -1727,7 +2095,7 @@ func file_sessiond_v1_session_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_session_service_proto_rawDesc), len(file_sessiond_v1_session_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	SessionService_GetTree_FullMethodName       = "/sessiond.v1.SessionService/GetTree"
 	SessionService_WatchEntries_FullMethodName  = "/sessiond.v1.SessionService/WatchEntries"
 	SessionService_RedactEntries_FullMethodName = "/sessiond.v1.SessionService/RedactEntries"
+	SessionService_GetUsage_FullMethodName      = "/sessiond.v1.SessionService/GetUsage"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -135,6 +136,16 @@ type SessionServiceClient interface {
 	// INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
 	// named), DATA_LOSS.
 	RedactEntries(ctx context.Context, in *RedactEntriesRequest, opts ...grpc.CallOption) (*RedactEntriesResponse, error)
+	// GetUsage sums what a session's assistant messages cost, as the tree
+	// knows it: the whole tree (every entry ever appended, abandoned branches
+	// included), the current path, each branch, and the subagent sessions
+	// (recursively). A message without Usage.cost is priced from the server's
+	// price table (serve --prices) by its model and timestamp, or counted as
+	// unpriced. Withheld (redacted / erased) messages keep their usage and
+	// count. Billed tokens are never mixed with the context's size:
+	// context_tokens estimates what the current path would take to send again.
+	// Errors: NOT_FOUND, DATA_LOSS.
+	GetUsage(ctx context.Context, in *GetUsageRequest, opts ...grpc.CallOption) (*GetUsageResponse, error)
 }
 
 type sessionServiceClient struct {
@@ -228,6 +239,16 @@ func (c *sessionServiceClient) RedactEntries(ctx context.Context, in *RedactEntr
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RedactEntriesResponse)
 	err := c.cc.Invoke(ctx, SessionService_RedactEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) GetUsage(ctx context.Context, in *GetUsageRequest, opts ...grpc.CallOption) (*GetUsageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetUsageResponse)
+	err := c.cc.Invoke(ctx, SessionService_GetUsage_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +361,16 @@ type SessionServiceServer interface {
 	// INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
 	// named), DATA_LOSS.
 	RedactEntries(context.Context, *RedactEntriesRequest) (*RedactEntriesResponse, error)
+	// GetUsage sums what a session's assistant messages cost, as the tree
+	// knows it: the whole tree (every entry ever appended, abandoned branches
+	// included), the current path, each branch, and the subagent sessions
+	// (recursively). A message without Usage.cost is priced from the server's
+	// price table (serve --prices) by its model and timestamp, or counted as
+	// unpriced. Withheld (redacted / erased) messages keep their usage and
+	// count. Billed tokens are never mixed with the context's size:
+	// context_tokens estimates what the current path would take to send again.
+	// Errors: NOT_FOUND, DATA_LOSS.
+	GetUsage(context.Context, *GetUsageRequest) (*GetUsageResponse, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -373,6 +404,9 @@ func (UnimplementedSessionServiceServer) WatchEntries(*WatchEntriesRequest, grpc
 }
 func (UnimplementedSessionServiceServer) RedactEntries(context.Context, *RedactEntriesRequest) (*RedactEntriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RedactEntries not implemented")
+}
+func (UnimplementedSessionServiceServer) GetUsage(context.Context, *GetUsageRequest) (*GetUsageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUsage not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -532,6 +566,24 @@ func _SessionService_RedactEntries_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_GetUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).GetUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_GetUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).GetUsage(ctx, req.(*GetUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -566,6 +618,10 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RedactEntries",
 			Handler:    _SessionService_RedactEntries_Handler,
+		},
+		{
+			MethodName: "GetUsage",
+			Handler:    _SessionService_GetUsage_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// UsageBucket is the width of a UsageReport's time buckets.
+type UsageBucket int32
+
+const (
+	// One bucket: the whole window.
+	UsageBucket_USAGE_BUCKET_UNSPECIFIED UsageBucket = 0
+	// Hours (UTC).
+	UsageBucket_USAGE_BUCKET_HOUR UsageBucket = 1
+	// Days (UTC).
+	UsageBucket_USAGE_BUCKET_DAY UsageBucket = 2
+)
+
+// Enum value maps for UsageBucket.
+var (
+	UsageBucket_name = map[int32]string{
+		0: "USAGE_BUCKET_UNSPECIFIED",
+		1: "USAGE_BUCKET_HOUR",
+		2: "USAGE_BUCKET_DAY",
+	}
+	UsageBucket_value = map[string]int32{
+		"USAGE_BUCKET_UNSPECIFIED": 0,
+		"USAGE_BUCKET_HOUR":        1,
+		"USAGE_BUCKET_DAY":         2,
+	}
+)
+
+func (x UsageBucket) Enum() *UsageBucket {
+	p := new(UsageBucket)
+	*p = x
+	return p
+}
+
+func (x UsageBucket) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (UsageBucket) Descriptor() protoreflect.EnumDescriptor {
+	return file_sessiond_v1_store_service_proto_enumTypes[0].Descriptor()
+}
+
+func (UsageBucket) Type() protoreflect.EnumType {
+	return &file_sessiond_v1_store_service_proto_enumTypes[0]
+}
+
+func (x UsageBucket) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use UsageBucket.Descriptor instead.
+func (UsageBucket) EnumDescriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+}
+
 // SortOrder of ListSessions, by creation time (session ids sort the same way).
 type SortOrder int32
 
@@ -60,11 +113,11 @@ func (x SortOrder) String() string {
 }
 
 func (SortOrder) Descriptor() protoreflect.EnumDescriptor {
-	return file_sessiond_v1_store_service_proto_enumTypes[0].Descriptor()
+	return file_sessiond_v1_store_service_proto_enumTypes[1].Descriptor()
 }
 
 func (SortOrder) Type() protoreflect.EnumType {
-	return &file_sessiond_v1_store_service_proto_enumTypes[0]
+	return &file_sessiond_v1_store_service_proto_enumTypes[1]
 }
 
 func (x SortOrder) Number() protoreflect.EnumNumber {
@@ -73,7 +126,7 @@ func (x SortOrder) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SortOrder.Descriptor instead.
 func (SortOrder) EnumDescriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
 }
 
 // SortBy is the time ListSessions orders by.
@@ -113,11 +166,11 @@ func (x SortBy) String() string {
 }
 
 func (SortBy) Descriptor() protoreflect.EnumDescriptor {
-	return file_sessiond_v1_store_service_proto_enumTypes[1].Descriptor()
+	return file_sessiond_v1_store_service_proto_enumTypes[2].Descriptor()
 }
 
 func (SortBy) Type() protoreflect.EnumType {
-	return &file_sessiond_v1_store_service_proto_enumTypes[1]
+	return &file_sessiond_v1_store_service_proto_enumTypes[2]
 }
 
 func (x SortBy) Number() protoreflect.EnumNumber {
@@ -126,7 +179,7 @@ func (x SortBy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SortBy.Descriptor instead.
 func (SortBy) EnumDescriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
 }
 
 // SessionEventType says what happened to a session.
@@ -170,11 +223,11 @@ func (x SessionEventType) String() string {
 }
 
 func (SessionEventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_sessiond_v1_store_service_proto_enumTypes[2].Descriptor()
+	return file_sessiond_v1_store_service_proto_enumTypes[3].Descriptor()
 }
 
 func (SessionEventType) Type() protoreflect.EnumType {
-	return &file_sessiond_v1_store_service_proto_enumTypes[2]
+	return &file_sessiond_v1_store_service_proto_enumTypes[3]
 }
 
 func (x SessionEventType) Number() protoreflect.EnumNumber {
@@ -183,7 +236,903 @@ func (x SessionEventType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SessionEventType.Descriptor instead.
 func (SessionEventType) EnumDescriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+}
+
+// UsageReportRequest chooses a window, the sessions and the grouping.
+type UsageReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Window start (inclusive).
+	Start *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	// Window end (exclusive).
+	End *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	// Bucket width.
+	Bucket UsageBucket `protobuf:"varint,4,opt,name=bucket,proto3,enum=sessiond.v1.UsageBucket" json:"bucket,omitempty"`
+	// Group by the message's model too.
+	ByModel bool `protobuf:"varint,5,opt,name=by_model,json=byModel,proto3" json:"by_model,omitempty"`
+	// Group by the values of these tag keys (a session without the key goes
+	// to the group with an empty value).
+	GroupByTags []string `protobuf:"bytes,6,rep,name=group_by_tags,json=groupByTags,proto3" json:"group_by_tags,omitempty"`
+	// Only sessions whose tags hold all of these (subagents: their own tags).
+	Tags          map[string]string `protobuf:"bytes,7,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsageReportRequest) Reset() {
+	*x = UsageReportRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageReportRequest) ProtoMessage() {}
+
+func (x *UsageReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageReportRequest.ProtoReflect.Descriptor instead.
+func (*UsageReportRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *UsageReportRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *UsageReportRequest) GetStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *UsageReportRequest) GetEnd() *timestamppb.Timestamp {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *UsageReportRequest) GetBucket() UsageBucket {
+	if x != nil {
+		return x.Bucket
+	}
+	return UsageBucket_USAGE_BUCKET_UNSPECIFIED
+}
+
+func (x *UsageReportRequest) GetByModel() bool {
+	if x != nil {
+		return x.ByModel
+	}
+	return false
+}
+
+func (x *UsageReportRequest) GetGroupByTags() []string {
+	if x != nil {
+		return x.GroupByTags
+	}
+	return nil
+}
+
+func (x *UsageReportRequest) GetTags() map[string]string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+// UsageReportResponse holds one row per non-empty group.
+type UsageReportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Ordered by bucket_start, then model, then tag values.
+	Rows []*UsageRow `protobuf:"bytes,1,rep,name=rows,proto3" json:"rows,omitempty"`
+	// The sum of rows.
+	Total *UsageTotals `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	// Sessions with at least one message in the window.
+	Sessions      uint64 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsageReportResponse) Reset() {
+	*x = UsageReportResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageReportResponse) ProtoMessage() {}
+
+func (x *UsageReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageReportResponse.ProtoReflect.Descriptor instead.
+func (*UsageReportResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *UsageReportResponse) GetRows() []*UsageRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *UsageReportResponse) GetTotal() *UsageTotals {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *UsageReportResponse) GetSessions() uint64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+// UsageRow is one group of a UsageReport.
+type UsageRow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Start of the bucket (the window's start without buckets).
+	BucketStart *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=bucket_start,json=bucketStart,proto3" json:"bucket_start,omitempty"`
+	// The model (by_model), else empty.
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// The group's values of group_by_tags, by key.
+	Tags map[string]string `protobuf:"bytes,3,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The group's sums.
+	Usage *UsageTotals `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Sessions with at least one message in the group.
+	Sessions      uint64 `protobuf:"varint,5,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsageRow) Reset() {
+	*x = UsageRow{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageRow) ProtoMessage() {}
+
+func (x *UsageRow) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageRow.ProtoReflect.Descriptor instead.
+func (*UsageRow) Descriptor() ([]byte, []int) {
 	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UsageRow) GetBucketStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.BucketStart
+	}
+	return nil
+}
+
+func (x *UsageRow) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *UsageRow) GetTags() map[string]string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *UsageRow) GetUsage() *UsageTotals {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *UsageRow) GetSessions() uint64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+// Share is a read-only link to a session's path.
+type Share struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The unguessable token (at least 128 random bits, URL-safe).
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// Workspace of the session.
+	Workspace string `protobuf:"bytes,2,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The session.
+	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The snapshot is the path root -> this entry.
+	EntryId string `protobuf:"bytes,4,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Created at.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Unreadable after.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// Who made it.
+	By string `protobuf:"bytes,7,opt,name=by,proto3" json:"by,omitempty"`
+	// TOOL messages' content left out of the snapshot.
+	OmitToolOutput bool `protobuf:"varint,8,opt,name=omit_tool_output,json=omitToolOutput,proto3" json:"omit_tool_output,omitempty"`
+	// Thinking parts left out of the snapshot.
+	OmitThinking bool `protobuf:"varint,9,opt,name=omit_thinking,json=omitThinking,proto3" json:"omit_thinking,omitempty"`
+	// Revoked (by RevokeShare, or by deleting / erasing the session).
+	Revoked bool `protobuf:"varint,10,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	// The link's path on the server: /share/<token>.
+	Path          string `protobuf:"bytes,11,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Share) Reset() {
+	*x = Share{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Share) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Share) ProtoMessage() {}
+
+func (x *Share) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Share.ProtoReflect.Descriptor instead.
+func (*Share) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Share) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *Share) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Share) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Share) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *Share) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Share) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Share) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *Share) GetOmitToolOutput() bool {
+	if x != nil {
+		return x.OmitToolOutput
+	}
+	return false
+}
+
+func (x *Share) GetOmitThinking() bool {
+	if x != nil {
+		return x.OmitThinking
+	}
+	return false
+}
+
+func (x *Share) GetRevoked() bool {
+	if x != nil {
+		return x.Revoked
+	}
+	return false
+}
+
+func (x *Share) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// ShareSessionRequest says what to share.
+type ShareSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Full id or unique prefix.
+	Session string `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// Snapshot up to this entry; default: the current leaf.
+	EntryId *string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3,oneof" json:"entry_id,omitempty"`
+	// Unreadable after; default: 7 days from now.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// Who shares (at most 256 characters).
+	By string `protobuf:"bytes,5,opt,name=by,proto3" json:"by,omitempty"`
+	// Leave TOOL messages' content out.
+	OmitToolOutput bool `protobuf:"varint,6,opt,name=omit_tool_output,json=omitToolOutput,proto3" json:"omit_tool_output,omitempty"`
+	// Leave thinking parts out.
+	OmitThinking  bool `protobuf:"varint,7,opt,name=omit_thinking,json=omitThinking,proto3" json:"omit_thinking,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareSessionRequest) Reset() {
+	*x = ShareSessionRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareSessionRequest) ProtoMessage() {}
+
+func (x *ShareSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareSessionRequest.ProtoReflect.Descriptor instead.
+func (*ShareSessionRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ShareSessionRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ShareSessionRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *ShareSessionRequest) GetEntryId() string {
+	if x != nil && x.EntryId != nil {
+		return *x.EntryId
+	}
+	return ""
+}
+
+func (x *ShareSessionRequest) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *ShareSessionRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *ShareSessionRequest) GetOmitToolOutput() bool {
+	if x != nil {
+		return x.OmitToolOutput
+	}
+	return false
+}
+
+func (x *ShareSessionRequest) GetOmitThinking() bool {
+	if x != nil {
+		return x.OmitThinking
+	}
+	return false
+}
+
+// ShareSessionResponse holds the new share.
+type ShareSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The share, with its token.
+	Share         *Share `protobuf:"bytes,1,opt,name=share,proto3" json:"share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareSessionResponse) Reset() {
+	*x = ShareSessionResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareSessionResponse) ProtoMessage() {}
+
+func (x *ShareSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareSessionResponse.ProtoReflect.Descriptor instead.
+func (*ShareSessionResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ShareSessionResponse) GetShare() *Share {
+	if x != nil {
+		return x.Share
+	}
+	return nil
+}
+
+// RevokeShareRequest names a share.
+type RevokeShareRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The share's token.
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeShareRequest) Reset() {
+	*x = RevokeShareRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeShareRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeShareRequest) ProtoMessage() {}
+
+func (x *RevokeShareRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeShareRequest.ProtoReflect.Descriptor instead.
+func (*RevokeShareRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RevokeShareRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *RevokeShareRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// RevokeShareResponse says what became of it.
+type RevokeShareResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The share as it is now (revoked).
+	Share         *Share `protobuf:"bytes,1,opt,name=share,proto3" json:"share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeShareResponse) Reset() {
+	*x = RevokeShareResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeShareResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeShareResponse) ProtoMessage() {}
+
+func (x *RevokeShareResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeShareResponse.ProtoReflect.Descriptor instead.
+func (*RevokeShareResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RevokeShareResponse) GetShare() *Share {
+	if x != nil {
+		return x.Share
+	}
+	return nil
+}
+
+// ListSharesRequest pages through shares.
+type ListSharesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace; empty = "default".
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Only this session's shares (full id or unique prefix).
+	Session *string `protobuf:"bytes,2,opt,name=session,proto3,oneof" json:"session,omitempty"`
+	// 0 = the server's default page size.
+	PageSize uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From the previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSharesRequest) Reset() {
+	*x = ListSharesRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSharesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSharesRequest) ProtoMessage() {}
+
+func (x *ListSharesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSharesRequest.ProtoReflect.Descriptor instead.
+func (*ListSharesRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListSharesRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ListSharesRequest) GetSession() string {
+	if x != nil && x.Session != nil {
+		return *x.Session
+	}
+	return ""
+}
+
+func (x *ListSharesRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSharesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListSharesResponse is one page of shares.
+type ListSharesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Shares []*Share `protobuf:"bytes,1,rep,name=shares,proto3" json:"shares,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSharesResponse) Reset() {
+	*x = ListSharesResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSharesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSharesResponse) ProtoMessage() {}
+
+func (x *ListSharesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSharesResponse.ProtoReflect.Descriptor instead.
+func (*ListSharesResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListSharesResponse) GetShares() []*Share {
+	if x != nil {
+		return x.Shares
+	}
+	return nil
+}
+
+func (x *ListSharesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ReadShareRequest reads a share by token.
+type ReadShareRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The share's token.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// At most this many messages in this response; 0 = as many as fit.
+	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadShareRequest) Reset() {
+	*x = ReadShareRequest{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadShareRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadShareRequest) ProtoMessage() {}
+
+func (x *ReadShareRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadShareRequest.ProtoReflect.Descriptor instead.
+func (*ReadShareRequest) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReadShareRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *ReadShareRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ReadShareRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ReadShareResponse is the snapshot, or one page of it.
+type ReadShareResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The share (without its token).
+	Share *Share `protobuf:"bytes,1,opt,name=share,proto3" json:"share,omitempty"`
+	// The session's title.
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// The path's entries root -> the shared entry, in path order, withheld
+	// content as markers, the share's omissions applied.
+	Entries []*Entry `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,4,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadShareResponse) Reset() {
+	*x = ReadShareResponse{}
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadShareResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadShareResponse) ProtoMessage() {}
+
+func (x *ReadShareResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadShareResponse.ProtoReflect.Descriptor instead.
+func (*ReadShareResponse) Descriptor() ([]byte, []int) {
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReadShareResponse) GetShare() *Share {
+	if x != nil {
+		return x.Share
+	}
+	return nil
+}
+
+func (x *ReadShareResponse) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ReadShareResponse) GetEntries() []*Entry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ReadShareResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // EraseSessionsRequest chooses the sessions to erase: exactly one of
@@ -209,7 +1158,7 @@ type EraseSessionsRequest struct {
 
 func (x *EraseSessionsRequest) Reset() {
 	*x = EraseSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -221,7 +1170,7 @@ func (x *EraseSessionsRequest) String() string {
 func (*EraseSessionsRequest) ProtoMessage() {}
 
 func (x *EraseSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[0]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -234,7 +1183,7 @@ func (x *EraseSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EraseSessionsRequest.ProtoReflect.Descriptor instead.
 func (*EraseSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{0}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EraseSessionsRequest) GetWorkspace() string {
@@ -296,7 +1245,7 @@ type EraseSessionsResponse struct {
 
 func (x *EraseSessionsResponse) Reset() {
 	*x = EraseSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -308,7 +1257,7 @@ func (x *EraseSessionsResponse) String() string {
 func (*EraseSessionsResponse) ProtoMessage() {}
 
 func (x *EraseSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[1]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -321,7 +1270,7 @@ func (x *EraseSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EraseSessionsResponse.ProtoReflect.Descriptor instead.
 func (*EraseSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{1}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EraseSessionsResponse) GetSessionIds() []string {
@@ -369,7 +1318,7 @@ type GetBlobRequest struct {
 
 func (x *GetBlobRequest) Reset() {
 	*x = GetBlobRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +1330,7 @@ func (x *GetBlobRequest) String() string {
 func (*GetBlobRequest) ProtoMessage() {}
 
 func (x *GetBlobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[2]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +1343,7 @@ func (x *GetBlobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlobRequest.ProtoReflect.Descriptor instead.
 func (*GetBlobRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{2}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetBlobRequest) GetWorkspace() string {
@@ -440,7 +1389,7 @@ type GetBlobResponse struct {
 
 func (x *GetBlobResponse) Reset() {
 	*x = GetBlobResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +1401,7 @@ func (x *GetBlobResponse) String() string {
 func (*GetBlobResponse) ProtoMessage() {}
 
 func (x *GetBlobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[3]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +1414,7 @@ func (x *GetBlobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlobResponse.ProtoReflect.Descriptor instead.
 func (*GetBlobResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{3}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetBlobResponse) GetData() []byte {
@@ -508,7 +1457,7 @@ type PutBlobRequest struct {
 
 func (x *PutBlobRequest) Reset() {
 	*x = PutBlobRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -520,7 +1469,7 @@ func (x *PutBlobRequest) String() string {
 func (*PutBlobRequest) ProtoMessage() {}
 
 func (x *PutBlobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[4]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -533,7 +1482,7 @@ func (x *PutBlobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutBlobRequest.ProtoReflect.Descriptor instead.
 func (*PutBlobRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{4}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PutBlobRequest) GetWorkspace() string {
@@ -584,7 +1533,7 @@ type PutBlobResponse struct {
 
 func (x *PutBlobResponse) Reset() {
 	*x = PutBlobResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +1545,7 @@ func (x *PutBlobResponse) String() string {
 func (*PutBlobResponse) ProtoMessage() {}
 
 func (x *PutBlobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[5]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +1558,7 @@ func (x *PutBlobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutBlobResponse.ProtoReflect.Descriptor instead.
 func (*PutBlobResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{5}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PutBlobResponse) GetReceived() uint64 {
@@ -655,7 +1604,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +1616,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[6]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +1629,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{6}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateSessionRequest) GetWorkspace() string {
@@ -752,7 +1701,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +1713,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[7]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +1726,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{7}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateSessionResponse) GetSession() *SessionMeta {
@@ -807,7 +1756,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +1768,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[8]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +1781,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{8}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetSessionRequest) GetWorkspace() string {
@@ -860,7 +1809,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +1821,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[9]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +1834,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{9}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetSessionResponse) GetSession() *SessionMeta {
@@ -921,7 +1870,7 @@ type SessionFilter struct {
 
 func (x *SessionFilter) Reset() {
 	*x = SessionFilter{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1882,7 @@ func (x *SessionFilter) String() string {
 func (*SessionFilter) ProtoMessage() {}
 
 func (x *SessionFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[10]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1895,7 @@ func (x *SessionFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFilter.ProtoReflect.Descriptor instead.
 func (*SessionFilter) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{10}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionFilter) GetTitleContains() string {
@@ -1026,7 +1975,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1987,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[11]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +2000,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{11}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListSessionsRequest) GetWorkspace() string {
@@ -1123,7 +2072,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +2084,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[12]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +2097,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{12}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionMeta {
@@ -1178,7 +2127,7 @@ type ListWorkspacesRequest struct {
 
 func (x *ListWorkspacesRequest) Reset() {
 	*x = ListWorkspacesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +2139,7 @@ func (x *ListWorkspacesRequest) String() string {
 func (*ListWorkspacesRequest) ProtoMessage() {}
 
 func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[13]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +2152,7 @@ func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{13}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListWorkspacesRequest) GetPageSize() uint32 {
@@ -1236,7 +2185,7 @@ type WorkspaceSummary struct {
 
 func (x *WorkspaceSummary) Reset() {
 	*x = WorkspaceSummary{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +2197,7 @@ func (x *WorkspaceSummary) String() string {
 func (*WorkspaceSummary) ProtoMessage() {}
 
 func (x *WorkspaceSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[14]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +2210,7 @@ func (x *WorkspaceSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceSummary.ProtoReflect.Descriptor instead.
 func (*WorkspaceSummary) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{14}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WorkspaceSummary) GetName() string {
@@ -1298,7 +2247,7 @@ type ListWorkspacesResponse struct {
 
 func (x *ListWorkspacesResponse) Reset() {
 	*x = ListWorkspacesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +2259,7 @@ func (x *ListWorkspacesResponse) String() string {
 func (*ListWorkspacesResponse) ProtoMessage() {}
 
 func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[15]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +2272,7 @@ func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{15}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListWorkspacesResponse) GetWorkspaces() []*WorkspaceSummary {
@@ -1370,7 +2319,7 @@ type SearchEntriesRequest struct {
 
 func (x *SearchEntriesRequest) Reset() {
 	*x = SearchEntriesRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +2331,7 @@ func (x *SearchEntriesRequest) String() string {
 func (*SearchEntriesRequest) ProtoMessage() {}
 
 func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[16]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +2344,7 @@ func (x *SearchEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesRequest.ProtoReflect.Descriptor instead.
 func (*SearchEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{16}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SearchEntriesRequest) GetWorkspace() string {
@@ -1478,7 +2427,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +2439,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[17]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +2452,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{17}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -1573,7 +2522,7 @@ type SearchEntriesResponse struct {
 
 func (x *SearchEntriesResponse) Reset() {
 	*x = SearchEntriesResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +2534,7 @@ func (x *SearchEntriesResponse) String() string {
 func (*SearchEntriesResponse) ProtoMessage() {}
 
 func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[18]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +2547,7 @@ func (x *SearchEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{18}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SearchEntriesResponse) GetHits() []*SearchHit {
@@ -1642,7 +2591,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +2603,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[19]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +2616,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{19}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteSessionRequest) GetWorkspace() string {
@@ -1709,7 +2658,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +2670,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[20]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +2683,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{20}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteSessionResponse) GetDeletedSessionIds() []string {
@@ -1763,7 +2712,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +2724,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[21]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +2737,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{21}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ForkSessionRequest) GetWorkspace() string {
@@ -1837,7 +2786,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +2798,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[22]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +2811,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{22}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ForkSessionResponse) GetSession() *SessionMeta {
@@ -1887,7 +2836,7 @@ type ImportSessionRequest struct {
 
 func (x *ImportSessionRequest) Reset() {
 	*x = ImportSessionRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2848,7 @@ func (x *ImportSessionRequest) String() string {
 func (*ImportSessionRequest) ProtoMessage() {}
 
 func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[23]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2861,7 @@ func (x *ImportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{23}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ImportSessionRequest) GetWorkspace() string {
@@ -1949,7 +2898,7 @@ type ImportSessionResponse struct {
 
 func (x *ImportSessionResponse) Reset() {
 	*x = ImportSessionResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2910,7 @@ func (x *ImportSessionResponse) String() string {
 func (*ImportSessionResponse) ProtoMessage() {}
 
 func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[24]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2923,7 @@ func (x *ImportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{24}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ImportSessionResponse) GetSession() *SessionMeta {
@@ -2004,7 +2953,7 @@ type WatchSessionsRequest struct {
 
 func (x *WatchSessionsRequest) Reset() {
 	*x = WatchSessionsRequest{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +2965,7 @@ func (x *WatchSessionsRequest) String() string {
 func (*WatchSessionsRequest) ProtoMessage() {}
 
 func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[25]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +2978,7 @@ func (x *WatchSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{25}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchSessionsRequest) GetWorkspace() string {
@@ -2065,7 +3014,7 @@ type WatchSessionsResponse struct {
 
 func (x *WatchSessionsResponse) Reset() {
 	*x = WatchSessionsResponse{}
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +3026,7 @@ func (x *WatchSessionsResponse) String() string {
 func (*WatchSessionsResponse) ProtoMessage() {}
 
 func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sessiond_v1_store_service_proto_msgTypes[26]
+	mi := &file_sessiond_v1_store_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +3039,7 @@ func (x *WatchSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionsResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{26}
+	return file_sessiond_v1_store_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchSessionsResponse) GetType() SessionEventType {
@@ -2132,7 +3081,85 @@ var File_sessiond_v1_store_service_proto protoreflect.FileDescriptor
 
 const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\x83\x02\n" +
+	"\x1fsessiond/v1/store_service.proto\x12\vsessiond.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17sessiond/v1/entry.proto\x1a\x19sessiond/v1/session.proto\"\xfb\x02\n" +
+	"\x12UsageReportRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x120\n" +
+	"\x05start\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
+	"\x03end\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x120\n" +
+	"\x06bucket\x18\x04 \x01(\x0e2\x18.sessiond.v1.UsageBucketR\x06bucket\x12\x19\n" +
+	"\bby_model\x18\x05 \x01(\bR\abyModel\x12\"\n" +
+	"\rgroup_by_tags\x18\x06 \x03(\tR\vgroupByTags\x12=\n" +
+	"\x04tags\x18\a \x03(\v2).sessiond.v1.UsageReportRequest.TagsEntryR\x04tags\x1a7\n" +
+	"\tTagsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x01\n" +
+	"\x13UsageReportResponse\x12)\n" +
+	"\x04rows\x18\x01 \x03(\v2\x15.sessiond.v1.UsageRowR\x04rows\x12.\n" +
+	"\x05total\x18\x02 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05total\x12\x1a\n" +
+	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\x99\x02\n" +
+	"\bUsageRow\x12=\n" +
+	"\fbucket_start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\vbucketStart\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x123\n" +
+	"\x04tags\x18\x03 \x03(\v2\x1f.sessiond.v1.UsageRow.TagsEntryR\x04tags\x12.\n" +
+	"\x05usage\x18\x04 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05usage\x12\x1a\n" +
+	"\bsessions\x18\x05 \x01(\x04R\bsessions\x1a7\n" +
+	"\tTagsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf8\x02\n" +
+	"\x05Share\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
+	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x19\n" +
+	"\bentry_id\x18\x04 \x01(\tR\aentryId\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x0e\n" +
+	"\x02by\x18\a \x01(\tR\x02by\x12(\n" +
+	"\x10omit_tool_output\x18\b \x01(\bR\x0eomitToolOutput\x12#\n" +
+	"\romit_thinking\x18\t \x01(\bR\fomitThinking\x12\x18\n" +
+	"\arevoked\x18\n" +
+	" \x01(\bR\arevoked\x12\x12\n" +
+	"\x04path\x18\v \x01(\tR\x04path\"\x94\x02\n" +
+	"\x13ShareSessionRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x1e\n" +
+	"\bentry_id\x18\x03 \x01(\tH\x00R\aentryId\x88\x01\x01\x129\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x0e\n" +
+	"\x02by\x18\x05 \x01(\tR\x02by\x12(\n" +
+	"\x10omit_tool_output\x18\x06 \x01(\bR\x0eomitToolOutput\x12#\n" +
+	"\romit_thinking\x18\a \x01(\bR\fomitThinkingB\v\n" +
+	"\t_entry_id\"@\n" +
+	"\x14ShareSessionResponse\x12(\n" +
+	"\x05share\x18\x01 \x01(\v2\x12.sessiond.v1.ShareR\x05share\"H\n" +
+	"\x12RevokeShareRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"?\n" +
+	"\x13RevokeShareResponse\x12(\n" +
+	"\x05share\x18\x01 \x01(\v2\x12.sessiond.v1.ShareR\x05share\"\x98\x01\n" +
+	"\x11ListSharesRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1d\n" +
+	"\asession\x18\x02 \x01(\tH\x00R\asession\x88\x01\x01\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageTokenB\n" +
+	"\n" +
+	"\b_session\"h\n" +
+	"\x12ListSharesResponse\x12*\n" +
+	"\x06shares\x18\x01 \x03(\v2\x12.sessiond.v1.ShareR\x06shares\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"d\n" +
+	"\x10ReadShareRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xa9\x01\n" +
+	"\x11ReadShareResponse\x12(\n" +
+	"\x05share\x18\x01 \x01(\v2\x12.sessiond.v1.ShareR\x05share\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12,\n" +
+	"\aentries\x18\x03 \x03(\v2\x12.sessiond.v1.EntryR\aentries\x12&\n" +
+	"\x0fnext_page_token\x18\x04 \x01(\tR\rnextPageToken\"\x83\x02\n" +
 	"\x14EraseSessionsRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1f\n" +
 	"\vsession_ids\x18\x02 \x03(\tR\n" +
@@ -2297,7 +3324,11 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x122\n" +
 	"\asession\x18\x03 \x01(\v2\x18.sessiond.v1.SessionMetaR\asession\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\tR\x06cursor\x12.\n" +
-	"\x04time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x04time*a\n" +
+	"\x04time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x04time*X\n" +
+	"\vUsageBucket\x12\x1c\n" +
+	"\x18USAGE_BUCKET_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11USAGE_BUCKET_HOUR\x10\x01\x12\x14\n" +
+	"\x10USAGE_BUCKET_DAY\x10\x02*a\n" +
 	"\tSortOrder\x12\x1a\n" +
 	"\x16SORT_ORDER_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SORT_ORDER_NEWEST_FIRST\x10\x01\x12\x1b\n" +
@@ -2310,7 +3341,7 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\x1eSESSION_EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_CREATED\x10\x01\x12\x1e\n" +
 	"\x1aSESSION_EVENT_TYPE_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\xff\a\n" +
+	"\x1aSESSION_EVENT_TYPE_DELETED\x10\x032\x93\v\n" +
 	"\fStoreService\x12V\n" +
 	"\rCreateSession\x12!.sessiond.v1.CreateSessionRequest\x1a\".sessiond.v1.CreateSessionResponse\x12M\n" +
 	"\n" +
@@ -2324,7 +3355,13 @@ const file_sessiond_v1_store_service_proto_rawDesc = "" +
 	"\rWatchSessions\x12!.sessiond.v1.WatchSessionsRequest\x1a\".sessiond.v1.WatchSessionsResponse0\x01\x12F\n" +
 	"\aGetBlob\x12\x1b.sessiond.v1.GetBlobRequest\x1a\x1c.sessiond.v1.GetBlobResponse0\x01\x12D\n" +
 	"\aPutBlob\x12\x1b.sessiond.v1.PutBlobRequest\x1a\x1c.sessiond.v1.PutBlobResponse\x12V\n" +
-	"\rEraseSessions\x12!.sessiond.v1.EraseSessionsRequest\x1a\".sessiond.v1.EraseSessionsResponseBw\n" +
+	"\rEraseSessions\x12!.sessiond.v1.EraseSessionsRequest\x1a\".sessiond.v1.EraseSessionsResponse\x12P\n" +
+	"\vUsageReport\x12\x1f.sessiond.v1.UsageReportRequest\x1a .sessiond.v1.UsageReportResponse\x12S\n" +
+	"\fShareSession\x12 .sessiond.v1.ShareSessionRequest\x1a!.sessiond.v1.ShareSessionResponse\x12P\n" +
+	"\vRevokeShare\x12\x1f.sessiond.v1.RevokeShareRequest\x1a .sessiond.v1.RevokeShareResponse\x12M\n" +
+	"\n" +
+	"ListShares\x12\x1e.sessiond.v1.ListSharesRequest\x1a\x1f.sessiond.v1.ListSharesResponse\x12J\n" +
+	"\tReadShare\x12\x1d.sessiond.v1.ReadShareRequest\x1a\x1e.sessiond.v1.ReadShareResponseBw\n" +
 	"\x15io.github.sessiond.v1B\x11StoreServiceProtoP\x01\xa2\x02\x03SXX\xaa\x02\vSessiond.V1\xca\x02\vSessiond\\V1\xe2\x02\x17Sessiond\\V1\\GPBMetadata\xea\x02\fSessiond::V1b\x06proto3"
 
 var (
@@ -2339,104 +3376,147 @@ func file_sessiond_v1_store_service_proto_rawDescGZIP() []byte {
 	return file_sessiond_v1_store_service_proto_rawDescData
 }
 
-var file_sessiond_v1_store_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_sessiond_v1_store_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_sessiond_v1_store_service_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_sessiond_v1_store_service_proto_goTypes = []any{
-	(SortOrder)(0),                 // 0: sessiond.v1.SortOrder
-	(SortBy)(0),                    // 1: sessiond.v1.SortBy
-	(SessionEventType)(0),          // 2: sessiond.v1.SessionEventType
-	(*EraseSessionsRequest)(nil),   // 3: sessiond.v1.EraseSessionsRequest
-	(*EraseSessionsResponse)(nil),  // 4: sessiond.v1.EraseSessionsResponse
-	(*GetBlobRequest)(nil),         // 5: sessiond.v1.GetBlobRequest
-	(*GetBlobResponse)(nil),        // 6: sessiond.v1.GetBlobResponse
-	(*PutBlobRequest)(nil),         // 7: sessiond.v1.PutBlobRequest
-	(*PutBlobResponse)(nil),        // 8: sessiond.v1.PutBlobResponse
-	(*CreateSessionRequest)(nil),   // 9: sessiond.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),  // 10: sessiond.v1.CreateSessionResponse
-	(*GetSessionRequest)(nil),      // 11: sessiond.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 12: sessiond.v1.GetSessionResponse
-	(*SessionFilter)(nil),          // 13: sessiond.v1.SessionFilter
-	(*ListSessionsRequest)(nil),    // 14: sessiond.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 15: sessiond.v1.ListSessionsResponse
-	(*ListWorkspacesRequest)(nil),  // 16: sessiond.v1.ListWorkspacesRequest
-	(*WorkspaceSummary)(nil),       // 17: sessiond.v1.WorkspaceSummary
-	(*ListWorkspacesResponse)(nil), // 18: sessiond.v1.ListWorkspacesResponse
-	(*SearchEntriesRequest)(nil),   // 19: sessiond.v1.SearchEntriesRequest
-	(*SearchHit)(nil),              // 20: sessiond.v1.SearchHit
-	(*SearchEntriesResponse)(nil),  // 21: sessiond.v1.SearchEntriesResponse
-	(*DeleteSessionRequest)(nil),   // 22: sessiond.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 23: sessiond.v1.DeleteSessionResponse
-	(*ForkSessionRequest)(nil),     // 24: sessiond.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 25: sessiond.v1.ForkSessionResponse
-	(*ImportSessionRequest)(nil),   // 26: sessiond.v1.ImportSessionRequest
-	(*ImportSessionResponse)(nil),  // 27: sessiond.v1.ImportSessionResponse
-	(*WatchSessionsRequest)(nil),   // 28: sessiond.v1.WatchSessionsRequest
-	(*WatchSessionsResponse)(nil),  // 29: sessiond.v1.WatchSessionsResponse
-	nil,                            // 30: sessiond.v1.EraseSessionsRequest.TagsEntry
-	nil,                            // 31: sessiond.v1.CreateSessionRequest.TagsEntry
-	nil,                            // 32: sessiond.v1.SessionFilter.TagsEntry
-	(*structpb.Struct)(nil),        // 33: google.protobuf.Struct
-	(*SessionMeta)(nil),            // 34: sessiond.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
-	(Role)(0),                      // 36: sessiond.v1.Role
-	(*Entry)(nil),                  // 37: sessiond.v1.Entry
+	(UsageBucket)(0),               // 0: sessiond.v1.UsageBucket
+	(SortOrder)(0),                 // 1: sessiond.v1.SortOrder
+	(SortBy)(0),                    // 2: sessiond.v1.SortBy
+	(SessionEventType)(0),          // 3: sessiond.v1.SessionEventType
+	(*UsageReportRequest)(nil),     // 4: sessiond.v1.UsageReportRequest
+	(*UsageReportResponse)(nil),    // 5: sessiond.v1.UsageReportResponse
+	(*UsageRow)(nil),               // 6: sessiond.v1.UsageRow
+	(*Share)(nil),                  // 7: sessiond.v1.Share
+	(*ShareSessionRequest)(nil),    // 8: sessiond.v1.ShareSessionRequest
+	(*ShareSessionResponse)(nil),   // 9: sessiond.v1.ShareSessionResponse
+	(*RevokeShareRequest)(nil),     // 10: sessiond.v1.RevokeShareRequest
+	(*RevokeShareResponse)(nil),    // 11: sessiond.v1.RevokeShareResponse
+	(*ListSharesRequest)(nil),      // 12: sessiond.v1.ListSharesRequest
+	(*ListSharesResponse)(nil),     // 13: sessiond.v1.ListSharesResponse
+	(*ReadShareRequest)(nil),       // 14: sessiond.v1.ReadShareRequest
+	(*ReadShareResponse)(nil),      // 15: sessiond.v1.ReadShareResponse
+	(*EraseSessionsRequest)(nil),   // 16: sessiond.v1.EraseSessionsRequest
+	(*EraseSessionsResponse)(nil),  // 17: sessiond.v1.EraseSessionsResponse
+	(*GetBlobRequest)(nil),         // 18: sessiond.v1.GetBlobRequest
+	(*GetBlobResponse)(nil),        // 19: sessiond.v1.GetBlobResponse
+	(*PutBlobRequest)(nil),         // 20: sessiond.v1.PutBlobRequest
+	(*PutBlobResponse)(nil),        // 21: sessiond.v1.PutBlobResponse
+	(*CreateSessionRequest)(nil),   // 22: sessiond.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),  // 23: sessiond.v1.CreateSessionResponse
+	(*GetSessionRequest)(nil),      // 24: sessiond.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 25: sessiond.v1.GetSessionResponse
+	(*SessionFilter)(nil),          // 26: sessiond.v1.SessionFilter
+	(*ListSessionsRequest)(nil),    // 27: sessiond.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 28: sessiond.v1.ListSessionsResponse
+	(*ListWorkspacesRequest)(nil),  // 29: sessiond.v1.ListWorkspacesRequest
+	(*WorkspaceSummary)(nil),       // 30: sessiond.v1.WorkspaceSummary
+	(*ListWorkspacesResponse)(nil), // 31: sessiond.v1.ListWorkspacesResponse
+	(*SearchEntriesRequest)(nil),   // 32: sessiond.v1.SearchEntriesRequest
+	(*SearchHit)(nil),              // 33: sessiond.v1.SearchHit
+	(*SearchEntriesResponse)(nil),  // 34: sessiond.v1.SearchEntriesResponse
+	(*DeleteSessionRequest)(nil),   // 35: sessiond.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 36: sessiond.v1.DeleteSessionResponse
+	(*ForkSessionRequest)(nil),     // 37: sessiond.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 38: sessiond.v1.ForkSessionResponse
+	(*ImportSessionRequest)(nil),   // 39: sessiond.v1.ImportSessionRequest
+	(*ImportSessionResponse)(nil),  // 40: sessiond.v1.ImportSessionResponse
+	(*WatchSessionsRequest)(nil),   // 41: sessiond.v1.WatchSessionsRequest
+	(*WatchSessionsResponse)(nil),  // 42: sessiond.v1.WatchSessionsResponse
+	nil,                            // 43: sessiond.v1.UsageReportRequest.TagsEntry
+	nil,                            // 44: sessiond.v1.UsageRow.TagsEntry
+	nil,                            // 45: sessiond.v1.EraseSessionsRequest.TagsEntry
+	nil,                            // 46: sessiond.v1.CreateSessionRequest.TagsEntry
+	nil,                            // 47: sessiond.v1.SessionFilter.TagsEntry
+	(*timestamppb.Timestamp)(nil),  // 48: google.protobuf.Timestamp
+	(*UsageTotals)(nil),            // 49: sessiond.v1.UsageTotals
+	(*Entry)(nil),                  // 50: sessiond.v1.Entry
+	(*structpb.Struct)(nil),        // 51: google.protobuf.Struct
+	(*SessionMeta)(nil),            // 52: sessiond.v1.SessionMeta
+	(Role)(0),                      // 53: sessiond.v1.Role
 }
 var file_sessiond_v1_store_service_proto_depIdxs = []int32{
-	30, // 0: sessiond.v1.EraseSessionsRequest.tags:type_name -> sessiond.v1.EraseSessionsRequest.TagsEntry
-	33, // 1: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
-	31, // 2: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
-	34, // 3: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	34, // 4: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	32, // 5: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
-	35, // 6: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
-	35, // 7: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
-	35, // 8: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
-	35, // 9: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
-	0,  // 10: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
-	13, // 11: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
-	1,  // 12: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
-	34, // 13: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
-	17, // 14: sessiond.v1.ListWorkspacesResponse.workspaces:type_name -> sessiond.v1.WorkspaceSummary
-	13, // 15: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
-	0,  // 16: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
-	36, // 17: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
-	35, // 18: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
-	20, // 19: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
-	34, // 20: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	37, // 21: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
-	34, // 22: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
-	2,  // 23: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
-	34, // 24: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
-	35, // 25: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
-	9,  // 26: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
-	11, // 27: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
-	14, // 28: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
-	16, // 29: sessiond.v1.StoreService.ListWorkspaces:input_type -> sessiond.v1.ListWorkspacesRequest
-	19, // 30: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
-	22, // 31: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
-	24, // 32: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
-	26, // 33: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
-	28, // 34: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
-	5,  // 35: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
-	7,  // 36: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
-	3,  // 37: sessiond.v1.StoreService.EraseSessions:input_type -> sessiond.v1.EraseSessionsRequest
-	10, // 38: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
-	12, // 39: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
-	15, // 40: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
-	18, // 41: sessiond.v1.StoreService.ListWorkspaces:output_type -> sessiond.v1.ListWorkspacesResponse
-	21, // 42: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
-	23, // 43: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
-	25, // 44: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
-	27, // 45: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
-	29, // 46: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
-	6,  // 47: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
-	8,  // 48: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
-	4,  // 49: sessiond.v1.StoreService.EraseSessions:output_type -> sessiond.v1.EraseSessionsResponse
-	38, // [38:50] is the sub-list for method output_type
-	26, // [26:38] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	48, // 0: sessiond.v1.UsageReportRequest.start:type_name -> google.protobuf.Timestamp
+	48, // 1: sessiond.v1.UsageReportRequest.end:type_name -> google.protobuf.Timestamp
+	0,  // 2: sessiond.v1.UsageReportRequest.bucket:type_name -> sessiond.v1.UsageBucket
+	43, // 3: sessiond.v1.UsageReportRequest.tags:type_name -> sessiond.v1.UsageReportRequest.TagsEntry
+	6,  // 4: sessiond.v1.UsageReportResponse.rows:type_name -> sessiond.v1.UsageRow
+	49, // 5: sessiond.v1.UsageReportResponse.total:type_name -> sessiond.v1.UsageTotals
+	48, // 6: sessiond.v1.UsageRow.bucket_start:type_name -> google.protobuf.Timestamp
+	44, // 7: sessiond.v1.UsageRow.tags:type_name -> sessiond.v1.UsageRow.TagsEntry
+	49, // 8: sessiond.v1.UsageRow.usage:type_name -> sessiond.v1.UsageTotals
+	48, // 9: sessiond.v1.Share.created_at:type_name -> google.protobuf.Timestamp
+	48, // 10: sessiond.v1.Share.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 11: sessiond.v1.ShareSessionRequest.expires_at:type_name -> google.protobuf.Timestamp
+	7,  // 12: sessiond.v1.ShareSessionResponse.share:type_name -> sessiond.v1.Share
+	7,  // 13: sessiond.v1.RevokeShareResponse.share:type_name -> sessiond.v1.Share
+	7,  // 14: sessiond.v1.ListSharesResponse.shares:type_name -> sessiond.v1.Share
+	7,  // 15: sessiond.v1.ReadShareResponse.share:type_name -> sessiond.v1.Share
+	50, // 16: sessiond.v1.ReadShareResponse.entries:type_name -> sessiond.v1.Entry
+	45, // 17: sessiond.v1.EraseSessionsRequest.tags:type_name -> sessiond.v1.EraseSessionsRequest.TagsEntry
+	51, // 18: sessiond.v1.CreateSessionRequest.metadata:type_name -> google.protobuf.Struct
+	46, // 19: sessiond.v1.CreateSessionRequest.tags:type_name -> sessiond.v1.CreateSessionRequest.TagsEntry
+	52, // 20: sessiond.v1.CreateSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	52, // 21: sessiond.v1.GetSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	47, // 22: sessiond.v1.SessionFilter.tags:type_name -> sessiond.v1.SessionFilter.TagsEntry
+	48, // 23: sessiond.v1.SessionFilter.created_after:type_name -> google.protobuf.Timestamp
+	48, // 24: sessiond.v1.SessionFilter.created_before:type_name -> google.protobuf.Timestamp
+	48, // 25: sessiond.v1.SessionFilter.updated_after:type_name -> google.protobuf.Timestamp
+	48, // 26: sessiond.v1.SessionFilter.updated_before:type_name -> google.protobuf.Timestamp
+	1,  // 27: sessiond.v1.ListSessionsRequest.order:type_name -> sessiond.v1.SortOrder
+	26, // 28: sessiond.v1.ListSessionsRequest.filter:type_name -> sessiond.v1.SessionFilter
+	2,  // 29: sessiond.v1.ListSessionsRequest.sort_by:type_name -> sessiond.v1.SortBy
+	52, // 30: sessiond.v1.ListSessionsResponse.sessions:type_name -> sessiond.v1.SessionMeta
+	30, // 31: sessiond.v1.ListWorkspacesResponse.workspaces:type_name -> sessiond.v1.WorkspaceSummary
+	26, // 32: sessiond.v1.SearchEntriesRequest.filter:type_name -> sessiond.v1.SessionFilter
+	1,  // 33: sessiond.v1.SearchEntriesRequest.order:type_name -> sessiond.v1.SortOrder
+	53, // 34: sessiond.v1.SearchHit.role:type_name -> sessiond.v1.Role
+	48, // 35: sessiond.v1.SearchHit.timestamp:type_name -> google.protobuf.Timestamp
+	33, // 36: sessiond.v1.SearchEntriesResponse.hits:type_name -> sessiond.v1.SearchHit
+	52, // 37: sessiond.v1.ForkSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	50, // 38: sessiond.v1.ImportSessionRequest.entries:type_name -> sessiond.v1.Entry
+	52, // 39: sessiond.v1.ImportSessionResponse.session:type_name -> sessiond.v1.SessionMeta
+	3,  // 40: sessiond.v1.WatchSessionsResponse.type:type_name -> sessiond.v1.SessionEventType
+	52, // 41: sessiond.v1.WatchSessionsResponse.session:type_name -> sessiond.v1.SessionMeta
+	48, // 42: sessiond.v1.WatchSessionsResponse.time:type_name -> google.protobuf.Timestamp
+	22, // 43: sessiond.v1.StoreService.CreateSession:input_type -> sessiond.v1.CreateSessionRequest
+	24, // 44: sessiond.v1.StoreService.GetSession:input_type -> sessiond.v1.GetSessionRequest
+	27, // 45: sessiond.v1.StoreService.ListSessions:input_type -> sessiond.v1.ListSessionsRequest
+	29, // 46: sessiond.v1.StoreService.ListWorkspaces:input_type -> sessiond.v1.ListWorkspacesRequest
+	32, // 47: sessiond.v1.StoreService.SearchEntries:input_type -> sessiond.v1.SearchEntriesRequest
+	35, // 48: sessiond.v1.StoreService.DeleteSession:input_type -> sessiond.v1.DeleteSessionRequest
+	37, // 49: sessiond.v1.StoreService.ForkSession:input_type -> sessiond.v1.ForkSessionRequest
+	39, // 50: sessiond.v1.StoreService.ImportSession:input_type -> sessiond.v1.ImportSessionRequest
+	41, // 51: sessiond.v1.StoreService.WatchSessions:input_type -> sessiond.v1.WatchSessionsRequest
+	18, // 52: sessiond.v1.StoreService.GetBlob:input_type -> sessiond.v1.GetBlobRequest
+	20, // 53: sessiond.v1.StoreService.PutBlob:input_type -> sessiond.v1.PutBlobRequest
+	16, // 54: sessiond.v1.StoreService.EraseSessions:input_type -> sessiond.v1.EraseSessionsRequest
+	4,  // 55: sessiond.v1.StoreService.UsageReport:input_type -> sessiond.v1.UsageReportRequest
+	8,  // 56: sessiond.v1.StoreService.ShareSession:input_type -> sessiond.v1.ShareSessionRequest
+	10, // 57: sessiond.v1.StoreService.RevokeShare:input_type -> sessiond.v1.RevokeShareRequest
+	12, // 58: sessiond.v1.StoreService.ListShares:input_type -> sessiond.v1.ListSharesRequest
+	14, // 59: sessiond.v1.StoreService.ReadShare:input_type -> sessiond.v1.ReadShareRequest
+	23, // 60: sessiond.v1.StoreService.CreateSession:output_type -> sessiond.v1.CreateSessionResponse
+	25, // 61: sessiond.v1.StoreService.GetSession:output_type -> sessiond.v1.GetSessionResponse
+	28, // 62: sessiond.v1.StoreService.ListSessions:output_type -> sessiond.v1.ListSessionsResponse
+	31, // 63: sessiond.v1.StoreService.ListWorkspaces:output_type -> sessiond.v1.ListWorkspacesResponse
+	34, // 64: sessiond.v1.StoreService.SearchEntries:output_type -> sessiond.v1.SearchEntriesResponse
+	36, // 65: sessiond.v1.StoreService.DeleteSession:output_type -> sessiond.v1.DeleteSessionResponse
+	38, // 66: sessiond.v1.StoreService.ForkSession:output_type -> sessiond.v1.ForkSessionResponse
+	40, // 67: sessiond.v1.StoreService.ImportSession:output_type -> sessiond.v1.ImportSessionResponse
+	42, // 68: sessiond.v1.StoreService.WatchSessions:output_type -> sessiond.v1.WatchSessionsResponse
+	19, // 69: sessiond.v1.StoreService.GetBlob:output_type -> sessiond.v1.GetBlobResponse
+	21, // 70: sessiond.v1.StoreService.PutBlob:output_type -> sessiond.v1.PutBlobResponse
+	17, // 71: sessiond.v1.StoreService.EraseSessions:output_type -> sessiond.v1.EraseSessionsResponse
+	5,  // 72: sessiond.v1.StoreService.UsageReport:output_type -> sessiond.v1.UsageReportResponse
+	9,  // 73: sessiond.v1.StoreService.ShareSession:output_type -> sessiond.v1.ShareSessionResponse
+	11, // 74: sessiond.v1.StoreService.RevokeShare:output_type -> sessiond.v1.RevokeShareResponse
+	13, // 75: sessiond.v1.StoreService.ListShares:output_type -> sessiond.v1.ListSharesResponse
+	15, // 76: sessiond.v1.StoreService.ReadShare:output_type -> sessiond.v1.ReadShareResponse
+	60, // [60:77] is the sub-list for method output_type
+	43, // [43:60] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_store_service_proto_init() }
@@ -2446,21 +3526,23 @@ func file_sessiond_v1_store_service_proto_init() {
 	}
 	file_sessiond_v1_entry_proto_init()
 	file_sessiond_v1_session_proto_init()
-	file_sessiond_v1_store_service_proto_msgTypes[6].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[11].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[16].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[17].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[19].OneofWrappers = []any{}
-	file_sessiond_v1_store_service_proto_msgTypes[21].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[4].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[8].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[22].OneofWrappers = []any{}
 	file_sessiond_v1_store_service_proto_msgTypes[23].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[28].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[29].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[31].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[33].OneofWrappers = []any{}
+	file_sessiond_v1_store_service_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessiond_v1_store_service_proto_rawDesc), len(file_sessiond_v1_store_service_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   30,
+			NumEnums:      4,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,11 @@ const (
 	StoreService_GetBlob_FullMethodName        = "/sessiond.v1.StoreService/GetBlob"
 	StoreService_PutBlob_FullMethodName        = "/sessiond.v1.StoreService/PutBlob"
 	StoreService_EraseSessions_FullMethodName  = "/sessiond.v1.StoreService/EraseSessions"
+	StoreService_UsageReport_FullMethodName    = "/sessiond.v1.StoreService/UsageReport"
+	StoreService_ShareSession_FullMethodName   = "/sessiond.v1.StoreService/ShareSession"
+	StoreService_RevokeShare_FullMethodName    = "/sessiond.v1.StoreService/RevokeShare"
+	StoreService_ListShares_FullMethodName     = "/sessiond.v1.StoreService/ListShares"
+	StoreService_ReadShare_FullMethodName      = "/sessiond.v1.StoreService/ReadShare"
 )
 
 // StoreServiceClient is the client API for StoreService service.
@@ -171,6 +176,33 @@ type StoreServiceClient interface {
 	// empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
 	// (an engine without erasure: PostgreSQL for now).
 	EraseSessions(ctx context.Context, in *EraseSessionsRequest, opts ...grpc.CallOption) (*EraseSessionsResponse, error)
+	// UsageReport sums a workspace's usage over a time window in one call:
+	// every assistant message whose timestamp is in [start, end) (a window may
+	// cut through a session), of every session (subagents included) that
+	// holds the filter's tags, grouped by time bucket, model and the values
+	// of chosen tag keys. Pricing as GetUsage.
+	// Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+	// window over 400 days, more than 8 group_by_tags, a malformed tag).
+	UsageReport(ctx context.Context, in *UsageReportRequest, opts ...grpc.CallOption) (*UsageReportResponse, error)
+	// ShareSession makes a read-only snapshot of a session's path up to an
+	// entry, behind an unguessable token, with an expiry. The viewer serves it
+	// at /share/<token> without the workspace's auth token; ReadShare reads it
+	// the same way. Redaction and erasure done later apply to it; deleting or
+	// erasing the session revokes it.
+	// Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+	// past or over 365 days, a Leaf entry).
+	ShareSession(ctx context.Context, in *ShareSessionRequest, opts ...grpc.CallOption) (*ShareSessionResponse, error)
+	// RevokeShare makes a share unreadable at once. Idempotent.
+	// Errors: NOT_FOUND (no such share in the workspace).
+	RevokeShare(ctx context.Context, in *RevokeShareRequest, opts ...grpc.CallOption) (*RevokeShareResponse, error)
+	// ListShares pages through a workspace's shares (optionally of one
+	// session), newest first, revoked and expired ones included (marked).
+	ListShares(ctx context.Context, in *ListSharesRequest, opts ...grpc.CallOption) (*ListSharesResponse, error)
+	// ReadShare reads a share's snapshot by its token alone: no auth token is
+	// needed (the share token is the secret). Paged like GetState.
+	// Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+	// erased: the same answer for each, so a token reveals nothing).
+	ReadShare(ctx context.Context, in *ReadShareRequest, opts ...grpc.CallOption) (*ReadShareResponse, error)
 }
 
 type storeServiceClient struct {
@@ -319,6 +351,56 @@ func (c *storeServiceClient) EraseSessions(ctx context.Context, in *EraseSession
 	return out, nil
 }
 
+func (c *storeServiceClient) UsageReport(ctx context.Context, in *UsageReportRequest, opts ...grpc.CallOption) (*UsageReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UsageReportResponse)
+	err := c.cc.Invoke(ctx, StoreService_UsageReport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) ShareSession(ctx context.Context, in *ShareSessionRequest, opts ...grpc.CallOption) (*ShareSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShareSessionResponse)
+	err := c.cc.Invoke(ctx, StoreService_ShareSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) RevokeShare(ctx context.Context, in *RevokeShareRequest, opts ...grpc.CallOption) (*RevokeShareResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeShareResponse)
+	err := c.cc.Invoke(ctx, StoreService_RevokeShare_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) ListShares(ctx context.Context, in *ListSharesRequest, opts ...grpc.CallOption) (*ListSharesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSharesResponse)
+	err := c.cc.Invoke(ctx, StoreService_ListShares_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *storeServiceClient) ReadShare(ctx context.Context, in *ReadShareRequest, opts ...grpc.CallOption) (*ReadShareResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadShareResponse)
+	err := c.cc.Invoke(ctx, StoreService_ReadShare_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StoreServiceServer is the server API for StoreService service.
 // All implementations must embed UnimplementedStoreServiceServer
 // for forward compatibility.
@@ -457,6 +539,33 @@ type StoreServiceServer interface {
 	// empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
 	// (an engine without erasure: PostgreSQL for now).
 	EraseSessions(context.Context, *EraseSessionsRequest) (*EraseSessionsResponse, error)
+	// UsageReport sums a workspace's usage over a time window in one call:
+	// every assistant message whose timestamp is in [start, end) (a window may
+	// cut through a session), of every session (subagents included) that
+	// holds the filter's tags, grouped by time bucket, model and the values
+	// of chosen tag keys. Pricing as GetUsage.
+	// Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+	// window over 400 days, more than 8 group_by_tags, a malformed tag).
+	UsageReport(context.Context, *UsageReportRequest) (*UsageReportResponse, error)
+	// ShareSession makes a read-only snapshot of a session's path up to an
+	// entry, behind an unguessable token, with an expiry. The viewer serves it
+	// at /share/<token> without the workspace's auth token; ReadShare reads it
+	// the same way. Redaction and erasure done later apply to it; deleting or
+	// erasing the session revokes it.
+	// Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+	// past or over 365 days, a Leaf entry).
+	ShareSession(context.Context, *ShareSessionRequest) (*ShareSessionResponse, error)
+	// RevokeShare makes a share unreadable at once. Idempotent.
+	// Errors: NOT_FOUND (no such share in the workspace).
+	RevokeShare(context.Context, *RevokeShareRequest) (*RevokeShareResponse, error)
+	// ListShares pages through a workspace's shares (optionally of one
+	// session), newest first, revoked and expired ones included (marked).
+	ListShares(context.Context, *ListSharesRequest) (*ListSharesResponse, error)
+	// ReadShare reads a share's snapshot by its token alone: no auth token is
+	// needed (the share token is the secret). Paged like GetState.
+	// Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+	// erased: the same answer for each, so a token reveals nothing).
+	ReadShare(context.Context, *ReadShareRequest) (*ReadShareResponse, error)
 	mustEmbedUnimplementedStoreServiceServer()
 }
 
@@ -502,6 +611,21 @@ func (UnimplementedStoreServiceServer) PutBlob(context.Context, *PutBlobRequest)
 }
 func (UnimplementedStoreServiceServer) EraseSessions(context.Context, *EraseSessionsRequest) (*EraseSessionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EraseSessions not implemented")
+}
+func (UnimplementedStoreServiceServer) UsageReport(context.Context, *UsageReportRequest) (*UsageReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UsageReport not implemented")
+}
+func (UnimplementedStoreServiceServer) ShareSession(context.Context, *ShareSessionRequest) (*ShareSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ShareSession not implemented")
+}
+func (UnimplementedStoreServiceServer) RevokeShare(context.Context, *RevokeShareRequest) (*RevokeShareResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeShare not implemented")
+}
+func (UnimplementedStoreServiceServer) ListShares(context.Context, *ListSharesRequest) (*ListSharesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListShares not implemented")
+}
+func (UnimplementedStoreServiceServer) ReadShare(context.Context, *ReadShareRequest) (*ReadShareResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadShare not implemented")
 }
 func (UnimplementedStoreServiceServer) mustEmbedUnimplementedStoreServiceServer() {}
 func (UnimplementedStoreServiceServer) testEmbeddedByValue()                      {}
@@ -726,6 +850,96 @@ func _StoreService_EraseSessions_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StoreService_UsageReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UsageReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).UsageReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_UsageReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).UsageReport(ctx, req.(*UsageReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StoreService_ShareSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShareSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).ShareSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_ShareSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).ShareSession(ctx, req.(*ShareSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StoreService_RevokeShare_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeShareRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).RevokeShare(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_RevokeShare_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).RevokeShare(ctx, req.(*RevokeShareRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StoreService_ListShares_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSharesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).ListShares(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_ListShares_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).ListShares(ctx, req.(*ListSharesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StoreService_ReadShare_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadShareRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StoreServiceServer).ReadShare(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StoreService_ReadShare_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StoreServiceServer).ReadShare(ctx, req.(*ReadShareRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StoreService_ServiceDesc is the grpc.ServiceDesc for StoreService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -772,6 +986,26 @@ var StoreService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EraseSessions",
 			Handler:    _StoreService_EraseSessions_Handler,
+		},
+		{
+			MethodName: "UsageReport",
+			Handler:    _StoreService_UsageReport_Handler,
+		},
+		{
+			MethodName: "ShareSession",
+			Handler:    _StoreService_ShareSession_Handler,
+		},
+		{
+			MethodName: "RevokeShare",
+			Handler:    _StoreService_RevokeShare_Handler,
+		},
+		{
+			MethodName: "ListShares",
+			Handler:    _StoreService_ListShares_Handler,
+		},
+		{
+			MethodName: "ReadShare",
+			Handler:    _StoreService_ReadShare_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -12,7 +12,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/entry.proto.
  */
 export const file_sessiond_v1_entry: GenFile = /*@__PURE__*/
-  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEiygQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEicKCHdpdGhoZWxkGAUgASgLMhUuc2Vzc2lvbmQudjEuV2l0aGhlbGQSMAoMc2Vzc2lvbl9pbmZvGAogASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm9IABInCgdtZXNzYWdlGAsgASgLMhQuc2Vzc2lvbmQudjEuTWVzc2FnZUgAEjAKDG1vZGVsX2NoYW5nZRgMIAEoCzIYLnNlc3Npb25kLnYxLk1vZGVsQ2hhbmdlSAASQQoVdGhpbmtpbmdfbGV2ZWxfY2hhbmdlGA0gASgLMiAuc2Vzc2lvbmQudjEuVGhpbmtpbmdMZXZlbENoYW5nZUgAEi0KCmNvbXBhY3Rpb24YDiABKAsyFy5zZXNzaW9uZC52MS5Db21wYWN0aW9uSAASNAoOYnJhbmNoX3N1bW1hcnkYDyABKAsyGi5zZXNzaW9uZC52MS5CcmFuY2hTdW1tYXJ5SAASIwoFbGFiZWwYECABKAsyEi5zZXNzaW9uZC52MS5MYWJlbEgAEiEKBGxlYWYYESABKAsyES5zZXNzaW9uZC52MS5MZWFmSAASJQoGY3VzdG9tGBIgASgLMhMuc2Vzc2lvbmQudjEuQ3VzdG9tSABCBgoEa2luZEIMCgpfcGFyZW50X2lkIswDCgtTZXNzaW9uSW5mbxISCgpzZXNzaW9uX2lkGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOZm9ybWF0X3ZlcnNpb24YBSABKA0SHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIAogBARIXCgphZ2VudF90eXBlGAcgASgJSAOIAQESEwoLc3Bhd25fZGVwdGgYCCABKA0SLAoLZm9ya2VkX2Zyb20YCSABKAsyFy5zZXNzaW9uZC52MS5Gb3JrZWRGcm9tEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCgR0YWdzGAsgAygLMiIuc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm8uVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSIyCgpGb3JrZWRGcm9tEhIKCnNlc3Npb25faWQYASABKAkSEAoIZW50cnlfaWQYAiABKAki8wIKB01lc3NhZ2USHwoEcm9sZRgBIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSKQoHY29udGVudBgCIAMoCzIYLnNlc3Npb25kLnYxLkNvbnRlbnRQYXJ0EhkKDHRvb2xfY2FsbF9pZBgDIAEoCUgAiAEBEhYKCXRvb2xfbmFtZRgEIAEoCUgBiAEBEhAKCGlzX2Vycm9yGAUgASgIEhIKBW1vZGVsGAYgASgJSAKIAQESFQoIcHJvdmlkZXIYByABKAlIA4gBARIhCgV1c2FnZRgIIAEoCzISLnNlc3Npb25kLnYxLlVzYWdlEhgKC3N0b3BfcmVhc29uGAkgASgJSASIAQESKQoIbWV0YWRhdGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qg8KDV90b29sX2NhbGxfaWRCDAoKX3Rvb2xfbmFtZUIICgZfbW9kZWxCCwoJX3Byb3ZpZGVyQg4KDF9zdG9wX3JlYXNvbiLPAQoLQ29udGVudFBhcnQSDgoEdGV4dBgBIAEoCUgAEi0KCHRoaW5raW5nGAIgASgLMhkuc2Vzc2lvbmQudjEuVGhpbmtpbmdQYXJ0SAASJwoFaW1hZ2UYAyABKAsyFi5zZXNzaW9uZC52MS5JbWFnZVBhcnRIABIqCgl0b29sX2NhbGwYBCABKAsyFS5zZXNzaW9uZC52MS5Ub29sQ2FsbEgAEiQKBGJsb2IYBSABKAsyFC5zZXNzaW9uZC52MS5CbG9iUmVmSABCBgoEcGFydCKXAQoHQmxvYlJlZhIOCgZzaGEyNTYYASABKAkSDAoEc2l6ZRgCIAEoBBIjCgRwYXJ0GAMgASgOMhUuc2Vzc2lvbmQudjEuQmxvYlBhcnQSEgoKbWVkaWFfdHlwZRgEIAEoCRIPCgdwcmV2aWV3GAUgASgJEhYKCXNpZ25hdHVyZRgGIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiRgoMVGhpbmtpbmdQYXJ0EhAKCHRoaW5raW5nGAEgASgJEhYKCXNpZ25hdHVyZRgCIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiLAoJSW1hZ2VQYXJ0EhEKCW1pbWVfdHlwZRgBIAEoCRIMCgRkYXRhGAIgASgMIk8KCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKQoJYXJndW1lbnRzGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlImsKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAIgASgEEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAMgASgEEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoBCJACgtNb2RlbENoYW5nZRINCgVtb2RlbBgBIAEoCRIVCghwcm92aWRlchgCIAEoCUgAiAEBQgsKCV9wcm92aWRlciItChNUaGlua2luZ0xldmVsQ2hhbmdlEhYKDnRoaW5raW5nX2xldmVsGAEgASgJImcKCkNvbXBhY3Rpb24SDwoHc3VtbWFyeRgBIAEoCRIaChJyZXBsYWNlc19lbnRyeV9pZHMYAiADKAkSGgoNdG9rZW5zX2JlZm9yZRgDIAEoBEgAiAEBQhAKDl90b2tlbnNfYmVmb3JlIjEKDUJyYW5jaFN1bW1hcnkSDwoHc3VtbWFyeRgBIAEoCRIPCgdmcm9tX2lkGAIgASgJIhYKBUxhYmVsEg0KBWxhYmVsGAEgASgJIhcKBExlYWYSDwoHbGVhZl9pZBgBIAEoCSJCCgZDdXN0b20SEQoJbmFtZXNwYWNlGAEgASgJEiUKBGRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCFdpdGhoZWxkEisKBnJlYXNvbhgBIAEoDjIbLnNlc3Npb25kLnYxLldpdGhoZWxkUmVhc29uEgoKAmJ5GAIgASgJEiYKAmF0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN3aHkYBCABKAkqTgoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESEgoOUk9MRV9BU1NJU1RBTlQQAhINCglST0xFX1RPT0wQAypmCghCbG9iUGFydBIZChVCTE9CX1BBUlRfVU5TUEVDSUZJRUQQABISCg5CTE9CX1BBUlRfVEVYVBABEhYKEkJMT0JfUEFSVF9USElOS0lORxACEhMKD0JMT0JfUEFSVF9JTUFHRRADKmsKDldpdGhoZWxkUmVhc29uEh8KG1dJVEhIRUxEX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGFdJVEhIRUxEX1JFQVNPTl9SRURBQ1RFRBABEhoKFldJVEhIRUxEX1JFQVNPTl9FUkFTRUQQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChdzZXNzaW9uZC92MS9lbnRyeS5wcm90bxILc2Vzc2lvbmQudjEiygQKBUVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDc2VxGAQgASgEEicKCHdpdGhoZWxkGAUgASgLMhUuc2Vzc2lvbmQudjEuV2l0aGhlbGQSMAoMc2Vzc2lvbl9pbmZvGAogASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm9IABInCgdtZXNzYWdlGAsgASgLMhQuc2Vzc2lvbmQudjEuTWVzc2FnZUgAEjAKDG1vZGVsX2NoYW5nZRgMIAEoCzIYLnNlc3Npb25kLnYxLk1vZGVsQ2hhbmdlSAASQQoVdGhpbmtpbmdfbGV2ZWxfY2hhbmdlGA0gASgLMiAuc2Vzc2lvbmQudjEuVGhpbmtpbmdMZXZlbENoYW5nZUgAEi0KCmNvbXBhY3Rpb24YDiABKAsyFy5zZXNzaW9uZC52MS5Db21wYWN0aW9uSAASNAoOYnJhbmNoX3N1bW1hcnkYDyABKAsyGi5zZXNzaW9uZC52MS5CcmFuY2hTdW1tYXJ5SAASIwoFbGFiZWwYECABKAsyEi5zZXNzaW9uZC52MS5MYWJlbEgAEiEKBGxlYWYYESABKAsyES5zZXNzaW9uZC52MS5MZWFmSAASJQoGY3VzdG9tGBIgASgLMhMuc2Vzc2lvbmQudjEuQ3VzdG9tSABCBgoEa2luZEIMCgpfcGFyZW50X2lkIswDCgtTZXNzaW9uSW5mbxISCgpzZXNzaW9uX2lkGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOZm9ybWF0X3ZlcnNpb24YBSABKA0SHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIAogBARIXCgphZ2VudF90eXBlGAcgASgJSAOIAQESEwoLc3Bhd25fZGVwdGgYCCABKA0SLAoLZm9ya2VkX2Zyb20YCSABKAsyFy5zZXNzaW9uZC52MS5Gb3JrZWRGcm9tEikKCG1ldGFkYXRhGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCgR0YWdzGAsgAygLMiIuc2Vzc2lvbmQudjEuU2Vzc2lvbkluZm8uVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSIyCgpGb3JrZWRGcm9tEhIKCnNlc3Npb25faWQYASABKAkSEAoIZW50cnlfaWQYAiABKAki8wIKB01lc3NhZ2USHwoEcm9sZRgBIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSKQoHY29udGVudBgCIAMoCzIYLnNlc3Npb25kLnYxLkNvbnRlbnRQYXJ0EhkKDHRvb2xfY2FsbF9pZBgDIAEoCUgAiAEBEhYKCXRvb2xfbmFtZRgEIAEoCUgBiAEBEhAKCGlzX2Vycm9yGAUgASgIEhIKBW1vZGVsGAYgASgJSAKIAQESFQoIcHJvdmlkZXIYByABKAlIA4gBARIhCgV1c2FnZRgIIAEoCzISLnNlc3Npb25kLnYxLlVzYWdlEhgKC3N0b3BfcmVhc29uGAkgASgJSASIAQESKQoIbWV0YWRhdGEYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qg8KDV90b29sX2NhbGxfaWRCDAoKX3Rvb2xfbmFtZUIICgZfbW9kZWxCCwoJX3Byb3ZpZGVyQg4KDF9zdG9wX3JlYXNvbiLPAQoLQ29udGVudFBhcnQSDgoEdGV4dBgBIAEoCUgAEi0KCHRoaW5raW5nGAIgASgLMhkuc2Vzc2lvbmQudjEuVGhpbmtpbmdQYXJ0SAASJwoFaW1hZ2UYAyABKAsyFi5zZXNzaW9uZC52MS5JbWFnZVBhcnRIABIqCgl0b29sX2NhbGwYBCABKAsyFS5zZXNzaW9uZC52MS5Ub29sQ2FsbEgAEiQKBGJsb2IYBSABKAsyFC5zZXNzaW9uZC52MS5CbG9iUmVmSABCBgoEcGFydCKXAQoHQmxvYlJlZhIOCgZzaGEyNTYYASABKAkSDAoEc2l6ZRgCIAEoBBIjCgRwYXJ0GAMgASgOMhUuc2Vzc2lvbmQudjEuQmxvYlBhcnQSEgoKbWVkaWFfdHlwZRgEIAEoCRIPCgdwcmV2aWV3GAUgASgJEhYKCXNpZ25hdHVyZRgGIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiRgoMVGhpbmtpbmdQYXJ0EhAKCHRoaW5raW5nGAEgASgJEhYKCXNpZ25hdHVyZRgCIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiLAoJSW1hZ2VQYXJ0EhEKCW1pbWVfdHlwZRgBIAEoCRIMCgRkYXRhGAIgASgMIk8KCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKQoJYXJndW1lbnRzGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIqYBCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAQSFQoNb3V0cHV0X3Rva2VucxgCIAEoBBIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoBBIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoBBIfCgRjb3N0GAYgASgLMhEuc2Vzc2lvbmQudjEuQ29zdCIoCgRDb3N0Eg4KBmFtb3VudBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCSJACgtNb2RlbENoYW5nZRINCgVtb2RlbBgBIAEoCRIVCghwcm92aWRlchgCIAEoCUgAiAEBQgsKCV9wcm92aWRlciItChNUaGlua2luZ0xldmVsQ2hhbmdlEhYKDnRoaW5raW5nX2xldmVsGAEgASgJImcKCkNvbXBhY3Rpb24SDwoHc3VtbWFyeRgBIAEoCRIaChJyZXBsYWNlc19lbnRyeV9pZHMYAiADKAkSGgoNdG9rZW5zX2JlZm9yZRgDIAEoBEgAiAEBQhAKDl90b2tlbnNfYmVmb3JlIjEKDUJyYW5jaFN1bW1hcnkSDwoHc3VtbWFyeRgBIAEoCRIPCgdmcm9tX2lkGAIgASgJIhYKBUxhYmVsEg0KBWxhYmVsGAEgASgJIhcKBExlYWYSDwoHbGVhZl9pZBgBIAEoCSJCCgZDdXN0b20SEQoJbmFtZXNwYWNlGAEgASgJEiUKBGRhdGEYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IngKCFdpdGhoZWxkEisKBnJlYXNvbhgBIAEoDjIbLnNlc3Npb25kLnYxLldpdGhoZWxkUmVhc29uEgoKAmJ5GAIgASgJEiYKAmF0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN3aHkYBCABKAkqTgoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESEgoOUk9MRV9BU1NJU1RBTlQQAhINCglST0xFX1RPT0wQAypmCghCbG9iUGFydBIZChVCTE9CX1BBUlRfVU5TUEVDSUZJRUQQABISCg5CTE9CX1BBUlRfVEVYVBABEhYKEkJMT0JfUEFSVF9USElOS0lORxACEhMKD0JMT0JfUEFSVF9JTUFHRRADKmsKDldpdGhoZWxkUmVhc29uEh8KG1dJVEhIRUxEX1JFQVNPTl9VTlNQRUNJRklFRBAAEhwKGFdJVEhIRUxEX1JFQVNPTl9SRURBQ1RFRBABEhoKFldJVEhIRUxEX1JFQVNPTl9FUkFTRUQQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Entry is one record of a session's append-only log. Entries form a tree:
@@ -617,6 +617,25 @@ export type Usage = Message$1<"sessiond.v1.Usage"> & {
    * @generated from field: uint64 cache_write_tokens = 4;
    */
   cacheWriteTokens: bigint;
+
+  /**
+   * Of output_tokens, those the model spent reasoning (thinking), when the
+   * provider reports them. A part of output_tokens, not added to it:
+   * adapters of providers that count them apart (e.g. Gemini's
+   * thoughts_token_count) add them to output_tokens as well.
+   *
+   * @generated from field: uint64 reasoning_tokens = 5;
+   */
+  reasoningTokens: bigint;
+
+  /**
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   *
+   * @generated from field: sessiond.v1.Cost cost = 6;
+   */
+  cost?: Cost | undefined;
 };
 
 /**
@@ -625,6 +644,35 @@ export type Usage = Message$1<"sessiond.v1.Usage"> & {
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_entry, 9);
+
+/**
+ * Cost is an exact amount of money.
+ *
+ * @generated from message sessiond.v1.Cost
+ */
+export type Cost = Message$1<"sessiond.v1.Cost"> & {
+  /**
+   * A decimal number, at least 0: digits, optionally a point and at most 12
+   * fraction digits (e.g. "0.0123"). A string, so that sums are exact.
+   *
+   * @generated from field: string amount = 1;
+   */
+  amount: string;
+
+  /**
+   * ISO 4217 code, three upper-case letters (e.g. "USD").
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message sessiond.v1.Cost.
+ * Use `create(CostSchema)` to create a new message.
+ */
+export const CostSchema: GenMessage<Cost> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_entry, 10);
 
 /**
  * ModelChange switches the model for the rest of the path.
@@ -652,7 +700,7 @@ export type ModelChange = Message$1<"sessiond.v1.ModelChange"> & {
  * Use `create(ModelChangeSchema)` to create a new message.
  */
 export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 10);
+  messageDesc(file_sessiond_v1_entry, 11);
 
 /**
  * ThinkingLevelChange switches the reasoning effort for the rest of the path.
@@ -673,7 +721,7 @@ export type ThinkingLevelChange = Message$1<"sessiond.v1.ThinkingLevelChange"> &
  * Use `create(ThinkingLevelChangeSchema)` to create a new message.
  */
 export const ThinkingLevelChangeSchema: GenMessage<ThinkingLevelChange> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 11);
+  messageDesc(file_sessiond_v1_entry, 12);
 
 /**
  * Compaction replaces earlier entries of its own path with a summary in the
@@ -712,7 +760,7 @@ export type Compaction = Message$1<"sessiond.v1.Compaction"> & {
  * Use `create(CompactionSchema)` to create a new message.
  */
 export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 12);
+  messageDesc(file_sessiond_v1_entry, 13);
 
 /**
  * BranchSummary summarises an abandoned branch on the path it is appended to.
@@ -740,7 +788,7 @@ export type BranchSummary = Message$1<"sessiond.v1.BranchSummary"> & {
  * Use `create(BranchSummarySchema)` to create a new message.
  */
 export const BranchSummarySchema: GenMessage<BranchSummary> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 13);
+  messageDesc(file_sessiond_v1_entry, 14);
 
 /**
  * Label is a user bookmark; rewind and fork accept the label text as a target
@@ -762,7 +810,7 @@ export type Label = Message$1<"sessiond.v1.Label"> & {
  * Use `create(LabelSchema)` to create a new message.
  */
 export const LabelSchema: GenMessage<Label> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 14);
+  messageDesc(file_sessiond_v1_entry, 15);
 
 /**
  * Leaf moves the current-leaf pointer. Appended only by Rewind and Reset; its
@@ -785,7 +833,7 @@ export type Leaf = Message$1<"sessiond.v1.Leaf"> & {
  * Use `create(LeafSchema)` to create a new message.
  */
 export const LeafSchema: GenMessage<Leaf> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 15);
+  messageDesc(file_sessiond_v1_entry, 16);
 
 /**
  * Custom holds extension data under a namespace; the fold keeps the last data
@@ -814,7 +862,7 @@ export type Custom = Message$1<"sessiond.v1.Custom"> & {
  * Use `create(CustomSchema)` to create a new message.
  */
 export const CustomSchema: GenMessage<Custom> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 16);
+  messageDesc(file_sessiond_v1_entry, 17);
 
 /**
  * Withheld marks an entry whose content is gone: who withheld it, when and
@@ -857,7 +905,7 @@ export type Withheld = Message$1<"sessiond.v1.Withheld"> & {
  * Use `create(WithheldSchema)` to create a new message.
  */
 export const WithheldSchema: GenMessage<Withheld> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_entry, 17);
+  messageDesc(file_sessiond_v1_entry, 18);
 
 /**
  * Role of a conversation message.

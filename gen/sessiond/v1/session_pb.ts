@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ForkedFrom, Message as Message$1, Role } from "./entry_pb.js";
+import type { Cost, ForkedFrom, Message as Message$1, Role } from "./entry_pb.js";
 import { file_sessiond_v1_entry } from "./entry_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/session.proto.
  */
 export const file_sessiond_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChlzZXNzaW9uZC92MS9zZXNzaW9uLnByb3RvEgtzZXNzaW9uZC52MSJHCgxTdGF0ZU1lc3NhZ2USEAoIZW50cnlfaWQYASABKAkSJQoHbWVzc2FnZRgCIAEoCzIULnNlc3Npb25kLnYxLk1lc3NhZ2Ui/wMKDFNlc3Npb25TdGF0ZRIrCghtZXNzYWdlcxgBIAMoCzIZLnNlc3Npb25kLnYxLlN0YXRlTWVzc2FnZRISCgVtb2RlbBgCIAEoCUgAiAEBEhUKCHByb3ZpZGVyGAMgASgJSAGIAQESGwoOdGhpbmtpbmdfbGV2ZWwYBCABKAlIAogBARISCgVsYWJlbBgFIAEoCUgDiAEBEhIKBXRpdGxlGAYgASgJSASIAQESNQoGY3VzdG9tGAcgAygLMiUuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlLkN1c3RvbUVudHJ5Eg8KB2xlYWZfaWQYCCABKAkSIAoTY29tcGFjdGlvbl9mbG9vcl9pZBgJIAEoCUgFiAEBEhAKCGhlYWRfc2VxGAogASgEEh8KBHZpZXcYCyABKA4yES5zZXNzaW9uZC52MS5WaWV3EhcKD2N1cnJlbnRfbGVhZl9pZBgMIAEoCRpGCgtDdXN0b21FbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIICgZfbW9kZWxCCwoJX3Byb3ZpZGVyQhEKD190aGlua2luZ19sZXZlbEIICgZfbGFiZWxCCAoGX3RpdGxlQhYKFF9jb21wYWN0aW9uX2Zsb29yX2lkIvoECgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSEgoFdGl0bGUYAyABKAlIAIgBARIQCgNjd2QYBCABKAlIAYgBARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtlbnRyeV9jb3VudBgHIAEoBBIVCg1tZXNzYWdlX2NvdW50GAggASgEEg8KB2xlYWZfaWQYCSABKAkSEAoIaGVhZF9zZXEYCiABKAQSHgoRcGFyZW50X3Nlc3Npb25faWQYCyABKAlIAogBARIXCgphZ2VudF90eXBlGAwgASgJSAOIAQESEwoLc3Bhd25fZGVwdGgYDSABKA0SLAoLZm9ya2VkX2Zyb20YDiABKAsyFy5zZXNzaW9uZC52MS5Gb3JrZWRGcm9tEikKCG1ldGFkYXRhGA8gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIjCgZoZWFsdGgYECABKA4yEy5zZXNzaW9uZC52MS5IZWFsdGgSFQoNaGVhbHRoX2RldGFpbBgRIAEoCRIwCgR0YWdzGBIgAygLMiIuc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSKpAgoIVHJlZU5vZGUSCgoCaWQYASABKAkSFgoJcGFyZW50X2lkGAIgASgJSACIAQESJAoEa2luZBgDIAEoDjIWLnNlc3Npb25kLnYxLkVudHJ5S2luZBILCgNzZXEYBCABKAQSEgoFbGFiZWwYBSABKAlIAYgBARIXCg9vbl9jdXJyZW50X3BhdGgYBiABKAgSHwoEcm9sZRgHIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSDwoHcHJldmlldxgIIAEoCRItCgl0aW1lc3RhbXAYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB2xlYWZfaWQYCiABKAlIAogBAUIMCgpfcGFyZW50X2lkQggKBl9sYWJlbEIKCghfbGVhZl9pZCpACgRWaWV3EhQKEFZJRVdfVU5TUEVDSUZJRUQQABIQCgxWSUVXX0NPTlRFWFQQARIQCgxWSUVXX0hJU1RPUlkQAipDCgZIZWFsdGgSFgoSSEVBTFRIX1VOU1BFQ0lGSUVEEAASDQoJSEVBTFRIX09LEAESEgoOSEVBTFRIX0NPUlJVUFQQAiqbAgoJRW50cnlLaW5kEhoKFkVOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIbChdFTlRSWV9LSU5EX1NFU1NJT05fSU5GTxABEhYKEkVOVFJZX0tJTkRfTUVTU0FHRRACEhsKF0VOVFJZX0tJTkRfTU9ERUxfQ0hBTkdFEAMSJAogRU5UUllfS0lORF9USElOS0lOR19MRVZFTF9DSEFOR0UQBBIZChVFTlRSWV9LSU5EX0NPTVBBQ1RJT04QBRIdChlFTlRSWV9LSU5EX0JSQU5DSF9TVU1NQVJZEAYSFAoQRU5UUllfS0lORF9MQUJFTBAHEhMKD0VOVFJZX0tJTkRfTEVBRhAIEhUKEUVOVFJZX0tJTkRfQ1VTVE9NEAliBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry]);
+  fileDesc("ChlzZXNzaW9uZC92MS9zZXNzaW9uLnByb3RvEgtzZXNzaW9uZC52MSJHCgxTdGF0ZU1lc3NhZ2USEAoIZW50cnlfaWQYASABKAkSJQoHbWVzc2FnZRgCIAEoCzIULnNlc3Npb25kLnYxLk1lc3NhZ2Ui/wMKDFNlc3Npb25TdGF0ZRIrCghtZXNzYWdlcxgBIAMoCzIZLnNlc3Npb25kLnYxLlN0YXRlTWVzc2FnZRISCgVtb2RlbBgCIAEoCUgAiAEBEhUKCHByb3ZpZGVyGAMgASgJSAGIAQESGwoOdGhpbmtpbmdfbGV2ZWwYBCABKAlIAogBARISCgVsYWJlbBgFIAEoCUgDiAEBEhIKBXRpdGxlGAYgASgJSASIAQESNQoGY3VzdG9tGAcgAygLMiUuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlLkN1c3RvbUVudHJ5Eg8KB2xlYWZfaWQYCCABKAkSIAoTY29tcGFjdGlvbl9mbG9vcl9pZBgJIAEoCUgFiAEBEhAKCGhlYWRfc2VxGAogASgEEh8KBHZpZXcYCyABKA4yES5zZXNzaW9uZC52MS5WaWV3EhcKD2N1cnJlbnRfbGVhZl9pZBgMIAEoCRpGCgtDdXN0b21FbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIICgZfbW9kZWxCCwoJX3Byb3ZpZGVyQhEKD190aGlua2luZ19sZXZlbEIICgZfbGFiZWxCCAoGX3RpdGxlQhYKFF9jb21wYWN0aW9uX2Zsb29yX2lkIvoECgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSEgoFdGl0bGUYAyABKAlIAIgBARIQCgNjd2QYBCABKAlIAYgBARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtlbnRyeV9jb3VudBgHIAEoBBIVCg1tZXNzYWdlX2NvdW50GAggASgEEg8KB2xlYWZfaWQYCSABKAkSEAoIaGVhZF9zZXEYCiABKAQSHgoRcGFyZW50X3Nlc3Npb25faWQYCyABKAlIAogBARIXCgphZ2VudF90eXBlGAwgASgJSAOIAQESEwoLc3Bhd25fZGVwdGgYDSABKA0SLAoLZm9ya2VkX2Zyb20YDiABKAsyFy5zZXNzaW9uZC52MS5Gb3JrZWRGcm9tEikKCG1ldGFkYXRhGA8gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIjCgZoZWFsdGgYECABKA4yEy5zZXNzaW9uZC52MS5IZWFsdGgSFQoNaGVhbHRoX2RldGFpbBgRIAEoCRIwCgR0YWdzGBIgAygLMiIuc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSKpAgoIVHJlZU5vZGUSCgoCaWQYASABKAkSFgoJcGFyZW50X2lkGAIgASgJSACIAQESJAoEa2luZBgDIAEoDjIWLnNlc3Npb25kLnYxLkVudHJ5S2luZBILCgNzZXEYBCABKAQSEgoFbGFiZWwYBSABKAlIAYgBARIXCg9vbl9jdXJyZW50X3BhdGgYBiABKAgSHwoEcm9sZRgHIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSDwoHcHJldmlldxgIIAEoCRItCgl0aW1lc3RhbXAYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKB2xlYWZfaWQYCiABKAlIAogBAUIMCgpfcGFyZW50X2lkQggKBl9sYWJlbEIKCghfbGVhZl9pZCLZAQoLVXNhZ2VUb3RhbHMSEAoIbWVzc2FnZXMYASABKAQSFAoMaW5wdXRfdG9rZW5zGAIgASgEEhUKDW91dHB1dF90b2tlbnMYAyABKAQSGQoRY2FjaGVfcmVhZF90b2tlbnMYBCABKAQSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSHwoEY29zdBgHIAMoCzIRLnNlc3Npb25kLnYxLkNvc3QSGQoRdW5wcmljZWRfbWVzc2FnZXMYCCABKAQqQAoEVmlldxIUChBWSUVXX1VOU1BFQ0lGSUVEEAASEAoMVklFV19DT05URVhUEAESEAoMVklFV19ISVNUT1JZEAIqQwoGSGVhbHRoEhYKEkhFQUxUSF9VTlNQRUNJRklFRBAAEg0KCUhFQUxUSF9PSxABEhIKDkhFQUxUSF9DT1JSVVBUEAIqmwIKCUVudHJ5S2luZBIaChZFTlRSWV9LSU5EX1VOU1BFQ0lGSUVEEAASGwoXRU5UUllfS0lORF9TRVNTSU9OX0lORk8QARIWChJFTlRSWV9LSU5EX01FU1NBR0UQAhIbChdFTlRSWV9LSU5EX01PREVMX0NIQU5HRRADEiQKIEVOVFJZX0tJTkRfVEhJTktJTkdfTEVWRUxfQ0hBTkdFEAQSGQoVRU5UUllfS0lORF9DT01QQUNUSU9OEAUSHQoZRU5UUllfS0lORF9CUkFOQ0hfU1VNTUFSWRAGEhQKEEVOVFJZX0tJTkRfTEFCRUwQBxITCg9FTlRSWV9LSU5EX0xFQUYQCBIVChFFTlRSWV9LSU5EX0NVU1RPTRAJYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry]);
 
 /**
  * StateMessage is one message of a folded state with the entry it came from
@@ -368,6 +368,72 @@ export type TreeNode = Message<"sessiond.v1.TreeNode"> & {
  */
 export const TreeNodeSchema: GenMessage<TreeNode> = /*@__PURE__*/
   messageDesc(file_sessiond_v1_session, 3);
+
+/**
+ * UsageTotals sums the Usage of a set of assistant messages.
+ *
+ * @generated from message sessiond.v1.UsageTotals
+ */
+export type UsageTotals = Message<"sessiond.v1.UsageTotals"> & {
+  /**
+   * ASSISTANT messages counted (those with usage or cost).
+   *
+   * @generated from field: uint64 messages = 1;
+   */
+  messages: bigint;
+
+  /**
+   * Sums of the Usage fields.
+   *
+   * @generated from field: uint64 input_tokens = 2;
+   */
+  inputTokens: bigint;
+
+  /**
+   * @generated from field: uint64 output_tokens = 3;
+   */
+  outputTokens: bigint;
+
+  /**
+   * @generated from field: uint64 cache_read_tokens = 4;
+   */
+  cacheReadTokens: bigint;
+
+  /**
+   * @generated from field: uint64 cache_write_tokens = 5;
+   */
+  cacheWriteTokens: bigint;
+
+  /**
+   * A part of output_tokens (see Usage.reasoning_tokens).
+   *
+   * @generated from field: uint64 reasoning_tokens = 6;
+   */
+  reasoningTokens: bigint;
+
+  /**
+   * The cost, one exact sum per currency (caller-set costs and prices from
+   * the server's table), ordered by currency.
+   *
+   * @generated from field: repeated sessiond.v1.Cost cost = 7;
+   */
+  cost: Cost[];
+
+  /**
+   * Messages with usage that had no cost and no price for their model at
+   * their time: not in cost.
+   *
+   * @generated from field: uint64 unpriced_messages = 8;
+   */
+  unpricedMessages: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.UsageTotals.
+ * Use `create(UsageTotalsSchema)` to create a new message.
+ */
+export const UsageTotalsSchema: GenMessage<UsageTotals> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session, 4);
 
 /**
  * View selects how GetState folds the path.

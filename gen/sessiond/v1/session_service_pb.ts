@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Entry } from "./entry_pb.js";
 import { file_sessiond_v1_entry } from "./entry_pb.js";
-import type { SessionState, TreeNode, View } from "./session_pb.js";
+import type { SessionState, TreeNode, UsageTotals, View } from "./session_pb.js";
 import { file_sessiond_v1_session } from "./session_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,203 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/session_service.proto.
  */
 export const file_sessiond_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxImYKFFJlZGFjdEVudHJpZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhEKCWVudHJ5X2lkcxgDIAMoCRILCgN3aHkYBCABKAkSCgoCYnkYBSABKAkiTgoVUmVkYWN0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCK4AQoNQXBwZW5kUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIjCgdlbnRyaWVzGAMgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSHQoQZXhwZWN0ZWRfbGVhZl9pZBgEIAEoCUgAiAEBEhkKDGV4cGVjdGVkX3NlcRgFIAEoBEgBiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXEifQoNQXBwZW5kZWRFbnRyeRIKCgJpZBgBIAEoCRIWCglwYXJlbnRfaWQYAiABKAlIAIgBARILCgNzZXEYAyABKAQSLQoJdGltZXN0YW1wGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIMCgpfcGFyZW50X2lkInYKDkFwcGVuZFJlc3BvbnNlEisKB2VudHJpZXMYASADKAsyGi5zZXNzaW9uZC52MS5BcHBlbmRlZEVudHJ5Eg8KB2xlYWZfaWQYAiABKAkSEAoIaGVhZF9zZXEYAyABKAQSFAoMZGVkdXBsaWNhdGVkGAQgASgIIugBCg1SZXdpbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg4KBnRhcmdldBgDIAEoCRIfChdhbGxvd19iZWZvcmVfY29tcGFjdGlvbhgEIAEoCBIdChBleHBlY3RlZF9sZWFmX2lkGAUgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAYgASgESAGIAQESFQoIZW50cnlfaWQYByABKAlIAogBAUITChFfZXhwZWN0ZWRfbGVhZl9pZEIPCg1fZXhwZWN0ZWRfc2VxQgsKCV9lbnRyeV9pZCJKCg5SZXdpbmRSZXNwb25zZRIPCgdsZWFmX2lkGAEgASgJEhAKCGhlYWRfc2VxGAIgASgEEhUKDWxlYWZfZW50cnlfaWQYAyABKAkitgEKDFJlc2V0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIdChBleHBlY3RlZF9sZWFmX2lkGAMgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAQgASgESAGIAQESFQoIZW50cnlfaWQYBSABKAlIAogBAUITChFfZXhwZWN0ZWRfbGVhZl9pZEIPCg1fZXhwZWN0ZWRfc2VxQgsKCV9lbnRyeV9pZCJJCg1SZXNldFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSLrAQoPR2V0U3RhdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhgKC2F0X2VudHJ5X2lkGAMgASgJSACIAQESHwoEdmlldxgEIAEoDjIRLnNlc3Npb25kLnYxLlZpZXcSEQoJcGFnZV9zaXplGAUgASgNEhIKCnBhZ2VfdG9rZW4YBiABKAkSGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAcgASgNEhQKDGlubGluZV9ibG9icxgIIAEoCBIQCghmcm9tX2VuZBgJIAEoCEIOCgxfYXRfZW50cnlfaWQibAoQR2V0U3RhdGVSZXNwb25zZRIoCgVzdGF0ZRgBIAEoCzIZLnNlc3Npb25kLnYxLlNlc3Npb25TdGF0ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSFQoNbWVzc2FnZV9jb3VudBgDIAEoBCKeAQoRR2V0RW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEEg0KBWxpbWl0GAQgASgNEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoDRIUCgxpbmxpbmVfYmxvYnMYBiABKAgSEQoJZW50cnlfaWRzGAcgAygJIksKEkdldEVudHJpZXNSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSEAoIaGVhZF9zZXEYAiABKAQidwoOR2V0VHJlZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgNInMKD0dldFRyZWVSZXNwb25zZRIkCgVub2RlcxgBIAMoCzIVLnNlc3Npb25kLnYxLlRyZWVOb2RlEg8KB2xlYWZfaWQYAiABKAkSEAoIaGVhZF9zZXEYAyABKAQSFwoPbmV4dF9wYWdlX3Rva2VuGAQgASgJIkwKE1dhdGNoRW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgEIkcKCUhlYXJ0YmVhdBIQCghoZWFkX3NlcRgBIAEoBBIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKrAQoUV2F0Y2hFbnRyaWVzUmVzcG9uc2USIwoFZW50cnkYASABKAsyEi5zZXNzaW9uZC52MS5FbnRyeUgAEisKCWhlYXJ0YmVhdBgCIAEoCzIWLnNlc3Npb25kLnYxLkhlYXJ0YmVhdEgAEjgKEHdpdGhoZWxkX2VudHJpZXMYAyABKAsyHC5zZXNzaW9uZC52MS5XaXRoaGVsZEVudHJpZXNIAEIHCgVldmVudCJICg9XaXRoaGVsZEVudHJpZXMSIwoHZW50cmllcxgBIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5EhAKCGhlYWRfc2VxGAIgASgEMuMECg5TZXNzaW9uU2VydmljZRJBCgZBcHBlbmQSGi5zZXNzaW9uZC52MS5BcHBlbmRSZXF1ZXN0Ghsuc2Vzc2lvbmQudjEuQXBwZW5kUmVzcG9uc2USQQoGUmV3aW5kEhouc2Vzc2lvbmQudjEuUmV3aW5kUmVxdWVzdBobLnNlc3Npb25kLnYxLlJld2luZFJlc3BvbnNlEj4KBVJlc2V0Ehkuc2Vzc2lvbmQudjEuUmVzZXRSZXF1ZXN0Ghouc2Vzc2lvbmQudjEuUmVzZXRSZXNwb25zZRJHCghHZXRTdGF0ZRIcLnNlc3Npb25kLnYxLkdldFN0YXRlUmVxdWVzdBodLnNlc3Npb25kLnYxLkdldFN0YXRlUmVzcG9uc2USTQoKR2V0RW50cmllcxIeLnNlc3Npb25kLnYxLkdldEVudHJpZXNSZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0RW50cmllc1Jlc3BvbnNlEkQKB0dldFRyZWUSGy5zZXNzaW9uZC52MS5HZXRUcmVlUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldFRyZWVSZXNwb25zZRJVCgxXYXRjaEVudHJpZXMSIC5zZXNzaW9uZC52MS5XYXRjaEVudHJpZXNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuV2F0Y2hFbnRyaWVzUmVzcG9uc2UwARJWCg1SZWRhY3RFbnRyaWVzEiEuc2Vzc2lvbmQudjEuUmVkYWN0RW50cmllc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5SZWRhY3RFbnRyaWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("CiFzZXNzaW9uZC92MS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3Nlc3Npb25kLnYxIk0KD0dldFVzYWdlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIWCg5za2lwX3N1YmFnZW50cxgDIAEoCCLfAgoQR2V0VXNhZ2VSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEiYKBHRyZWUYAiABKAsyGC5zZXNzaW9uZC52MS5Vc2FnZVRvdGFscxIuCgxjdXJyZW50X3BhdGgYAyABKAsyGC5zZXNzaW9uZC52MS5Vc2FnZVRvdGFscxIqCghicmFuY2hlcxgEIAMoCzIYLnNlc3Npb25kLnYxLkJyYW5jaFVzYWdlEi0KCXN1YmFnZW50cxgFIAMoCzIaLnNlc3Npb25kLnYxLlN1YmFnZW50VXNhZ2USMQoPc3ViYWdlbnRzX3RvdGFsGAYgASgLMhguc2Vzc2lvbmQudjEuVXNhZ2VUb3RhbHMSJwoFdG90YWwYByABKAsyGC5zZXNzaW9uZC52MS5Vc2FnZVRvdGFscxIWCg5jb250ZXh0X3Rva2VucxgIIAEoBBIQCghoZWFkX3NlcRgJIAEoBCJ1CgtCcmFuY2hVc2FnZRIVCg1sZWFmX2VudHJ5X2lkGAEgASgJEg8KB2N1cnJlbnQYAiABKAgSFQoNZm9ya19lbnRyeV9pZBgDIAEoCRInCgV1c2FnZRgEIAEoCzIYLnNlc3Npb25kLnYxLlVzYWdlVG90YWxzImAKDVN1YmFnZW50VXNhZ2USEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgphZ2VudF90eXBlGAIgASgJEicKBXVzYWdlGAMgASgLMhguc2Vzc2lvbmQudjEuVXNhZ2VUb3RhbHMiZgoUUmVkYWN0RW50cmllc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSEQoJZW50cnlfaWRzGAMgAygJEgsKA3doeRgEIAEoCRIKCgJieRgFIAEoCSJOChVSZWRhY3RFbnRyaWVzUmVzcG9uc2USIwoHZW50cmllcxgBIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5EhAKCGhlYWRfc2VxGAIgASgEIrgBCg1BcHBlbmRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIdChBleHBlY3RlZF9sZWFmX2lkGAQgASgJSACIAQESGQoMZXhwZWN0ZWRfc2VxGAUgASgESAGIAQFCEwoRX2V4cGVjdGVkX2xlYWZfaWRCDwoNX2V4cGVjdGVkX3NlcSJ9Cg1BcHBlbmRlZEVudHJ5EgoKAmlkGAEgASgJEhYKCXBhcmVudF9pZBgCIAEoCUgAiAEBEgsKA3NlcRgDIAEoBBItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgwKCl9wYXJlbnRfaWQidgoOQXBwZW5kUmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnNlc3Npb25kLnYxLkFwcGVuZGVkRW50cnkSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIUCgxkZWR1cGxpY2F0ZWQYBCABKAgi6AEKDVJld2luZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDgoGdGFyZ2V0GAMgASgJEh8KF2FsbG93X2JlZm9yZV9jb21wYWN0aW9uGAQgASgIEh0KEGV4cGVjdGVkX2xlYWZfaWQYBSABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBiABKARIAYgBARIVCghlbnRyeV9pZBgHIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkoKDlJld2luZFJlc3BvbnNlEg8KB2xlYWZfaWQYASABKAkSEAoIaGVhZF9zZXEYAiABKAQSFQoNbGVhZl9lbnRyeV9pZBgDIAEoCSK2AQoMUmVzZXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEh0KEGV4cGVjdGVkX2xlYWZfaWQYAyABKAlIAIgBARIZCgxleHBlY3RlZF9zZXEYBCABKARIAYgBARIVCghlbnRyeV9pZBgFIAEoCUgCiAEBQhMKEV9leHBlY3RlZF9sZWFmX2lkQg8KDV9leHBlY3RlZF9zZXFCCwoJX2VudHJ5X2lkIkkKDVJlc2V0UmVzcG9uc2USDwoHbGVhZl9pZBgBIAEoCRIQCghoZWFkX3NlcRgCIAEoBBIVCg1sZWFmX2VudHJ5X2lkGAMgASgJIusBCg9HZXRTdGF0ZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSGAoLYXRfZW50cnlfaWQYAyABKAlIAIgBARIfCgR2aWV3GAQgASgOMhEuc2Vzc2lvbmQudjEuVmlldxIRCglwYWdlX3NpemUYBSABKA0SEgoKcGFnZV90b2tlbhgGIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYByABKA0SFAoMaW5saW5lX2Jsb2JzGAggASgIEhAKCGZyb21fZW5kGAkgASgIQg4KDF9hdF9lbnRyeV9pZCJsChBHZXRTdGF0ZVJlc3BvbnNlEigKBXN0YXRlGAEgASgLMhkuc2Vzc2lvbmQudjEuU2Vzc2lvblN0YXRlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIVCg1tZXNzYWdlX2NvdW50GAMgASgEIp4BChFHZXRFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQSDQoFbGltaXQYBCABKA0SGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgNEhQKDGlubGluZV9ibG9icxgGIAEoCBIRCgllbnRyeV9pZHMYByADKAkiSwoSR2V0RW50cmllc1Jlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIQCghoZWFkX3NlcRgCIAEoBCJ3Cg5HZXRUcmVlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKA0icwoPR2V0VHJlZVJlc3BvbnNlEiQKBW5vZGVzGAEgAygLMhUuc2Vzc2lvbmQudjEuVHJlZU5vZGUSDwoHbGVhZl9pZBgCIAEoCRIQCghoZWFkX3NlcRgDIAEoBBIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkiTAoTV2F0Y2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAQiRwoJSGVhcnRiZWF0EhAKCGhlYWRfc2VxGAEgASgEEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqsBChRXYXRjaEVudHJpZXNSZXNwb25zZRIjCgVlbnRyeRgBIAEoCzISLnNlc3Npb25kLnYxLkVudHJ5SAASKwoJaGVhcnRiZWF0GAIgASgLMhYuc2Vzc2lvbmQudjEuSGVhcnRiZWF0SAASOAoQd2l0aGhlbGRfZW50cmllcxgDIAEoCzIcLnNlc3Npb25kLnYxLldpdGhoZWxkRW50cmllc0gAQgcKBWV2ZW50IkgKD1dpdGhoZWxkRW50cmllcxIjCgdlbnRyaWVzGAEgAygLMhIuc2Vzc2lvbmQudjEuRW50cnkSEAoIaGVhZF9zZXEYAiABKAQyrAUKDlNlc3Npb25TZXJ2aWNlEkEKBkFwcGVuZBIaLnNlc3Npb25kLnYxLkFwcGVuZFJlcXVlc3QaGy5zZXNzaW9uZC52MS5BcHBlbmRSZXNwb25zZRJBCgZSZXdpbmQSGi5zZXNzaW9uZC52MS5SZXdpbmRSZXF1ZXN0Ghsuc2Vzc2lvbmQudjEuUmV3aW5kUmVzcG9uc2USPgoFUmVzZXQSGS5zZXNzaW9uZC52MS5SZXNldFJlcXVlc3QaGi5zZXNzaW9uZC52MS5SZXNldFJlc3BvbnNlEkcKCEdldFN0YXRlEhwuc2Vzc2lvbmQudjEuR2V0U3RhdGVSZXF1ZXN0Gh0uc2Vzc2lvbmQudjEuR2V0U3RhdGVSZXNwb25zZRJNCgpHZXRFbnRyaWVzEh4uc2Vzc2lvbmQudjEuR2V0RW50cmllc1JlcXVlc3QaHy5zZXNzaW9uZC52MS5HZXRFbnRyaWVzUmVzcG9uc2USRAoHR2V0VHJlZRIbLnNlc3Npb25kLnYxLkdldFRyZWVSZXF1ZXN0Ghwuc2Vzc2lvbmQudjEuR2V0VHJlZVJlc3BvbnNlElUKDFdhdGNoRW50cmllcxIgLnNlc3Npb25kLnYxLldhdGNoRW50cmllc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5XYXRjaEVudHJpZXNSZXNwb25zZTABElYKDVJlZGFjdEVudHJpZXMSIS5zZXNzaW9uZC52MS5SZWRhY3RFbnRyaWVzUmVxdWVzdBoiLnNlc3Npb25kLnYxLlJlZGFjdEVudHJpZXNSZXNwb25zZRJHCghHZXRVc2FnZRIcLnNlc3Npb25kLnYxLkdldFVzYWdlUmVxdWVzdBodLnNlc3Npb25kLnYxLkdldFVzYWdlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+
+/**
+ * GetUsageRequest names a session.
+ *
+ * @generated from message sessiond.v1.GetUsageRequest
+ */
+export type GetUsageRequest = Message<"sessiond.v1.GetUsageRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Full id or unique prefix.
+   *
+   * @generated from field: string session = 2;
+   */
+  session: string;
+
+  /**
+   * Leave out the subagent sessions (subagents and subagents_total stay
+   * empty); their reading costs a call per subagent.
+   *
+   * @generated from field: bool skip_subagents = 3;
+   */
+  skipSubagents: boolean;
+};
+
+/**
+ * Describes the message sessiond.v1.GetUsageRequest.
+ * Use `create(GetUsageRequestSchema)` to create a new message.
+ */
+export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 0);
+
+/**
+ * GetUsageResponse is a session's usage, several ways.
+ *
+ * @generated from message sessiond.v1.GetUsageResponse
+ */
+export type GetUsageResponse = Message<"sessiond.v1.GetUsageResponse"> & {
+  /**
+   * The session's full id.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Every assistant message of the session (not its subagents).
+   *
+   * @generated from field: sessiond.v1.UsageTotals tree = 2;
+   */
+  tree?: UsageTotals | undefined;
+
+  /**
+   * The messages on the path root -> current leaf.
+   *
+   * @generated from field: sessiond.v1.UsageTotals current_path = 3;
+   */
+  currentPath?: UsageTotals | undefined;
+
+  /**
+   * One per leaf of the tree (an entry no other entry names as parent, Leaf
+   * entries aside), the current one first, then by seq of the leaf.
+   *
+   * @generated from field: repeated sessiond.v1.BranchUsage branches = 4;
+   */
+  branches: BranchUsage[];
+
+  /**
+   * The direct subagent sessions, each with its own subagents included, in
+   * creation order.
+   *
+   * @generated from field: repeated sessiond.v1.SubagentUsage subagents = 5;
+   */
+  subagents: SubagentUsage[];
+
+  /**
+   * The sum of subagents.
+   *
+   * @generated from field: sessiond.v1.UsageTotals subagents_total = 6;
+   */
+  subagentsTotal?: UsageTotals | undefined;
+
+  /**
+   * tree + subagents_total.
+   *
+   * @generated from field: sessiond.v1.UsageTotals total = 7;
+   */
+  total?: UsageTotals | undefined;
+
+  /**
+   * Estimated tokens of the current CONTEXT: the last assistant message's
+   * input + cache read + cache write + output tokens on the path, plus about
+   * one token per 4 characters of what follows it (0 for an empty context).
+   *
+   * @generated from field: uint64 context_tokens = 8;
+   */
+  contextTokens: bigint;
+
+  /**
+   * The head seq the figures were read at.
+   *
+   * @generated from field: uint64 head_seq = 9;
+   */
+  headSeq: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.GetUsageResponse.
+ * Use `create(GetUsageResponseSchema)` to create a new message.
+ */
+export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 1);
+
+/**
+ * BranchUsage is what one branch of a session's tree cost.
+ *
+ * @generated from message sessiond.v1.BranchUsage
+ */
+export type BranchUsage = Message<"sessiond.v1.BranchUsage"> & {
+  /**
+   * The entry the branch ends at.
+   *
+   * @generated from field: string leaf_entry_id = 1;
+   */
+  leafEntryId: string;
+
+  /**
+   * The branch ends at the current leaf.
+   *
+   * @generated from field: bool current = 2;
+   */
+  current: boolean;
+
+  /**
+   * Where it leaves the current path (the last entry it shares with it);
+   * empty for the current branch, or when it shares nothing.
+   *
+   * @generated from field: string fork_entry_id = 3;
+   */
+  forkEntryId: string;
+
+  /**
+   * The messages of the branch after fork_entry_id (for the current branch:
+   * its whole path): what it cost beyond the current path.
+   *
+   * @generated from field: sessiond.v1.UsageTotals usage = 4;
+   */
+  usage?: UsageTotals | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.BranchUsage.
+ * Use `create(BranchUsageSchema)` to create a new message.
+ */
+export const BranchUsageSchema: GenMessage<BranchUsage> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 2);
+
+/**
+ * SubagentUsage is a subagent session's usage.
+ *
+ * @generated from message sessiond.v1.SubagentUsage
+ */
+export type SubagentUsage = Message<"sessiond.v1.SubagentUsage"> & {
+  /**
+   * The subagent session's id.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Its agent type, if set.
+   *
+   * @generated from field: string agent_type = 2;
+   */
+  agentType: string;
+
+  /**
+   * Its whole tree plus its own subagents.
+   *
+   * @generated from field: sessiond.v1.UsageTotals usage = 3;
+   */
+  usage?: UsageTotals | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.SubagentUsage.
+ * Use `create(SubagentUsageSchema)` to create a new message.
+ */
+export const SubagentUsageSchema: GenMessage<SubagentUsage> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_session_service, 3);
 
 /**
  * RedactEntriesRequest names the entries whose content is purged.
@@ -66,7 +262,7 @@ export type RedactEntriesRequest = Message<"sessiond.v1.RedactEntriesRequest"> &
  * Use `create(RedactEntriesRequestSchema)` to create a new message.
  */
 export const RedactEntriesRequestSchema: GenMessage<RedactEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 0);
+  messageDesc(file_sessiond_v1_session_service, 4);
 
 /**
  * RedactEntriesResponse holds the redacted entries as they now read.
@@ -94,7 +290,7 @@ export type RedactEntriesResponse = Message<"sessiond.v1.RedactEntriesResponse">
  * Use `create(RedactEntriesResponseSchema)` to create a new message.
  */
 export const RedactEntriesResponseSchema: GenMessage<RedactEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 1);
+  messageDesc(file_sessiond_v1_session_service, 5);
 
 /**
  * AppendRequest adds entries to a session.
@@ -144,7 +340,7 @@ export type AppendRequest = Message<"sessiond.v1.AppendRequest"> & {
  * Use `create(AppendRequestSchema)` to create a new message.
  */
 export const AppendRequestSchema: GenMessage<AppendRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 2);
+  messageDesc(file_sessiond_v1_session_service, 6);
 
 /**
  * AppendedEntry identifies a stored entry.
@@ -186,7 +382,7 @@ export type AppendedEntry = Message<"sessiond.v1.AppendedEntry"> & {
  * Use `create(AppendedEntrySchema)` to create a new message.
  */
 export const AppendedEntrySchema: GenMessage<AppendedEntry> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 3);
+  messageDesc(file_sessiond_v1_session_service, 7);
 
 /**
  * AppendResponse acknowledges a durable append.
@@ -228,7 +424,7 @@ export type AppendResponse = Message<"sessiond.v1.AppendResponse"> & {
  * Use `create(AppendResponseSchema)` to create a new message.
  */
 export const AppendResponseSchema: GenMessage<AppendResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 4);
+  messageDesc(file_sessiond_v1_session_service, 8);
 
 /**
  * RewindRequest moves the leaf.
@@ -291,7 +487,7 @@ export type RewindRequest = Message<"sessiond.v1.RewindRequest"> & {
  * Use `create(RewindRequestSchema)` to create a new message.
  */
 export const RewindRequestSchema: GenMessage<RewindRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 5);
+  messageDesc(file_sessiond_v1_session_service, 9);
 
 /**
  * RewindResponse reports the new position.
@@ -326,7 +522,7 @@ export type RewindResponse = Message<"sessiond.v1.RewindResponse"> & {
  * Use `create(RewindResponseSchema)` to create a new message.
  */
 export const RewindResponseSchema: GenMessage<RewindResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 6);
+  messageDesc(file_sessiond_v1_session_service, 10);
 
 /**
  * ResetRequest moves the leaf to the root.
@@ -375,7 +571,7 @@ export type ResetRequest = Message<"sessiond.v1.ResetRequest"> & {
  * Use `create(ResetRequestSchema)` to create a new message.
  */
 export const ResetRequestSchema: GenMessage<ResetRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 7);
+  messageDesc(file_sessiond_v1_session_service, 11);
 
 /**
  * ResetResponse reports the new position.
@@ -410,7 +606,7 @@ export type ResetResponse = Message<"sessiond.v1.ResetResponse"> & {
  * Use `create(ResetResponseSchema)` to create a new message.
  */
 export const ResetResponseSchema: GenMessage<ResetResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 8);
+  messageDesc(file_sessiond_v1_session_service, 12);
 
 /**
  * GetStateRequest asks for a fold.
@@ -496,7 +692,7 @@ export type GetStateRequest = Message<"sessiond.v1.GetStateRequest"> & {
  * Use `create(GetStateRequestSchema)` to create a new message.
  */
 export const GetStateRequestSchema: GenMessage<GetStateRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 9);
+  messageDesc(file_sessiond_v1_session_service, 13);
 
 /**
  * GetStateResponse carries the fold, or one page of it.
@@ -532,7 +728,7 @@ export type GetStateResponse = Message<"sessiond.v1.GetStateResponse"> & {
  * Use `create(GetStateResponseSchema)` to create a new message.
  */
 export const GetStateResponseSchema: GenMessage<GetStateResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 10);
+  messageDesc(file_sessiond_v1_session_service, 14);
 
 /**
  * GetEntriesRequest asks for a page of the raw log.
@@ -607,7 +803,7 @@ export type GetEntriesRequest = Message<"sessiond.v1.GetEntriesRequest"> & {
  * Use `create(GetEntriesRequestSchema)` to create a new message.
  */
 export const GetEntriesRequestSchema: GenMessage<GetEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 11);
+  messageDesc(file_sessiond_v1_session_service, 15);
 
 /**
  * GetEntriesResponse is one page.
@@ -635,7 +831,7 @@ export type GetEntriesResponse = Message<"sessiond.v1.GetEntriesResponse"> & {
  * Use `create(GetEntriesResponseSchema)` to create a new message.
  */
 export const GetEntriesResponseSchema: GenMessage<GetEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 12);
+  messageDesc(file_sessiond_v1_session_service, 16);
 
 /**
  * GetTreeRequest names the session.
@@ -688,7 +884,7 @@ export type GetTreeRequest = Message<"sessiond.v1.GetTreeRequest"> & {
  * Use `create(GetTreeRequestSchema)` to create a new message.
  */
 export const GetTreeRequestSchema: GenMessage<GetTreeRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 13);
+  messageDesc(file_sessiond_v1_session_service, 17);
 
 /**
  * GetTreeResponse is the tree, or one page of it.
@@ -732,7 +928,7 @@ export type GetTreeResponse = Message<"sessiond.v1.GetTreeResponse"> & {
  * Use `create(GetTreeResponseSchema)` to create a new message.
  */
 export const GetTreeResponseSchema: GenMessage<GetTreeResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 14);
+  messageDesc(file_sessiond_v1_session_service, 18);
 
 /**
  * WatchEntriesRequest starts a watch of one session.
@@ -767,7 +963,7 @@ export type WatchEntriesRequest = Message<"sessiond.v1.WatchEntriesRequest"> & {
  * Use `create(WatchEntriesRequestSchema)` to create a new message.
  */
 export const WatchEntriesRequestSchema: GenMessage<WatchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 15);
+  messageDesc(file_sessiond_v1_session_service, 19);
 
 /**
  * Heartbeat tells a watcher the stream is alive and where the head is.
@@ -795,7 +991,7 @@ export type Heartbeat = Message<"sessiond.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 16);
+  messageDesc(file_sessiond_v1_session_service, 20);
 
 /**
  * WatchEntriesResponse is an entry or a heartbeat.
@@ -841,7 +1037,7 @@ export type WatchEntriesResponse = Message<"sessiond.v1.WatchEntriesResponse"> &
  * Use `create(WatchEntriesResponseSchema)` to create a new message.
  */
 export const WatchEntriesResponseSchema: GenMessage<WatchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 17);
+  messageDesc(file_sessiond_v1_session_service, 21);
 
 /**
  * WithheldEntries tells a watcher that entries it was sent now read
@@ -871,7 +1067,7 @@ export type WithheldEntries = Message<"sessiond.v1.WithheldEntries"> & {
  * Use `create(WithheldEntriesSchema)` to create a new message.
  */
 export const WithheldEntriesSchema: GenMessage<WithheldEntries> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_session_service, 18);
+  messageDesc(file_sessiond_v1_session_service, 22);
 
 /**
  * SessionService works on one session.
@@ -1042,6 +1238,24 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof RedactEntriesRequestSchema;
     output: typeof RedactEntriesResponseSchema;
+  },
+  /**
+   * GetUsage sums what a session's assistant messages cost, as the tree
+   * knows it: the whole tree (every entry ever appended, abandoned branches
+   * included), the current path, each branch, and the subagent sessions
+   * (recursively). A message without Usage.cost is priced from the server's
+   * price table (serve --prices) by its model and timestamp, or counted as
+   * unpriced. Withheld (redacted / erased) messages keep their usage and
+   * count. Billed tokens are never mixed with the context's size:
+   * context_tokens estimates what the current path would take to send again.
+   * Errors: NOT_FOUND, DATA_LOSS.
+   *
+   * @generated from rpc sessiond.v1.SessionService.GetUsage
+   */
+  getUsage: {
+    methodKind: "unary";
+    input: typeof GetUsageRequestSchema;
+    output: typeof GetUsageResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessiond_v1_session_service, 0);

@@ -8,7 +8,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Entry, Role } from "./entry_pb.js";
 import { file_sessiond_v1_entry } from "./entry_pb.js";
-import type { SessionMeta } from "./session_pb.js";
+import type { SessionMeta, UsageTotals } from "./session_pb.js";
 import { file_sessiond_v1_session } from "./session_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,527 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessiond/v1/store_service.proto.
  */
 export const file_sessiond_v1_store_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSLMAQoURXJhc2VTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3Nlc3Npb25faWRzGAIgAygJEjkKBHRhZ3MYAyADKAsyKy5zZXNzaW9uZC52MS5FcmFzZVNlc3Npb25zUmVxdWVzdC5UYWdzRW50cnkSCwoDYWxsGAQgASgIEgoKAmJ5GAUgASgJEgsKA3doeRgGIAEoCRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJpChVFcmFzZVNlc3Npb25zUmVzcG9uc2USEwoLc2Vzc2lvbl9pZHMYASADKAkSDwoHZW50cmllcxgCIAEoBBIUCgxuZXdseV9lcmFzZWQYAyABKAQSFAoMYXVkaXRfcmVjb3JkGAQgASgJIlMKDkdldEJsb2JSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzaGEyNTYYAiABKAkSDgoGb2Zmc2V0GAMgASgEEg4KBmxlbmd0aBgEIAEoBCI9Cg9HZXRCbG9iUmVzcG9uc2USDAoEZGF0YRgBIAEoDBIOCgZvZmZzZXQYAiABKAQSDAoEc2l6ZRgDIAEoBCJfCg5QdXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEgwKBHNpemUYAyABKAQSDgoGb2Zmc2V0GAQgASgEEgwKBGRhdGEYBSABKAwiMwoPUHV0QmxvYlJlc3BvbnNlEhAKCHJlY2VpdmVkGAEgASgEEg4KBnN0b3JlZBgCIAEoCCL6AgoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhIKBXRpdGxlGAIgASgJSACIAQESEAoDY3dkGAMgASgJSAGIAQESKQoIbWV0YWRhdGEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhcKCnNlc3Npb25faWQYBSABKAlIAogBARIeChFwYXJlbnRfc2Vzc2lvbl9pZBgGIAEoCUgDiAEBEhcKCmFnZW50X3R5cGUYByABKAlIBIgBARI5CgR0YWdzGAggAygLMisuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl90aXRsZUIGCgRfY3dkQg0KC19zZXNzaW9uX2lkQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZEINCgtfYWdlbnRfdHlwZSJTChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiNwoRR2V0U2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkiPwoSR2V0U2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSL+AgoNU2Vzc2lvbkZpbHRlchIWCg50aXRsZV9jb250YWlucxgBIAEoCRIyCgR0YWdzGAIgAygLMiQuc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlci5UYWdzRW50cnkSMQoNY3JlYXRlZF9hZnRlchgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXVwZGF0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDnVwZGF0ZWRfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgphZ2VudF90eXBlGAcgASgJSACIAQEaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDQoLX2FnZW50X3R5cGUimgIKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEh4KEXBhcmVudF9zZXNzaW9uX2lkGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSJQoFb3JkZXIYBSABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISKgoGZmlsdGVyGAYgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIkCgdzb3J0X2J5GAcgASgOMhMuc2Vzc2lvbmQudjEuU29ydEJ5EhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQiWwoUTGlzdFNlc3Npb25zUmVzcG9uc2USKgoIc2Vzc2lvbnMYASADKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiPgoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJIlcKEFdvcmtzcGFjZVN1bW1hcnkSDAoEbmFtZRgBIAEoCRIVCg1zZXNzaW9uX2NvdW50GAIgASgEEh4KFnN1YmFnZW50X3Nlc3Npb25fY291bnQYAyABKAQiZAoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRIxCgp3b3Jrc3BhY2VzGAEgAygLMh0uc2Vzc2lvbmQudjEuV29ya3NwYWNlU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkihAIKFFNlYXJjaEVudHJpZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRINCgVxdWVyeRgCIAEoCRIqCgZmaWx0ZXIYAyABKAsyGi5zZXNzaW9uZC52MS5TZXNzaW9uRmlsdGVyEh4KEXBhcmVudF9zZXNzaW9uX2lkGAQgASgJSACIAQESEQoJcGFnZV9zaXplGAUgASgNEhIKCnBhZ2VfdG9rZW4YBiABKAkSJQoFb3JkZXIYByABKA4yFi5zZXNzaW9uZC52MS5Tb3J0T3JkZXISGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAggASgNQhQKEl9wYXJlbnRfc2Vzc2lvbl9pZCLNAQoJU2VhcmNoSGl0EhIKCnNlc3Npb25faWQYASABKAkSGgoNc2Vzc2lvbl90aXRsZRgCIAEoCUgAiAEBEhAKCGVudHJ5X2lkGAMgASgJEgsKA3NlcRgEIAEoBBIfCgRyb2xlGAUgASgOMhEuc2Vzc2lvbmQudjEuUm9sZRItCgl0aW1lc3RhbXAYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3NuaXBwZXQYByABKAlCEAoOX3Nlc3Npb25fdGl0bGUicwoVU2VhcmNoRW50cmllc1Jlc3BvbnNlEiQKBGhpdHMYASADKAsyFi5zZXNzaW9uZC52MS5TZWFyY2hIaXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhsKE3BhcnRpYWxfc2Vzc2lvbl9pZHMYAyADKAkiiwEKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhkKEWluY2x1ZGVfc3ViYWdlbnRzGAMgASgIEh4KEWV4cGVjdGVkX2hlYWRfc2VxGAQgASgESACIAQFCFAoSX2V4cGVjdGVkX2hlYWRfc2VxIjQKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIbChNkZWxldGVkX3Nlc3Npb25faWRzGAEgAygJIo0BChJGb3JrU2Vzc2lvblJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Nlc3Npb24YAiABKAkSDQoFZW50cnkYAyABKAkSEgoFdGl0bGUYBCABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAUgASgJSAGIAQFCCAoGX3RpdGxlQg0KC19zZXNzaW9uX2lkIkAKE0ZvcmtTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhInYKFEltcG9ydFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIXCgpzZXNzaW9uX2lkGAIgASgJSACIAQESIwoHZW50cmllcxgDIAMoCzISLnNlc3Npb25kLnYxLkVudHJ5Qg0KC19zZXNzaW9uX2lkIlMKFUltcG9ydFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDwoHY3JlYXRlZBgCIAEoCCI/ChRXYXRjaFNlc3Npb25zUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFAoMYWZ0ZXJfY3Vyc29yGAIgASgJIr0BChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKwoEdHlwZRgBIAEoDjIdLnNlc3Npb25kLnYxLlNlc3Npb25FdmVudFR5cGUSEgoKc2Vzc2lvbl9pZBgCIAEoCRIpCgdzZXNzaW9uGAMgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESDgoGY3Vyc29yGAQgASgJEigKBHRpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmEKCVNvcnRPcmRlchIaChZTT1JUX09SREVSX1VOU1BFQ0lGSUVEEAASGwoXU09SVF9PUkRFUl9ORVdFU1RfRklSU1QQARIbChdTT1JUX09SREVSX09MREVTVF9GSVJTVBACKksKBlNvcnRCeRIXChNTT1JUX0JZX1VOU1BFQ0lGSUVEEAASEwoPU09SVF9CWV9DUkVBVEVEEAESEwoPU09SVF9CWV9VUERBVEVEEAIqlgEKEFNlc3Npb25FdmVudFR5cGUSIgoeU0VTU0lPTl9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaU0VTU0lPTl9FVkVOVF9UWVBFX0NSRUFURUQQARIeChpTRVNTSU9OX0VWRU5UX1RZUEVfVVBEQVRFRBACEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9ERUxFVEVEEAMy/wcKDFN0b3JlU2VydmljZRJWCg1DcmVhdGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTQoKR2V0U2Vzc2lvbhIeLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh8uc2Vzc2lvbmQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElMKDExpc3RTZXNzaW9ucxIgLnNlc3Npb25kLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJZCg5MaXN0V29ya3NwYWNlcxIiLnNlc3Npb25kLnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBojLnNlc3Npb25kLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USVgoNU2VhcmNoRW50cmllcxIhLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuU2VhcmNoRW50cmllc1Jlc3BvbnNlElYKDURlbGV0ZVNlc3Npb24SIS5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJQCgtGb3JrU2Vzc2lvbhIfLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBogLnNlc3Npb25kLnYxLkZvcmtTZXNzaW9uUmVzcG9uc2USVgoNSW1wb3J0U2Vzc2lvbhIhLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlElgKDVdhdGNoU2Vzc2lvbnMSIS5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVxdWVzdBoiLnNlc3Npb25kLnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABEkYKB0dldEJsb2ISGy5zZXNzaW9uZC52MS5HZXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLkdldEJsb2JSZXNwb25zZTABEkQKB1B1dEJsb2ISGy5zZXNzaW9uZC52MS5QdXRCbG9iUmVxdWVzdBocLnNlc3Npb25kLnYxLlB1dEJsb2JSZXNwb25zZRJWCg1FcmFzZVNlc3Npb25zEiEuc2Vzc2lvbmQudjEuRXJhc2VTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5FcmFzZVNlc3Npb25zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+  fileDesc("Ch9zZXNzaW9uZC92MS9zdG9yZV9zZXJ2aWNlLnByb3RvEgtzZXNzaW9uZC52MSK0AgoSVXNhZ2VSZXBvcnRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIpCgVzdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJwoDZW5kGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIoCgZidWNrZXQYBCABKA4yGC5zZXNzaW9uZC52MS5Vc2FnZUJ1Y2tldBIQCghieV9tb2RlbBgFIAEoCBIVCg1ncm91cF9ieV90YWdzGAYgAygJEjcKBHRhZ3MYByADKAsyKS5zZXNzaW9uZC52MS5Vc2FnZVJlcG9ydFJlcXVlc3QuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInUKE1VzYWdlUmVwb3J0UmVzcG9uc2USIwoEcm93cxgBIAMoCzIVLnNlc3Npb25kLnYxLlVzYWdlUm93EicKBXRvdGFsGAIgASgLMhguc2Vzc2lvbmQudjEuVXNhZ2VUb3RhbHMSEAoIc2Vzc2lvbnMYAyABKAQi4gEKCFVzYWdlUm93EjAKDGJ1Y2tldF9zdGFydBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbW9kZWwYAiABKAkSLQoEdGFncxgDIAMoCzIfLnNlc3Npb25kLnYxLlVzYWdlUm93LlRhZ3NFbnRyeRInCgV1c2FnZRgEIAEoCzIYLnNlc3Npb25kLnYxLlVzYWdlVG90YWxzEhAKCHNlc3Npb25zGAUgASgEGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIosCCgVTaGFyZRINCgV0b2tlbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRIQCghlbnRyeV9pZBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJieRgHIAEoCRIYChBvbWl0X3Rvb2xfb3V0cHV0GAggASgIEhUKDW9taXRfdGhpbmtpbmcYCSABKAgSDwoHcmV2b2tlZBgKIAEoCBIMCgRwYXRoGAsgASgJIsoBChNTaGFyZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEhUKCGVudHJ5X2lkGAMgASgJSACIAQESLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCgoCYnkYBSABKAkSGAoQb21pdF90b29sX291dHB1dBgGIAEoCBIVCg1vbWl0X3RoaW5raW5nGAcgASgIQgsKCV9lbnRyeV9pZCI5ChRTaGFyZVNlc3Npb25SZXNwb25zZRIhCgVzaGFyZRgBIAEoCzISLnNlc3Npb25kLnYxLlNoYXJlIjYKElJldm9rZVNoYXJlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFdG9rZW4YAiABKAkiOAoTUmV2b2tlU2hhcmVSZXNwb25zZRIhCgVzaGFyZRgBIAEoCzISLnNlc3Npb25kLnYxLlNoYXJlIm8KEUxpc3RTaGFyZXNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIUCgdzZXNzaW9uGAIgASgJSACIAQESEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAlCCgoIX3Nlc3Npb24iUQoSTGlzdFNoYXJlc1Jlc3BvbnNlEiIKBnNoYXJlcxgBIAMoCzISLnNlc3Npb25kLnYxLlNoYXJlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJIChBSZWFkU2hhcmVSZXF1ZXN0Eg0KBXRva2VuGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoDRISCgpwYWdlX3Rva2VuGAMgASgJIoMBChFSZWFkU2hhcmVSZXNwb25zZRIhCgVzaGFyZRgBIAEoCzISLnNlc3Npb25kLnYxLlNoYXJlEg0KBXRpdGxlGAIgASgJEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkizAEKFEVyYXNlU2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRITCgtzZXNzaW9uX2lkcxgCIAMoCRI5CgR0YWdzGAMgAygLMisuc2Vzc2lvbmQudjEuRXJhc2VTZXNzaW9uc1JlcXVlc3QuVGFnc0VudHJ5EgsKA2FsbBgEIAEoCBIKCgJieRgFIAEoCRILCgN3aHkYBiABKAkaKwoJVGFnc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiaQoVRXJhc2VTZXNzaW9uc1Jlc3BvbnNlEhMKC3Nlc3Npb25faWRzGAEgAygJEg8KB2VudHJpZXMYAiABKAQSFAoMbmV3bHlfZXJhc2VkGAMgASgEEhQKDGF1ZGl0X3JlY29yZBgEIAEoCSJTCg5HZXRCbG9iUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGc2hhMjU2GAIgASgJEg4KBm9mZnNldBgDIAEoBBIOCgZsZW5ndGgYBCABKAQiPQoPR2V0QmxvYlJlc3BvbnNlEgwKBGRhdGEYASABKAwSDgoGb2Zmc2V0GAIgASgEEgwKBHNpemUYAyABKAQiXwoOUHV0QmxvYlJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnNoYTI1NhgCIAEoCRIMCgRzaXplGAMgASgEEg4KBm9mZnNldBgEIAEoBBIMCgRkYXRhGAUgASgMIjMKD1B1dEJsb2JSZXNwb25zZRIQCghyZWNlaXZlZBgBIAEoBBIOCgZzdG9yZWQYAiABKAgi+gIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRISCgV0aXRsZRgCIAEoCUgAiAEBEhAKA2N3ZBgDIAEoCUgBiAEBEikKCG1ldGFkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIXCgpzZXNzaW9uX2lkGAUgASgJSAKIAQESHgoRcGFyZW50X3Nlc3Npb25faWQYBiABKAlIA4gBARIXCgphZ2VudF90eXBlGAcgASgJSASIAQESOQoEdGFncxgIIAMoCzIrLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0LlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfdGl0bGVCBgoEX2N3ZEINCgtfc2Vzc2lvbl9pZEIUChJfcGFyZW50X3Nlc3Npb25faWRCDQoLX2FnZW50X3R5cGUiUwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YRIPCgdjcmVhdGVkGAIgASgIIjcKEUdldFNlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJIj8KEkdldFNlc3Npb25SZXNwb25zZRIpCgdzZXNzaW9uGAEgASgLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGEi/gIKDVNlc3Npb25GaWx0ZXISFgoOdGl0bGVfY29udGFpbnMYASABKAkSMgoEdGFncxgCIAMoCzIkLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXIuVGFnc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg11cGRhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg51cGRhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYWdlbnRfdHlwZRgHIAEoCUgAiAEBGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg0KC19hZ2VudF90eXBlIpoCChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIeChFwYXJlbnRfc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEiUKBW9yZGVyGAUgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEioKBmZpbHRlchgGIAEoCzIaLnNlc3Npb25kLnYxLlNlc3Npb25GaWx0ZXISJAoHc29ydF9ieRgHIAEoDjITLnNlc3Npb25kLnYxLlNvcnRCeRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKA1CFAoSX3BhcmVudF9zZXNzaW9uX2lkIlsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEioKCHNlc3Npb25zGAEgAygLMhguc2Vzc2lvbmQudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKA0SEgoKcGFnZV90b2tlbhgCIAEoCSJXChBXb3Jrc3BhY2VTdW1tYXJ5EgwKBG5hbWUYASABKAkSFQoNc2Vzc2lvbl9jb3VudBgCIAEoBBIeChZzdWJhZ2VudF9zZXNzaW9uX2NvdW50GAMgASgEImQKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USMQoKd29ya3NwYWNlcxgBIAMoCzIdLnNlc3Npb25kLnYxLldvcmtzcGFjZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoQCChRTZWFyY2hFbnRyaWVzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDQoFcXVlcnkYAiABKAkSKgoGZmlsdGVyGAMgASgLMhouc2Vzc2lvbmQudjEuU2Vzc2lvbkZpbHRlchIeChFwYXJlbnRfc2Vzc2lvbl9pZBgEIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgFIAEoDRISCgpwYWdlX3Rva2VuGAYgASgJEiUKBW9yZGVyGAcgASgOMhYuc2Vzc2lvbmQudjEuU29ydE9yZGVyEhoKEm1heF9yZXNwb25zZV9ieXRlcxgIIAEoDUIUChJfcGFyZW50X3Nlc3Npb25faWQizQEKCVNlYXJjaEhpdBISCgpzZXNzaW9uX2lkGAEgASgJEhoKDXNlc3Npb25fdGl0bGUYAiABKAlIAIgBARIQCghlbnRyeV9pZBgDIAEoCRILCgNzZXEYBCABKAQSHwoEcm9sZRgFIAEoDjIRLnNlc3Npb25kLnYxLlJvbGUSLQoJdGltZXN0YW1wGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzbmlwcGV0GAcgASgJQhAKDl9zZXNzaW9uX3RpdGxlInMKFVNlYXJjaEVudHJpZXNSZXNwb25zZRIkCgRoaXRzGAEgAygLMhYuc2Vzc2lvbmQudjEuU2VhcmNoSGl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIbChNwYXJ0aWFsX3Nlc3Npb25faWRzGAMgAygJIosBChREZWxldGVTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHc2Vzc2lvbhgCIAEoCRIZChFpbmNsdWRlX3N1YmFnZW50cxgDIAEoCBIeChFleHBlY3RlZF9oZWFkX3NlcRgEIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9oZWFkX3NlcSI0ChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCSKNAQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIPCgdzZXNzaW9uGAIgASgJEg0KBWVudHJ5GAMgASgJEhIKBXRpdGxlGAQgASgJSACIAQESFwoKc2Vzc2lvbl9pZBgFIAEoCUgBiAEBQggKBl90aXRsZUINCgtfc2Vzc2lvbl9pZCJAChNGb3JrU2Vzc2lvblJlc3BvbnNlEikKB3Nlc3Npb24YASABKAsyGC5zZXNzaW9uZC52MS5TZXNzaW9uTWV0YSJ2ChRJbXBvcnRTZXNzaW9uUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSFwoKc2Vzc2lvbl9pZBgCIAEoCUgAiAEBEiMKB2VudHJpZXMYAyADKAsyEi5zZXNzaW9uZC52MS5FbnRyeUINCgtfc2Vzc2lvbl9pZCJTChVJbXBvcnRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg8KB2NyZWF0ZWQYAiABKAgiPwoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhQKDGFmdGVyX2N1cnNvchgCIAEoCSK9AQoVV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlEisKBHR5cGUYASABKA4yHS5zZXNzaW9uZC52MS5TZXNzaW9uRXZlbnRUeXBlEhIKCnNlc3Npb25faWQYAiABKAkSKQoHc2Vzc2lvbhgDIAEoCzIYLnNlc3Npb25kLnYxLlNlc3Npb25NZXRhEg4KBmN1cnNvchgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpYCgtVc2FnZUJ1Y2tldBIcChhVU0FHRV9CVUNLRVRfVU5TUEVDSUZJRUQQABIVChFVU0FHRV9CVUNLRVRfSE9VUhABEhQKEFVTQUdFX0JVQ0tFVF9EQVkQAiphCglTb3J0T3JkZXISGgoWU09SVF9PUkRFUl9VTlNQRUNJRklFRBAAEhsKF1NPUlRfT1JERVJfTkVXRVNUX0ZJUlNUEAESGwoXU09SVF9PUkRFUl9PTERFU1RfRklSU1QQAipLCgZTb3J0QnkSFwoTU09SVF9CWV9VTlNQRUNJRklFRBAAEhMKD1NPUlRfQllfQ1JFQVRFRBABEhMKD1NPUlRfQllfVVBEQVRFRBACKpYBChBTZXNzaW9uRXZlbnRUeXBlEiIKHlNFU1NJT05fRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEh4KGlNFU1NJT05fRVZFTlRfVFlQRV9DUkVBVEVEEAESHgoaU0VTU0lPTl9FVkVOVF9UWVBFX1VQREFURUQQAhIeChpTRVNTSU9OX0VWRU5UX1RZUEVfREVMRVRFRBADMpMLCgxTdG9yZVNlcnZpY2USVgoNQ3JlYXRlU2Vzc2lvbhIhLnNlc3Npb25kLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiIuc2Vzc2lvbmQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEk0KCkdldFNlc3Npb24SHi5zZXNzaW9uZC52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnNlc3Npb25kLnYxLkdldFNlc3Npb25SZXNwb25zZRJTCgxMaXN0U2Vzc2lvbnMSIC5zZXNzaW9uZC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEuc2Vzc2lvbmQudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USWQoOTGlzdFdvcmtzcGFjZXMSIi5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1JlcXVlc3QaIy5zZXNzaW9uZC52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlElYKDVNlYXJjaEVudHJpZXMSIS5zZXNzaW9uZC52MS5TZWFyY2hFbnRyaWVzUmVxdWVzdBoiLnNlc3Npb25kLnYxLlNlYXJjaEVudHJpZXNSZXNwb25zZRJWCg1EZWxldGVTZXNzaW9uEiEuc2Vzc2lvbmQudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIi5zZXNzaW9uZC52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUAoLRm9ya1Nlc3Npb24SHy5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaIC5zZXNzaW9uZC52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElYKDUltcG9ydFNlc3Npb24SIS5zZXNzaW9uZC52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBoiLnNlc3Npb25kLnYxLkltcG9ydFNlc3Npb25SZXNwb25zZRJYCg1XYXRjaFNlc3Npb25zEiEuc2Vzc2lvbmQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIi5zZXNzaW9uZC52MS5XYXRjaFNlc3Npb25zUmVzcG9uc2UwARJGCgdHZXRCbG9iEhsuc2Vzc2lvbmQudjEuR2V0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5HZXRCbG9iUmVzcG9uc2UwARJECgdQdXRCbG9iEhsuc2Vzc2lvbmQudjEuUHV0QmxvYlJlcXVlc3QaHC5zZXNzaW9uZC52MS5QdXRCbG9iUmVzcG9uc2USVgoNRXJhc2VTZXNzaW9ucxIhLnNlc3Npb25kLnYxLkVyYXNlU2Vzc2lvbnNSZXF1ZXN0GiIuc2Vzc2lvbmQudjEuRXJhc2VTZXNzaW9uc1Jlc3BvbnNlElAKC1VzYWdlUmVwb3J0Eh8uc2Vzc2lvbmQudjEuVXNhZ2VSZXBvcnRSZXF1ZXN0GiAuc2Vzc2lvbmQudjEuVXNhZ2VSZXBvcnRSZXNwb25zZRJTCgxTaGFyZVNlc3Npb24SIC5zZXNzaW9uZC52MS5TaGFyZVNlc3Npb25SZXF1ZXN0GiEuc2Vzc2lvbmQudjEuU2hhcmVTZXNzaW9uUmVzcG9uc2USUAoLUmV2b2tlU2hhcmUSHy5zZXNzaW9uZC52MS5SZXZva2VTaGFyZVJlcXVlc3QaIC5zZXNzaW9uZC52MS5SZXZva2VTaGFyZVJlc3BvbnNlEk0KCkxpc3RTaGFyZXMSHi5zZXNzaW9uZC52MS5MaXN0U2hhcmVzUmVxdWVzdBofLnNlc3Npb25kLnYxLkxpc3RTaGFyZXNSZXNwb25zZRJKCglSZWFkU2hhcmUSHS5zZXNzaW9uZC52MS5SZWFkU2hhcmVSZXF1ZXN0Gh4uc2Vzc2lvbmQudjEuUmVhZFNoYXJlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessiond_v1_entry, file_sessiond_v1_session]);
+
+/**
+ * UsageReportRequest chooses a window, the sessions and the grouping.
+ *
+ * @generated from message sessiond.v1.UsageReportRequest
+ */
+export type UsageReportRequest = Message<"sessiond.v1.UsageReportRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Window start (inclusive).
+   *
+   * @generated from field: google.protobuf.Timestamp start = 2;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * Window end (exclusive).
+   *
+   * @generated from field: google.protobuf.Timestamp end = 3;
+   */
+  end?: Timestamp | undefined;
+
+  /**
+   * Bucket width.
+   *
+   * @generated from field: sessiond.v1.UsageBucket bucket = 4;
+   */
+  bucket: UsageBucket;
+
+  /**
+   * Group by the message's model too.
+   *
+   * @generated from field: bool by_model = 5;
+   */
+  byModel: boolean;
+
+  /**
+   * Group by the values of these tag keys (a session without the key goes
+   * to the group with an empty value).
+   *
+   * @generated from field: repeated string group_by_tags = 6;
+   */
+  groupByTags: string[];
+
+  /**
+   * Only sessions whose tags hold all of these (subagents: their own tags).
+   *
+   * @generated from field: map<string, string> tags = 7;
+   */
+  tags: { [key: string]: string };
+};
+
+/**
+ * Describes the message sessiond.v1.UsageReportRequest.
+ * Use `create(UsageReportRequestSchema)` to create a new message.
+ */
+export const UsageReportRequestSchema: GenMessage<UsageReportRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 0);
+
+/**
+ * UsageReportResponse holds one row per non-empty group.
+ *
+ * @generated from message sessiond.v1.UsageReportResponse
+ */
+export type UsageReportResponse = Message<"sessiond.v1.UsageReportResponse"> & {
+  /**
+   * Ordered by bucket_start, then model, then tag values.
+   *
+   * @generated from field: repeated sessiond.v1.UsageRow rows = 1;
+   */
+  rows: UsageRow[];
+
+  /**
+   * The sum of rows.
+   *
+   * @generated from field: sessiond.v1.UsageTotals total = 2;
+   */
+  total?: UsageTotals | undefined;
+
+  /**
+   * Sessions with at least one message in the window.
+   *
+   * @generated from field: uint64 sessions = 3;
+   */
+  sessions: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.UsageReportResponse.
+ * Use `create(UsageReportResponseSchema)` to create a new message.
+ */
+export const UsageReportResponseSchema: GenMessage<UsageReportResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 1);
+
+/**
+ * UsageRow is one group of a UsageReport.
+ *
+ * @generated from message sessiond.v1.UsageRow
+ */
+export type UsageRow = Message<"sessiond.v1.UsageRow"> & {
+  /**
+   * Start of the bucket (the window's start without buckets).
+   *
+   * @generated from field: google.protobuf.Timestamp bucket_start = 1;
+   */
+  bucketStart?: Timestamp | undefined;
+
+  /**
+   * The model (by_model), else empty.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * The group's values of group_by_tags, by key.
+   *
+   * @generated from field: map<string, string> tags = 3;
+   */
+  tags: { [key: string]: string };
+
+  /**
+   * The group's sums.
+   *
+   * @generated from field: sessiond.v1.UsageTotals usage = 4;
+   */
+  usage?: UsageTotals | undefined;
+
+  /**
+   * Sessions with at least one message in the group.
+   *
+   * @generated from field: uint64 sessions = 5;
+   */
+  sessions: bigint;
+};
+
+/**
+ * Describes the message sessiond.v1.UsageRow.
+ * Use `create(UsageRowSchema)` to create a new message.
+ */
+export const UsageRowSchema: GenMessage<UsageRow> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 2);
+
+/**
+ * Share is a read-only link to a session's path.
+ *
+ * @generated from message sessiond.v1.Share
+ */
+export type Share = Message<"sessiond.v1.Share"> & {
+  /**
+   * The unguessable token (at least 128 random bits, URL-safe).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * Workspace of the session.
+   *
+   * @generated from field: string workspace = 2;
+   */
+  workspace: string;
+
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+
+  /**
+   * The snapshot is the path root -> this entry.
+   *
+   * @generated from field: string entry_id = 4;
+   */
+  entryId: string;
+
+  /**
+   * Created at.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Unreadable after.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 6;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * Who made it.
+   *
+   * @generated from field: string by = 7;
+   */
+  by: string;
+
+  /**
+   * TOOL messages' content left out of the snapshot.
+   *
+   * @generated from field: bool omit_tool_output = 8;
+   */
+  omitToolOutput: boolean;
+
+  /**
+   * Thinking parts left out of the snapshot.
+   *
+   * @generated from field: bool omit_thinking = 9;
+   */
+  omitThinking: boolean;
+
+  /**
+   * Revoked (by RevokeShare, or by deleting / erasing the session).
+   *
+   * @generated from field: bool revoked = 10;
+   */
+  revoked: boolean;
+
+  /**
+   * The link's path on the server: /share/<token>.
+   *
+   * @generated from field: string path = 11;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message sessiond.v1.Share.
+ * Use `create(ShareSchema)` to create a new message.
+ */
+export const ShareSchema: GenMessage<Share> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 3);
+
+/**
+ * ShareSessionRequest says what to share.
+ *
+ * @generated from message sessiond.v1.ShareSessionRequest
+ */
+export type ShareSessionRequest = Message<"sessiond.v1.ShareSessionRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Full id or unique prefix.
+   *
+   * @generated from field: string session = 2;
+   */
+  session: string;
+
+  /**
+   * Snapshot up to this entry; default: the current leaf.
+   *
+   * @generated from field: optional string entry_id = 3;
+   */
+  entryId?: string | undefined;
+
+  /**
+   * Unreadable after; default: 7 days from now.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 4;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * Who shares (at most 256 characters).
+   *
+   * @generated from field: string by = 5;
+   */
+  by: string;
+
+  /**
+   * Leave TOOL messages' content out.
+   *
+   * @generated from field: bool omit_tool_output = 6;
+   */
+  omitToolOutput: boolean;
+
+  /**
+   * Leave thinking parts out.
+   *
+   * @generated from field: bool omit_thinking = 7;
+   */
+  omitThinking: boolean;
+};
+
+/**
+ * Describes the message sessiond.v1.ShareSessionRequest.
+ * Use `create(ShareSessionRequestSchema)` to create a new message.
+ */
+export const ShareSessionRequestSchema: GenMessage<ShareSessionRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 4);
+
+/**
+ * ShareSessionResponse holds the new share.
+ *
+ * @generated from message sessiond.v1.ShareSessionResponse
+ */
+export type ShareSessionResponse = Message<"sessiond.v1.ShareSessionResponse"> & {
+  /**
+   * The share, with its token.
+   *
+   * @generated from field: sessiond.v1.Share share = 1;
+   */
+  share?: Share | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.ShareSessionResponse.
+ * Use `create(ShareSessionResponseSchema)` to create a new message.
+ */
+export const ShareSessionResponseSchema: GenMessage<ShareSessionResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 5);
+
+/**
+ * RevokeShareRequest names a share.
+ *
+ * @generated from message sessiond.v1.RevokeShareRequest
+ */
+export type RevokeShareRequest = Message<"sessiond.v1.RevokeShareRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The share's token.
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message sessiond.v1.RevokeShareRequest.
+ * Use `create(RevokeShareRequestSchema)` to create a new message.
+ */
+export const RevokeShareRequestSchema: GenMessage<RevokeShareRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 6);
+
+/**
+ * RevokeShareResponse says what became of it.
+ *
+ * @generated from message sessiond.v1.RevokeShareResponse
+ */
+export type RevokeShareResponse = Message<"sessiond.v1.RevokeShareResponse"> & {
+  /**
+   * The share as it is now (revoked).
+   *
+   * @generated from field: sessiond.v1.Share share = 1;
+   */
+  share?: Share | undefined;
+};
+
+/**
+ * Describes the message sessiond.v1.RevokeShareResponse.
+ * Use `create(RevokeShareResponseSchema)` to create a new message.
+ */
+export const RevokeShareResponseSchema: GenMessage<RevokeShareResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 7);
+
+/**
+ * ListSharesRequest pages through shares.
+ *
+ * @generated from message sessiond.v1.ListSharesRequest
+ */
+export type ListSharesRequest = Message<"sessiond.v1.ListSharesRequest"> & {
+  /**
+   * Workspace; empty = "default".
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Only this session's shares (full id or unique prefix).
+   *
+   * @generated from field: optional string session = 2;
+   */
+  session?: string | undefined;
+
+  /**
+   * 0 = the server's default page size.
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * From the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ListSharesRequest.
+ * Use `create(ListSharesRequestSchema)` to create a new message.
+ */
+export const ListSharesRequestSchema: GenMessage<ListSharesRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 8);
+
+/**
+ * ListSharesResponse is one page of shares.
+ *
+ * @generated from message sessiond.v1.ListSharesResponse
+ */
+export type ListSharesResponse = Message<"sessiond.v1.ListSharesResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated sessiond.v1.Share shares = 1;
+   */
+  shares: Share[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ListSharesResponse.
+ * Use `create(ListSharesResponseSchema)` to create a new message.
+ */
+export const ListSharesResponseSchema: GenMessage<ListSharesResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 9);
+
+/**
+ * ReadShareRequest reads a share by token.
+ *
+ * @generated from message sessiond.v1.ReadShareRequest
+ */
+export type ReadShareRequest = Message<"sessiond.v1.ReadShareRequest"> & {
+  /**
+   * The share's token.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * At most this many messages in this response; 0 = as many as fit.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ReadShareRequest.
+ * Use `create(ReadShareRequestSchema)` to create a new message.
+ */
+export const ReadShareRequestSchema: GenMessage<ReadShareRequest> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 10);
+
+/**
+ * ReadShareResponse is the snapshot, or one page of it.
+ *
+ * @generated from message sessiond.v1.ReadShareResponse
+ */
+export type ReadShareResponse = Message<"sessiond.v1.ReadShareResponse"> & {
+  /**
+   * The share (without its token).
+   *
+   * @generated from field: sessiond.v1.Share share = 1;
+   */
+  share?: Share | undefined;
+
+  /**
+   * The session's title.
+   *
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * The path's entries root -> the shared entry, in path order, withheld
+   * content as markers, the share's omissions applied.
+   *
+   * @generated from field: repeated sessiond.v1.Entry entries = 3;
+   */
+  entries: Entry[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 4;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sessiond.v1.ReadShareResponse.
+ * Use `create(ReadShareResponseSchema)` to create a new message.
+ */
+export const ReadShareResponseSchema: GenMessage<ReadShareResponse> = /*@__PURE__*/
+  messageDesc(file_sessiond_v1_store_service, 11);
 
 /**
  * EraseSessionsRequest chooses the sessions to erase: exactly one of
@@ -74,7 +594,7 @@ export type EraseSessionsRequest = Message<"sessiond.v1.EraseSessionsRequest"> &
  * Use `create(EraseSessionsRequestSchema)` to create a new message.
  */
 export const EraseSessionsRequestSchema: GenMessage<EraseSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 0);
+  messageDesc(file_sessiond_v1_store_service, 12);
 
 /**
  * EraseSessionsResponse says what was erased.
@@ -116,7 +636,7 @@ export type EraseSessionsResponse = Message<"sessiond.v1.EraseSessionsResponse">
  * Use `create(EraseSessionsResponseSchema)` to create a new message.
  */
 export const EraseSessionsResponseSchema: GenMessage<EraseSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 1);
+  messageDesc(file_sessiond_v1_store_service, 13);
 
 /**
  * GetBlobRequest reads a blob, or a range of it.
@@ -158,7 +678,7 @@ export type GetBlobRequest = Message<"sessiond.v1.GetBlobRequest"> & {
  * Use `create(GetBlobRequestSchema)` to create a new message.
  */
 export const GetBlobRequestSchema: GenMessage<GetBlobRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 2);
+  messageDesc(file_sessiond_v1_store_service, 14);
 
 /**
  * GetBlobResponse is one chunk of a blob.
@@ -193,7 +713,7 @@ export type GetBlobResponse = Message<"sessiond.v1.GetBlobResponse"> & {
  * Use `create(GetBlobResponseSchema)` to create a new message.
  */
 export const GetBlobResponseSchema: GenMessage<GetBlobResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 3);
+  messageDesc(file_sessiond_v1_store_service, 15);
 
 /**
  * PutBlobRequest is one chunk of an upload.
@@ -242,7 +762,7 @@ export type PutBlobRequest = Message<"sessiond.v1.PutBlobRequest"> & {
  * Use `create(PutBlobRequestSchema)` to create a new message.
  */
 export const PutBlobRequestSchema: GenMessage<PutBlobRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 4);
+  messageDesc(file_sessiond_v1_store_service, 16);
 
 /**
  * PutBlobResponse says how far the upload is.
@@ -270,7 +790,7 @@ export type PutBlobResponse = Message<"sessiond.v1.PutBlobResponse"> & {
  * Use `create(PutBlobResponseSchema)` to create a new message.
  */
 export const PutBlobResponseSchema: GenMessage<PutBlobResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 5);
+  messageDesc(file_sessiond_v1_store_service, 17);
 
 /**
  * CreateSessionRequest creates a session or a subagent session.
@@ -344,7 +864,7 @@ export type CreateSessionRequest = Message<"sessiond.v1.CreateSessionRequest"> &
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 6);
+  messageDesc(file_sessiond_v1_store_service, 18);
 
 /**
  * CreateSessionResponse returns the session.
@@ -372,7 +892,7 @@ export type CreateSessionResponse = Message<"sessiond.v1.CreateSessionResponse">
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 7);
+  messageDesc(file_sessiond_v1_store_service, 19);
 
 /**
  * GetSessionRequest names one session.
@@ -400,7 +920,7 @@ export type GetSessionRequest = Message<"sessiond.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 8);
+  messageDesc(file_sessiond_v1_store_service, 20);
 
 /**
  * GetSessionResponse returns the session.
@@ -421,7 +941,7 @@ export type GetSessionResponse = Message<"sessiond.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 9);
+  messageDesc(file_sessiond_v1_store_service, 21);
 
 /**
  * SessionFilter narrows a listing or a search: a session must meet every
@@ -487,7 +1007,7 @@ export type SessionFilter = Message<"sessiond.v1.SessionFilter"> & {
  * Use `create(SessionFilterSchema)` to create a new message.
  */
 export const SessionFilterSchema: GenMessage<SessionFilter> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 10);
+  messageDesc(file_sessiond_v1_store_service, 22);
 
 /**
  * ListSessionsRequest pages through a workspace.
@@ -560,7 +1080,7 @@ export type ListSessionsRequest = Message<"sessiond.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 11);
+  messageDesc(file_sessiond_v1_store_service, 23);
 
 /**
  * ListSessionsResponse is one page.
@@ -588,7 +1108,7 @@ export type ListSessionsResponse = Message<"sessiond.v1.ListSessionsResponse"> &
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 12);
+  messageDesc(file_sessiond_v1_store_service, 24);
 
 /**
  * ListWorkspacesRequest pages through the workspaces.
@@ -616,7 +1136,7 @@ export type ListWorkspacesRequest = Message<"sessiond.v1.ListWorkspacesRequest">
  * Use `create(ListWorkspacesRequestSchema)` to create a new message.
  */
 export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 13);
+  messageDesc(file_sessiond_v1_store_service, 25);
 
 /**
  * WorkspaceSummary is one workspace of ListWorkspaces.
@@ -652,7 +1172,7 @@ export type WorkspaceSummary = Message<"sessiond.v1.WorkspaceSummary"> & {
  * Use `create(WorkspaceSummarySchema)` to create a new message.
  */
 export const WorkspaceSummarySchema: GenMessage<WorkspaceSummary> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 14);
+  messageDesc(file_sessiond_v1_store_service, 26);
 
 /**
  * ListWorkspacesResponse is one page.
@@ -680,7 +1200,7 @@ export type ListWorkspacesResponse = Message<"sessiond.v1.ListWorkspacesResponse
  * Use `create(ListWorkspacesResponseSchema)` to create a new message.
  */
 export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 15);
+  messageDesc(file_sessiond_v1_store_service, 27);
 
 /**
  * SearchEntriesRequest is one page of a text search.
@@ -755,7 +1275,7 @@ export type SearchEntriesRequest = Message<"sessiond.v1.SearchEntriesRequest"> &
  * Use `create(SearchEntriesRequestSchema)` to create a new message.
  */
 export const SearchEntriesRequestSchema: GenMessage<SearchEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 16);
+  messageDesc(file_sessiond_v1_store_service, 28);
 
 /**
  * SearchHit is one matching entry.
@@ -819,7 +1339,7 @@ export type SearchHit = Message<"sessiond.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 17);
+  messageDesc(file_sessiond_v1_store_service, 29);
 
 /**
  * SearchEntriesResponse is one page of hits.
@@ -857,7 +1377,7 @@ export type SearchEntriesResponse = Message<"sessiond.v1.SearchEntriesResponse">
  * Use `create(SearchEntriesResponseSchema)` to create a new message.
  */
 export const SearchEntriesResponseSchema: GenMessage<SearchEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 18);
+  messageDesc(file_sessiond_v1_store_service, 30);
 
 /**
  * DeleteSessionRequest names the session to delete.
@@ -902,7 +1422,7 @@ export type DeleteSessionRequest = Message<"sessiond.v1.DeleteSessionRequest"> &
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 19);
+  messageDesc(file_sessiond_v1_store_service, 31);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -923,7 +1443,7 @@ export type DeleteSessionResponse = Message<"sessiond.v1.DeleteSessionResponse">
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 20);
+  messageDesc(file_sessiond_v1_store_service, 32);
 
 /**
  * ForkSessionRequest names the fork point.
@@ -972,7 +1492,7 @@ export type ForkSessionRequest = Message<"sessiond.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 21);
+  messageDesc(file_sessiond_v1_store_service, 33);
 
 /**
  * ForkSessionResponse returns the new session.
@@ -993,7 +1513,7 @@ export type ForkSessionResponse = Message<"sessiond.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 22);
+  messageDesc(file_sessiond_v1_store_service, 34);
 
 /**
  * ImportSessionRequest carries a whole session log (see ImportSession).
@@ -1028,7 +1548,7 @@ export type ImportSessionRequest = Message<"sessiond.v1.ImportSessionRequest"> &
  * Use `create(ImportSessionRequestSchema)` to create a new message.
  */
 export const ImportSessionRequestSchema: GenMessage<ImportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 23);
+  messageDesc(file_sessiond_v1_store_service, 35);
 
 /**
  * ImportSessionResponse returns the imported session.
@@ -1056,7 +1576,7 @@ export type ImportSessionResponse = Message<"sessiond.v1.ImportSessionResponse">
  * Use `create(ImportSessionResponseSchema)` to create a new message.
  */
 export const ImportSessionResponseSchema: GenMessage<ImportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 24);
+  messageDesc(file_sessiond_v1_store_service, 36);
 
 /**
  * WatchSessionsRequest starts a watch of a workspace.
@@ -1084,7 +1604,7 @@ export type WatchSessionsRequest = Message<"sessiond.v1.WatchSessionsRequest"> &
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 25);
+  messageDesc(file_sessiond_v1_store_service, 37);
 
 /**
  * WatchSessionsResponse is one event or a heartbeat.
@@ -1133,7 +1653,41 @@ export type WatchSessionsResponse = Message<"sessiond.v1.WatchSessionsResponse">
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_sessiond_v1_store_service, 26);
+  messageDesc(file_sessiond_v1_store_service, 38);
+
+/**
+ * UsageBucket is the width of a UsageReport's time buckets.
+ *
+ * @generated from enum sessiond.v1.UsageBucket
+ */
+export enum UsageBucket {
+  /**
+   * One bucket: the whole window.
+   *
+   * @generated from enum value: USAGE_BUCKET_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Hours (UTC).
+   *
+   * @generated from enum value: USAGE_BUCKET_HOUR = 1;
+   */
+  HOUR = 1,
+
+  /**
+   * Days (UTC).
+   *
+   * @generated from enum value: USAGE_BUCKET_DAY = 2;
+   */
+  DAY = 2,
+}
+
+/**
+ * Describes the enum sessiond.v1.UsageBucket.
+ */
+export const UsageBucketSchema: GenEnum<UsageBucket> = /*@__PURE__*/
+  enumDesc(file_sessiond_v1_store_service, 0);
 
 /**
  * SortOrder of ListSessions, by creation time (session ids sort the same way).
@@ -1167,7 +1721,7 @@ export enum SortOrder {
  * Describes the enum sessiond.v1.SortOrder.
  */
 export const SortOrderSchema: GenEnum<SortOrder> = /*@__PURE__*/
-  enumDesc(file_sessiond_v1_store_service, 0);
+  enumDesc(file_sessiond_v1_store_service, 1);
 
 /**
  * SortBy is the time ListSessions orders by.
@@ -1201,7 +1755,7 @@ export enum SortBy {
  * Describes the enum sessiond.v1.SortBy.
  */
 export const SortBySchema: GenEnum<SortBy> = /*@__PURE__*/
-  enumDesc(file_sessiond_v1_store_service, 1);
+  enumDesc(file_sessiond_v1_store_service, 2);
 
 /**
  * SessionEventType says what happened to a session.
@@ -1242,7 +1796,7 @@ export enum SessionEventType {
  * Describes the enum sessiond.v1.SessionEventType.
  */
 export const SessionEventTypeSchema: GenEnum<SessionEventType> = /*@__PURE__*/
-  enumDesc(file_sessiond_v1_store_service, 2);
+  enumDesc(file_sessiond_v1_store_service, 3);
 
 /**
  * StoreService is the repository of sessions: create, find, list, delete,
@@ -1477,6 +2031,73 @@ export const StoreService: GenService<{
     methodKind: "unary";
     input: typeof EraseSessionsRequestSchema;
     output: typeof EraseSessionsResponseSchema;
+  },
+  /**
+   * UsageReport sums a workspace's usage over a time window in one call:
+   * every assistant message whose timestamp is in [start, end) (a window may
+   * cut through a session), of every session (subagents included) that
+   * holds the filter's tags, grouped by time bucket, model and the values
+   * of chosen tag keys. Pricing as GetUsage.
+   * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+   * window over 400 days, more than 8 group_by_tags, a malformed tag).
+   *
+   * @generated from rpc sessiond.v1.StoreService.UsageReport
+   */
+  usageReport: {
+    methodKind: "unary";
+    input: typeof UsageReportRequestSchema;
+    output: typeof UsageReportResponseSchema;
+  },
+  /**
+   * ShareSession makes a read-only snapshot of a session's path up to an
+   * entry, behind an unguessable token, with an expiry. The viewer serves it
+   * at /share/<token> without the workspace's auth token; ReadShare reads it
+   * the same way. Redaction and erasure done later apply to it; deleting or
+   * erasing the session revokes it.
+   * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+   * past or over 365 days, a Leaf entry).
+   *
+   * @generated from rpc sessiond.v1.StoreService.ShareSession
+   */
+  shareSession: {
+    methodKind: "unary";
+    input: typeof ShareSessionRequestSchema;
+    output: typeof ShareSessionResponseSchema;
+  },
+  /**
+   * RevokeShare makes a share unreadable at once. Idempotent.
+   * Errors: NOT_FOUND (no such share in the workspace).
+   *
+   * @generated from rpc sessiond.v1.StoreService.RevokeShare
+   */
+  revokeShare: {
+    methodKind: "unary";
+    input: typeof RevokeShareRequestSchema;
+    output: typeof RevokeShareResponseSchema;
+  },
+  /**
+   * ListShares pages through a workspace's shares (optionally of one
+   * session), newest first, revoked and expired ones included (marked).
+   *
+   * @generated from rpc sessiond.v1.StoreService.ListShares
+   */
+  listShares: {
+    methodKind: "unary";
+    input: typeof ListSharesRequestSchema;
+    output: typeof ListSharesResponseSchema;
+  },
+  /**
+   * ReadShare reads a share's snapshot by its token alone: no auth token is
+   * needed (the share token is the secret). Paged like GetState.
+   * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+   * erased: the same answer for each, so a token reveals nothing).
+   *
+   * @generated from rpc sessiond.v1.StoreService.ReadShare
+   */
+  readShare: {
+    methodKind: "unary";
+    input: typeof ReadShareRequestSchema;
+    output: typeof ReadShareResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessiond_v1_store_service, 0);

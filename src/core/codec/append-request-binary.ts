@@ -502,6 +502,7 @@ class Reader {
       outputTokens: 0n,
       cacheReadTokens: 0n,
       cacheWriteTokens: 0n,
+      reasoningTokens: 0n,
     };
     let seen = 0;
     while (this.pos < end) {
@@ -523,8 +524,12 @@ class Reader {
           seen = once(seen, 4);
           u.cacheWriteTokens = this.uint64();
           break;
+        case (5 << 3) | VARINT:
+          seen = once(seen, 5);
+          u.reasoningTokens = this.uint64();
+          break;
         default:
-          bail();
+          bail(); // cost (field 6) is rare: the generic decoder reads it
       }
     }
     return u;

@@ -10,6 +10,7 @@ import {
   type BranchSummary,
   type Compaction,
   type ContentPart,
+  type Cost,
   type Custom,
   type Entry,
   EntrySchema,
@@ -505,20 +506,43 @@ function toolCall(v: unknown): ToolCall {
 
 function usage(v: unknown): Usage {
   const o = obj(v);
-  const { inputTokens: i, outputTokens: out, cacheReadTokens: cr, cacheWriteTokens: cw } = o;
+  const {
+    inputTokens: i,
+    outputTokens: out,
+    cacheReadTokens: cr,
+    cacheWriteTokens: cw,
+    reasoningTokens: r,
+    cost: c,
+  } = o;
   onlyKeys(
     o,
     (i === undefined ? 0 : 1) +
       (out === undefined ? 0 : 1) +
       (cr === undefined ? 0 : 1) +
-      (cw === undefined ? 0 : 1),
+      (cw === undefined ? 0 : 1) +
+      (r === undefined ? 0 : 1) +
+      (c === undefined ? 0 : 1),
   );
-  return {
+  const u: Usage = {
     $typeName: "sessiond.v1.Usage",
     inputTokens: i === undefined ? 0n : u64(i),
     outputTokens: out === undefined ? 0n : u64(out),
     cacheReadTokens: cr === undefined ? 0n : u64(cr),
     cacheWriteTokens: cw === undefined ? 0n : u64(cw),
+    reasoningTokens: r === undefined ? 0n : u64(r),
+  };
+  if (c !== undefined) u.cost = cost(c);
+  return u;
+}
+
+function cost(v: unknown): Cost {
+  const o = obj(v);
+  const { amount, currency } = o;
+  onlyKeys(o, (amount === undefined ? 0 : 1) + (currency === undefined ? 0 : 1));
+  return {
+    $typeName: "sessiond.v1.Cost",
+    amount: amount === undefined ? "" : str(amount),
+    currency: currency === undefined ? "" : str(currency),
   };
 }
 

@@ -49,6 +49,51 @@ export function tryEntryJson(e: Entry): string | undefined {
   return undefined;
 }
 
+/**
+ * An entry's canonical JSON (`json`, what `tryEntryJson` gives) and the
+ * JSON of its kind alone (`kind`, undefined for an entry without kind),
+ * the kind written once: `entryJsonWithKind` makes the JSON of the same
+ * entry with other id, parent, timestamp or seq from it without writing
+ * the kind again. Undefined when `e` is not a shape the fast path handles.
+ */
+export function tryEntryJsonParts(e: Entry): { json: string; kind: string | undefined } | undefined {
+  try {
+    const headJson = JSON.stringify(head(e));
+    const k = e.kind;
+    if (k.case === undefined) return { json: headJson, kind: undefined };
+    const kind = JSON.stringify(kindValue(k));
+    return { json: joined(headJson, k.case, kind), kind };
+  } catch {
+    // Not a shape we handle: left to the reflective writer.
+  }
+  return undefined;
+}
+
+/**
+ * The canonical JSON of `e`, given the JSON of its kind (`kind` of
+ * `tryEntryJsonParts` of an entry whose kind is the very same as `e`'s,
+ * unchanged since): its other fields written, the kind as given. Undefined
+ * when they are not a shape the fast path handles.
+ */
+export function entryJsonWithKind(e: Entry, kind: string): string | undefined {
+  const c = e.kind.case;
+  if (c === undefined) return undefined;
+  try {
+    return joined(JSON.stringify(head(e)), c, kind);
+  } catch {
+    // Not a shape we handle: left to the reflective writer.
+  }
+  return undefined;
+}
+
+/** `{...head, "<key>": kind}` as JSON.stringify writes it, from the head's JSON and the kind's. */
+function joined(headJson: string, key: string, kind: string): string {
+  // The head's JSON is "{}" or "{...}"; the kind's key is a plain identifier.
+  return headJson.length === 2
+    ? `{"${key}":${kind}}`
+    : `${headJson.slice(0, -1)},"${key}":${kind}}`;
+}
+
 // Leaving the fast path is a thrown sentinel, not an Error (no stack trace).
 // Stryker disable next-line ObjectLiteral,BooleanLiteral: the sentinel is only thrown and caught, never read
 const UNHANDLED = Object.freeze({ unhandled: true });
@@ -281,6 +326,14 @@ function usage(u: Usage): Obj {
   implicitU64(o, "outputTokens", u.outputTokens);
   implicitU64(o, "cacheReadTokens", u.cacheReadTokens);
   implicitU64(o, "cacheWriteTokens", u.cacheWriteTokens);
+  implicitU64(o, "reasoningTokens", u.reasoningTokens);
+  if (u.cost !== undefined) {
+    const c: Obj = {};
+    plain(u.cost);
+    implicitStr(c, "amount", u.cost.amount);
+    implicitStr(c, "currency", u.cost.currency);
+    o.cost = c;
+  }
   return o;
 }
 
@@ -331,6 +384,15 @@ function sessionInfo(s: SessionInfo): Obj {
 }
 
 function entry(e: Entry): Obj {
+  const o = head(e);
+  const k = e.kind;
+  // The JSON name of each kind is its oneof case.
+  if (k.case !== undefined) o[k.case] = kindValue(k);
+  return o;
+}
+
+/** The fields of an entry before its kind (id, parent, timestamp, seq), checked like `entry`. */
+function head(e: Entry): Obj {
   plain(e);
   // A withheld entry (rare: redacted or erased) is left to the reflective writer.
   if (e.withheld !== undefined) bail();
@@ -339,28 +401,26 @@ function entry(e: Entry): Obj {
   optionalStr(o, "parentId", e.parentId);
   if (e.timestamp !== undefined) o.timestamp = timestamp(e.timestamp);
   implicitU64(o, "seq", e.seq);
-  const k = e.kind;
+  return o;
+}
+
+/** The JSON object of an entry's kind (the value under its oneof case's name). */
+function kindValue(k: Entry["kind"]): Obj {
   switch (k.case) {
-    case undefined:
-      break;
     case "sessionInfo":
-      o.sessionInfo = sessionInfo(k.value);
-      break;
+      return sessionInfo(k.value);
     case "message":
-      o.message = message(k.value);
-      break;
+      return message(k.value);
     case "modelChange": {
       const m: Obj = {};
       implicitStr(m, "model", plain(k.value).model);
       optionalStr(m, "provider", plain(k.value).provider);
-      o.modelChange = m;
-      break;
+      return m;
     }
     case "thinkingLevelChange": {
       const t: Obj = {};
       implicitStr(t, "thinkingLevel", plain(k.value).thinkingLevel);
-      o.thinkingLevelChange = t;
-      break;
+      return t;
     }
     case "compaction": {
       const c: Obj = {};
@@ -369,37 +429,31 @@ function entry(e: Entry): Obj {
       if (ids.length > 0) c.replacesEntryIds = ids.map(str);
       if (plain(k.value).tokensBefore !== undefined)
         c.tokensBefore = u64(plain(k.value).tokensBefore);
-      o.compaction = c;
-      break;
+      return c;
     }
     case "branchSummary": {
       const b: Obj = {};
       implicitStr(b, "summary", plain(k.value).summary);
       implicitStr(b, "fromId", plain(k.value).fromId);
-      o.branchSummary = b;
-      break;
+      return b;
     }
     case "label": {
       const l: Obj = {};
       implicitStr(l, "label", plain(k.value).label);
-      o.label = l;
-      break;
+      return l;
     }
     case "leaf": {
       const l: Obj = {};
       implicitStr(l, "leafId", plain(k.value).leafId);
-      o.leaf = l;
-      break;
+      return l;
     }
     case "custom": {
       const c: Obj = {};
       implicitStr(c, "namespace", plain(k.value).namespace);
       if (plain(k.value).data !== undefined) c.data = jsonObject(plain(k.value).data);
-      o.custom = c;
-      break;
+      return c;
     }
     default:
-      bail();
+      return bail();
   }
-  return o;
 }

@@ -8,7 +8,7 @@ import type {
   SessionService,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
 import { appendResponseOf } from "../../core/codec/append-response-binary.js";
-import { invalidArgument } from "../../core/errors.js";
+import { invalidArgument, unimplemented } from "../../core/errors.js";
 import type { AppendResult, Session } from "../../store/index.js";
 import { authorizeSession, authorizeSessionFor, Tokens } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
@@ -180,6 +180,11 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       const session = await open(ctx, req);
       const r = await session.redact(req.entryIds, { by: req.by, why: req.why });
       return { entries: r.entries, headSeq: BigInt(r.headSeq) };
+    },
+
+    async getUsage() {
+      // The contract is in place (issue 42); the roll-up is being built.
+      throw unimplemented("GetUsage is not built yet");
     },
 
     watchEntries(req, ctx) {

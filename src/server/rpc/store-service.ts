@@ -12,6 +12,7 @@ import {
   SortOrder,
   type StoreService,
 } from "../../../gen/sessiond/v1/store_service_pb.js";
+import { unimplemented } from "../../core/errors.js";
 import { authorizeSession, authorizeWorkspace, grantKey } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { isJsonCodec, requestedBudget } from "./page-budget.js";
@@ -216,6 +217,27 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
         newlyErased: BigInt(rec.newlyErased),
         auditRecord: JSON.stringify(rec),
       };
+    },
+
+    async usageReport() {
+      // The contract is in place (issue 42); the roll-up is being built.
+      throw unimplemented("UsageReport is not built yet");
+    },
+
+    async shareSession() {
+      throw unimplemented("ShareSession is not built yet");
+    },
+
+    async revokeShare() {
+      throw unimplemented("RevokeShare is not built yet");
+    },
+
+    async listShares() {
+      throw unimplemented("ListShares is not built yet");
+    },
+
+    async readShare() {
+      throw unimplemented("ReadShare is not built yet");
     },
 
     async importSession(req, ctx) {

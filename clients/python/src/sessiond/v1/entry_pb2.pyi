@@ -650,6 +650,8 @@ class Usage(_message.Message):
     OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     CACHE_READ_TOKENS_FIELD_NUMBER: _builtins.int
     CACHE_WRITE_TOKENS_FIELD_NUMBER: _builtins.int
+    REASONING_TOKENS_FIELD_NUMBER: _builtins.int
+    COST_FIELD_NUMBER: _builtins.int
     input_tokens: _builtins.int
     """Prompt tokens."""
     output_tokens: _builtins.int
@@ -658,6 +660,19 @@ class Usage(_message.Message):
     """Prompt tokens read from the provider's cache."""
     cache_write_tokens: _builtins.int
     """Prompt tokens written to the provider's cache."""
+    reasoning_tokens: _builtins.int
+    """Of output_tokens, those the model spent reasoning (thinking), when the
+    provider reports them. A part of output_tokens, not added to it:
+    adapters of providers that count them apart (e.g. Gemini's
+    thoughts_token_count) add them to output_tokens as well.
+    """
+    @_builtins.property
+    def cost(self) -> Global___Cost:
+        """What the message cost, when the caller knows it. Unset: usage roll-ups
+        price the message from the server's price table (serve --prices) by its
+        model and timestamp, or count it as unpriced.
+        """
+
     def __init__(
         self,
         *,
@@ -665,14 +680,44 @@ class Usage(_message.Message):
         output_tokens: _builtins.int = ...,
         cache_read_tokens: _builtins.int = ...,
         cache_write_tokens: _builtins.int = ...,
+        reasoning_tokens: _builtins.int = ...,
+        cost: Global___Cost | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cost", b"cost"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Usage: _TypeAlias = Usage  # noqa: Y015
+
+@_typing.final
+class Cost(_message.Message):
+    """Cost is an exact amount of money."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    amount: _builtins.str
+    """A decimal number, at least 0: digits, optionally a point and at most 12
+    fraction digits (e.g. "0.0123"). A string, so that sums are exact.
+    """
+    currency: _builtins.str
+    """ISO 4217 code, three upper-case letters (e.g. "USD")."""
+    def __init__(
+        self,
+        *,
+        amount: _builtins.str = ...,
+        currency: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "currency", b"currency"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Cost: _TypeAlias = Cost  # noqa: Y015
 
 @_typing.final
 class ModelChange(_message.Message):

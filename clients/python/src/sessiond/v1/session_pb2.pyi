@@ -475,3 +475,56 @@ class TreeNode(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__parent_id) -> _WhichOneofReturnType__parent_id | None: ...
 
 Global___TreeNode: _TypeAlias = TreeNode  # noqa: Y015
+
+@_typing.final
+class UsageTotals(_message.Message):
+    """UsageTotals sums the Usage of a set of assistant messages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_READ_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_WRITE_TOKENS_FIELD_NUMBER: _builtins.int
+    REASONING_TOKENS_FIELD_NUMBER: _builtins.int
+    COST_FIELD_NUMBER: _builtins.int
+    UNPRICED_MESSAGES_FIELD_NUMBER: _builtins.int
+    messages: _builtins.int
+    """ASSISTANT messages counted (those with usage or cost)."""
+    input_tokens: _builtins.int
+    """Sums of the Usage fields."""
+    output_tokens: _builtins.int
+    cache_read_tokens: _builtins.int
+    cache_write_tokens: _builtins.int
+    reasoning_tokens: _builtins.int
+    """A part of output_tokens (see Usage.reasoning_tokens)."""
+    unpriced_messages: _builtins.int
+    """Messages with usage that had no cost and no price for their model at
+    their time: not in cost.
+    """
+    @_builtins.property
+    def cost(self) -> _containers.RepeatedCompositeFieldContainer[_entry_pb2.Cost]:
+        """The cost, one exact sum per currency (caller-set costs and prices from
+        the server's table), ordered by currency.
+        """
+
+    def __init__(
+        self,
+        *,
+        messages: _builtins.int = ...,
+        input_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
+        cache_read_tokens: _builtins.int = ...,
+        cache_write_tokens: _builtins.int = ...,
+        reasoning_tokens: _builtins.int = ...,
+        cost: _abc.Iterable[_entry_pb2.Cost] | None = ...,
+        unpriced_messages: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "input_tokens", b"input_tokens", "messages", b"messages", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "unpriced_messages", b"unpriced_messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageTotals: _TypeAlias = UsageTotals  # noqa: Y015

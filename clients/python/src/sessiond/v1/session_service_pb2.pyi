@@ -22,6 +22,183 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class GetUsageRequest(_message.Message):
+    """GetUsageRequest names a session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    SKIP_SUBAGENTS_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    session: _builtins.str
+    """Full id or unique prefix."""
+    skip_subagents: _builtins.bool
+    """Leave out the subagent sessions (subagents and subagents_total stay
+    empty); their reading costs a call per subagent.
+    """
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        session: _builtins.str = ...,
+        skip_subagents: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session", b"session", "skip_subagents", b"skip_subagents", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageRequest: _TypeAlias = GetUsageRequest  # noqa: Y015
+
+@_typing.final
+class GetUsageResponse(_message.Message):
+    """GetUsageResponse is a session's usage, several ways."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    TREE_FIELD_NUMBER: _builtins.int
+    CURRENT_PATH_FIELD_NUMBER: _builtins.int
+    BRANCHES_FIELD_NUMBER: _builtins.int
+    SUBAGENTS_FIELD_NUMBER: _builtins.int
+    SUBAGENTS_TOTAL_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    CONTEXT_TOKENS_FIELD_NUMBER: _builtins.int
+    HEAD_SEQ_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session's full id."""
+    context_tokens: _builtins.int
+    """Estimated tokens of the current CONTEXT: the last assistant message's
+    input + cache read + cache write + output tokens on the path, plus about
+    one token per 4 characters of what follows it (0 for an empty context).
+    """
+    head_seq: _builtins.int
+    """The head seq the figures were read at."""
+    @_builtins.property
+    def tree(self) -> _session_pb2.UsageTotals:
+        """Every assistant message of the session (not its subagents)."""
+
+    @_builtins.property
+    def current_path(self) -> _session_pb2.UsageTotals:
+        """The messages on the path root -> current leaf."""
+
+    @_builtins.property
+    def branches(self) -> _containers.RepeatedCompositeFieldContainer[Global___BranchUsage]:
+        """One per leaf of the tree (an entry no other entry names as parent, Leaf
+        entries aside), the current one first, then by seq of the leaf.
+        """
+
+    @_builtins.property
+    def subagents(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubagentUsage]:
+        """The direct subagent sessions, each with its own subagents included, in
+        creation order.
+        """
+
+    @_builtins.property
+    def subagents_total(self) -> _session_pb2.UsageTotals:
+        """The sum of subagents."""
+
+    @_builtins.property
+    def total(self) -> _session_pb2.UsageTotals:
+        """tree + subagents_total."""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        tree: _session_pb2.UsageTotals | None = ...,
+        current_path: _session_pb2.UsageTotals | None = ...,
+        branches: _abc.Iterable[Global___BranchUsage] | None = ...,
+        subagents: _abc.Iterable[Global___SubagentUsage] | None = ...,
+        subagents_total: _session_pb2.UsageTotals | None = ...,
+        total: _session_pb2.UsageTotals | None = ...,
+        context_tokens: _builtins.int = ...,
+        head_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["current_path", b"current_path", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["branches", b"branches", "context_tokens", b"context_tokens", "current_path", b"current_path", "head_seq", b"head_seq", "session_id", b"session_id", "subagents", b"subagents", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
+
+@_typing.final
+class BranchUsage(_message.Message):
+    """BranchUsage is what one branch of a session's tree cost."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LEAF_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    FORK_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    USAGE_FIELD_NUMBER: _builtins.int
+    leaf_entry_id: _builtins.str
+    """The entry the branch ends at."""
+    current: _builtins.bool
+    """The branch ends at the current leaf."""
+    fork_entry_id: _builtins.str
+    """Where it leaves the current path (the last entry it shares with it);
+    empty for the current branch, or when it shares nothing.
+    """
+    @_builtins.property
+    def usage(self) -> _session_pb2.UsageTotals:
+        """The messages of the branch after fork_entry_id (for the current branch:
+        its whole path): what it cost beyond the current path.
+        """
+
+    def __init__(
+        self,
+        *,
+        leaf_entry_id: _builtins.str = ...,
+        current: _builtins.bool = ...,
+        fork_entry_id: _builtins.str = ...,
+        usage: _session_pb2.UsageTotals | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["usage", b"usage"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "fork_entry_id", b"fork_entry_id", "leaf_entry_id", b"leaf_entry_id", "usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BranchUsage: _TypeAlias = BranchUsage  # noqa: Y015
+
+@_typing.final
+class SubagentUsage(_message.Message):
+    """SubagentUsage is a subagent session's usage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    AGENT_TYPE_FIELD_NUMBER: _builtins.int
+    USAGE_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The subagent session's id."""
+    agent_type: _builtins.str
+    """Its agent type, if set."""
+    @_builtins.property
+    def usage(self) -> _session_pb2.UsageTotals:
+        """Its whole tree plus its own subagents."""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        agent_type: _builtins.str = ...,
+        usage: _session_pb2.UsageTotals | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["usage", b"usage"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_type", b"agent_type", "session_id", b"session_id", "usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubagentUsage: _TypeAlias = SubagentUsage  # noqa: Y015
+
+@_typing.final
 class RedactEntriesRequest(_message.Message):
     """RedactEntriesRequest names the entries whose content is purged."""
 

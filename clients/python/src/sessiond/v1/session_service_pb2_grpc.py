@@ -84,6 +84,11 @@ class SessionServiceStub:
                 request_serializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.FromString,
                 _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/sessiond.v1.SessionService/GetUsage',
+                request_serializer=sessiond_dot_v1_dot_session__service__pb2.GetUsageRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_session__service__pb2.GetUsageResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -230,6 +235,21 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsage(self, request, context):
+        """GetUsage sums what a session's assistant messages cost, as the tree
+        knows it: the whole tree (every entry ever appended, abandoned branches
+        included), the current path, each branch, and the subagent sessions
+        (recursively). A message without Usage.cost is priced from the server's
+        price table (serve --prices) by its model and timestamp, or counted as
+        unpriced. Withheld (redacted / erased) messages keep their usage and
+        count. Billed tokens are never mixed with the context's size:
+        context_tokens estimates what the current path would take to send again.
+        Errors: NOT_FOUND, DATA_LOSS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -272,6 +292,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.RedactEntries,
                     request_deserializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=sessiond_dot_v1_dot_session__service__pb2.GetUsageRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_session__service__pb2.GetUsageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -500,6 +525,33 @@ class SessionService:
             '/sessiond.v1.SessionService/RedactEntries',
             sessiond_dot_v1_dot_session__service__pb2.RedactEntriesRequest.SerializeToString,
             sessiond_dot_v1_dot_session__service__pb2.RedactEntriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.SessionService/GetUsage',
+            sessiond_dot_v1_dot_session__service__pb2.GetUsageRequest.SerializeToString,
+            sessiond_dot_v1_dot_session__service__pb2.GetUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -142,6 +142,17 @@ class SessionServiceStub:
     INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
     named), DATA_LOSS.
     """
+    GetUsage: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.GetUsageRequest, _session_service_pb2.GetUsageResponse]
+    """GetUsage sums what a session's assistant messages cost, as the tree
+    knows it: the whole tree (every entry ever appended, abandoned branches
+    included), the current path, each branch, and the subagent sessions
+    (recursively). A message without Usage.cost is priced from the server's
+    price table (serve --prices) by its model and timestamp, or counted as
+    unpriced. Withheld (redacted / erased) messages keep their usage and
+    count. Billed tokens are never mixed with the context's size:
+    context_tokens estimates what the current path would take to send again.
+    Errors: NOT_FOUND, DATA_LOSS.
+    """
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
@@ -256,6 +267,17 @@ class SessionServiceAsyncStub(SessionServiceStub):
     Errors: NOT_FOUND (the session, or an entry id: the message names it),
     INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
     named), DATA_LOSS.
+    """
+    GetUsage: _aio.UnaryUnaryMultiCallable[_session_service_pb2.GetUsageRequest, _session_service_pb2.GetUsageResponse]  # type: ignore[assignment]
+    """GetUsage sums what a session's assistant messages cost, as the tree
+    knows it: the whole tree (every entry ever appended, abandoned branches
+    included), the current path, each branch, and the subagent sessions
+    (recursively). A message without Usage.cost is priced from the server's
+    price table (serve --prices) by its model and timestamp, or counted as
+    unpriced. Withheld (redacted / erased) messages keep their usage and
+    count. Billed tokens are never mixed with the context's size:
+    context_tokens estimates what the current path would take to send again.
+    Errors: NOT_FOUND, DATA_LOSS.
     """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -416,6 +438,23 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         Errors: NOT_FOUND (the session, or an entry id: the message names it),
         INVALID_ARGUMENT (no entry_ids, too many, a SessionInfo or Leaf entry:
         named), DATA_LOSS.
+        """
+
+    @_abc_1.abstractmethod
+    def GetUsage(
+        self,
+        request: _session_service_pb2.GetUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.GetUsageResponse, _abc.Awaitable[_session_service_pb2.GetUsageResponse]]:
+        """GetUsage sums what a session's assistant messages cost, as the tree
+        knows it: the whole tree (every entry ever appended, abandoned branches
+        included), the current path, each branch, and the subagent sessions
+        (recursively). A message without Usage.cost is priced from the server's
+        price table (serve --prices) by its model and timestamp, or counted as
+        unpriced. Withheld (redacted / erased) messages keep their usage and
+        count. Billed tokens are never mixed with the context's size:
+        context_tokens estimates what the current path would take to send again.
+        Errors: NOT_FOUND, DATA_LOSS.
         """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -23,6 +23,30 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _UsageBucket:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _UsageBucketEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_UsageBucket.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    USAGE_BUCKET_UNSPECIFIED: _UsageBucket.ValueType  # 0
+    """One bucket: the whole window."""
+    USAGE_BUCKET_HOUR: _UsageBucket.ValueType  # 1
+    """Hours (UTC)."""
+    USAGE_BUCKET_DAY: _UsageBucket.ValueType  # 2
+    """Days (UTC)."""
+
+class UsageBucket(_UsageBucket, metaclass=_UsageBucketEnumTypeWrapper):
+    """UsageBucket is the width of a UsageReport's time buckets."""
+
+USAGE_BUCKET_UNSPECIFIED: UsageBucket.ValueType  # 0
+"""One bucket: the whole window."""
+USAGE_BUCKET_HOUR: UsageBucket.ValueType  # 1
+"""Hours (UTC)."""
+USAGE_BUCKET_DAY: UsageBucket.ValueType  # 2
+"""Days (UTC)."""
+Global___UsageBucket: _TypeAlias = UsageBucket  # noqa: Y015
+
 class _SortOrder:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -98,6 +122,504 @@ SESSION_EVENT_TYPE_UPDATED: SessionEventType.ValueType  # 2
 SESSION_EVENT_TYPE_DELETED: SessionEventType.ValueType  # 3
 """The session was deleted."""
 Global___SessionEventType: _TypeAlias = SessionEventType  # noqa: Y015
+
+@_typing.final
+class UsageReportRequest(_message.Message):
+    """UsageReportRequest chooses a window, the sessions and the grouping."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class TagsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    BUCKET_FIELD_NUMBER: _builtins.int
+    BY_MODEL_FIELD_NUMBER: _builtins.int
+    GROUP_BY_TAGS_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    bucket: Global___UsageBucket.ValueType
+    """Bucket width."""
+    by_model: _builtins.bool
+    """Group by the message's model too."""
+    @_builtins.property
+    def start(self) -> _timestamp_pb2.Timestamp:
+        """Window start (inclusive)."""
+
+    @_builtins.property
+    def end(self) -> _timestamp_pb2.Timestamp:
+        """Window end (exclusive)."""
+
+    @_builtins.property
+    def group_by_tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Group by the values of these tag keys (a session without the key goes
+        to the group with an empty value).
+        """
+
+    @_builtins.property
+    def tags(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Only sessions whose tags hold all of these (subagents: their own tags)."""
+
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        start: _timestamp_pb2.Timestamp | None = ...,
+        end: _timestamp_pb2.Timestamp | None = ...,
+        bucket: Global___UsageBucket.ValueType = ...,
+        by_model: _builtins.bool = ...,
+        group_by_tags: _abc.Iterable[_builtins.str] | None = ...,
+        tags: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bucket", b"bucket", "by_model", b"by_model", "end", b"end", "group_by_tags", b"group_by_tags", "start", b"start", "tags", b"tags", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageReportRequest: _TypeAlias = UsageReportRequest  # noqa: Y015
+
+@_typing.final
+class UsageReportResponse(_message.Message):
+    """UsageReportResponse holds one row per non-empty group."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROWS_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    SESSIONS_FIELD_NUMBER: _builtins.int
+    sessions: _builtins.int
+    """Sessions with at least one message in the window."""
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___UsageRow]:
+        """Ordered by bucket_start, then model, then tag values."""
+
+    @_builtins.property
+    def total(self) -> _session_pb2.UsageTotals:
+        """The sum of rows."""
+
+    def __init__(
+        self,
+        *,
+        rows: _abc.Iterable[Global___UsageRow] | None = ...,
+        total: _session_pb2.UsageTotals | None = ...,
+        sessions: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["total", b"total"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rows", b"rows", "sessions", b"sessions", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageReportResponse: _TypeAlias = UsageReportResponse  # noqa: Y015
+
+@_typing.final
+class UsageRow(_message.Message):
+    """UsageRow is one group of a UsageReport."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class TagsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    BUCKET_START_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    USAGE_FIELD_NUMBER: _builtins.int
+    SESSIONS_FIELD_NUMBER: _builtins.int
+    model: _builtins.str
+    """The model (by_model), else empty."""
+    sessions: _builtins.int
+    """Sessions with at least one message in the group."""
+    @_builtins.property
+    def bucket_start(self) -> _timestamp_pb2.Timestamp:
+        """Start of the bucket (the window's start without buckets)."""
+
+    @_builtins.property
+    def tags(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The group's values of group_by_tags, by key."""
+
+    @_builtins.property
+    def usage(self) -> _session_pb2.UsageTotals:
+        """The group's sums."""
+
+    def __init__(
+        self,
+        *,
+        bucket_start: _timestamp_pb2.Timestamp | None = ...,
+        model: _builtins.str = ...,
+        tags: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        usage: _session_pb2.UsageTotals | None = ...,
+        sessions: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bucket_start", b"bucket_start", "usage", b"usage"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bucket_start", b"bucket_start", "model", b"model", "sessions", b"sessions", "tags", b"tags", "usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageRow: _TypeAlias = UsageRow  # noqa: Y015
+
+@_typing.final
+class Share(_message.Message):
+    """Share is a read-only link to a session's path."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    ENTRY_ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    OMIT_TOOL_OUTPUT_FIELD_NUMBER: _builtins.int
+    OMIT_THINKING_FIELD_NUMBER: _builtins.int
+    REVOKED_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """The unguessable token (at least 128 random bits, URL-safe)."""
+    workspace: _builtins.str
+    """Workspace of the session."""
+    session_id: _builtins.str
+    """The session."""
+    entry_id: _builtins.str
+    """The snapshot is the path root -> this entry."""
+    by: _builtins.str
+    """Who made it."""
+    omit_tool_output: _builtins.bool
+    """TOOL messages' content left out of the snapshot."""
+    omit_thinking: _builtins.bool
+    """Thinking parts left out of the snapshot."""
+    revoked: _builtins.bool
+    """Revoked (by RevokeShare, or by deleting / erasing the session)."""
+    path: _builtins.str
+    """The link's path on the server: /share/<token>."""
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp:
+        """Created at."""
+
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """Unreadable after."""
+
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        workspace: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        entry_id: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+        by: _builtins.str = ...,
+        omit_tool_output: _builtins.bool = ...,
+        omit_thinking: _builtins.bool = ...,
+        revoked: _builtins.bool = ...,
+        path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "created_at", b"created_at", "entry_id", b"entry_id", "expires_at", b"expires_at", "omit_thinking", b"omit_thinking", "omit_tool_output", b"omit_tool_output", "path", b"path", "revoked", b"revoked", "session_id", b"session_id", "token", b"token", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Share: _TypeAlias = Share  # noqa: Y015
+
+@_typing.final
+class ShareSessionRequest(_message.Message):
+    """ShareSessionRequest says what to share."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    ENTRY_ID_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    OMIT_TOOL_OUTPUT_FIELD_NUMBER: _builtins.int
+    OMIT_THINKING_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    session: _builtins.str
+    """Full id or unique prefix."""
+    entry_id: _builtins.str
+    """Snapshot up to this entry; default: the current leaf."""
+    by: _builtins.str
+    """Who shares (at most 256 characters)."""
+    omit_tool_output: _builtins.bool
+    """Leave TOOL messages' content out."""
+    omit_thinking: _builtins.bool
+    """Leave thinking parts out."""
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp:
+        """Unreadable after; default: 7 days from now."""
+
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        session: _builtins.str = ...,
+        entry_id: _builtins.str | None = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+        by: _builtins.str = ...,
+        omit_tool_output: _builtins.bool = ...,
+        omit_thinking: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_entry_id", b"_entry_id", "entry_id", b"entry_id", "expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_entry_id", b"_entry_id", "by", b"by", "entry_id", b"entry_id", "expires_at", b"expires_at", "omit_thinking", b"omit_thinking", "omit_tool_output", b"omit_tool_output", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__entry_id: _TypeAlias = _typing.Literal["entry_id"]  # noqa: Y015
+    _WhichOneofArgType__entry_id: _TypeAlias = _typing.Literal["_entry_id", b"_entry_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__entry_id) -> _WhichOneofReturnType__entry_id | None: ...
+
+Global___ShareSessionRequest: _TypeAlias = ShareSessionRequest  # noqa: Y015
+
+@_typing.final
+class ShareSessionResponse(_message.Message):
+    """ShareSessionResponse holds the new share."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SHARE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def share(self) -> Global___Share:
+        """The share, with its token."""
+
+    def __init__(
+        self,
+        *,
+        share: Global___Share | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["share", b"share"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["share", b"share"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShareSessionResponse: _TypeAlias = ShareSessionResponse  # noqa: Y015
+
+@_typing.final
+class RevokeShareRequest(_message.Message):
+    """RevokeShareRequest names a share."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    token: _builtins.str
+    """The share's token."""
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["token", b"token", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeShareRequest: _TypeAlias = RevokeShareRequest  # noqa: Y015
+
+@_typing.final
+class RevokeShareResponse(_message.Message):
+    """RevokeShareResponse says what became of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SHARE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def share(self) -> Global___Share:
+        """The share as it is now (revoked)."""
+
+    def __init__(
+        self,
+        *,
+        share: Global___Share | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["share", b"share"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["share", b"share"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeShareResponse: _TypeAlias = RevokeShareResponse  # noqa: Y015
+
+@_typing.final
+class ListSharesRequest(_message.Message):
+    """ListSharesRequest pages through shares."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    workspace: _builtins.str
+    """Workspace; empty = "default"."""
+    session: _builtins.str
+    """Only this session's shares (full id or unique prefix)."""
+    page_size: _builtins.int
+    """0 = the server's default page size."""
+    page_token: _builtins.str
+    """From the previous response; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        workspace: _builtins.str = ...,
+        session: _builtins.str | None = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_session", b"_session", "session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_session", b"_session", "page_size", b"page_size", "page_token", b"page_token", "session", b"session", "workspace", b"workspace"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__session: _TypeAlias = _typing.Literal["session"]  # noqa: Y015
+    _WhichOneofArgType__session: _TypeAlias = _typing.Literal["_session", b"_session"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__session) -> _WhichOneofReturnType__session | None: ...
+
+Global___ListSharesRequest: _TypeAlias = ListSharesRequest  # noqa: Y015
+
+@_typing.final
+class ListSharesResponse(_message.Message):
+    """ListSharesResponse is one page of shares."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SHARES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def shares(self) -> _containers.RepeatedCompositeFieldContainer[Global___Share]:
+        """Newest first."""
+
+    def __init__(
+        self,
+        *,
+        shares: _abc.Iterable[Global___Share] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "shares", b"shares"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSharesResponse: _TypeAlias = ListSharesResponse  # noqa: Y015
+
+@_typing.final
+class ReadShareRequest(_message.Message):
+    """ReadShareRequest reads a share by token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """The share's token."""
+    page_size: _builtins.int
+    """At most this many messages in this response; 0 = as many as fit."""
+    page_token: _builtins.str
+    """next_page_token of the previous response; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadShareRequest: _TypeAlias = ReadShareRequest  # noqa: Y015
+
+@_typing.final
+class ReadShareResponse(_message.Message):
+    """ReadShareResponse is the snapshot, or one page of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SHARE_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    title: _builtins.str
+    """The session's title."""
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def share(self) -> Global___Share:
+        """The share (without its token)."""
+
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_entry_pb2.Entry]:
+        """The path's entries root -> the shared entry, in path order, withheld
+        content as markers, the share's omissions applied.
+        """
+
+    def __init__(
+        self,
+        *,
+        share: Global___Share | None = ...,
+        title: _builtins.str = ...,
+        entries: _abc.Iterable[_entry_pb2.Entry] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["share", b"share"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "next_page_token", b"next_page_token", "share", b"share", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadShareResponse: _TypeAlias = ReadShareResponse  # noqa: Y015
 
 @_typing.final
 class EraseSessionsRequest(_message.Message):

@@ -106,6 +106,31 @@ class StoreServiceStub:
                 request_serializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.SerializeToString,
                 response_deserializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.FromString,
                 _registered_method=True)
+        self.UsageReport = channel.unary_unary(
+                '/sessiond.v1.StoreService/UsageReport',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.UsageReportRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.UsageReportResponse.FromString,
+                _registered_method=True)
+        self.ShareSession = channel.unary_unary(
+                '/sessiond.v1.StoreService/ShareSession',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.ShareSessionRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ShareSessionResponse.FromString,
+                _registered_method=True)
+        self.RevokeShare = channel.unary_unary(
+                '/sessiond.v1.StoreService/RevokeShare',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.RevokeShareRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.RevokeShareResponse.FromString,
+                _registered_method=True)
+        self.ListShares = channel.unary_unary(
+                '/sessiond.v1.StoreService/ListShares',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSharesRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSharesResponse.FromString,
+                _registered_method=True)
+        self.ReadShare = channel.unary_unary(
+                '/sessiond.v1.StoreService/ReadShare',
+                request_serializer=sessiond_dot_v1_dot_store__service__pb2.ReadShareRequest.SerializeToString,
+                response_deserializer=sessiond_dot_v1_dot_store__service__pb2.ReadShareResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -304,6 +329,58 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UsageReport(self, request, context):
+        """UsageReport sums a workspace's usage over a time window in one call:
+        every assistant message whose timestamp is in [start, end) (a window may
+        cut through a session), of every session (subagents included) that
+        holds the filter's tags, grouped by time bucket, model and the values
+        of chosen tag keys. Pricing as GetUsage.
+        Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+        window over 400 days, more than 8 group_by_tags, a malformed tag).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShareSession(self, request, context):
+        """ShareSession makes a read-only snapshot of a session's path up to an
+        entry, behind an unguessable token, with an expiry. The viewer serves it
+        at /share/<token> without the workspace's auth token; ReadShare reads it
+        the same way. Redaction and erasure done later apply to it; deleting or
+        erasing the session revokes it.
+        Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+        past or over 365 days, a Leaf entry).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeShare(self, request, context):
+        """RevokeShare makes a share unreadable at once. Idempotent.
+        Errors: NOT_FOUND (no such share in the workspace).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListShares(self, request, context):
+        """ListShares pages through a workspace's shares (optionally of one
+        session), newest first, revoked and expired ones included (marked).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadShare(self, request, context):
+        """ReadShare reads a share's snapshot by its token alone: no auth token is
+        needed (the share token is the secret). Paged like GetState.
+        Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+        erased: the same answer for each, so a token reveals nothing).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -366,6 +443,31 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.EraseSessions,
                     request_deserializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.FromString,
                     response_serializer=sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.SerializeToString,
+            ),
+            'UsageReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.UsageReport,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.UsageReportRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.UsageReportResponse.SerializeToString,
+            ),
+            'ShareSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShareSession,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ShareSessionRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.ShareSessionResponse.SerializeToString,
+            ),
+            'RevokeShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeShare,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.RevokeShareRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.RevokeShareResponse.SerializeToString,
+            ),
+            'ListShares': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListShares,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ListSharesRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.ListSharesResponse.SerializeToString,
+            ),
+            'ReadShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadShare,
+                    request_deserializer=sessiond_dot_v1_dot_store__service__pb2.ReadShareRequest.FromString,
+                    response_serializer=sessiond_dot_v1_dot_store__service__pb2.ReadShareResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -704,6 +806,141 @@ class StoreService:
             '/sessiond.v1.StoreService/EraseSessions',
             sessiond_dot_v1_dot_store__service__pb2.EraseSessionsRequest.SerializeToString,
             sessiond_dot_v1_dot_store__service__pb2.EraseSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UsageReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/UsageReport',
+            sessiond_dot_v1_dot_store__service__pb2.UsageReportRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.UsageReportResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShareSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/ShareSession',
+            sessiond_dot_v1_dot_store__service__pb2.ShareSessionRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.ShareSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeShare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/RevokeShare',
+            sessiond_dot_v1_dot_store__service__pb2.RevokeShareRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.RevokeShareResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListShares(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/ListShares',
+            sessiond_dot_v1_dot_store__service__pb2.ListSharesRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.ListSharesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadShare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessiond.v1.StoreService/ReadShare',
+            sessiond_dot_v1_dot_store__service__pb2.ReadShareRequest.SerializeToString,
+            sessiond_dot_v1_dot_store__service__pb2.ReadShareResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -178,6 +178,38 @@ class StoreServiceStub:
     empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
     (an engine without erasure: PostgreSQL for now).
     """
+    UsageReport: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.UsageReportRequest, _store_service_pb2.UsageReportResponse]
+    """UsageReport sums a workspace's usage over a time window in one call:
+    every assistant message whose timestamp is in [start, end) (a window may
+    cut through a session), of every session (subagents included) that
+    holds the filter's tags, grouped by time bucket, model and the values
+    of chosen tag keys. Pricing as GetUsage.
+    Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+    window over 400 days, more than 8 group_by_tags, a malformed tag).
+    """
+    ShareSession: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.ShareSessionRequest, _store_service_pb2.ShareSessionResponse]
+    """ShareSession makes a read-only snapshot of a session's path up to an
+    entry, behind an unguessable token, with an expiry. The viewer serves it
+    at /share/<token> without the workspace's auth token; ReadShare reads it
+    the same way. Redaction and erasure done later apply to it; deleting or
+    erasing the session revokes it.
+    Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+    past or over 365 days, a Leaf entry).
+    """
+    RevokeShare: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.RevokeShareRequest, _store_service_pb2.RevokeShareResponse]
+    """RevokeShare makes a share unreadable at once. Idempotent.
+    Errors: NOT_FOUND (no such share in the workspace).
+    """
+    ListShares: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.ListSharesRequest, _store_service_pb2.ListSharesResponse]
+    """ListShares pages through a workspace's shares (optionally of one
+    session), newest first, revoked and expired ones included (marked).
+    """
+    ReadShare: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.ReadShareRequest, _store_service_pb2.ReadShareResponse]
+    """ReadShare reads a share's snapshot by its token alone: no auth token is
+    needed (the share token is the secret). Paged like GetState.
+    Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+    erased: the same answer for each, so a token reveals nothing).
+    """
 
 @_typing.type_check_only
 class StoreServiceAsyncStub(StoreServiceStub):
@@ -328,6 +360,38 @@ class StoreServiceAsyncStub(StoreServiceStub):
     Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
     empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
     (an engine without erasure: PostgreSQL for now).
+    """
+    UsageReport: _aio.UnaryUnaryMultiCallable[_store_service_pb2.UsageReportRequest, _store_service_pb2.UsageReportResponse]  # type: ignore[assignment]
+    """UsageReport sums a workspace's usage over a time window in one call:
+    every assistant message whose timestamp is in [start, end) (a window may
+    cut through a session), of every session (subagents included) that
+    holds the filter's tags, grouped by time bucket, model and the values
+    of chosen tag keys. Pricing as GetUsage.
+    Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+    window over 400 days, more than 8 group_by_tags, a malformed tag).
+    """
+    ShareSession: _aio.UnaryUnaryMultiCallable[_store_service_pb2.ShareSessionRequest, _store_service_pb2.ShareSessionResponse]  # type: ignore[assignment]
+    """ShareSession makes a read-only snapshot of a session's path up to an
+    entry, behind an unguessable token, with an expiry. The viewer serves it
+    at /share/<token> without the workspace's auth token; ReadShare reads it
+    the same way. Redaction and erasure done later apply to it; deleting or
+    erasing the session revokes it.
+    Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+    past or over 365 days, a Leaf entry).
+    """
+    RevokeShare: _aio.UnaryUnaryMultiCallable[_store_service_pb2.RevokeShareRequest, _store_service_pb2.RevokeShareResponse]  # type: ignore[assignment]
+    """RevokeShare makes a share unreadable at once. Idempotent.
+    Errors: NOT_FOUND (no such share in the workspace).
+    """
+    ListShares: _aio.UnaryUnaryMultiCallable[_store_service_pb2.ListSharesRequest, _store_service_pb2.ListSharesResponse]  # type: ignore[assignment]
+    """ListShares pages through a workspace's shares (optionally of one
+    session), newest first, revoked and expired ones included (marked).
+    """
+    ReadShare: _aio.UnaryUnaryMultiCallable[_store_service_pb2.ReadShareRequest, _store_service_pb2.ReadShareResponse]  # type: ignore[assignment]
+    """ReadShare reads a share's snapshot by its token alone: no auth token is
+    needed (the share token is the secret). Paged like GetState.
+    Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+    erased: the same answer for each, so a token reveals nothing).
     """
 
 class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -548,6 +612,68 @@ class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
         Errors: INVALID_ARGUMENT (not exactly one of session_ids, tags, all; by
         empty; malformed id or tag), NOT_FOUND (a named session), UNIMPLEMENTED
         (an engine without erasure: PostgreSQL for now).
+        """
+
+    @_abc_1.abstractmethod
+    def UsageReport(
+        self,
+        request: _store_service_pb2.UsageReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.UsageReportResponse, _abc.Awaitable[_store_service_pb2.UsageReportResponse]]:
+        """UsageReport sums a workspace's usage over a time window in one call:
+        every assistant message whose timestamp is in [start, end) (a window may
+        cut through a session), of every session (subagents included) that
+        holds the filter's tags, grouped by time bucket, model and the values
+        of chosen tag keys. Pricing as GetUsage.
+        Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+        window over 400 days, more than 8 group_by_tags, a malformed tag).
+        """
+
+    @_abc_1.abstractmethod
+    def ShareSession(
+        self,
+        request: _store_service_pb2.ShareSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.ShareSessionResponse, _abc.Awaitable[_store_service_pb2.ShareSessionResponse]]:
+        """ShareSession makes a read-only snapshot of a session's path up to an
+        entry, behind an unguessable token, with an expiry. The viewer serves it
+        at /share/<token> without the workspace's auth token; ReadShare reads it
+        the same way. Redaction and erasure done later apply to it; deleting or
+        erasing the session revokes it.
+        Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+        past or over 365 days, a Leaf entry).
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeShare(
+        self,
+        request: _store_service_pb2.RevokeShareRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.RevokeShareResponse, _abc.Awaitable[_store_service_pb2.RevokeShareResponse]]:
+        """RevokeShare makes a share unreadable at once. Idempotent.
+        Errors: NOT_FOUND (no such share in the workspace).
+        """
+
+    @_abc_1.abstractmethod
+    def ListShares(
+        self,
+        request: _store_service_pb2.ListSharesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.ListSharesResponse, _abc.Awaitable[_store_service_pb2.ListSharesResponse]]:
+        """ListShares pages through a workspace's shares (optionally of one
+        session), newest first, revoked and expired ones included (marked).
+        """
+
+    @_abc_1.abstractmethod
+    def ReadShare(
+        self,
+        request: _store_service_pb2.ReadShareRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_store_service_pb2.ReadShareResponse, _abc.Awaitable[_store_service_pb2.ReadShareResponse]]:
+        """ReadShare reads a share's snapshot by its token alone: no auth token is
+        needed (the share token is the secret). Paged like GetState.
+        Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+        erased: the same answer for each, so a token reveals nothing).
         """
 
 def add_StoreServiceServicer_to_server(servicer: StoreServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

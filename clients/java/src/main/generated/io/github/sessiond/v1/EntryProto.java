@@ -82,6 +82,11 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_sessiond_v1_Usage_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_Cost_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_Cost_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_sessiond_v1_ModelChange_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -196,38 +201,42 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
       "Part\022\033\n\tmime_type\030\001 \001(\tR\010mimeType\022\022\n\004dat" +
       "a\030\002 \001(\014R\004data\"d\n\010ToolCall\022\016\n\002id\030\001 \001(\tR\002i" +
       "d\022\022\n\004name\030\002 \001(\tR\004name\0224\n\targuments\030\003 \001(\013" +
-      "2\026.google.protobuf.ValueR\targuments\"\251\001\n\005" +
+      "2\026.google.protobuf.ValueR\targuments\"\373\001\n\005" +
       "Usage\022!\n\014input_tokens\030\001 \001(\004R\013inputTokens" +
       "\022#\n\routput_tokens\030\002 \001(\004R\014outputTokens\022*\n" +
       "\021cache_read_tokens\030\003 \001(\004R\017cacheReadToken" +
       "s\022,\n\022cache_write_tokens\030\004 \001(\004R\020cacheWrit" +
-      "eTokens\"Q\n\013ModelChange\022\024\n\005model\030\001 \001(\tR\005m" +
-      "odel\022\037\n\010provider\030\002 \001(\tH\000R\010provider\210\001\001B\013\n" +
-      "\t_provider\"<\n\023ThinkingLevelChange\022%\n\016thi" +
-      "nking_level\030\001 \001(\tR\rthinkingLevel\"\220\001\n\nCom" +
-      "paction\022\030\n\007summary\030\001 \001(\tR\007summary\022,\n\022rep" +
-      "laces_entry_ids\030\002 \003(\tR\020replacesEntryIds\022" +
-      "(\n\rtokens_before\030\003 \001(\004H\000R\014tokensBefore\210\001" +
-      "\001B\020\n\016_tokens_before\"B\n\rBranchSummary\022\030\n\007" +
-      "summary\030\001 \001(\tR\007summary\022\027\n\007from_id\030\002 \001(\tR" +
-      "\006fromId\"\035\n\005Label\022\024\n\005label\030\001 \001(\tR\005label\"\037" +
-      "\n\004Leaf\022\027\n\007leaf_id\030\001 \001(\tR\006leafId\"S\n\006Custo" +
-      "m\022\034\n\tnamespace\030\001 \001(\tR\tnamespace\022+\n\004data\030" +
-      "\002 \001(\0132\027.google.protobuf.StructR\004data\"\215\001\n" +
-      "\010Withheld\0223\n\006reason\030\001 \001(\0162\033.sessiond.v1." +
-      "WithheldReasonR\006reason\022\016\n\002by\030\002 \001(\tR\002by\022*" +
-      "\n\002at\030\003 \001(\0132\032.google.protobuf.TimestampR\002" +
-      "at\022\020\n\003why\030\004 \001(\tR\003why*N\n\004Role\022\024\n\020ROLE_UNS" +
-      "PECIFIED\020\000\022\r\n\tROLE_USER\020\001\022\022\n\016ROLE_ASSIST" +
-      "ANT\020\002\022\r\n\tROLE_TOOL\020\003*f\n\010BlobPart\022\031\n\025BLOB" +
-      "_PART_UNSPECIFIED\020\000\022\022\n\016BLOB_PART_TEXT\020\001\022" +
-      "\026\n\022BLOB_PART_THINKING\020\002\022\023\n\017BLOB_PART_IMA" +
-      "GE\020\003*k\n\016WithheldReason\022\037\n\033WITHHELD_REASO" +
-      "N_UNSPECIFIED\020\000\022\034\n\030WITHHELD_REASON_REDAC" +
-      "TED\020\001\022\032\n\026WITHHELD_REASON_ERASED\020\002Bp\n\025io." +
-      "github.sessiond.v1B\nEntryProtoP\001\242\002\003SXX\252\002" +
-      "\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1" +
-      "\\GPBMetadata\352\002\014Sessiond::V1b\006proto3"
+      "eTokens\022)\n\020reasoning_tokens\030\005 \001(\004R\017reaso" +
+      "ningTokens\022%\n\004cost\030\006 \001(\0132\021.sessiond.v1.C" +
+      "ostR\004cost\":\n\004Cost\022\026\n\006amount\030\001 \001(\tR\006amoun" +
+      "t\022\032\n\010currency\030\002 \001(\tR\010currency\"Q\n\013ModelCh" +
+      "ange\022\024\n\005model\030\001 \001(\tR\005model\022\037\n\010provider\030\002" +
+      " \001(\tH\000R\010provider\210\001\001B\013\n\t_provider\"<\n\023Thin" +
+      "kingLevelChange\022%\n\016thinking_level\030\001 \001(\tR" +
+      "\rthinkingLevel\"\220\001\n\nCompaction\022\030\n\007summary" +
+      "\030\001 \001(\tR\007summary\022,\n\022replaces_entry_ids\030\002 " +
+      "\003(\tR\020replacesEntryIds\022(\n\rtokens_before\030\003" +
+      " \001(\004H\000R\014tokensBefore\210\001\001B\020\n\016_tokens_befor" +
+      "e\"B\n\rBranchSummary\022\030\n\007summary\030\001 \001(\tR\007sum" +
+      "mary\022\027\n\007from_id\030\002 \001(\tR\006fromId\"\035\n\005Label\022\024" +
+      "\n\005label\030\001 \001(\tR\005label\"\037\n\004Leaf\022\027\n\007leaf_id\030" +
+      "\001 \001(\tR\006leafId\"S\n\006Custom\022\034\n\tnamespace\030\001 \001" +
+      "(\tR\tnamespace\022+\n\004data\030\002 \001(\0132\027.google.pro" +
+      "tobuf.StructR\004data\"\215\001\n\010Withheld\0223\n\006reaso" +
+      "n\030\001 \001(\0162\033.sessiond.v1.WithheldReasonR\006re" +
+      "ason\022\016\n\002by\030\002 \001(\tR\002by\022*\n\002at\030\003 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\002at\022\020\n\003why\030\004 \001(\tR\003w" +
+      "hy*N\n\004Role\022\024\n\020ROLE_UNSPECIFIED\020\000\022\r\n\tROLE" +
+      "_USER\020\001\022\022\n\016ROLE_ASSISTANT\020\002\022\r\n\tROLE_TOOL" +
+      "\020\003*f\n\010BlobPart\022\031\n\025BLOB_PART_UNSPECIFIED\020" +
+      "\000\022\022\n\016BLOB_PART_TEXT\020\001\022\026\n\022BLOB_PART_THINK" +
+      "ING\020\002\022\023\n\017BLOB_PART_IMAGE\020\003*k\n\016WithheldRe" +
+      "ason\022\037\n\033WITHHELD_REASON_UNSPECIFIED\020\000\022\034\n" +
+      "\030WITHHELD_REASON_REDACTED\020\001\022\032\n\026WITHHELD_" +
+      "REASON_ERASED\020\002Bp\n\025io.github.sessiond.v1" +
+      "B\nEntryProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Ses" +
+      "siond\\V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Ses" +
+      "siond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -300,51 +309,57 @@ public final class EntryProto extends com.google.protobuf.GeneratedFile {
     internal_static_sessiond_v1_Usage_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Usage_descriptor,
-        new java.lang.String[] { "InputTokens", "OutputTokens", "CacheReadTokens", "CacheWriteTokens", });
-    internal_static_sessiond_v1_ModelChange_descriptor =
+        new java.lang.String[] { "InputTokens", "OutputTokens", "CacheReadTokens", "CacheWriteTokens", "ReasoningTokens", "Cost", });
+    internal_static_sessiond_v1_Cost_descriptor =
       getDescriptor().getMessageType(10);
+    internal_static_sessiond_v1_Cost_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_Cost_descriptor,
+        new java.lang.String[] { "Amount", "Currency", });
+    internal_static_sessiond_v1_ModelChange_descriptor =
+      getDescriptor().getMessageType(11);
     internal_static_sessiond_v1_ModelChange_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ModelChange_descriptor,
         new java.lang.String[] { "Model", "Provider", });
     internal_static_sessiond_v1_ThinkingLevelChange_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(12);
     internal_static_sessiond_v1_ThinkingLevelChange_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ThinkingLevelChange_descriptor,
         new java.lang.String[] { "ThinkingLevel", });
     internal_static_sessiond_v1_Compaction_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(13);
     internal_static_sessiond_v1_Compaction_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Compaction_descriptor,
         new java.lang.String[] { "Summary", "ReplacesEntryIds", "TokensBefore", });
     internal_static_sessiond_v1_BranchSummary_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(14);
     internal_static_sessiond_v1_BranchSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_BranchSummary_descriptor,
         new java.lang.String[] { "Summary", "FromId", });
     internal_static_sessiond_v1_Label_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(15);
     internal_static_sessiond_v1_Label_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Label_descriptor,
         new java.lang.String[] { "Label", });
     internal_static_sessiond_v1_Leaf_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(16);
     internal_static_sessiond_v1_Leaf_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Leaf_descriptor,
         new java.lang.String[] { "LeafId", });
     internal_static_sessiond_v1_Custom_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(17);
     internal_static_sessiond_v1_Custom_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Custom_descriptor,
         new java.lang.String[] { "Namespace", "Data", });
     internal_static_sessiond_v1_Withheld_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(18);
     internal_static_sessiond_v1_Withheld_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_Withheld_descriptor,

@@ -151,7 +151,7 @@ public enum SessionEventType
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(2);
+    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(3);
   }
 
   private static final SessionEventType[] VALUES = values();

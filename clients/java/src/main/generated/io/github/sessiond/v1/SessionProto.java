@@ -56,6 +56,11 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_sessiond_v1_TreeNode_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageTotals_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageTotals_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -116,21 +121,29 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
       "leR\004role\022\030\n\007preview\030\010 \001(\tR\007preview\0228\n\tti" +
       "mestamp\030\t \001(\0132\032.google.protobuf.Timestam" +
       "pR\ttimestamp\022\034\n\007leaf_id\030\n \001(\tH\002R\006leafId\210" +
-      "\001\001B\014\n\n_parent_idB\010\n\006_labelB\n\n\010_leaf_id*@" +
-      "\n\004View\022\024\n\020VIEW_UNSPECIFIED\020\000\022\020\n\014VIEW_CON" +
-      "TEXT\020\001\022\020\n\014VIEW_HISTORY\020\002*C\n\006Health\022\026\n\022HE" +
-      "ALTH_UNSPECIFIED\020\000\022\r\n\tHEALTH_OK\020\001\022\022\n\016HEA" +
-      "LTH_CORRUPT\020\002*\233\002\n\tEntryKind\022\032\n\026ENTRY_KIN" +
-      "D_UNSPECIFIED\020\000\022\033\n\027ENTRY_KIND_SESSION_IN" +
-      "FO\020\001\022\026\n\022ENTRY_KIND_MESSAGE\020\002\022\033\n\027ENTRY_KI" +
-      "ND_MODEL_CHANGE\020\003\022$\n ENTRY_KIND_THINKING" +
-      "_LEVEL_CHANGE\020\004\022\031\n\025ENTRY_KIND_COMPACTION" +
-      "\020\005\022\035\n\031ENTRY_KIND_BRANCH_SUMMARY\020\006\022\024\n\020ENT" +
-      "RY_KIND_LABEL\020\007\022\023\n\017ENTRY_KIND_LEAF\020\010\022\025\n\021" +
-      "ENTRY_KIND_CUSTOM\020\tBr\n\025io.github.session" +
-      "d.v1B\014SessionProtoP\001\242\002\003SXX\252\002\013Sessiond.V1" +
-      "\312\002\013Sessiond\\V1\342\002\027Sessiond\\V1\\GPBMetadata" +
-      "\352\002\014Sessiond::V1b\006proto3"
+      "\001\001B\014\n\n_parent_idB\010\n\006_labelB\n\n\010_leaf_id\"\312" +
+      "\002\n\013UsageTotals\022\032\n\010messages\030\001 \001(\004R\010messag" +
+      "es\022!\n\014input_tokens\030\002 \001(\004R\013inputTokens\022#\n" +
+      "\routput_tokens\030\003 \001(\004R\014outputTokens\022*\n\021ca" +
+      "che_read_tokens\030\004 \001(\004R\017cacheReadTokens\022," +
+      "\n\022cache_write_tokens\030\005 \001(\004R\020cacheWriteTo" +
+      "kens\022)\n\020reasoning_tokens\030\006 \001(\004R\017reasonin" +
+      "gTokens\022%\n\004cost\030\007 \003(\0132\021.sessiond.v1.Cost" +
+      "R\004cost\022+\n\021unpriced_messages\030\010 \001(\004R\020unpri" +
+      "cedMessages*@\n\004View\022\024\n\020VIEW_UNSPECIFIED\020" +
+      "\000\022\020\n\014VIEW_CONTEXT\020\001\022\020\n\014VIEW_HISTORY\020\002*C\n" +
+      "\006Health\022\026\n\022HEALTH_UNSPECIFIED\020\000\022\r\n\tHEALT" +
+      "H_OK\020\001\022\022\n\016HEALTH_CORRUPT\020\002*\233\002\n\tEntryKind" +
+      "\022\032\n\026ENTRY_KIND_UNSPECIFIED\020\000\022\033\n\027ENTRY_KI" +
+      "ND_SESSION_INFO\020\001\022\026\n\022ENTRY_KIND_MESSAGE\020" +
+      "\002\022\033\n\027ENTRY_KIND_MODEL_CHANGE\020\003\022$\n ENTRY_" +
+      "KIND_THINKING_LEVEL_CHANGE\020\004\022\031\n\025ENTRY_KI" +
+      "ND_COMPACTION\020\005\022\035\n\031ENTRY_KIND_BRANCH_SUM" +
+      "MARY\020\006\022\024\n\020ENTRY_KIND_LABEL\020\007\022\023\n\017ENTRY_KI" +
+      "ND_LEAF\020\010\022\025\n\021ENTRY_KIND_CUSTOM\020\tBr\n\025io.g" +
+      "ithub.sessiond.v1B\014SessionProtoP\001\242\002\003SXX\252" +
+      "\002\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond\\V" +
+      "1\\GPBMetadata\352\002\014Sessiond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -175,6 +188,12 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_TreeNode_descriptor,
         new java.lang.String[] { "Id", "ParentId", "Kind", "Seq", "Label", "OnCurrentPath", "Role", "Preview", "Timestamp", "LeafId", });
+    internal_static_sessiond_v1_UsageTotals_descriptor =
+      getDescriptor().getMessageType(4);
+    internal_static_sessiond_v1_UsageTotals_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageTotals_descriptor,
+        new java.lang.String[] { "Messages", "InputTokens", "OutputTokens", "CacheReadTokens", "CacheWriteTokens", "ReasoningTokens", "Cost", "UnpricedMessages", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.StructProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

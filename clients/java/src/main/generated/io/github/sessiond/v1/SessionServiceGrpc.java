@@ -271,6 +271,37 @@ public final class SessionServiceGrpc {
     return getRedactEntriesMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.GetUsageRequest,
+      io.github.sessiond.v1.GetUsageResponse> getGetUsageMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetUsage",
+      requestType = io.github.sessiond.v1.GetUsageRequest.class,
+      responseType = io.github.sessiond.v1.GetUsageResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.GetUsageRequest,
+      io.github.sessiond.v1.GetUsageResponse> getGetUsageMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.GetUsageRequest, io.github.sessiond.v1.GetUsageResponse> getGetUsageMethod;
+    if ((getGetUsageMethod = SessionServiceGrpc.getGetUsageMethod) == null) {
+      synchronized (SessionServiceGrpc.class) {
+        if ((getGetUsageMethod = SessionServiceGrpc.getGetUsageMethod) == null) {
+          SessionServiceGrpc.getGetUsageMethod = getGetUsageMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.GetUsageRequest, io.github.sessiond.v1.GetUsageResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetUsage"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetUsageRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.GetUsageResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new SessionServiceMethodDescriptorSupplier("GetUsage"))
+              .build();
+        }
+      }
+    }
+    return getGetUsageMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -497,6 +528,24 @@ public final class SessionServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.sessiond.v1.RedactEntriesResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRedactEntriesMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * GetUsage sums what a session's assistant messages cost, as the tree
+     * knows it: the whole tree (every entry ever appended, abandoned branches
+     * included), the current path, each branch, and the subagent sessions
+     * (recursively). A message without Usage.cost is priced from the server's
+     * price table (serve --prices) by its model and timestamp, or counted as
+     * unpriced. Withheld (redacted / erased) messages keep their usage and
+     * count. Billed tokens are never mixed with the context's size:
+     * context_tokens estimates what the current path would take to send again.
+     * Errors: NOT_FOUND, DATA_LOSS.
+     * </pre>
+     */
+    default void getUsage(io.github.sessiond.v1.GetUsageRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetUsageResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetUsageMethod(), responseObserver);
+    }
   }
 
   /**
@@ -708,6 +757,25 @@ public final class SessionServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getRedactEntriesMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * GetUsage sums what a session's assistant messages cost, as the tree
+     * knows it: the whole tree (every entry ever appended, abandoned branches
+     * included), the current path, each branch, and the subagent sessions
+     * (recursively). A message without Usage.cost is priced from the server's
+     * price table (serve --prices) by its model and timestamp, or counted as
+     * unpriced. Withheld (redacted / erased) messages keep their usage and
+     * count. Billed tokens are never mixed with the context's size:
+     * context_tokens estimates what the current path would take to send again.
+     * Errors: NOT_FOUND, DATA_LOSS.
+     * </pre>
+     */
+    public void getUsage(io.github.sessiond.v1.GetUsageRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetUsageResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetUsageMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -891,6 +959,24 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getRedactEntriesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * GetUsage sums what a session's assistant messages cost, as the tree
+     * knows it: the whole tree (every entry ever appended, abandoned branches
+     * included), the current path, each branch, and the subagent sessions
+     * (recursively). A message without Usage.cost is priced from the server's
+     * price table (serve --prices) by its model and timestamp, or counted as
+     * unpriced. Withheld (redacted / erased) messages keep their usage and
+     * count. Billed tokens are never mixed with the context's size:
+     * context_tokens estimates what the current path would take to send again.
+     * Errors: NOT_FOUND, DATA_LOSS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.GetUsageResponse getUsage(io.github.sessiond.v1.GetUsageRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetUsageMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1073,6 +1159,24 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getRedactEntriesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * GetUsage sums what a session's assistant messages cost, as the tree
+     * knows it: the whole tree (every entry ever appended, abandoned branches
+     * included), the current path, each branch, and the subagent sessions
+     * (recursively). A message without Usage.cost is priced from the server's
+     * price table (serve --prices) by its model and timestamp, or counted as
+     * unpriced. Withheld (redacted / erased) messages keep their usage and
+     * count. Billed tokens are never mixed with the context's size:
+     * context_tokens estimates what the current path would take to send again.
+     * Errors: NOT_FOUND, DATA_LOSS.
+     * </pre>
+     */
+    public io.github.sessiond.v1.GetUsageResponse getUsage(io.github.sessiond.v1.GetUsageRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetUsageMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1247,6 +1351,25 @@ public final class SessionServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getRedactEntriesMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * GetUsage sums what a session's assistant messages cost, as the tree
+     * knows it: the whole tree (every entry ever appended, abandoned branches
+     * included), the current path, each branch, and the subagent sessions
+     * (recursively). A message without Usage.cost is priced from the server's
+     * price table (serve --prices) by its model and timestamp, or counted as
+     * unpriced. Withheld (redacted / erased) messages keep their usage and
+     * count. Billed tokens are never mixed with the context's size:
+     * context_tokens estimates what the current path would take to send again.
+     * Errors: NOT_FOUND, DATA_LOSS.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.GetUsageResponse> getUsage(
+        io.github.sessiond.v1.GetUsageRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetUsageMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_APPEND = 0;
@@ -1257,6 +1380,7 @@ public final class SessionServiceGrpc {
   private static final int METHODID_GET_TREE = 5;
   private static final int METHODID_WATCH_ENTRIES = 6;
   private static final int METHODID_REDACT_ENTRIES = 7;
+  private static final int METHODID_GET_USAGE = 8;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1306,6 +1430,10 @@ public final class SessionServiceGrpc {
         case METHODID_REDACT_ENTRIES:
           serviceImpl.redactEntries((io.github.sessiond.v1.RedactEntriesRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.RedactEntriesResponse>) responseObserver);
+          break;
+        case METHODID_GET_USAGE:
+          serviceImpl.getUsage((io.github.sessiond.v1.GetUsageRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.GetUsageResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1381,6 +1509,13 @@ public final class SessionServiceGrpc {
               io.github.sessiond.v1.RedactEntriesRequest,
               io.github.sessiond.v1.RedactEntriesResponse>(
                 service, METHODID_REDACT_ENTRIES)))
+        .addMethod(
+          getGetUsageMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.GetUsageRequest,
+              io.github.sessiond.v1.GetUsageResponse>(
+                service, METHODID_GET_USAGE)))
         .build();
   }
 
@@ -1437,6 +1572,7 @@ public final class SessionServiceGrpc {
               .addMethod(getGetTreeMethod())
               .addMethod(getWatchEntriesMethod())
               .addMethod(getRedactEntriesMethod())
+              .addMethod(getGetUsageMethod())
               .build();
         }
       }

@@ -134,7 +134,7 @@ public enum SortBy
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(1);
+    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(2);
   }
 
   private static final SortBy[] VALUES = values();

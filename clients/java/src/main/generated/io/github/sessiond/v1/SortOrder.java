@@ -134,7 +134,7 @@ public enum SortOrder
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(0);
+    return io.github.sessiond.v1.StoreServiceProto.getDescriptor().getEnumType(1);
   }
 
   private static final SortOrder[] VALUES = values();

@@ -397,6 +397,161 @@ public final class StoreServiceGrpc {
     return getEraseSessionsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.UsageReportRequest,
+      io.github.sessiond.v1.UsageReportResponse> getUsageReportMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "UsageReport",
+      requestType = io.github.sessiond.v1.UsageReportRequest.class,
+      responseType = io.github.sessiond.v1.UsageReportResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.UsageReportRequest,
+      io.github.sessiond.v1.UsageReportResponse> getUsageReportMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.UsageReportRequest, io.github.sessiond.v1.UsageReportResponse> getUsageReportMethod;
+    if ((getUsageReportMethod = StoreServiceGrpc.getUsageReportMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getUsageReportMethod = StoreServiceGrpc.getUsageReportMethod) == null) {
+          StoreServiceGrpc.getUsageReportMethod = getUsageReportMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.UsageReportRequest, io.github.sessiond.v1.UsageReportResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "UsageReport"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.UsageReportRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.UsageReportResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("UsageReport"))
+              .build();
+        }
+      }
+    }
+    return getUsageReportMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ShareSessionRequest,
+      io.github.sessiond.v1.ShareSessionResponse> getShareSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ShareSession",
+      requestType = io.github.sessiond.v1.ShareSessionRequest.class,
+      responseType = io.github.sessiond.v1.ShareSessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ShareSessionRequest,
+      io.github.sessiond.v1.ShareSessionResponse> getShareSessionMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ShareSessionRequest, io.github.sessiond.v1.ShareSessionResponse> getShareSessionMethod;
+    if ((getShareSessionMethod = StoreServiceGrpc.getShareSessionMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getShareSessionMethod = StoreServiceGrpc.getShareSessionMethod) == null) {
+          StoreServiceGrpc.getShareSessionMethod = getShareSessionMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ShareSessionRequest, io.github.sessiond.v1.ShareSessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ShareSession"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ShareSessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ShareSessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ShareSession"))
+              .build();
+        }
+      }
+    }
+    return getShareSessionMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.RevokeShareRequest,
+      io.github.sessiond.v1.RevokeShareResponse> getRevokeShareMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RevokeShare",
+      requestType = io.github.sessiond.v1.RevokeShareRequest.class,
+      responseType = io.github.sessiond.v1.RevokeShareResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.RevokeShareRequest,
+      io.github.sessiond.v1.RevokeShareResponse> getRevokeShareMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.RevokeShareRequest, io.github.sessiond.v1.RevokeShareResponse> getRevokeShareMethod;
+    if ((getRevokeShareMethod = StoreServiceGrpc.getRevokeShareMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getRevokeShareMethod = StoreServiceGrpc.getRevokeShareMethod) == null) {
+          StoreServiceGrpc.getRevokeShareMethod = getRevokeShareMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.RevokeShareRequest, io.github.sessiond.v1.RevokeShareResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RevokeShare"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.RevokeShareRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.RevokeShareResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("RevokeShare"))
+              .build();
+        }
+      }
+    }
+    return getRevokeShareMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSharesRequest,
+      io.github.sessiond.v1.ListSharesResponse> getListSharesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListShares",
+      requestType = io.github.sessiond.v1.ListSharesRequest.class,
+      responseType = io.github.sessiond.v1.ListSharesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSharesRequest,
+      io.github.sessiond.v1.ListSharesResponse> getListSharesMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ListSharesRequest, io.github.sessiond.v1.ListSharesResponse> getListSharesMethod;
+    if ((getListSharesMethod = StoreServiceGrpc.getListSharesMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getListSharesMethod = StoreServiceGrpc.getListSharesMethod) == null) {
+          StoreServiceGrpc.getListSharesMethod = getListSharesMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ListSharesRequest, io.github.sessiond.v1.ListSharesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListShares"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListSharesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ListSharesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ListShares"))
+              .build();
+        }
+      }
+    }
+    return getListSharesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<io.github.sessiond.v1.ReadShareRequest,
+      io.github.sessiond.v1.ReadShareResponse> getReadShareMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ReadShare",
+      requestType = io.github.sessiond.v1.ReadShareRequest.class,
+      responseType = io.github.sessiond.v1.ReadShareResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.sessiond.v1.ReadShareRequest,
+      io.github.sessiond.v1.ReadShareResponse> getReadShareMethod() {
+    io.grpc.MethodDescriptor<io.github.sessiond.v1.ReadShareRequest, io.github.sessiond.v1.ReadShareResponse> getReadShareMethod;
+    if ((getReadShareMethod = StoreServiceGrpc.getReadShareMethod) == null) {
+      synchronized (StoreServiceGrpc.class) {
+        if ((getReadShareMethod = StoreServiceGrpc.getReadShareMethod) == null) {
+          StoreServiceGrpc.getReadShareMethod = getReadShareMethod =
+              io.grpc.MethodDescriptor.<io.github.sessiond.v1.ReadShareRequest, io.github.sessiond.v1.ReadShareResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ReadShare"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ReadShareRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.sessiond.v1.ReadShareResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new StoreServiceMethodDescriptorSupplier("ReadShare"))
+              .build();
+        }
+      }
+    }
+    return getReadShareMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -689,6 +844,73 @@ public final class StoreServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.sessiond.v1.EraseSessionsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getEraseSessionsMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * UsageReport sums a workspace's usage over a time window in one call:
+     * every assistant message whose timestamp is in [start, end) (a window may
+     * cut through a session), of every session (subagents included) that
+     * holds the filter's tags, grouped by time bucket, model and the values
+     * of chosen tag keys. Pricing as GetUsage.
+     * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+     * window over 400 days, more than 8 group_by_tags, a malformed tag).
+     * </pre>
+     */
+    default void usageReport(io.github.sessiond.v1.UsageReportRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.UsageReportResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getUsageReportMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ShareSession makes a read-only snapshot of a session's path up to an
+     * entry, behind an unguessable token, with an expiry. The viewer serves it
+     * at /share/&lt;token&gt; without the workspace's auth token; ReadShare reads it
+     * the same way. Redaction and erasure done later apply to it; deleting or
+     * erasing the session revokes it.
+     * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+     * past or over 365 days, a Leaf entry).
+     * </pre>
+     */
+    default void shareSession(io.github.sessiond.v1.ShareSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ShareSessionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getShareSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RevokeShare makes a share unreadable at once. Idempotent.
+     * Errors: NOT_FOUND (no such share in the workspace).
+     * </pre>
+     */
+    default void revokeShare(io.github.sessiond.v1.RevokeShareRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.RevokeShareResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRevokeShareMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListShares pages through a workspace's shares (optionally of one
+     * session), newest first, revoked and expired ones included (marked).
+     * </pre>
+     */
+    default void listShares(io.github.sessiond.v1.ListSharesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSharesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSharesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ReadShare reads a share's snapshot by its token alone: no auth token is
+     * needed (the share token is the secret). Paged like GetState.
+     * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+     * erased: the same answer for each, so a token reveals nothing).
+     * </pre>
+     */
+    default void readShare(io.github.sessiond.v1.ReadShareRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ReadShareResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getReadShareMethod(), responseObserver);
+    }
   }
 
   /**
@@ -972,6 +1194,78 @@ public final class StoreServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getEraseSessionsMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * UsageReport sums a workspace's usage over a time window in one call:
+     * every assistant message whose timestamp is in [start, end) (a window may
+     * cut through a session), of every session (subagents included) that
+     * holds the filter's tags, grouped by time bucket, model and the values
+     * of chosen tag keys. Pricing as GetUsage.
+     * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+     * window over 400 days, more than 8 group_by_tags, a malformed tag).
+     * </pre>
+     */
+    public void usageReport(io.github.sessiond.v1.UsageReportRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.UsageReportResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getUsageReportMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ShareSession makes a read-only snapshot of a session's path up to an
+     * entry, behind an unguessable token, with an expiry. The viewer serves it
+     * at /share/&lt;token&gt; without the workspace's auth token; ReadShare reads it
+     * the same way. Redaction and erasure done later apply to it; deleting or
+     * erasing the session revokes it.
+     * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+     * past or over 365 days, a Leaf entry).
+     * </pre>
+     */
+    public void shareSession(io.github.sessiond.v1.ShareSessionRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ShareSessionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getShareSessionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RevokeShare makes a share unreadable at once. Idempotent.
+     * Errors: NOT_FOUND (no such share in the workspace).
+     * </pre>
+     */
+    public void revokeShare(io.github.sessiond.v1.RevokeShareRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.RevokeShareResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRevokeShareMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListShares pages through a workspace's shares (optionally of one
+     * session), newest first, revoked and expired ones included (marked).
+     * </pre>
+     */
+    public void listShares(io.github.sessiond.v1.ListSharesRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSharesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListSharesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ReadShare reads a share's snapshot by its token alone: no auth token is
+     * needed (the share token is the secret). Paged like GetState.
+     * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+     * erased: the same answer for each, so a token reveals nothing).
+     * </pre>
+     */
+    public void readShare(io.github.sessiond.v1.ReadShareRequest request,
+        io.grpc.stub.StreamObserver<io.github.sessiond.v1.ReadShareResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getReadShareMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1223,6 +1517,73 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getEraseSessionsMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * UsageReport sums a workspace's usage over a time window in one call:
+     * every assistant message whose timestamp is in [start, end) (a window may
+     * cut through a session), of every session (subagents included) that
+     * holds the filter's tags, grouped by time bucket, model and the values
+     * of chosen tag keys. Pricing as GetUsage.
+     * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+     * window over 400 days, more than 8 group_by_tags, a malformed tag).
+     * </pre>
+     */
+    public io.github.sessiond.v1.UsageReportResponse usageReport(io.github.sessiond.v1.UsageReportRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getUsageReportMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ShareSession makes a read-only snapshot of a session's path up to an
+     * entry, behind an unguessable token, with an expiry. The viewer serves it
+     * at /share/&lt;token&gt; without the workspace's auth token; ReadShare reads it
+     * the same way. Redaction and erasure done later apply to it; deleting or
+     * erasing the session revokes it.
+     * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+     * past or over 365 days, a Leaf entry).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ShareSessionResponse shareSession(io.github.sessiond.v1.ShareSessionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getShareSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RevokeShare makes a share unreadable at once. Idempotent.
+     * Errors: NOT_FOUND (no such share in the workspace).
+     * </pre>
+     */
+    public io.github.sessiond.v1.RevokeShareResponse revokeShare(io.github.sessiond.v1.RevokeShareRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRevokeShareMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListShares pages through a workspace's shares (optionally of one
+     * session), newest first, revoked and expired ones included (marked).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListSharesResponse listShares(io.github.sessiond.v1.ListSharesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListSharesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ReadShare reads a share's snapshot by its token alone: no auth token is
+     * needed (the share token is the secret). Paged like GetState.
+     * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+     * erased: the same answer for each, so a token reveals nothing).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ReadShareResponse readShare(io.github.sessiond.v1.ReadShareRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getReadShareMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1472,6 +1833,73 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getEraseSessionsMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * UsageReport sums a workspace's usage over a time window in one call:
+     * every assistant message whose timestamp is in [start, end) (a window may
+     * cut through a session), of every session (subagents included) that
+     * holds the filter's tags, grouped by time bucket, model and the values
+     * of chosen tag keys. Pricing as GetUsage.
+     * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+     * window over 400 days, more than 8 group_by_tags, a malformed tag).
+     * </pre>
+     */
+    public io.github.sessiond.v1.UsageReportResponse usageReport(io.github.sessiond.v1.UsageReportRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getUsageReportMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ShareSession makes a read-only snapshot of a session's path up to an
+     * entry, behind an unguessable token, with an expiry. The viewer serves it
+     * at /share/&lt;token&gt; without the workspace's auth token; ReadShare reads it
+     * the same way. Redaction and erasure done later apply to it; deleting or
+     * erasing the session revokes it.
+     * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+     * past or over 365 days, a Leaf entry).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ShareSessionResponse shareSession(io.github.sessiond.v1.ShareSessionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getShareSessionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RevokeShare makes a share unreadable at once. Idempotent.
+     * Errors: NOT_FOUND (no such share in the workspace).
+     * </pre>
+     */
+    public io.github.sessiond.v1.RevokeShareResponse revokeShare(io.github.sessiond.v1.RevokeShareRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRevokeShareMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListShares pages through a workspace's shares (optionally of one
+     * session), newest first, revoked and expired ones included (marked).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ListSharesResponse listShares(io.github.sessiond.v1.ListSharesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListSharesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ReadShare reads a share's snapshot by its token alone: no auth token is
+     * needed (the share token is the secret). Paged like GetState.
+     * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+     * erased: the same answer for each, so a token reveals nothing).
+     * </pre>
+     */
+    public io.github.sessiond.v1.ReadShareResponse readShare(io.github.sessiond.v1.ReadShareRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getReadShareMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1703,6 +2131,78 @@ public final class StoreServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getEraseSessionsMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * UsageReport sums a workspace's usage over a time window in one call:
+     * every assistant message whose timestamp is in [start, end) (a window may
+     * cut through a session), of every session (subagents included) that
+     * holds the filter's tags, grouped by time bucket, model and the values
+     * of chosen tag keys. Pricing as GetUsage.
+     * Errors: INVALID_ARGUMENT (start or end unset, end not after start, a
+     * window over 400 days, more than 8 group_by_tags, a malformed tag).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.UsageReportResponse> usageReport(
+        io.github.sessiond.v1.UsageReportRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getUsageReportMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ShareSession makes a read-only snapshot of a session's path up to an
+     * entry, behind an unguessable token, with an expiry. The viewer serves it
+     * at /share/&lt;token&gt; without the workspace's auth token; ReadShare reads it
+     * the same way. Redaction and erasure done later apply to it; deleting or
+     * erasing the session revokes it.
+     * Errors: NOT_FOUND (session or entry), INVALID_ARGUMENT (expiry in the
+     * past or over 365 days, a Leaf entry).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ShareSessionResponse> shareSession(
+        io.github.sessiond.v1.ShareSessionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getShareSessionMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * RevokeShare makes a share unreadable at once. Idempotent.
+     * Errors: NOT_FOUND (no such share in the workspace).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.RevokeShareResponse> revokeShare(
+        io.github.sessiond.v1.RevokeShareRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRevokeShareMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListShares pages through a workspace's shares (optionally of one
+     * session), newest first, revoked and expired ones included (marked).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ListSharesResponse> listShares(
+        io.github.sessiond.v1.ListSharesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListSharesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ReadShare reads a share's snapshot by its token alone: no auth token is
+     * needed (the share token is the secret). Paged like GetState.
+     * Errors: NOT_FOUND (unknown, revoked, expired, or its session deleted or
+     * erased: the same answer for each, so a token reveals nothing).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.ReadShareResponse> readShare(
+        io.github.sessiond.v1.ReadShareRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getReadShareMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CREATE_SESSION = 0;
@@ -1717,6 +2217,11 @@ public final class StoreServiceGrpc {
   private static final int METHODID_GET_BLOB = 9;
   private static final int METHODID_PUT_BLOB = 10;
   private static final int METHODID_ERASE_SESSIONS = 11;
+  private static final int METHODID_USAGE_REPORT = 12;
+  private static final int METHODID_SHARE_SESSION = 13;
+  private static final int METHODID_REVOKE_SHARE = 14;
+  private static final int METHODID_LIST_SHARES = 15;
+  private static final int METHODID_READ_SHARE = 16;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1782,6 +2287,26 @@ public final class StoreServiceGrpc {
         case METHODID_ERASE_SESSIONS:
           serviceImpl.eraseSessions((io.github.sessiond.v1.EraseSessionsRequest) request,
               (io.grpc.stub.StreamObserver<io.github.sessiond.v1.EraseSessionsResponse>) responseObserver);
+          break;
+        case METHODID_USAGE_REPORT:
+          serviceImpl.usageReport((io.github.sessiond.v1.UsageReportRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.UsageReportResponse>) responseObserver);
+          break;
+        case METHODID_SHARE_SESSION:
+          serviceImpl.shareSession((io.github.sessiond.v1.ShareSessionRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ShareSessionResponse>) responseObserver);
+          break;
+        case METHODID_REVOKE_SHARE:
+          serviceImpl.revokeShare((io.github.sessiond.v1.RevokeShareRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.RevokeShareResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SHARES:
+          serviceImpl.listShares((io.github.sessiond.v1.ListSharesRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ListSharesResponse>) responseObserver);
+          break;
+        case METHODID_READ_SHARE:
+          serviceImpl.readShare((io.github.sessiond.v1.ReadShareRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.sessiond.v1.ReadShareResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1885,6 +2410,41 @@ public final class StoreServiceGrpc {
               io.github.sessiond.v1.EraseSessionsRequest,
               io.github.sessiond.v1.EraseSessionsResponse>(
                 service, METHODID_ERASE_SESSIONS)))
+        .addMethod(
+          getUsageReportMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.UsageReportRequest,
+              io.github.sessiond.v1.UsageReportResponse>(
+                service, METHODID_USAGE_REPORT)))
+        .addMethod(
+          getShareSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ShareSessionRequest,
+              io.github.sessiond.v1.ShareSessionResponse>(
+                service, METHODID_SHARE_SESSION)))
+        .addMethod(
+          getRevokeShareMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.RevokeShareRequest,
+              io.github.sessiond.v1.RevokeShareResponse>(
+                service, METHODID_REVOKE_SHARE)))
+        .addMethod(
+          getListSharesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ListSharesRequest,
+              io.github.sessiond.v1.ListSharesResponse>(
+                service, METHODID_LIST_SHARES)))
+        .addMethod(
+          getReadShareMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.sessiond.v1.ReadShareRequest,
+              io.github.sessiond.v1.ReadShareResponse>(
+                service, METHODID_READ_SHARE)))
         .build();
   }
 
@@ -1945,6 +2505,11 @@ public final class StoreServiceGrpc {
               .addMethod(getGetBlobMethod())
               .addMethod(getPutBlobMethod())
               .addMethod(getEraseSessionsMethod())
+              .addMethod(getUsageReportMethod())
+              .addMethod(getShareSessionMethod())
+              .addMethod(getRevokeShareMethod())
+              .addMethod(getListSharesMethod())
+              .addMethod(getReadShareMethod())
               .build();
         }
       }

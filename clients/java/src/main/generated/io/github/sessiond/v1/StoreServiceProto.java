@@ -27,6 +27,76 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
         (com.google.protobuf.ExtensionRegistryLite) registry);
   }
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageReportRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageReportRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageReportRequest_TagsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageReportRequest_TagsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageReportResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageReportResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageRow_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageRow_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_UsageRow_TagsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_UsageRow_TagsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_Share_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_Share_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ShareSessionRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ShareSessionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ShareSessionResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ShareSessionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_RevokeShareRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_RevokeShareRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_RevokeShareResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_RevokeShareResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ListSharesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ListSharesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ListSharesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ListSharesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ReadShareRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ReadShareRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_sessiond_v1_ReadShareResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_sessiond_v1_ReadShareResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_sessiond_v1_EraseSessionsRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -189,163 +259,230 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
       "ond.v1\032\034google/protobuf/struct.proto\032\037go" +
       "ogle/protobuf/timestamp.proto\032\027sessiond/" +
       "v1/entry.proto\032\031sessiond/v1/session.prot" +
-      "o\"\203\002\n\024EraseSessionsRequest\022\034\n\tworkspace\030" +
-      "\001 \001(\tR\tworkspace\022\037\n\013session_ids\030\002 \003(\tR\ns" +
-      "essionIds\022?\n\004tags\030\003 \003(\0132+.sessiond.v1.Er" +
-      "aseSessionsRequest.TagsEntryR\004tags\022\020\n\003al" +
-      "l\030\004 \001(\010R\003all\022\016\n\002by\030\005 \001(\tR\002by\022\020\n\003why\030\006 \001(" +
-      "\tR\003why\0327\n\tTagsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n" +
-      "\005value\030\002 \001(\tR\005value:\0028\001\"\230\001\n\025EraseSession" +
-      "sResponse\022\037\n\013session_ids\030\001 \003(\tR\nsessionI" +
-      "ds\022\030\n\007entries\030\002 \001(\004R\007entries\022!\n\014newly_er" +
-      "ased\030\003 \001(\004R\013newlyErased\022!\n\014audit_record\030" +
-      "\004 \001(\tR\013auditRecord\"v\n\016GetBlobRequest\022\034\n\t" +
-      "workspace\030\001 \001(\tR\tworkspace\022\026\n\006sha256\030\002 \001" +
-      "(\tR\006sha256\022\026\n\006offset\030\003 \001(\004R\006offset\022\026\n\006le" +
-      "ngth\030\004 \001(\004R\006length\"Q\n\017GetBlobResponse\022\022\n" +
-      "\004data\030\001 \001(\014R\004data\022\026\n\006offset\030\002 \001(\004R\006offse" +
-      "t\022\022\n\004size\030\003 \001(\004R\004size\"\206\001\n\016PutBlobRequest" +
-      "\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\026\n\006sha256" +
-      "\030\002 \001(\tR\006sha256\022\022\n\004size\030\003 \001(\004R\004size\022\026\n\006of" +
-      "fset\030\004 \001(\004R\006offset\022\022\n\004data\030\005 \001(\014R\004data\"E" +
-      "\n\017PutBlobResponse\022\032\n\010received\030\001 \001(\004R\010rec" +
-      "eived\022\026\n\006stored\030\002 \001(\010R\006stored\"\324\003\n\024Create" +
-      "SessionRequest\022\034\n\tworkspace\030\001 \001(\tR\tworks" +
-      "pace\022\031\n\005title\030\002 \001(\tH\000R\005title\210\001\001\022\025\n\003cwd\030\003" +
-      " \001(\tH\001R\003cwd\210\001\001\0223\n\010metadata\030\004 \001(\0132\027.googl" +
-      "e.protobuf.StructR\010metadata\022\"\n\nsession_i" +
-      "d\030\005 \001(\tH\002R\tsessionId\210\001\001\022/\n\021parent_sessio" +
-      "n_id\030\006 \001(\tH\003R\017parentSessionId\210\001\001\022\"\n\nagen" +
-      "t_type\030\007 \001(\tH\004R\tagentType\210\001\001\022?\n\004tags\030\010 \003" +
-      "(\0132+.sessiond.v1.CreateSessionRequest.Ta" +
-      "gsEntryR\004tags\0327\n\tTagsEntry\022\020\n\003key\030\001 \001(\tR" +
-      "\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\010\n\006_title" +
-      "B\006\n\004_cwdB\r\n\013_session_idB\024\n\022_parent_sessi" +
-      "on_idB\r\n\013_agent_type\"e\n\025CreateSessionRes" +
-      "ponse\0222\n\007session\030\001 \001(\0132\030.sessiond.v1.Ses" +
-      "sionMetaR\007session\022\030\n\007created\030\002 \001(\010R\007crea" +
-      "ted\"K\n\021GetSessionRequest\022\034\n\tworkspace\030\001 " +
-      "\001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007session" +
-      "\"H\n\022GetSessionResponse\0222\n\007session\030\001 \001(\0132" +
-      "\030.sessiond.v1.SessionMetaR\007session\"\344\003\n\rS" +
-      "essionFilter\022%\n\016title_contains\030\001 \001(\tR\rti" +
-      "tleContains\0228\n\004tags\030\002 \003(\0132$.sessiond.v1." +
-      "SessionFilter.TagsEntryR\004tags\022?\n\rcreated" +
-      "_after\030\003 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\014createdAfter\022A\n\016created_before\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\rcreatedBefor" +
-      "e\022?\n\rupdated_after\030\005 \001(\0132\032.google.protob" +
-      "uf.TimestampR\014updatedAfter\022A\n\016updated_be" +
-      "fore\030\006 \001(\0132\032.google.protobuf.TimestampR\r" +
-      "updatedBefore\022\"\n\nagent_type\030\007 \001(\tH\000R\tage" +
-      "ntType\210\001\001\0327\n\tTagsEntry\022\020\n\003key\030\001 \001(\tR\003key" +
-      "\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\r\n\013_agent_typ" +
-      "e\"\364\002\n\023ListSessionsRequest\022\034\n\tworkspace\030\001" +
-      " \001(\tR\tworkspace\022/\n\021parent_session_id\030\002 \001" +
-      "(\tH\000R\017parentSessionId\210\001\001\022\033\n\tpage_size\030\003 " +
-      "\001(\rR\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageT" +
-      "oken\022,\n\005order\030\005 \001(\0162\026.sessiond.v1.SortOr" +
-      "derR\005order\0222\n\006filter\030\006 \001(\0132\032.sessiond.v1" +
-      ".SessionFilterR\006filter\022,\n\007sort_by\030\007 \001(\0162" +
-      "\023.sessiond.v1.SortByR\006sortBy\022,\n\022max_resp" +
-      "onse_bytes\030\010 \001(\rR\020maxResponseBytesB\024\n\022_p" +
-      "arent_session_id\"t\n\024ListSessionsResponse" +
-      "\0224\n\010sessions\030\001 \003(\0132\030.sessiond.v1.Session" +
-      "MetaR\010sessions\022&\n\017next_page_token\030\002 \001(\tR" +
-      "\rnextPageToken\"S\n\025ListWorkspacesRequest\022" +
-      "\033\n\tpage_size\030\001 \001(\rR\010pageSize\022\035\n\npage_tok" +
-      "en\030\002 \001(\tR\tpageToken\"\201\001\n\020WorkspaceSummary" +
-      "\022\022\n\004name\030\001 \001(\tR\004name\022#\n\rsession_count\030\002 " +
-      "\001(\004R\014sessionCount\0224\n\026subagent_session_co" +
-      "unt\030\003 \001(\004R\024subagentSessionCount\"\177\n\026ListW" +
-      "orkspacesResponse\022=\n\nworkspaces\030\001 \003(\0132\035." +
-      "sessiond.v1.WorkspaceSummaryR\nworkspaces" +
-      "\022&\n\017next_page_token\030\002 \001(\tR\rnextPageToken" +
-      "\"\335\002\n\024SearchEntriesRequest\022\034\n\tworkspace\030\001" +
-      " \001(\tR\tworkspace\022\024\n\005query\030\002 \001(\tR\005query\0222\n" +
-      "\006filter\030\003 \001(\0132\032.sessiond.v1.SessionFilte" +
-      "rR\006filter\022/\n\021parent_session_id\030\004 \001(\tH\000R\017" +
-      "parentSessionId\210\001\001\022\033\n\tpage_size\030\005 \001(\rR\010p" +
-      "ageSize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\022," +
-      "\n\005order\030\007 \001(\0162\026.sessiond.v1.SortOrderR\005o" +
-      "rder\022,\n\022max_response_bytes\030\010 \001(\rR\020maxRes" +
-      "ponseBytesB\024\n\022_parent_session_id\"\216\002\n\tSea" +
-      "rchHit\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\022(\n" +
-      "\rsession_title\030\002 \001(\tH\000R\014sessionTitle\210\001\001\022" +
-      "\031\n\010entry_id\030\003 \001(\tR\007entryId\022\020\n\003seq\030\004 \001(\004R" +
-      "\003seq\022%\n\004role\030\005 \001(\0162\021.sessiond.v1.RoleR\004r" +
-      "ole\0228\n\ttimestamp\030\006 \001(\0132\032.google.protobuf" +
-      ".TimestampR\ttimestamp\022\030\n\007snippet\030\007 \001(\tR\007" +
-      "snippetB\020\n\016_session_title\"\233\001\n\025SearchEntr" +
-      "iesResponse\022*\n\004hits\030\001 \003(\0132\026.sessiond.v1." +
-      "SearchHitR\004hits\022&\n\017next_page_token\030\002 \001(\t" +
-      "R\rnextPageToken\022.\n\023partial_session_ids\030\003" +
-      " \003(\tR\021partialSessionIds\"\302\001\n\024DeleteSessio" +
-      "nRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030" +
-      "\n\007session\030\002 \001(\tR\007session\022+\n\021include_suba" +
-      "gents\030\003 \001(\010R\020includeSubagents\022/\n\021expecte" +
-      "d_head_seq\030\004 \001(\004H\000R\017expectedHeadSeq\210\001\001B\024" +
-      "\n\022_expected_head_seq\"G\n\025DeleteSessionRes" +
-      "ponse\022.\n\023deleted_session_ids\030\001 \003(\tR\021dele" +
-      "tedSessionIds\"\272\001\n\022ForkSessionRequest\022\034\n\t" +
-      "workspace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 " +
-      "\001(\tR\007session\022\024\n\005entry\030\003 \001(\tR\005entry\022\031\n\005ti" +
-      "tle\030\004 \001(\tH\000R\005title\210\001\001\022\"\n\nsession_id\030\005 \001(" +
-      "\tH\001R\tsessionId\210\001\001B\010\n\006_titleB\r\n\013_session_" +
-      "id\"I\n\023ForkSessionResponse\0222\n\007session\030\001 \001" +
-      "(\0132\030.sessiond.v1.SessionMetaR\007session\"\225\001" +
-      "\n\024ImportSessionRequest\022\034\n\tworkspace\030\001 \001(" +
-      "\tR\tworkspace\022\"\n\nsession_id\030\002 \001(\tH\000R\tsess" +
-      "ionId\210\001\001\022,\n\007entries\030\003 \003(\0132\022.sessiond.v1." +
-      "EntryR\007entriesB\r\n\013_session_id\"e\n\025ImportS" +
-      "essionResponse\0222\n\007session\030\001 \001(\0132\030.sessio" +
-      "nd.v1.SessionMetaR\007session\022\030\n\007created\030\002 " +
-      "\001(\010R\007created\"W\n\024WatchSessionsRequest\022\034\n\t" +
-      "workspace\030\001 \001(\tR\tworkspace\022!\n\014after_curs" +
-      "or\030\002 \001(\tR\013afterCursor\"\345\001\n\025WatchSessionsR" +
-      "esponse\0221\n\004type\030\001 \001(\0162\035.sessiond.v1.Sess" +
-      "ionEventTypeR\004type\022\035\n\nsession_id\030\002 \001(\tR\t" +
-      "sessionId\0222\n\007session\030\003 \001(\0132\030.sessiond.v1" +
-      ".SessionMetaR\007session\022\026\n\006cursor\030\004 \001(\tR\006c" +
-      "ursor\022.\n\004time\030\005 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\004time*a\n\tSortOrder\022\032\n\026SORT_ORDER" +
-      "_UNSPECIFIED\020\000\022\033\n\027SORT_ORDER_NEWEST_FIRS" +
-      "T\020\001\022\033\n\027SORT_ORDER_OLDEST_FIRST\020\002*K\n\006Sort" +
-      "By\022\027\n\023SORT_BY_UNSPECIFIED\020\000\022\023\n\017SORT_BY_C" +
-      "REATED\020\001\022\023\n\017SORT_BY_UPDATED\020\002*\226\001\n\020Sessio" +
-      "nEventType\022\"\n\036SESSION_EVENT_TYPE_UNSPECI" +
-      "FIED\020\000\022\036\n\032SESSION_EVENT_TYPE_CREATED\020\001\022\036" +
-      "\n\032SESSION_EVENT_TYPE_UPDATED\020\002\022\036\n\032SESSIO" +
-      "N_EVENT_TYPE_DELETED\020\0032\377\007\n\014StoreService\022" +
-      "V\n\rCreateSession\022!.sessiond.v1.CreateSes" +
-      "sionRequest\032\".sessiond.v1.CreateSessionR" +
-      "esponse\022M\n\nGetSession\022\036.sessiond.v1.GetS" +
-      "essionRequest\032\037.sessiond.v1.GetSessionRe" +
-      "sponse\022S\n\014ListSessions\022 .sessiond.v1.Lis" +
-      "tSessionsRequest\032!.sessiond.v1.ListSessi" +
-      "onsResponse\022Y\n\016ListWorkspaces\022\".sessiond" +
-      ".v1.ListWorkspacesRequest\032#.sessiond.v1." +
-      "ListWorkspacesResponse\022V\n\rSearchEntries\022" +
-      "!.sessiond.v1.SearchEntriesRequest\032\".ses" +
-      "siond.v1.SearchEntriesResponse\022V\n\rDelete" +
-      "Session\022!.sessiond.v1.DeleteSessionReque" +
-      "st\032\".sessiond.v1.DeleteSessionResponse\022P" +
-      "\n\013ForkSession\022\037.sessiond.v1.ForkSessionR" +
-      "equest\032 .sessiond.v1.ForkSessionResponse" +
-      "\022V\n\rImportSession\022!.sessiond.v1.ImportSe" +
-      "ssionRequest\032\".sessiond.v1.ImportSession" +
-      "Response\022X\n\rWatchSessions\022!.sessiond.v1." +
-      "WatchSessionsRequest\032\".sessiond.v1.Watch" +
-      "SessionsResponse0\001\022F\n\007GetBlob\022\033.sessiond" +
-      ".v1.GetBlobRequest\032\034.sessiond.v1.GetBlob" +
-      "Response0\001\022D\n\007PutBlob\022\033.sessiond.v1.PutB" +
-      "lobRequest\032\034.sessiond.v1.PutBlobResponse" +
-      "\022V\n\rEraseSessions\022!.sessiond.v1.EraseSes" +
-      "sionsRequest\032\".sessiond.v1.EraseSessions" +
-      "ResponseBw\n\025io.github.sessiond.v1B\021Store" +
-      "ServiceProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Ses" +
-      "siond\\V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Ses" +
-      "siond::V1b\006proto3"
+      "o\"\373\002\n\022UsageReportRequest\022\034\n\tworkspace\030\001 " +
+      "\001(\tR\tworkspace\0220\n\005start\030\002 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\005start\022,\n\003end\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\003end\0220\n\006bucket" +
+      "\030\004 \001(\0162\030.sessiond.v1.UsageBucketR\006bucket" +
+      "\022\031\n\010by_model\030\005 \001(\010R\007byModel\022\"\n\rgroup_by_" +
+      "tags\030\006 \003(\tR\013groupByTags\022=\n\004tags\030\007 \003(\0132)." +
+      "sessiond.v1.UsageReportRequest.TagsEntry" +
+      "R\004tags\0327\n\tTagsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n" +
+      "\005value\030\002 \001(\tR\005value:\0028\001\"\214\001\n\023UsageReportR" +
+      "esponse\022)\n\004rows\030\001 \003(\0132\025.sessiond.v1.Usag" +
+      "eRowR\004rows\022.\n\005total\030\002 \001(\0132\030.sessiond.v1." +
+      "UsageTotalsR\005total\022\032\n\010sessions\030\003 \001(\004R\010se" +
+      "ssions\"\231\002\n\010UsageRow\022=\n\014bucket_start\030\001 \001(" +
+      "\0132\032.google.protobuf.TimestampR\013bucketSta" +
+      "rt\022\024\n\005model\030\002 \001(\tR\005model\0223\n\004tags\030\003 \003(\0132\037" +
+      ".sessiond.v1.UsageRow.TagsEntryR\004tags\022.\n" +
+      "\005usage\030\004 \001(\0132\030.sessiond.v1.UsageTotalsR\005" +
+      "usage\022\032\n\010sessions\030\005 \001(\004R\010sessions\0327\n\tTag" +
+      "sEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR" +
+      "\005value:\0028\001\"\370\002\n\005Share\022\024\n\005token\030\001 \001(\tR\005tok" +
+      "en\022\034\n\tworkspace\030\002 \001(\tR\tworkspace\022\035\n\nsess" +
+      "ion_id\030\003 \001(\tR\tsessionId\022\031\n\010entry_id\030\004 \001(" +
+      "\tR\007entryId\0229\n\ncreated_at\030\005 \001(\0132\032.google." +
+      "protobuf.TimestampR\tcreatedAt\0229\n\nexpires" +
+      "_at\030\006 \001(\0132\032.google.protobuf.TimestampR\te" +
+      "xpiresAt\022\016\n\002by\030\007 \001(\tR\002by\022(\n\020omit_tool_ou" +
+      "tput\030\010 \001(\010R\016omitToolOutput\022#\n\romit_think" +
+      "ing\030\t \001(\010R\014omitThinking\022\030\n\007revoked\030\n \001(\010" +
+      "R\007revoked\022\022\n\004path\030\013 \001(\tR\004path\"\224\002\n\023ShareS" +
+      "essionRequest\022\034\n\tworkspace\030\001 \001(\tR\tworksp" +
+      "ace\022\030\n\007session\030\002 \001(\tR\007session\022\036\n\010entry_i" +
+      "d\030\003 \001(\tH\000R\007entryId\210\001\001\0229\n\nexpires_at\030\004 \001(" +
+      "\0132\032.google.protobuf.TimestampR\texpiresAt" +
+      "\022\016\n\002by\030\005 \001(\tR\002by\022(\n\020omit_tool_output\030\006 \001" +
+      "(\010R\016omitToolOutput\022#\n\romit_thinking\030\007 \001(" +
+      "\010R\014omitThinkingB\013\n\t_entry_id\"@\n\024ShareSes" +
+      "sionResponse\022(\n\005share\030\001 \001(\0132\022.sessiond.v" +
+      "1.ShareR\005share\"H\n\022RevokeShareRequest\022\034\n\t" +
+      "workspace\030\001 \001(\tR\tworkspace\022\024\n\005token\030\002 \001(" +
+      "\tR\005token\"?\n\023RevokeShareResponse\022(\n\005share" +
+      "\030\001 \001(\0132\022.sessiond.v1.ShareR\005share\"\230\001\n\021Li" +
+      "stSharesRequest\022\034\n\tworkspace\030\001 \001(\tR\twork" +
+      "space\022\035\n\007session\030\002 \001(\tH\000R\007session\210\001\001\022\033\n\t" +
+      "page_size\030\003 \001(\rR\010pageSize\022\035\n\npage_token\030" +
+      "\004 \001(\tR\tpageTokenB\n\n\010_session\"h\n\022ListShar" +
+      "esResponse\022*\n\006shares\030\001 \003(\0132\022.sessiond.v1" +
+      ".ShareR\006shares\022&\n\017next_page_token\030\002 \001(\tR" +
+      "\rnextPageToken\"d\n\020ReadShareRequest\022\024\n\005to" +
+      "ken\030\001 \001(\tR\005token\022\033\n\tpage_size\030\002 \001(\rR\010pag" +
+      "eSize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"\251\001\n" +
+      "\021ReadShareResponse\022(\n\005share\030\001 \001(\0132\022.sess" +
+      "iond.v1.ShareR\005share\022\024\n\005title\030\002 \001(\tR\005tit" +
+      "le\022,\n\007entries\030\003 \003(\0132\022.sessiond.v1.EntryR" +
+      "\007entries\022&\n\017next_page_token\030\004 \001(\tR\rnextP" +
+      "ageToken\"\203\002\n\024EraseSessionsRequest\022\034\n\twor" +
+      "kspace\030\001 \001(\tR\tworkspace\022\037\n\013session_ids\030\002" +
+      " \003(\tR\nsessionIds\022?\n\004tags\030\003 \003(\0132+.session" +
+      "d.v1.EraseSessionsRequest.TagsEntryR\004tag" +
+      "s\022\020\n\003all\030\004 \001(\010R\003all\022\016\n\002by\030\005 \001(\tR\002by\022\020\n\003w" +
+      "hy\030\006 \001(\tR\003why\0327\n\tTagsEntry\022\020\n\003key\030\001 \001(\tR" +
+      "\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\230\001\n\025Erase" +
+      "SessionsResponse\022\037\n\013session_ids\030\001 \003(\tR\ns" +
+      "essionIds\022\030\n\007entries\030\002 \001(\004R\007entries\022!\n\014n" +
+      "ewly_erased\030\003 \001(\004R\013newlyErased\022!\n\014audit_" +
+      "record\030\004 \001(\tR\013auditRecord\"v\n\016GetBlobRequ" +
+      "est\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\026\n\006sha" +
+      "256\030\002 \001(\tR\006sha256\022\026\n\006offset\030\003 \001(\004R\006offse" +
+      "t\022\026\n\006length\030\004 \001(\004R\006length\"Q\n\017GetBlobResp" +
+      "onse\022\022\n\004data\030\001 \001(\014R\004data\022\026\n\006offset\030\002 \001(\004" +
+      "R\006offset\022\022\n\004size\030\003 \001(\004R\004size\"\206\001\n\016PutBlob" +
+      "Request\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\026\n" +
+      "\006sha256\030\002 \001(\tR\006sha256\022\022\n\004size\030\003 \001(\004R\004siz" +
+      "e\022\026\n\006offset\030\004 \001(\004R\006offset\022\022\n\004data\030\005 \001(\014R" +
+      "\004data\"E\n\017PutBlobResponse\022\032\n\010received\030\001 \001" +
+      "(\004R\010received\022\026\n\006stored\030\002 \001(\010R\006stored\"\324\003\n" +
+      "\024CreateSessionRequest\022\034\n\tworkspace\030\001 \001(\t" +
+      "R\tworkspace\022\031\n\005title\030\002 \001(\tH\000R\005title\210\001\001\022\025" +
+      "\n\003cwd\030\003 \001(\tH\001R\003cwd\210\001\001\0223\n\010metadata\030\004 \001(\0132" +
+      "\027.google.protobuf.StructR\010metadata\022\"\n\nse" +
+      "ssion_id\030\005 \001(\tH\002R\tsessionId\210\001\001\022/\n\021parent" +
+      "_session_id\030\006 \001(\tH\003R\017parentSessionId\210\001\001\022" +
+      "\"\n\nagent_type\030\007 \001(\tH\004R\tagentType\210\001\001\022?\n\004t" +
+      "ags\030\010 \003(\0132+.sessiond.v1.CreateSessionReq" +
+      "uest.TagsEntryR\004tags\0327\n\tTagsEntry\022\020\n\003key" +
+      "\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\010\n" +
+      "\006_titleB\006\n\004_cwdB\r\n\013_session_idB\024\n\022_paren" +
+      "t_session_idB\r\n\013_agent_type\"e\n\025CreateSes" +
+      "sionResponse\0222\n\007session\030\001 \001(\0132\030.sessiond" +
+      ".v1.SessionMetaR\007session\022\030\n\007created\030\002 \001(" +
+      "\010R\007created\"K\n\021GetSessionRequest\022\034\n\tworks" +
+      "pace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007" +
+      "session\"H\n\022GetSessionResponse\0222\n\007session" +
+      "\030\001 \001(\0132\030.sessiond.v1.SessionMetaR\007sessio" +
+      "n\"\344\003\n\rSessionFilter\022%\n\016title_contains\030\001 " +
+      "\001(\tR\rtitleContains\0228\n\004tags\030\002 \003(\0132$.sessi" +
+      "ond.v1.SessionFilter.TagsEntryR\004tags\022?\n\r" +
+      "created_after\030\003 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\014createdAfter\022A\n\016created_before\030" +
+      "\004 \001(\0132\032.google.protobuf.TimestampR\rcreat" +
+      "edBefore\022?\n\rupdated_after\030\005 \001(\0132\032.google" +
+      ".protobuf.TimestampR\014updatedAfter\022A\n\016upd" +
+      "ated_before\030\006 \001(\0132\032.google.protobuf.Time" +
+      "stampR\rupdatedBefore\022\"\n\nagent_type\030\007 \001(\t" +
+      "H\000R\tagentType\210\001\001\0327\n\tTagsEntry\022\020\n\003key\030\001 \001" +
+      "(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\r\n\013_ag" +
+      "ent_type\"\364\002\n\023ListSessionsRequest\022\034\n\twork" +
+      "space\030\001 \001(\tR\tworkspace\022/\n\021parent_session" +
+      "_id\030\002 \001(\tH\000R\017parentSessionId\210\001\001\022\033\n\tpage_" +
+      "size\030\003 \001(\rR\010pageSize\022\035\n\npage_token\030\004 \001(\t" +
+      "R\tpageToken\022,\n\005order\030\005 \001(\0162\026.sessiond.v1" +
+      ".SortOrderR\005order\0222\n\006filter\030\006 \001(\0132\032.sess" +
+      "iond.v1.SessionFilterR\006filter\022,\n\007sort_by" +
+      "\030\007 \001(\0162\023.sessiond.v1.SortByR\006sortBy\022,\n\022m" +
+      "ax_response_bytes\030\010 \001(\rR\020maxResponseByte" +
+      "sB\024\n\022_parent_session_id\"t\n\024ListSessionsR" +
+      "esponse\0224\n\010sessions\030\001 \003(\0132\030.sessiond.v1." +
+      "SessionMetaR\010sessions\022&\n\017next_page_token" +
+      "\030\002 \001(\tR\rnextPageToken\"S\n\025ListWorkspacesR" +
+      "equest\022\033\n\tpage_size\030\001 \001(\rR\010pageSize\022\035\n\np" +
+      "age_token\030\002 \001(\tR\tpageToken\"\201\001\n\020Workspace" +
+      "Summary\022\022\n\004name\030\001 \001(\tR\004name\022#\n\rsession_c" +
+      "ount\030\002 \001(\004R\014sessionCount\0224\n\026subagent_ses" +
+      "sion_count\030\003 \001(\004R\024subagentSessionCount\"\177" +
+      "\n\026ListWorkspacesResponse\022=\n\nworkspaces\030\001" +
+      " \003(\0132\035.sessiond.v1.WorkspaceSummaryR\nwor" +
+      "kspaces\022&\n\017next_page_token\030\002 \001(\tR\rnextPa" +
+      "geToken\"\335\002\n\024SearchEntriesRequest\022\034\n\twork" +
+      "space\030\001 \001(\tR\tworkspace\022\024\n\005query\030\002 \001(\tR\005q" +
+      "uery\0222\n\006filter\030\003 \001(\0132\032.sessiond.v1.Sessi" +
+      "onFilterR\006filter\022/\n\021parent_session_id\030\004 " +
+      "\001(\tH\000R\017parentSessionId\210\001\001\022\033\n\tpage_size\030\005" +
+      " \001(\rR\010pageSize\022\035\n\npage_token\030\006 \001(\tR\tpage" +
+      "Token\022,\n\005order\030\007 \001(\0162\026.sessiond.v1.SortO" +
+      "rderR\005order\022,\n\022max_response_bytes\030\010 \001(\rR" +
+      "\020maxResponseBytesB\024\n\022_parent_session_id\"" +
+      "\216\002\n\tSearchHit\022\035\n\nsession_id\030\001 \001(\tR\tsessi" +
+      "onId\022(\n\rsession_title\030\002 \001(\tH\000R\014sessionTi" +
+      "tle\210\001\001\022\031\n\010entry_id\030\003 \001(\tR\007entryId\022\020\n\003seq" +
+      "\030\004 \001(\004R\003seq\022%\n\004role\030\005 \001(\0162\021.sessiond.v1." +
+      "RoleR\004role\0228\n\ttimestamp\030\006 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\ttimestamp\022\030\n\007snippet\030" +
+      "\007 \001(\tR\007snippetB\020\n\016_session_title\"\233\001\n\025Sea" +
+      "rchEntriesResponse\022*\n\004hits\030\001 \003(\0132\026.sessi" +
+      "ond.v1.SearchHitR\004hits\022&\n\017next_page_toke" +
+      "n\030\002 \001(\tR\rnextPageToken\022.\n\023partial_sessio" +
+      "n_ids\030\003 \003(\tR\021partialSessionIds\"\302\001\n\024Delet" +
+      "eSessionRequest\022\034\n\tworkspace\030\001 \001(\tR\twork" +
+      "space\022\030\n\007session\030\002 \001(\tR\007session\022+\n\021inclu" +
+      "de_subagents\030\003 \001(\010R\020includeSubagents\022/\n\021" +
+      "expected_head_seq\030\004 \001(\004H\000R\017expectedHeadS" +
+      "eq\210\001\001B\024\n\022_expected_head_seq\"G\n\025DeleteSes" +
+      "sionResponse\022.\n\023deleted_session_ids\030\001 \003(" +
+      "\tR\021deletedSessionIds\"\272\001\n\022ForkSessionRequ" +
+      "est\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007ses" +
+      "sion\030\002 \001(\tR\007session\022\024\n\005entry\030\003 \001(\tR\005entr" +
+      "y\022\031\n\005title\030\004 \001(\tH\000R\005title\210\001\001\022\"\n\nsession_" +
+      "id\030\005 \001(\tH\001R\tsessionId\210\001\001B\010\n\006_titleB\r\n\013_s" +
+      "ession_id\"I\n\023ForkSessionResponse\0222\n\007sess" +
+      "ion\030\001 \001(\0132\030.sessiond.v1.SessionMetaR\007ses" +
+      "sion\"\225\001\n\024ImportSessionRequest\022\034\n\tworkspa" +
+      "ce\030\001 \001(\tR\tworkspace\022\"\n\nsession_id\030\002 \001(\tH" +
+      "\000R\tsessionId\210\001\001\022,\n\007entries\030\003 \003(\0132\022.sessi" +
+      "ond.v1.EntryR\007entriesB\r\n\013_session_id\"e\n\025" +
+      "ImportSessionResponse\0222\n\007session\030\001 \001(\0132\030" +
+      ".sessiond.v1.SessionMetaR\007session\022\030\n\007cre" +
+      "ated\030\002 \001(\010R\007created\"W\n\024WatchSessionsRequ" +
+      "est\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022!\n\014aft" +
+      "er_cursor\030\002 \001(\tR\013afterCursor\"\345\001\n\025WatchSe" +
+      "ssionsResponse\0221\n\004type\030\001 \001(\0162\035.sessiond." +
+      "v1.SessionEventTypeR\004type\022\035\n\nsession_id\030" +
+      "\002 \001(\tR\tsessionId\0222\n\007session\030\003 \001(\0132\030.sess" +
+      "iond.v1.SessionMetaR\007session\022\026\n\006cursor\030\004" +
+      " \001(\tR\006cursor\022.\n\004time\030\005 \001(\0132\032.google.prot" +
+      "obuf.TimestampR\004time*X\n\013UsageBucket\022\034\n\030U" +
+      "SAGE_BUCKET_UNSPECIFIED\020\000\022\025\n\021USAGE_BUCKE" +
+      "T_HOUR\020\001\022\024\n\020USAGE_BUCKET_DAY\020\002*a\n\tSortOr" +
+      "der\022\032\n\026SORT_ORDER_UNSPECIFIED\020\000\022\033\n\027SORT_" +
+      "ORDER_NEWEST_FIRST\020\001\022\033\n\027SORT_ORDER_OLDES" +
+      "T_FIRST\020\002*K\n\006SortBy\022\027\n\023SORT_BY_UNSPECIFI" +
+      "ED\020\000\022\023\n\017SORT_BY_CREATED\020\001\022\023\n\017SORT_BY_UPD" +
+      "ATED\020\002*\226\001\n\020SessionEventType\022\"\n\036SESSION_E" +
+      "VENT_TYPE_UNSPECIFIED\020\000\022\036\n\032SESSION_EVENT" +
+      "_TYPE_CREATED\020\001\022\036\n\032SESSION_EVENT_TYPE_UP" +
+      "DATED\020\002\022\036\n\032SESSION_EVENT_TYPE_DELETED\020\0032" +
+      "\223\013\n\014StoreService\022V\n\rCreateSession\022!.sess" +
+      "iond.v1.CreateSessionRequest\032\".sessiond." +
+      "v1.CreateSessionResponse\022M\n\nGetSession\022\036" +
+      ".sessiond.v1.GetSessionRequest\032\037.session" +
+      "d.v1.GetSessionResponse\022S\n\014ListSessions\022" +
+      " .sessiond.v1.ListSessionsRequest\032!.sess" +
+      "iond.v1.ListSessionsResponse\022Y\n\016ListWork" +
+      "spaces\022\".sessiond.v1.ListWorkspacesReque" +
+      "st\032#.sessiond.v1.ListWorkspacesResponse\022" +
+      "V\n\rSearchEntries\022!.sessiond.v1.SearchEnt" +
+      "riesRequest\032\".sessiond.v1.SearchEntriesR" +
+      "esponse\022V\n\rDeleteSession\022!.sessiond.v1.D" +
+      "eleteSessionRequest\032\".sessiond.v1.Delete" +
+      "SessionResponse\022P\n\013ForkSession\022\037.session" +
+      "d.v1.ForkSessionRequest\032 .sessiond.v1.Fo" +
+      "rkSessionResponse\022V\n\rImportSession\022!.ses" +
+      "siond.v1.ImportSessionRequest\032\".sessiond" +
+      ".v1.ImportSessionResponse\022X\n\rWatchSessio" +
+      "ns\022!.sessiond.v1.WatchSessionsRequest\032\"." +
+      "sessiond.v1.WatchSessionsResponse0\001\022F\n\007G" +
+      "etBlob\022\033.sessiond.v1.GetBlobRequest\032\034.se" +
+      "ssiond.v1.GetBlobResponse0\001\022D\n\007PutBlob\022\033" +
+      ".sessiond.v1.PutBlobRequest\032\034.sessiond.v" +
+      "1.PutBlobResponse\022V\n\rEraseSessions\022!.ses" +
+      "siond.v1.EraseSessionsRequest\032\".sessiond" +
+      ".v1.EraseSessionsResponse\022P\n\013UsageReport" +
+      "\022\037.sessiond.v1.UsageReportRequest\032 .sess" +
+      "iond.v1.UsageReportResponse\022S\n\014ShareSess" +
+      "ion\022 .sessiond.v1.ShareSessionRequest\032!." +
+      "sessiond.v1.ShareSessionResponse\022P\n\013Revo" +
+      "keShare\022\037.sessiond.v1.RevokeShareRequest" +
+      "\032 .sessiond.v1.RevokeShareResponse\022M\n\nLi" +
+      "stShares\022\036.sessiond.v1.ListSharesRequest" +
+      "\032\037.sessiond.v1.ListSharesResponse\022J\n\tRea" +
+      "dShare\022\035.sessiond.v1.ReadShareRequest\032\036." +
+      "sessiond.v1.ReadShareResponseBw\n\025io.gith" +
+      "ub.sessiond.v1B\021StoreServiceProtoP\001\242\002\003SX" +
+      "X\252\002\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sessiond" +
+      "\\V1\\GPBMetadata\352\002\014Sessiond::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -355,8 +492,92 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
           io.github.sessiond.v1.EntryProto.getDescriptor(),
           io.github.sessiond.v1.SessionProto.getDescriptor(),
         });
-    internal_static_sessiond_v1_EraseSessionsRequest_descriptor =
+    internal_static_sessiond_v1_UsageReportRequest_descriptor =
       getDescriptor().getMessageType(0);
+    internal_static_sessiond_v1_UsageReportRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageReportRequest_descriptor,
+        new java.lang.String[] { "Workspace", "Start", "End", "Bucket", "ByModel", "GroupByTags", "Tags", });
+    internal_static_sessiond_v1_UsageReportRequest_TagsEntry_descriptor =
+      internal_static_sessiond_v1_UsageReportRequest_descriptor.getNestedType(0);
+    internal_static_sessiond_v1_UsageReportRequest_TagsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageReportRequest_TagsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
+    internal_static_sessiond_v1_UsageReportResponse_descriptor =
+      getDescriptor().getMessageType(1);
+    internal_static_sessiond_v1_UsageReportResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageReportResponse_descriptor,
+        new java.lang.String[] { "Rows", "Total", "Sessions", });
+    internal_static_sessiond_v1_UsageRow_descriptor =
+      getDescriptor().getMessageType(2);
+    internal_static_sessiond_v1_UsageRow_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageRow_descriptor,
+        new java.lang.String[] { "BucketStart", "Model", "Tags", "Usage", "Sessions", });
+    internal_static_sessiond_v1_UsageRow_TagsEntry_descriptor =
+      internal_static_sessiond_v1_UsageRow_descriptor.getNestedType(0);
+    internal_static_sessiond_v1_UsageRow_TagsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_UsageRow_TagsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
+    internal_static_sessiond_v1_Share_descriptor =
+      getDescriptor().getMessageType(3);
+    internal_static_sessiond_v1_Share_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_Share_descriptor,
+        new java.lang.String[] { "Token", "Workspace", "SessionId", "EntryId", "CreatedAt", "ExpiresAt", "By", "OmitToolOutput", "OmitThinking", "Revoked", "Path", });
+    internal_static_sessiond_v1_ShareSessionRequest_descriptor =
+      getDescriptor().getMessageType(4);
+    internal_static_sessiond_v1_ShareSessionRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ShareSessionRequest_descriptor,
+        new java.lang.String[] { "Workspace", "Session", "EntryId", "ExpiresAt", "By", "OmitToolOutput", "OmitThinking", });
+    internal_static_sessiond_v1_ShareSessionResponse_descriptor =
+      getDescriptor().getMessageType(5);
+    internal_static_sessiond_v1_ShareSessionResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ShareSessionResponse_descriptor,
+        new java.lang.String[] { "Share", });
+    internal_static_sessiond_v1_RevokeShareRequest_descriptor =
+      getDescriptor().getMessageType(6);
+    internal_static_sessiond_v1_RevokeShareRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_RevokeShareRequest_descriptor,
+        new java.lang.String[] { "Workspace", "Token", });
+    internal_static_sessiond_v1_RevokeShareResponse_descriptor =
+      getDescriptor().getMessageType(7);
+    internal_static_sessiond_v1_RevokeShareResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_RevokeShareResponse_descriptor,
+        new java.lang.String[] { "Share", });
+    internal_static_sessiond_v1_ListSharesRequest_descriptor =
+      getDescriptor().getMessageType(8);
+    internal_static_sessiond_v1_ListSharesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ListSharesRequest_descriptor,
+        new java.lang.String[] { "Workspace", "Session", "PageSize", "PageToken", });
+    internal_static_sessiond_v1_ListSharesResponse_descriptor =
+      getDescriptor().getMessageType(9);
+    internal_static_sessiond_v1_ListSharesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ListSharesResponse_descriptor,
+        new java.lang.String[] { "Shares", "NextPageToken", });
+    internal_static_sessiond_v1_ReadShareRequest_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_sessiond_v1_ReadShareRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ReadShareRequest_descriptor,
+        new java.lang.String[] { "Token", "PageSize", "PageToken", });
+    internal_static_sessiond_v1_ReadShareResponse_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_sessiond_v1_ReadShareResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_sessiond_v1_ReadShareResponse_descriptor,
+        new java.lang.String[] { "Share", "Title", "Entries", "NextPageToken", });
+    internal_static_sessiond_v1_EraseSessionsRequest_descriptor =
+      getDescriptor().getMessageType(12);
     internal_static_sessiond_v1_EraseSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_EraseSessionsRequest_descriptor,
@@ -368,37 +589,37 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
         internal_static_sessiond_v1_EraseSessionsRequest_TagsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_sessiond_v1_EraseSessionsResponse_descriptor =
-      getDescriptor().getMessageType(1);
+      getDescriptor().getMessageType(13);
     internal_static_sessiond_v1_EraseSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_EraseSessionsResponse_descriptor,
         new java.lang.String[] { "SessionIds", "Entries", "NewlyErased", "AuditRecord", });
     internal_static_sessiond_v1_GetBlobRequest_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(14);
     internal_static_sessiond_v1_GetBlobRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetBlobRequest_descriptor,
         new java.lang.String[] { "Workspace", "Sha256", "Offset", "Length", });
     internal_static_sessiond_v1_GetBlobResponse_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(15);
     internal_static_sessiond_v1_GetBlobResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetBlobResponse_descriptor,
         new java.lang.String[] { "Data", "Offset", "Size", });
     internal_static_sessiond_v1_PutBlobRequest_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(16);
     internal_static_sessiond_v1_PutBlobRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_PutBlobRequest_descriptor,
         new java.lang.String[] { "Workspace", "Sha256", "Size", "Offset", "Data", });
     internal_static_sessiond_v1_PutBlobResponse_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(17);
     internal_static_sessiond_v1_PutBlobResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_PutBlobResponse_descriptor,
         new java.lang.String[] { "Received", "Stored", });
     internal_static_sessiond_v1_CreateSessionRequest_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(18);
     internal_static_sessiond_v1_CreateSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_CreateSessionRequest_descriptor,
@@ -410,25 +631,25 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
         internal_static_sessiond_v1_CreateSessionRequest_TagsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_sessiond_v1_CreateSessionResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(19);
     internal_static_sessiond_v1_CreateSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_CreateSessionResponse_descriptor,
         new java.lang.String[] { "Session", "Created", });
     internal_static_sessiond_v1_GetSessionRequest_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(20);
     internal_static_sessiond_v1_GetSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "Session", });
     internal_static_sessiond_v1_GetSessionResponse_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(21);
     internal_static_sessiond_v1_GetSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetSessionResponse_descriptor,
         new java.lang.String[] { "Session", });
     internal_static_sessiond_v1_SessionFilter_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(22);
     internal_static_sessiond_v1_SessionFilter_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SessionFilter_descriptor,
@@ -440,97 +661,97 @@ public final class StoreServiceProto extends com.google.protobuf.GeneratedFile {
         internal_static_sessiond_v1_SessionFilter_TagsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_sessiond_v1_ListSessionsRequest_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(23);
     internal_static_sessiond_v1_ListSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListSessionsRequest_descriptor,
         new java.lang.String[] { "Workspace", "ParentSessionId", "PageSize", "PageToken", "Order", "Filter", "SortBy", "MaxResponseBytes", });
     internal_static_sessiond_v1_ListSessionsResponse_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(24);
     internal_static_sessiond_v1_ListSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListSessionsResponse_descriptor,
         new java.lang.String[] { "Sessions", "NextPageToken", });
     internal_static_sessiond_v1_ListWorkspacesRequest_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(25);
     internal_static_sessiond_v1_ListWorkspacesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListWorkspacesRequest_descriptor,
         new java.lang.String[] { "PageSize", "PageToken", });
     internal_static_sessiond_v1_WorkspaceSummary_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(26);
     internal_static_sessiond_v1_WorkspaceSummary_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_WorkspaceSummary_descriptor,
         new java.lang.String[] { "Name", "SessionCount", "SubagentSessionCount", });
     internal_static_sessiond_v1_ListWorkspacesResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(27);
     internal_static_sessiond_v1_ListWorkspacesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ListWorkspacesResponse_descriptor,
         new java.lang.String[] { "Workspaces", "NextPageToken", });
     internal_static_sessiond_v1_SearchEntriesRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(28);
     internal_static_sessiond_v1_SearchEntriesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchEntriesRequest_descriptor,
         new java.lang.String[] { "Workspace", "Query", "Filter", "ParentSessionId", "PageSize", "PageToken", "Order", "MaxResponseBytes", });
     internal_static_sessiond_v1_SearchHit_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(29);
     internal_static_sessiond_v1_SearchHit_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchHit_descriptor,
         new java.lang.String[] { "SessionId", "SessionTitle", "EntryId", "Seq", "Role", "Timestamp", "Snippet", });
     internal_static_sessiond_v1_SearchEntriesResponse_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(30);
     internal_static_sessiond_v1_SearchEntriesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_SearchEntriesResponse_descriptor,
         new java.lang.String[] { "Hits", "NextPageToken", "PartialSessionIds", });
     internal_static_sessiond_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(31);
     internal_static_sessiond_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "Session", "IncludeSubagents", "ExpectedHeadSeq", });
     internal_static_sessiond_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(32);
     internal_static_sessiond_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "DeletedSessionIds", });
     internal_static_sessiond_v1_ForkSessionRequest_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(33);
     internal_static_sessiond_v1_ForkSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ForkSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "Session", "Entry", "Title", "SessionId", });
     internal_static_sessiond_v1_ForkSessionResponse_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(34);
     internal_static_sessiond_v1_ForkSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ForkSessionResponse_descriptor,
         new java.lang.String[] { "Session", });
     internal_static_sessiond_v1_ImportSessionRequest_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(35);
     internal_static_sessiond_v1_ImportSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ImportSessionRequest_descriptor,
         new java.lang.String[] { "Workspace", "SessionId", "Entries", });
     internal_static_sessiond_v1_ImportSessionResponse_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(36);
     internal_static_sessiond_v1_ImportSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_ImportSessionResponse_descriptor,
         new java.lang.String[] { "Session", "Created", });
     internal_static_sessiond_v1_WatchSessionsRequest_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(37);
     internal_static_sessiond_v1_WatchSessionsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_WatchSessionsRequest_descriptor,
         new java.lang.String[] { "Workspace", "AfterCursor", });
     internal_static_sessiond_v1_WatchSessionsResponse_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(38);
     internal_static_sessiond_v1_WatchSessionsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_WatchSessionsResponse_descriptor,

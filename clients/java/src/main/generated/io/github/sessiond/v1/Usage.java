@@ -52,6 +52,7 @@ private static final long serialVersionUID = 0L;
             io.github.sessiond.v1.Usage.class, io.github.sessiond.v1.Usage.Builder.class);
   }
 
+  private int bitField0_;
   public static final int INPUT_TOKENS_FIELD_NUMBER = 1;
   private long inputTokens_ = 0L;
   /**
@@ -112,6 +113,68 @@ private static final long serialVersionUID = 0L;
     return cacheWriteTokens_;
   }
 
+  public static final int REASONING_TOKENS_FIELD_NUMBER = 5;
+  private long reasoningTokens_ = 0L;
+  /**
+   * <pre>
+   * Of output_tokens, those the model spent reasoning (thinking), when the
+   * provider reports them. A part of output_tokens, not added to it:
+   * adapters of providers that count them apart (e.g. Gemini's
+   * thoughts_token_count) add them to output_tokens as well.
+   * </pre>
+   *
+   * <code>uint64 reasoning_tokens = 5 [json_name = "reasoningTokens"];</code>
+   * @return The reasoningTokens.
+   */
+  @java.lang.Override
+  public long getReasoningTokens() {
+    return reasoningTokens_;
+  }
+
+  public static final int COST_FIELD_NUMBER = 6;
+  private io.github.sessiond.v1.Cost cost_;
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   * @return Whether the cost field is set.
+   */
+  @java.lang.Override
+  public boolean hasCost() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   * @return The cost.
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.Cost getCost() {
+    return cost_ == null ? io.github.sessiond.v1.Cost.getDefaultInstance() : cost_;
+  }
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.CostOrBuilder getCostOrBuilder() {
+    return cost_ == null ? io.github.sessiond.v1.Cost.getDefaultInstance() : cost_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -138,6 +201,12 @@ private static final long serialVersionUID = 0L;
     if (cacheWriteTokens_ != 0L) {
       output.writeUInt64(4, cacheWriteTokens_);
     }
+    if (reasoningTokens_ != 0L) {
+      output.writeUInt64(5, reasoningTokens_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(6, getCost());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -157,6 +226,14 @@ private static final long serialVersionUID = 0L;
     if (cacheWriteTokens_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(4, cacheWriteTokens_);
+    }
+    if (reasoningTokens_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt64Size(5, reasoningTokens_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getCost());
     }
     return size;
   }
@@ -190,6 +267,13 @@ private static final long serialVersionUID = 0L;
         != other.getCacheReadTokens()) return false;
     if (getCacheWriteTokens()
         != other.getCacheWriteTokens()) return false;
+    if (getReasoningTokens()
+        != other.getReasoningTokens()) return false;
+    if (hasCost() != other.hasCost()) return false;
+    if (hasCost()) {
+      if (!getCost()
+          .equals(other.getCost())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -213,6 +297,13 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + CACHE_WRITE_TOKENS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getCacheWriteTokens());
+    hash = (37 * hash) + REASONING_TOKENS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getReasoningTokens());
+    if (hasCost()) {
+      hash = (37 * hash) + COST_FIELD_NUMBER;
+      hash = (53 * hash) + getCost().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -336,13 +427,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using io.github.sessiond.v1.Usage.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetCostFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -352,6 +449,12 @@ private static final long serialVersionUID = 0L;
       outputTokens_ = 0L;
       cacheReadTokens_ = 0L;
       cacheWriteTokens_ = 0L;
+      reasoningTokens_ = 0L;
+      cost_ = null;
+      if (costBuilder_ != null) {
+        costBuilder_.dispose();
+        costBuilder_ = null;
+      }
       return this;
     }
 
@@ -397,6 +500,17 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.cacheWriteTokens_ = cacheWriteTokens_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.reasoningTokens_ = reasoningTokens_;
+      }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.cost_ = costBuilder_ == null
+            ? cost_
+            : costBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -422,6 +536,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getCacheWriteTokens() != 0L) {
         setCacheWriteTokens(other.getCacheWriteTokens());
+      }
+      if (other.getReasoningTokens() != 0L) {
+        setReasoningTokens(other.getReasoningTokens());
+      }
+      if (other.hasCost()) {
+        mergeCost(other.getCost());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -467,6 +587,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              reasoningTokens_ = input.readUInt64();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
+            case 50: {
+              input.readMessage(
+                  internalGetCostFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -658,6 +790,232 @@ private static final long serialVersionUID = 0L;
       cacheWriteTokens_ = 0L;
       onChanged();
       return this;
+    }
+
+    private long reasoningTokens_ ;
+    /**
+     * <pre>
+     * Of output_tokens, those the model spent reasoning (thinking), when the
+     * provider reports them. A part of output_tokens, not added to it:
+     * adapters of providers that count them apart (e.g. Gemini's
+     * thoughts_token_count) add them to output_tokens as well.
+     * </pre>
+     *
+     * <code>uint64 reasoning_tokens = 5 [json_name = "reasoningTokens"];</code>
+     * @return The reasoningTokens.
+     */
+    @java.lang.Override
+    public long getReasoningTokens() {
+      return reasoningTokens_;
+    }
+    /**
+     * <pre>
+     * Of output_tokens, those the model spent reasoning (thinking), when the
+     * provider reports them. A part of output_tokens, not added to it:
+     * adapters of providers that count them apart (e.g. Gemini's
+     * thoughts_token_count) add them to output_tokens as well.
+     * </pre>
+     *
+     * <code>uint64 reasoning_tokens = 5 [json_name = "reasoningTokens"];</code>
+     * @param value The reasoningTokens to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReasoningTokens(long value) {
+
+      reasoningTokens_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Of output_tokens, those the model spent reasoning (thinking), when the
+     * provider reports them. A part of output_tokens, not added to it:
+     * adapters of providers that count them apart (e.g. Gemini's
+     * thoughts_token_count) add them to output_tokens as well.
+     * </pre>
+     *
+     * <code>uint64 reasoning_tokens = 5 [json_name = "reasoningTokens"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReasoningTokens() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      reasoningTokens_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private io.github.sessiond.v1.Cost cost_;
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.Cost, io.github.sessiond.v1.Cost.Builder, io.github.sessiond.v1.CostOrBuilder> costBuilder_;
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     * @return Whether the cost field is set.
+     */
+    public boolean hasCost() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     * @return The cost.
+     */
+    public io.github.sessiond.v1.Cost getCost() {
+      if (costBuilder_ == null) {
+        return cost_ == null ? io.github.sessiond.v1.Cost.getDefaultInstance() : cost_;
+      } else {
+        return costBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public Builder setCost(io.github.sessiond.v1.Cost value) {
+      if (costBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        cost_ = value;
+      } else {
+        costBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public Builder setCost(
+        io.github.sessiond.v1.Cost.Builder builderForValue) {
+      if (costBuilder_ == null) {
+        cost_ = builderForValue.build();
+      } else {
+        costBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public Builder mergeCost(io.github.sessiond.v1.Cost value) {
+      if (costBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          cost_ != null &&
+          cost_ != io.github.sessiond.v1.Cost.getDefaultInstance()) {
+          getCostBuilder().mergeFrom(value);
+        } else {
+          cost_ = value;
+        }
+      } else {
+        costBuilder_.mergeFrom(value);
+      }
+      if (cost_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public Builder clearCost() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      cost_ = null;
+      if (costBuilder_ != null) {
+        costBuilder_.dispose();
+        costBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public io.github.sessiond.v1.Cost.Builder getCostBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetCostFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    public io.github.sessiond.v1.CostOrBuilder getCostOrBuilder() {
+      if (costBuilder_ != null) {
+        return costBuilder_.getMessageOrBuilder();
+      } else {
+        return cost_ == null ?
+            io.github.sessiond.v1.Cost.getDefaultInstance() : cost_;
+      }
+    }
+    /**
+     * <pre>
+     * What the message cost, when the caller knows it. Unset: usage roll-ups
+     * price the message from the server's price table (serve --prices) by its
+     * model and timestamp, or count it as unpriced.
+     * </pre>
+     *
+     * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.Cost, io.github.sessiond.v1.Cost.Builder, io.github.sessiond.v1.CostOrBuilder> 
+        internalGetCostFieldBuilder() {
+      if (costBuilder_ == null) {
+        costBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.sessiond.v1.Cost, io.github.sessiond.v1.Cost.Builder, io.github.sessiond.v1.CostOrBuilder>(
+                getCost(),
+                getParentForChildren(),
+                isClean());
+        cost_ = null;
+      }
+      return costBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:sessiond.v1.Usage)

@@ -49,4 +49,50 @@ public interface UsageOrBuilder extends
    * @return The cacheWriteTokens.
    */
   long getCacheWriteTokens();
+
+  /**
+   * <pre>
+   * Of output_tokens, those the model spent reasoning (thinking), when the
+   * provider reports them. A part of output_tokens, not added to it:
+   * adapters of providers that count them apart (e.g. Gemini's
+   * thoughts_token_count) add them to output_tokens as well.
+   * </pre>
+   *
+   * <code>uint64 reasoning_tokens = 5 [json_name = "reasoningTokens"];</code>
+   * @return The reasoningTokens.
+   */
+  long getReasoningTokens();
+
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   * @return Whether the cost field is set.
+   */
+  boolean hasCost();
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   * @return The cost.
+   */
+  io.github.sessiond.v1.Cost getCost();
+  /**
+   * <pre>
+   * What the message cost, when the caller knows it. Unset: usage roll-ups
+   * price the message from the server's price table (serve --prices) by its
+   * model and timestamp, or count it as unpriced.
+   * </pre>
+   *
+   * <code>.sessiond.v1.Cost cost = 6 [json_name = "cost"];</code>
+   */
+  io.github.sessiond.v1.CostOrBuilder getCostOrBuilder();
 }
