@@ -14,7 +14,7 @@ import {
   SessionInfoSchema,
 } from "../../../gen/sessiond/v1/entry_pb.js";
 import { checkEveryKind } from "../../../test/support/entry-arbitrary.js";
-import { entryJson, tryEntryJson } from "./entry-to-json.js";
+import { entryJson, entryJsonWithKind, tryEntryJson, tryEntryJsonParts } from "./entry-to-json.js";
 
 /**
  * entryJson must be toJsonString(EntrySchema, …) exactly: on well-formed
@@ -60,6 +60,7 @@ const toolArgs = (args: unknown): Entry =>
 /** Falls back (the fast path declines), and answers what toJsonString answers, result or error. */
 function expectFallback(e: Entry) {
   expect(tryEntryJson(e)).toBeUndefined();
+  expect(tryEntryJsonParts(e)).toBeUndefined();
   expect(viaEntryJson(e)).toEqual(reflective(e));
 }
 
@@ -69,6 +70,22 @@ function expectFast(e: Entry) {
   expect(fast).toBeDefined();
   expect(fast).toBe(toJsonString(EntrySchema, e));
   expect(entryJson(e)).toBe(fast);
+  // In two pieces: the same JSON, and the kind's alone, which writes the
+  // entry again with another head (what planning sets) exactly.
+  const parts = tryEntryJsonParts(e);
+  expect(parts?.json).toBe(fast);
+  if (e.kind.case === undefined) {
+    expect(parts?.kind).toBeUndefined();
+    return;
+  }
+  expect(parts?.kind).toBe(JSON.stringify(JSON.parse(fast as string)[e.kind.case]));
+  for (const head of [
+    { id: "p9", parentId: "p8", seq: 7n, timestamp: create(TimestampSchema, { seconds: 5n }) },
+    { id: "", parentId: undefined, seq: 0n, timestamp: undefined },
+  ]) {
+    const other = { ...e, ...head };
+    expect(entryJsonWithKind(other, parts?.kind as string)).toBe(toJsonString(EntrySchema, other));
+  }
 }
 
 /** A message entry with this timestamp. */

@@ -56,7 +56,9 @@ export function tryEntryJson(e: Entry): string | undefined {
  * entry with other id, parent, timestamp or seq from it without writing
  * the kind again. Undefined when `e` is not a shape the fast path handles.
  */
-export function tryEntryJsonParts(e: Entry): { json: string; kind: string | undefined } | undefined {
+export function tryEntryJsonParts(
+  e: Entry,
+): { json: string; kind: string | undefined } | undefined {
   try {
     const headJson = JSON.stringify(head(e));
     const k = e.kind;
