@@ -111,6 +111,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./keys.js")).keys,
   },
   {
+    name: "seal",
+    summary: "encryption at rest: seal a workspace's existing plaintext sessions (no server)",
+    load: async () => (await import("./seal.js")).seal,
+  },
+  {
     name: "fsck",
     summary: "check the session files of a data directory (no server needed)",
     load: async () => (await import("./fsck.js")).fsck,

@@ -1,0 +1,81 @@
+import { resolve } from "node:path";
+import { isSessiondError } from "../core/errors.js";
+import { DEFAULT_DATA_DIR } from "../server/index.js";
+import { JsonlEngine, sealSession } from "../storage/jsonl/index.js";
+import { LocalKeyring } from "../storage/keys/index.js";
+import { CliError, type Command, parse } from "./command.js";
+import { printHelp, println } from "./output.js";
+
+const HELP = `Usage: sessiond seal --keyring FILE --workspace W [ID...] [--data-dir DIR]
+
+Seals the plaintext sessions of a workspace (all, or the IDs given) in a
+JSONL data directory: encryption at rest for sessions written before it was
+turned on (serve --encrypt-workspaces seals new sessions only). Per
+session: a new data key, wrapped by the workspace's key in the keyring, is
+written to <id>.key first (durably), then a copy of the log with every
+entry's content sealed is fsynced and renamed over the log, under the
+session's lock. A crash at any step leaves the session readable (the old
+log, or the sealed one with its key); run the command again to finish.
+
+Sessions sealed already are skipped (running it twice changes nothing);
+erased sessions too. A server may run meanwhile if it was started with the
+same --keyring: it reads the sealed files at once, and a client appending
+at that moment gets one UNAVAILABLE it retries. A server without the
+keyring cannot read the sessions once they are sealed.
+
+Prints one line per session: "ID: sealed (N records)", "ID: sealed
+already", "ID: erased", or the error. Exits 1 when any session failed.
+
+Flags:
+  --keyring FILE          the keyring file (0600; made when missing)
+  --workspace W           the workspace
+  --data-dir DIR          the data directory (default ${DEFAULT_DATA_DIR})
+  -h, --help              show this help`;
+
+const OPTIONS = {
+  keyring: { type: "string" },
+  workspace: { type: "string" },
+  "data-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+async function run(argv: string[]): Promise<number> {
+  const { values: v, positionals: ids } = parse("seal", argv, OPTIONS);
+  if (v.help) return printHelp(HELP);
+  if (v.keyring === undefined) throw new CliError("seal needs --keyring FILE", 2);
+  const workspace = v.workspace;
+  if (workspace === undefined) throw new CliError("seal needs --workspace W", 2);
+  let keyring: LocalKeyring;
+  try {
+    keyring = await LocalKeyring.open(v.keyring, { create: true });
+  } catch (err) {
+    throw new CliError(`--keyring: ${(err as Error).message}`);
+  }
+  const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
+  let sessionIds: string[] = ids;
+  if (sessionIds.length === 0) {
+    const engine = new JsonlEngine({ dataDir, need: "readable" });
+    try {
+      sessionIds = (await engine.listIds(workspace)).sort();
+    } finally {
+      await engine.close();
+    }
+  }
+  let failed = 0;
+  for (const sessionId of sessionIds) {
+    try {
+      const r = await sealSession({ dataDir, keys: keyring }, { workspace, sessionId });
+      if (r.result === "sealed") {
+        println(`${sessionId}: sealed (${r.records} record${r.records === 1 ? "" : "s"})`);
+      } else if (r.result === "already") println(`${sessionId}: sealed already`);
+      else println(`${sessionId}: erased`);
+    } catch (err) {
+      if (!isSessiondError(err)) throw err;
+      failed++;
+      println(`${sessionId}: ${err.message}`);
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+export const seal: Command = { name: "seal", help: HELP, run };
