@@ -14,6 +14,7 @@ import { JsonlEngine } from "../storage/jsonl/jsonl-engine.js";
 import { keyPath } from "../storage/jsonl/session-keys.js";
 import { LocalKeyring } from "../storage/keys/local-keyring.js";
 import { MemoryEngine } from "../storage/memory.js";
+import { PostgresEngine } from "../storage/postgres/postgres-engine.js";
 import { SessionStore } from "./session-store.js";
 import type { EntryWatchEvent } from "./watch/watch-entries.js";
 
@@ -24,8 +25,9 @@ import type { EntryWatchEvent } from "./watch/watch-entries.js";
  * file a tombstone; clear: the log rewritten), reads / CONTEXT / search
  * show the erased marker with the tree unchanged, one audit record
  * without content is written, a restart reads the erased state, and
- * erasing again changes nothing. PostgreSQL: UNIMPLEMENTED for now (see
- * the last describe).
+ * erasing again changes nothing. PostgreSQL (in clear) runs the same
+ * cases; what is PostgreSQL's own (dead tuples, pg_dump, replicas) is in
+ * src/storage/postgres/erase.test.ts.
  */
 
 const CLOCK = new Date("2026-05-06T07:08:09.000Z");
@@ -37,23 +39,49 @@ interface Case {
   readonly name: string;
   readonly files: boolean;
   readonly sealed: boolean;
-  open(dir: string, keyring: LocalKeyring): StorageEngine;
+  /** Whether a second engine on the same storage sees what the first wrote (a restart). */
+  readonly reopens: boolean;
+  /** A new engine; `fresh`: over emptied storage (the first of a test), else over the same. */
+  open(dir: string, keyring: LocalKeyring, fresh: boolean): StorageEngine | Promise<StorageEngine>;
+}
+
+/** The file's PostgreSQL database, emptied for each test (audit records too). */
+let pgUrl: string | undefined;
+async function openPg(fresh: boolean): Promise<StorageEngine> {
+  if (!fresh && pgUrl !== undefined) return PostgresEngine.open({ url: pgUrl });
+  const { engine, url, admin } = await openPostgres();
+  await admin`TRUNCATE sessiond_erasures`;
+  pgUrl = url;
+  return engine;
 }
 
 const CASES: Case[] = [
-  { name: "memory", files: false, sealed: false, open: () => new MemoryEngine() },
+  { name: "memory", files: false, sealed: false, reopens: false, open: () => new MemoryEngine() },
   {
     name: "jsonl in clear",
     files: true,
     sealed: false,
+    reopens: true,
     open: (dataDir) => new JsonlEngine({ dataDir }),
   },
   {
     name: "jsonl sealed",
     files: true,
     sealed: true,
+    reopens: true,
     open: (dataDir, keys) => new JsonlEngine({ dataDir, encryption: { keys, workspaces: [WS] } }),
   },
+  ...(pgSkip === undefined
+    ? [
+        {
+          name: "postgres in clear",
+          files: false,
+          sealed: false,
+          reopens: true,
+          open: (_dir: string, _keys: LocalKeyring, fresh: boolean) => openPg(fresh),
+        },
+      ]
+    : []),
 ];
 
 async function allFiles(dir: string): Promise<{ file: string; bytes: Buffer }[]> {
@@ -93,7 +121,7 @@ describe.each(CASES)("erasure on $name", (c) => {
     dataDir = await tempDir();
     keyDir = await tempDir("sessiond-keys-");
     keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
-    engine = c.open(dataDir, keyring);
+    engine = await c.open(dataDir, keyring, true);
     store = new SessionStore(engine, { now: () => CLOCK });
     // p (user=42) ─ subagent c ─ subagent g; q (user=42, team=x); o (user=7)
     await store.create({ workspace: WS, sessionId: "p", title: "parent", tags: { user: "42" } });
@@ -217,9 +245,11 @@ describe.each(CASES)("erasure on $name", (c) => {
       const audit = await readFile(path.join(dataDir, WS, "erasures.jsonl"), "utf8");
       expect(audit.trim().split("\n")).toHaveLength(2);
       expect(audit).not.toMatch(/ERASEME|KEEPME/);
+    }
+    if (c.reopens) {
       // A restart reads the erased state and the audit.
       await engine.close();
-      engine = c.open(dataDir, keyring);
+      engine = await c.open(dataDir, keyring, false);
       store = new SessionStore(engine, { now: () => CLOCK });
       expect(await store.erasures(WS)).toEqual(records);
       const entries = await entriesOf(store, "c");
@@ -304,7 +334,7 @@ describe.each(CASES)("erasure on $name", (c) => {
       expect((err as Error).message).toContain("erased");
       await unlink(keyPath(path.join(dataDir, WS, "sessions", "o.jsonl")));
       await engine.close();
-      engine = c.open(dataDir, keyring);
+      engine = await c.open(dataDir, keyring, false);
       store = new SessionStore(engine, { now: () => CLOCK });
       const lost = await entriesOf(store, "o").catch((e: unknown) => e);
       expect(isSessiondError(lost, "FAILED_PRECONDITION")).toBe(true);
@@ -340,10 +370,10 @@ describe("erasure events in pages", () => {
   });
 });
 
-describe("erasure on an engine without it (PostgreSQL, for now)", () => {
+describe("erasure on an engine without it", () => {
   it("is UNIMPLEMENTED with a message naming the engine, and nothing is erased", async () => {
     const memory = new MemoryEngine();
-    // The PostgreSQL engine has no erase yet: an engine of that shape.
+    // An engine of that shape (a third-party engine, or one from before erasure).
     const engine = Object.assign(Object.create(memory) as MemoryEngine, {
       kind: "postgres",
       erase: undefined,
@@ -361,25 +391,5 @@ describe("erasure on an engine without it (PostgreSQL, for now)", () => {
     const back = await store.erasures(WS).catch((e: unknown) => e);
     expect(isSessiondError(back, "UNIMPLEMENTED")).toBe(true);
     expect((await entriesOf(store, "p"))[1]?.withheld).toBeUndefined();
-  });
-});
-
-// Loud when it cannot run (store-engines.ts prints why PostgreSQL is skipped).
-describe.skipIf(pgSkip !== undefined)("erasure on the PostgreSQL engine (not built yet)", () => {
-  it("is UNIMPLEMENTED naming the engine; the session is untouched", async () => {
-    const { engine } = await openPostgres();
-    try {
-      const store = new SessionStore(engine, { now: () => CLOCK });
-      await store.create({ workspace: WS, sessionId: "p" });
-      await (await store.open(WS, "p")).append([user("u1", ERASED[0] as string)]);
-      const err = await store
-        .erase({ workspace: WS, sessionIds: ["p"], by: "dpo" })
-        .catch((e: unknown) => e);
-      expect(isSessiondError(err, "UNIMPLEMENTED")).toBe(true);
-      expect((err as Error).message).toContain("postgres");
-      expect((await entriesOf(store, "p"))[1]?.withheld).toBeUndefined();
-    } finally {
-      await engine.close();
-    }
   });
 });

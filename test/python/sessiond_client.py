@@ -35,7 +35,6 @@ Exit status 0 and a last line like {"ok": true, ...} mean every check passed.
 import argparse
 import hashlib
 import json
-import os
 import re
 import sys
 import uuid
@@ -328,26 +327,18 @@ def main():
     assert [m.entry_id for m in after.messages] == ["u1", "a1", "t1"], after
     assert after.messages[0].message.content[0].text == "[redacted]", after.messages[0]
 
-    # --- EraseSessions: the fork's content is gone for good, its tree kept
-    # (PostgreSQL does not erase yet: UNIMPLEMENTED, saying so).
+    # --- EraseSessions: the fork's content is gone for good, its tree kept (every engine).
     erase_req = store.EraseSessionsRequest(workspace=ws, session_ids=[fork.id], by="py", why="interop")
-    if os.environ.get("SESSIOND_TEST_STORAGE") == "postgres":
-        try:
-            st.EraseSessions(erase_req)
-            raise AssertionError("EraseSessions on PostgreSQL succeeded")
-        except grpc.RpcError as err:
-            assert err.code() == grpc.StatusCode.UNIMPLEMENTED, err
-    else:
-        erased = st.EraseSessions(erase_req)
-        assert list(erased.session_ids) == [fork.id], erased
-        gone = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id)).entries)
-        assert [e.id for e in gone][1:] == ["m1", "u1", "a1", "t1"], [e.id for e in gone]
-        a1 = next(e for e in gone if e.id == "a1")
-        assert a1.withheld.reason == E.WITHHELD_REASON_ERASED, a1
-        # Only the tool calls' ids and names are kept (their pairing with results), no text, no arguments.
-        assert [(p.WhichOneof("part"), p.tool_call.HasField("arguments")) for p in a1.message.content] == [
-            ("tool_call", False)
-        ], a1
+    erased = st.EraseSessions(erase_req)
+    assert list(erased.session_ids) == [fork.id], erased
+    gone = list(ss.GetEntries(sess.GetEntriesRequest(workspace=ws, session=fork.id)).entries)
+    assert [e.id for e in gone][1:] == ["m1", "u1", "a1", "t1"], [e.id for e in gone]
+    a1 = next(e for e in gone if e.id == "a1")
+    assert a1.withheld.reason == E.WITHHELD_REASON_ERASED, a1
+    # Only the tool calls' ids and names are kept (their pairing with results), no text, no arguments.
+    assert [(p.WhichOneof("part"), p.tool_call.HasField("arguments")) for p in a1.message.content] == [
+        ("tool_call", False)
+    ], a1
 
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))

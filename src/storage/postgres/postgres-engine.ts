@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
-import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import type { Entry, Withheld } from "../../../gen/sessiond/v1/entry_pb.js";
+import { seqPages } from "../../core/erase-plan.js";
 import { isSessiondError, SessiondError, unavailable } from "../../core/errors.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type {
@@ -9,6 +10,7 @@ import type {
   CandidateQuery,
   DeleteOptions,
   EntryPage,
+  EraseResult,
   JobOutcome,
   Planner,
   RootPageQuery,
@@ -33,6 +35,7 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
+import { eraseClear, eraseResult, readErasures, recordErasure, vacuumErased } from "./erase.js";
 import { dropJobLease, takeJobLease } from "./exclusive-job.js";
 import { HeadPoll } from "./head-poll.js";
 import {
@@ -81,6 +84,14 @@ export interface PostgresEngineOptions {
   headPollMs?: number;
   /** Told about NOTIFY lag and group commits (metrics). Default: nothing. */
   observer?: StorageObserver;
+  /**
+   * VACUUM the tables an erasure rewrote before its audit record is written
+   * (erase.ts), so that the old content leaves the table's pages, not only
+   * every query's view. Default true; false leaves the dead tuples to
+   * autovacuum (a VACUUM scans every index of sessiond_entries: on a very
+   * large table, schedule your own).
+   */
+  vacuumAfterErase?: boolean;
 }
 
 /**
@@ -123,11 +134,15 @@ export class PostgresEngine implements StorageEngine {
   private readonly url: string;
   private readonly connectTimeoutSec: number;
   private readonly poolSize: number;
+  private readonly vacuumAfterErase: boolean;
+  /** Tables this replica's erasures rewrote since its last VACUUM of them (vacuumErased). */
+  private readonly erasedTables = new Set<string>();
 
   constructor(opts: PostgresEngineOptions) {
     this.url = opts.url;
     this.poolSize = opts.poolSize ?? 10;
     this.connectTimeoutSec = opts.connectTimeoutSec ?? 5;
+    this.vacuumAfterErase = opts.vacuumAfterErase ?? true;
     this.cache = new SessionCache(opts.cacheSessions ?? 256, (k, head) =>
       this.headPoll.loaded(k, head),
     );
@@ -276,6 +291,48 @@ export class PostgresEngine implements StorageEngine {
       this.emit({ type: "withheld", ...key, headSeq: r.headSeq, seqs });
     }
     return r;
+  }
+
+  /**
+   * Erasure (erase.ts): a session in clear has every entry with content
+   * replaced by its ERASED form in one transaction, like a redaction; the
+   * dead tuples go with the VACUUM before the call's audit record.
+   */
+  async erase(key: SessionKey, marker: Withheld): Promise<EraseResult> {
+    await this.begin();
+    const r = await eraseClear(this.ctx, key, marker);
+    if (r.changed.length > 0) this.erasedTables.add("sessiond_entries");
+    for (const seqs of seqPages(r.changed.map((e) => Number(e.seq)))) {
+      this.emit({ type: "withheld", ...key, headSeq: r.headSeq, seqs });
+    }
+    return eraseResult(r, false);
+  }
+
+  /**
+   * The audit record of an erasure call, after every session of it is
+   * erased: first the VACUUM of what the erasures rewrote (unless
+   * `vacuumAfterErase` is false), then the row. A failed VACUUM fails the
+   * call before its record: retrying it erases nothing more, vacuums and
+   * records.
+   */
+  async recordErasure(workspace: string, record: string): Promise<void> {
+    await this.begin();
+    if (this.vacuumAfterErase && this.erasedTables.size > 0) {
+      const tables = [...this.erasedTables];
+      this.erasedTables.clear();
+      try {
+        await vacuumErased(this.ctx, tables);
+      } catch (err) {
+        for (const t of tables) this.erasedTables.add(t);
+        throw err;
+      }
+    }
+    await recordErasure(this.ctx, workspace, record);
+  }
+
+  async erasures(workspace: string): Promise<string[]> {
+    await this.begin();
+    return readErasures(this.ctx, workspace);
   }
 
   async load(key: SessionKey): Promise<SessionLog> {

@@ -55,17 +55,14 @@ export async function withholdRows(
               UPDATE sessiond_sessions SET incarnation = DEFAULT
               WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
               RETURNING incarnation`,
-            notifyIn(tx, ctx.replica, {
-              type: "withheld",
-              ...key,
-              headSeq: c.log.headSeq,
-              seqs: rows.map((r) => r.q),
-            }),
+            ...notifyPages(rows.map((r) => r.q)).map((seqs) =>
+              notifyIn(tx, ctx.replica, { type: "withheld", ...key, headSeq: c.log.headSeq, seqs }),
+            ),
           ]);
-          if (updated.length !== rows.length) {
+          if ((updated as { seq: number }[]).length !== rows.length) {
             throw new Error(`${rows.length} rows to redact, ${updated.length} updated`);
           }
-          incarnation = row[0]?.incarnation;
+          incarnation = (row as { incarnation: string }[])[0]?.incarnation;
         }),
       );
     } catch (err) {
@@ -83,4 +80,18 @@ export async function withholdRows(
     }
     return r;
   });
+}
+
+/**
+ * NOTIFY carries at most 8000 bytes: the seqs of a rewrite (an erasure
+ * changes every entry of a session) go in wake-ups of at most this many
+ * (a seq is at most 10 digits and a comma: 4,400 bytes and the ids).
+ */
+export const NOTIFY_SEQS = 400;
+
+/** `seqs` cut into the pages of NOTIFY wake-ups (NOTIFY_SEQS each). */
+export function notifyPages(seqs: readonly number[]): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < seqs.length; i += NOTIFY_SEQS) out.push(seqs.slice(i, i + NOTIFY_SEQS));
+  return out;
 }

@@ -220,6 +220,24 @@ CREATE TABLE IF NOT EXISTS sessiond_blob_chunks (
 );
 `,
   },
+  {
+    version: 10,
+    description: "erasure audit records",
+    sql: `
+-- One row per erasure call (SessionStore.erase, erase.ts): who, when, what
+-- was asked, which sessions and how many entries, as the JSON text the store
+-- made (no content of any session). Append-only: nothing of sessiond updates
+-- or deletes these rows, and no foreign key ties them to sessions, so they
+-- outlive the sessions they name (deleting a session keeps its erasures).
+CREATE TABLE IF NOT EXISTS sessiond_erasures (
+  workspace   text        NOT NULL,
+  n           bigint      GENERATED ALWAYS AS IDENTITY,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  record      text        NOT NULL,
+  PRIMARY KEY (workspace, n)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
