@@ -1,0 +1,154 @@
+/**
+ * A session's usage as its tree knows it (GetUsage, without subagents):
+ * every assistant message of the log, the current path, each branch, and
+ * the size of the current context. Pure: a log in, raw sums out, priced by
+ * the caller (usage-sums.ts) so that every figure follows the one rule.
+ */
+import { toJsonString } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import {
+  BlobPart,
+  type Entry,
+  type Message,
+  Role,
+  type Usage,
+} from "../../gen/sessiond/v1/entry_pb.js";
+import { View } from "../../gen/sessiond/v1/session_pb.js";
+import { timestampMillis } from "./entry.js";
+import { foldPath } from "./fold.js";
+import type { SessionLog } from "./session-log.js";
+import { UsageGroups } from "./usage-sums.js";
+
+/** One branch: the path to a leaf, beyond what it shares with the current path. */
+export interface BranchRollup {
+  leafEntryId: string;
+  current: boolean;
+  /** The last entry the branch shares with the current path; "" for the current branch. */
+  forkEntryId: string;
+  usage: UsageGroups;
+}
+
+export interface SessionRollup {
+  tree: UsageGroups;
+  currentPath: UsageGroups;
+  /** The current branch first, then by seq of the leaf. */
+  branches: BranchRollup[];
+  contextTokens: bigint;
+  headSeq: number;
+}
+
+/** The usage an entry counts with: an ASSISTANT message's, withheld or not. */
+export function billedUsage(entry: Entry): Usage | undefined {
+  const k = entry.kind;
+  if (k.case !== "message" || k.value.role !== Role.ASSISTANT) return undefined;
+  return k.value.usage;
+}
+
+function count(groups: UsageGroups, entry: Entry): void {
+  const usage = billedUsage(entry);
+  if (usage === undefined) return;
+  const m = entry.kind.value as Message;
+  groups.add(timestampMillis(entry.timestamp), m.model ?? "", usage);
+}
+
+/**
+ * Rolls up a session's log. Branches: one per leaf of the tree (an entry no
+ * other entry names as parent, Leaf entries aside), and the current leaf's
+ * even when it has children (after a rewind): it always heads the list.
+ */
+export function rollUpSession(log: SessionLog): SessionRollup {
+  const tree = new UsageGroups();
+  const hasChild = new Set<string>();
+  const entries = log.entries();
+  for (const e of entries) {
+    count(tree, e);
+    if (e.kind.case !== "leaf" && e.parentId !== undefined) hasChild.add(e.parentId);
+  }
+  const headSeq = log.headSeq;
+  if (entries.length === 0) {
+    return { tree, currentPath: new UsageGroups(), branches: [], contextTokens: 0n, headSeq };
+  }
+  const leafId = log.leafId;
+  const path = log.path(leafId);
+  const onPath = new Set(path.map((e) => e.id));
+  const currentPath = new UsageGroups();
+  for (const e of path) count(currentPath, e);
+
+  const branches: BranchRollup[] = [
+    { leafEntryId: leafId, current: true, forkEntryId: "", usage: currentPath },
+  ];
+  for (const e of entries) {
+    if (e.kind.case === "leaf" || hasChild.has(e.id) || e.id === leafId) continue;
+    const usage = new UsageGroups();
+    let at: Entry | undefined = e;
+    while (at !== undefined && !onPath.has(at.id)) {
+      count(usage, at);
+      at = at.parentId === undefined ? undefined : log.get(at.parentId);
+    }
+    branches.push({ leafEntryId: e.id, current: false, forkEntryId: at?.id ?? "", usage });
+  }
+  return { tree, currentPath, branches, contextTokens: contextTokens(path), headSeq };
+}
+
+/**
+ * Estimated tokens of the CONTEXT of `path`: the newest assistant message's
+ * input + cache read + cache write + output tokens (what it was sent plus
+ * what it said), plus about one token per 4 characters of the messages
+ * after it. An assistant message older than the newest compaction on the
+ * path was sent a context the compaction has since shrunk: it is no base,
+ * and the whole context is estimated from its characters.
+ */
+export function contextTokens(path: readonly Entry[]): bigint {
+  const state = foldPath(path, View.CONTEXT);
+  let compactionSeq = 0n;
+  for (const e of path) if (e.kind.case === "compaction") compactionSeq = e.seq;
+  const seqOf = new Map(path.map((e) => [e.id, e.seq]));
+  const messages = state.messages;
+  let base = 0n;
+  let from = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const item = messages[i];
+    const usage = item?.message?.usage;
+    if (item?.message?.role !== Role.ASSISTANT || usage === undefined) continue;
+    if ((seqOf.get(item.entryId) ?? 0n) < compactionSeq) break;
+    base = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens;
+    from = i + 1;
+    break;
+  }
+  let chars = 0;
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i]?.message;
+    if (m !== undefined) chars += messageChars(m);
+  }
+  return base + BigInt(Math.ceil(chars / 4));
+}
+
+/** The characters a message puts in a prompt: its text, thinking and tool calls (images not counted). */
+function messageChars(m: Message): number {
+  let n = 0;
+  for (const p of m.content) {
+    const part = p.part;
+    switch (part.case) {
+      case "text":
+        n += part.value.length;
+        break;
+      case "thinking":
+        n += part.value.thinking.length;
+        break;
+      case "toolCall": {
+        const args = part.value.arguments;
+        n +=
+          part.value.name.length +
+          (args === undefined ? 0 : toJsonString(ValueSchema, args).length);
+        break;
+      }
+      case "blob":
+        // A text or thinking part stored apart: its UTF-8 bytes, about its characters.
+        if (part.value.part !== BlobPart.IMAGE) n += Number(part.value.size);
+        break;
+      default:
+        break;
+    }
+  }
+  return n;
+}
