@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
-import { JsonlEngine, sealSession } from "../storage/jsonl/index.js";
+import { JsonlEngine, sealBlobs, sealSession } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
 import { CliError, type Command, parse } from "./command.js";
 import { printHelp, println } from "./output.js";
@@ -17,6 +17,10 @@ entry's content sealed is fsynced and renamed over the log, under the
 session's lock. A crash at any step leaves the session readable (the old
 log, or the sealed one with its key); run the command again to finish.
 
+Without IDs, the workspace's blobs (large parts stored once per workspace)
+stored in clear are sealed too, under the workspace's blob key
+(blobs/blobs.key), each replaced atomically.
+
 Sessions sealed already are skipped (running it twice changes nothing);
 erased sessions too. A server may run meanwhile if it was started with the
 same --keyring: it reads the sealed files at once, and a client appending
@@ -24,7 +28,8 @@ at that moment gets one UNAVAILABLE it retries. A server without the
 keyring cannot read the sessions once they are sealed.
 
 Prints one line per session: "ID: sealed (N records)", "ID: sealed
-already", "ID: erased", or the error. Exits 1 when any session failed.
+already", "ID: erased", or the error; then "blobs: N sealed". Exits 1
+when any session failed.
 
 Flags:
   --keyring FILE          the keyring file (0600; made when missing)
@@ -73,6 +78,16 @@ async function run(argv: string[]): Promise<number> {
       if (!isSessiondError(err)) throw err;
       failed++;
       println(`${sessionId}: ${err.message}`);
+    }
+  }
+  if (ids.length === 0) {
+    // The workspace's blobs (large parts, shared by its sessions) in clear too.
+    try {
+      println(`blobs: ${await sealBlobs({ dataDir, keys: keyring }, workspace)} sealed`);
+    } catch (err) {
+      if (!isSessiondError(err)) throw err;
+      failed++;
+      println(`blobs: ${err.message}`);
     }
   }
   return failed > 0 ? 1 : 0;

@@ -56,7 +56,7 @@ describe("sessiond seal", () => {
 
     const first = await seal();
     expect(first.stderr).toBe("");
-    expect(first.stdout).toBe("a1: sealed (1 record)\nb2: sealed (1 record)\n");
+    expect(first.stdout).toBe("a1: sealed (1 record)\nb2: sealed (1 record)\nblobs: 0 sealed\n");
     expect(first.code).toBe(0);
     for (const f of files()) expect(readFileSync(f).includes(MARKER)).toBe(false);
     expect(files().filter((f) => f.endsWith(".key")).length).toBe(2);
@@ -68,7 +68,7 @@ describe("sessiond seal", () => {
     expect((await cli(["show", "a1"])).stdout).toContain(`${MARKER}-2`);
 
     const again = await seal();
-    expect(again.stdout).toBe("a1: sealed already\nb2: sealed already\n");
+    expect(again.stdout).toBe("a1: sealed already\nb2: sealed already\nblobs: 0 sealed\n");
     const unknown = await seal(["nope"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toContain('nope: session "nope" not found in workspace "old"');

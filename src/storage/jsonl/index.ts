@@ -15,5 +15,11 @@ export {
   type SessionFile,
 } from "./fsck-scan.js";
 export { JsonlEngine, type JsonlEngineOptions } from "./jsonl-engine.js";
-export { type SealOptions, type SealOutcome, sealSession, sealSessions } from "./seal-sessions.js";
+export {
+  type SealOptions,
+  type SealOutcome,
+  sealBlobs,
+  sealSession,
+  sealSessions,
+} from "./seal-sessions.js";
 export type { EncryptionOptions } from "./session-keys.js";

@@ -3,6 +3,7 @@ import { quote } from "../../core/ids.js";
 import type { SessionKey } from "../engine.js";
 import type { KeyProvider } from "../keys/key-provider.js";
 import { SEALED_KINDS, type SessionSealer, sealedBounds } from "../seal/sealed-payload.js";
+import { BlobFiles } from "./blob-files.js";
 import { errnoCode, type FsOps, nodeFs, readWholeText } from "./fs-ops.js";
 import { FileLease } from "./lock.js";
 import { sessionPath } from "./paths.js";
@@ -246,3 +247,16 @@ function kindOf(bytes: Buffer, start: number, end: number): string {
 }
 
 const CLEAR_KINDS: ReadonlySet<string> = new Set(["sessionInfo", "leaf", "label"]);
+
+/**
+ * The blobs of `workspace` stored in clear (before sealing was turned on)
+ * sealed under the workspace's blob data key (blob-files.ts
+ * `sealExisting`); how many.
+ */
+export function sealBlobs(o: SealOptions, workspace: string): Promise<number> {
+  const blobs = new BlobFiles(o.fs ?? nodeFs, o.dataDir, o.noFsync !== true, {
+    keys: o.keys,
+    workspaces: [workspace],
+  });
+  return blobs.sealExisting(workspace);
+}

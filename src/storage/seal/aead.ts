@@ -57,15 +57,21 @@ function nextNonce(): Buffer {
 
 /** Seals `plaintext` under `key` bound to `ad`; base64 of format, nonce, ciphertext, tag. */
 export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
+  return sealBytes(key, plaintext, ad).toString("base64");
+}
+
+/** Bytes `sealBytes` adds to its plaintext: format, nonce, tag. */
+export const SEAL_OVERHEAD = 1 + NONCE_BYTES + TAG_BYTES;
+
+/** `seal` as bytes (format, nonce, ciphertext, tag): for blobs, stored raw. */
+export function sealBytes(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): Buffer {
   const nonce = nextNonce();
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(ad);
   const body =
     typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
   const rest = cipher.final();
-  return Buffer.concat([Buffer.of(FORMAT), nonce, body, rest, cipher.getAuthTag()]).toString(
-    "base64",
-  );
+  return Buffer.concat([Buffer.of(FORMAT), nonce, body, rest, cipher.getAuthTag()]);
 }
 
 /**
