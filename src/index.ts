@@ -21,6 +21,7 @@ export {
 export { BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX, foldPath } from "./core/fold.js";
 export { shortId } from "./core/ids.js";
 export * from "./core/message-text.js";
+export { type PriceTable, parsePriceTable } from "./core/usage-sums.js";
 export type { StorageEngine } from "./storage/engine.js";
 export { type EncryptionOptions, JsonlEngine } from "./storage/jsonl/index.js";
 export {

@@ -30,6 +30,7 @@ export {
   SessionStore,
   type StoreOptions,
 } from "./session-store.js";
+export { sessionUsage, type UsageOptions } from "./usage.js";
 export {
   DEFAULT_HEARTBEAT_MS,
   type EntrySink,

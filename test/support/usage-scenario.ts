@@ -49,7 +49,7 @@ interface Tokens {
   reasoning?: number;
 }
 
-interface Reply {
+export interface Reply {
   id: string;
   model: string;
   at: string;
@@ -174,7 +174,12 @@ export function plainTotals(t: UsageTotals | undefined): PlainTotals {
  * exact on its own and no rounding enters.
  */
 export function expectedTotals(ids: readonly string[]): PlainTotals {
-  return sumReplies(ids.map((id) => REPLIES[id] as Reply));
+  return sumReplies(scenarioReplies(ids));
+}
+
+/** The scenario's replies of these ids. */
+export function scenarioReplies(ids: readonly string[]): Reply[] {
+  return ids.map((id) => REPLIES[id] as Reply);
 }
 
 /** The same sums over any replies (subagent sessions' too). */
