@@ -5,6 +5,7 @@ import type { Tags } from "../core/tags.js";
 import type { WithholdPlan } from "../core/withheld.js";
 import type { BlobStorage } from "./blobs.js";
 import type { EngineStats } from "./observer.js";
+import type { ShareStorage } from "./shares.js";
 
 /**
  * The storage contract every engine (memory, jsonl, postgres) implements and
@@ -261,6 +262,9 @@ export interface StorageEngine {
 
   /** The workspace's blobs: large parts stored once (see blobs.ts). */
   readonly blobs: BlobStorage;
+
+  /** OPTIONAL: share links' records (shares.ts); without it the share calls are UNIMPLEMENTED. */
+  readonly shares?: ShareStorage;
 
   /**
    * Creates a session durably from its first entries (a SessionInfo root

@@ -26,6 +26,7 @@ import { Listeners } from "./listeners.js";
 import { MemoryBlobs } from "./memory-blobs.js";
 import { compareRootKeys } from "./root-order.js";
 import { recordOf, rootRecordOf } from "./session-record.js";
+import { MemoryShares } from "./shares.js";
 
 /**
  * The in-memory engine: for tests and ephemeral use. Everything is lost when
@@ -36,6 +37,7 @@ import { recordOf, rootRecordOf } from "./session-record.js";
 export class MemoryEngine implements StorageEngine {
   readonly kind = "memory";
   readonly blobs: MemoryBlobs;
+  readonly shares = new MemoryShares();
   private readonly spaces = new Map<string, Map<string, SessionLog>>();
   private readonly listeners = new Listeners();
   private closed = false;

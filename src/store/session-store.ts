@@ -40,6 +40,7 @@ import { metaOf } from "./meta.js";
 import { type SearchInput, type SearchResult, searchEntries } from "./search/search.js";
 import { Session, type SessionContext } from "./session.js";
 import { type ListInput, listSessions } from "./session-listing.js";
+import { Shares } from "./shares.js";
 import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";
 import {
   listWorkspaces,
@@ -97,6 +98,8 @@ export class SessionStore {
   readonly limits: StoreLimits;
   /** Large parts stored once: reads, uploads, collection. */
   readonly blobs: BlobStore;
+  /** Share links (shares.ts). */
+  readonly shares: Shares;
   private readonly now: () => Date;
   private readonly ctx: SessionContext;
   /** Live watching (Session.watch, watchSessions); starts with the first watcher. */
@@ -118,6 +121,13 @@ export class SessionStore {
     });
     this.blobs = new BlobStore(engine, this.limits, options.debug?.blobsAfterAck === true);
     this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher, blobs: this.blobs };
+    this.shares = new Shares({
+      engine,
+      limits: this.limits,
+      blobs: this.blobs,
+      now: this.now,
+      resolve: (ws, ref) => this.resolve(ws, ref),
+    });
   }
 
   /**
@@ -296,6 +306,8 @@ export class SessionStore {
   ): Promise<string[]> {
     const key = await this.resolve(workspaceIn, ref);
     const deleted = await this.deleteKey(key, opts);
+    // Their share links die with them (a session made again under the id is another one).
+    await this.shares.revokeSessions(key.workspace, deleted);
     // The blobs only these sessions used go too, once past the grace
     // (BlobStore.collect); in the background: a failure waits for the sweep.
     if (deleted.length > 0) this.blobs.collect(key.workspace).catch(() => undefined);
@@ -355,8 +367,11 @@ export class SessionStore {
    * or `all`, with their subagents, erased; one audit record written and
    * returned. UNIMPLEMENTED on an engine without erasure (PostgreSQL, for now).
    */
-  erase(input: EraseInput): Promise<ErasureRecord> {
-    return eraseSessions(this.engine, input, this.now());
+  async erase(input: EraseInput): Promise<ErasureRecord> {
+    const record = await eraseSessions(this.engine, input, this.now());
+    // Erasing a session revokes its share links.
+    await this.shares.revokeSessions(record.workspace, record.sessionIds);
+    return record;
   }
 
   /** The erasure audit records of a workspace, oldest first. */

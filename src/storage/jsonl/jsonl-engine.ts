@@ -53,6 +53,7 @@ import { RootIndex } from "./root-index.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
 import { type EncryptionOptions, SessionKeys } from "./session-keys.js";
+import { JsonlShares } from "./shares.js";
 import { scanFile } from "./text-scan.js";
 
 /** What a readiness probe writes. */
@@ -154,6 +155,7 @@ export class JsonlEngine implements StorageEngine {
   private readonly keys: SessionKeys;
   private readonly audit: ErasureAudit;
   readonly blobs: BlobFiles;
+  readonly shares: JsonlShares;
 
   constructor(o: JsonlEngineOptions) {
     this.dataDir = path.resolve(o.dataDir);
@@ -206,6 +208,7 @@ export class JsonlEngine implements StorageEngine {
       observer: this.observer,
     };
     this.blobs = new BlobFiles(this.ops, this.dataDir, o.debug?.noFsync !== true);
+    this.shares = new JsonlShares(this.ops, this.dataDir, o.debug?.noFsync !== true);
   }
 
   async create(key: SessionKey, entries: readonly Entry[]): Promise<void> {

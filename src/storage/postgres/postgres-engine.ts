@@ -56,6 +56,7 @@ import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
+import { PgShares } from "./shares.js";
 
 export interface PostgresEngineOptions {
   /** postgres://user:password@host:port/db */
@@ -110,6 +111,7 @@ export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres";
   /** Blobs in two tables (blobs.ts, migration 9), through the pool like the rest. */
   readonly blobs: PgBlobs;
+  readonly shares: PgShares;
   private readonly sql: postgres.Sql;
   /** The optimistic appends' connections, one statement each at a time (append-writer.ts). */
   private readonly lanes: postgres.Sql[];
@@ -175,6 +177,7 @@ export class PostgresEngine implements StorageEngine {
       observer: opts.observer ?? NO_OBSERVER,
     };
     this.blobs = new PgBlobs(this.ctx, () => this.begin());
+    this.shares = new PgShares(this.ctx);
     this.notifier = new Notifier(
       this.sql,
       this.ctx.replica,

@@ -238,6 +238,32 @@ CREATE TABLE IF NOT EXISTS sessiond_erasures (
 );
 `,
   },
+  {
+    version: 11,
+    description: "share links",
+    sql: `
+-- Share links (StoreService.ShareSession; storage/postgres/shares.ts): one
+-- row per share, keyed by the SHA-256 of its token (the token itself is
+-- never stored, so a dump holds no live link). No foreign key to the
+-- session: deleting or erasing a session marks its shares revoked.
+CREATE TABLE IF NOT EXISTS sessiond_shares (
+  digest           text    PRIMARY KEY,
+  id               text    NOT NULL,
+  workspace        text    NOT NULL,
+  session_id       text    NOT NULL,
+  root_id          text    NOT NULL,
+  entry_id         text    NOT NULL,
+  created_at_ms    bigint  NOT NULL,
+  expires_at_ms    bigint  NOT NULL,
+  by_name          text    NOT NULL,
+  omit_tool_output boolean NOT NULL,
+  omit_thinking    boolean NOT NULL,
+  revoked_at_ms    bigint  NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessiond_shares_by_session
+  ON sessiond_shares (workspace, session_id);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
