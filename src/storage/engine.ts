@@ -6,6 +6,7 @@ import type { WithholdPlan } from "../core/withheld.js";
 import type { BlobStorage } from "./blobs.js";
 import type { EngineStats } from "./observer.js";
 import type { ShareStorage } from "./shares.js";
+import type { HourUsage, SessionUsage } from "./usage-report.js";
 
 /**
  * The storage contract every engine (memory, jsonl, postgres) implements and
@@ -86,6 +87,13 @@ export interface SessionRecord {
   readonly health: "ok" | "corrupt";
   /** For corrupt sessions: what is wrong and where (line number). */
   readonly healthDetail: string;
+  /**
+   * The session's raw usage sums per (UTC hour, model) (usage-report.ts),
+   * for UsageReport: read when asked (a record of a loaded log counts its
+   * entries then, once per log and only the new ones after an append);
+   * undefined when not known (a corrupt session).
+   */
+  readonly usage?: SessionUsage | undefined;
 }
 
 /** Options of StorageEngine.delete. */
@@ -239,6 +247,23 @@ export interface WorkspacePageQuery {
   readonly limit: number;
   /** Only workspaces of these names (a token's grant); undefined: every workspace. */
   readonly only?: ReadonlySet<string> | undefined;
+}
+
+/** What `StorageEngine.usageSums` is asked for. */
+export interface UsageSumsQuery {
+  /** Hours [fromHour, toHour): ms of whole UTC hours. */
+  readonly fromHour: number;
+  readonly toHour: number;
+  /** Only sessions whose folded tags hold these (the store checks again). */
+  readonly tags: Tags;
+}
+
+/** A session's usage sums of some hours, with its folded tags. */
+export interface UsageSessionSums {
+  readonly sessionId: string;
+  readonly tags: Tags;
+  /** Its (hour, model) groups in the hours asked (storage/usage-report.ts). */
+  readonly groups: readonly HourUsage[];
 }
 
 export type StorageEventType = "created" | "appended" | "deleted" | "withheld";
@@ -406,6 +431,16 @@ export interface StorageEngine {
    * candidate holds the needles; the store still checks the words.
    */
   searchCandidates?(workspace: string, query: CandidateQuery): Promise<Candidate[]>;
+
+  /**
+   * OPTIONAL: UsageReport's sums from the engine's own index (PostgreSQL:
+   * a table of per (session, hour, model) sums, caught up with the entries
+   * when asked): every session of the workspace (subagents included) whose
+   * tags hold `query.tags` and that has messages in the hours asked, with
+   * those hours' groups. Without it the store reads the sums from the
+   * listing records (`SessionRecord.usage`) of `list(workspace)`.
+   */
+  usageSums?(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]>;
 
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;

@@ -6,6 +6,7 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { RootRecord, SessionRecord } from "./engine.js";
+import { usageOfLog } from "./usage-report.js";
 
 /**
  * The record made of each log at its current version (SessionLog.version):
@@ -43,6 +44,11 @@ function freshRecord(workspace: string, log: SessionLog): SessionRecord {
     updatedAtMs: timestampMillis(log.last?.timestamp),
     health: "ok",
     healthDetail: "",
+    // Counted when a usage report asks, not when the record is made (a
+    // GetSession of a big lazily read log must not decode every entry).
+    get usage() {
+      return usageOfLog(log);
+    },
   };
 }
 

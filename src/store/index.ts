@@ -31,6 +31,7 @@ export {
   type StoreOptions,
 } from "./session-store.js";
 export { sessionUsage, type UsageOptions } from "./usage.js";
+export { checkUsageQuery, type UsageQuery, usageReport } from "./usage-report.js";
 export {
   DEFAULT_HEARTBEAT_MS,
   type EntrySink,

@@ -13,6 +13,7 @@ import {
   type StoreService,
 } from "../../../gen/sessiond/v1/store_service_pb.js";
 import { unimplemented } from "../../core/errors.js";
+import { checkUsageQuery, usageReport } from "../../store/index.js";
 import { authorizeSession, authorizeWorkspace, grantKey } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { isJsonCodec, requestedBudget } from "./page-budget.js";
@@ -219,9 +220,9 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       };
     },
 
-    async usageReport() {
-      // The contract is in place (issue 42); the roll-up is being built.
-      throw unimplemented("UsageReport is not built yet");
+    async usageReport(req, ctx) {
+      const query = checkUsageQuery(req, authorizeWorkspace(ctx, req.workspace));
+      return usageReport(store.engine, query, deps.config.prices);
     },
 
     async shareSession() {

@@ -26,21 +26,24 @@ export const SLOT = {
   messageCount: 16,
   updatedAtMs: 17,
   tags: 18,
+  /** Where the record's usage sums' JSON ends (usage-report.ts usageToJson). */
+  usageEnd: 19,
 } as const;
-export const WIDTH = 19;
+export const WIDTH = 20;
 
 /** A file's strings, in the order they are written; each starts where the one before ends. */
 export const STRING = { id: 0, rootId: 1, parent: 2, leafId: 3, title: 4, detail: 5 } as const;
 
 /** Flags (slot `flags`). */
-export const FLAG = { sub: 1, record: 2, rootless: 4, corrupt: 8, titled: 16 } as const;
-export const ALL_FLAGS = 31;
+export const FLAG = { sub: 1, record: 2, rootless: 4, corrupt: 8, titled: 16, usage: 32 } as const;
+export const ALL_FLAGS = 63;
 
 export class IndexBody {
   constructor(
     readonly nums: Float64Array,
     private readonly text: Buffer,
     private readonly roots: Buffer,
+    private readonly usage: Buffer = Buffer.alloc(0),
   ) {}
 
   /** Number `slot` of the file whose numbers start at `at`. */
@@ -72,6 +75,19 @@ export class IndexBody {
   /** The root entry's JSON of the file at `at`. */
   rootJson(at: number): string {
     return this.roots.toString("utf8", this.rootStart(at), this.nums[at + SLOT.rootEnd]);
+  }
+
+  usageStart(at: number): number {
+    return at === 0 ? 0 : (this.nums[at - WIDTH + SLOT.usageEnd] as number);
+  }
+
+  /** The record's usage sums' JSON of the file at `at` ("" when not kept). */
+  usageJson(at: number): string {
+    return this.usage.toString("utf8", this.usageStart(at), this.nums[at + SLOT.usageEnd]);
+  }
+
+  get usageBytes(): number {
+    return this.usage.length;
   }
 
   get textBytes(): number {

@@ -1,8 +1,12 @@
 import { endianness } from "node:os";
 import { crc32 } from "node:zlib";
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { UsageSchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { WS } from "../../../test/support/jsonl/fixtures.js";
 import { SAVED_FILES as files, plain } from "../../../test/support/jsonl/listing-index-fixtures.js";
+import { addMessage, emptyRaw } from "../../core/usage-sums.js";
+import { usageToJson } from "../usage-report.js";
 import { decodeIndex, encodeIndex } from "./listing-index-codec.js";
 
 /** The index file's format: what is written is read back, and nothing else is. */
@@ -87,10 +91,10 @@ describe("listing index file format", () => {
         WS,
       )?.length,
     ).toBe(files.length);
-    const W = 19;
+    const W = 20;
     const bad: ((body: Buffer, nums: Float64Array) => void)[] = [
       (_, n) => {
-        n[0] = 32; // an unknown flag
+        n[0] = 64; // an unknown flag
       },
       (_, n) => {
         n[1] = Number.NaN; // the inode
@@ -116,6 +120,12 @@ describe("listing index file format", () => {
       (_, n) => {
         n[18] = 7; // no such tag set
       },
+      (_, n) => {
+        n[19] = 1e9; // usage sums past their section
+      },
+      (_, n) => {
+        n[W + 19] = -1; // usage sums ending before the previous ones
+      },
       (body) => {
         // The tag sets, still JSON of the same length, but a value not a string.
         const at = W * files.length * 8;
@@ -124,5 +134,32 @@ describe("listing index file format", () => {
       },
     ];
     for (const edit of bad) expect(decodeIndex(withBody(good, edit), WS)).toBeUndefined();
+  });
+});
+
+describe("listing index usage sums", () => {
+  it("reads back a record's usage sums (UsageReport's per hour and model)", () => {
+    const base = files[0];
+    if (base?.record === undefined) throw new Error("fixture without a record");
+    const raw = emptyRaw();
+    addMessage(
+      raw,
+      create(UsageSchema, {
+        inputTokens: 12n,
+        outputTokens: 3n,
+        reasoningTokens: 1n,
+        cost: { amount: "0.5", currency: "EUR" },
+      }),
+    );
+    addMessage(raw, create(UsageSchema, { inputTokens: 2n ** 60n, cacheReadTokens: 7n }));
+    const usage = new Map([
+      ["x", { hour: 3_600_000 * 5, model: "m1", raw, firstSeq: 2, lastSeq: 9 }],
+      ["y", { hour: 0, model: "", raw: emptyRaw(), firstSeq: 1, lastSeq: 1 }],
+    ]);
+    const withUsage = [{ ...base, record: { ...base.record, usage } }, ...files.slice(1)];
+    const back = decodeIndex(encodeIndex(withUsage), WS) ?? [];
+    expect(back.length).toBe(withUsage.length);
+    expect(usageToJson(back[0]?.record?.usage ?? new Map())).toBe(usageToJson(usage));
+    expect(back[1]?.record?.usage).toBeUndefined();
   });
 });

@@ -1,8 +1,14 @@
 import { endianness } from "node:os";
 import { crc32 } from "node:zlib";
 import type { Tags } from "../../core/tags.js";
+import { usageToJson } from "../usage-report.js";
 import { ALL_FLAGS, FLAG, IndexBody, SLOT, STRING, WIDTH } from "./listing-index-body.js";
-import { LoadedFile, LoadedRecord, type SavedFile } from "./listing-index-entries.js";
+import {
+  LoadedFile,
+  LoadedRecord,
+  type SavedFile,
+  type SavedRecord,
+} from "./listing-index-entries.js";
 
 /**
  * The bytes of a persisted listing index (listing-index-file.ts).
@@ -41,7 +47,7 @@ import { LoadedFile, LoadedRecord, type SavedFile } from "./listing-index-entrie
  */
 
 const FORMAT = "sessiond.listing-index";
-const VERSION = 2;
+const VERSION = 3;
 const ENDIAN = endianness();
 
 /** The bytes of an index holding `files`. */
@@ -51,8 +57,10 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
   const tagSetAt = new Map<string, number>();
   const strings: string[] = [];
   const roots: Buffer[] = [];
+  const usages: Buffer[] = [];
   let stringEnd = 0;
   let rootEnd = 0;
+  let usageEnd = 0;
   const addString = (s: string, slot: number) => {
     strings.push(s);
     stringEnd += Buffer.byteLength(s);
@@ -61,6 +69,13 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
   files.forEach((f, i) => {
     const at = i * WIDTH;
     const r = f.record;
+    const usageText = r === undefined ? "" : usageTextOf(r);
+    if (usageText !== "") {
+      const u = Buffer.from(usageText);
+      usages.push(u);
+      usageEnd += u.length;
+    }
+    nums[at + SLOT.usageEnd] = usageEnd;
     nums[at + SLOT.flags] =
       (f.sub ? FLAG.sub : 0) |
       (r === undefined
@@ -68,7 +83,8 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
         : FLAG.record |
           (r.rootless ? FLAG.rootless : 0) |
           (r.health === "ok" ? 0 : FLAG.corrupt) |
-          (r.title === undefined ? 0 : FLAG.titled));
+          (r.title === undefined ? 0 : FLAG.titled) |
+          (usageText === "" ? 0 : FLAG.usage));
     nums[at + SLOT.ino] = f.key.ino;
     nums[at + SLOT.birth] = f.key.birth;
     nums[at + SLOT.size] = f.key.size;
@@ -107,6 +123,7 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
     tags,
     text,
     ...roots,
+    ...usages,
   ]);
   const header = JSON.stringify({
     format: FORMAT,
@@ -117,6 +134,7 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
     files: files.length,
     tags: tags.length,
     strings: text.length,
+    usage: usageEnd,
   });
   const padded = header.padEnd(Math.ceil((header.length + 1) / 8) * 8 - 1, " ");
   return Buffer.concat([Buffer.from(`${padded}\n`), body]);
@@ -139,14 +157,15 @@ export function decodeIndex(bytes: Buffer, workspace: string): LoadedFile[] | un
     return undefined;
   }
   const body = bytes.subarray(nl + 1);
-  const { files, tags, strings } = header;
+  const { files, tags, strings, usage } = header;
   if (
     header.endian !== ENDIAN ||
     header.bytes !== body.length ||
     !isCount(files) ||
     !isCount(tags) ||
     !isCount(strings) ||
-    files * WIDTH * 8 + tags + strings > body.length ||
+    !isCount(usage) ||
+    files * WIDTH * 8 + tags + strings + usage > body.length ||
     header.crc !== crc32(body).toString(16).padStart(8, "0")
   ) {
     return undefined;
@@ -157,7 +176,8 @@ export function decodeIndex(bytes: Buffer, workspace: string): LoadedFile[] | un
   const view = new IndexBody(
     numbersOf(body, files * WIDTH),
     body.subarray(numsEnd + tags, numsEnd + tags + strings),
-    body.subarray(numsEnd + tags + strings),
+    body.subarray(numsEnd + tags + strings, body.length - usage),
+    body.subarray(body.length - usage),
   );
   const out: LoadedFile[] = new Array(files);
   for (let i = 0; i < files; i++) {
@@ -215,6 +235,10 @@ function fileOf(
   ) {
     return undefined;
   }
+  const usageEnd = n[at + SLOT.usageEnd] as number;
+  if (!isInt(usageEnd) || usageEnd < body.usageStart(at) || usageEnd > body.usageBytes) {
+    return undefined;
+  }
   for (let k = 0; k < 6; k++) {
     const end = n[at + SLOT.strings + k] as number;
     if (!isInt(end) || end < body.stringStart(at, k) || end > body.textBytes) return undefined;
@@ -236,6 +260,12 @@ function fileOf(
     record = new LoadedRecord(workspace, id, body, at, tags);
   }
   return new LoadedFile(id, body, at, record);
+}
+
+/** A record's usage sums as saved ("" when not known). */
+function usageTextOf(r: SavedRecord): string {
+  if (r instanceof LoadedRecord) return r.usageJson();
+  return r.usage === undefined ? "" : usageToJson(r.usage);
 }
 
 function isInt(v: number): boolean {

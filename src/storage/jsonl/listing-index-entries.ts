@@ -1,6 +1,7 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { Tags } from "../../core/tags.js";
 import type { SessionRecord } from "../engine.js";
+import { type SessionUsage, usageFromJson } from "../usage-report.js";
 import type { FileKey } from "./file-identity.js";
 import { decodeRoot, type FileRoot, type LazyText } from "./indexed-root.js";
 import { FLAG, type IndexBody, SLOT, STRING } from "./listing-index-body.js";
@@ -148,6 +149,7 @@ export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
   declare private indexed: FileRoot | undefined;
   declare private titleText: string | undefined;
   declare private leaf: string | undefined;
+  declare private usageMemo: SessionUsage | null | undefined;
 
   constructor(
     readonly workspace: string,
@@ -160,6 +162,25 @@ export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
     this.indexed = undefined;
     this.titleText = undefined;
     this.leaf = undefined;
+    this.usageMemo = undefined;
+  }
+
+  /** The usage sums' JSON as saved ("" when not known): a save writes it back as it is. */
+  usageJson(): string {
+    return this.body.flag(this.at, FLAG.usage) ? this.body.usageJson(this.at) : "";
+  }
+
+  /** The usage sums, read from the index when first asked (undefined: not known or malformed). */
+  get usage(): SessionUsage | undefined {
+    if (this.usageMemo === undefined) {
+      const text = this.usageJson();
+      try {
+        this.usageMemo = text === "" ? null : usageFromJson(text);
+      } catch {
+        this.usageMemo = null;
+      }
+    }
+    return this.usageMemo ?? undefined;
   }
 
   /** See LoadedFile.adopt. */

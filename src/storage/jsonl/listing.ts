@@ -1,6 +1,7 @@
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import { recordOf } from "../session-record.js";
+import { copyUsage, type SessionUsage } from "../usage-report.js";
 import type { FileChanges } from "./file-changes.js";
 import { type FileKey, keyOf, sameState } from "./file-identity.js";
 import type { FsOps } from "./fs-ops.js";
@@ -21,7 +22,22 @@ export function corruptRecord(
 ): SessionRecord {
   if (prefix !== undefined && prefix.headSeq > 0) {
     try {
-      return { ...recordOf(key.workspace, prefix), health: "corrupt", healthDetail: detail };
+      // Field by field: not the record's usage, which would decode the
+      // whole prefix (a corrupt session's usage is not known).
+      const r = recordOf(key.workspace, prefix);
+      return {
+        workspace: r.workspace,
+        sessionId: r.sessionId,
+        root: r.root,
+        title: r.title,
+        tags: r.tags,
+        headSeq: r.headSeq,
+        leafId: r.leafId,
+        messageCount: r.messageCount,
+        updatedAtMs: r.updatedAtMs,
+        health: "corrupt",
+        healthDetail: detail,
+      };
     } catch {
       // A SessionInfo of the prefix does not decode (its tags are folded on
       // demand): the prefix's counters without what needs it.
@@ -70,6 +86,39 @@ interface Remembered {
 /** No change to the file was reported since `hit`'s stat, which is recent enough to trust. */
 function vouched(hit: Remembered, stamp: number | undefined, at: number): boolean {
   return stamp !== undefined && hit.stamp === stamp && at - hit.at < TRUST_MS;
+}
+
+/**
+ * A record to remember: one whose usage is counted from its log when asked
+ * (session-record.ts) is made into one that holds its usage sums, counted
+ * now and copied, so that the memo keeps no log alive and what it keeps
+ * is true of the file state it is remembered for (and goes into the
+ * persisted index with it). A log whose entries do not all decode: usage
+ * not known.
+ */
+function withOwnUsage(record: SessionRecord): SessionRecord {
+  const d = Object.getOwnPropertyDescriptor(record, "usage");
+  if (d?.get === undefined) return record;
+  let usage: SessionUsage | undefined;
+  try {
+    usage = copyUsage(d.get.call(record) as SessionUsage);
+  } catch {
+    usage = undefined;
+  }
+  return {
+    workspace: record.workspace,
+    sessionId: record.sessionId,
+    root: record.root,
+    title: record.title,
+    tags: record.tags,
+    headSeq: record.headSeq,
+    leafId: record.leafId,
+    messageCount: record.messageCount,
+    updatedAtMs: record.updatedAtMs,
+    health: record.health,
+    healthDetail: record.healthDetail,
+    usage,
+  };
 }
 
 /** A voucher of a directory with nothing to vouch for. */
@@ -162,6 +211,7 @@ export class RecordMemo {
     stamp?: number,
     at = this.now(),
   ): void {
+    record = withOwnUsage(record);
     let files = this.byDir.get(dir);
     const held = files?.get(id);
     if (held !== undefined) {

@@ -1,0 +1,154 @@
+/**
+ * The raw usage sums a session keeps for UsageReport (issue 42), shared by
+ * the engines: per (UTC hour, model) the raw sums of core/usage-sums.ts
+ * (tokens, caller-set costs, and the tokens of messages without a cost,
+ * priced only when a report reads them), and the first and last seq of the
+ * messages counted in the group, so that a report whose window starts or
+ * ends inside an hour re-reads only those entries.
+ *
+ * Every ASSISTANT message with usage counts, wherever it is in the tree
+ * (abandoned branches too: every appended message was billed), at its
+ * entry's timestamp.
+ */
+import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { Role } from "../../gen/sessiond/v1/entry_pb.js";
+import { timestampMillis } from "../core/entry.js";
+import { dataLoss } from "../core/errors.js";
+import type { SessionLog } from "../core/session-log.js";
+import {
+  addMessage,
+  emptyRaw,
+  hourStartMs,
+  type RawUsage,
+  rawFromJson,
+  rawToJson,
+} from "../core/usage-sums.js";
+
+/** One (hour, model) group of a session. */
+export interface HourUsage {
+  /** Start of the UTC hour, ms. */
+  readonly hour: number;
+  /** The message's model ("" when unset). */
+  readonly model: string;
+  readonly raw: RawUsage;
+  /** Seqs of the first and last message counted in the group. */
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** A session's groups by `groupKey(hour, model)`. */
+export type SessionUsage = ReadonlyMap<string, HourUsage>;
+
+export function groupKey(hour: number, model: string): string {
+  return `${hour}\u0000${model}`;
+}
+
+/** Counts `entry` (seq `seq`) into `into` when it is billed. */
+export function countEntry(into: Map<string, HourUsage>, entry: Entry, seq: number): void {
+  if (entry.kind.case !== "message") return;
+  const m = entry.kind.value;
+  if (m.role !== Role.ASSISTANT || m.usage === undefined) return;
+  const hour = hourStartMs(timestampMillis(entry.timestamp));
+  const model = m.model ?? "";
+  const key = groupKey(hour, model);
+  let g = into.get(key);
+  if (g === undefined) {
+    g = { hour, model, raw: emptyRaw(), firstSeq: seq, lastSeq: seq };
+    into.set(key, g);
+  }
+  addMessage(g.raw, m.usage);
+  if (seq < g.firstSeq) g.firstSeq = seq;
+  if (seq > g.lastSeq) g.lastSeq = seq;
+}
+
+/** The groups of some entries (seq = their place in `entries` + `firstSeq`). */
+export function usageOfEntries(entries: readonly Entry[], firstSeq = 1): Map<string, HourUsage> {
+  const out = new Map<string, HourUsage>();
+  entries.forEach((e, i) => {
+    countEntry(out, e, Number(e.seq) || firstSeq + i);
+  });
+  return out;
+}
+
+/** Per log: the groups of its first `upTo` entries, grown as the log grows. */
+const counted = new WeakMap<SessionLog, { upTo: number; usage: Map<string, HourUsage> }>();
+
+/**
+ * The usage groups of a whole log, kept per log object and grown by the
+ * entries appended since the last call (only those are decoded). A log
+ * that shrank (a torn tail cut off) is counted again from the start. The
+ * map returned is the log's own: read it at once, do not change it.
+ */
+export function usageOfLog(log: SessionLog): SessionUsage {
+  let known = counted.get(log);
+  if (known === undefined || known.upTo > log.headSeq) {
+    known = { upTo: 0, usage: new Map() };
+    counted.set(log, known);
+  }
+  for (let seq = known.upTo + 1; seq <= log.headSeq; seq++) {
+    const e = log.at(seq);
+    if (e !== undefined) countEntry(known.usage, e, seq);
+    known.upTo = seq;
+  }
+  return known.usage;
+}
+
+/** A copy of a session's groups (a record keeps one that no later append changes). */
+export function copyUsage(u: SessionUsage): SessionUsage {
+  const out = new Map<string, HourUsage>();
+  for (const [k, g] of u) {
+    const raw = emptyRaw();
+    // mergeRaw would do; a structured copy keeps the maps apart.
+    Object.assign(raw, g.raw, {
+      callerCost: new Map(g.raw.callerCost),
+      uncosted: { ...g.raw.uncosted },
+    });
+    out.set(k, { ...g, raw });
+  }
+  return out;
+}
+
+/** JSON text of a session's groups (the JSONL listing index keeps it per record). */
+export function usageToJson(u: SessionUsage): string {
+  const rows: unknown[] = [];
+  for (const g of u.values()) rows.push([g.hour, g.model, rawToJson(g.raw), g.firstSeq, g.lastSeq]);
+  return JSON.stringify(rows);
+}
+
+/** Reads usageToJson's text back; malformed text is DATA_LOSS. */
+export function usageFromJson(text: string): SessionUsage {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(text);
+  } catch {
+    throw dataLoss("usage sums: not JSON");
+  }
+  if (!Array.isArray(rows)) throw dataLoss("usage sums: not an array");
+  const out = new Map<string, HourUsage>();
+  for (const r of rows) {
+    if (!Array.isArray(r) || r.length !== 5) throw dataLoss("usage sums: malformed group");
+    const [hour, model, raw, first, last] = r as unknown[];
+    if (
+      typeof hour !== "number" ||
+      !Number.isSafeInteger(hour) ||
+      hour % 3_600_000 !== 0 ||
+      typeof model !== "string" ||
+      typeof first !== "number" ||
+      typeof last !== "number" ||
+      !Number.isSafeInteger(first) ||
+      !Number.isSafeInteger(last) ||
+      first < 1 ||
+      last < first
+    ) {
+      throw dataLoss("usage sums: malformed group");
+    }
+    out.set(groupKey(hour, model), {
+      hour,
+      model,
+      raw: rawFromJson(raw),
+      firstSeq: first,
+      lastSeq: last,
+    });
+  }
+  return out;
+}
