@@ -7,7 +7,7 @@
  * content, a retry writes nothing new, refusals name the id; and the CLI's
  * `sessiond redact`.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -42,7 +42,12 @@ async function filesHolding(dir: string, needle: string): Promise<string[]> {
   const out: string[] = [];
   for (const name of await readdir(dir, { recursive: true })) {
     const file = join(dir, name);
-    if ((await stat(file)).isFile() && (await readFile(file)).includes(needle)) out.push(name);
+    // A lock file may come and go while the directory is read: skip what vanished.
+    const bytes = await readFile(file).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT" || e.code === "EISDIR") return undefined;
+      throw e;
+    });
+    if (bytes?.includes(needle)) out.push(name);
   }
   return out;
 }

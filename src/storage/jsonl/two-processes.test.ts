@@ -35,7 +35,8 @@ function runWorker(
   dataDir: string,
   tag: string,
   noLock: boolean,
-  startAt: number,
+  ready: () => void,
+  go: Promise<void>,
 ): Promise<WorkerOutput> {
   const args = {
     dataDir,
@@ -44,15 +45,20 @@ function runWorker(
     tag,
     streams: 4,
     noLock,
-    startAt,
   };
   const child = spawn(process.execPath, ["--import", "tsx", WORKER, JSON.stringify(args)], {
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
   let out = "";
   let err = "";
+  let readySeen = false;
   child.stdout.on("data", (d: Buffer) => {
     out += d.toString();
+    if (!readySeen && out.startsWith("ready\n")) {
+      readySeen = true;
+      ready();
+      void go.then(() => child.stdin.write("go\n"));
+    }
   });
   child.stderr.on("data", (d: Buffer) => {
     err += d.toString();
@@ -129,10 +135,18 @@ async function audit(file: string, outputs: WorkerOutput[]): Promise<Audit> {
 
 async function scenario(dataDir: string, noLock: boolean): Promise<Audit> {
   await withEngine(dataDir, (e) => e.create(k, [rootEntry(k.sessionId)]));
-  const startAt = Date.now() + 2_000;
+  // Both workers start appending at once, when both are ready (see append-worker.ts).
+  let readyCount = 0;
+  let start = (): void => {};
+  const go = new Promise<void>((resolve) => {
+    start = resolve;
+  });
+  const ready = (): void => {
+    if (++readyCount === 2) start();
+  };
   const outputs = await Promise.all([
-    runWorker(dataDir, "a", noLock, startAt),
-    runWorker(dataDir, "b", noLock, startAt),
+    runWorker(dataDir, "a", noLock, ready, go),
+    runWorker(dataDir, "b", noLock, ready, go),
   ]);
   return audit(fileOf(dataDir, k), outputs);
 }

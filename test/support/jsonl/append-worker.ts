@@ -5,7 +5,13 @@
  * `err <code>` for every failed one) on stdout.
  *
  *   node --import tsx append-worker.ts '{"dataDir":…,"sessionId":…,"count":1500,"tag":"a",
- *     "streams":4,"noLock":false,"startAt":<epoch ms>}'
+ *     "streams":4,"noLock":false}'
+ *
+ * It prints `ready` once its engine is open and starts appending when a line
+ * arrives on stdin: the parent sends it when every worker is ready, so that
+ * the processes really overlap however long each takes to start (a fixed
+ * start time was missed on a loaded machine: one process did all its
+ * appends before the other began).
  */
 import { create } from "@bufbuild/protobuf";
 import { EntrySchema, Role } from "../../../gen/sessiond/v1/entry_pb.js";
@@ -20,8 +26,6 @@ interface Args {
   tag: string;
   streams: number;
   noLock: boolean;
-  /** Wall-clock ms at which to start, so that both processes really overlap. */
-  startAt: number;
 }
 
 const args = JSON.parse(process.argv[2] ?? "{}") as Args;
@@ -50,6 +54,9 @@ async function stream(s: number): Promise<void> {
   }
 }
 
-await new Promise((resolve) => setTimeout(resolve, Math.max(0, args.startAt - Date.now())));
+const go = new Promise((resolve) => process.stdin.once("data", resolve));
+process.stdout.write("ready\n");
+await go;
+process.stdin.pause();
 await Promise.all(Array.from({ length: args.streams }, (_, s) => stream(s)));
 await engine.close();
