@@ -80,6 +80,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./erase.js")).erase,
   },
   {
+    name: "usage",
+    summary: "what a session cost: its tree, current path, branches and subagents",
+    load: async () => (await import("./usage.js")).usage,
+  },
+  {
     name: "fork",
     summary: "copy a session's path into a new session",
     load: async () => (await import("./fork.js")).fork,

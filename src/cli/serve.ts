@@ -29,6 +29,7 @@ import { SessionStore } from "../store/session-store.js";
 import { CliError, type Command, intFlag, parse } from "./command.js";
 import { type DebugSwitches, parseDebugSwitches } from "./debug-switches.js";
 import { ENCRYPTION_OPTIONS, encryptionOf } from "./encryption-flags.js";
+import { priceTableOf } from "./prices-flag.js";
 import { RETENTION_FLAGS_HELP, RETENTION_OPTIONS, retentionOf } from "./retention-flags.js";
 import { packageUiDir } from "./version.js";
 
@@ -84,6 +85,10 @@ Flags:
   --metrics on|off            Prometheus metrics on GET /metrics (default on)
   --metrics-token-file FILE   /metrics wants "Authorization: Bearer <the file's first line>"
   --drain-delay-ms N          on SIGTERM, keep serving this long after /readyz turns 503 (default 0)
+  --prices FILE               price table for usage roll-ups (GetUsage) and cost metrics:
+                              {"prices":[{"model":"m","from":"2026-01-01T00:00:00Z","currency":"USD",
+                              "input_per_mtok":"3","output_per_mtok":"15","cache_read_per_mtok":"0.3",
+                              "cache_write_per_mtok":"3.75"}]} (prices per million tokens)
 ${RETENTION_FLAGS_HELP}
   -h, --help                  show this help
 
@@ -129,6 +134,7 @@ const OPTIONS = {
   metrics: { type: "string" },
   "metrics-token-file": { type: "string" },
   "drain-delay-ms": { type: "string" },
+  prices: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -190,6 +196,7 @@ export const serve: Command = {
     if (v.metrics !== undefined && v.metrics !== "on" && v.metrics !== "off") {
       throw new CliError(`--metrics must be on or off, got "${v.metrics}"`, 2);
     }
+    const prices = v.prices === undefined ? undefined : priceTableOf(v.prices);
     const metrics = v.metrics === "off" ? undefined : new ServerMetrics();
     const observer = metrics?.storage;
     const encryption = await encryptionOf(v, kind === "jsonl");
@@ -312,6 +319,7 @@ export const serve: Command = {
           : metricsTokenOf(readFile("metrics-token-file", v["metrics-token-file"])),
       drainDelayMs: intFlag("drain-delay-ms", v["drain-delay-ms"], 0),
       uiDir: packageUiDir(),
+      prices,
     };
     // A promise rejection nobody awaited (a bug) must not take every client
     // down with it: log it as one JSON line and keep serving.

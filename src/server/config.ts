@@ -1,3 +1,4 @@
+import type { PriceTable } from "../core/usage-sums.js";
 import type { StoreLimits } from "../store/index.js";
 import type { LogLevel } from "./ops/logger.js";
 import type { ServerMetrics } from "./ops/metrics.js";
@@ -126,4 +127,10 @@ export interface ServerConfig {
    * readiness periods) and stop sending new calls before the port closes.
    */
   readonly drainDelayMs?: number | undefined;
+  /**
+   * The operator's price table (serve --prices): GetUsage prices the
+   * messages without a caller-set cost from it, and the cost counters count
+   * them. Unset: those messages are unpriced.
+   */
+  readonly prices?: PriceTable | undefined;
 }

@@ -8,8 +8,8 @@ import type {
   SessionService,
 } from "../../../gen/sessiond/v1/session_service_pb.js";
 import { appendResponseOf } from "../../core/codec/append-response-binary.js";
-import { invalidArgument, unimplemented } from "../../core/errors.js";
-import type { AppendResult, Session } from "../../store/index.js";
+import { invalidArgument } from "../../core/errors.js";
+import { type AppendResult, type Session, sessionUsage } from "../../store/index.js";
 import { authorizeSession, authorizeSessionFor, Tokens } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
 import { ENTRIES_RESERVE_BYTES, entriesResponse } from "./entries-response.js";
@@ -182,9 +182,12 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
       return { entries: r.entries, headSeq: BigInt(r.headSeq) };
     },
 
-    async getUsage() {
-      // The contract is in place (issue 42); the roll-up is being built.
-      throw unimplemented("GetUsage is not built yet");
+    getUsage(req, ctx) {
+      const workspace = authorizeSession(ctx, req.workspace, req.session);
+      return sessionUsage(store, workspace, req.session, {
+        prices: deps.config.prices,
+        skipSubagents: req.skipSubagents,
+      });
     },
 
     watchEntries(req, ctx) {

@@ -1,0 +1,98 @@
+import type { UsageTotals } from "../../gen/sessiond/v1/session_pb.js";
+import { GetUsageResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
+import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
+import { type CliContext, type Command, parse, positionals } from "./command.js";
+import { jsonLine, printHelp, println } from "./output.js";
+
+const HELP = `Usage: sessiond usage ID [flags]
+
+What session ID cost: tokens and cost of its whole tree (abandoned branches
+included), of the current path, of each branch (where it leaves the current
+path and what it cost beyond it), of its subagent sessions (recursively),
+and the total; then the estimated size of the current context. A message
+with a cost set by its caller counts that cost; one without is priced from
+the server's price table (serve --prices) or counted as unpriced.
+
+Flags:
+  --skip-subagents  leave the subagent sessions out (a read per subagent)
+${CLIENT_FLAGS_HELP}
+
+With --json: the GetUsage response as proto JSON.`;
+
+const OPTIONS = {
+  ...CLIENT_OPTIONS,
+  "skip-subagents": { type: "boolean" },
+} as const;
+
+const COLUMNS = ["messages", "input", "output", "cache read", "cache write", "reasoning"];
+
+/** One row of the table: a label, the token columns, the cost and the unpriced count. */
+function row(label: string, t: UsageTotals | undefined): string[] {
+  if (t === undefined) return [label, "", "", "", "", "", "", ""];
+  const cost = t.cost.map((c) => `${c.amount} ${c.currency}`).join(" + ") || "0";
+  return [
+    label,
+    String(t.messages),
+    String(t.inputTokens),
+    String(t.outputTokens),
+    String(t.cacheReadTokens),
+    String(t.cacheWriteTokens),
+    String(t.reasoningTokens),
+    t.unpricedMessages > 0n ? `${cost} (${t.unpricedMessages} unpriced)` : cost,
+  ];
+}
+
+/** Rows as aligned columns: the label left, numbers right, the cost left. */
+function table(rows: string[][]): string[] {
+  const widths = (rows[0] as string[]).map((_, i) =>
+    Math.max(...rows.map((r) => r[i]?.length ?? 0)),
+  );
+  return rows.map((r) =>
+    r
+      .map((cell, i) =>
+        i === 0 || i === r.length - 1
+          ? cell.padEnd(widths[i] as number)
+          : cell.padStart(widths[i] as number),
+      )
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+async function run(argv: string[], ctx: CliContext): Promise<number> {
+  const { values: v, positionals: args } = parse("usage", argv, OPTIONS);
+  if (v.help) return printHelp(HELP);
+  const [session] = positionals("usage", args, ["ID"]) as [string];
+  const conn = connect(v, ctx);
+  const u = await conn.client.session.getUsage({
+    workspace: conn.workspace,
+    session,
+    skipSubagents: v["skip-subagents"] === true,
+  });
+  if (v.json) {
+    await println(jsonLine(GetUsageResponseSchema, u));
+    return 0;
+  }
+  const rows = [["", ...COLUMNS, "cost"], row("tree", u.tree), row("current path", u.currentPath)];
+  for (const b of u.branches) {
+    const label = b.current
+      ? `branch ${b.leafEntryId} (current)`
+      : `branch ${b.leafEntryId} from ${b.forkEntryId || "-"}`;
+    rows.push(row(label, b.usage));
+  }
+  for (const s of u.subagents) {
+    rows.push(row(`subagent ${s.sessionId}${s.agentType ? ` (${s.agentType})` : ""}`, s.usage));
+  }
+  if (u.subagentsTotal !== undefined) rows.push(row("subagents", u.subagentsTotal));
+  rows.push(row("total", u.total));
+  await println(`session ${u.sessionId} at seq ${u.headSeq}`);
+  for (const line of table(rows)) await println(line);
+  await println(`context: about ${u.contextTokens} tokens`);
+  return 0;
+}
+
+export const usage: Command = {
+  name: "usage",
+  help: HELP,
+  run,
+};
