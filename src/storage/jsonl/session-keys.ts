@@ -1,17 +1,24 @@
 import { randomBytes } from "node:crypto";
 import { rename as fsRename } from "node:fs/promises";
 import * as path from "node:path";
+import { toJsonString } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Withheld, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
+import { EntrySchema, type Withheld, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { failedPrecondition, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import { withheldMarker } from "../../core/withheld.js";
+import { withheldMarker, withhold } from "../../core/withheld.js";
 import type { SessionKey } from "../engine.js";
 import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
 import { newKey } from "../seal/aead.js";
-import { type ContentOpener, MissingKey, SessionSealer } from "../seal/sealed-payload.js";
+import {
+  type ContentOpener,
+  MissingKey,
+  SessionSealer,
+  sealedBounds,
+} from "../seal/sealed-payload.js";
 import { createExclusive, makeNameDurable } from "./create-file.js";
-import { errnoCode, type FsOps, fsyncDir, readWholeText, writeAll } from "./fs-ops.js";
+import { errnoCode, type FsOps, fsyncDir, readAt, readWholeText, writeAll } from "./fs-ops.js";
+import { checkFrame, decodePayload } from "./record.js";
 
 /**
  * Which workspaces the JSONL engine seals, and with what keys (see
@@ -51,14 +58,31 @@ export interface SessionKeying {
 
 /**
  * The opener of an erased session: its data key is destroyed, so a sealed
- * content reads as empty (the kind's value `{}`), and the record decoder
- * (record.ts) marks the entry with `erased` (core/withheld.ts's ERASED).
+ * content reads as what the erasure kept of it (core/withheld.ts's
+ * `withhold`: a message's role, tool call ids and names, model, usage...),
+ * written into the tombstone before the key went; `{}` for an entry the
+ * tombstone keeps nothing of (erased before tombstones kept anything, or
+ * a record that did not open). The record decoder (record.ts) marks the
+ * entry with `erased`.
  */
 export class ErasedKey implements ContentOpener {
-  constructor(readonly erased: Withheld) {}
-  open(): string {
-    return "{}";
+  constructor(
+    readonly erased: Withheld,
+    /** What the erasure kept, by seq: the entry id and kind it belongs to, and the kind's value JSON. */
+    private readonly kept: ReadonlyMap<number, Kept> = new Map(),
+  ) {}
+  open(entryId: string, seq: number, kind: string): string {
+    const k = this.kept.get(seq);
+    return k !== undefined && k.id === entryId && k.kind === kind ? k.value : "{}";
   }
+}
+
+/** What an erasure kept of one sealed entry (in the tombstone). */
+interface Kept {
+  readonly id: string;
+  readonly kind: string;
+  /** The kind's value as canonical JSON, content withheld. */
+  readonly value: string;
 }
 
 const FORMAT = "sessiond-session-key";
@@ -73,12 +97,19 @@ interface KeyFile {
   wrapped: string;
   /** Set on an erasure tombstone, which holds no key (keyId, keyVersion, wrapped absent). */
   erased?: { at: string; by: string; why: string };
+  /**
+   * On a tombstone: what the erasure kept of each sealed entry (by seq),
+   * as `withhold` keeps it for an entry in clear: structure, no content.
+   * Absent on tombstones of erasures before it existed (their entries read
+   * with empty kinds).
+   */
+  kept?: Record<string, { id: string; kind: string; value: unknown }>;
 }
 
 /** What a key file holds: a wrapped key, or the erasure that destroyed it. */
 type StoredKey =
   | { wrapped: WrappedKey; erased?: undefined }
-  | { erased: Withheld; wrapped?: undefined };
+  | { erased: Withheld; kept: ReadonlyMap<number, Kept>; wrapped?: undefined };
 
 /** The key file of the session whose log is `logFile`. */
 export function keyPath(logFile: string): string {
@@ -145,7 +176,11 @@ export class SessionKeys {
     const found = await this.readFile(key, keyPath(logFile));
     if (found === undefined) return this.keyingOf(key, undefined);
     if (found.erased !== undefined) {
-      return { sealer: undefined, opener: new ErasedKey(found.erased), erased: found.erased };
+      return {
+        sealer: undefined,
+        opener: new ErasedKey(found.erased, found.kept),
+        erased: found.erased,
+      };
     }
     const stored = found.wrapped;
     const dataKey = await provider.unwrap(stored, contextOf(key));
@@ -193,6 +228,16 @@ export class SessionKeys {
     const found = await this.readFile(key, file);
     if (found === undefined) return "clear";
     if (found.erased !== undefined) return "erased";
+    // What readers keep of each entry (role, tool call ids, ...), taken while the key still opens it.
+    const provider = this.o?.keys;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const dataKey = await provider.unwrap(found.wrapped, contextOf(key));
+    const kept = await keptOf(
+      this.ops,
+      logFile,
+      new SessionSealer(key.workspace, key.sessionId, dataKey),
+      marker,
+    );
     const tombstone: KeyFile = {
       format: FORMAT,
       version: 1,
@@ -203,6 +248,7 @@ export class SessionKeys {
         by: marker.by,
         why: marker.why,
       },
+      kept,
     } as KeyFile;
     await this.replace(file, key.sessionId, Buffer.from(`${JSON.stringify(tombstone)}\n`));
     return "destroyed";
@@ -261,6 +307,7 @@ export class SessionKeys {
       const e = k.erased;
       const at = new Date(String(e.at));
       return {
+        kept: keptMap(k.kept),
         erased: withheldMarker(
           WithheldReason.ERASED,
           String(e.by ?? ""),
@@ -324,4 +371,63 @@ function encodeKeyFile(key: SessionKey, w: WrappedKey): Buffer {
     wrapped: w.wrapped,
   };
   return Buffer.from(`${JSON.stringify(content)}\n`);
+}
+
+/**
+ * What an erasure keeps of each sealed record of the log `file`, opened
+ * with `sealer` (the key about to be destroyed): `withhold(entry, marker)`'s
+ * kind value, the structure an entry in clear keeps when erased, so that
+ * CONTEXT keeps roles and tool-call pairing. Records that do not open keep
+ * nothing.
+ */
+async function keptOf(
+  ops: FsOps,
+  file: string,
+  sealer: SessionSealer,
+  marker: Withheld,
+): Promise<NonNullable<KeyFile["kept"]>> {
+  const out: NonNullable<KeyFile["kept"]> = {};
+  let fd: number;
+  try {
+    fd = await ops.open(file, "r");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return out;
+    throw err;
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readAt(ops, fd, 0, (await ops.fstat(fd)).size);
+  } finally {
+    await ops.close(fd);
+  }
+  let start = 0;
+  while (start < bytes.length) {
+    const nl = bytes.indexOf(0x0a, start);
+    if (nl < 0) break;
+    const frame = checkFrame(bytes, start, nl);
+    start = nl + 1;
+    if (typeof frame === "string") continue;
+    if (sealedBounds(bytes, frame.start, frame.end) === undefined) continue;
+    const entry = decodePayload(bytes, frame, sealer);
+    if (typeof entry === "string") continue;
+    const kind = entry.kind.case;
+    if (kind === undefined || kind === "sessionInfo" || kind === "leaf") continue;
+    const json = JSON.parse(toJsonString(EntrySchema, withhold(entry, marker))) as Record<
+      string,
+      unknown
+    >;
+    out[String(frame.seq)] = { id: entry.id, kind, value: json[kind] ?? {} };
+  }
+  return out;
+}
+
+function keptMap(kept: KeyFile["kept"]): Map<number, Kept> {
+  const out = new Map<number, Kept>();
+  if (kept === null || typeof kept !== "object") return out;
+  for (const [seq, k] of Object.entries(kept)) {
+    if (k === null || typeof k !== "object" || typeof k.id !== "string") continue;
+    if (typeof k.kind !== "string") continue;
+    out.set(Number(seq), { id: k.id, kind: k.kind, value: JSON.stringify(k.value ?? {}) });
+  }
+  return out;
 }
