@@ -28,6 +28,12 @@ const OPEN_SERVICES = new Set([
   "grpc.reflection.v1alpha.ServerReflection",
 ]);
 
+/**
+ * Methods that answer without a token: ReadShare, whose share token is its
+ * secret (src/store/shares.ts reads that share's path and nothing else).
+ */
+const OPEN_METHODS = new Set(["sessiond.v1.StoreService/ReadShare"]);
+
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Parses a tokens file: `{"tokens": [{"token": "...", "workspaces": ["a", "*"]}]}`. */
@@ -90,6 +96,7 @@ export function authInterceptor(grants: readonly TokenGrant[]): Interceptor {
   const tokens = new Tokens(grants);
   return (next) => async (req) => {
     if (tokens.open || OPEN_SERVICES.has(req.service.typeName)) return next(req);
+    if (OPEN_METHODS.has(`${req.service.typeName}/${req.method.name}`)) return next(req);
     req.contextValues.set(grantKey, tokens.grantOf(req.header.get("authorization")));
     return next(req);
   };

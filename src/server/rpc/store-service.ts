@@ -1,11 +1,13 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { type SessionMeta, SessionMetaSchema } from "../../../gen/sessiond/v1/session_pb.js";
 import {
   GetBlobResponseSchema,
   type GetSessionResponse,
   GetSessionResponseSchema,
   ListSessionsResponseSchema,
+  ReadShareResponseSchema,
   SearchEntriesResponseSchema,
   SearchHitSchema,
   SortBy,
@@ -225,20 +227,54 @@ export function storeService(deps: ServiceDeps): ServiceImpl<typeof StoreService
       return usageReport(store.engine, query, deps.config.prices);
     },
 
-    async shareSession() {
-      throw unimplemented("ShareSession is not built yet");
+    async shareSession(req, ctx) {
+      const workspace = authorizeSession(ctx, req.workspace, req.session);
+      const share = await store.shares.create({
+        workspace,
+        session: req.session,
+        entryId: req.entryId,
+        expiresAt: req.expiresAt,
+        by: req.by,
+        omitToolOutput: req.omitToolOutput,
+        omitThinking: req.omitThinking,
+      });
+      return { share };
     },
 
-    async revokeShare() {
-      throw unimplemented("RevokeShare is not built yet");
+    async revokeShare(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      return { share: await store.shares.revoke(workspace, req.token) };
     },
 
-    async listShares() {
-      throw unimplemented("ListShares is not built yet");
+    async listShares(req, ctx) {
+      const workspace = authorizeWorkspace(ctx, req.workspace);
+      return store.shares.list({
+        workspace,
+        session: req.session,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+      });
     },
 
-    async readShare() {
-      throw unimplemented("ReadShare is not built yet");
+    // No auth token (auth.ts lets this one method through): the share token
+    // is the secret, and the store reads nothing but that share's path.
+    async readShare(req, ctx) {
+      const json = isJsonCodec(ctx.requestHeader.get("content-type"));
+      const budget = requestedBudget(0, maxMessageBytes);
+      const snap = await store.shares.read(req.token, {
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        budgetBytes: json ? Math.floor(budget / 2) : budget,
+      });
+      const fit = fitItems(EntrySchema, 3, snap.entries, budget, json);
+      const response = create(ReadShareResponseSchema, {
+        share: snap.share,
+        title: snap.title,
+        nextPageToken: snap.tokenAfter(fit.count),
+      });
+      if (json) response.entries = snap.entries.slice(0, fit.count);
+      else response.$unknown = fit.fields;
+      return response;
     },
 
     async importSession(req, ctx) {
