@@ -10,7 +10,7 @@ import {
   UsageReportRequestSchema,
   type UsageReportResponse,
 } from "../../gen/sessiond/v1/store_service_pb.js";
-import { ENGINE_FACTORIES as STORE_ENGINE_FACTORIES } from "../../test/support/store-model.js";
+import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
 import { isSessiondError } from "../core/errors.js";
 import type { Tags } from "../core/tags.js";
@@ -411,6 +411,35 @@ describe.each(STORE_ENGINE_FACTORIES)("UsageReport on $name", (factory) => {
     expect(all.sessions).toBe("4");
     expect(all.total.unpriced).not.toBe("0");
     expect(all.total.cost.length).toBe(1);
+  });
+
+  it("follows appends, deletes and a session made again under the same id", async () => {
+    fixture = await factory.open();
+    const { store, billed } = await writeScenario(fixture.engine);
+    const q = QUERIES[2]?.[1] as Query;
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    const more = async (session: string, tags: Tags, ms: number, input: number) => {
+      const s = await store.open(WS, session);
+      const usage = {
+        input: BigInt(input),
+        output: 1n,
+        cacheRead: 0n,
+        cacheWrite: 0n,
+        reasoning: 0n,
+      };
+      await s.append(message(Role.ASSISTANT, ms, "m1", usage, undefined));
+      billed.push({ session, tags, ms, model: "m1", ...usage });
+    };
+    await more("sess-b", { team: "blue" }, T0 + 10 * 60_000 + 1, 1000);
+    await more("sess-b", { team: "blue" }, T0 + 3 * H, 2000);
+    await store.create({ workspace: WS, sessionId: "sess-e", tags: { team: "red" } });
+    await more("sess-e", { team: "red" }, T0 + 3 * H, 4000);
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    await store.delete(WS, "sess-c");
+    await store.create({ workspace: WS, sessionId: "sess-c", tags: { team: "green" } });
+    await more("sess-c", { team: "green" }, T0 + 5 * H, 8000);
+    const after = billed.filter((b) => !(b.session === "sess-c" && b.tags.team === undefined));
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(after, q));
   });
 
   it.runIf(factory.reopens)("gives the same figures after a restart", async () => {
