@@ -1,7 +1,6 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { SessiondError, unavailable } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import type { SessionLog } from "../../core/session-log.js";
 import type { AppendResult, Planner, SessionKey, StorageEvent } from "../engine.js";
 import { recordOf } from "../session-record.js";
 import type { AppendWriter } from "./append-writer.js";
@@ -9,7 +8,8 @@ import { catchUp, lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";
-import { cacheKey } from "./session-cache.js";
+import { erasedRefusal, sealed } from "./sealing.js";
+import { type Cached, cacheKey } from "./session-cache.js";
 
 interface PendingAppend {
   planner: Planner;
@@ -130,7 +130,7 @@ export class GroupCommit {
     }
     const before = c.log.headSeq;
     const incarnation = c.incarnation;
-    const plans = planAll(c.log, batch);
+    const plans = planAll(key, c, batch);
     if (plans.toWrite.length === 0) {
       // Nothing to write (every planner refused, or a retry found its
       // entries): answers that are only true of the current log (an
@@ -183,7 +183,7 @@ export class GroupCommit {
         // The driver may run this again after a retryable failure: start clean.
         outcome = undefined;
         const c = await lockAndCatchUp(ctx, tx, key);
-        const plans = planAll(c.log, batch);
+        const plans = planAll(key, c, batch);
         outcome = { ...plans, wroteHead: undefined };
         if (plans.toWrite.length === 0) return;
         // The session row carries what listing shows, so listing reads no entries.
@@ -231,19 +231,25 @@ interface Outcome extends Planned {
   wroteHead: number | undefined;
 }
 
-/** Runs each planner against `log` in order, applying each accepted plan. */
-function planAll(log: SessionLog, batch: readonly PendingAppend[]): Planned {
+/**
+ * Runs each planner against the cached log in order, applying each
+ * accepted plan; payloads sealed when the session is (sealing.ts). An
+ * erased sealed session takes no more entries.
+ */
+function planAll(key: SessionKey, c: Cached, batch: readonly PendingAppend[]): Planned {
+  const { log, keying } = c;
   const results = new Map<PendingAppend, AppendResult>();
   const errors = new Map<PendingAppend, unknown>();
   const toWrite: Entry[] = [];
   const json: string[] = [];
   for (const p of batch) {
     try {
+      if (keying?.erased !== undefined) throw erasedRefusal(key);
       const plan = p.planner(log);
       const planJson = plan.json ?? plan.write.map(jsonOf);
       log.applyAll(plan.write);
       toWrite.push(...plan.write);
-      json.push(...planJson);
+      for (const j of planJson) json.push(sealed(j, keying));
       results.set(p, { ...plan, headSeq: log.headSeq, leafId: log.leafId });
     } catch (err) {
       errors.set(p, err);

@@ -4,6 +4,7 @@ import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { decodePayload } from "./rows.js";
+import type { KeyColumns } from "./sealing.js";
 import { type Cached, cacheKey } from "./session-cache.js";
 
 /**
@@ -17,10 +18,24 @@ import { type Cached, cacheKey } from "./session-cache.js";
 /** Applies stored rows (seq order) to `log`; DATA_LOSS when they break the log. */
 function applyRows(
   key: SessionKey,
-  log: SessionLog,
+  c: Cached,
   rows: readonly { seq: number; payload: string }[],
 ): void {
-  for (const r of rows) log.apply(decodePayload(key, r.seq, r.payload));
+  for (const r of rows) c.log.apply(decodePayload(key, r.seq, r.payload, c.keying));
+}
+
+/** The key row's columns, read along with the session row while the cache has no keying. */
+function keyColumns(ctx: PgContext, withKeys: boolean) {
+  return withKeys
+    ? ctx.sql`, k.key_id, k.key_version, k.wrapped, k.erased`
+    : ctx.sql`, NULL AS key_id, NULL AS key_version, NULL AS wrapped, NULL AS erased`;
+}
+
+function keyJoin(ctx: PgContext, withKeys: boolean) {
+  return withKeys
+    ? ctx.sql`LEFT JOIN sessiond_session_keys k
+        ON k.workspace = s.workspace AND k.session_id = s.session_id`
+    : ctx.sql``;
 }
 
 function headMismatch(key: SessionKey, stored: number, have: number) {
@@ -40,13 +55,20 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
   let cached = ctx.cache.get(k);
   for (let attempt = 0; ; attempt++) {
     const after = cached?.log.headSeq ?? 0;
+    const withKeys = ctx.keys.encrypts && cached?.keying === undefined;
     const rows = await ctx.db(
       "reading a session",
       () => ctx.sql<
-        { incarnation: string; head_seq: number; seq: number | null; payload: string | null }[]
+        ({
+          incarnation: string;
+          head_seq: number;
+          seq: number | null;
+          payload: string | null;
+        } & KeyColumns)[]
       >`
-        SELECT s.incarnation, s.head_seq, e.seq, e.payload
+        SELECT s.incarnation, s.head_seq, e.seq, e.payload ${keyColumns(ctx, withKeys)}
         FROM sessiond_sessions s
+        ${keyJoin(ctx, withKeys)}
         LEFT JOIN sessiond_entries e
           ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq > ${after}
         WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
@@ -69,7 +91,8 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
     };
     const fresh = rows.filter((r) => r.seq !== null) as { seq: number; payload: string }[];
     try {
-      applyRows(key, c.log, fresh);
+      if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
+      applyRows(key, c, fresh);
       if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
     } catch (err) {
       ctx.cache.drop(k);
@@ -88,10 +111,12 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
  */
 export async function lockAndCatchUp(ctx: PgContext, tx: Q, key: SessionKey): Promise<Cached> {
   const k = cacheKey(key);
-  const [row] = await tx<{ incarnation: string; head_seq: number }[]>`
-    SELECT incarnation, head_seq FROM sessiond_sessions
-    WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-    FOR UPDATE`;
+  const [row] = await tx<({ incarnation: string; head_seq: number } & KeyColumns)[]>`
+    SELECT s.incarnation, s.head_seq ${keyColumns(ctx, ctx.keys.encrypts)}
+    FROM sessiond_sessions s
+    ${keyJoin(ctx, ctx.keys.encrypts)}
+    WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
+    FOR UPDATE OF s`;
   if (row === undefined) {
     ctx.cache.drop(k);
     throw missing(key);
@@ -100,6 +125,7 @@ export async function lockAndCatchUp(ctx: PgContext, tx: Q, key: SessionKey): Pr
   if (c === undefined || c.incarnation !== row.incarnation) {
     c = { incarnation: row.incarnation, log: new SessionLog(key.sessionId) };
   }
+  if (ctx.keys.encrypts) c.keying = await ctx.keys.keyingOf(key, row);
   // The cache is dropped on any failure of the transaction (see append.ts).
   ctx.cache.remember(k, c);
   if (c.log.headSeq < row.head_seq) {
@@ -107,7 +133,7 @@ export async function lockAndCatchUp(ctx: PgContext, tx: Q, key: SessionKey): Pr
       SELECT seq, payload FROM sessiond_entries
       WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId} AND seq > ${c.log.headSeq}
       ORDER BY seq`;
-    applyRows(key, c.log, rows);
+    applyRows(key, c, rows);
   }
   if (c.log.headSeq !== row.head_seq) throw headMismatch(key, row.head_seq, c.log.headSeq);
   return c;

@@ -3,6 +3,7 @@ import { notFound, type SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionKey } from "../engine.js";
 import type { StorageObserver } from "../observer.js";
+import type { PgKeys } from "./sealing.js";
 import type { SessionCache } from "./session-cache.js";
 
 /** A query runner: the pool or a transaction. */
@@ -30,6 +31,8 @@ export interface PgContext {
   db<T>(what: string, fn: () => Promise<T>): Promise<T>;
   /** Told about group commits and NOTIFY lag (metrics). */
   readonly observer: StorageObserver;
+  /** Encryption at rest: which workspaces are sealed, and the key provider (sealing.ts). */
+  readonly keys: PgKeys;
 }
 
 /** NOT_FOUND for a session, worded like the other engines. */

@@ -7,6 +7,7 @@ import { recordOf, rootRecordOfEntry } from "../session-record.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";
+import { sealed } from "./sealing.js";
 import { cacheKey } from "./session-cache.js";
 
 /**
@@ -27,7 +28,9 @@ export async function createSession(
   entries: readonly Entry[],
 ): Promise<SessionLog> {
   const log = SessionLog.from(key.sessionId, entries);
-  const json = entries.map(jsonOf);
+  // Sealed workspace: a data key made and wrapped before the transaction.
+  const made = await ctx.keys.make(key);
+  const json = entries.map((e) => sealed(jsonOf(e), made?.keying));
   const rec = recordOf(key.workspace, log);
   // Denormalised from the root for listing: order, parent filter, keyset.
   const info = rootRecordOfEntry(key.sessionId, log.root);
@@ -49,12 +52,20 @@ export async function createSession(
             `session ${quote(key.sessionId)} already exists in workspace ${quote(key.workspace)}`,
           );
         }
+        if (made !== undefined) {
+          const w = made.wrapped;
+          await tx`
+            INSERT INTO sessiond_session_keys (workspace, session_id, key_id, key_version, wrapped)
+            VALUES (${key.workspace}, ${key.sessionId}, ${w.keyId}, ${w.version}, ${w.wrapped})`;
+        }
         await insertEntries(tx, key, entries, json, ctx.insertChunk);
         await notifyIn(tx, ctx.replica, { type: "created", ...key, headSeq: log.headSeq });
         return row.incarnation;
       }),
     );
-    ctx.cache.remember(k, { incarnation, log });
+    const keying =
+      made?.keying ?? (ctx.keys.encrypts ? await ctx.keys.keyingOf(key, undefined) : undefined);
+    ctx.cache.remember(k, { incarnation, log, keying });
   });
   return log;
 }

@@ -1,11 +1,23 @@
 import type { Withheld } from "../../../gen/sessiond/v1/entry_pb.js";
 import { planErase } from "../../core/erase-plan.js";
-import type { EraseResult, SessionKey, WithholdResult } from "../engine.js";
+import type { EraseResult, SessionKey } from "../engine.js";
+import { SEALED_KINDS } from "../seal/sealed-payload.js";
+import { lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
-import { withholdRows } from "./redact.js";
+import { notifyIn } from "./notify.js";
+import { notifyPages, withholdRows } from "./redact.js";
+import { erasedColumn } from "./sealing.js";
+import { cacheKey } from "./session-cache.js";
 
 /**
  * Erasure on PostgreSQL (StorageEngine.erase, issue 41 part 2).
+ *
+ * A sealed session (sealing.ts): ONE transaction locks the session row,
+ * destroys its data key (its row of sessiond_session_keys keeps no key
+ * material: wrapped, key_id, key_version NULL, `erased` says when, by whom
+ * and why), gives the session a new incarnation and queues the wake-ups.
+ * The payloads are not rewritten: they can no longer be opened by anyone,
+ * and read as their kind emptied with the ERASED marker.
  *
  * A session in clear: ONE transaction, redaction's (redact.ts), with every
  * entry that has content (core/erase-plan.ts) replaced by its ERASED form:
@@ -13,33 +25,98 @@ import { withholdRows } from "./redact.js";
  * replica's cached log starts over from the tables), the wake-ups queued
  * for COMMIT. The trigram index of message payloads follows the UPDATE.
  *
- * The old payloads are then dead tuples: invisible to every query (and to
- * pg_dump), but still bytes in the table's pages (and its TOAST table)
- * until VACUUM prunes them. `vacuumErased` runs that VACUUM, once per
- * erasure call (the store's `recordErasure`, after every session of the
- * call is erased), so that a call that answered has left no copy of the
- * content in the table's files, except where another transaction still
- * had a snapshot older than the erasure (VACUUM keeps what an open
- * snapshot may still read; autovacuum removes it later). WAL segments not
- * yet recycled, WAL archives and backups taken before the erasure keep the
- * content: README.md, "Erasure".
+ * Either way the old row versions (the content, or the wrapped key) are
+ * then dead tuples: invisible to every query (and to pg_dump), but still
+ * bytes in the table's pages (and its TOAST table) until VACUUM prunes
+ * them. `vacuumErased` runs that VACUUM once per erasure call (the
+ * store's `recordErasure`, after every session of the call is erased).
+ * Its limits (open snapshots, WAL, backups): README.md, "Redaction and
+ * erasure".
  */
-export async function eraseClear(
+export interface Erased extends EraseResult {
+  /** The seqs whose entries read differently now (the watchers' events). */
+  readonly seqs: readonly number[];
+  /** The table whose dead tuples hold what was destroyed. */
+  readonly table: string;
+}
+
+export async function eraseSession(
   ctx: PgContext,
   key: SessionKey,
   marker: Withheld,
-): Promise<WithholdResult> {
-  return withholdRows(ctx, key, (log) => planErase(log, marker));
-}
-
-/** The counts of an erasure, from the plan it ran. */
-export function eraseResult(r: WithholdResult, keyDestroyed: boolean): EraseResult {
+): Promise<Erased> {
+  const destroyed = await destroyKey(ctx, key, marker);
+  if (destroyed !== undefined) return destroyed;
+  const r = await withholdRows(ctx, key, (log) => planErase(log, marker));
   return {
     entries: r.entries.length,
     changed: r.changed.length,
     headSeq: r.headSeq,
-    keyDestroyed,
+    keyDestroyed: false,
+    seqs: r.changed.map((e) => Number(e.seq)),
+    table: "sessiond_entries",
   };
+}
+
+/**
+ * The key of a sealed session destroyed in one transaction (or found
+ * destroyed: nothing written); undefined for a session in clear.
+ */
+async function destroyKey(
+  ctx: PgContext,
+  key: SessionKey,
+  marker: Withheld,
+): Promise<Erased | undefined> {
+  const k = cacheKey(key);
+  return ctx.cache.withKey(k, async () => {
+    let out: Erased | undefined;
+    try {
+      await ctx.db("erasing a sealed session", () =>
+        ctx.sql.begin(async (tx) => {
+          out = undefined;
+          const c = await lockAndCatchUp(ctx, tx, key);
+          const keying = c.keying;
+          if (keying?.sealer === undefined && keying?.erased === undefined) return;
+          const sealedEntries = c.log.slice(0).filter((e) => SEALED_KINDS.has(e.kind.case ?? ""));
+          const base = {
+            entries: sealedEntries.length,
+            headSeq: c.log.headSeq,
+            keyDestroyed: true,
+            table: "sessiond_session_keys",
+          };
+          if (keying.erased !== undefined) {
+            out = { ...base, changed: 0, seqs: [] };
+            return;
+          }
+          const seqs = sealedEntries
+            .filter((e) => e.withheld === undefined)
+            .map((e) => Number(e.seq));
+          await Promise.all([
+            tx`
+              UPDATE sessiond_session_keys
+              SET key_id = NULL, key_version = NULL, wrapped = NULL, erased = ${erasedColumn(marker)}
+              WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
+            tx`
+              UPDATE sessiond_sessions SET incarnation = DEFAULT
+              WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
+            ...notifyPages(seqs).map((page) =>
+              notifyIn(tx, ctx.replica, {
+                type: "withheld",
+                ...key,
+                headSeq: c.log.headSeq,
+                seqs: page,
+              }),
+            ),
+          ]);
+          out = { ...base, changed: seqs.length, seqs };
+        }),
+      );
+    } finally {
+      // The log read again from the rows with the key destroyed (or after any failure).
+      ctx.cache.drop(k);
+    }
+    return out;
+  });
 }
 
 /**

@@ -35,7 +35,7 @@ import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
 import { deleteSession, deleteSessions } from "./delete.js";
-import { eraseClear, eraseResult, readErasures, recordErasure, vacuumErased } from "./erase.js";
+import { eraseSession, readErasures, recordErasure, vacuumErased } from "./erase.js";
 import { dropJobLease, takeJobLease } from "./exclusive-job.js";
 import { HeadPoll } from "./head-poll.js";
 import {
@@ -54,6 +54,7 @@ import { withholdRows } from "./redact.js";
 import { resyncEvents } from "./resync.js";
 import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
+import { type PgEncryption, PgKeys } from "./sealing.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
 import { PgShares } from "./shares.js";
@@ -93,6 +94,12 @@ export interface PostgresEngineOptions {
    * large table, schedule your own).
    */
   vacuumAfterErase?: boolean;
+  /**
+   * Encryption at rest (sealing.ts): the key provider, and the workspaces
+   * whose new sessions are sealed. Without it nothing is sealed, and a
+   * sealed session fails its reads with FAILED_PRECONDITION.
+   */
+  encryption?: PgEncryption;
 }
 
 /**
@@ -175,6 +182,7 @@ export class PostgresEngine implements StorageEngine {
       insertChunk: opts.insertChunk ?? 1000,
       db: (what, fn) => this.db(what, fn),
       observer: opts.observer ?? NO_OBSERVER,
+      keys: new PgKeys(opts.encryption),
     };
     this.blobs = new PgBlobs(this.ctx, () => this.begin());
     this.shares = new PgShares(this.ctx);
@@ -297,18 +305,19 @@ export class PostgresEngine implements StorageEngine {
   }
 
   /**
-   * Erasure (erase.ts): a session in clear has every entry with content
-   * replaced by its ERASED form in one transaction, like a redaction; the
-   * dead tuples go with the VACUUM before the call's audit record.
+   * Erasure (erase.ts): a sealed session's data key destroyed, a session in
+   * clear has every entry with content replaced by its ERASED form, each in
+   * one transaction; the dead tuples go with the VACUUM before the call's
+   * audit record.
    */
   async erase(key: SessionKey, marker: Withheld): Promise<EraseResult> {
     await this.begin();
-    const r = await eraseClear(this.ctx, key, marker);
-    if (r.changed.length > 0) this.erasedTables.add("sessiond_entries");
-    for (const seqs of seqPages(r.changed.map((e) => Number(e.seq)))) {
+    const { seqs: changed, table, ...r } = await eraseSession(this.ctx, key, marker);
+    if (r.changed > 0) this.erasedTables.add(table);
+    for (const seqs of seqPages(changed)) {
       this.emit({ type: "withheld", ...key, headSeq: r.headSeq, seqs });
     }
-    return eraseResult(r, false);
+    return r;
   }
 
   /**

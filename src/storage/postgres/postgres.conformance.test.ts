@@ -73,7 +73,7 @@ if (skip !== undefined) {
       const db = suiteDb;
       let engine = await PostgresEngine.open({ url: db.url });
       await admin?.unsafe(
-        "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_blobs, sessiond_blob_chunks",
+        "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_blobs, sessiond_blob_chunks",
       );
       const siblings: PostgresEngine[] = [];
       return {

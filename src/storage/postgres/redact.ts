@@ -3,6 +3,7 @@ import { lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { jsonOf } from "./rows.js";
+import { sealed } from "./sealing.js";
 import { cacheKey } from "./session-cache.js";
 
 /**
@@ -43,7 +44,11 @@ export async function withholdRows(
           const plan = planner(c.log);
           result = { ...plan, headSeq: c.log.headSeq };
           if (plan.changed.length === 0) return;
-          const rows = plan.changed.map((e) => ({ q: Number(e.seq), p: jsonOf(e) }));
+          // A sealed session's new payloads are sealed too (its data key).
+          const rows = plan.changed.map((e) => ({
+            q: Number(e.seq),
+            p: sealed(jsonOf(e), c.keying),
+          }));
           const [updated, row] = await Promise.all([
             tx<{ seq: number }[]>`
               UPDATE sessiond_entries e SET payload = v.p

@@ -2,12 +2,13 @@ import type postgres from "postgres";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { decodeEntry } from "../../core/codec/entry-from-json.js";
 import { entryJson } from "../../core/codec/entry-to-json.js";
-import { dataLoss, invalidArgument } from "../../core/errors.js";
+import { dataLoss, invalidArgument, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { applyTagChanges, type Tags } from "../../core/tags.js";
 import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import { rootRecordOfEntry } from "../session-record.js";
 import type { Q } from "./context.js";
+import { erasedMarkOf, type Keying, openPayload } from "./sealing.js";
 
 /**
  * Row <-> entry mapping. An entry is stored as its canonical proto JSON
@@ -38,11 +39,22 @@ const ENTRY_COLUMNS = [
   "payload",
 ] as const;
 
-/** Decodes a stored payload; DATA_LOSS naming the row when it is not a valid entry. */
-export function decodePayload(k: SessionKey, seq: number, payload: string): Entry {
+/**
+ * Decodes a stored payload; DATA_LOSS naming the row when it is not a valid
+ * entry. A sealed payload is opened with `keying` (sealing.ts: DATA_LOSS
+ * when it does not open, FAILED_PRECONDITION without a key); an erased
+ * session's reads as its kind emptied, with the erasure's marker.
+ */
+export function decodePayload(k: SessionKey, seq: number, payload: string, keying?: Keying): Entry {
   try {
-    return decodeEntry(JSON.parse(payload), { ignoreUnknownFields: true });
+    const entry = decodeEntry(JSON.parse(openPayload(k, seq, payload, keying)), {
+      ignoreUnknownFields: true,
+    });
+    const erased = erasedMarkOf(payload, keying);
+    if (erased !== undefined && entry.withheld === undefined) entry.withheld = erased;
+    return entry;
   } catch (err) {
+    if (isSessiondError(err)) throw err;
     throw dataLoss(
       `session ${quote(k.sessionId)} in workspace ${quote(k.workspace)} is corrupt at seq ${seq}: payload is not a valid entry (${err instanceof Error ? err.message : String(err)})`,
       err,

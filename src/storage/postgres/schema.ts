@@ -264,6 +264,32 @@ CREATE INDEX IF NOT EXISTS sessiond_shares_by_session
   ON sessiond_shares (workspace, session_id);
 `,
   },
+  {
+    version: 12,
+    description: "wrapped data keys of sealed sessions",
+    sql: `
+-- Encryption at rest (sealing.ts): a sealed session's random data key,
+-- wrapped by its workspace's key through the key provider (key_id, the
+-- version, the provider's wrapped form). A session without a row is in
+-- clear. Erasure destroys the key: wrapped, key_id and key_version become
+-- NULL and erased says when, by whom and why (no key material), so the
+-- session's sealed payloads never open again. A row of its own (not columns
+-- of sessiond_sessions, which every append rewrites): the wrapped key is in
+-- one row version, which the VACUUM after an erasure removes.
+CREATE TABLE IF NOT EXISTS sessiond_session_keys (
+  workspace   text    NOT NULL,
+  session_id  text    NOT NULL,
+  key_id      text,
+  key_version integer,
+  wrapped     text,
+  erased      text,
+  PRIMARY KEY (workspace, session_id),
+  FOREIGN KEY (workspace, session_id)
+    REFERENCES sessiond_sessions (workspace, session_id) ON DELETE CASCADE,
+  CHECK ((wrapped IS NULL) = (erased IS NOT NULL))
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

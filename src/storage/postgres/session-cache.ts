@@ -1,10 +1,13 @@
 import type { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
+import type { Keying } from "./sealing.js";
 
 /** One cached session: the log as of `incarnation` (the row's identity, new after delete + create). */
 export interface Cached {
   incarnation: string;
   log: SessionLog;
+  /** How its payloads are sealed and opened (sealing.ts); undefined: no key provider. */
+  keying?: Keying | undefined;
 }
 
 /** The cache key of a session ("\n" appears in neither a workspace nor a session id). */

@@ -1,0 +1,222 @@
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Withheld, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
+import { dataLoss, failedPrecondition } from "../../core/errors.js";
+import { quote } from "../../core/ids.js";
+import { withheldMarker } from "../../core/withheld.js";
+import type { SessionKey } from "../engine.js";
+import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
+import { newKey } from "../seal/aead.js";
+import {
+  type ContentOpener,
+  MissingKey,
+  notOpened,
+  SessionSealer,
+  sealedBounds,
+} from "../seal/sealed-payload.js";
+
+/**
+ * Encryption at rest on PostgreSQL: the JSONL engine's model (seal/,
+ * keys/) with the wrapped data key in a row instead of a file. Each session
+ * created in a sealed workspace gets a random 256-bit data key, wrapped by
+ * its workspace's key through the KeyProvider and stored in
+ * `sessiond_session_keys` (migration 11, one row per session, deleted with
+ * it). Payloads are seal/'s sealed stored form: the structure (id, parent,
+ * timestamp, seq, kind) in clear, the kind's content AES-256-GCM sealed
+ * with (workspace, session, entry id, seq, kind) as associated data; the
+ * row's own seq is what opening binds to, so a payload moved to another
+ * row, entry or session fails to open (DATA_LOSS naming them).
+ *
+ * Erasure of a sealed session destroys its key: the row keeps no key
+ * material (`wrapped` NULL) and says when and by whom (`erased`), and its
+ * sealed payloads then read as the kind emptied with the ERASED marker.
+ */
+export interface PgEncryption {
+  /** Where workspace keys come from: a LocalKeyring, or a KMS behind the same interface. */
+  readonly keys: KeyProvider;
+  /** The workspaces whose new sessions are sealed: "all", or names. */
+  readonly workspaces: "all" | readonly string[];
+}
+
+/** How one session's payloads are sealed and opened. */
+export interface Keying {
+  /** Seals what is written; undefined: the session is in clear (or erased). */
+  readonly sealer: SessionSealer | undefined;
+  /** Opens what is read. */
+  readonly opener: ContentOpener;
+  /** The session was erased (its key destroyed): the marker its sealed entries read with. */
+  readonly erased?: Withheld;
+}
+
+/** A session's row of sessiond_session_keys as queries select it (all null: no row). */
+export interface KeyColumns {
+  key_id: string | null;
+  key_version: number | null;
+  wrapped: string | null;
+  erased: string | null;
+}
+
+/** What an erased session's sealed content opens to: nothing (the kind emptied). */
+class ErasedOpener implements ContentOpener {
+  constructor(readonly erased: Withheld) {}
+  open(): string {
+    return "{}";
+  }
+}
+
+/** The keying of a session read without any key provider configured. */
+export function noKeyring(key: SessionKey): Keying {
+  return {
+    sealer: undefined,
+    opener: new MissingKey(
+      key.workspace,
+      key.sessionId,
+      "no keyring is configured (serve --keyring FILE)",
+    ),
+  };
+}
+
+export class PgKeys {
+  private readonly sealed: ReadonlySet<string> | "all" | undefined;
+  /** Unwrapped keys by session and wrapped form (search opens many sessions' rows). */
+  private readonly unwrapped = new Map<string, SessionSealer>();
+
+  constructor(private readonly o: PgEncryption | undefined) {
+    const w = o?.workspaces;
+    this.sealed = w === undefined ? undefined : w === "all" ? "all" : new Set(w);
+  }
+
+  /** True when a key provider is configured (sealed sessions can be opened). */
+  get encrypts(): boolean {
+    return this.o !== undefined;
+  }
+
+  /** True when new sessions of `workspace` are sealed. */
+  seals(workspace: string): boolean {
+    return this.sealed === "all" || (this.sealed?.has(workspace) ?? false);
+  }
+
+  /** For a new session of a sealed workspace: a data key made and wrapped; else undefined. */
+  async make(key: SessionKey): Promise<{ keying: Keying; wrapped: WrappedKey } | undefined> {
+    const provider = this.o?.keys;
+    if (provider === undefined || !this.seals(key.workspace)) return undefined;
+    const dataKey = newKey();
+    const wrapped = await provider.wrap(key.workspace, dataKey, contextOf(key));
+    const sealer = new SessionSealer(key.workspace, key.sessionId, dataKey);
+    return { keying: { sealer, opener: sealer }, wrapped };
+  }
+
+  /** The keying of a stored session, from its key row's columns. */
+  async keyingOf(key: SessionKey, row: KeyColumns | undefined): Promise<Keying> {
+    const provider = this.o?.keys;
+    if (provider === undefined) return noKeyring(key);
+    if (row?.erased != null) {
+      const erased = markerOf(row.erased);
+      return { sealer: undefined, opener: new ErasedOpener(erased), erased };
+    }
+    if (row?.wrapped == null || row.key_id === null || row.key_version === null) {
+      // In clear: a sealed payload here has lost its key row.
+      return {
+        sealer: undefined,
+        opener: new MissingKey(
+          key.workspace,
+          key.sessionId,
+          "its data key is missing (no row in sessiond_session_keys)",
+        ),
+      };
+    }
+    const memo = `${key.workspace}\n${key.sessionId}\n${row.key_id}\n${row.key_version}\n${row.wrapped}`;
+    let sealer = this.unwrapped.get(memo);
+    if (sealer === undefined) {
+      const wrapped = { keyId: row.key_id, version: row.key_version, wrapped: row.wrapped };
+      const dataKey = await provider.unwrap(wrapped, contextOf(key));
+      sealer = new SessionSealer(key.workspace, key.sessionId, dataKey);
+      if (this.unwrapped.size >= MAX_UNWRAPPED) this.unwrapped.clear();
+      this.unwrapped.set(memo, sealer);
+    }
+    return { sealer, opener: sealer };
+  }
+}
+
+/** Unwrapped data keys kept for search (a KMS unwrap is a network call). */
+const MAX_UNWRAPPED = 1024;
+
+/** The `erased` column of a destroyed key: when, by whom, why (no key material). */
+export function erasedColumn(marker: Withheld): string {
+  const at = marker.at === undefined ? new Date() : timestampDate(marker.at);
+  return JSON.stringify({ at: at.toISOString(), by: marker.by, why: marker.why });
+}
+
+function markerOf(column: string): Withheld {
+  let e: { at?: unknown; by?: unknown; why?: unknown } = {};
+  try {
+    e = JSON.parse(column) as typeof e;
+  } catch {
+    // A damaged note still means erased: the key is gone either way.
+  }
+  const at = new Date(String(e.at));
+  return withheldMarker(
+    WithheldReason.ERASED,
+    String(e.by ?? ""),
+    timestampFromDate(Number.isNaN(at.getTime()) ? new Date(0) : at),
+    String(e.why ?? ""),
+  );
+}
+
+function contextOf(key: SessionKey): Record<string, string> {
+  return { workspace: key.workspace, session: key.sessionId };
+}
+
+/** The sealed stored form of a payload (canonical JSON) under `keying`, or the same text. */
+export function sealed(json: string, keying: Keying | undefined): string {
+  return keying?.sealer === undefined ? json : keying.sealer.sealPayload(json);
+}
+
+const SEALED_MARK = '{"@sealed":"';
+
+/**
+ * The canonical JSON of a stored payload: itself when in clear, else its
+ * content opened (bound to the row's `seq`). DATA_LOSS naming the
+ * workspace, session, entry and seq when it does not open;
+ * FAILED_PRECONDITION when there is no key to try.
+ */
+export function openPayload(
+  key: SessionKey,
+  seq: number,
+  payload: string,
+  keying: Keying | undefined,
+): string {
+  // Cheap test first: a clear payload is never turned into bytes.
+  if (!payload.endsWith('"}}') || !payload.includes(SEALED_MARK)) return payload;
+  const buf = Buffer.from(payload, "utf8");
+  const b = sealedBounds(buf, 0, buf.length);
+  if (b === undefined) return payload;
+  const head = buf.toString("utf8", 0, b.valueStart);
+  const kind = /"([A-Za-z]+)":$/.exec(head)?.[1] ?? "";
+  let id = "";
+  try {
+    id = String((JSON.parse(`${head}null}`) as { id?: unknown }).id ?? "");
+  } catch {
+    // The clear part is damaged: the opening fails below, naming the seq.
+  }
+  const sealedText = buf.toString("latin1", b.sealedStart, b.sealedEnd);
+  const content = (keying ?? noKeyring(key)).opener.open(id, seq, kind, sealedText);
+  if (content === undefined) {
+    throw dataLoss(
+      `session ${quote(key.sessionId)} in workspace ${quote(key.workspace)} is corrupt at seq ${seq}: ${notOpened(id, seq)}`,
+    );
+  }
+  return `${head}${content}}`;
+}
+
+/** The erasure marker of an erased session's sealed payload, else undefined. */
+export function erasedMarkOf(payload: string, keying: Keying | undefined): Withheld | undefined {
+  if (keying?.erased === undefined) return undefined;
+  return payload.endsWith('"}}') && payload.includes(SEALED_MARK) ? keying.erased : undefined;
+}
+
+/** FAILED_PRECONDITION for an append to an erased sealed session. */
+export function erasedRefusal(key: SessionKey): Error {
+  return failedPrecondition(
+    `session ${quote(key.sessionId)} in workspace ${quote(key.workspace)} was erased: it takes no more entries`,
+  );
+}
