@@ -2,7 +2,12 @@ import { clone, equals } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { tryDecodeEntry } from "./codec/entry-from-json.js";
-import { entryJson, entryJsonWithKind, tryEntryJsonParts } from "./codec/entry-to-json.js";
+import {
+  entryJson,
+  entryJsonOfParts,
+  entryJsonWithKind,
+  tryEntryJsonParts,
+} from "./codec/entry-to-json.js";
 import { costProblem } from "./cost.js";
 import { toolCallIds, toolResultCallId } from "./entry.js";
 import { aborted, alreadyExists, invalidArgument, resourceExhausted } from "./errors.js";
@@ -189,8 +194,18 @@ function shallowCopy(e: Entry): Entry {
 export function copyEntry(e: Entry, i: number, kinds?: (string | undefined)[]): Entry {
   if (e.$unknown === undefined) {
     const parts = tryEntryJsonParts(e);
-    if (parts !== undefined && !LONE_SURROGATE.test(parts.json)) {
-      const copy = tryDecodeEntry(JSON.parse(parts.json));
+    const kind = parts?.kind;
+    if (
+      parts !== undefined &&
+      !LONE_SURROGATE.test(parts.head) &&
+      (kind === undefined || !LONE_SURROGATE.test(kind))
+    ) {
+      // The entry's JSON read back: decoded from the object it was written
+      // from (the reader copies Struct data, and takes strings as they are,
+      // which JSON.parse would copy), else from the JSON itself.
+      const copy =
+        tryDecodeEntry(parts.value) ??
+        tryDecodeEntry(JSON.parse(entryJsonOfParts(parts.head, e.kind.case, kind)));
       if (copy !== undefined) {
         // The copy's kind is this JSON read back: planning writes the stored
         // form from it (storedJsonOf) instead of writing the kind again.

@@ -50,21 +50,28 @@ export function tryEntryJson(e: Entry): string | undefined {
 }
 
 /**
- * An entry's canonical JSON (`json`, what `tryEntryJson` gives) and the
- * JSON of its kind alone (`kind`, undefined for an entry without kind),
- * the kind written once: `entryJsonWithKind` makes the JSON of the same
- * entry with other id, parent, timestamp or seq from it without writing
- * the kind again. Undefined when `e` is not a shape the fast path handles.
+ * An entry's canonical JSON in two pieces, the kind written once: `head`,
+ * the JSON of the entry without its kind (id, parent, timestamp, seq), and
+ * `kind`, the JSON of its kind alone (undefined for an entry without kind).
+ * `entryJsonOfParts` joins them into what `tryEntryJson` gives, and
+ * `entryJsonWithKind` writes the same entry with another head from `kind`.
+ * `value` is the plain object the two were written from (what JSON.parse
+ * of the entry's JSON gives, but for the caller's Struct data, which it
+ * holds as given, and for keys whose value is undefined, which JSON leaves
+ * out). Undefined when `e` is not a shape the fast path handles.
  */
 export function tryEntryJsonParts(
   e: Entry,
-): { json: string; kind: string | undefined } | undefined {
+): { head: string; kind: string | undefined; value: Record<string, unknown> } | undefined {
   try {
-    const headJson = JSON.stringify(head(e));
+    const o = head(e);
+    const headJson = JSON.stringify(o);
     const k = e.kind;
-    if (k.case === undefined) return { json: headJson, kind: undefined };
-    const kind = JSON.stringify(kindValue(k));
-    return { json: joined(headJson, k.case, kind), kind };
+    if (k.case === undefined) return { head: headJson, kind: undefined, value: o };
+    const v = kindValue(k);
+    const kind = JSON.stringify(v);
+    o[k.case] = v;
+    return { head: headJson, kind, value: o };
   } catch {
     // Not a shape we handle: left to the reflective writer.
   }
@@ -86,6 +93,18 @@ export function entryJsonWithKind(e: Entry, kind: string): string | undefined {
     // Not a shape we handle: left to the reflective writer.
   }
   return undefined;
+}
+
+/**
+ * The entry's JSON from the pieces of `tryEntryJsonParts`: `{...head,
+ * "<kindCase>": kind}` as JSON.stringify writes it.
+ */
+export function entryJsonOfParts(
+  headJson: string,
+  kindCase: Entry["kind"]["case"],
+  kind: string | undefined,
+): string {
+  return kindCase === undefined || kind === undefined ? headJson : joined(headJson, kindCase, kind);
 }
 
 /** `{...head, "<key>": kind}` as JSON.stringify writes it, from the head's JSON and the kind's. */

@@ -251,17 +251,36 @@ export class FileState {
     this.unsynced = undefined;
   }
 
-  /** Writes `bytes` at `writeAt` (looping on short writes) and fdatasyncs once. */
-  async writeDurably(bytes: Buffer, writeAt: number): Promise<void> {
+  /**
+   * Writes `bytes` at `writeAt` (looping on short writes) and fdatasyncs
+   * once. Undefined when that is done already, synchronously (a small
+   * write on the real file system without a sync: no promise to wait for);
+   * a failure is then thrown rather than a rejected promise.
+   */
+  writeDurably(bytes: Buffer, writeAt: number): Promise<void> | undefined {
+    let done = 0;
+    // A small write is synchronous on the real file system either way: without its promise.
+    const sync = this.sync;
+    if (sync !== undefined && bytes.length <= SYNC_WRITE_MAX) {
+      try {
+        done = sync.write(this.fd as number, bytes, 0, bytes.length, writeAt);
+      } catch (err) {
+        this.writeFailed(writeAt);
+        throw err;
+      }
+      if (done === bytes.length && this.o.noFsync) {
+        this.written(bytes, writeAt);
+        return undefined;
+      }
+    }
+    return this.writeRest(bytes, writeAt, done);
+  }
+
+  /** writeDurably from `done` bytes on: the rest written, then the fdatasync. */
+  private async writeRest(bytes: Buffer, writeAt: number, done: number): Promise<void> {
     const fd = this.fd as number;
     const ops = this.o.ops;
     try {
-      let done = 0;
-      // A small write is synchronous on the real file system either way: without its promise.
-      const sync = this.sync;
-      if (sync !== undefined && bytes.length <= SYNC_WRITE_MAX) {
-        done = sync.write(fd, bytes, 0, bytes.length, writeAt);
-      }
       while (done < bytes.length) {
         const n = await ops.write(fd, bytes, done, bytes.length - done, writeAt + done);
         if (n <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
@@ -269,10 +288,20 @@ export class FileState {
       }
       if (!this.o.noFsync) await this.flush(fd);
     } catch (err) {
-      const from = Math.min(this.unsynced?.from ?? writeAt, writeAt);
-      this.unsynced = { from, ino: this.fdIno };
+      this.writeFailed(writeAt);
       throw err;
     }
+    this.written(bytes, writeAt);
+  }
+
+  /** A write or sync from `writeAt` on failed: those bytes are of unknown durability (`unsynced`). */
+  private writeFailed(writeAt: number): void {
+    const from = Math.min(this.unsynced?.from ?? writeAt, writeAt);
+    this.unsynced = { from, ino: this.fdIno };
+  }
+
+  /** `bytes` are in the file at `writeAt` (and synced, unless noFsync): its known end moves past them. */
+  private written(bytes: Buffer, writeAt: number): void {
     this.end = writeAt + bytes.length;
     this.keepProbe(bytes);
   }

@@ -251,14 +251,13 @@ export class JsonlEngine implements StorageEngine {
   }
 
   append(key: SessionKey, plan: Planner): Promise<AppendResult> {
-    // The session open already: straight to its queue (what `use` does, without its awaits).
+    // The session open already: straight to its queue (what `use` does,
+    // without its awaits; a refusal for a file gone drops it from the
+    // cache as `use` does: SessionFileOptions.onGone).
     const open = this.closed ? undefined : this.cache.touch(key);
     if (open === undefined) return this.use(key, (s) => s.append(plan));
     this.observer.cacheLookup(true);
-    return open.append(plan).then(undefined, (err: unknown) => {
-      if (isSessiondError(err, "NOT_FOUND")) this.cache.drop(key, open);
-      throw err;
-    });
+    return open.append(plan);
   }
 
   /** Redaction: the session file rewritten under its lock (SessionFile.withhold, redact-file.ts). */
@@ -607,8 +606,11 @@ export class JsonlEngine implements StorageEngine {
 
   private newSession(key: SessionKey, file: string): SessionFile {
     const dir = path.dirname(file);
-    return new SessionFile(key, file, {
+    const session: SessionFile = new SessionFile(key, file, {
       ...this.fileOptions,
+      onGone: () => {
+        this.cache.drop(key, session);
+      },
       onAppended: (headSeq) => {
         // The memo's record is old now, whether or not the change report has come in yet.
         this.memo.delete(dir, key.sessionId);
@@ -619,6 +621,7 @@ export class JsonlEngine implements StorageEngine {
         this.listeners.emit({ type: "withheld", ...key, headSeq, seqs });
       },
     });
+    return session;
   }
 
   /** Path of an existing session file (top-level first, then subagents). */

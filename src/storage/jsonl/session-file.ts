@@ -3,7 +3,7 @@ import { type Context, context } from "@opentelemetry/api";
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../../core/append-plan.js";
 import { seqPages } from "../../core/erase-plan.js";
-import { failedPrecondition, type SessiondError } from "../../core/errors.js";
+import { failedPrecondition, isSessiondError, type SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionLog } from "../../core/session-log.js";
 import type {
@@ -43,6 +43,11 @@ export interface SessionFileOptions extends FileStateOptions {
   readonly lockEnabled: boolean;
   /** Called after a batch is durable, with the new head seq. */
   readonly onAppended: (headSeq: number) => void;
+  /**
+   * Called when an append is refused because the file is gone (NOT_FOUND),
+   * before the refusal: the engine forgets the session (its cache).
+   */
+  readonly onGone?: () => void;
   /** Called after a redaction's rewrite is durable, with the head seq and the rewritten seqs. */
   readonly onWithheld?: (headSeq: number, seqs: readonly number[]) => void;
   /** Negative control ONLY (T13): redaction overwrites the file in place, not copy + rename. */
@@ -66,6 +71,8 @@ class AppendOp {
     private readonly sync: InlineSync | undefined,
     private readonly onResolve: (r: AppendResult) => void,
     private readonly onReject: (e: unknown) => void,
+    /** Told first when the append is refused as NOT_FOUND (SessionFileOptions.onGone). */
+    private readonly onGone: (() => void) | undefined,
   ) {
     sync?.arrived();
   }
@@ -75,7 +82,9 @@ class AppendOp {
   }
 
   reject(e: unknown): void {
-    if (this.answered()) this.onReject(e);
+    if (!this.answered()) return;
+    if (this.onGone !== undefined && isSessiondError(e, "NOT_FOUND")) this.onGone();
+    this.onReject(e);
   }
 
   private answered(): boolean {
@@ -169,7 +178,7 @@ export class SessionFile {
   append(planner: Planner): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
       const trace = tracingEnabled() ? context.active() : undefined;
-      this.enqueue(new AppendOp(planner, trace, this.o.inlineSync, resolve, reject));
+      this.enqueue(new AppendOp(planner, trace, this.o.inlineSync, resolve, reject, this.o.onGone));
     });
   }
 
@@ -367,13 +376,17 @@ export class SessionFile {
         try {
           this.checkLease();
           const bytes = encodeRecords(entries, payloads, texts, this.state.sealer);
-          await (tracingEnabled()
-            ? inSpan("jsonl.write", (span) => {
-                span.setAttribute("sessiond.batch.appends", planned.length);
-                span.setAttribute("sessiond.batch.entries", entries.length);
-                return this.state.writeDurably(bytes, writeAt as number);
-              })
-            : this.state.writeDurably(bytes, writeAt));
+          if (tracingEnabled()) {
+            await inSpan("jsonl.write", async (span) => {
+              span.setAttribute("sessiond.batch.appends", planned.length);
+              span.setAttribute("sessiond.batch.entries", entries.length);
+              await this.state.writeDurably(bytes, writeAt as number);
+            });
+          } else {
+            // Nothing to wait for when the write is done already (no sync).
+            const writing = this.state.writeDurably(bytes, writeAt);
+            if (writing !== undefined) await writing;
+          }
           this.checkLease();
           this.o.observer.committed(planned.length, entries.length, bytes.length);
           // Durable: the log keeps the entries as their payloads from here on.
