@@ -16,8 +16,10 @@ export const ENCRYPTION_OPTIONS = {
  */
 export async function encryptionOf(
   v: { keyring?: string; "encrypt-workspaces"?: string; "encrypt-all"?: boolean },
-  /** The storage is a JSONL data dir (the one engine that seals today). */
-  jsonl: boolean,
+  /** The storage can seal (serve: a JSONL data dir or PostgreSQL; copy: a JSONL side). */
+  seals: boolean,
+  /** Where encryption works, for the refusal's message. */
+  where = "jsonl storage only",
 ): Promise<EncryptionOptions | undefined> {
   const list = v["encrypt-workspaces"];
   const all = v["encrypt-all"] === true;
@@ -27,8 +29,8 @@ export async function encryptionOf(
     }
     return undefined;
   }
-  if (!jsonl) {
-    throw new CliError("--keyring: encryption at rest is supported on jsonl storage only", 2);
+  if (!seals) {
+    throw new CliError(`--keyring: encryption at rest is supported on ${where}`, 2);
   }
   if (list !== undefined && all) {
     throw new CliError("--encrypt-workspaces and --encrypt-all exclude each other", 2);

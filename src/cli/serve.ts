@@ -43,7 +43,7 @@ Flags:
   --listen HOST:PORT          address to bind (default ${DEFAULT_LISTEN}; port 0 = any free port)
   --data-dir DIR              where the jsonl engine stores sessions (default ${DEFAULT_DATA_DIR})
   --storage KIND              jsonl (default), memory, or postgres://user@host:port/db
-  --keyring FILE              encryption at rest (jsonl): the keyring file (0600) whose
+  --keyring FILE              encryption at rest (jsonl, postgres): the keyring file (0600) whose
                               workspace keys wrap each sealed session's data key
   --encrypt-workspaces A,B    seal the new sessions of these workspaces (needs --keyring;
                               the keyring is created when missing, a key per workspace
@@ -199,7 +199,12 @@ export const serve: Command = {
     const prices = v.prices === undefined ? undefined : priceTableOf(v.prices);
     const metrics = v.metrics === "off" ? undefined : new ServerMetrics();
     const observer = metrics?.storage;
-    const encryption = await encryptionOf(v, kind === "jsonl");
+    const postgresUrl = /^postgres(ql)?:\/\//.test(kind);
+    const encryption = await encryptionOf(
+      v,
+      kind === "jsonl" || postgresUrl,
+      "jsonl and postgres storage (not memory)",
+    );
     let engine: StorageEngine;
     if (kind === "jsonl") {
       try {
@@ -209,13 +214,14 @@ export const serve: Command = {
         throw new CliError((err as Error).message);
       }
     } else if (kind === "memory") engine = new MemoryEngine();
-    else if (/^postgres(ql)?:\/\//.test(kind)) {
+    else if (postgresUrl) {
       try {
         engine = await PostgresEngine.open({
           url: kind,
           poolSize: intFlag("pg-pool-size", v["pg-pool-size"], 10),
           statementTimeoutMs: intFlag("pg-statement-timeout-ms", v["pg-statement-timeout-ms"], 0),
           observer,
+          encryption,
         });
       } catch (err) {
         throw new CliError(`--storage postgres: ${(err as Error).message}`);
