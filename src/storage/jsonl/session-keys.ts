@@ -17,7 +17,8 @@ import {
   sealedBounds,
 } from "../seal/sealed-payload.js";
 import { createExclusive, makeNameDurable } from "./create-file.js";
-import { errnoCode, type FsOps, fsyncDir, readAt, readWholeText, writeAll } from "./fs-ops.js";
+import { errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
+import { readStamped, registerLoaded, stampOf } from "./key-fence.js";
 import { checkFrame, decodePayload } from "./record.js";
 
 /**
@@ -108,7 +109,7 @@ interface KeyFile {
 
 /** What a key file holds: a wrapped key, or the erasure that destroyed it. */
 type StoredKey =
-  | { wrapped: WrappedKey; erased?: undefined }
+  | { wrapped: WrappedKey; stamp: string; erased?: undefined }
   | { erased: Withheld; kept: ReadonlyMap<number, Kept>; wrapped?: undefined };
 
 /** The key file of the session whose log is `logFile`. */
@@ -156,7 +157,15 @@ export class SessionKeys {
       if (this.sync) await makeNameDurable(this.ops, file);
       return this.open(key, logFile);
     }
-    return this.keyingOf(key, new SessionSealer(key.workspace, key.sessionId, dataKey));
+    const sealer = new SessionSealer(key.workspace, key.sessionId, dataKey);
+    registerLoaded(sealer, {
+      file,
+      stamp: stampOf(await this.ops.stat(file)),
+      key,
+      dataKey,
+      provider,
+    });
+    return this.keyingOf(key, sealer);
   }
 
   /** For an existing session: its key file read and unwrapped, or clear when it has none. */
@@ -184,7 +193,15 @@ export class SessionKeys {
     }
     const stored = found.wrapped;
     const dataKey = await provider.unwrap(stored, contextOf(key));
-    return this.keyingOf(key, new SessionSealer(key.workspace, key.sessionId, dataKey));
+    const sealer = new SessionSealer(key.workspace, key.sessionId, dataKey);
+    registerLoaded(sealer, {
+      file: keyPath(logFile),
+      stamp: found.stamp,
+      key,
+      dataKey: Buffer.from(dataKey),
+      provider,
+    });
+    return this.keyingOf(key, sealer);
   }
 
   /**
@@ -291,8 +308,9 @@ export class SessionKeys {
 
   /** What the key file holds, or undefined when there is none. */
   private async readFile(key: SessionKey, file: string): Promise<StoredKey | undefined> {
-    const text = await readWholeText(this.ops, file);
-    if (text === undefined) return undefined;
+    const read = await readStamped(this.ops, file);
+    if (read === undefined) return undefined;
+    const text = read.text;
     const name = `the key file of session ${quote(key.sessionId)} in workspace ${quote(key.workspace)}`;
     let k: Partial<KeyFile>;
     try {
@@ -329,7 +347,10 @@ export class SessionKeys {
         `${name} belongs to session ${quote(String(k.sessionId))} in workspace ${quote(String(k.workspace))}`,
       );
     }
-    return { wrapped: { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped } };
+    return {
+      wrapped: { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped },
+      stamp: read.stamp,
+    };
   }
 
   /** Temp file, fsync, rename over, directory fsync. */

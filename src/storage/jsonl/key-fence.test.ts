@@ -1,0 +1,97 @@
+import { unlink } from "node:fs/promises";
+import * as path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
+import { ts, user } from "../../../test/support/fixtures.js";
+import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { isSessiondError } from "../../core/errors.js";
+import { withheldMarker } from "../../core/withheld.js";
+import { SessionStore } from "../../store/session-store.js";
+import { LocalKeyring } from "../keys/local-keyring.js";
+import { nodeFs } from "./fs-ops.js";
+import { JsonlEngine } from "./jsonl-engine.js";
+import { fenceKey } from "./key-fence.js";
+import { SessionKeys } from "./session-keys.js";
+
+/**
+ * The key fence (several processes on one JSONL data dir): a process that
+ * loaded a sealed session's data key finds out, with one stat before it
+ * appends, that another process erased the session (or replaced its key),
+ * instead of sealing new records under a destroyed key. A rewrap by
+ * another process (same data key) is not a reason to refuse.
+ */
+
+const WS = "sealed";
+const k = keyOf("s1", WS);
+const NAME = 'session "s1" in workspace "sealed"';
+const MARK = withheldMarker(WithheldReason.ERASED, "dpo", ts(1_700_000_000, 0), "request");
+
+let dataDir: string;
+let keyDir: string;
+let keyring: LocalKeyring;
+let log: string;
+
+beforeEach(async () => {
+  dataDir = await tempDir();
+  keyDir = await tempDir("sessiond-keys-");
+  keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
+  const store = new SessionStore(
+    new JsonlEngine({ dataDir, encryption: { keys: keyring, workspaces: [WS] } }),
+  );
+  await store.create({ workspace: WS, sessionId: "s1" });
+  await (await store.open(WS, "s1")).append([user("u1", "sealed content")]);
+  await store.close();
+  log = fileOf(dataDir, k);
+});
+afterEach(async () => {
+  await removeDir(dataDir);
+  await removeDir(keyDir);
+});
+
+/** A process's view of the keys (its own SessionKeys over the same files). */
+const process = () => new SessionKeys(nodeFs, { keys: keyring, workspaces: [WS] }, true);
+
+async function caught(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+describe("the key fence", () => {
+  it("passes while the key file is the one loaded; refuses once another process erased the session", async () => {
+    const a = await process().open(k, log);
+    expect(a.sealer).toBeDefined();
+    await fenceKey(nodeFs, a.sealer, NAME);
+    expect(await process().destroy(k, log, MARK)).toBe("destroyed");
+    const err = await caught(fenceKey(nodeFs, a.sealer, NAME));
+    expect(isSessiondError(err, "FAILED_PRECONDITION")).toBe(true);
+    expect((err as Error).message).toBe(
+      `${NAME} was erased (by another process): it takes no more entries`,
+    );
+  });
+
+  it("a rewrap by another process (the same data key, wrapped anew) passes", async () => {
+    const a = await process().open(k, log);
+    await keyring.rotate(WS);
+    expect(await process().rewrap(k, log)).toEqual({ from: 1, to: 2 });
+    await fenceKey(nodeFs, a.sealer, NAME);
+    await fenceKey(nodeFs, a.sealer, NAME);
+  });
+
+  it("a key file gone, or another data key in its place: UNAVAILABLE (reload, retry)", async () => {
+    const a = await process().open(k, log);
+    await unlink(path.join(path.dirname(log), "s1.key"));
+    const gone = await caught(fenceKey(nodeFs, a.sealer, NAME));
+    expect(isSessiondError(gone, "UNAVAILABLE")).toBe(true);
+    // Another key file in its place (the session deleted and created again elsewhere).
+    await process().create(k, log);
+    const other = await caught(fenceKey(nodeFs, a.sealer, NAME));
+    expect(isSessiondError(other, "UNAVAILABLE")).toBe(true);
+    expect((other as Error).message).toContain("was replaced by another process");
+  });
+
+  it("a session in clear has nothing to fence", async () => {
+    await fenceKey(nodeFs, undefined, NAME);
+  });
+});
