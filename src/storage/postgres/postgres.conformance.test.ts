@@ -1,3 +1,7 @@
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
@@ -23,9 +27,11 @@ import {
   user,
 } from "../../../test/support/fixtures.js";
 import type { SessionRecord, StorageEngine, StorageEvent } from "../engine.js";
+import { LocalKeyring } from "../keys/local-keyring.js";
 import { idsByRefQuery, pageRootsQuery } from "./listing.js";
 import { PostgresEngine } from "./postgres-engine.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import type { PgEncryption } from "./sealing.js";
 
 const skip = process.env.CI === "true" ? undefined : pgSkipReason();
 
@@ -56,9 +62,14 @@ if (skip !== undefined) {
    * suite, emptied before each test (CREATE DATABASE costs ~250 ms here, a
    * TRUNCATE a few ms). Every engine of the previous test is closed by then.
    */
-  function suiteFactory(makeDb: () => Promise<TestDb>): ConformanceFactory {
+  function suiteFactory(
+    makeDb: () => Promise<TestDb>,
+    /** Encryption at rest for every engine of the suite (sealing.ts). */
+    sealing?: () => Promise<PgEncryption>,
+  ): ConformanceFactory {
     let suiteDb: TestDb | undefined;
     let admin: postgres.Sql | undefined;
+    let encryption: PgEncryption | undefined;
 
     afterAll(async () => {
       await admin?.end({ timeout: 1 });
@@ -71,7 +82,8 @@ if (skip !== undefined) {
         admin = postgres(suiteDb.url, { max: 1, onnotice: () => {} });
       }
       const db = suiteDb;
-      let engine = await PostgresEngine.open({ url: db.url });
+      encryption ??= await sealing?.();
+      let engine = await PostgresEngine.open({ url: db.url, encryption });
       await admin?.unsafe(
         "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_blobs, sessiond_blob_chunks",
       );
@@ -80,11 +92,11 @@ if (skip !== undefined) {
         engine,
         reopen: async () => {
           await engine.close();
-          engine = await PostgresEngine.open({ url: db.url });
+          engine = await PostgresEngine.open({ url: db.url, encryption });
           return engine;
         },
         sibling: async () => {
-          const other = await PostgresEngine.open({ url: db.url });
+          const other = await PostgresEngine.open({ url: db.url, encryption });
           siblings.push(other);
           return other;
         },
@@ -131,6 +143,17 @@ if (skip !== undefined) {
   describeStorageConformance("postgres", factory);
   describeCapabilityConformance("postgres", factory);
   describeCapabilityConformance("postgres (ICU en-US collation)", suiteFactory(createIcuDatabase));
+  // Every session sealed: the contract holds on sealed payloads too.
+  const keyDir = mkdtempSync(join(tmpdir(), "sessiond-pg-conformance-keys-"));
+  afterAll(() => rm(keyDir, { recursive: true, force: true }));
+  const sealedFactory = suiteFactory(
+    () => createDatabase(serverUrl()),
+    async () => ({
+      keys: await LocalKeyring.open(join(keyDir, "keyring.json"), { create: true }),
+      workspaces: "all",
+    }),
+  );
+  describeStorageConformance("postgres, every session sealed", sealedFactory);
 
   describe("postgres engine: replicas, schema and failures", () => {
     it("two replicas appending to one session: seqs dense, every acknowledged entry once", async () => {
