@@ -44,6 +44,12 @@ export function billedUsage(entry: Entry): Usage | undefined {
   return k.value.usage;
 }
 
+/** Whether any of `entries` has usage to count (no allocation: an append's fast test). */
+export function anyBilled(entries: readonly Entry[]): boolean {
+  for (const e of entries) if (billedUsage(e) !== undefined) return true;
+  return false;
+}
+
 function count(groups: UsageGroups, entry: Entry): void {
   const usage = billedUsage(entry);
   if (usage === undefined) return;

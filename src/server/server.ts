@@ -42,6 +42,7 @@ import { isoNow, Logger } from "./ops/logger.js";
 import { ServerMetrics } from "./ops/metrics.js";
 import { Readiness } from "./ops/readiness.js";
 import { startRetention } from "./ops/retention-sweeper.js";
+import { usageMetricsOf } from "./ops/usage-metrics.js";
 import { authInterceptor } from "./rpc/auth.js";
 import type { ServiceDeps } from "./rpc/deps.js";
 import { HealthStatus, registerHealth } from "./rpc/health.js";
@@ -106,21 +107,22 @@ export async function startServer(
     config.logLevel ?? "info",
     config.log ?? batchedLines((text) => process.stderr.write(text)),
   );
-  const deps: ServiceDeps = {
-    store,
-    slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
-    health: new HealthStatus(),
-    config,
-  };
-  const inFlight = new InFlight();
-  const shutdown = new AbortController();
-  // Every call in flight (either server) listens on it: no leak past 10 listeners.
-  setMaxListeners(0, shutdown.signal);
   // Process metrics come with the CLI's ServerMetrics: an embedding process has its own.
   const metrics =
     config.metrics === false
       ? undefined
       : (config.metrics ?? new ServerMetrics({ processMetrics: false }));
+  const deps: ServiceDeps = {
+    store,
+    slots: new WatchSlots(config.limits.maxWatchersTotal, config.limits.maxWatchersPerSession),
+    health: new HealthStatus(),
+    config,
+    countUsage: metrics && usageMetricsOf(metrics.registry, config.prices).count,
+  };
+  const inFlight = new InFlight();
+  const shutdown = new AbortController();
+  // Every call in flight (either server) listens on it: no leak past 10 listeners.
+  setMaxListeners(0, shutdown.signal);
   metrics?.watch({
     watchStreams: () => deps.slots.open,
     sessionWatchers: () => deps.slots.unkeyed,

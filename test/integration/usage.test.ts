@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { SessiondClient } from "../../src/client/index.js";
 import { runCli } from "../harness/cli.js";
 import { user } from "../support/fixtures.js";
+import { getH1, parseScrape, sampleOf } from "../support/prometheus.js";
 import {
   expectedTotals,
   plainTotals,
@@ -115,6 +116,44 @@ describe.skipIf(EXTERNAL).each(["grpc", "connect"] as const)("GetUsage over %s",
     expect(plainTotals(u.total)).toEqual(sumReplies([...scenarioReplies(ALL), ...SUB, ...GRAND]));
     expect(u.contextTokens).toBe(BigInt(SCENARIO_CONTEXT_TOKENS));
     expect(u.headSeq).toBeGreaterThan(0n);
+  });
+
+  test("the usage counters on /metrics count what the appends acknowledged", async () => {
+    const c = client(srv.url, protocol);
+    const ws = uniqueWorkspace("usage-metrics");
+    await buildScenario(c, ws);
+    const res = await getH1(srv.url, "/metrics");
+    expect(res.status).toBe(200);
+    const s = parseScrape(res.body);
+    const every = [...scenarioReplies(ALL), ...SUB, ...GRAND];
+    const sonnet = sumReplies(every.filter((r) => r.model === "sonnet"));
+    const mystery = sumReplies(every.filter((r) => r.model === "mystery"));
+    const tokens = (model: string, kind: string) =>
+      sampleOf(s, "sessiond_usage_tokens_total", { workspace: ws, model, kind });
+    expect([
+      tokens("sonnet", "input"),
+      tokens("sonnet", "output"),
+      tokens("sonnet", "cache_read"),
+      tokens("sonnet", "cache_write"),
+      tokens("sonnet", "reasoning"),
+      tokens("mystery", "input"),
+    ]).toEqual([
+      sonnet.input,
+      sonnet.output,
+      sonnet.cacheRead,
+      sonnet.cacheWrite,
+      sonnet.reasoning,
+      mystery.input,
+    ]);
+    for (const [currency, amount] of sonnet.cost) {
+      const counted = sampleOf(s, "sessiond_usage_cost_total", {
+        workspace: ws,
+        model: "sonnet",
+        currency,
+      });
+      expect(counted).toBeCloseTo(Number(amount), 9);
+    }
+    expect(sampleOf(s, "sessiond_usage_cost_total", { workspace: ws, model: "mystery" })).toBe(0);
   });
 
   test("an unknown session is NOT_FOUND naming it", async () => {

@@ -9,6 +9,7 @@ import type {
 } from "../../../gen/sessiond/v1/session_service_pb.js";
 import { appendResponseOf } from "../../core/codec/append-response-binary.js";
 import { invalidArgument } from "../../core/errors.js";
+import { anyBilled } from "../../core/usage-rollup.js";
 import { type AppendResult, type Session, sessionUsage } from "../../store/index.js";
 import { authorizeSession, authorizeSessionFor, Tokens } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";
@@ -37,13 +38,26 @@ function entriesById(session: Session, req: GetEntriesRequest) {
   return session.entriesById(req.entryIds);
 }
 
-/** An Append of `req` to `session`: its expectations checked, its entries handed over. */
-function appendTo(session: Session, req: AppendRequest): Promise<AppendResult> {
-  return session.append(req.entries, {
+/**
+ * An Append of `req` to `session`: its expectations checked, its entries
+ * handed over, and once acknowledged the usage of what it wrote counted
+ * (an append without usage takes no extra step).
+ */
+function appendTo(
+  session: Session,
+  req: AppendRequest,
+  countUsage: ServiceDeps["countUsage"],
+): Promise<AppendResult> {
+  const appended = session.append(req.entries, {
     expectedLeafId: req.expectedLeafId,
     expectedSeq: optionalSeqArg(req.expectedSeq),
     // The decoded request is this call's alone and dropped once answered.
     handOver: true,
+  });
+  if (countUsage === undefined || !anyBilled(req.entries)) return appended;
+  return appended.then((r) => {
+    countUsage(session.workspace, r.write);
+    return r;
   });
 }
 
@@ -66,8 +80,10 @@ export function appendCall(deps: ServiceDeps): AppendCall {
       const ws = authorizeSessionFor(tokens.grantOf(authorization), req.workspace, req.session);
       // A session the engine holds open needs no turn to be found.
       const open = deps.store.openNow(ws, req.session);
-      if (open !== undefined) return appendTo(open, req);
-      return deps.store.open(ws, req.session).then((session) => appendTo(session, req));
+      if (open !== undefined) return appendTo(open, req, deps.countUsage);
+      return deps.store
+        .open(ws, req.session)
+        .then((session) => appendTo(session, req, deps.countUsage));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -87,7 +103,7 @@ export function sessionService(deps: ServiceDeps): ServiceImpl<typeof SessionSer
 
   return {
     async append(req, ctx) {
-      return appendResponseOf(await appendTo(await open(ctx, req), req));
+      return appendResponseOf(await appendTo(await open(ctx, req), req, deps.countUsage));
     },
 
     async rewind(req, ctx) {
