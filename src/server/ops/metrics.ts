@@ -37,8 +37,9 @@ const BATCH = [1, 2, 4, 8, 16, 32, 64, 128, 256];
  * so that two servers in one process do not share series. Labels are
  * bounded by construction: service and method come from the served
  * schema (anything else is "unknown"), code from the gRPC codes or HTTP
- * statuses; no session id or workspace is ever a label, and watchers per
- * session are shown as the top ranks only. The list with each metric's
+ * statuses; no session id is ever a label, a workspace only on the usage
+ * counters (usage-metrics.ts, capped), and watchers per session are shown
+ * as the top ranks only. The list with each metric's
  * meaning is in the README ("Operating sessiond").
  */
 export class ServerMetrics {
