@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
-import { JsonlEngine } from "../storage/jsonl/index.js";
+import { JsonlEngine, rewrapBlobs } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
 import { CliError, type Command, parse, positionals } from "./command.js";
 import { printHelp, println } from "./output.js";
@@ -18,8 +18,9 @@ version.
            sessions are wrapped under it; data keys wrapped under older
            versions still unwrap (the keyring keeps them)
   rewrap   wrap the data keys of --workspace's sessions (all, or --session)
-           again under the current version, in a JSONL --data-dir: only the
-           key files change, no log is rewritten. A server may run meanwhile
+           again under the current version, in a JSONL --data-dir, and (for
+           the whole workspace) its blob key: only the key files change, no
+           log or blob is rewritten. A server may run meanwhile
            (each key file is replaced atomically). Once every session of a
            workspace is rewrapped, its older versions are no longer needed.
 
@@ -76,6 +77,21 @@ async function run(argv: string[]): Promise<number> {
         if (!isSessiondError(err)) throw err;
         failed++;
         println(`${sessionId}: ${err.message}`);
+      }
+    }
+    if (v.session === undefined) {
+      // The workspace's blob key (its sealed blobs), when it has one.
+      try {
+        const r = await rewrapBlobs(
+          { dataDir: resolve(v["data-dir"] ?? DEFAULT_DATA_DIR), keys: keyring },
+          workspace,
+        );
+        if (r !== undefined && r.from === r.to) println(`blobs: version ${r.to} already`);
+        else if (r !== undefined) println(`blobs: version ${r.from} -> ${r.to}`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`blobs: ${err.message}`);
       }
     }
     return failed > 0 ? 1 : 0;

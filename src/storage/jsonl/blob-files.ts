@@ -535,6 +535,58 @@ export class BlobFiles implements BlobStorage {
   }
 
   /**
+   * After a key rotation (`sessiond keys rewrap`): the workspace's blob
+   * data key wrapped again under its workspace key's current version, the
+   * key file replaced atomically (temp, fsync, rename, directory fsync); no
+   * blob changes. The versions it was and is wrapped under, or undefined
+   * when the workspace has no sealed blobs.
+   */
+  async rewrapKey(workspace: string): Promise<{ from: number; to: number } | undefined> {
+    const provider = this.encryption?.keys;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const file = this.keyFile(workspace);
+    const text = await readWholeText(this.ops, file);
+    if (text === undefined) return undefined;
+    const k = JSON.parse(text) as BlobKeyFile;
+    if (typeof k.keyId !== "string" || typeof k.keyVersion !== "number") {
+      throw failedPrecondition(`the blob key file of workspace ${quote(workspace)} is malformed`);
+    }
+    const current = await provider.currentVersion(k.keyId);
+    if (current === k.keyVersion) return { from: current, to: current };
+    const context = { workspace, blobs: "workspace" };
+    const dataKey = await provider.unwrap(
+      { keyId: k.keyId, version: k.keyVersion, wrapped: k.wrapped },
+      context,
+    );
+    const w = await provider.wrap(k.keyId, dataKey, context);
+    const content: BlobKeyFile = {
+      ...k,
+      keyId: w.keyId,
+      keyVersion: w.version,
+      wrapped: w.wrapped,
+    };
+    const rename = this.ops.rename;
+    if (rename === undefined) throw failedPrecondition("this file system cannot rename files");
+    const dir = path.dirname(file);
+    const temp = path.join(dir, tempName("blobs-key", randomBytes(6).toString("hex")));
+    const fd = await this.ops.open(temp, "wx");
+    try {
+      await writeAll(this.ops, fd, Buffer.from(`${JSON.stringify(content)}\n`), 0);
+      if (this.sync) await this.ops.fsync(fd);
+    } finally {
+      await this.ops.close(fd);
+    }
+    try {
+      await rename.call(this.ops, temp, file);
+    } catch (err) {
+      await this.ops.unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    if (this.sync) await fsyncDir(this.ops, dir);
+    return { from: k.keyVersion, to: w.version };
+  }
+
+  /**
    * `sessiond seal`: the workspace's blobs stored in clear sealed (each:
    * the sealed file written and linked durably, then the clear one
    * removed, the directory fsynced; a crash in between leaves both, read

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile, rename, stat } from "node:fs/promises";
+import { readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { LocalKeyring } from "../keys/local-keyring.js";
 import { BlobFiles } from "./blob-files.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
-import { sealBlobs } from "./seal-sessions.js";
+import { rewrapBlobs, sealBlobs } from "./seal-sessions.js";
 
 /**
  * Sealed blobs (SPEC §12): in a sealed workspace, blobs are stored sealed
@@ -155,6 +155,23 @@ describe("sealed blobs (JSONL)", () => {
     expect(await filesWith(dataDir, MARKER)).toEqual([]);
     expect(await readAll(sealing(), h, data.length)).toEqual(data);
     expect(await sealBlobs({ dataDir, keys: keyring }, WS)).toBe(0);
+  });
+
+  it("keys rewrap wraps the blob key under the current version: the old version can then go", async () => {
+    const data = content();
+    const h = sha(data);
+    await sealing().put(WS, h, data);
+    expect(await rewrapBlobs({ dataDir, keys: keyring }, WS)).toEqual({ from: 1, to: 1 });
+    await keyring.rotate(WS);
+    expect(await rewrapBlobs({ dataDir, keys: keyring }, WS)).toEqual({ from: 1, to: 2 });
+    // Version 1 retired from the keyring file: the blob still opens (a fresh process).
+    const file = path.join(keyDir, "keyring.json");
+    const ring = JSON.parse(await readFile(file, "utf8"));
+    delete ring.keys[WS].versions["1"];
+    await writeFile(file, JSON.stringify(ring), { mode: 0o600 });
+    keyring = await LocalKeyring.open(file);
+    expect(await readAll(sealing(), h, data.length)).toEqual(data);
+    expect(await rewrapBlobs({ dataDir, keys: keyring }, "nothing-sealed")).toBeUndefined();
   });
 
   it("through the store: a large part of a sealed session is a sealed blob; the entry reads back whole", async () => {

@@ -16,6 +16,7 @@ export {
 } from "./fsck-scan.js";
 export { JsonlEngine, type JsonlEngineOptions } from "./jsonl-engine.js";
 export {
+  rewrapBlobs,
   type SealOptions,
   type SealOutcome,
   sealBlobs,

@@ -260,3 +260,19 @@ export function sealBlobs(o: SealOptions, workspace: string): Promise<number> {
   });
   return blobs.sealExisting(workspace);
 }
+
+/**
+ * `sessiond keys rewrap`: the workspace's blob data key wrapped again under
+ * its workspace key's current version (blob-files.ts `rewrapKey`);
+ * undefined when the workspace has no sealed blobs.
+ */
+export function rewrapBlobs(
+  o: SealOptions,
+  workspace: string,
+): Promise<{ from: number; to: number } | undefined> {
+  const blobs = new BlobFiles(o.fs ?? nodeFs, o.dataDir, o.noFsync !== true, {
+    keys: o.keys,
+    workspaces: [],
+  });
+  return blobs.rewrapKey(workspace);
+}
