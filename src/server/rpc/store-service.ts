@@ -14,7 +14,6 @@ import {
   SortOrder,
   type StoreService,
 } from "../../../gen/sessiond/v1/store_service_pb.js";
-import { unimplemented } from "../../core/errors.js";
 import { checkUsageQuery, usageReport } from "../../store/index.js";
 import { authorizeSession, authorizeWorkspace, grantKey } from "./auth.js";
 import type { ServiceDeps } from "./deps.js";

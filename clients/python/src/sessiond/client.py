@@ -445,6 +445,24 @@ class SessionClient:
         req = _build(ss.RedactEntriesRequest, request, fields)
         return self._inv.unary(self.stub.RedactEntries, req, timeout, headers)
 
+    def get_usage(
+        self,
+        request: Optional[ss.GetUsageRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> ss.GetUsageResponse:
+        """What a session cost: its ``tree``, ``current_path``, ``branches``, ``subagents``, ``total``.
+
+        Tokens and exact decimal costs per currency; a message without a
+        caller-set cost is priced from the server's price table or counted in
+        ``unpriced_messages``. ``context_tokens`` estimates the current
+        context's size. ``skip_subagents=True`` leaves the subagents out.
+        """
+        req = _build(ss.GetUsageRequest, request, fields)
+        return self._inv.unary(self.stub.GetUsage, req, timeout, headers)
+
     def reset(
         self,
         request: Optional[ss.ResetRequest] = None,
