@@ -340,6 +340,13 @@ def main():
         ("tool_call", False)
     ], a1
 
+    # --- GetUsage: the whole tree counts a1's tokens; no price for its model, so it is unpriced.
+    usage = ss.GetUsage(sess.GetUsageRequest(workspace=ws, session=s.id))
+    assert usage.session_id == s.id and usage.tree.messages == 1, usage
+    assert (usage.tree.input_tokens, usage.tree.output_tokens) == (12, 7), usage.tree
+    assert usage.tree.unpriced_messages == 1 and len(usage.tree.cost) == 0, usage.tree
+    assert usage.branches[0].current and usage.total.input_tokens == 12, usage
+
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))
     assert list(deleted.deleted_session_ids) == [fork.id], deleted

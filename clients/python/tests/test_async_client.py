@@ -168,6 +168,22 @@ class AsyncSessionServiceTest(AsyncTestCase):
         tree = await self.c.session.get_tree(workspace=self.ws, session=self.sid)
         self.assertEqual(len(tree.nodes), 4)
 
+    async def test_get_usage_sums_the_tree_and_its_subagents(self) -> None:
+        usage = entry_pb2.Usage(input_tokens=10, output_tokens=2, reasoning_tokens=1)
+        await self.append(user_message("q", id="u1"), assistant_message("a", usage=usage, model="m", id="a1"))
+        sub = (
+            await self.c.store.create_session(workspace=self.ws, parent_session_id=self.sid, agent_type="x")
+        ).session.id
+        await self.c.session.append(
+            workspace=self.ws, session=sub, entries=[assistant_message("b", usage=usage, model="m")]
+        )
+        u = await self.c.session.get_usage(workspace=self.ws, session=self.sid)
+        self.assertEqual((u.tree.input_tokens, u.tree.reasoning_tokens), (10, 1))
+        self.assertEqual([(s.session_id, s.agent_type) for s in u.subagents], [(sub, "x")])
+        self.assertEqual((u.total.messages, u.total.input_tokens, u.total.unpriced_messages), (2, 20, 2))
+        alone = await self.c.session.get_usage(workspace=self.ws, session=self.sid, skip_subagents=True)
+        self.assertEqual((list(alone.subagents), alone.total.input_tokens), ([], 10))
+
     async def test_rewind_and_reset_choose_their_leaf_ids(self) -> None:
         await self.append(user_message("q", id="u1"), assistant_message("a", id="a1"))
         rw_req = session_service_pb2.RewindRequest(workspace=self.ws, session=self.sid, target="u1")

@@ -283,6 +283,21 @@ class SessionServiceTest(unittest.TestCase):
         self.assertEqual(leaf.entries[0].id, rs.leaf_entry_id)
         self.assertEqual(leaf.entries[0].leaf.leaf_id, root.id)
 
+    def test_get_usage_sums_tokens_and_exact_caller_costs(self) -> None:
+        def reply(id: str, parent: str, n: int, amount: str) -> entry_pb2.Entry:
+            cost = entry_pb2.Cost(amount=amount, currency="USD")
+            usage = entry_pb2.Usage(input_tokens=n, output_tokens=1, cost=cost)
+            return assistant_message("ok", usage=usage, model="m", id=id, parent_id=parent)
+
+        self.append(user_message("q", id="u1"), reply("a1", "u1", 10, "0.1"))
+        self.append(reply("a2", "u1", 5, "0.2"))  # a branch beside a1
+        u = self.c.session.get_usage(workspace=self.ws, session=self.sid)
+        self.assertEqual((u.tree.messages, u.tree.input_tokens), (2, 15))
+        self.assertEqual([(c.currency, c.amount) for c in u.tree.cost], [("USD", "0.3")])
+        self.assertEqual(u.current_path.input_tokens, 5)
+        self.assertEqual([(b.leaf_entry_id, b.current) for b in u.branches], [("a2", True), ("a1", False)])
+        self.assertEqual(u.branches[1].fork_entry_id, "u1")
+
     def test_redact_entries_keeps_the_tree_and_shows_the_marker(self) -> None:
         self.append(user_message("key sk-live-PYMARKER", id="u1"), assistant_message("ok", id="a1"))
         res = self.c.session.redact_entries(
