@@ -32,7 +32,12 @@ export interface ErasedBlobs {
   readonly skipped?: string;
 }
 
-/** The blobs the sessions `sessionIds` of `workspace` reference (missing sessions: none). */
+/**
+ * The blobs the sessions `sessionIds` of `workspace` reference (missing
+ * sessions: none). A session that cannot be read whole adds what was read
+ * of it: the erasure goes on, and its other blobs are left to the
+ * periodic collection.
+ */
 export async function blobsReferencedBy(
   engine: StorageEngine,
   workspace: string,
@@ -40,9 +45,7 @@ export async function blobsReferencedBy(
 ): Promise<Set<string>> {
   const refs = new Set<string>();
   for (const sessionId of sessionIds) {
-    const r = await refsOfSession(engine, { workspace, sessionId });
-    if (typeof r === "string") throw new Error(r);
-    for (const h of r) refs.add(h);
+    await refsOfSession(engine, { workspace, sessionId }, refs);
   }
   return refs;
 }
@@ -57,9 +60,8 @@ export async function deleteErasedBlobs(
   if (candidates.size === 0) return { removed: [], kept: [] };
   const live = new Set<string>();
   for (const sessionId of await engine.listIds(workspace)) {
-    const r = await refsOfSession(engine, { workspace, sessionId });
+    const r = await refsOfSession(engine, { workspace, sessionId }, live);
     if (typeof r === "string") return { removed: [], kept: [...candidates], skipped: r };
-    for (const h of r) live.add(h);
   }
   const removed: string[] = [];
   const kept: string[] = [];
@@ -71,28 +73,31 @@ export async function deleteErasedBlobs(
   return { removed, kept };
 }
 
-/** The blobs one session references; a reason when it cannot be read whole. */
-async function refsOfSession(engine: StorageEngine, key: SessionKey): Promise<string[] | string> {
-  const out: string[] = [];
+/** The blobs one session references (added to `out`); a reason when it cannot be read whole. */
+async function refsOfSession(
+  engine: StorageEngine,
+  key: SessionKey,
+  out: { add(sha256: string): unknown } = new Set<string>(),
+): Promise<undefined | string> {
   try {
     if (engine.scanEntries !== undefined) {
       const end = await engine.scanEntries(key, {
         afterSeq: 0,
         needles: ['"blob"'],
         visit: (e) => {
-          for (const r of blobRefsOf(e)) out.push(r.sha256);
+          for (const r of blobRefsOf(e)) out.add(r.sha256);
           return true;
         },
       });
       if (end.damaged) return `session ${quote(key.sessionId)} is damaged`;
     } else {
       for (const e of (await engine.load(key)).entries()) {
-        for (const r of blobRefsOf(e)) out.push(r.sha256);
+        for (const r of blobRefsOf(e)) out.add(r.sha256);
       }
     }
   } catch (err) {
-    if (isSessiondError(err, "NOT_FOUND")) return out;
+    if (isSessiondError(err, "NOT_FOUND")) return undefined;
     return `session ${quote(key.sessionId)} could not be read (${(err as Error).message})`;
   }
-  return out;
+  return undefined;
 }
