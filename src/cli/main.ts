@@ -80,6 +80,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./erase.js")).erase,
   },
   {
+    name: "share",
+    summary: "make, list or revoke a read-only link to a session's path",
+    load: async () => (await import("./share.js")).share,
+  },
+  {
     name: "usage",
     summary: "what a session cost: its tree, current path, branches and subagents",
     load: async () => (await import("./usage.js")).usage,

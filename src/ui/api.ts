@@ -26,9 +26,18 @@ export function setToken(token: string): void {
 /** An HTML export's embedded session (static-source.ts); undefined on the live viewer. */
 const exported = exportedClient();
 
-/** The client, rebuilt when the token changes (an export's static one, in an export). */
+/** A share link's snapshot (share-source.ts), once loaded; undefined elsewhere. */
+let shared: SessiondClient | undefined;
+
+/** Answers every call of the viewer from a share's snapshot from now on. */
+export function useSnapshot(client: SessiondClient): void {
+  shared = client;
+}
+
+/** The client, rebuilt when the token changes (an export's or a share's static one there). */
 export function api(): SessiondClient {
   if (exported !== undefined) return exported;
+  if (shared !== undefined) return shared;
   const token = currentToken();
   if (cached === undefined || cached.token !== token) {
     cached = {

@@ -1,9 +1,11 @@
-import { currentToken, errorText, needsToken, setToken } from "./api.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { currentToken, errorText, needsToken, setToken, useSnapshot } from "./api.js";
 import { badLinkView } from "./bad-link-view.js";
 import { h, replace } from "./dom.js";
 import { listView } from "./list-view.js";
-import { parseRoute, type Route } from "./route.js";
+import { parseRoute, type Route, sessionHash } from "./route.js";
 import { SessionView } from "./session-view.js";
+import { type LoadedShare, loadShare, shareTokenOf } from "./share-source.js";
 import { workspacesView } from "./workspaces-view.js";
 
 /**
@@ -99,6 +101,74 @@ function render(force = false): void {
   );
 }
 
-renderAuth();
-window.addEventListener("hashchange", () => render());
-render();
+/**
+ * A share link (/share/<token>): the one session of the snapshot, read-only.
+ * Any other route (the workspaces, a list, another session) shows the
+ * snapshot again; a link that does not read (unknown, revoked, expired,
+ * deleted) is a "not found" page, with one text for every reason.
+ */
+function renderShare(loaded: LoadedShare): void {
+  const { share } = loaded;
+  let route = parseRoute(location.hash);
+  if (
+    route.view !== "session" ||
+    route.session !== share.sessionId ||
+    route.workspace !== share.workspace
+  ) {
+    history.replaceState(null, "", sessionHash(share.workspace, share.sessionId, share.entryId));
+    route = parseRoute(location.hash);
+  }
+  if (route.view !== "session") return;
+  if (session === undefined || !session.shows(route)) {
+    session?.dispose();
+    session = new SessionView(route, () => false);
+    replace(app, session.element);
+  }
+  session.show(route);
+}
+
+function shareNotFound(err: unknown): void {
+  const missing = ConnectError.from(err).code === Code.NotFound;
+  document.title = missing ? "Share not found · sessiond" : "Share unavailable · sessiond";
+  replace(
+    app,
+    h(
+      "section",
+      { class: "share-missing", id: "share-missing" },
+      h("h2", null, missing ? "404 · share link not found" : "This share cannot be read now"),
+      h(
+        "p",
+        null,
+        missing
+          ? "This link does not exist, was revoked, or has expired. Ask whoever shared it for a new one."
+          : errorText(err),
+      ),
+    ),
+  );
+}
+
+async function startShare(token: string): Promise<void> {
+  // A snapshot does not change: no live follow to show (app.css).
+  document.body.classList.add("shared");
+  replace(auth, h("span", { class: "badge share-badge" }, "shared · read-only"));
+  let loaded: LoadedShare;
+  try {
+    loaded = await loadShare(token);
+  } catch (err) {
+    shareNotFound(err);
+    return;
+  }
+  useSnapshot(loaded.client);
+  document.title = `${loaded.meta.title ?? "Shared session"} · sessiond`;
+  window.addEventListener("hashchange", () => renderShare(loaded));
+  renderShare(loaded);
+}
+
+const shareToken = shareTokenOf(location.pathname);
+if (shareToken !== undefined) {
+  void startShare(shareToken);
+} else {
+  renderAuth();
+  window.addEventListener("hashchange", () => render());
+  render();
+}

@@ -52,6 +52,8 @@ export interface ExportData {
   /** Blobs left out (over maxInlineBytes): their size, by SHA-256. */
   readonly omittedBlobs: Record<string, string>;
   readonly maxInlineBytes: number;
+  /** Why blobs were left out, when not for --max-inline-bytes (a share link's snapshot). */
+  readonly omittedWhy?: string;
 }
 
 const notFound = (what: string) => new ConnectError(`${what} is not in this export`, Code.NotFound);
@@ -220,7 +222,9 @@ export function staticClient(data: ExportData): SessiondClient {
         throw size === undefined
           ? notFound(`blob ${req.sha256}`)
           : new ConnectError(
-              `blob ${req.sha256} (${size} bytes) is not in this export: it was larger than --max-inline-bytes ${data.maxInlineBytes}`,
+              data.omittedWhy === undefined
+                ? `blob ${req.sha256} (${size} bytes) is not in this export: it was larger than --max-inline-bytes ${data.maxInlineBytes}`
+                : `blob ${req.sha256} (${size} bytes) is not in this page: ${data.omittedWhy}`,
               Code.NotFound,
             );
       }

@@ -135,3 +135,37 @@ describe("the web viewer's files at /ui/", () => {
     expect((await fetch(`${url}/ui/`, { method: "HEAD" })).status).toBe(404);
   });
 });
+
+describe("share links at /share/<token>", () => {
+  const token = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde";
+
+  it("serves the viewer's page for a token, uncached and unindexed, with the viewer's CSP", async () => {
+    const url = await serve(builtUi());
+    const res = await fetch(`${url}/share/${token}`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("main-ABCDEFGH.js");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-robots-tag")).toContain("noindex");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(res.headers.get("etag")).toBeNull();
+  });
+
+  it("serves the viewer's files the page names relative to /share/", async () => {
+    const url = await serve(builtUi());
+    const js = await fetch(`${url}/share/main-ABCDEFGH.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await js.text()).toBe("export {};");
+  });
+
+  it("404s what is neither a file nor token-shaped, and never hands /share/ to Connect", async () => {
+    const url = await serve(builtUi());
+    for (const path of ["/share/", "/share/a/b", "/share/notes.txt", "/share/%2e%2e"]) {
+      const res = await rawGet(url, path);
+      expect(res.status, path).toBe(404);
+      expect(res.body, path).not.toBe("connect");
+    }
+    expect((await fetch(`${url}/share/${token}`, { method: "POST" })).status).toBe(405);
+  });
+});

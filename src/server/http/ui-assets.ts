@@ -14,6 +14,15 @@ export type RequestHandler = (
 const UI_PREFIX = "/ui/";
 
 /**
+ * Share links: /share/<token> is the viewer's page (it reads the share with
+ * ReadShare, which needs no auth token), and /share/<asset> the viewer's
+ * files, which the page names relative to itself. Whether the token is
+ * good is for ReadShare to say: the page is the same for every token.
+ */
+const SHARE_PREFIX = "/share/";
+const SHARE_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
  * The viewer's policy: its own scripts, styles and API only (no inline script,
  * no eval, no CDN); images only from blob: URLs the app makes of image parts.
  */
@@ -79,7 +88,8 @@ export function withUiAssets(dir: string | undefined, next: RequestHandler): Req
   const assets = dir === undefined ? new Map<string, Asset>() : loadAssets(dir);
   return (req, res) => {
     const path = (req.url ?? "/").split("?")[0] as string;
-    if (path !== "/ui" && !path.startsWith(UI_PREFIX)) return next(req, res);
+    const share = path.startsWith(SHARE_PREFIX);
+    if (path !== "/ui" && !path.startsWith(UI_PREFIX) && !share) return next(req, res);
     const r = res as http.ServerResponse;
     r.setHeader("X-Content-Type-Options", "nosniff");
     r.setHeader("Referrer-Policy", "no-referrer");
@@ -93,8 +103,12 @@ export function withUiAssets(dir: string | undefined, next: RequestHandler): Req
       r.end();
       return;
     }
-    const name = path === UI_PREFIX ? "index.html" : path.slice(UI_PREFIX.length);
-    const asset = assets.get(name);
+    const name = share
+      ? shareName(path, assets)
+      : path === UI_PREFIX
+        ? "index.html"
+        : path.slice(UI_PREFIX.length);
+    const asset = name === undefined ? undefined : assets.get(name);
     if (asset === undefined) {
       const hint = assets.size === 0 ? " (the viewer is not built: npm run build)" : "";
       r.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
@@ -102,6 +116,14 @@ export function withUiAssets(dir: string | undefined, next: RequestHandler): Req
       return;
     }
     r.setHeader("Content-Security-Policy", CSP);
+    if (share && name === "index.html") {
+      // A page named by a secret: kept by no cache, indexed by no robot.
+      r.setHeader("Cache-Control", "no-store");
+      r.setHeader("X-Robots-Tag", "noindex, nofollow");
+      r.writeHead(200, { "Content-Type": asset.type, "Content-Length": asset.body.length });
+      r.end(req.method === "HEAD" ? undefined : asset.body);
+      return;
+    }
     r.setHeader("ETag", asset.etag);
     r.setHeader(
       "Cache-Control",
@@ -115,4 +137,11 @@ export function withUiAssets(dir: string | undefined, next: RequestHandler): Req
     r.writeHead(200, { "Content-Type": asset.type, "Content-Length": asset.body.length });
     r.end(req.method === "HEAD" ? undefined : asset.body);
   };
+}
+
+/** What /share/<rest> serves: a viewer file by its name, else the page for a token-shaped rest. */
+function shareName(path: string, assets: ReadonlyMap<string, Asset>): string | undefined {
+  const rest = path.slice(SHARE_PREFIX.length).replace(/\/$/, "");
+  if (rest !== "index.html" && assets.has(rest)) return rest;
+  return SHARE_TOKEN.test(rest) ? "index.html" : undefined;
 }
