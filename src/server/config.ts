@@ -1,5 +1,4 @@
-import type { PriceTable } from "../core/usage-sums.js";
-import type { StoreLimits } from "../store/index.js";
+import type { PriceTable, StoreLimits } from "../store/index.js";
 import type { LogLevel } from "./ops/logger.js";
 import type { ServerMetrics } from "./ops/metrics.js";
 import type { RetentionConfig } from "./ops/retention-sweeper.js";

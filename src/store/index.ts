@@ -1,4 +1,6 @@
 /** The repository layer: SessionStore over any engine, the Session facade, and watching. */
+
+export type { PriceTable } from "../core/usage-sums.js";
 export type { AppendResult, EntryPage } from "../storage/engine.js";
 export {
   type EngineStats,
