@@ -347,6 +347,25 @@ def main():
     assert usage.tree.unpriced_messages == 1 and len(usage.tree.cost) == 0, usage.tree
     assert usage.branches[0].current and usage.total.input_tokens == 12, usage
 
+    # --- Share links: a link to the path up to a1, read by its token alone, listed by its id
+    # (the token's first 12 characters), revoked: then NOT_FOUND.
+    share_req = store.ShareSessionRequest(workspace=ws, session=s.id, entry_id="a1", by="py", omit_thinking=True)
+    shared = st.ShareSession(share_req).share
+    assert len(shared.token) == 43 and shared.path == "/share/" + shared.token, shared
+    assert shared.entry_id == "a1" and shared.omit_thinking and not shared.revoked, shared
+    snap = st.ReadShare(store.ReadShareRequest(token=shared.token))
+    assert [e.id for e in snap.entries][-1] == "a1" and snap.entries[0].HasField("session_info"), snap
+    assert snap.share.token == "" and snap.share.session_id == s.id and not snap.next_page_token, snap
+    listed = st.ListShares(store.ListSharesRequest(workspace=ws, session=s.id)).shares
+    assert [x.token for x in listed] == [shared.token[:12]] and not listed[0].revoked, listed
+    revoked = st.RevokeShare(store.RevokeShareRequest(workspace=ws, token=shared.token)).share
+    assert revoked.revoked and revoked.token == shared.token[:12], revoked
+    try:
+        st.ReadShare(store.ReadShareRequest(token=shared.token))
+        raise AssertionError("ReadShare of a revoked share succeeded")
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.NOT_FOUND and s.id not in err.details(), err
+
     # --- DeleteSession, then the session is NOT_FOUND.
     deleted = st.DeleteSession(store.DeleteSessionRequest(workspace=ws, session=fork.id))
     assert list(deleted.deleted_session_ids) == [fork.id], deleted

@@ -359,6 +359,69 @@ class AsyncStoreClient:
             req = await self._blobs.upload_parts(req, timeout, headers)
         return await self._inv.unary(self.stub.ImportSession, req, timeout, headers)
 
+    async def share_session(
+        self,
+        request: Optional[st.ShareSessionRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ShareSessionResponse:
+        """Makes a read-only link to a session's path (root -> ``entry_id``, default the leaf).
+
+        ``share.token`` is the secret and ``share.path`` (``/share/<token>``)
+        the link on the server; both are shown only here (the server keeps a
+        digest). ``expires_at`` defaults to 7 days (at most 365);
+        ``omit_tool_output`` / ``omit_thinking`` leave those out.
+        """
+        req = _build(st.ShareSessionRequest, request, fields)
+        return await self._inv.unary(self.stub.ShareSession, req, timeout, headers)
+
+    async def revoke_share(
+        self,
+        request: Optional[st.RevokeShareRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.RevokeShareResponse:
+        """Makes a share unreadable at once, by its ``token`` or its id (the token's first 12 characters). Idempotent."""
+        req = _build(st.RevokeShareRequest, request, fields)
+        return await self._inv.unary(self.stub.RevokeShare, req, timeout, headers)
+
+    async def list_shares(
+        self,
+        request: Optional[st.ListSharesRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ListSharesResponse:
+        """A page of a workspace's shares (of one ``session`` if given), newest first, revoked and expired ones too.
+
+        Each share's ``token`` holds its id (the token's first 12 characters) only.
+        """
+        req = _build(st.ListSharesRequest, request, fields)
+        return await self._inv.unary(self.stub.ListShares, req, timeout, headers)
+
+    async def read_share(
+        self,
+        request: Optional[st.ReadShareRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.ReadShareResponse:
+        """A share's snapshot by its ``token`` alone (no auth token needed), paged by ``page_token``.
+
+        ``entries`` is the path root -> the shared entry as it reads now
+        (later redaction shows as markers, the share's omissions applied).
+        NOT_FOUND for an unknown, revoked or expired share, or one whose
+        session was deleted or erased.
+        """
+        req = _build(st.ReadShareRequest, request, fields)
+        return await self._inv.unary(self.stub.ReadShare, req, timeout, headers)
+
     def watch_sessions(
         self,
         request: Optional[st.WatchSessionsRequest] = None,
