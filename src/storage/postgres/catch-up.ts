@@ -26,9 +26,8 @@ function applyRows(
 
 /** The key row's columns, read along with the session row while the cache has no keying. */
 function keyColumns(ctx: PgContext, withKeys: boolean) {
-  return withKeys
-    ? ctx.sql`, k.key_id, k.key_version, k.wrapped, k.erased`
-    : ctx.sql`, NULL AS key_id, NULL AS key_version, NULL AS wrapped, NULL AS erased`;
+  // Without the join the columns are absent (undefined): only read when it was made.
+  return withKeys ? ctx.sql`, k.key_id, k.key_version, k.wrapped, k.erased` : ctx.sql``;
 }
 
 function keyJoin(ctx: PgContext, withKeys: boolean) {

@@ -115,6 +115,7 @@ async function destroyKey(
       // The log read again from the rows with the key destroyed (or after any failure).
       ctx.cache.drop(k);
     }
+    if (out?.keyDestroyed === true) ctx.keys.forget(key);
     return out;
   });
 }

@@ -470,6 +470,8 @@ export class PostgresEngine implements StorageEngine {
     const n = parsePayload(payload);
     if (n === undefined || n.replica === this.ctx.replica) return;
     if (n.sentAt !== undefined) this.ctx.observer.notified((Date.now() - n.sentAt) / 1000);
+    // A rewrite elsewhere (an erasure may have destroyed the session's key): no copy kept here.
+    if (n.event.type === "withheld" || n.event.type === "deleted") this.ctx.keys.forget(n.event);
     this.emit(n.event);
   }
 

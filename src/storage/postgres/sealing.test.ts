@@ -198,6 +198,12 @@ if (pgSkip !== undefined) {
         ]);
       }
       expect((await b.search({ workspace: WS, query: SECRETS[0] as string })).hits).toEqual([]);
+      // Neither replica keeps the unwrapped data key in memory.
+      for (const e of engines) {
+        const memo = (e as unknown as { ctx: { keys: { unwrapped: Map<string, unknown> } } }).ctx
+          .keys.unwrapped;
+        expect([...memo.keys()].filter((m) => m.startsWith(`${WS}\ns1\n`))).toEqual([]);
+      }
       const refused = await failure((await b.open(WS, "s1")).append([user("u9", "more")]));
       expect(isSessiondError(refused, "FAILED_PRECONDITION")).toBe(true);
       expect(refused.message).toContain("was erased");

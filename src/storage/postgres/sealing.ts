@@ -105,11 +105,23 @@ export class PgKeys {
     return { keying: { sealer, opener: sealer }, wrapped };
   }
 
+  /**
+   * Forgets the unwrapped keys of a session (its key was destroyed): this
+   * process keeps no copy of a data key after the erasure it hears of.
+   */
+  forget(key: SessionKey): void {
+    const prefix = `${key.workspace}\n${key.sessionId}\n`;
+    for (const memo of this.unwrapped.keys())
+      if (memo.startsWith(prefix)) this.unwrapped.delete(memo);
+  }
+
   /** The keying of a stored session, from its key row's columns. */
   async keyingOf(key: SessionKey, row: KeyColumns | undefined): Promise<Keying> {
     const provider = this.o?.keys;
     if (provider === undefined) return noKeyring(key);
     if (row?.erased != null) {
+      // Destroyed (by any replica): no copy of the key stays in this process.
+      this.forget(key);
       const erased = markerOf(row.erased);
       return { sealer: undefined, opener: new ErasedOpener(erased), erased };
     }
