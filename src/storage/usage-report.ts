@@ -70,19 +70,29 @@ export function usageOfEntries(entries: readonly Entry[], firstSeq = 1): Map<str
   return out;
 }
 
-/** Per log: the groups of its first `upTo` entries, grown as the log grows. */
-const counted = new WeakMap<SessionLog, { upTo: number; usage: Map<string, HourUsage> }>();
+/** Per log: the groups of its first `upTo` entries, counted at log version `version`. */
+const counted = new WeakMap<
+  SessionLog,
+  { upTo: number; version: number; usage: Map<string, HourUsage> }
+>();
 
 /**
  * The usage groups of a whole log, kept per log object and grown by the
- * entries appended since the last call (only those are decoded). A log
- * that shrank (a torn tail cut off) is counted again from the start. The
- * map returned is the log's own: read it at once, do not change it.
+ * entries appended since the last call (only those are decoded). Each
+ * entry admitted moves the log's version by one: a version that moved by
+ * more than the entries added means entries were replaced (an erasure's
+ * rewrite drops their usage) or cut off (a torn tail), and the log is
+ * counted again from the start. The map returned is the log's own: read
+ * it at once, do not change it.
  */
 export function usageOfLog(log: SessionLog): SessionUsage {
   let known = counted.get(log);
-  if (known === undefined || known.upTo > log.headSeq) {
-    known = { upTo: 0, usage: new Map() };
+  if (
+    known === undefined ||
+    known.upTo > log.headSeq ||
+    log.version - known.version !== log.headSeq - known.upTo
+  ) {
+    known = { upTo: 0, version: log.version - log.headSeq, usage: new Map() };
     counted.set(log, known);
   }
   for (let seq = known.upTo + 1; seq <= log.headSeq; seq++) {
@@ -90,6 +100,7 @@ export function usageOfLog(log: SessionLog): SessionUsage {
     if (e !== undefined) countEntry(known.usage, e, seq);
     known.upTo = seq;
   }
+  known.version = log.version;
   return known.usage;
 }
 

@@ -442,6 +442,18 @@ describe.each(STORE_ENGINE_FACTORIES)("UsageReport on $name", (factory) => {
     expect(plain(await report(fixture.engine, q))).toEqual(expected(after, q));
   });
 
+  it("still counts the messages an erasure withheld (their usage stays), before and after a restart", async () => {
+    fixture = await factory.open();
+    const { store, billed } = await writeScenario(fixture.engine);
+    const q = QUERIES[2]?.[1] as Query;
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    if (fixture.engine.erase === undefined) return;
+    await store.erase({ workspace: WS, sessionIds: ["sess-c"], by: "test", why: "usage" });
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    const again = fixture.reopen === undefined ? fixture.engine : await fixture.reopen();
+    expect(plain(await report(again, q))).toEqual(expected(billed, q));
+  });
+
   it.runIf(factory.reopens)("gives the same figures after a restart", async () => {
     fixture = await factory.open();
     const { billed } = await writeScenario(fixture.engine);

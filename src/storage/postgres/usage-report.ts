@@ -96,35 +96,18 @@ export async function usageSums(
   q: UsageSumsQuery,
 ): Promise<UsageSessionSums[]> {
   await ensureTables(ctx);
-  await catchUpUsage(ctx, engine, workspace);
-  const filter = Object.keys(q.tags).length > 0;
-  const rows = await ctx.db(
-    "reading usage sums",
-    () => ctx.sql<
-      {
-        session_id: string;
-        hour_ms: string;
-        model: string;
-        sums: string;
-        first_seq: number;
-        last_seq: number;
-        tags: string | null;
-      }[]
-    >`
-      SELECT u.session_id, u.hour_ms, u.model, u.sums, u.first_seq, u.last_seq,
-        CASE WHEN s.tags_head = s.head_seq THEN s.tags::text END AS tags
-      FROM sessiond_usage u
-      JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
-      JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
-        AND h.incarnation = s.incarnation
-      WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
-        ${
-          filter
-            ? ctx.sql`AND (s.tags @> ${JSON.stringify(q.tags)}::text::jsonb
-                OR s.tags_head IS DISTINCT FROM s.head_seq)`
-            : ctx.sql``
-        }`,
-  );
+  // Both queries at once (postgres.js pipelines them): when no session
+  // moved since its sums were counted (a warm report), the sums read are
+  // current and the report costs one round trip; else count, and read again.
+  const [stale, first] = await Promise.all([
+    staleSessions(ctx, workspace),
+    sumRows(ctx, workspace, q),
+  ]);
+  let rows = first;
+  if (stale.length > 0) {
+    await catchUpUsage(ctx, engine, workspace, stale);
+    rows = await sumRows(ctx, workspace, q);
+  }
   const bySession = new Map<string, { tags: Tags | undefined; groups: HourUsage[] }>();
   for (const r of rows) {
     let s = bySession.get(r.session_id);
@@ -155,9 +138,41 @@ export async function usageSums(
   return out;
 }
 
-/** Counts into the sums the entries of every session of the workspace appended since. */
-async function catchUpUsage(ctx: PgContext, engine: StorageEngine, workspace: string) {
-  const stale = await ctx.db(
+interface SumRow {
+  session_id: string;
+  hour_ms: string;
+  model: string;
+  sums: string;
+  first_seq: number;
+  last_seq: number;
+  tags: string | null;
+}
+
+/** The sums of the hours asked of the sessions that may hold the tags, with their folded tags. */
+function sumRows(ctx: PgContext, workspace: string, q: UsageSumsQuery): Promise<SumRow[]> {
+  const filter = Object.keys(q.tags).length > 0;
+  return ctx.db(
+    "reading usage sums",
+    () => ctx.sql<SumRow[]>`
+      SELECT u.session_id, u.hour_ms, u.model, u.sums, u.first_seq, u.last_seq,
+        CASE WHEN s.tags_head = s.head_seq THEN s.tags::text END AS tags
+      FROM sessiond_usage u
+      JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
+      JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
+        AND h.incarnation = s.incarnation
+      WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
+        ${
+          filter
+            ? ctx.sql`AND (s.tags @> ${JSON.stringify(q.tags)}::text::jsonb
+                OR s.tags_head IS DISTINCT FROM s.head_seq)`
+            : ctx.sql``
+        }`,
+  );
+}
+
+/** The sessions whose entries are not all counted (head moved on, or another incarnation). */
+function staleSessions(ctx: PgContext, workspace: string): Promise<StaleRow[]> {
+  return ctx.db(
     "finding sessions with new usage",
     () => ctx.sql<StaleRow[]>`
       SELECT s.session_id, s.head_seq, s.incarnation::text AS incarnation,
@@ -167,6 +182,15 @@ async function catchUpUsage(ctx: PgContext, engine: StorageEngine, workspace: st
       WHERE s.workspace = ${workspace}
         AND (h.head IS NULL OR h.incarnation <> s.incarnation OR h.head < s.head_seq)`,
   );
+}
+
+/** Counts into the sums the entries the stale sessions gained since. */
+async function catchUpUsage(
+  ctx: PgContext,
+  engine: StorageEngine,
+  workspace: string,
+  stale: readonly StaleRow[],
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < stale.length) {
