@@ -16,6 +16,7 @@ import { encryption } from "./se-encryption.js";
 import { nativeGrpc } from "./sg-native-grpc.js";
 import { langgraphSavers } from "./sl-langgraph.js";
 import { observabilityCost } from "./so-observability.js";
+import { usageReport } from "./su-usage-report.js";
 import { viewer } from "./sv-viewer.js";
 
 /** Every scenario of `npm run bench`, in table order. */
@@ -38,4 +39,5 @@ export const SCENARIOS: readonly Scenario[] = [
   langgraphSavers,
   viewer,
   encryption,
+  usageReport,
 ];
