@@ -8,8 +8,6 @@ import { removeDir, tempDir } from "../../test/support/jsonl/fixtures.js";
 import { SessionStore } from "../store/session-store.js";
 import type { StorageEngine } from "./engine.js";
 import { blobsReferencedBy, deleteErasedBlobs } from "./erased-blobs.js";
-import { BlobFiles } from "./jsonl/blob-files.js";
-import { nodeFs } from "./jsonl/fs-ops.js";
 import { JsonlEngine } from "./jsonl/jsonl-engine.js";
 import { LocalKeyring } from "./keys/local-keyring.js";
 import { MemoryEngine } from "./memory.js";
@@ -57,11 +55,7 @@ const engines: Record<string, () => Promise<StorageEngine>> = {
   "jsonl (sealed)": async () => {
     const keys = await LocalKeyring.open(path.join(keyDir, "k.json"), { create: true });
     const engine = new JsonlEngine({ dataDir, encryption: { keys, workspaces: [WS] } });
-    // The engine hands its encryption to its BlobFiles (jsonl-engine.ts, wired separately).
-    if (!engine.blobs.seals(WS)) {
-      const blobs = new BlobFiles(nodeFs, dataDir, true, { keys, workspaces: [WS] });
-      Object.defineProperty(engine, "blobs", { value: blobs });
-    }
+    if (!engine.blobs.seals(WS)) throw new Error("the engine does not seal its blobs");
     return engine;
   },
 };
@@ -106,6 +100,29 @@ describe.each(Object.keys(engines))(
       expect(s2.some((e) => e.id === "m2")).toBe(true);
       if (name !== "memory") expect(await markerFiles()).toEqual([]);
       await store.close();
+    });
+
+    it("store.erase itself deletes them once they are a minute old, and leaves fresh ones to the collection", async () => {
+      const engine = await (engines[name] as () => Promise<StorageEngine>)();
+      // The store's clock runs two minutes ahead: the blobs just written count as a minute old.
+      const later = new SessionStore(engine, {
+        limits: { blobThresholdBytes: 64 * KB },
+        now: () => new Date(Date.now() + 120_000),
+      });
+      for (const id of ["s1", "s2", "s3"]) await later.create({ workspace: WS, sessionId: id });
+      await (await later.open(WS, "s1")).append(message("m1", [ONLY, SHARED]));
+      await (await later.open(WS, "s2")).append(message("m2", [SHARED]));
+      await later.erase({ workspace: WS, sessionIds: ["s1"], by: "dpo", why: "request" });
+      expect(await engine.blobs.stat(WS, sha(ONLY), false)).toBeUndefined();
+      expect(await engine.blobs.stat(WS, sha(SHARED), false)).toBe(SHARED.length);
+      if (name !== "memory") expect(await markerFiles()).toEqual([]);
+
+      const fresh = `FRESH-BLOB-${"c".repeat(70 * KB)}`;
+      const now = new SessionStore(engine, { limits: { blobThresholdBytes: 64 * KB } });
+      await (await now.open(WS, "s3")).append(message("m3", [fresh]));
+      await now.erase({ workspace: WS, sessionIds: ["s3"], by: "dpo", why: "request" });
+      expect(await engine.blobs.stat(WS, sha(fresh), false)).toBe(fresh.length);
+      await now.close();
     });
   },
 );

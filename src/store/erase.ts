@@ -5,6 +5,7 @@ import { checkSessionId, checkWorkspace, quote } from "../core/ids.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
 import { withheldMarker } from "../core/withheld.js";
 import type { StorageEngine } from "../storage/engine.js";
+import { blobsReferencedBy, deleteErasedBlobs } from "../storage/erased-blobs.js";
 import { familyOf } from "./family.js";
 
 /**
@@ -134,6 +135,12 @@ export async function eraseSessions(
     }
   }
 
+  // The blobs they reference, read before their content is gone: after the
+  // erasure those no other session references are deleted (SPEC §12). A blob
+  // used in the last minute is left to the periodic collection: an append in
+  // another process may be about to reference it.
+  const blobCandidates = await blobsReferencedBy(engine, workspace, order);
+  const blobsUntouchedBefore = now.getTime() - 60_000;
   const at = toTimestamp(now);
   const marker = withheldMarker(WithheldReason.ERASED, by, at, why);
   let entries = 0;
@@ -151,6 +158,7 @@ export async function eraseSessions(
       throw err;
     }
   }
+  await deleteErasedBlobs(engine, workspace, blobCandidates, blobsUntouchedBefore);
   const request: ErasureRecord["request"] = byIds
     ? { sessionIds: [...ids] }
     : byTags

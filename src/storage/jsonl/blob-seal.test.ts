@@ -176,10 +176,7 @@ describe("sealed blobs (JSONL)", () => {
 
   it("through the store: a large part of a sealed session is a sealed blob; the entry reads back whole", async () => {
     const engine = new JsonlEngine({ dataDir, encryption: { keys: keyring, workspaces: [WS] } });
-    // The engine hands its encryption to its BlobFiles (jsonl-engine.ts, wired separately).
-    if (!engine.blobs.seals(WS)) {
-      Object.defineProperty(engine, "blobs", { value: sealing() });
-    }
+    expect(engine.blobs.seals(WS)).toBe(true); // the engine hands its encryption to its blobs
     const store = new SessionStore(engine, { limits: { blobThresholdBytes: 64 * KB } });
     await store.create({ workspace: WS, sessionId: "s1" });
     const s = await store.open(WS, "s1");

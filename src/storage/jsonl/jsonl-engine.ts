@@ -207,7 +207,7 @@ export class JsonlEngine implements StorageEngine {
       inlineSync: o.inlineSync ?? new InlineSync(),
       observer: this.observer,
     };
-    this.blobs = new BlobFiles(this.ops, this.dataDir, o.debug?.noFsync !== true);
+    this.blobs = new BlobFiles(this.ops, this.dataDir, o.debug?.noFsync !== true, o.encryption);
     this.shares = new JsonlShares(this.ops, this.dataDir, o.debug?.noFsync !== true);
   }
 
