@@ -90,6 +90,11 @@ const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./usage.js")).usage,
   },
   {
+    name: "usage-report",
+    summary: "what a workspace used and cost over a time window, by bucket, model and tag",
+    load: async () => (await import("./usage-report.js")).usageReport,
+  },
+  {
     name: "fork",
     summary: "copy a session's path into a new session",
     load: async () => (await import("./fork.js")).fork,
