@@ -37,6 +37,7 @@ import hashlib
 import json
 import re
 import sys
+import time
 import uuid
 
 # How long any single call may take, seconds.
@@ -57,7 +58,7 @@ sys.path.insert(0, args.gen_dir)
 
 import grpc  # noqa: E402
 from google.protobuf import __version__ as protobuf_version  # noqa: E402
-from google.protobuf import struct_pb2  # noqa: E402
+from google.protobuf import struct_pb2, timestamp_pb2  # noqa: E402
 from sessiond.v1 import entry_pb2 as E  # noqa: E402
 from sessiond.v1 import session_pb2 as S  # noqa: E402
 from sessiond.v1 import session_service_pb2 as sess  # noqa: E402
@@ -346,6 +347,27 @@ def main():
     assert (usage.tree.input_tokens, usage.tree.output_tokens) == (12, 7), usage.tree
     assert usage.tree.unpriced_messages == 1 and len(usage.tree.cost) == 0, usage.tree
     assert usage.branches[0].current and usage.total.input_tokens == 12, usage
+
+    # --- UsageReport: the workspace's day around now, by model; a1's usage (12 in, 7 out) is in it.
+    now_s = int(time.time())
+    usage_req = store.UsageReportRequest(
+        workspace=ws,
+        start=timestamp_pb2.Timestamp(seconds=now_s - 86400),
+        end=timestamp_pb2.Timestamp(seconds=now_s + 86400),
+        bucket=store.USAGE_BUCKET_DAY,
+        by_model=True,
+    )
+    usage = st.UsageReport(usage_req)
+    models = {row.model for row in usage.rows}
+    assert "some-model" in models and usage.sessions >= 1, usage
+    assert usage.total.input_tokens >= 12 and usage.total.input_tokens % 12 == 0, usage.total
+    assert usage.total.output_tokens == usage.total.input_tokens // 12 * 7, usage.total
+    assert usage.total.unpriced_messages == usage.total.messages, usage.total
+    try:
+        st.UsageReport(store.UsageReportRequest(workspace=ws, start=usage_req.end, end=usage_req.start))
+        raise AssertionError("UsageReport with end before start succeeded")
+    except grpc.RpcError as err:
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "end" in err.details(), err.details()
 
     # --- Share links: a link to the path up to a1, read by its token alone, listed by its id
     # (the token's first 12 characters), revoked: then NOT_FOUND.

@@ -8,6 +8,7 @@ from typing import Any, List
 
 import grpc
 import grpc.aio
+from google.protobuf import timestamp_pb2
 from support import AsyncCounter, async_client, need_server, workspace
 
 from sessiond import (
@@ -183,6 +184,19 @@ class AsyncSessionServiceTest(AsyncTestCase):
         self.assertEqual((u.total.messages, u.total.input_tokens, u.total.unpriced_messages), (2, 20, 2))
         alone = await self.c.session.get_usage(workspace=self.ws, session=self.sid, skip_subagents=True)
         self.assertEqual((list(alone.subagents), alone.total.input_tokens), ([], 10))
+
+    async def test_usage_report_sums_the_workspace(self) -> None:
+        usage = entry_pb2.Usage(input_tokens=10, output_tokens=2)
+        reply = assistant_message("a", usage=usage, model="m", id="a1")
+        reply.timestamp.FromSeconds(1778061600)  # 2026-05-06T10:00:00Z
+        await self.append(user_message("q", id="u1"), reply)
+        r = await self.c.store.usage_report(
+            workspace=self.ws,
+            start=timestamp_pb2.Timestamp(seconds=1778061600 - 86400),
+            end=timestamp_pb2.Timestamp(seconds=1778061600 + 86400),
+        )
+        self.assertEqual((r.total.messages, r.total.input_tokens, r.sessions), (1, 10, 1))
+        self.assertEqual([row.bucket_start.seconds for row in r.rows], [1778061600 - 86400])
 
     async def test_rewind_and_reset_choose_their_leaf_ids(self) -> None:
         await self.append(user_message("q", id="u1"), assistant_message("a", id="a1"))

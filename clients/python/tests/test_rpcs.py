@@ -7,6 +7,7 @@ import time
 import unittest
 from typing import Any, List
 
+from google.protobuf import timestamp_pb2
 from support import client, need_server, workspace
 
 from sessiond import (
@@ -297,6 +298,31 @@ class SessionServiceTest(unittest.TestCase):
         self.assertEqual(u.current_path.input_tokens, 5)
         self.assertEqual([(b.leaf_entry_id, b.current) for b in u.branches], [("a2", True), ("a1", False)])
         self.assertEqual(u.branches[1].fork_entry_id, "u1")
+
+    def test_usage_report_sums_a_window_by_model(self) -> None:
+        base = 1778061600  # 2026-05-06T10:00:00Z
+        usage = entry_pb2.Usage(input_tokens=10, output_tokens=2, reasoning_tokens=1)
+
+        def reply(model: str, at: int) -> entry_pb2.Entry:
+            e = assistant_message("ok", usage=usage, model=model)
+            e.timestamp.FromSeconds(at)
+            return e
+
+        self.append(user_message("q"), reply("m1", base + 60), reply("m2", base + 120), reply("m1", base + 3600))
+        r = self.c.store.usage_report(
+            workspace=self.ws,
+            start=timestamp_pb2.Timestamp(seconds=base),
+            end=timestamp_pb2.Timestamp(seconds=base + 3600),
+            bucket=store_service_pb2.USAGE_BUCKET_HOUR,
+            by_model=True,
+        )
+        self.assertEqual([(row.model, row.usage.input_tokens) for row in r.rows], [("m1", 10), ("m2", 10)])
+        self.assertEqual([row.bucket_start.seconds for row in r.rows], [base, base])
+        self.assertEqual((r.total.messages, r.total.reasoning_tokens, r.sessions), (2, 2, 1))
+        self.assertEqual(r.total.unpriced_messages, 2)
+        with self.assertRaises(SessiondError) as caught:
+            self.c.store.usage_report(workspace=self.ws, start=timestamp_pb2.Timestamp(seconds=base))
+        self.assertIn("end", str(caught.exception))
 
     def test_redact_entries_keeps_the_tree_and_shows_the_marker(self) -> None:
         self.append(user_message("key sk-live-PYMARKER", id="u1"), assistant_message("ok", id="a1"))

@@ -320,6 +320,26 @@ class StoreClient:
         req = _build(st.EraseSessionsRequest, request, fields)
         return self._inv.unary(self.stub.EraseSessions, req, timeout, headers)
 
+    def usage_report(
+        self,
+        request: Optional[st.UsageReportRequest] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.UsageReportResponse:
+        """A workspace's usage over ``[start, end)`` in one call.
+
+        Every assistant message with usage in the window, of every session
+        (subagents included) holding ``tags``, grouped by ``bucket``
+        (``USAGE_BUCKET_HOUR`` / ``USAGE_BUCKET_DAY``; unset: the whole
+        window), by model with ``by_model`` and by the values of
+        ``group_by_tags``; ``rows``, their ``total`` and the ``sessions``
+        counted. Costs are exact decimal strings per currency.
+        """
+        req = _build(st.UsageReportRequest, request, fields)
+        return self._inv.unary(self.stub.UsageReport, req, timeout, headers)
+
     def fork_session(
         self,
         request: Optional[st.ForkSessionRequest] = None,
