@@ -95,3 +95,29 @@ describe("the key fence", () => {
     await fenceKey(nodeFs, undefined, NAME);
   });
 });
+
+describe("the key fence in the append path (two engines on one data dir)", () => {
+  it("an engine that loaded the key refuses its next append once another engine erased the session, then reads it as erased", async () => {
+    const encryption = { keys: keyring, workspaces: [WS] };
+    const first = new SessionStore(new JsonlEngine({ dataDir, encryption, leaseIdleMs: 0 }));
+    const other = new SessionStore(new JsonlEngine({ dataDir, encryption, leaseIdleMs: 0 }));
+    try {
+      const s = await first.open(WS, "s1");
+      await s.append([user("u2", "loaded and appended by the first engine")]);
+      await other.erase({ workspace: WS, sessionIds: ["s1"], by: "dpo", why: "request" });
+
+      const err = await caught(s.append([user("u3", "must not be sealed under a destroyed key")]));
+      expect(isSessiondError(err) && err.code).toBe("FAILED_PRECONDITION");
+      expect(String((err as Error).message)).toMatch(/erased/);
+
+      const again = await first.open(WS, "s1");
+      const entries = (await again.entries(0, 10)).entries;
+      expect(entries.map((e) => e.id)).not.toContain("u3");
+      const u2 = entries.find((e) => e.id === "u2");
+      expect(u2?.withheld?.reason).toBe(WithheldReason.ERASED);
+    } finally {
+      await first.close();
+      await other.close();
+    }
+  });
+});

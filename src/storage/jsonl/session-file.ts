@@ -17,6 +17,7 @@ import { inSpan, type StorageObserver, tracingEnabled } from "../observer.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
 import { admitted, type InlineSync } from "./inline-sync.js";
+import { fenceKey } from "./key-fence.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
 import { replaceFile, rewrittenContent } from "./redact-file.js";
@@ -344,6 +345,18 @@ export class SessionFile {
         );
         for (const op of batch) op.reject(err);
         return;
+      }
+      if (this.state.sealer !== undefined) {
+        // Another process may have erased it (its key file replaced by a
+        // tombstone) since this one loaded the key: one stat, under the lease
+        // an erasure also takes (key-fence.ts).
+        try {
+          await fenceKey(this.o.ops, this.state.sealer, this.name);
+        } catch (err) {
+          await this.state.reset();
+          for (const op of batch) op.reject(err);
+          return;
+        }
       }
       const planned: AppendOp[] = [];
       const results: AppendResult[] = [];
