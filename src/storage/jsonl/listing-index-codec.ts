@@ -23,24 +23,30 @@ import {
  * Layout: one ASCII header line, padded with spaces to a multiple of 8
  * bytes (so the numbers can be read in place), then the body:
  *
- *   {"format":"sessiond.listing-index","version":2,"endian":"LE",
- *    "crc":"<8 hex>","bytes":<body bytes>,"files":<n>,"tags":<t>,"strings":<s>}   \n
- *   n × 19 float64 (this machine's byte order, named in the header)
+ *   {"format":"sessiond.listing-index","version":3,"endian":"LE",
+ *    "crc":"<8 hex>","bytes":<body bytes>,"files":<n>,"tags":<t>,"strings":<s>,
+ *    "usage":<u>}   \n
+ *   n × 20 float64 (this machine's byte order, named in the header)
  *   t bytes: the distinct tag sets, a JSON array of objects
  *   s bytes: the strings, UTF-8, one after another
  *   the root entries' JSON, one after another (kept as bytes until a page
  *   shows the session)
+ *   u bytes: the records' usage sums (UsageReport: per UTC hour and model,
+ *   storage/usage-report.ts usageToJson), one JSON text after another,
+ *   parsed only when a report asks
  *
- * The 19 numbers of a file (see SLOT): flags (sub, has a record, rootless,
- * corrupt, has a title), the file key when its first line was read (inode,
- * birth ms, size, mtime ms), the root's created ms, where its root JSON
- * ends, where each of its six strings ends (id, root id, parent id; leaf
- * id, title, corrupt detail: empty without a record), and the record's
- * size and mtime it was true of, head seq, message count, updated ms and
- * tag set. Strings and roots start where the previous one ended, so only
- * ends are kept. The CRC covers the body: a reader trusts a writer of
- * this version to have written it whole, and still checks every value's
- * shape (a file put there by hand or by a bug is refused).
+ * The 20 numbers of a file (see SLOT): flags (sub, has a record, rootless,
+ * corrupt, has a title, has usage sums), the file key when its first line
+ * was read (inode, birth ms, size, mtime ms), the root's created ms, where
+ * its root JSON ends, where each of its six strings ends (id, root id,
+ * parent id; leaf id, title, corrupt detail: empty without a record), the
+ * record's size and mtime it was true of, head seq, message count, updated
+ * ms and tag set, and where its usage sums end. Strings, roots and sums
+ * start where the previous one ended, so only ends are kept. The CRC
+ * covers the body: a reader trusts a writer of this version to have
+ * written it whole, and still checks every value's shape (a file put there
+ * by hand or by a bug is refused). Version 2 files (no usage) are ignored
+ * and written again from the files, as any other version.
  *
  * A corrupt first line is not kept: it is read again, as only a valid root
  * is fixed for the life of a file.
