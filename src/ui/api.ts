@@ -34,6 +34,11 @@ export function useSnapshot(client: SessiondClient): void {
   shared = client;
 }
 
+/** True in an HTML export or a share link: the page answers from data it holds. */
+export function isSnapshot(): boolean {
+  return exported !== undefined || shared !== undefined;
+}
+
 /** The client, rebuilt when the token changes (an export's or a share's static one there). */
 export function api(): SessiondClient {
   if (exported !== undefined) return exported;

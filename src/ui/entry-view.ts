@@ -160,7 +160,9 @@ function part(p: ContentPart, text: TextAs): HTMLElement {
 }
 
 function usage(u: Usage): string {
-  return `in ${u.inputTokens} · out ${u.outputTokens} · cache read ${u.cacheReadTokens} · cache write ${u.cacheWriteTokens}`;
+  const reasoning = u.reasoningTokens > 0n ? ` (reasoning ${u.reasoningTokens})` : "";
+  const cost = u.cost === undefined ? "" : ` · cost ${u.cost.amount} ${u.cost.currency}`;
+  return `in ${u.inputTokens} · out ${u.outputTokens}${reasoning} · cache read ${u.cacheReadTokens} · cache write ${u.cacheWriteTokens}${cost}`;
 }
 
 /** A message: role, model, tool call it answers, usage, then its parts in order. */

@@ -1,9 +1,10 @@
 import type { SessionMeta } from "../web/index.js";
-import { api } from "./api.js";
+import { api, isSnapshot } from "./api.js";
 import { h, replace, time } from "./dom.js";
 import { KIND_TAG, NS_TAG, THREAD_TAG } from "./langgraph.js";
 import { listHash, sessionHash } from "./route.js";
 import type { SessionCounts } from "./session-counts.js";
+import { usagePanel } from "./usage-panel.js";
 
 /**
  * A session's header: workspace, title, id, counts (kept current by the
@@ -40,6 +41,7 @@ export function sessionHeader(into: HTMLElement, s: SessionMeta, counts: Session
         h("a", { href: sessionHash(s.workspace, s.parentSessionId) }, s.parentSessionId),
       ),
     subagents,
+    usagePanel(s.workspace, s.id, isSnapshot()),
   );
   api()
     .store.listSessions({ workspace: s.workspace, parentSessionId: s.id, pageSize: 100 })

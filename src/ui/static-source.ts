@@ -20,6 +20,7 @@ import {
   View,
 } from "../web/index.js";
 import { sessionHash } from "./route.js";
+import { usageOfEntries } from "./usage-sums.js";
 
 /**
  * The static data source of an HTML export (`sessiond export --format
@@ -189,6 +190,11 @@ export function staticClient(data: ExportData): SessiondClient {
     watchEntries(req: Req, options?: { signal?: AbortSignal }) {
       check(req);
       return quiet(options?.signal);
+    },
+    async getUsage(req: Req) {
+      check(req);
+      const all = data.entries.map((json) => entry((json as { id: string }).id) as Entry);
+      return usageOfEntries(meta.id, all, data.leafId);
     },
   };
 
