@@ -198,6 +198,21 @@ class AsyncSessionServiceTest(AsyncTestCase):
         self.assertEqual((r.total.messages, r.total.input_tokens, r.sessions), (1, 10, 1))
         self.assertEqual([row.bucket_start.seconds for row in r.rows], [1778061600 - 86400])
 
+    async def test_share_read_list_revoke(self) -> None:
+        await self.append(user_message("q", id="u1"), assistant_message("a", id="a1"))
+        share = (await self.c.store.share_session(workspace=self.ws, session=self.sid)).share
+        snap = await self.c.store.read_share(token=share.token, page_size=1)
+        self.assertEqual((len(snap.entries), snap.share.entry_id), (1, "a1"))
+        self.assertNotEqual(snap.next_page_token, "")
+        rest = await self.c.store.read_share(token=share.token, page_token=snap.next_page_token)
+        self.assertEqual([e.id for e in rest.entries], ["u1", "a1"])
+        listed = (await self.c.store.list_shares(workspace=self.ws)).shares
+        self.assertIn(share.token[:12], [s.token for s in listed])
+        revoked = await self.c.store.revoke_share(workspace=self.ws, token=share.token)
+        self.assertTrue(revoked.share.revoked)
+        with self.assertRaises(SessiondError):
+            await self.c.store.read_share(token=share.token)
+
     async def test_rewind_and_reset_choose_their_leaf_ids(self) -> None:
         await self.append(user_message("q", id="u1"), assistant_message("a", id="a1"))
         rw_req = session_service_pb2.RewindRequest(workspace=self.ws, session=self.sid, target="u1")

@@ -324,6 +324,26 @@ class SessionServiceTest(unittest.TestCase):
             self.c.store.usage_report(workspace=self.ws, start=timestamp_pb2.Timestamp(seconds=base))
         self.assertIn("end", str(caught.exception))
 
+    def test_share_read_list_revoke(self) -> None:
+        self.append(user_message("q", id="u1"), assistant_message("secret plan", id="a1"))
+        share = self.c.store.share_session(
+            workspace=self.ws, session=self.sid, entry_id="u1", by="py", omit_tool_output=True
+        ).share
+        self.assertEqual((len(share.token), share.path), (43, "/share/" + share.token))
+        self.assertEqual((share.entry_id, share.by, share.omit_tool_output), ("u1", "py", True))
+        snap = self.c.store.read_share(token=share.token)
+        self.assertEqual([e.id for e in snap.entries][1:], ["u1"])
+        self.assertEqual((snap.share.token, snap.share.session_id), ("", self.sid))
+        listed = self.c.store.list_shares(workspace=self.ws, session=self.sid).shares
+        self.assertEqual([(s.token, s.revoked) for s in listed], [(share.token[:12], False)])
+        self.assertTrue(self.c.store.revoke_share(workspace=self.ws, token=share.token[:12]).share.revoked)
+        with self.assertRaises(SessiondError) as caught:
+            self.c.store.read_share(token=share.token)
+        self.assertEqual(caught.exception.code_name, "NOT_FOUND")
+        with self.assertRaises(SessiondError) as caught:
+            self.c.store.share_session(workspace=self.ws, session=self.sid, entry_id="nope")
+        self.assertIn('"nope"', str(caught.exception))
+
     def test_redact_entries_keeps_the_tree_and_shows_the_marker(self) -> None:
         self.append(user_message("key sk-live-PYMARKER", id="u1"), assistant_message("ok", id="a1"))
         res = self.c.session.redact_entries(
