@@ -7,6 +7,7 @@ import {
   SessionInfoSchema,
 } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
+import type { GetUsageResponse } from "../../gen/sessiond/v1/session_service_pb.js";
 import { type PlanContext, storedJson } from "../core/append-plan.js";
 import { FORMAT_VERSION, toTimestamp } from "../core/entry.js";
 import {
@@ -31,6 +32,7 @@ import {
 import { planImport } from "../core/import-plan.js";
 import { resolveTarget } from "../core/move-plan.js";
 import { checkTags, hasTags, type Tags } from "../core/tags.js";
+import type { PriceTable } from "../core/usage-sums.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
 import { BlobStore } from "./blobs.js";
 import { type EraseInput, type ErasureRecord, eraseSessions, readErasures } from "./erase.js";
@@ -41,6 +43,7 @@ import { type SearchInput, type SearchResult, searchEntries } from "./search/sea
 import { Session, type SessionContext } from "./session.js";
 import { type ListInput, listSessions } from "./session-listing.js";
 import { Shares } from "./shares.js";
+import { sessionUsage, type UsageOptions } from "./usage.js";
 import { type SessionWatchEvent, type SessionWatchOptions, StoreWatch } from "./watch/index.js";
 import {
   listWorkspaces,
@@ -62,6 +65,11 @@ export interface StoreOptions {
   debug?: { blobsAfterAck?: boolean; noSubscribeFirst?: boolean };
   /** Clock (tests pin it). */
   now?: () => Date;
+  /**
+   * The operator's price table (`parsePriceTable`): `usage()` prices the
+   * messages without a caller-set cost from it. Default: none (unpriced).
+   */
+  prices?: PriceTable | undefined;
 }
 
 export interface CreateSessionInput {
@@ -101,6 +109,7 @@ export class SessionStore {
   /** Share links (shares.ts). */
   readonly shares: Shares;
   private readonly now: () => Date;
+  private readonly prices: PriceTable | undefined;
   private readonly ctx: SessionContext;
   /** Live watching (Session.watch, watchSessions); starts with the first watcher. */
   private readonly watcher: StoreWatch;
@@ -111,6 +120,7 @@ export class SessionStore {
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.now = options.now ?? (() => new Date());
+    this.prices = options.prices;
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     const meta = (key: SessionKey) => this.metaOfKey(key);
     this.watcher = new StoreWatch({
@@ -372,6 +382,19 @@ export class SessionStore {
     // Erasing a session revokes its share links.
     await this.shares.revokeSessions(record.workspace, record.sessionIds);
     return record;
+  }
+
+  /**
+   * What a session cost (GetUsage, store/usage.ts): its tree, current path,
+   * branches and subagents, priced with the store's price table unless
+   * `opts.prices` says otherwise.
+   */
+  usage(
+    workspace: string | undefined,
+    ref: string,
+    opts: UsageOptions = {},
+  ): Promise<GetUsageResponse> {
+    return sessionUsage(this, workspace, ref, { prices: this.prices, ...opts });
   }
 
   /** The erasure audit records of a workspace, oldest first. */

@@ -118,6 +118,17 @@ describe.each(STORE_ENGINE_FACTORIES)("GetUsage on $name", (factory) => {
     expect(plainTotals(u.total)).toEqual(expectedTotals(ALL));
   });
 
+  it("store.usage prices with the store's price table (openStore({ prices }))", async () => {
+    const priced = new SessionStore(fixture.engine, { prices });
+    const u = await priced.usage(undefined, "sess", { skipSubagents: true });
+    expect(plainTotals(u.tree)).toEqual(expectedTotals(ALL));
+    expect(
+      plainTotals((await store.usage(undefined, "sess", { skipSubagents: true })).tree),
+    ).toEqual(
+      plainTotals((await sessionUsage(store, undefined, "sess", { skipSubagents: true })).tree),
+    );
+  });
+
   it("without a price table every message without a caller cost is unpriced", async () => {
     const u = await sessionUsage(store, undefined, "sess", { skipSubagents: true });
     const t = plainTotals(u.tree);
