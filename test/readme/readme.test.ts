@@ -42,6 +42,7 @@ const PAGES = [
   "docs/guarantees.md",
   "docs/errors-and-limits.md",
   "docs/trust.md",
+  "docs/usage.md",
   "docs/big-sessions.md",
   "docs/performance.md",
   "docs/performance-history.md",
