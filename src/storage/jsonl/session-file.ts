@@ -64,6 +64,8 @@ export interface SessionFileOptions extends FileStateOptions {
 class AppendOp {
   readonly kind = "append";
   private open = true;
+  /** Its plan as the answer, once planned against the log (SessionFile.commit). */
+  result: AppendResult | undefined = undefined;
 
   constructor(
     readonly planner: Planner,
@@ -115,6 +117,10 @@ type WithholdOp = {
   readonly resolve: (r: WithholdResult) => void;
   readonly reject: (e: unknown) => void;
 };
+
+/** The empty entries and payloads of a batch that writes nothing (never written to). */
+const NO_ENTRIES: Entry[] = [];
+const NO_PAYLOADS: readonly (string | undefined)[] = [];
 
 export class SessionFile {
   private readonly state: FileState;
@@ -358,11 +364,13 @@ export class SessionFile {
           return;
         }
       }
-      const planned: AppendOp[] = [];
-      const results: AppendResult[] = [];
-      const entries: Entry[] = [];
-      const payloads: (string | undefined)[] = [];
-      const texts: string[] = [];
+      // The entries to write and their payloads: the first plan's own
+      // arrays while it is the only one with entries (the usual batch of
+      // one append), copies once a second one has some too.
+      let entries: Entry[] = NO_ENTRIES;
+      let payloads: readonly (string | undefined)[] = NO_PAYLOADS;
+      let own = false;
+      let planned = 0;
       for (const op of batch) {
         let plan: AppendPlan;
         try {
@@ -374,24 +382,36 @@ export class SessionFile {
           continue;
         }
         const write = plan.write;
-        for (let i = 0; i < write.length; i++) {
-          entries.push(write[i] as Entry);
-          payloads.push(plan.json?.[i]);
+        if (write.length > 0 && entries.length === 0) {
+          entries = write;
+          payloads = plan.json ?? NO_PAYLOADS;
+        } else if (write.length > 0) {
+          if (!own) {
+            const first = payloads;
+            entries = entries.slice();
+            payloads = entries.map((_, i) => first[i]);
+            own = true;
+          }
+          for (let i = 0; i < write.length; i++) {
+            entries.push(write[i] as Entry);
+            (payloads as (string | undefined)[]).push(plan.json?.[i]);
+          }
         }
         // The plan becomes the result: it is this append's own object.
         const result = plan as AppendResult;
         result.headSeq = log.headSeq;
         result.leafId = log.leafId;
-        planned.push(op);
-        results.push(result);
+        op.result = result;
+        planned++;
       }
+      const texts: string[] = new Array(entries.length);
       if (entries.length > 0) {
         try {
           this.checkLease();
           const bytes = encodeRecords(entries, payloads, texts, this.state.sealer);
           if (tracingEnabled()) {
             await inSpan("jsonl.write", async (span) => {
-              span.setAttribute("sessiond.batch.appends", planned.length);
+              span.setAttribute("sessiond.batch.appends", planned);
               span.setAttribute("sessiond.batch.entries", entries.length);
               await this.state.writeDurably(bytes, writeAt as number);
             });
@@ -401,7 +421,7 @@ export class SessionFile {
             if (writing !== undefined) await writing;
           }
           this.checkLease();
-          this.o.observer.committed(planned.length, entries.length, bytes.length);
+          this.o.observer.committed(planned, entries.length, bytes.length);
           // Durable: the log keeps the entries as their payloads from here on.
           if (this.payloads?.log !== log) this.payloads = new StoredPayloads(log, this.name);
           const first = Number((entries[0] as Entry).seq);
@@ -412,12 +432,11 @@ export class SessionFile {
           // Outcome unknown: the bytes may or may not be in the file, which is the truth.
           await this.state.reset();
           const error = this.error(err, "writing");
-          for (const op of planned) op.reject(error);
+          for (const op of batch) if (op.result !== undefined) op.reject(error);
           return;
         }
       }
-      for (let i = 0; i < planned.length; i++)
-        (planned[i] as AppendOp).resolve(results[i] as AppendResult);
+      for (const op of batch) if (op.result !== undefined) op.resolve(op.result);
       if (entries.length > 0) this.o.onAppended(log.headSeq);
     } catch (err) {
       // Not reached (every op is answered above); should it be, no op waits forever.
