@@ -23,18 +23,33 @@ const DAY = 24 * 60 * 60 * 1000;
 let server: RunningServer;
 let dataDir: string;
 let nowMs = Date.parse("2026-06-01T10:00:00.000Z");
+/** Every line the server logged, and every share token made: no line may hold one. */
+const logged: string[] = [];
+const tokensMade: string[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "sessiond-shares-"));
   const store = openStore({ dataDir, now: () => new Date(nowMs) });
   server = await startServer(
     store,
-    serverConfig({ port: 0, tokens: [{ token: TOKEN, workspaces: ["*"] }], log: () => {} }),
+    serverConfig({
+      port: 0,
+      tokens: [{ token: TOKEN, workspaces: ["*"] }],
+      log: (line) => {
+        logged.push(line);
+      },
+    }),
   );
 });
 
 afterAll(async () => {
   await server?.close();
+  // The request log names methods, workspaces and sessions, never a share token (a live link).
+  expect(logged.length).toBeGreaterThan(0);
+  expect(tokensMade.length).toBeGreaterThan(5);
+  for (const token of tokensMade) {
+    expect(logged.filter((l) => l.includes(token))).toEqual([]);
+  }
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -62,6 +77,13 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
   const owner = () => client(url(), protocol, { token: TOKEN });
   const anonymous = () => client(url(), protocol);
 
+  /** ShareSession as the owner, its token remembered for the log check. */
+  async function shareOf(req: Parameters<ReturnType<typeof owner>["store"]["shareSession"]>[0]) {
+    const res = await owner().store.shareSession(req);
+    tokensMade.push(res.share?.token as string);
+    return res;
+  }
+
   async function sharedSession(ws: string) {
     const c = owner();
     const id = (await c.store.createSession({ workspace: ws, title: "Shared over the wire" }))
@@ -80,7 +102,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
     const anon = anonymous();
     const refused = await failure(anon.store.shareSession({ workspace: ws, session: id }));
     expect(refused.code).toBe(Code.Unauthenticated);
-    const { share } = await owner().store.shareSession({ workspace: ws, session: id, by: "ana" });
+    const { share } = await shareOf({ workspace: ws, session: id, by: "ana" });
     expect(share?.path).toBe(`/share/${share?.token}`);
     const read = await anon.store.readShare({ token: share?.token as string });
     expect(read.title).toBe("Shared over the wire");
@@ -108,7 +130,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
   test("revoke: NOT_FOUND at once, with the answer of an unknown token", async () => {
     const ws = `share-${protocol}-revoke`;
     const id = await sharedSession(ws);
-    const { share } = await owner().store.shareSession({ workspace: ws, session: id });
+    const { share } = await shareOf({ workspace: ws, session: id });
     const token = share?.token as string;
     await anonymous().store.readShare({ token });
     const listed = await owner().store.listShares({ workspace: ws });
@@ -126,7 +148,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
   test("expiry: NOT_FOUND once the server's clock passes expires_at", async () => {
     const ws = `share-${protocol}-expiry`;
     const id = await sharedSession(ws);
-    const { share } = await owner().store.shareSession({
+    const { share } = await shareOf({
       workspace: ws,
       session: id,
       expiresAt: timestampFromMs(nowMs + DAY),
@@ -141,7 +163,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
       nowMs = before;
     }
     const bad = await failure(
-      owner().store.shareSession({
+      shareOf({
         workspace: ws,
         session: id,
         expiresAt: timestampFromMs(nowMs - 1),
@@ -153,7 +175,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
   test("deleting the session makes its links NOT_FOUND and lists them revoked", async () => {
     const ws = `share-${protocol}-delete`;
     const id = await sharedSession(ws);
-    const { share } = await owner().store.shareSession({ workspace: ws, session: id });
+    const { share } = await shareOf({ workspace: ws, session: id });
     const token = share?.token as string;
     await anonymous().store.readShare({ token });
     await owner().store.deleteSession({ workspace: ws, session: id });
@@ -164,7 +186,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
   test("pages: page_size 1 reads the path one entry at a time", async () => {
     const ws = `share-${protocol}-pages`;
     const id = await sharedSession(ws);
-    const { share } = await owner().store.shareSession({ workspace: ws, session: id });
+    const { share } = await shareOf({ workspace: ws, session: id });
     const ids: string[] = [];
     let pageToken = "";
     do {
