@@ -118,6 +118,36 @@ if (pgSkip !== undefined) {
       expect(again[3]?.id).toBe("u2");
     });
 
+    it("a search of a workspace holding sealed and clear sessions finds both, in order, page by page", async () => {
+      // A clear session of the workspace, from before its sealing was turned on.
+      const before = new SessionStore(await engine({ keys, workspaces: [] }));
+      await before.create({ workspace: WS, sessionId: "c-old" });
+      await (await before.open(WS, "c-old")).append([user("o1", "COMMONWORD in clear")]);
+      await new Promise((r) => setTimeout(r, 5));
+      await store.create({ workspace: WS, sessionId: "s-new" });
+      await (await store.open(WS, "s-new")).append([
+        user("n1", "COMMONWORD sealed"),
+        user("n2", "nothing here", { parentId: "n1" }),
+        user("n3", "COMMONWORD again", { parentId: "n2" }),
+      ]);
+      const hits: string[] = [];
+      let pageToken: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await store.search({
+          workspace: WS,
+          query: "commonword",
+          pageSize: 1,
+          pageToken,
+        });
+        hits.push(...page.hits.map((h) => `${h.sessionId}/${h.entryId}`));
+        pageToken = page.nextPageToken;
+        if (!pageToken) break;
+      }
+      expect(hits).toEqual(["s-new/n1", "s-new/n3", "c-old/o1"]);
+      const oldest = await store.search({ workspace: WS, query: "commonword", order: "oldest" });
+      expect(oldest.hits.map((h) => h.entryId)).toEqual(["o1", "n1", "n3"]);
+    });
+
     it("a payload moved to another entry or session fails to open: DATA_LOSS naming workspace, session and entry", async () => {
       await admin`
         UPDATE sessiond_entries SET payload =

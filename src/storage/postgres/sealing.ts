@@ -204,12 +204,9 @@ export function openPayload(
   if (b === undefined) return payload;
   const head = buf.toString("utf8", 0, b.valueStart);
   const kind = /"([A-Za-z]+)":$/.exec(head)?.[1] ?? "";
-  let id = "";
-  try {
-    id = String((JSON.parse(`${head}null}`) as { id?: unknown }).id ?? "");
-  } catch {
-    // The clear part is damaged: the opening fails below, naming the seq.
-  }
+  // Our writers put the id first, and ids hold no quote or escape (core/ids.ts);
+  // anything else is damage, and the opening fails below naming the seq.
+  const id = head.startsWith('{"id":"') ? head.slice(7, head.indexOf('"', 7)) : "";
   const sealedText = buf.toString("latin1", b.sealedStart, b.sealedEnd);
   const content = (keying ?? noKeyring(key)).opener.open(id, seq, kind, sealedText);
   if (content === undefined) {
@@ -218,6 +215,13 @@ export function openPayload(
     );
   }
   return `${head}${content}}`;
+}
+
+/** True when a stored payload is sealed (its kind's value is `{"@sealed":"…"}`). */
+export function isSealed(payload: string): boolean {
+  if (!payload.endsWith('"}}') || !payload.includes(SEALED_MARK)) return false;
+  const buf = Buffer.from(payload, "utf8");
+  return sealedBounds(buf, 0, buf.length) !== undefined;
 }
 
 /** The erasure marker of an erased session's sealed payload, else undefined. */

@@ -2,16 +2,13 @@ import type postgres from "postgres";
 import type { Candidate, CandidateQuery, RootRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { decodePayload, type RootRow, rootRecordOfRow } from "./rows.js";
-import type { KeyColumns, Keying } from "./sealing.js";
+import { isSealed, type KeyColumns, type Keying } from "./sealing.js";
 
-/** A candidate row: its session's root row, the entry's own seq and payload, its key row. */
-interface CandidateRow extends RootRow, KeyColumns {
+/** A candidate row: its session's root row and the entry's own seq and payload. */
+interface CandidateRow extends RootRow {
   seq: number;
   entry_payload: string;
 }
-
-/** What every sealed payload holds (sealing.ts): the trigram index finds these too. */
-const SEALED_PATTERN = '%{"@sealed":"%';
 
 /** A needle as a LIKE pattern that holds it anywhere: its % and _ taken literally. */
 export function likePattern(needle: string): string {
@@ -32,9 +29,57 @@ export function candidatesQuery(
   sql: postgres.Sql,
   workspace: string,
   q: CandidateQuery,
-  /** Sealed sessions can be opened: their sealed messages are candidates too (searchCandidates). */
-  sealed = false,
 ): postgres.PendingQuery<CandidateRow[]> {
+  const { after, order } = keyset(sql, q);
+  let needles = sql``;
+  for (const n of q.needles) needles = sql`${needles} AND e.payload ILIKE ${likePattern(n)}`;
+  return sql<CandidateRow[]>`
+    SELECT s.session_id, s.created_at_ms, s.parent_session_id, r.payload,
+      e.seq, e.payload AS entry_payload
+    FROM sessiond_entries e
+    JOIN sessiond_sessions s ON s.workspace = e.workspace AND s.session_id = e.session_id
+    JOIN sessiond_entries r
+      ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
+    WHERE e.workspace = ${workspace} AND e.kind = 'message'
+      AND s.parent_session_id = ${q.parentSessionId}
+      ${needles}
+      ${after}
+    ORDER BY ${order}, e.seq ASC
+    LIMIT ${q.limit}`;
+}
+
+/**
+ * The sealed half of a search (sealing.ts): PostgreSQL cannot look into
+ * ciphertext, so every message of the sealed sessions (with a key: erased
+ * ones hold nothing) is a candidate, in the search's order, with its
+ * session's key row. Driven by the sessions' order (the listing index) and
+ * each session's entries by seq, so a batch reads `limit` rows, not the
+ * workspace.
+ */
+export function sealedCandidatesQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  q: CandidateQuery,
+): postgres.PendingQuery<(CandidateRow & KeyColumns)[]> {
+  const { after, order } = keyset(sql, q);
+  return sql<(CandidateRow & KeyColumns)[]>`
+    SELECT s.session_id, s.created_at_ms, s.parent_session_id, r.payload,
+      e.seq, e.payload AS entry_payload, k.key_id, k.key_version, k.wrapped, k.erased
+    FROM sessiond_sessions s
+    JOIN sessiond_session_keys k
+      ON k.workspace = s.workspace AND k.session_id = s.session_id AND k.wrapped IS NOT NULL
+    JOIN sessiond_entries e
+      ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.kind = 'message'
+    JOIN sessiond_entries r
+      ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
+    WHERE s.workspace = ${workspace} AND s.parent_session_id = ${q.parentSessionId}
+      ${after}
+    ORDER BY ${order}, e.seq ASC
+    LIMIT ${q.limit}`;
+}
+
+/** The search's order and the position after which a batch goes on, as SQL. */
+function keyset(sql: postgres.Sql, q: CandidateQuery) {
   const desc = q.order === "desc";
   const key = sql`(s.created_at_ms, s.session_id COLLATE "C")`;
   const after =
@@ -46,30 +91,16 @@ export function candidatesQuery(
   const order = desc
     ? sql`s.created_at_ms DESC, s.session_id COLLATE "C" DESC`
     : sql`s.created_at_ms ASC, s.session_id COLLATE "C" ASC`;
-  let needles = sql`TRUE`;
-  for (const n of q.needles) needles = sql`${needles} AND e.payload ILIKE ${likePattern(n)}`;
-  const match = sealed ? sql`((${needles}) OR e.payload LIKE ${SEALED_PATTERN})` : needles;
-  const keys = sealed
-    ? sql`k.key_id, k.key_version, k.wrapped, k.erased`
-    : sql`NULL AS key_id, NULL AS key_version, NULL AS wrapped, NULL AS erased`;
-  const keyJoin = sealed
-    ? sql`LEFT JOIN sessiond_session_keys k
-        ON k.workspace = s.workspace AND k.session_id = s.session_id`
-    : sql``;
-  return sql<CandidateRow[]>`
-    SELECT s.session_id, s.created_at_ms, s.parent_session_id, r.payload,
-      e.seq, e.payload AS entry_payload, ${keys}
-    FROM sessiond_entries e
-    JOIN sessiond_sessions s ON s.workspace = e.workspace AND s.session_id = e.session_id
-    JOIN sessiond_entries r
-      ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
-    ${keyJoin}
-    WHERE e.workspace = ${workspace} AND e.kind = 'message'
-      AND s.parent_session_id = ${q.parentSessionId}
-      AND ${match}
-      ${after}
-    ORDER BY ${order}, e.seq ASC
-    LIMIT ${q.limit}`;
+  return { after, order };
+}
+
+/** -1, 0 or 1: how two candidate rows compare in the search's order. */
+function compareRows(a: CandidateRow, b: CandidateRow, desc: boolean): number {
+  const ms = Number(a.created_at_ms) - Number(b.created_at_ms);
+  const id = a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0;
+  const bySession = ms !== 0 ? Math.sign(ms) : id;
+  if (bySession !== 0) return desc ? -bySession : bySession;
+  return a.seq - b.seq;
 }
 
 /**
@@ -79,12 +110,13 @@ export function candidatesQuery(
  * store reports the session as damaged).
  *
  * Sealed sessions (sealing.ts): PostgreSQL cannot look into ciphertext, so
- * with a key provider configured every sealed message of the searched
- * sessions is a candidate (the index finds them by their `{"@sealed":`
- * mark), opened here with its session's data key: the search decrypts as
- * it scans, a batch (`limit` rows) per query, and the store checks the
- * words on the opened entries. An erased session's are candidates that
- * hold nothing. Without a key provider sealed content is not searched.
+ * with a key provider configured every message of the searched sealed
+ * sessions is a candidate too (`sealedCandidatesQuery`, run beside the
+ * indexed one; the two merged in the search's order and cut at `limit`),
+ * opened here with its session's data key: the search decrypts as it
+ * scans, at most `limit` sealed rows per batch, and the store checks the
+ * words on the opened entries. Erased sessions are not searched. Without
+ * a key provider sealed content is not searched.
  */
 export async function searchCandidates(
   ctx: PgContext,
@@ -92,9 +124,19 @@ export async function searchCandidates(
   q: CandidateQuery,
 ): Promise<Candidate[]> {
   const sealed = ctx.keys.encrypts;
-  const rows = await ctx.db("searching entries", () =>
-    candidatesQuery(ctx.sql, workspace, q, sealed),
-  );
+  const [clear, sealedRows] = await Promise.all([
+    ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q)),
+    sealed
+      ? ctx.db("searching sealed entries", () => sealedCandidatesQuery(ctx.sql, workspace, q))
+      : [],
+  ]);
+  // Sealed rows come from their own query (with their keys); a sealed
+  // payload whose base64 happens to hold a needle is not taken twice.
+  const rows: (CandidateRow & Partial<KeyColumns>)[] = sealed
+    ? [...clear.filter((r) => !isSealed(r.entry_payload)), ...sealedRows]
+        .sort((a, b) => compareRows(a, b, q.order === "desc"))
+        .slice(0, q.limit)
+    : [...clear];
   const roots = new Map<string, RootRecord>();
   const keyings = new Map<string, Keying | Error>();
   const out: Candidate[] = [];
@@ -106,10 +148,10 @@ export async function searchCandidates(
     }
     const key = { workspace, sessionId: r.session_id };
     let keying: Keying | undefined;
-    if (sealed && r.entry_payload.endsWith('"}}')) {
+    if (sealed && r.wrapped !== undefined) {
       let got = keyings.get(r.session_id);
       if (got === undefined) {
-        got = await ctx.keys.keyingOf(key, r).catch((err: Error) => err);
+        got = await ctx.keys.keyingOf(key, r as KeyColumns).catch((err: Error) => err);
         keyings.set(r.session_id, got);
       }
       // Not openable (no such key version, another keyring): the search fails as reads do.
