@@ -87,6 +87,8 @@ const CASES: Case[] = [
 async function allFiles(dir: string): Promise<{ file: string; bytes: Buffer }[]> {
   const out: { file: string; bytes: Buffer }[] = [];
   for (const name of await readdir(dir, { recursive: true })) {
+    // Session lock files come and go with leases (a file listed may be gone at its stat).
+    if (name.endsWith(".lock")) continue;
     const file = path.join(dir, name);
     if ((await stat(file)).isFile()) out.push({ file, bytes: await readFile(file) });
   }
