@@ -18,6 +18,9 @@ import { type RunningServer, serverConfig, startServer } from "../../src/server/
 import { client } from "./support/server.js";
 
 const TOKEN = "share-test-token-for-every-workspace-0123";
+/** A token for one workspace only. */
+const TOKEN_A = "share-test-token-for-workspace-a-only-456";
+const WS_A = "share-tenant-a";
 const DAY = 24 * 60 * 60 * 1000;
 
 let server: RunningServer;
@@ -34,7 +37,10 @@ beforeAll(async () => {
     store,
     serverConfig({
       port: 0,
-      tokens: [{ token: TOKEN, workspaces: ["*"] }],
+      tokens: [
+        { token: TOKEN, workspaces: ["*"] },
+        { token: TOKEN_A, workspaces: [WS_A] },
+      ],
       log: (line) => {
         logged.push(line);
       },
@@ -125,6 +131,26 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
     expect((await wrong.store.readShare({ token: share?.token as string })).entries).toHaveLength(
       3,
     );
+  });
+
+  test("a token for another workspace can neither share, list nor revoke this one's sessions and shares", async () => {
+    const ws = `share-${protocol}-tenant`;
+    const id = await sharedSession(ws);
+    const { share } = await shareOf({ workspace: ws, session: id });
+    const tenant = client(url(), protocol, { token: TOKEN_A });
+    await tenant.store.createSession({ workspace: WS_A });
+    const other = await failure(tenant.store.shareSession({ workspace: ws, session: id }));
+    expect(other.code).toBe(Code.NotFound);
+    expect((await failure(tenant.store.listShares({ workspace: ws }))).code).toBe(
+      Code.PermissionDenied,
+    );
+    const revoke = tenant.store.revokeShare({ workspace: ws, token: share?.token as string });
+    expect((await failure(revoke)).code).toBe(Code.PermissionDenied);
+    // Its own workspace knows nothing of that share.
+    const own = tenant.store.revokeShare({ workspace: WS_A, token: share?.token as string });
+    expect((await failure(own)).code).toBe(Code.NotFound);
+    expect((await tenant.store.listShares({ workspace: WS_A })).shares).toEqual([]);
+    await anonymous().store.readShare({ token: share?.token as string });
   });
 
   test("revoke: NOT_FOUND at once, with the answer of an unknown token", async () => {
