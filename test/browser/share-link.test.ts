@@ -64,6 +64,52 @@ async function seed(store: SessionStore): Promise<void> {
   ]);
 }
 
+/** A plain session for the screenshot the docs show. */
+async function seedDemo(store: SessionStore): Promise<string> {
+  await store.create({ workspace: WS, sessionId: "demo", title: "Fix the login redirect loop" });
+  const s = await store.open(WS, "demo");
+  const cost = (amount: string) => ({ amount, currency: "USD" });
+  await s.append([
+    userMessage("Users get a redirect loop after logging in. Can you find out why?", { id: "d1" }),
+    assistantMessage("Let me look at the session middleware.", {
+      id: "d2",
+      thinking: "The loop is probably between /login and the auth guard.",
+      toolCalls: [{ id: "c1", name: "read_file", args: { path: "src/middleware/session.ts" } }],
+      model: "claude-sonnet",
+      provider: "anthropic",
+      usage: {
+        inputTokens: 3120n,
+        outputTokens: 184n,
+        cacheReadTokens: 2048n,
+        cost: cost("0.0121"),
+      },
+    }),
+    toolResult(
+      "c1",
+      "export function guard(req) {\n  if (!req.session.user) redirect('/login');\n}",
+      {
+        id: "d3",
+        toolName: "read_file",
+      },
+    ),
+    assistantMessage(
+      "The guard also runs on `/login` itself, so an anonymous visitor is sent to `/login` forever. **Fix:** skip the guard for the login route.",
+      {
+        id: "d4",
+        model: "claude-sonnet",
+        provider: "anthropic",
+        usage: {
+          inputTokens: 3410n,
+          outputTokens: 96n,
+          cacheReadTokens: 3072n,
+          cost: cost("0.0094"),
+        },
+      },
+    ),
+  ]);
+  return (await store.shares.create({ workspace: WS, session: "demo", by: "ana" })).token;
+}
+
 const rowOf = (page: Page, id: string) => page.locator(`#tree .row[data-id="${id}"]`);
 
 describe.skipIf(CHROMIUM === undefined)("a share link in Chromium", () => {
@@ -72,6 +118,7 @@ describe.skipIf(CHROMIUM === undefined)("a share link in Chromium", () => {
   let browser: Browser;
   let url: string;
   let link: string;
+  let demoToken: string;
 
   const cli = async (...args: string[]) => {
     const res = await runCli([...args, "-w", WS, "--server", url], {
@@ -107,6 +154,7 @@ describe.skipIf(CHROMIUM === undefined)("a share link in Chromium", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "sessiond-share-view-"));
     store = openStore({ dataDir, now: () => new Date(nowMs) });
     await seed(store);
+    demoToken = await seedDemo(store);
     server = await startServer(
       store,
       serverConfig({
@@ -160,8 +208,19 @@ describe.skipIf(CHROMIUM === undefined)("a share link in Chromium", () => {
       expect(new Set(v.rpcs)).toEqual(new Set(["/sessiond.v1.StoreService/ReadShare"]));
       await rowOf(v.page, "a5").click();
       await v.page.locator('article.entry[data-entry="a5"]').waitFor();
-      await v.page.screenshot({ path: screenshotPath("share-link.png") });
       expect(v.errors).toEqual([]);
+    } finally {
+      await v.close();
+    }
+  });
+
+  it("a plain session's link, for the docs' screenshot", async () => {
+    const v = await open(`${url}/share/${demoToken}`);
+    try {
+      await v.page.locator('article.entry[data-entry="d4"]').waitFor();
+      await v.page.locator('#usage [data-usage="total"]').waitFor();
+      expect(await v.page.textContent('#usage [data-usage="total"]')).toContain("0.0215 USD");
+      await v.page.screenshot({ path: screenshotPath("share-link.png") });
     } finally {
       await v.close();
     }
