@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
@@ -304,6 +304,21 @@ describe.each(STORE_ENGINE_FACTORIES)("share links on $name", (factory) => {
       store.shares.list({ workspace: ws, session: "sess", pageToken: first.nextPageToken }),
       "INVALID_ARGUMENT",
     );
+  });
+
+  it("JSONL: a file at the data dir's top level named like a workspace does not break the lookup", async () => {
+    const dataDir = (fixture.engine as unknown as { dataDir?: string }).dataDir;
+    const share = await store.shares.create({ workspace: ws, session: "sess" });
+    if (dataDir !== undefined) {
+      await writeFile(join(dataDir, "aaa-keyring.json"), "{}");
+      await writeFile(join(dataDir, "zzz-notes.txt"), "notes");
+    }
+    // A fresh engine on the same storage has no memory of where the share is: it looks in each workspace.
+    if (fixture.reopen !== undefined) {
+      store = new SessionStore(await fixture.reopen(), { now: () => new Date(nowMs) });
+    }
+    expect(ids((await store.shares.read(share.token)).entries)).toHaveLength(6);
+    await expectCode(store.shares.read("C".repeat(43)), "NOT_FOUND", NO_SHARE);
   });
 
   it("the token is stored nowhere (its SHA-256 only); a share outlives a reopen", async () => {

@@ -71,7 +71,14 @@ export class JsonlShares implements ShareStorage {
   }
 
   private async read(workspace: string, digest: string): Promise<ShareRecord | undefined> {
-    const text = await readWholeText(this.ops, this.file(workspace, digest));
+    let text: string | undefined;
+    try {
+      text = await readWholeText(this.ops, this.file(workspace, digest));
+    } catch (err) {
+      // A file at the data dir's top level named like a workspace (a keyring, notes).
+      if (errnoCode(err) === "ENOTDIR") return undefined;
+      throw err;
+    }
     if (text === undefined) return undefined;
     const r = parseShareRecord(text);
     return r !== undefined && r.digest === digest && r.workspace === workspace ? r : undefined;
