@@ -6,6 +6,7 @@
  * memory, JSONL and PostgreSQL alike.
  */
 import { create } from "@bufbuild/protobuf";
+import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import {
   BranchUsageSchema,
   type GetUsageResponse,
@@ -22,8 +23,20 @@ import {
   type Totals,
   totalsToProto,
 } from "../core/usage-sums.js";
-import type { SessionKey } from "../storage/engine.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionKey, StorageEngine } from "../storage/engine.js";
+import type { StoreLimits } from "./limits.js";
+import type { ListInput } from "./session-listing.js";
+
+/**
+ * What the roll-ups use of a SessionStore, said structurally so that
+ * session-store.ts can import this file without an import cycle.
+ */
+export interface UsageStore {
+  readonly engine: StorageEngine;
+  readonly limits: StoreLimits;
+  resolve(workspace: string | undefined, ref: string): Promise<SessionKey>;
+  list(input: ListInput): Promise<{ sessions: SessionMeta[]; nextPageToken: string }>;
+}
 
 export interface UsageOptions {
   /** The operator's price table; default none (messages without a caller cost are unpriced). */
@@ -41,7 +54,7 @@ const MAX_SUBAGENT_DEPTH = 64;
  * subagent's) is damaged.
  */
 export async function sessionUsage(
-  store: SessionStore,
+  store: UsageStore,
   workspace: string | undefined,
   ref: string,
   opts: UsageOptions = {},
@@ -91,7 +104,7 @@ export async function sessionUsage(
 
 /** A session's whole tree plus its subagents', recursively; undefined when it is gone. */
 async function familyTotals(
-  store: SessionStore,
+  store: UsageStore,
   key: SessionKey,
   prices: PriceTable,
   seen: Set<string>,
@@ -116,7 +129,7 @@ async function familyTotals(
 
 /** The direct subagents of a session, in creation order, through the listing. */
 async function subagentsOf(
-  store: SessionStore,
+  store: UsageStore,
   key: SessionKey,
 ): Promise<Array<{ key: SessionKey; agentType: string }>> {
   const out: Array<{ key: SessionKey; agentType: string }> = [];
