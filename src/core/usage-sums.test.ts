@@ -1,6 +1,7 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Usage, UsageSchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { UsageTotalsSchema } from "../../gen/sessiond/v1/session_pb.js";
 import { isSessiondError } from "./errors.js";
 import {
   addMessage,
@@ -12,6 +13,7 @@ import {
   rawFromJson,
   rawToJson,
   totalsToProto,
+  UINT64_MAX,
   UsageGroups,
 } from "./usage-sums.js";
 
@@ -260,5 +262,19 @@ describe("price table", () => {
       cacheReadPerMTok: 300_000_000_000n,
       cacheWritePerMTok: 3_750_000_000_000n,
     });
+  });
+});
+
+describe("usage sums beyond uint64", () => {
+  it("saturate at the largest uint64 instead of failing the answer's encoding", () => {
+    const raw = emptyRaw();
+    const huge = create(UsageSchema, { inputTokens: UINT64_MAX, outputTokens: UINT64_MAX });
+    addMessage(raw, huge);
+    addMessage(raw, huge);
+    const t = totalsToProto(priceRaw(raw, "m", H, NO_PRICES));
+    expect(t.inputTokens).toBe(UINT64_MAX);
+    expect(t.outputTokens).toBe(UINT64_MAX);
+    expect(t.messages).toBe(2n);
+    expect(() => toBinary(UsageTotalsSchema, t)).not.toThrow();
   });
 });

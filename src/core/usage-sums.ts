@@ -17,6 +17,13 @@ import { amountUnits, costProblem, formatUnits } from "./cost.js";
 import { dataLoss, invalidArgument } from "./errors.js";
 
 const HOUR_MS = 3_600_000;
+/** The largest uint64: a token sum beyond it (only absurd inputs reach it) is answered as it. */
+export const UINT64_MAX = 2n ** 64n - 1n;
+
+/** `n` as a uint64 field can carry it: sums saturate at UINT64_MAX instead of failing the call. */
+export function saturatedU64(n: bigint): bigint {
+  return n > UINT64_MAX ? UINT64_MAX : n;
+}
 const MTOK = 1_000_000n;
 
 /** One row of the price table; prices per million tokens in 10^-12 units. */
@@ -211,11 +218,11 @@ export function totalsToProto(t: Totals): UsageTotals {
   const currencies = [...t.cost.keys()].sort();
   return create(UsageTotalsSchema, {
     messages: BigInt(t.messages),
-    inputTokens: t.input,
-    outputTokens: t.output,
-    cacheReadTokens: t.cacheRead,
-    cacheWriteTokens: t.cacheWrite,
-    reasoningTokens: t.reasoning,
+    inputTokens: saturatedU64(t.input),
+    outputTokens: saturatedU64(t.output),
+    cacheReadTokens: saturatedU64(t.cacheRead),
+    cacheWriteTokens: saturatedU64(t.cacheWrite),
+    reasoningTokens: saturatedU64(t.reasoning),
     cost: currencies.map((currency) =>
       create(CostSchema, { amount: formatUnits(t.cost.get(currency) as bigint), currency }),
     ),

@@ -20,6 +20,7 @@ import {
   emptyTotals,
   NO_PRICES,
   type PriceTable,
+  saturatedU64,
   type Totals,
   totalsToProto,
 } from "../core/usage-sums.js";
@@ -75,7 +76,7 @@ export async function sessionUsage(
         usage: totalsToProto(b.usage.price(prices)),
       }),
     ),
-    contextTokens: r.contextTokens,
+    contextTokens: saturatedU64(r.contextTokens),
     headSeq: BigInt(r.headSeq),
   });
   const subagentsTotal = emptyTotals();
