@@ -180,9 +180,8 @@ export async function readAt(ops: FsOps, fd: number, position: number, length: n
   return done === length ? buf : buf.subarray(0, done);
 }
 
-/** Makes a directory's entries (created, linked, unlinked files) durable. */
-/** A small file's whole text (the key files, the erasure audit), or undefined when it does not exist. */
-export async function readWholeText(ops: FsOps, file: string): Promise<string | undefined> {
+/** A file's whole bytes (key files, the erasure audit, a log to seal), or undefined when it does not exist. */
+export async function readWholeBytes(ops: FsOps, file: string): Promise<Buffer | undefined> {
   let fd: number;
   try {
     fd = await ops.open(file, "r");
@@ -192,12 +191,18 @@ export async function readWholeText(ops: FsOps, file: string): Promise<string | 
   }
   try {
     const size = (await ops.fstat(fd)).size;
-    return (await readAt(ops, fd, 0, size)).toString("utf8");
+    return await readAt(ops, fd, 0, size);
   } finally {
     await ops.close(fd);
   }
 }
 
+/** A small file's whole text, or undefined when it does not exist. */
+export async function readWholeText(ops: FsOps, file: string): Promise<string | undefined> {
+  return (await readWholeBytes(ops, file))?.toString("utf8");
+}
+
+/** Makes a directory's entries (created, linked, unlinked files) durable. */
 export async function fsyncDir(ops: FsOps, dir: string): Promise<void> {
   const fd = await ops.open(dir, "r");
   try {

@@ -4,7 +4,7 @@ import type { SessionKey } from "../engine.js";
 import type { KeyProvider } from "../keys/key-provider.js";
 import { SEALED_KINDS, type SessionSealer, sealedBounds } from "../seal/sealed-payload.js";
 import { BlobFiles } from "./blob-files.js";
-import { errnoCode, type FsOps, nodeFs, readWholeText } from "./fs-ops.js";
+import { errnoCode, type FsOps, nodeFs, readWholeBytes, readWholeText } from "./fs-ops.js";
 import { FileLease } from "./lock.js";
 import { sessionPath } from "./paths.js";
 import { checkFrame, decodePayload, encodeRecord } from "./record.js";
@@ -151,29 +151,6 @@ async function readLog(ops: FsOps, file: string, name: string): Promise<Buffer> 
   if (text === undefined) throw notFound(`${name} not found`);
   const end = text.lastIndexOf(0x0a) + 1;
   return text.subarray(0, end);
-}
-
-async function readWholeBytes(ops: FsOps, file: string): Promise<Buffer | undefined> {
-  let fd: number;
-  try {
-    fd = await ops.open(file, "r");
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return undefined;
-    throw err;
-  }
-  try {
-    const size = (await ops.fstat(fd)).size;
-    const buf = Buffer.allocUnsafe(size);
-    let at = 0;
-    while (at < size) {
-      const n = await ops.read(fd, buf, at, size - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return buf.subarray(0, at);
-  } finally {
-    await ops.close(fd);
-  }
 }
 
 /** How many records of a sealed kind are stored in clear, and how many sealed. */
