@@ -290,6 +290,75 @@ CREATE TABLE IF NOT EXISTS sessiond_session_keys (
 );
 `,
   },
+  {
+    version: 13,
+    description: "usage sums per (session, hour, model) in numeric columns",
+    sql: `
+-- UsageReport's sums (usage-report.ts): one row per (session, UTC hour,
+-- model) with its token sums in numeric columns, so that a report asks
+-- PostgreSQL for SUM(...) GROUP BY (bucket, model, tag values) instead of
+-- reading every row. The tables were created at a session's first report
+-- by sessiond before this migration, with the sums in a JSON text column:
+-- they are dropped (they are a cache of the entries; the next report counts
+-- every session again) and made here.
+DROP TABLE IF EXISTS sessiond_usage;
+DROP TABLE IF EXISTS sessiond_usage_heads;
+CREATE TABLE sessiond_usage_heads (
+  workspace   text    NOT NULL,
+  session_id  text    NOT NULL,
+  -- the incarnation of sessiond_sessions the sums are of
+  incarnation bigint  NOT NULL,
+  -- entries with seq <= head are in sessiond_usage
+  head        integer NOT NULL,
+  PRIMARY KEY (workspace, session_id)
+);
+CREATE TABLE sessiond_usage (
+  workspace     text    NOT NULL,
+  session_id    text    NOT NULL,
+  -- start of the UTC hour, ms
+  hour_ms       bigint  NOT NULL,
+  model         text    NOT NULL,
+  messages      bigint  NOT NULL,
+  input         numeric NOT NULL,
+  output        numeric NOT NULL,
+  cache_read    numeric NOT NULL,
+  cache_write   numeric NOT NULL,
+  reasoning     numeric NOT NULL,
+  -- the messages without a caller-set cost: priced when a report reads them
+  u_messages    bigint  NOT NULL,
+  u_input       numeric NOT NULL,
+  u_output      numeric NOT NULL,
+  u_cache_read  numeric NOT NULL,
+  u_cache_write numeric NOT NULL,
+  -- caller-set costs: JSON {currency: units of 10^-12 as a decimal string}
+  caller_cost   text    NOT NULL,
+  first_seq     integer NOT NULL,
+  last_seq      integer NOT NULL,
+  PRIMARY KEY (workspace, session_id, hour_ms, model)
+);
+CREATE INDEX sessiond_usage_by_hour ON sessiond_usage (workspace, hour_ms);
+`,
+  },
+  {
+    version: 13,
+    description: "sealed blobs: workspace blob data keys",
+    sql: `
+-- Sealed blobs (blobs.ts, seal/blob-seal.ts): in a sealed workspace a
+-- blob's chunks hold its sealed form (64 KiB segments, AES-256-GCM under
+-- the workspace's blob data key); size stays the plaintext size and sha256
+-- the plaintext's hash. sealed says which form the chunks hold: blobs
+-- stored in clear before stay readable. The blob data key is random,
+-- wrapped by the workspace's key through the key provider, one row per
+-- workspace.
+ALTER TABLE sessiond_blobs ADD COLUMN IF NOT EXISTS sealed boolean NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS sessiond_blob_keys (
+  workspace   text    PRIMARY KEY,
+  key_id      text    NOT NULL,
+  key_version integer NOT NULL,
+  wrapped     text    NOT NULL
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
