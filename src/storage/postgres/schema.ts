@@ -340,7 +340,7 @@ CREATE INDEX sessiond_usage_by_hour ON sessiond_usage (workspace, hour_ms);
 `,
   },
   {
-    version: 13,
+    version: 14,
     description: "sealed blobs: workspace blob data keys",
     sql: `
 -- Sealed blobs (blobs.ts, seal/blob-seal.ts): in a sealed workspace a
