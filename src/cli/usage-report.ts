@@ -1,10 +1,10 @@
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
-import type { UsageTotals } from "../../gen/sessiond/v1/session_pb.js";
 import { UsageBucket, UsageReportResponseSchema } from "../../gen/sessiond/v1/store_service_pb.js";
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
 import { type CliContext, CliError, type Command, parse, positionals } from "./command.js";
 import { tagFlags, timeFlag } from "./filter-flags.js";
 import { jsonLine, printHelp, println } from "./output.js";
+import { alignedTable, TOKEN_COLUMNS, totalsCells } from "./usage-table.js";
 
 const HELP = `Usage: sessiond usage-report --since TIME [--until TIME] [flags]
 
@@ -44,39 +44,6 @@ const BUCKETS: Record<string, UsageBucket> = {
   day: UsageBucket.DAY,
 };
 
-const COLUMNS = ["messages", "input", "output", "cache read", "cache write", "reasoning"];
-
-function cells(t: UsageTotals | undefined): string[] {
-  if (t === undefined) return ["", "", "", "", "", "", ""];
-  const cost = t.cost.map((c) => `${c.amount} ${c.currency}`).join(" + ") || "0";
-  return [
-    String(t.messages),
-    String(t.inputTokens),
-    String(t.outputTokens),
-    String(t.cacheReadTokens),
-    String(t.cacheWriteTokens),
-    String(t.reasoningTokens),
-    t.unpricedMessages > 0n ? `${cost} (${t.unpricedMessages} unpriced)` : cost,
-  ];
-}
-
-/** Aligned columns: the first `left` cells and the last one left, numbers right. */
-function table(rows: string[][], left: number): string[] {
-  const widths = (rows[0] as string[]).map((_, i) =>
-    Math.max(...rows.map((r) => r[i]?.length ?? 0)),
-  );
-  return rows.map((r) =>
-    r
-      .map((cell, i) =>
-        i < left || i === r.length - 1
-          ? cell.padEnd(widths[i] as number)
-          : cell.padStart(widths[i] as number),
-      )
-      .join("  ")
-      .trimEnd(),
-  );
-}
-
 async function run(argv: string[], ctx: CliContext): Promise<number> {
   const { values: v, positionals: args } = parse("usage-report", argv, OPTIONS);
   if (v.help) return printHelp(HELP);
@@ -109,7 +76,14 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     return 0;
   }
   const byModel = v["by-model"] === true;
-  const head = ["from", ...(byModel ? ["model"] : []), ...keys, "sessions", ...COLUMNS, "cost"];
+  const head = [
+    "from",
+    ...(byModel ? ["model"] : []),
+    ...keys,
+    "sessions",
+    ...TOKEN_COLUMNS,
+    "cost",
+  ];
   const rows = [head];
   for (const row of r.rows) {
     rows.push([
@@ -117,7 +91,7 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
       ...(byModel ? [row.model || "-"] : []),
       ...keys.map((k) => row.tags[k] || "-"),
       String(row.sessions),
-      ...cells(row.usage),
+      ...totalsCells(row.usage),
     ]);
   }
   rows.push([
@@ -125,12 +99,12 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     ...(byModel ? [""] : []),
     ...keys.map(() => ""),
     String(r.sessions),
-    ...cells(r.total),
+    ...totalsCells(r.total),
   ]);
   await println(
     `${conn.workspace}: ${new Date(since).toISOString()} to ${new Date(until).toISOString()}`,
   );
-  for (const line of table(rows, 1 + (byModel ? 1 : 0) + keys.length)) await println(line);
+  for (const line of alignedTable(rows, 1 + (byModel ? 1 : 0) + keys.length)) await println(line);
   return 0;
 }
 

@@ -3,6 +3,7 @@ import { GetUsageResponseSchema } from "../../gen/sessiond/v1/session_service_pb
 import { CLIENT_FLAGS_HELP, CLIENT_OPTIONS, connect } from "./client-flags.js";
 import { type CliContext, type Command, parse, positionals } from "./command.js";
 import { jsonLine, printHelp, println } from "./output.js";
+import { alignedTable, TOKEN_COLUMNS, totalsCells } from "./usage-table.js";
 
 const HELP = `Usage: sessiond usage ID [flags]
 
@@ -24,39 +25,9 @@ const OPTIONS = {
   "skip-subagents": { type: "boolean" },
 } as const;
 
-const COLUMNS = ["messages", "input", "output", "cache read", "cache write", "reasoning"];
-
-/** One row of the table: a label, the token columns, the cost and the unpriced count. */
+/** One row of the table: a label, then the totals' cells. */
 function row(label: string, t: UsageTotals | undefined): string[] {
-  if (t === undefined) return [label, "", "", "", "", "", "", ""];
-  const cost = t.cost.map((c) => `${c.amount} ${c.currency}`).join(" + ") || "0";
-  return [
-    label,
-    String(t.messages),
-    String(t.inputTokens),
-    String(t.outputTokens),
-    String(t.cacheReadTokens),
-    String(t.cacheWriteTokens),
-    String(t.reasoningTokens),
-    t.unpricedMessages > 0n ? `${cost} (${t.unpricedMessages} unpriced)` : cost,
-  ];
-}
-
-/** Rows as aligned columns: the label left, numbers right, the cost left. */
-function table(rows: string[][]): string[] {
-  const widths = (rows[0] as string[]).map((_, i) =>
-    Math.max(...rows.map((r) => r[i]?.length ?? 0)),
-  );
-  return rows.map((r) =>
-    r
-      .map((cell, i) =>
-        i === 0 || i === r.length - 1
-          ? cell.padEnd(widths[i] as number)
-          : cell.padStart(widths[i] as number),
-      )
-      .join("  ")
-      .trimEnd(),
-  );
+  return [label, ...totalsCells(t)];
 }
 
 async function run(argv: string[], ctx: CliContext): Promise<number> {
@@ -73,7 +44,11 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
     await println(jsonLine(GetUsageResponseSchema, u));
     return 0;
   }
-  const rows = [["", ...COLUMNS, "cost"], row("tree", u.tree), row("current path", u.currentPath)];
+  const rows = [
+    ["", ...TOKEN_COLUMNS, "cost"],
+    row("tree", u.tree),
+    row("current path", u.currentPath),
+  ];
   for (const b of u.branches) {
     const label = b.current
       ? `branch ${b.leafEntryId} (current)`
@@ -86,7 +61,7 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   if (u.subagentsTotal !== undefined) rows.push(row("subagents", u.subagentsTotal));
   rows.push(row("total", u.total));
   await println(`session ${u.sessionId} at seq ${u.headSeq}`);
-  for (const line of table(rows)) await println(line);
+  for (const line of alignedTable(rows, 1)) await println(line);
   await println(`context: about ${u.contextTokens} tokens`);
   return 0;
 }
