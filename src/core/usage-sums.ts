@@ -129,20 +129,29 @@ export function addMessage(raw: RawUsage, usage: Usage): void {
   u.cacheWrite += usage.cacheWriteTokens;
 }
 
-export function mergeRaw(into: RawUsage, from: RawUsage): void {
+/** The counts both RawUsage, its uncosted part and Totals keep. */
+interface Counts {
+  messages: number;
+  input: bigint;
+  output: bigint;
+  cacheRead: bigint;
+  cacheWrite: bigint;
+}
+
+/** Adds `from`'s message and token counts to `into`'s. */
+function addCounts(into: Counts, from: Counts): void {
   into.messages += from.messages;
   into.input += from.input;
   into.output += from.output;
   into.cacheRead += from.cacheRead;
   into.cacheWrite += from.cacheWrite;
+}
+
+export function mergeRaw(into: RawUsage, from: RawUsage): void {
+  addCounts(into, from);
   into.reasoning += from.reasoning;
   for (const [c, v] of from.callerCost) addTo(into.callerCost, c, v);
-  const u = into.uncosted;
-  u.messages += from.uncosted.messages;
-  u.input += from.uncosted.input;
-  u.output += from.uncosted.output;
-  u.cacheRead += from.uncosted.cacheRead;
-  u.cacheWrite += from.uncosted.cacheWrite;
+  addCounts(into.uncosted, from.uncosted);
 }
 
 /** The start of the UTC hour holding `ms`: the time a group is priced at. */
@@ -203,11 +212,7 @@ export function priceRaw(
 }
 
 export function addTotals(into: Totals, from: Totals): void {
-  into.messages += from.messages;
-  into.input += from.input;
-  into.output += from.output;
-  into.cacheRead += from.cacheRead;
-  into.cacheWrite += from.cacheWrite;
+  addCounts(into, from);
   into.reasoning += from.reasoning;
   for (const [c, v] of from.cost) addTo(into.cost, c, v);
   into.unpricedMessages += from.unpricedMessages;
