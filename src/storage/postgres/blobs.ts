@@ -2,6 +2,8 @@ import postgres from "postgres";
 import { aborted, dataLoss, failedPrecondition, notFound } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { BlobInfo, BlobStorage } from "../blobs.js";
+import { newKey } from "../seal/aead.js";
+import { openSegments, sealBlob, segmentSpan } from "../seal/blob-seal.js";
 import type { PgContext, Q } from "./context.js";
 
 /**
@@ -31,8 +33,25 @@ const RACE_TRIES = 3;
  * the same statement. Every touch sets `touched_at` from the database's
  * clock (one clock for all replicas), and never back (`greatest`: a slow
  * touch committing after a later one).
+ *
+ * Sealed blobs (migration 14, SPEC §12, seal/blob-seal.ts): in a workspace
+ * the engine seals (PgEncryption.workspaces), `put` stores the blob's
+ * sealed form (the JSONL engine's: 64 KiB segments, each AES-256-GCM under
+ * the workspace's blob data key with (workspace, sha256, index, last) as
+ * associated data) in the chunk rows, with `sealed` true; `size` stays the
+ * plaintext size and `sha256` the plaintext's hash, so dedup, stat and
+ * reads by hash work as before, and a range read fetches and opens only
+ * the segments it covers. The blob data key is random, wrapped by the
+ * workspace's key through the key provider, one row of sessiond_blob_keys
+ * per workspace (made at the first sealed blob). Blobs stored in clear
+ * (before sealing, or by an upload) stay readable. Sealed bytes moved under
+ * another hash or workspace do not open (DATA_LOSS naming the blob); with
+ * no keyring, FAILED_PRECONDITION.
  */
 export class PgBlobs implements BlobStorage {
+  /** Unwrapped blob data keys, by workspace. */
+  private readonly blobKeys = new Map<string, Promise<Buffer>>();
+
   constructor(
     private readonly ctx: PgContext,
     /** Refuses a closed engine and applies the schema (the engine's `begin`). */
@@ -63,18 +82,24 @@ export class PgBlobs implements BlobStorage {
   async put(workspace: string, sha256: string, data: Uint8Array): Promise<void> {
     await this.ready();
     const { sql } = this.ctx;
+    let stored: Uint8Array | undefined;
     for (let attempt = 1; ; attempt++) {
       if ((await this.stat(workspace, sha256, true)) !== undefined) return;
-      const stored = await this.ctx.db(`storing blob ${sha256}`, () =>
+      stored ??= this.ctx.keys.seals(workspace)
+        ? sealBlob(await this.blobKey(workspace, true), workspace, sha256, data)
+        : data;
+      const bytes = stored;
+      const done = await this.ctx.db(`storing blob ${sha256}`, () =>
         sql.begin(async (tx) => {
           const claimed = await tx`
-            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at)
-            VALUES (${workspace}, ${sha256}, false, ${data.length}::int8, clock_timestamp())
+            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at, sealed)
+            VALUES (${workspace}, ${sha256}, false, ${data.length}::int8, clock_timestamp(),
+              ${bytes !== data})
             ON CONFLICT DO NOTHING
             RETURNING 1`;
           // Stored meanwhile by another put or commit: touched on the next turn.
           if (claimed.length === 0) return false;
-          await insertChunks(tx, workspace, sha256, false, 0, data);
+          await insertChunks(tx, workspace, sha256, false, 0, bytes);
           // The blob's time is when it is complete, not when its transaction began.
           await tx`
             UPDATE sessiond_blobs SET touched_at = clock_timestamp()
@@ -82,7 +107,7 @@ export class PgBlobs implements BlobStorage {
           return true;
         }),
       );
-      if (stored) return;
+      if (done) return;
       // Only a blob deleted between the other writer's commit and our touch gets here twice.
       if (attempt >= RACE_TRIES) {
         throw aborted(
@@ -93,19 +118,69 @@ export class PgBlobs implements BlobStorage {
   }
 
   /**
-   * One statement (one snapshot): the blob's row, and the parts of the
-   * chunks that overlap the range, cut in the database.
+   * One statement (one snapshot) for a blob in clear: the blob's row, and
+   * the parts of the chunks that overlap the range, cut in the database. A
+   * sealed blob: its row first, then (a second statement, checking the row
+   * is the same) the sealed bytes of the segments covering the range,
+   * opened here. The first statement assumes what the workspace stores now.
    */
   async read(workspace: string, sha256: string, offset: number, length: number) {
     await this.ready();
-    const { sql } = this.ctx;
-    const start = offset;
     const end = offset + Math.max(0, length);
+    let size: number | undefined;
+    if (this.ctx.keys.seals(workspace)) {
+      const row = await this.row(workspace, sha256);
+      if (row === undefined) throw blobNotFound(workspace, sha256);
+      if (!row.sealed) return this.readClear(workspace, sha256, offset, end);
+      size = row.size;
+    } else {
+      const clear = await this.fetch(workspace, sha256, offset, end);
+      if (!clear.sealed) return checked(workspace, sha256, clear, offset, end);
+      size = clear.size;
+    }
+    const span = segmentSpan(offset, end - offset, size);
+    if (span === undefined) return Buffer.alloc(0);
+    const key = await this.blobKey(workspace, false);
+    const got = await this.fetch(workspace, sha256, span.fileStart, span.fileEnd);
+    if (!got.sealed || got.size !== size) {
+      throw aborted(`blob ${sha256} in workspace ${quote(workspace)} changed while being read`);
+    }
+    const bytes = checked(workspace, sha256, got, span.fileStart, span.fileEnd, true);
+    return openSegments(key, workspace, sha256, size, bytes, offset, end - offset);
+  }
+
+  private async readClear(workspace: string, sha256: string, start: number, end: number) {
+    const got = await this.fetch(workspace, sha256, start, end);
+    if (got.sealed) {
+      throw aborted(`blob ${sha256} in workspace ${quote(workspace)} changed while being read`);
+    }
+    return checked(workspace, sha256, got, start, end);
+  }
+
+  private async row(workspace: string, sha256: string) {
+    const { sql } = this.ctx;
+    const rows = await this.ctx.db(
+      `looking up blob ${sha256}`,
+      () => sql<{ size: number; sealed: boolean }[]>`
+        SELECT size::float8 AS size, sealed FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload`,
+    );
+    return rows[0];
+  }
+
+  /** The blob's row and the stored bytes [start, end) (in one statement); NOT_FOUND when absent. */
+  private async fetch(
+    workspace: string,
+    sha256: string,
+    start: number,
+    end: number,
+  ): Promise<Fetched> {
+    const { sql } = this.ctx;
     const rows = await this.ctx.db(
       `reading blob ${sha256}`,
       () =>
-        sql<{ size: number; pos: number | null; data: Buffer | null }[]>`
-        SELECT b.size::float8 AS size, c.pos::float8 AS pos,
+        sql<{ size: number; sealed: boolean; pos: number | null; data: Buffer | null }[]>`
+        SELECT b.size::float8 AS size, b.sealed, c.pos::float8 AS pos,
           substring(c.data
             FROM (greatest(c.pos, ${start}::int8) - c.pos + 1)::int
             FOR (least(c.pos + octet_length(c.data), ${end}::int8)
@@ -119,18 +194,72 @@ export class PgBlobs implements BlobStorage {
         ORDER BY c.pos`,
     );
     const first = rows[0];
-    if (first === undefined) {
-      throw notFound(`blob ${sha256} not found in workspace ${quote(workspace)}`);
-    }
+    if (first === undefined) throw blobNotFound(workspace, sha256);
     const parts = rows.flatMap((r) => (r.data === null ? [] : [r.data]));
-    const out = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-    const want = Math.max(0, Math.min(end, first.size) - start);
-    if (out.length !== want) {
-      throw dataLoss(
-        `blob ${sha256} in workspace ${quote(workspace)} is damaged: ${out.length} bytes at ${start} instead of ${want}`,
+    const data = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    return { size: first.size, sealed: first.sealed, data };
+  }
+
+  /**
+   * The workspace's blob data key: its row unwrapped, or (with `create`)
+   * made, wrapped and inserted when there is none (a racing replica's row
+   * wins). FAILED_PRECONDITION without a keyring or (reading) without a row.
+   */
+  private blobKey(workspace: string, create: boolean): Promise<Buffer> {
+    const known = this.blobKeys.get(workspace);
+    if (known !== undefined) return known;
+    const made = this.loadKey(workspace, create);
+    this.blobKeys.set(workspace, made);
+    made.catch(() => this.blobKeys.delete(workspace));
+    return made;
+  }
+
+  private async loadKey(workspace: string, create: boolean): Promise<Buffer> {
+    const provider = this.ctx.keys.provider;
+    if (provider === undefined) {
+      throw failedPrecondition(
+        `the blobs of workspace ${quote(workspace)} are sealed but no keyring is configured (serve --keyring FILE)`,
       );
     }
-    return out;
+    const context = { workspace, blobs: "workspace" };
+    const { sql } = this.ctx;
+    type KeyRow = { key_id: string; key_version: number; wrapped: string };
+    const select = () =>
+      this.ctx.db(
+        `reading the blob key of workspace ${quote(workspace)}`,
+        () => sql<KeyRow[]>`
+          SELECT key_id, key_version, wrapped FROM sessiond_blob_keys
+          WHERE workspace = ${workspace}`,
+      );
+    let [row] = await select();
+    if (row === undefined) {
+      if (!create) {
+        throw failedPrecondition(
+          `the blobs of workspace ${quote(workspace)} are sealed but its blob key is missing (no row in sessiond_blob_keys)`,
+        );
+      }
+      const dataKey = newKey();
+      const w = await provider.wrap(workspace, dataKey, context);
+      const inserted = await this.ctx.db(
+        `storing the blob key of workspace ${quote(workspace)}`,
+        () => sql`
+          INSERT INTO sessiond_blob_keys (workspace, key_id, key_version, wrapped)
+          VALUES (${workspace}, ${w.keyId}, ${w.version}, ${w.wrapped})
+          ON CONFLICT DO NOTHING
+          RETURNING 1`,
+      );
+      if (inserted.length > 0) return Buffer.from(dataKey);
+      // Another replica made it first: that one is the key.
+      [row] = await select();
+      if (row === undefined) {
+        throw aborted(`the blob key of workspace ${quote(workspace)} vanished while being made`);
+      }
+    }
+    const key = await provider.unwrap(
+      { keyId: row.key_id, version: row.key_version, wrapped: row.wrapped },
+      context,
+    );
+    return Buffer.from(key);
   }
 
   async uploaded(workspace: string, sha256: string): Promise<number> {
@@ -295,6 +424,39 @@ export class PgBlobs implements BlobStorage {
     );
     return rows.length > 0;
   }
+}
+
+/** A blob's row and stored bytes of a range, as `fetch` reads them. */
+interface Fetched {
+  size: number;
+  sealed: boolean;
+  data: Buffer;
+}
+
+function blobNotFound(workspace: string, sha256: string): Error {
+  return notFound(`blob ${sha256} not found in workspace ${quote(workspace)}`);
+}
+
+/**
+ * The bytes [start, end) fetched, cut at the stored size (the plaintext
+ * size; for sealed bytes `end` is exact already); DATA_LOSS when rows are
+ * missing.
+ */
+function checked(
+  workspace: string,
+  sha256: string,
+  got: Fetched,
+  start: number,
+  end: number,
+  sealed = false,
+): Buffer {
+  const want = Math.max(0, (sealed ? end : Math.min(end, got.size)) - start);
+  if (got.data.length !== want) {
+    throw dataLoss(
+      `blob ${sha256} in workspace ${quote(workspace)} is damaged: ${got.data.length} bytes at ${start} instead of ${want}`,
+    );
+  }
+  return got.data;
 }
 
 /** Rows of at most BLOB_CHUNK bytes, one INSERT each (one chunk hex-encoded at a time). */

@@ -85,6 +85,11 @@ export class PgKeys {
     this.sealed = w === undefined ? undefined : w === "all" ? "all" : new Set(w);
   }
 
+  /** The key provider, when one is configured (blobs.ts wraps the blob data keys with it). */
+  get provider(): KeyProvider | undefined {
+    return this.o?.keys;
+  }
+
   /** True when a key provider is configured (sealed sessions can be opened). */
   get encrypts(): boolean {
     return this.o !== undefined;
