@@ -163,6 +163,45 @@ if (pgSkip !== undefined) {
       expect(back.equals(old.data.subarray(100, 4100))).toBe(true);
     });
 
+    it("a chunked upload in a sealed workspace is sealed while it arrives and once committed", async () => {
+      const up = blobOf(BLOB_CHUNK + 250_000, 5);
+      const cuts = [0, 100_000, BLOB_CHUNK + 150_000, up.data.length];
+      for (let i = 0; i + 1 < cuts.length; i++) {
+        const at = cuts[i] as number;
+        const held = await sealedEngine.blobs.appendUpload(
+          WS,
+          up.sha256,
+          at,
+          up.data.subarray(at, cuts[i + 1]),
+        );
+        expect(held).toBe(cuts[i + 1]);
+      }
+      expect(await sealedEngine.blobs.uploaded(WS, up.sha256)).toBe(up.data.length);
+      const during = await dump(url);
+      expect(during).not.toContain(hex(MARKER));
+      // Another engine with the keyring checks and commits it.
+      const other = await engine({ keys, workspaces: [WS] });
+      const ok = await other.blobs.commitUpload(WS, up.sha256, async (chunks) => {
+        const h = createHash("sha256");
+        for await (const c of chunks) h.update(c);
+        return h.digest("hex") === up.sha256;
+      });
+      expect(ok).toBe(true);
+      expect(await dump(url)).not.toContain(hex(MARKER));
+      const rows = await admin<{ upload: boolean; sealed: boolean }[]>`
+        SELECT upload, sealed FROM sessiond_blobs WHERE workspace = ${WS} AND sha256 = ${up.sha256}`;
+      expect(rows).toEqual([{ upload: false, sealed: true }]);
+      for (const [offset, length] of [
+        [0, 1 << 30],
+        [99_990, 20],
+        [BLOB_CHUNK + 200_000, 100_000],
+      ] as [number, number][]) {
+        const got = Buffer.from(await sealedEngine.blobs.read(WS, up.sha256, offset, length));
+        const want = up.data.subarray(offset, Math.min(up.data.length, offset + length));
+        expect(got.equals(want), `${offset}+${length}`).toBe(true);
+      }
+    });
+
     it("a sealed blob moved to another hash by hand fails with DATA_LOSS naming the blob", async () => {
       const other = "ab".repeat(32);
       await admin`UPDATE sessiond_blobs SET sha256 = ${other}

@@ -3,7 +3,15 @@ import { aborted, dataLoss, failedPrecondition, notFound } from "../../core/erro
 import { quote } from "../../core/ids.js";
 import type { BlobInfo, BlobStorage } from "../blobs.js";
 import { newKey } from "../seal/aead.js";
-import { openSegments, sealBlob, segmentSpan } from "../seal/blob-seal.js";
+import {
+  BlobSealer,
+  openSegments,
+  openUploadChunk,
+  sealBlob,
+  sealedFileSize,
+  sealUploadChunk,
+  segmentSpan,
+} from "../seal/blob-seal.js";
 import type { PgContext, Q } from "./context.js";
 
 /**
@@ -43,8 +51,11 @@ const RACE_TRIES = 3;
  * reads by hash work as before, and a range read fetches and opens only
  * the segments it covers. The blob data key is random, wrapped by the
  * workspace's key through the key provider, one row of sessiond_blob_keys
- * per workspace (made at the first sealed blob). Blobs stored in clear
- * (before sealing, or by an upload) stay readable. Sealed bytes moved under
+ * per workspace (made at the first sealed blob). An upload begun in a
+ * sealed workspace is sealed as it arrives (each chunk row one sealed upload
+ * record, blob-seal.ts) and becomes the blob's sealed form when committed
+ * (one transaction, read and sealed a row at a time). Blobs stored in clear
+ * before sealing was turned on stay readable. Sealed bytes moved under
  * another hash or workspace do not open (DATA_LOSS naming the blob); with
  * no keyring, FAILED_PRECONDITION.
  */
@@ -283,16 +294,19 @@ export class PgBlobs implements BlobStorage {
   async appendUpload(workspace: string, sha256: string, offset: number, data: Uint8Array) {
     await this.ready();
     const { sql } = this.ctx;
+    // An upload is sealed when begun in a sealed workspace (its row says, for the later chunks).
+    const seals = this.ctx.keys.seals(workspace);
+    if (seals) await this.blobKey(workspace, true);
     return this.ctx.db(`uploading blob ${sha256}`, () =>
       sql.begin(async (tx) => {
         if (offset === 0) {
           await tx`
-            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at)
-            VALUES (${workspace}, ${sha256}, true, 0, clock_timestamp())
+            INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at, sealed)
+            VALUES (${workspace}, ${sha256}, true, 0, clock_timestamp(), ${seals})
             ON CONFLICT DO NOTHING`;
         }
-        const [row] = await tx<{ size: number }[]>`
-          SELECT size::float8 AS size FROM sessiond_blobs
+        const [row] = await tx<{ size: number; sealed: boolean }[]>`
+          SELECT size::float8 AS size, sealed FROM sessiond_blobs
           WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload
           FOR UPDATE`;
         const held = row?.size ?? 0;
@@ -301,7 +315,12 @@ export class PgBlobs implements BlobStorage {
             `the upload of blob ${sha256} in workspace ${quote(workspace)} holds ${held} bytes, not ${offset}`,
           );
         }
-        await insertChunks(tx, workspace, sha256, true, offset, data);
+        if (row.sealed) {
+          const key = await this.blobKey(workspace, true);
+          await insertSealedUploadChunks(tx, key, workspace, sha256, offset, data);
+        } else {
+          await insertChunks(tx, workspace, sha256, true, offset, data);
+        }
         await tx`
           UPDATE sessiond_blobs
           SET size = ${offset + data.length}::int8, touched_at = greatest(touched_at, clock_timestamp())
@@ -324,9 +343,11 @@ export class PgBlobs implements BlobStorage {
     verify: (chunks: AsyncIterable<Uint8Array>) => Promise<boolean>,
   ): Promise<boolean> {
     await this.ready();
-    const size = await this.uploadSize(workspace, sha256);
-    if (size === undefined) return false;
-    const ok = await verify(this.uploadChunks(workspace, sha256, size));
+    const found = await this.uploadSize(workspace, sha256);
+    if (found === undefined) return false;
+    const { size, sealed } = found;
+    const key = sealed ? await this.blobKey(workspace, false) : undefined;
+    const ok = await verify(this.uploadChunks(this.ctx.sql, workspace, sha256, size, key));
     if (!ok) {
       await this.dropUpload(workspace, sha256);
       return false;
@@ -334,7 +355,11 @@ export class PgBlobs implements BlobStorage {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.ctx.db(`storing the upload of blob ${sha256}`, () =>
-          this.ctx.sql.begin((tx) => moveUpload(tx, workspace, sha256, size)),
+          this.ctx.sql.begin((tx) =>
+            key === undefined
+              ? moveUpload(tx, workspace, sha256, size)
+              : this.sealUpload(tx, key, workspace, sha256, size),
+          ),
         );
       } catch (err) {
         // A put of the same blob committed between our look and our move: look again.
@@ -343,24 +368,96 @@ export class PgBlobs implements BlobStorage {
     }
   }
 
-  private async uploadSize(workspace: string, sha256: string): Promise<number | undefined> {
+  private async uploadSize(
+    workspace: string,
+    sha256: string,
+  ): Promise<{ size: number; sealed: boolean } | undefined> {
     const { sql } = this.ctx;
     const rows = await this.ctx.db(
       `looking up the upload of blob ${sha256}`,
-      () => sql<{ size: number }[]>`
-        SELECT size::float8 AS size FROM sessiond_blobs
+      () => sql<{ size: number; sealed: boolean }[]>`
+        SELECT size::float8 AS size, sealed FROM sessiond_blobs
         WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`,
     );
-    return rows[0]?.size;
+    return rows[0];
+  }
+
+  /**
+   * commitUpload's transaction for a sealed upload (its chunk rows are
+   * upload records, sealed chunk by chunk): the blob's row, then its sealed
+   * form made from the upload's chunks as they are read (one row at a
+   * time, in rows of BLOB_CHUNK bytes), then the upload removed. A blob
+   * there already is only touched.
+   */
+  private async sealUpload(
+    tx: Q,
+    key: Buffer,
+    workspace: string,
+    sha256: string,
+    size: number,
+  ): Promise<boolean> {
+    const [upload] = await tx<{ size: number }[]>`
+      SELECT size::float8 AS size FROM sessiond_blobs
+      WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload
+      FOR UPDATE`;
+    if (upload === undefined || upload.size !== size)
+      return moveUpload(tx, workspace, sha256, size);
+    const touched = await tx`
+      UPDATE sessiond_blobs SET touched_at = greatest(touched_at, clock_timestamp())
+      WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload
+      RETURNING 1`;
+    if (touched.length === 0) {
+      await tx`
+        INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at, sealed)
+        VALUES (${workspace}, ${sha256}, false, ${size}::int8, clock_timestamp(), true)`;
+      const sealer = new BlobSealer(key, workspace, sha256, size);
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      let pos = 0;
+      const flush = async (all: boolean) => {
+        if (pendingBytes === 0) return;
+        const bytes = Buffer.concat(pending);
+        let at = 0;
+        for (; bytes.length - at >= BLOB_CHUNK || (all && at < bytes.length); ) {
+          const n = Math.min(BLOB_CHUNK, bytes.length - at);
+          await insertChunks(tx, workspace, sha256, false, pos, bytes.subarray(at, at + n));
+          pos += n;
+          at += n;
+        }
+        const rest = bytes.subarray(at);
+        pending = rest.length > 0 ? [rest] : [];
+        pendingBytes = rest.length;
+      };
+      if (size === 0) pending.push(...sealer.push(Buffer.alloc(0)));
+      for await (const chunk of this.uploadChunks(tx, workspace, sha256, size, key)) {
+        for (const b of sealer.push(chunk)) {
+          pending.push(b);
+          pendingBytes += b.length;
+        }
+        if (pendingBytes >= BLOB_CHUNK) await flush(false);
+      }
+      pendingBytes = pending.reduce((n, b) => n + b.length, 0);
+      await flush(true);
+      if (pos !== sealedFileSize(size)) {
+        throw aborted(
+          `the upload of blob ${sha256} in workspace ${quote(workspace)} changed while being stored`,
+        );
+      }
+    }
+    await tx`
+      DELETE FROM sessiond_blobs
+      WHERE workspace = ${workspace} AND sha256 = ${sha256} AND upload`;
+    return true;
   }
 
   /** An upload's bytes in order, one chunk row per query; ends early at a gap (verify then fails). */
   private async *uploadChunks(
+    sql: Q,
     workspace: string,
     sha256: string,
     size: number,
+    key: Buffer | undefined,
   ): AsyncGenerator<Uint8Array> {
-    const { sql } = this.ctx;
     for (let next = 0; next < size; ) {
       const [row] = await this.ctx.db(
         `reading the upload of blob ${sha256}`,
@@ -372,7 +469,10 @@ export class PgBlobs implements BlobStorage {
           LIMIT 1`,
       );
       if (row === undefined || row.pos !== next || row.data.length === 0) return;
-      const data = next + row.data.length > size ? row.data.subarray(0, size - next) : row.data;
+      const plain =
+        key === undefined ? row.data : openUploadChunk(key, workspace, sha256, next, row.data);
+      if (plain.length === 0) return;
+      const data = next + plain.length > size ? plain.subarray(0, size - next) : plain;
       yield data;
       next += data.length;
     }
@@ -474,6 +574,30 @@ async function insertChunks(
     await tx`
       INSERT INTO sessiond_blob_chunks (workspace, sha256, upload, pos, data)
       VALUES (${workspace}, ${sha256}, ${upload}, ${at + i}::int8, ${chunk})`;
+  }
+}
+
+/**
+ * A sealed upload's chunks: rows of at most BLOB_CHUNK bytes of plaintext,
+ * each row's data one sealed upload record's sealed part (blob-seal.ts:
+ * AD binds the workspace, hash and offset), keyed by its plaintext offset.
+ */
+async function insertSealedUploadChunks(
+  tx: Q,
+  key: Buffer,
+  workspace: string,
+  sha256: string,
+  at: number,
+  data: Uint8Array,
+): Promise<void> {
+  for (let i = 0; i < data.length; i += BLOB_CHUNK) {
+    const n = Math.min(BLOB_CHUNK, data.length - i);
+    const chunk = Buffer.from(data.buffer, data.byteOffset + i, n);
+    // The record's 4-byte length is the row's business here: its sealed part only.
+    const sealed = sealUploadChunk(key, workspace, sha256, at + i, chunk).subarray(4);
+    await tx`
+      INSERT INTO sessiond_blob_chunks (workspace, sha256, upload, pos, data)
+      VALUES (${workspace}, ${sha256}, true, ${at + i}::int8, ${sealed})`;
   }
 }
 
