@@ -143,6 +143,8 @@ export async function usageReport(
 ): Promise<UsageReportResponse> {
   const fromHour = hourStartMs(q.startMs);
   const toHour = hourStartMs(q.endMs - 1) + HOUR_MS;
+  const grouped = await groupedReport(engine, q, prices);
+  if (grouped !== undefined) return grouped;
   const sessions = await sessionSums(engine, q, fromHour, toHour);
 
   const groups = new Map<string, Group>();
@@ -191,24 +193,99 @@ export async function usageReport(
     }
   }
 
-  const rows = [...groups.values()].sort(compareGroups).map((g) =>
+  return response(
+    q,
+    [...groups.values()].map((g) => ({ ...g, sessions: g.sessions.size })),
+    total,
+    all.size,
+  );
+}
+
+function response(
+  q: UsageQuery,
+  groups: readonly CountedGroup[],
+  total: Totals,
+  sessions: number,
+): UsageReportResponse {
+  const rows = [...groups].sort(compareGroups).map((g) =>
     create(UsageRowSchema, {
       bucketStart: timestampFromMs(g.bucketMs),
       model: g.model,
       tags: Object.fromEntries(q.groupByTags.map((k, i) => [k, g.values[i] as string])),
       usage: totalsToProto(g.totals),
-      sessions: BigInt(g.sessions.size),
+      sessions: BigInt(g.sessions),
     }),
   );
   return create(UsageReportResponseSchema, {
     rows,
     total: totalsToProto(total),
-    sessions: BigInt(all.size),
+    sessions: BigInt(sessions),
   });
 }
 
+/** A group of the report with its count of distinct sessions. */
+interface CountedGroup {
+  readonly bucketMs: number;
+  readonly model: string;
+  readonly values: readonly string[];
+  readonly totals: Totals;
+  readonly sessions: number;
+}
+
+/**
+ * An engine that groups and prices a report of whole hours itself
+ * (PostgreSQL, in SQL: storage/postgres/usage-report.ts); undefined when it
+ * cannot answer this one, and the report is made from usageSums.
+ */
+interface GroupingEngine {
+  usageGroups(
+    workspace: string,
+    query: {
+      fromHour: number;
+      toHour: number;
+      bucket: "hour" | "day" | "none";
+      byModel: boolean;
+      groupByTags: readonly string[];
+      tags: Tags;
+    },
+    prices: PriceTable,
+  ): Promise<{ groups: CountedGroup[]; total: Totals; sessions: number } | undefined>;
+}
+
+/** The report from the engine's own grouping, when it has one and the window is whole hours. */
+async function groupedReport(
+  engine: StorageEngine,
+  q: UsageQuery,
+  prices: PriceTable,
+): Promise<UsageReportResponse | undefined> {
+  const grouping = (engine as Partial<GroupingEngine>).usageGroups;
+  if (grouping === undefined || q.startMs % HOUR_MS !== 0 || q.endMs % HOUR_MS !== 0) {
+    return undefined;
+  }
+  const bucket =
+    q.bucket === UsageBucket.HOUR ? "hour" : q.bucket === UsageBucket.DAY ? "day" : "none";
+  const found = await grouping.call(
+    engine,
+    q.workspace,
+    {
+      fromHour: q.startMs,
+      toHour: q.endMs,
+      bucket,
+      byModel: q.byModel,
+      groupByTags: q.groupByTags,
+      tags: q.tags,
+    },
+    prices,
+  );
+  if (found === undefined) return undefined;
+  // One bucket without buckets: it starts at the window's start.
+  const groups =
+    bucket === "none" ? found.groups.map((g) => ({ ...g, bucketMs: q.startMs })) : found.groups;
+  return response(q, groups, found.total, found.sessions);
+}
+
 /** Rows by bucket start, then model, then tag values (JavaScript string order). */
-function compareGroups(a: Group, b: Group): number {
+function compareGroups(a: CountedGroup, b: CountedGroup): number {
   if (a.bucketMs !== b.bucketMs) return a.bucketMs - b.bucketMs;
   if (a.model !== b.model) return a.model < b.model ? -1 : 1;
   for (let i = 0; i < a.values.length; i++) {

@@ -4,6 +4,7 @@ import type { Entry, Withheld } from "../../../gen/sessiond/v1/entry_pb.js";
 import { seqPages } from "../../core/erase-plan.js";
 import { isSessiondError, SessiondError, unavailable } from "../../core/errors.js";
 import type { SessionLog } from "../../core/session-log.js";
+import type { PriceTable } from "../../core/usage-sums.js";
 import type {
   AppendResult,
   Candidate,
@@ -21,6 +22,8 @@ import type {
   StorageEngine,
   StorageEvent,
   StorageListener,
+  UsageSessionSums,
+  UsageSumsQuery,
   WithholdPlanner,
   WithholdResult,
   WorkspacePageQuery,
@@ -58,6 +61,7 @@ import { type PgEncryption, PgKeys } from "./sealing.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
 import { PgShares } from "./shares.js";
+import { type UsageGroups, type UsageGroupsQuery, usageGroups, usageSums } from "./usage-report.js";
 
 export interface PostgresEngineOptions {
   /** postgres://user:password@host:port/db */
@@ -252,6 +256,22 @@ export class PostgresEngine implements StorageEngine {
         this.inflight.delete(running);
       }
     });
+  }
+
+  /** UsageReport's per-session sums of some hours (usage-report.ts). */
+  async usageSums(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]> {
+    await this.begin();
+    return usageSums(this.ctx, this, workspace, query);
+  }
+
+  /** UsageReport over whole hours, grouped and priced in SQL (usage-report.ts). */
+  async usageGroups(
+    workspace: string,
+    query: UsageGroupsQuery,
+    prices: PriceTable,
+  ): Promise<UsageGroups | undefined> {
+    await this.begin();
+    return usageGroups(this.ctx, this, workspace, query, prices);
   }
 
   /** Answers when the database does (a `SELECT 1` through the pool). */

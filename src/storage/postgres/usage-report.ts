@@ -17,67 +17,106 @@
  * appended since the last) is the two queries; the first report of a
  * workspace counts every session once.
  *
- * The tables are created at the first report (CREATE ... IF NOT EXISTS
- * under an advisory lock), not by a migration: see the report of helper
- * U2 (the migration list was being changed by another helper).
+ * The tables are made by migration 13 (schema.ts), the sums in numeric
+ * columns: a report over whole hours (`usageGroups`) asks PostgreSQL for
+ * SUM(...) GROUP BY (bucket, model, tag values) with COUNT(DISTINCT
+ * session_id) per group, and prices each row's uncosted tokens in SQL with
+ * the price table passed as JSON (exact numeric, rounded half-up to 10^-12
+ * per (session, hour, model) row, as core/usage-sums.ts prices a group), so
+ * it reads a few rows per group instead of one per (session, hour, model).
+ * A window cutting an hour reads the per-session rows (`usageSums`) and
+ * sums the edge hours from the entries (store/usage-report.ts).
  */
 import type { Tags } from "../../core/tags.js";
-import { mergeRaw, rawFromJson, rawToJson } from "../../core/usage-sums.js";
+import {
+  emptyRaw,
+  emptyTotals,
+  mergeRaw,
+  type PriceTable,
+  type RawUsage,
+  type Totals,
+} from "../../core/usage-sums.js";
 import type { SessionKey, StorageEngine, UsageSessionSums, UsageSumsQuery } from "../engine.js";
 import { countEntry, groupKey, type HourUsage } from "../usage-report.js";
 import type { PgContext } from "./context.js";
-import { PostgresEngine } from "./postgres-engine.js";
 
-export const USAGE_TABLES_SQL = `
-CREATE TABLE IF NOT EXISTS sessiond_usage_heads (
-  workspace   text    NOT NULL,
-  session_id  text    NOT NULL,
-  -- the incarnation of sessiond_sessions the sums are of
-  incarnation bigint  NOT NULL,
-  -- entries with seq <= head are in sessiond_usage
-  head        integer NOT NULL,
-  PRIMARY KEY (workspace, session_id)
-);
-CREATE TABLE IF NOT EXISTS sessiond_usage (
-  workspace  text    NOT NULL,
-  session_id text    NOT NULL,
-  -- start of the UTC hour, ms
-  hour_ms    bigint  NOT NULL,
-  model      text    NOT NULL,
-  -- raw sums (core/usage-sums.ts rawToJson): priced when read
-  sums       text    NOT NULL,
-  first_seq  integer NOT NULL,
-  last_seq   integer NOT NULL,
-  PRIMARY KEY (workspace, session_id, hour_ms, model)
-);
-CREATE INDEX IF NOT EXISTS sessiond_usage_by_hour ON sessiond_usage (workspace, hour_ms);
-`;
-
-/** Advisory lock keys: the table creation, and one per session's catch-up. */
-const TABLES_LOCK = 0x5e55_42a;
+/** Advisory lock key class of a session's catch-up. */
 const SESSION_LOCK_CLASS = 0x5e55_42b;
 /** Entries read per page while counting a session. */
 const READ_PAGE = 2000;
 /** Sessions counted at once. */
 const CONCURRENCY = 8;
 
-const ready = new WeakMap<PgContext, Promise<void>>();
+/** The sum columns of a sessiond_usage row, as read (numeric as text). */
+interface SumColumns {
+  messages: string;
+  input: string;
+  output: string;
+  cache_read: string;
+  cache_write: string;
+  reasoning: string;
+  u_messages: string;
+  u_input: string;
+  u_output: string;
+  u_cache_read: string;
+  u_cache_write: string;
+  caller_cost: string;
+}
 
-function ensureTables(ctx: PgContext): Promise<void> {
-  let p = ready.get(ctx);
-  if (p === undefined) {
-    p = ctx
-      .db("creating the usage tables", () =>
-        ctx.sql.begin(async (tx) => {
-          await tx`SELECT pg_advisory_xact_lock(${TABLES_LOCK})`;
-          await tx.unsafe(USAGE_TABLES_SQL);
-        }),
-      )
-      .then(() => undefined);
-    p.catch(() => ready.delete(ctx));
-    ready.set(ctx, p);
+const SUM_COLUMNS = [
+  "messages",
+  "input",
+  "output",
+  "cache_read",
+  "cache_write",
+  "reasoning",
+  "u_messages",
+  "u_input",
+  "u_output",
+  "u_cache_read",
+  "u_cache_write",
+  "caller_cost",
+] as const;
+
+function rawFromColumns(r: SumColumns): RawUsage {
+  const raw = emptyRaw();
+  raw.messages = Number(r.messages);
+  raw.input = BigInt(r.input);
+  raw.output = BigInt(r.output);
+  raw.cacheRead = BigInt(r.cache_read);
+  raw.cacheWrite = BigInt(r.cache_write);
+  raw.reasoning = BigInt(r.reasoning);
+  raw.uncosted = {
+    messages: Number(r.u_messages),
+    input: BigInt(r.u_input),
+    output: BigInt(r.u_output),
+    cacheRead: BigInt(r.u_cache_read),
+    cacheWrite: BigInt(r.u_cache_write),
+  };
+  for (const [c, v] of Object.entries(JSON.parse(r.caller_cost) as Record<string, string>)) {
+    raw.callerCost.set(c, BigInt(v));
   }
-  return p;
+  return raw;
+}
+
+function columnsFromRaw(raw: RawUsage): SumColumns {
+  const u = raw.uncosted;
+  return {
+    messages: String(raw.messages),
+    input: raw.input.toString(),
+    output: raw.output.toString(),
+    cache_read: raw.cacheRead.toString(),
+    cache_write: raw.cacheWrite.toString(),
+    reasoning: raw.reasoning.toString(),
+    u_messages: String(u.messages),
+    u_input: u.input.toString(),
+    u_output: u.output.toString(),
+    u_cache_read: u.cacheRead.toString(),
+    u_cache_write: u.cacheWrite.toString(),
+    caller_cost: JSON.stringify(
+      Object.fromEntries([...raw.callerCost].map(([c, v]) => [c, v.toString()])),
+    ),
+  };
 }
 
 interface StaleRow {
@@ -95,7 +134,6 @@ export async function usageSums(
   workspace: string,
   q: UsageSumsQuery,
 ): Promise<UsageSessionSums[]> {
-  await ensureTables(ctx);
   // Both queries at once (postgres.js pipelines them): when no session
   // moved since its sums were counted (a warm report), the sums read are
   // current and the report costs one round trip; else count, and read again.
@@ -118,7 +156,7 @@ export async function usageSums(
     s.groups.push({
       hour: Number(r.hour_ms),
       model: r.model,
-      raw: rawFromJson(JSON.parse(r.sums)),
+      raw: rawFromColumns(r),
       firstSeq: r.first_seq,
       lastSeq: r.last_seq,
     });
@@ -138,11 +176,10 @@ export async function usageSums(
   return out;
 }
 
-interface SumRow {
+interface SumRow extends SumColumns {
   session_id: string;
   hour_ms: string;
   model: string;
-  sums: string;
   first_seq: number;
   last_seq: number;
   tags: string | null;
@@ -154,7 +191,8 @@ function sumRows(ctx: PgContext, workspace: string, q: UsageSumsQuery): Promise<
   return ctx.db(
     "reading usage sums",
     () => ctx.sql<SumRow[]>`
-      SELECT u.session_id, u.hour_ms, u.model, u.sums, u.first_seq, u.last_seq,
+      SELECT u.session_id, u.hour_ms, u.model, ${ctx.sql(SUM_COLUMNS.map((c) => `u.${c}`))},
+        u.first_seq, u.last_seq,
         CASE WHEN s.tags_head = s.head_seq THEN s.tags::text END AS tags
       FROM sessiond_usage u
       JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
@@ -252,14 +290,14 @@ async function countSession(
       if (delta.size > 0) {
         const old = fresh
           ? []
-          : await tx<{ hour_ms: string; model: string; sums: string; first_seq: number }[]>`
-              SELECT hour_ms, model, sums, first_seq FROM sessiond_usage
+          : await tx<(SumColumns & { hour_ms: string; model: string; first_seq: number })[]>`
+              SELECT hour_ms, model, ${tx(SUM_COLUMNS)}, first_seq FROM sessiond_usage
               WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
                 AND hour_ms IN ${tx([...new Set([...delta.values()].map((g) => g.hour))])}`;
         for (const o of old) {
           const g = delta.get(groupKey(Number(o.hour_ms), o.model));
           if (g === undefined) continue;
-          mergeRaw(g.raw, rawFromJson(JSON.parse(o.sums)));
+          mergeRaw(g.raw, rawFromColumns(o));
           g.firstSeq = Math.min(g.firstSeq, o.first_seq);
         }
         const values = [...delta.values()].map((g) => ({
@@ -267,14 +305,19 @@ async function countSession(
           session_id: key.sessionId,
           hour_ms: g.hour,
           model: g.model,
-          sums: JSON.stringify(rawToJson(g.raw)),
+          ...columnsFromRaw(g.raw),
           first_seq: g.firstSeq,
           last_seq: g.lastSeq,
         }));
         await tx`
           INSERT INTO sessiond_usage ${tx(values)}
           ON CONFLICT (workspace, session_id, hour_ms, model) DO UPDATE
-            SET sums = excluded.sums, first_seq = excluded.first_seq, last_seq = excluded.last_seq`;
+            SET messages = excluded.messages, input = excluded.input, output = excluded.output,
+              cache_read = excluded.cache_read, cache_write = excluded.cache_write,
+              reasoning = excluded.reasoning, u_messages = excluded.u_messages,
+              u_input = excluded.u_input, u_output = excluded.u_output,
+              u_cache_read = excluded.u_cache_read, u_cache_write = excluded.u_cache_write,
+              caller_cost = excluded.caller_cost, first_seq = excluded.first_seq, last_seq = excluded.last_seq`;
       }
       await tx`
         INSERT INTO sessiond_usage_heads (workspace, session_id, incarnation, head)
@@ -285,21 +328,225 @@ async function countSession(
   );
 }
 
-// The engine's method. Installed from here (postgres/index.ts imports this
-// module) while postgres-engine.ts is being changed by another helper: it
-// belongs in the class, as `usageSums(w, q) { await this.begin(); return
-// usageSums(this.ctx, this, w, q); }`.
-declare module "./postgres-engine.js" {
-  interface PostgresEngine {
-    usageSums(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]>;
-  }
+/** What `usageGroups` is asked: whole hours, grouped as the report asks. */
+export interface UsageGroupsQuery {
+  /** Hours [fromHour, toHour): ms of whole UTC hours. */
+  readonly fromHour: number;
+  readonly toHour: number;
+  /** "hour", "day" (UTC), or "none": one bucket (its start is 0 here). */
+  readonly bucket: "hour" | "day" | "none";
+  readonly byModel: boolean;
+  readonly groupByTags: readonly string[];
+  /** Only sessions whose folded tags hold these. */
+  readonly tags: Tags;
 }
-PostgresEngine.prototype.usageSums = async function (
-  this: PostgresEngine,
+
+/** One group of a report: priced totals and how many sessions it holds. */
+export interface UsageGroup {
+  readonly bucketMs: number;
+  readonly model: string;
+  readonly values: readonly string[];
+  readonly totals: Totals;
+  readonly sessions: number;
+}
+
+/** A report's groups (unordered), its total and its distinct sessions. */
+export interface UsageGroups {
+  readonly groups: UsageGroup[];
+  readonly total: Totals;
+  readonly sessions: number;
+}
+
+/** Most group_by_tags keys the query's columns hold (store: MAX_GROUP_BY_TAGS). */
+const TAG_COLUMNS = 8;
+
+interface GroupRow {
+  g: number;
+  b: string | null;
+  m: string | null;
+  /** JSON text of the tag values. */
+  t: string | null;
+  messages: string;
+  input: string;
+  output: string;
+  cache_read: string;
+  cache_write: string;
+  reasoning: string;
+  unpriced: string;
+  sessions: string;
+}
+
+interface CostRow {
+  g: number;
+  b: string | null;
+  m: string | null;
+  /** JSON text of the tag values. */
+  t: string | null;
+  currency: string;
+  units: string;
+}
+
+/**
+ * The engine's usageGroups: the report of whole hours grouped and priced in
+ * SQL, after counting the sessions that moved. Undefined when a session in
+ * the window has tags not folded in its row (written by an older sessiond):
+ * the caller then groups the per-session sums (`usageSums`).
+ */
+export async function usageGroups(
+  ctx: PgContext,
+  engine: StorageEngine,
   workspace: string,
-  query: UsageSumsQuery,
-): Promise<UsageSessionSums[]> {
-  const inside = this as unknown as { ctx: PgContext; begin(): Promise<void> };
-  await inside.begin();
-  return usageSums(inside.ctx, this, workspace, query);
-};
+  q: UsageGroupsQuery,
+  prices: PriceTable,
+): Promise<UsageGroups | undefined> {
+  if (q.groupByTags.length > TAG_COLUMNS) return undefined;
+  const ask = () =>
+    Promise.all([unfolded(ctx, workspace, q), groupQueries(ctx, workspace, q, prices)]);
+  // As usageSums: the stale sessions asked with the sums, in one round trip.
+  const [stale, first] = await Promise.all([staleSessions(ctx, workspace), ask()]);
+  let [anyUnfolded, [groupRows, costRows]] = first;
+  if (stale.length > 0) {
+    await catchUpUsage(ctx, engine, workspace, stale);
+    [anyUnfolded, [groupRows, costRows]] = await ask();
+  }
+  if (anyUnfolded) return undefined;
+  const byKey = new Map<string, UsageGroup>();
+  const keyOf = (r: { b: string | null; m: string | null; t: string | null }) =>
+    JSON.stringify([r.b, r.m, r.t]);
+  let total = emptyTotals();
+  let sessions = 0;
+  for (const r of groupRows) {
+    const totals: Totals = {
+      messages: Number(r.messages),
+      input: BigInt(r.input),
+      output: BigInt(r.output),
+      cacheRead: BigInt(r.cache_read),
+      cacheWrite: BigInt(r.cache_write),
+      reasoning: BigInt(r.reasoning),
+      cost: new Map(),
+      unpricedMessages: Number(r.unpriced),
+    };
+    if (r.g !== 0) {
+      total = totals;
+      sessions = Number(r.sessions);
+      continue;
+    }
+    byKey.set(keyOf(r), {
+      bucketMs: Number(r.b),
+      model: r.m ?? "",
+      values: r.t === null ? [] : (JSON.parse(r.t) as string[]),
+      totals,
+      sessions: Number(r.sessions),
+    });
+  }
+  for (const r of costRows) {
+    const into = r.g !== 0 ? total : byKey.get(keyOf(r))?.totals;
+    if (into === undefined) continue;
+    into.cost.set(r.currency, (into.cost.get(r.currency) ?? 0n) + BigInt(r.units));
+  }
+  return { groups: [...byKey.values()], total, sessions };
+}
+
+/** Whether a session with usage in the hours asked has tags not folded in its row. */
+async function unfolded(ctx: PgContext, workspace: string, q: UsageGroupsQuery): Promise<boolean> {
+  const [row] = await ctx.db(
+    "checking folded tags",
+    () => ctx.sql<{ any: boolean }[]>`
+      SELECT EXISTS (
+        SELECT 1 FROM sessiond_usage u
+        JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
+        WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
+          AND s.tags_head IS DISTINCT FROM s.head_seq
+      ) AS any`,
+  );
+  return row?.any === true;
+}
+
+/**
+ * The two grouped queries (pipelined): token sums, unpriced messages and
+ * distinct sessions per group; cost units per group and currency (each
+ * row's uncosted tokens priced with its model's price row at its hour,
+ * half-up to 10^-12 units, plus the caller-set costs). GROUPING SETS add
+ * the total (g = 1) to the groups (g = 0).
+ */
+function groupQueries(
+  ctx: PgContext,
+  workspace: string,
+  q: UsageGroupsQuery,
+  prices: PriceTable,
+): Promise<[GroupRow[], CostRow[]]> {
+  const sql = ctx.sql;
+  const bucket =
+    q.bucket === "hour"
+      ? sql`u.hour_ms`
+      : q.bucket === "day"
+        ? sql`(floor(u.hour_ms / 86400000.0) * 86400000)::bigint`
+        : sql`0::bigint`;
+  const model = q.byModel ? sql`u.model` : sql`''`;
+  const keys = JSON.stringify(q.groupByTags);
+  const tags =
+    q.groupByTags.length === 0
+      ? sql`ARRAY[]::text[]`
+      : sql`ARRAY(SELECT coalesce(s.tags ->> k.key, '')
+          FROM jsonb_array_elements_text(${keys}::text::jsonb) WITH ORDINALITY AS k(key, i)
+          ORDER BY k.i)`;
+  const filter =
+    Object.keys(q.tags).length > 0
+      ? sql`AND s.tags @> ${JSON.stringify(q.tags)}::text::jsonb`
+      : sql``;
+  const table = JSON.stringify(
+    prices.rows.map((r) => ({
+      model: r.model,
+      from_ms: r.fromMs,
+      currency: r.currency,
+      pin: r.inputPerMTok.toString(),
+      pout: r.outputPerMTok.toString(),
+      pcr: r.cacheReadPerMTok.toString(),
+      pcw: r.cacheWritePerMTok.toString(),
+    })),
+  );
+  const base = sql`
+    WITH base AS (
+      SELECT u.*, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
+        CASE WHEN pr.currency IS NOT NULL
+          THEN div(u.u_input * pr.pin + u.u_output * pr.pout + u.u_cache_read * pr.pcr
+            + u.u_cache_write * pr.pcw + 500000, 1000000) END AS p_units
+      FROM sessiond_usage u
+      JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
+      JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
+        AND h.incarnation = s.incarnation
+      LEFT JOIN LATERAL (
+        SELECT p.currency, p.pin, p.pout, p.pcr, p.pcw
+        FROM jsonb_to_recordset(${table}::text::jsonb)
+          AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric)
+        WHERE u.u_messages > 0 AND p.model = u.model AND p.from_ms <= u.hour_ms
+        ORDER BY p.from_ms DESC LIMIT 1
+      ) pr ON true
+      WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
+        AND u.messages > 0 AND s.tags_head = s.head_seq ${filter}
+    )`;
+  return Promise.all([
+    ctx.db(
+      "grouping usage sums",
+      () => sql<GroupRow[]>`${base}
+        SELECT GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t,
+          coalesce(sum(messages), 0)::text AS messages, coalesce(sum(input), 0)::text AS input, coalesce(sum(output), 0)::text AS output,
+          coalesce(sum(cache_read), 0)::text AS cache_read, coalesce(sum(cache_write), 0)::text AS cache_write,
+          coalesce(sum(reasoning), 0)::text AS reasoning,
+          coalesce(sum(CASE WHEN p_currency IS NULL THEN u_messages ELSE 0 END), 0)::text AS unpriced,
+          count(DISTINCT session_id)::text AS sessions
+        FROM base GROUP BY GROUPING SETS ((b, m, t), ())`,
+    ),
+    ctx.db(
+      "pricing usage sums",
+      () => sql<CostRow[]>`${base}
+        SELECT GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t, currency, sum(units)::text AS units
+        FROM (
+          SELECT b, m, t, p_currency AS currency, p_units AS units FROM base WHERE p_units IS NOT NULL
+          UNION ALL
+          SELECT b, m, t, c.key, c.value::numeric FROM base, jsonb_each_text(caller_cost::jsonb) c
+        ) x
+        GROUP BY GROUPING SETS ((b, m, t, currency), (currency))`,
+    ),
+  ]);
+}
