@@ -483,13 +483,13 @@ function groupQueries(
         ? sql`(floor(u.hour_ms / 86400000.0) * 86400000)::bigint`
         : sql`0::bigint`;
   const model = q.byModel ? sql`u.model` : sql`''`;
-  const keys = JSON.stringify(q.groupByTags);
+  // One expression per key asked (each key a parameter), not a subquery per row.
   const tags =
     q.groupByTags.length === 0
       ? sql`ARRAY[]::text[]`
-      : sql`ARRAY(SELECT coalesce(s.tags ->> k.key, '')
-          FROM jsonb_array_elements_text(${keys}::text::jsonb) WITH ORDINALITY AS k(key, i)
-          ORDER BY k.i)`;
+      : sql`ARRAY[${q.groupByTags
+          .map((k) => sql`coalesce(s.tags ->> ${k}::text, '')`)
+          .reduce((list, one) => sql`${list}, ${one}`)}]`;
   const filter =
     Object.keys(q.tags).length > 0
       ? sql`AND s.tags @> ${JSON.stringify(q.tags)}::text::jsonb`
@@ -506,7 +506,10 @@ function groupQueries(
     })),
   );
   const base = sql`
-    WITH base AS (
+    WITH p AS MATERIALIZED (
+      SELECT * FROM jsonb_to_recordset(${table}::text::jsonb)
+        AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric)
+    ), base AS (
       SELECT u.*, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
         CASE WHEN pr.currency IS NOT NULL
           THEN div(u.u_input * pr.pin + u.u_output * pr.pout + u.u_cache_read * pr.pcr
@@ -517,8 +520,7 @@ function groupQueries(
         AND h.incarnation = s.incarnation
       LEFT JOIN LATERAL (
         SELECT p.currency, p.pin, p.pout, p.pcr, p.pcw
-        FROM jsonb_to_recordset(${table}::text::jsonb)
-          AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric)
+        FROM p
         WHERE u.u_messages > 0 AND p.model = u.model AND p.from_ms <= u.hour_ms
         ORDER BY p.from_ms DESC LIMIT 1
       ) pr ON true
