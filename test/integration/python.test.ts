@@ -83,6 +83,7 @@ describe("Python grpcio client (interop)", () => {
         "SessionService/GetEntries",
         "SessionService/GetState",
         "SessionService/GetTree",
+        "SessionService/GetUsage",
         "SessionService/RedactEntries",
         "SessionService/Reset",
         "SessionService/Rewind",
@@ -95,9 +96,14 @@ describe("Python grpcio client (interop)", () => {
         "StoreService/GetSession",
         "StoreService/ImportSession",
         "StoreService/ListSessions",
+        "StoreService/ListShares",
         "StoreService/ListWorkspaces",
         "StoreService/PutBlob",
+        "StoreService/ReadShare",
+        "StoreService/RevokeShare",
         "StoreService/SearchEntries",
+        "StoreService/ShareSession",
+        "StoreService/UsageReport",
         "StoreService/WatchSessions",
       ]);
       expect(summary.not_found).toBe("NOT_FOUND");
