@@ -360,12 +360,16 @@ export interface UsageGroups {
 /** Most group_by_tags keys the query's columns hold (store: MAX_GROUP_BY_TAGS). */
 const TAG_COLUMNS = 8;
 
+/** A row of the grouped query: a group's sums ("g") or its cost in a currency ("c"). */
 interface GroupRow {
+  kind: "g" | "c";
+  /** GROUPING(b, m, t): 0 for a group, else the total. */
   g: number;
   b: string | null;
   m: string | null;
   /** JSON text of the tag values. */
   t: string | null;
+  currency: string | null;
   messages: string;
   input: string;
   output: string;
@@ -374,16 +378,8 @@ interface GroupRow {
   reasoning: string;
   unpriced: string;
   sessions: string;
-}
-
-interface CostRow {
-  g: number;
-  b: string | null;
-  m: string | null;
-  /** JSON text of the tag values. */
-  t: string | null;
-  currency: string;
-  units: string;
+  units: string | null;
+  unfolded: boolean | null;
 }
 
 /**
@@ -400,16 +396,18 @@ export async function usageGroups(
   prices: PriceTable,
 ): Promise<UsageGroups | undefined> {
   if (q.groupByTags.length > TAG_COLUMNS) return undefined;
-  const ask = () =>
-    Promise.all([unfolded(ctx, workspace, q), groupQueries(ctx, workspace, q, prices)]);
+  const ask = () => groupQuery(ctx, workspace, q, prices);
   // As usageSums: the stale sessions asked with the sums, in one round trip.
   const [stale, first] = await Promise.all([staleSessions(ctx, workspace), ask()]);
-  let [anyUnfolded, [groupRows, costRows]] = first;
+  let rows = first;
   if (stale.length > 0) {
     await catchUpUsage(ctx, engine, workspace, stale);
-    [anyUnfolded, [groupRows, costRows]] = await ask();
+    rows = await ask();
   }
-  if (anyUnfolded) return undefined;
+  // The total row says whether a session's tags were not folded in its row.
+  if (rows.some((r) => r.kind === "g" && r.g !== 0 && r.unfolded === true)) return undefined;
+  const groupRows = rows.filter((r) => r.kind === "g");
+  const costRows = rows.filter((r) => r.kind === "c");
   const byKey = new Map<string, UsageGroup>();
   const keyOf = (r: { b: string | null; m: string | null; t: string | null }) =>
     JSON.stringify([r.b, r.m, r.t]);
@@ -442,39 +440,26 @@ export async function usageGroups(
   for (const r of costRows) {
     const into = r.g !== 0 ? total : byKey.get(keyOf(r))?.totals;
     if (into === undefined) continue;
-    into.cost.set(r.currency, (into.cost.get(r.currency) ?? 0n) + BigInt(r.units));
+    const currency = r.currency as string;
+    into.cost.set(currency, (into.cost.get(currency) ?? 0n) + BigInt(r.units as string));
   }
   return { groups: [...byKey.values()], total, sessions };
 }
 
-/** Whether a session with usage in the hours asked has tags not folded in its row. */
-async function unfolded(ctx: PgContext, workspace: string, q: UsageGroupsQuery): Promise<boolean> {
-  const [row] = await ctx.db(
-    "checking folded tags",
-    () => ctx.sql<{ any: boolean }[]>`
-      SELECT EXISTS (
-        SELECT 1 FROM sessiond_usage u
-        JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
-        WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
-          AND s.tags_head IS DISTINCT FROM s.head_seq
-      ) AS any`,
-  );
-  return row?.any === true;
-}
-
 /**
- * The two grouped queries (pipelined): token sums, unpriced messages and
- * distinct sessions per group; cost units per group and currency (each
+ * The grouped query, one statement over one materialised scan of the rows:
+ * token sums, unpriced messages and distinct sessions per group ("g"
+ * rows); cost units per group and currency ("c" rows) (each
  * row's uncosted tokens priced with its model's price row at its hour,
  * half-up to 10^-12 units, plus the caller-set costs). GROUPING SETS add
  * the total (g = 1) to the groups (g = 0).
  */
-function groupQueries(
+function groupQuery(
   ctx: PgContext,
   workspace: string,
   q: UsageGroupsQuery,
   prices: PriceTable,
-): Promise<[GroupRow[], CostRow[]]> {
+): Promise<GroupRow[]> {
   const sql = ctx.sql;
   const bucket =
     q.bucket === "hour"
@@ -492,7 +477,8 @@ function groupQueries(
           .reduce((list, one) => sql`${list}, ${one}`)}]`;
   const filter =
     Object.keys(q.tags).length > 0
-      ? sql`AND s.tags @> ${JSON.stringify(q.tags)}::text::jsonb`
+      ? sql`AND (s.tags @> ${JSON.stringify(q.tags)}::text::jsonb
+          OR s.tags_head IS DISTINCT FROM s.head_seq)`
       : sql``;
   const table = JSON.stringify(
     prices.rows.map((r) => ({
@@ -509,8 +495,9 @@ function groupQueries(
     WITH p AS MATERIALIZED (
       SELECT * FROM jsonb_to_recordset(${table}::text::jsonb)
         AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric)
-    ), base AS (
+    ), base AS MATERIALIZED (
       SELECT u.*, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
+        s.tags_head IS DISTINCT FROM s.head_seq AS unfolded,
         CASE WHEN pr.currency IS NOT NULL
           THEN div(u.u_input * pr.pin + u.u_output * pr.pout + u.u_cache_read * pr.pcr
             + u.u_cache_write * pr.pcw + 500000, 1000000) END AS p_units
@@ -525,30 +512,29 @@ function groupQueries(
         ORDER BY p.from_ms DESC LIMIT 1
       ) pr ON true
       WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
-        AND u.messages > 0 AND s.tags_head = s.head_seq ${filter}
+        AND u.messages > 0 ${filter}
     )`;
-  return Promise.all([
-    ctx.db(
-      "grouping usage sums",
-      () => sql<GroupRow[]>`${base}
-        SELECT GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t,
-          coalesce(sum(messages), 0)::text AS messages, coalesce(sum(input), 0)::text AS input, coalesce(sum(output), 0)::text AS output,
-          coalesce(sum(cache_read), 0)::text AS cache_read, coalesce(sum(cache_write), 0)::text AS cache_write,
-          coalesce(sum(reasoning), 0)::text AS reasoning,
-          coalesce(sum(CASE WHEN p_currency IS NULL THEN u_messages ELSE 0 END), 0)::text AS unpriced,
-          count(DISTINCT session_id)::text AS sessions
-        FROM base GROUP BY GROUPING SETS ((b, m, t), ())`,
-    ),
-    ctx.db(
-      "pricing usage sums",
-      () => sql<CostRow[]>`${base}
-        SELECT GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t, currency, sum(units)::text AS units
-        FROM (
-          SELECT b, m, t, p_currency AS currency, p_units AS units FROM base WHERE p_units IS NOT NULL
-          UNION ALL
-          SELECT b, m, t, c.key, c.value::numeric FROM base, jsonb_each_text(caller_cost::jsonb) c
-        ) x
-        GROUP BY GROUPING SETS ((b, m, t, currency), (currency))`,
-    ),
-  ]);
+  return ctx.db(
+    "grouping usage sums",
+    () => sql<GroupRow[]>`${base}
+      SELECT 'g' AS kind, GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t,
+        NULL::text AS currency,
+        coalesce(sum(messages), 0)::text AS messages, coalesce(sum(input), 0)::text AS input,
+        coalesce(sum(output), 0)::text AS output, coalesce(sum(cache_read), 0)::text AS cache_read,
+        coalesce(sum(cache_write), 0)::text AS cache_write,
+        coalesce(sum(reasoning), 0)::text AS reasoning,
+        coalesce(sum(CASE WHEN p_currency IS NULL THEN u_messages ELSE 0 END), 0)::text AS unpriced,
+        count(DISTINCT session_id)::text AS sessions, NULL::text AS units,
+        bool_or(unfolded) AS unfolded
+      FROM base GROUP BY GROUPING SETS ((b, m, t), ())
+      UNION ALL
+      SELECT 'c', GROUPING(b, m, t), b::text, m, array_to_json(t)::text, currency,
+        '0', '0', '0', '0', '0', '0', '0', '0', sum(units)::text, NULL
+      FROM (
+        SELECT b, m, t, p_currency AS currency, p_units AS units FROM base WHERE p_units IS NOT NULL
+        UNION ALL
+        SELECT b, m, t, c.key, c.value::numeric FROM base, jsonb_each_text(caller_cost::jsonb) c
+      ) x
+      GROUP BY GROUPING SETS ((b, m, t, currency), (currency))`,
+  );
 }
