@@ -480,10 +480,14 @@ function groupQuery(
       ? sql`AND (s.tags @> ${JSON.stringify(q.tags)}::text::jsonb
           OR s.tags_head IS DISTINCT FROM s.head_seq)`
       : sql``;
+  // Each row with the start of the model's next row (to_ms): a row applies in [from_ms, to_ms).
   const table = JSON.stringify(
     prices.rows.map((r) => ({
       model: r.model,
       from_ms: r.fromMs,
+      to_ms: prices.rows
+        .filter((n) => n.model === r.model && n.fromMs > r.fromMs)
+        .reduce<number | null>((min, n) => (min === null || n.fromMs < min ? n.fromMs : min), null),
       currency: r.currency,
       pin: r.inputPerMTok.toString(),
       pout: r.outputPerMTok.toString(),
@@ -494,7 +498,7 @@ function groupQuery(
   const base = sql`
     WITH p AS MATERIALIZED (
       SELECT * FROM jsonb_to_recordset(${table}::text::jsonb)
-        AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric)
+        AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric, to_ms bigint)
     ), base AS MATERIALIZED (
       SELECT u.*, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
         s.tags_head IS DISTINCT FROM s.head_seq AS unfolded,
@@ -505,12 +509,8 @@ function groupQuery(
       JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
       JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
         AND h.incarnation = s.incarnation
-      LEFT JOIN LATERAL (
-        SELECT p.currency, p.pin, p.pout, p.pcr, p.pcw
-        FROM p
-        WHERE u.u_messages > 0 AND p.model = u.model AND p.from_ms <= u.hour_ms
-        ORDER BY p.from_ms DESC LIMIT 1
-      ) pr ON true
+      LEFT JOIN p pr ON u.u_messages > 0 AND pr.model = u.model AND pr.from_ms <= u.hour_ms
+        AND (pr.to_ms IS NULL OR u.hour_ms < pr.to_ms)
       WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
         AND u.messages > 0 ${filter}
     )`;
@@ -534,6 +534,7 @@ function groupQuery(
         SELECT b, m, t, p_currency AS currency, p_units AS units FROM base WHERE p_units IS NOT NULL
         UNION ALL
         SELECT b, m, t, c.key, c.value::numeric FROM base, jsonb_each_text(caller_cost::jsonb) c
+          WHERE caller_cost <> '{}'
       ) x
       GROUP BY GROUPING SETS ((b, m, t, currency), (currency))`,
   );
