@@ -500,7 +500,8 @@ function groupQuery(
       SELECT * FROM jsonb_to_recordset(${table}::text::jsonb)
         AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric, to_ms bigint)
     ), base AS MATERIALIZED (
-      SELECT u.*, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
+      SELECT u.session_id, u.messages, u.input, u.output, u.cache_read, u.cache_write,
+        u.reasoning, u.u_messages, u.caller_cost, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
         s.tags_head IS DISTINCT FROM s.head_seq AS unfolded,
         CASE WHEN pr.currency IS NOT NULL
           THEN div(u.u_input * pr.pin + u.u_output * pr.pout + u.u_cache_read * pr.pcr
