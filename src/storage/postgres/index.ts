@@ -1,5 +1,2 @@
 export { PostgresEngine, type PostgresEngineOptions } from "./postgres-engine.js";
 export { MIGRATIONS, migrate, SCHEMA_VERSION } from "./schema.js";
-
-// UsageReport's sums (installs PostgresEngine.usageSums).
-import "./usage-report.js";
