@@ -2,6 +2,7 @@ import type { Entry, Withheld } from "../../gen/sessiond/v1/entry_pb.js";
 import type { AppendPlan } from "../core/append-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import type { Tags } from "../core/tags.js";
+import type { PriceTable, Totals } from "../core/usage-sums.js";
 import type { WithholdPlan } from "../core/withheld.js";
 import type { BlobStorage } from "./blobs.js";
 import type { EngineStats } from "./observer.js";
@@ -258,6 +259,35 @@ export interface UsageSumsQuery {
   readonly tags: Tags;
 }
 
+/** What `usageGroups` is asked: whole hours, grouped as the report asks. */
+export interface UsageGroupsQuery {
+  /** Hours [fromHour, toHour): ms of whole UTC hours. */
+  readonly fromHour: number;
+  readonly toHour: number;
+  /** "hour", "day" (UTC), or "none": one bucket (its start is 0 here). */
+  readonly bucket: "hour" | "day" | "none";
+  readonly byModel: boolean;
+  readonly groupByTags: readonly string[];
+  /** Only sessions whose folded tags hold these. */
+  readonly tags: Tags;
+}
+
+/** One group of a report: priced totals and how many sessions it holds. */
+export interface UsageGroup {
+  readonly bucketMs: number;
+  readonly model: string;
+  readonly values: readonly string[];
+  readonly totals: Totals;
+  readonly sessions: number;
+}
+
+/** A report's groups (unordered), its total and its distinct sessions. */
+export interface UsageGroups {
+  readonly groups: UsageGroup[];
+  readonly total: Totals;
+  readonly sessions: number;
+}
+
 /** A session's usage sums of some hours, with its folded tags. */
 export interface UsageSessionSums {
   readonly sessionId: string;
@@ -441,6 +471,17 @@ export interface StorageEngine {
    * listing records (`SessionRecord.usage`) of `list(workspace)`.
    */
   usageSums?(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]>;
+
+  /**
+   * OPTIONAL: a whole UsageReport of whole hours grouped and priced by the
+   * engine itself (PostgreSQL, in SQL); undefined when it cannot answer this
+   * one, and the store makes the report from usageSums / the listing.
+   */
+  usageGroups?(
+    workspace: string,
+    query: UsageGroupsQuery,
+    prices: PriceTable,
+  ): Promise<UsageGroups | undefined>;
 
   /** Workspaces that hold at least one session. */
   workspaces(): Promise<string[]>;

@@ -42,7 +42,7 @@ import {
   type Totals,
   totalsToProto,
 } from "../core/usage-sums.js";
-import type { StorageEngine, UsageSessionSums } from "../storage/engine.js";
+import type { StorageEngine, UsageGroup, UsageSessionSums } from "../storage/engine.js";
 import { countEntry, type HourUsage } from "../storage/usage-report.js";
 
 const HOUR_MS = 3_600_000;
@@ -203,7 +203,7 @@ export async function usageReport(
 
 function response(
   q: UsageQuery,
-  groups: readonly CountedGroup[],
+  groups: readonly UsageGroup[],
   total: Totals,
   sessions: number,
 ): UsageReportResponse {
@@ -223,49 +223,18 @@ function response(
   });
 }
 
-/** A group of the report with its count of distinct sessions. */
-interface CountedGroup {
-  readonly bucketMs: number;
-  readonly model: string;
-  readonly values: readonly string[];
-  readonly totals: Totals;
-  readonly sessions: number;
-}
-
-/**
- * An engine that groups and prices a report of whole hours itself
- * (PostgreSQL, in SQL: storage/postgres/usage-report.ts); undefined when it
- * cannot answer this one, and the report is made from usageSums.
- */
-interface GroupingEngine {
-  usageGroups(
-    workspace: string,
-    query: {
-      fromHour: number;
-      toHour: number;
-      bucket: "hour" | "day" | "none";
-      byModel: boolean;
-      groupByTags: readonly string[];
-      tags: Tags;
-    },
-    prices: PriceTable,
-  ): Promise<{ groups: CountedGroup[]; total: Totals; sessions: number } | undefined>;
-}
-
 /** The report from the engine's own grouping, when it has one and the window is whole hours. */
 async function groupedReport(
   engine: StorageEngine,
   q: UsageQuery,
   prices: PriceTable,
 ): Promise<UsageReportResponse | undefined> {
-  const grouping = (engine as Partial<GroupingEngine>).usageGroups;
-  if (grouping === undefined || q.startMs % HOUR_MS !== 0 || q.endMs % HOUR_MS !== 0) {
+  if (engine.usageGroups === undefined || q.startMs % HOUR_MS !== 0 || q.endMs % HOUR_MS !== 0) {
     return undefined;
   }
   const bucket =
     q.bucket === UsageBucket.HOUR ? "hour" : q.bucket === UsageBucket.DAY ? "day" : "none";
-  const found = await grouping.call(
-    engine,
+  const found = await engine.usageGroups(
     q.workspace,
     {
       fromHour: q.startMs,
@@ -285,7 +254,7 @@ async function groupedReport(
 }
 
 /** Rows by bucket start, then model, then tag values (JavaScript string order). */
-function compareGroups(a: CountedGroup, b: CountedGroup): number {
+function compareGroups(a: UsageGroup, b: UsageGroup): number {
   if (a.bucketMs !== b.bucketMs) return a.bucketMs - b.bucketMs;
   if (a.model !== b.model) return a.model < b.model ? -1 : 1;
   for (let i = 0; i < a.values.length; i++) {

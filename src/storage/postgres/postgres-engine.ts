@@ -22,6 +22,8 @@ import type {
   StorageEngine,
   StorageEvent,
   StorageListener,
+  UsageGroups,
+  UsageGroupsQuery,
   UsageSessionSums,
   UsageSumsQuery,
   WithholdPlanner,
@@ -61,7 +63,7 @@ import { type PgEncryption, PgKeys } from "./sealing.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
 import { PgShares } from "./shares.js";
-import { type UsageGroups, type UsageGroupsQuery, usageGroups, usageSums } from "./usage-report.js";
+import { usageGroups, usageSums } from "./usage-report.js";
 
 export interface PostgresEngineOptions {
   /** postgres://user:password@host:port/db */

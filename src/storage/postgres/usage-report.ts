@@ -36,7 +36,15 @@ import {
   type RawUsage,
   type Totals,
 } from "../../core/usage-sums.js";
-import type { SessionKey, StorageEngine, UsageSessionSums, UsageSumsQuery } from "../engine.js";
+import type {
+  SessionKey,
+  StorageEngine,
+  UsageGroup,
+  UsageGroups,
+  UsageGroupsQuery,
+  UsageSessionSums,
+  UsageSumsQuery,
+} from "../engine.js";
 import { countEntry, groupKey, type HourUsage } from "../usage-report.js";
 import type { PgContext } from "./context.js";
 
@@ -326,35 +334,6 @@ async function countSession(
           SET incarnation = excluded.incarnation, head = excluded.head`;
     }),
   );
-}
-
-/** What `usageGroups` is asked: whole hours, grouped as the report asks. */
-export interface UsageGroupsQuery {
-  /** Hours [fromHour, toHour): ms of whole UTC hours. */
-  readonly fromHour: number;
-  readonly toHour: number;
-  /** "hour", "day" (UTC), or "none": one bucket (its start is 0 here). */
-  readonly bucket: "hour" | "day" | "none";
-  readonly byModel: boolean;
-  readonly groupByTags: readonly string[];
-  /** Only sessions whose folded tags hold these. */
-  readonly tags: Tags;
-}
-
-/** One group of a report: priced totals and how many sessions it holds. */
-export interface UsageGroup {
-  readonly bucketMs: number;
-  readonly model: string;
-  readonly values: readonly string[];
-  readonly totals: Totals;
-  readonly sessions: number;
-}
-
-/** A report's groups (unordered), its total and its distinct sessions. */
-export interface UsageGroups {
-  readonly groups: UsageGroup[];
-  readonly total: Totals;
-  readonly sessions: number;
 }
 
 /** Most group_by_tags keys the query's columns hold (store: MAX_GROUP_BY_TAGS). */
