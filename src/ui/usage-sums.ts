@@ -1,15 +1,3 @@
-import { create } from "@bufbuild/protobuf";
-import {
-  type BranchUsage,
-  BranchUsageSchema,
-  type Entry,
-  type GetUsageResponse,
-  GetUsageResponseSchema,
-  Role,
-  type UsageTotals,
-  UsageTotalsSchema,
-} from "../web/index.js";
-
 /**
  * GetUsage's figures summed in the page from entries it holds (an HTML
  * export's or a share's snapshot, static-source.ts), by the server's rules
@@ -18,21 +6,20 @@ import {
  * subagents (not in a snapshot). Costs are summed exactly (12 fraction
  * digits, as Cost allows).
  */
-
-const SCALE = 12;
-
-/** "1.5" as 1500000000000n (12 fraction digits); undefined when not a decimal. */
-function scaled(amount: string): bigint | undefined {
-  const m = /^(\d+)(?:\.(\d{1,12}))?$/.exec(amount);
-  if (m === null) return undefined;
-  return BigInt(m[1] as string) * 10n ** BigInt(SCALE) + BigInt((m[2] ?? "").padEnd(SCALE, "0"));
-}
-
-function decimal(v: bigint): string {
-  const whole = v / 10n ** BigInt(SCALE);
-  const frac = (v % 10n ** BigInt(SCALE)).toString().padStart(SCALE, "0").replace(/0+$/, "");
-  return frac === "" ? whole.toString() : `${whole}.${frac}`;
-}
+import { create } from "@bufbuild/protobuf";
+import {
+  amountUnits,
+  type BranchUsage,
+  BranchUsageSchema,
+  costProblem,
+  type Entry,
+  formatUnits,
+  type GetUsageResponse,
+  GetUsageResponseSchema,
+  Role,
+  type UsageTotals,
+  UsageTotalsSchema,
+} from "../web/index.js";
 
 /** The totals of the assistant messages among `entries`. */
 export function totalsOf(entries: Iterable<Entry>): UsageTotals {
@@ -49,16 +36,16 @@ export function totalsOf(entries: Iterable<Entry>): UsageTotals {
     t.cacheReadTokens += u.cacheReadTokens;
     t.cacheWriteTokens += u.cacheWriteTokens;
     t.reasoningTokens += u.reasoningTokens;
-    const amount = u.cost === undefined ? undefined : scaled(u.cost.amount);
-    if (u.cost === undefined || amount === undefined) {
+    // Append refused malformed costs; one in a hand-made file counts as unpriced here.
+    if (u.cost === undefined || costProblem(u.cost) !== undefined) {
       t.unpricedMessages += 1n;
       continue;
     }
-    costs.set(u.cost.currency, (costs.get(u.cost.currency) ?? 0n) + amount);
+    costs.set(u.cost.currency, (costs.get(u.cost.currency) ?? 0n) + amountUnits(u.cost.amount));
   }
   t.cost = [...costs]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([currency, v]) => ({ $typeName: "sessiond.v1.Cost", amount: decimal(v), currency }));
+    .map(([currency, v]) => ({ $typeName: "sessiond.v1.Cost", amount: formatUnits(v), currency }));
   return t;
 }
 

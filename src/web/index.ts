@@ -13,6 +13,7 @@ export type { RetryOptions } from "../client/retry-interceptor.js";
 export type { CommonClientOptions, SessiondClient } from "../client/sessiond-client.js";
 export { type ResumableWatchOptions, watchEntriesResumable } from "../client/watch.js";
 export { blobRefsOf, resolvedPart, SHA256_PATTERN } from "../core/blob-parts.js";
+export { amountUnits, costProblem, formatUnits } from "../core/cost.js";
 export { entryKind, entryPreview } from "../core/entry.js";
 export * from "../core/entry-builders.js";
 export { foldPath } from "../core/fold.js";
