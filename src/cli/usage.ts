@@ -12,7 +12,9 @@ included), of the current path, of each branch (where it leaves the current
 path and what it cost beyond it), of its subagent sessions (recursively),
 and the total; then the estimated size of the current context. A message
 with a cost set by its caller counts that cost; one without is priced from
-the server's price table (serve --prices) or counted as unpriced.
+the server's price table (serve --prices) or counted as unpriced. A
+session made by ForkSession counts only what was added to it: the messages
+it copied from its source are billed there (shown apart, as "forked").
 
 Flags:
   --skip-subagents  leave the subagent sessions out (a read per subagent)
@@ -60,6 +62,9 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   }
   if (u.subagentsTotal !== undefined) rows.push(row("subagents", u.subagentsTotal));
   rows.push(row("total", u.total));
+  if (u.forked !== undefined && u.forked.messages > 0n) {
+    rows.push(row("forked (billed in the source)", u.forked));
+  }
   await println(`session ${u.sessionId} at seq ${u.headSeq}`);
   for (const line of alignedTable(rows, 1)) await println(line);
   await println(`context: about ${u.contextTokens} tokens`);

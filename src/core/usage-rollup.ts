@@ -16,6 +16,7 @@ import {
 import { View } from "../../gen/sessiond/v1/session_pb.js";
 import { timestampMillis } from "./entry.js";
 import { foldPath } from "./fold.js";
+import { logForkCopiesThrough } from "./fork-plan.js";
 import type { SessionLog } from "./session-log.js";
 import { UsageGroups } from "./usage-sums.js";
 
@@ -29,7 +30,10 @@ export interface BranchRollup {
 }
 
 export interface SessionRollup {
+  /** Every assistant message of the session but ForkSession's copies. */
   tree: UsageGroups;
+  /** The messages ForkSession copied from the source session (billed there; in no other figure). */
+  forked: UsageGroups;
   currentPath: UsageGroups;
   /** The current branch first, then by seq of the leaf. */
   branches: BranchRollup[];
@@ -50,7 +54,8 @@ export function anyBilled(entries: readonly Entry[]): boolean {
   return false;
 }
 
-function count(groups: UsageGroups, entry: Entry): void {
+function count(groups: UsageGroups, entry: Entry, copiesThrough: bigint): void {
+  if (entry.seq <= copiesThrough) return;
   const usage = billedUsage(entry);
   if (usage === undefined) return;
   const m = entry.kind.value as Message;
@@ -64,21 +69,31 @@ function count(groups: UsageGroups, entry: Entry): void {
  */
 export function rollUpSession(log: SessionLog): SessionRollup {
   const tree = new UsageGroups();
+  const forked = new UsageGroups();
   const hasChild = new Set<string>();
   const entries = log.entries();
+  const copies = BigInt(logForkCopiesThrough(log));
   for (const e of entries) {
-    count(tree, e);
+    if (e.seq <= copies) count(forked, e, 0n);
+    else count(tree, e, copies);
     if (e.kind.case !== "leaf" && e.parentId !== undefined) hasChild.add(e.parentId);
   }
   const headSeq = log.headSeq;
   if (entries.length === 0) {
-    return { tree, currentPath: new UsageGroups(), branches: [], contextTokens: 0n, headSeq };
+    return {
+      tree,
+      forked,
+      currentPath: new UsageGroups(),
+      branches: [],
+      contextTokens: 0n,
+      headSeq,
+    };
   }
   const leafId = log.leafId;
   const path = log.path(leafId);
   const onPath = new Set(path.map((e) => e.id));
   const currentPath = new UsageGroups();
-  for (const e of path) count(currentPath, e);
+  for (const e of path) count(currentPath, e, copies);
 
   const branches: BranchRollup[] = [
     { leafEntryId: leafId, current: true, forkEntryId: "", usage: currentPath },
@@ -88,12 +103,12 @@ export function rollUpSession(log: SessionLog): SessionRollup {
     const usage = new UsageGroups();
     let at: Entry | undefined = e;
     while (at !== undefined && !onPath.has(at.id)) {
-      count(usage, at);
+      count(usage, at, copies);
       at = at.parentId === undefined ? undefined : log.get(at.parentId);
     }
     branches.push({ leafEntryId: e.id, current: false, forkEntryId: at?.id ?? "", usage });
   }
-  return { tree, currentPath, branches, contextTokens: contextTokens(path), headSeq };
+  return { tree, forked, currentPath, branches, contextTokens: contextTokens(path), headSeq };
 }
 
 /**

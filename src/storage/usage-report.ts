@@ -14,11 +14,13 @@ import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { timestampMillis } from "../core/entry.js";
 import { dataLoss } from "../core/errors.js";
+import { logForkCopiesThrough } from "../core/fork-plan.js";
 import type { SessionLog } from "../core/session-log.js";
 import {
   addMessage,
   emptyRaw,
   hourStartMs,
+  mergeRaw,
   type RawUsage,
   rawFromJson,
   rawToJson,
@@ -70,10 +72,62 @@ export function usageOfEntries(entries: readonly Entry[], firstSeq = 1): Map<str
   return out;
 }
 
+/**
+ * Counts a session's entries read in seq order from seq 1 (a reader with
+ * no log at hand, e.g. PostgreSQL's counting), leaving out ForkSession's
+ * copies: a fork's copies run from seq 2 to the copy of its target, which
+ * keeps the target's id, so they are held apart until that id is read
+ * (and dropped then); a fork of the source's root copies nothing, and
+ * what was held is counted when the reading ends without it.
+ */
+export class UsageCounter {
+  private target: string | undefined;
+  private held: Map<string, HourUsage> | undefined;
+
+  constructor(readonly into: Map<string, HourUsage>) {}
+
+  add(entry: Entry, seq: number): void {
+    if (seq === 1) {
+      const target =
+        entry.kind.case === "sessionInfo" ? entry.kind.value.forkedFrom?.entryId : undefined;
+      if (target !== undefined && target !== "") {
+        this.target = target;
+        this.held = new Map();
+      }
+      return;
+    }
+    if (this.held === undefined) {
+      countEntry(this.into, entry, seq);
+    } else if (entry.id === this.target) {
+      this.held = undefined;
+    } else {
+      countEntry(this.held, entry, seq);
+    }
+  }
+
+  /** Ends the reading of the whole session. */
+  finish(): Map<string, HourUsage> {
+    if (this.held !== undefined) {
+      for (const [key, g] of this.held) {
+        const into = this.into.get(key);
+        if (into === undefined) {
+          this.into.set(key, g);
+          continue;
+        }
+        mergeRaw(into.raw, g.raw);
+        into.firstSeq = Math.min(into.firstSeq, g.firstSeq);
+        into.lastSeq = Math.max(into.lastSeq, g.lastSeq);
+      }
+      this.held = undefined;
+    }
+    return this.into;
+  }
+}
+
 /** Per log: the groups of its first `upTo` entries, counted at log version `version`. */
 const counted = new WeakMap<
   SessionLog,
-  { upTo: number; version: number; usage: Map<string, HourUsage> }
+  { upTo: number; version: number; copies: number; usage: Map<string, HourUsage> }
 >();
 
 /**
@@ -83,7 +137,8 @@ const counted = new WeakMap<
  * more than the entries added means entries were replaced (an erasure's
  * rewrite drops their usage) or cut off (a torn tail), and the log is
  * counted again from the start. The map returned is the log's own: read
- * it at once, do not change it.
+ * it at once, do not change it. ForkSession's copies are left out (billed
+ * in the source session: core/fork-plan.ts forkCopiesThrough).
  */
 export function usageOfLog(log: SessionLog): SessionUsage {
   let known = counted.get(log);
@@ -92,11 +147,13 @@ export function usageOfLog(log: SessionLog): SessionUsage {
     known.upTo > log.headSeq ||
     log.version - known.version !== log.headSeq - known.upTo
   ) {
-    known = { upTo: 0, version: log.version - log.headSeq, usage: new Map() };
+    known = { upTo: 0, version: log.version - log.headSeq, copies: 0, usage: new Map() };
     counted.set(log, known);
   }
+  // A fork's copies come with its root, in one write: counted from the start, they are all there.
+  if (known.upTo === 0) known.copies = logForkCopiesThrough(log);
   for (let seq = known.upTo + 1; seq <= log.headSeq; seq++) {
-    const e = log.at(seq);
+    const e = seq > known.copies ? log.at(seq) : undefined;
     if (e !== undefined) countEntry(known.usage, e, seq);
     known.upTo = seq;
   }

@@ -453,6 +453,31 @@ describe.each(STORE_ENGINE_FACTORIES)("UsageReport on $name", (factory) => {
     expect(plain(await report(again, q))).toEqual(expected(billed, q));
   });
 
+  it("counts a fork's copies once, in its source; what the fork adds counts in the fork", async () => {
+    fixture = await factory.open();
+    const { store, billed } = await writeScenario(fixture.engine);
+    const q = QUERIES[2]?.[1] as Query;
+    // Counted before the forks exist, and again after (the sums are kept and grown).
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    await store.fork(WS, "sess-a", { sessionId: "fork-a" });
+    const cRoot = (await fixture.engine.load({ workspace: WS, sessionId: "sess-c" })).root.id;
+    await store.fork(WS, "sess-c", { sessionId: "fork-c", entry: cRoot });
+    const usage = { input: 70n, output: 7n, cacheRead: 0n, cacheWrite: 0n, reasoning: 0n };
+    for (const [session, tags] of [
+      ["fork-a", { team: "red", proj: "x" }],
+      ["fork-c", { proj: "x" }],
+    ] as const) {
+      const ms = T0 + 4 * H;
+      await (await store.open(WS, session)).append(
+        message(Role.ASSISTANT, ms, "m1", usage, undefined),
+      );
+      billed.push({ session, tags, ms, model: "m1", ...usage });
+    }
+    expect(plain(await report(fixture.engine, q))).toEqual(expected(billed, q));
+    const again = fixture.reopen === undefined ? fixture.engine : await fixture.reopen();
+    expect(plain(await report(again, q))).toEqual(expected(billed, q));
+  });
+
   it.runIf(factory.reopens)("gives the same figures after a restart", async () => {
     fixture = await factory.open();
     const { billed } = await writeScenario(fixture.engine);

@@ -139,6 +139,41 @@ describe.each(STORE_ENGINE_FACTORIES)("GetUsage on $name", (factory) => {
     ]);
   });
 
+  it("a fork counts only its own messages; ForkSession's copies are in forked, billed in the source", async () => {
+    await store.fork(undefined, "sess", { sessionId: "fk", entry: "a4" });
+    const fk = await store.open(undefined, "fk");
+    const own: Reply = { id: "f1", model: "big", at: "08:00:00", tokens: { input: 9, output: 4 } };
+    await fk.append([user("f-ask"), reply(own)]);
+    const u = await sessionUsage(store, undefined, "fk", { prices });
+    expect(plainTotals(u.tree)).toEqual(sumReplies([own]));
+    expect(plainTotals(u.currentPath)).toEqual(sumReplies([own]));
+    expect(plainTotals(u.total)).toEqual(sumReplies([own]));
+    // a1 (redacted, its usage kept), a3 and a4: the path root -> a4 of the source.
+    expect(plainTotals(u.forked)).toEqual(expectedTotals(["a1", "a3", "a4"]));
+    // Rewound into the copies, a branch of copies counts nothing either.
+    await fk.rewind("a3");
+    const again = await sessionUsage(store, undefined, "fk", { prices });
+    expect(again.branches.map((b) => [b.leafEntryId, plainTotals(b.usage)])).toEqual([
+      ["a3", sumReplies([])],
+      ["f1", sumReplies([own])],
+    ]);
+    // The source is as it was.
+    const src = await sessionUsage(store, undefined, "sess", { prices, skipSubagents: true });
+    expect(plainTotals(src.tree)).toEqual(expectedTotals(ALL));
+    expect(plainTotals(src.forked)).toEqual(sumReplies([]));
+  });
+
+  it("a fork of a session's root copies nothing: every message appended to it counts", async () => {
+    const root = (await store.engine.load(await store.resolve(undefined, "c2"))).root.id;
+    await store.fork(undefined, "c2", { sessionId: "fk0", entry: root });
+    const fk = await store.open(undefined, "fk0");
+    const own: Reply = { id: "f2", model: "big", at: "08:10:00", tokens: { input: 3, output: 2 } };
+    await fk.append([user("f-ask"), reply(own)]);
+    const u = await sessionUsage(store, undefined, "fk0", { prices });
+    expect(plainTotals(u.tree)).toEqual(sumReplies([own]));
+    expect(plainTotals(u.forked)).toEqual(sumReplies([]));
+  });
+
   it("an unknown session is NOT_FOUND naming it", async () => {
     const err = await sessionUsage(store, undefined, "nosuch").catch((e: unknown) => e);
     expect(isSessiondError(err, "NOT_FOUND")).toBe(true);

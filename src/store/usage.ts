@@ -78,6 +78,7 @@ export async function sessionUsage(
     ),
     contextTokens: saturatedU64(r.contextTokens),
     headSeq: BigInt(r.headSeq),
+    forked: totalsToProto(r.forked.price(prices)),
   });
   const subagentsTotal = emptyTotals();
   if (opts.skipSubagents !== true) {

@@ -49,6 +49,9 @@ function usageLines(u: GetUsageResponse, workspace: string, sessionId: string): 
   if (u.subagents.length > 0 && u.subagentsTotal !== undefined) {
     out.push(line(`subagents (${u.subagents.length})`, totalsText(u.subagentsTotal), "subagents"));
   }
+  if (u.forked !== undefined && u.forked.messages > 0n) {
+    out.push(line("forked (billed in the source)", totalsText(u.forked), "forked"));
+  }
   if (u.contextTokens > 0n) out.push(line("context", `≈ ${u.contextTokens} tokens`, "context"));
   if (u.branches.length > 1) {
     out.push(

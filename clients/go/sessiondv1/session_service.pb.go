@@ -92,7 +92,9 @@ type GetUsageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's full id.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Every assistant message of the session (not its subagents).
+	// Every assistant message of the session (not its subagents), but those
+	// ForkSession copied from the session it forked (see forked). Every figure
+	// here leaves those copies out: they were billed in the source session.
 	Tree *UsageTotals `protobuf:"bytes,2,opt,name=tree,proto3" json:"tree,omitempty"`
 	// The messages on the path root -> current leaf.
 	CurrentPath *UsageTotals `protobuf:"bytes,3,opt,name=current_path,json=currentPath,proto3" json:"current_path,omitempty"`
@@ -111,7 +113,11 @@ type GetUsageResponse struct {
 	// one token per 4 characters of what follows it (0 for an empty context).
 	ContextTokens uint64 `protobuf:"varint,8,opt,name=context_tokens,json=contextTokens,proto3" json:"context_tokens,omitempty"`
 	// The head seq the figures were read at.
-	HeadSeq       uint64 `protobuf:"varint,9,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	HeadSeq uint64 `protobuf:"varint,9,opt,name=head_seq,json=headSeq,proto3" json:"head_seq,omitempty"`
+	// The messages ForkSession copied into this session from the session it
+	// forked (the path root -> fork point): billed in that session, and
+	// counted in no other figure of this one nor in UsageReport.
+	Forked        *UsageTotals `protobuf:"bytes,10,opt,name=forked,proto3" json:"forked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +213,13 @@ func (x *GetUsageResponse) GetHeadSeq() uint64 {
 		return x.HeadSeq
 	}
 	return 0
+}
+
+func (x *GetUsageResponse) GetForked() *UsageTotals {
+	if x != nil {
+		return x.Forked
+	}
+	return nil
 }
 
 // BranchUsage is what one branch of a session's tree cost.
@@ -1834,7 +1847,7 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\x0fGetUsageRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12%\n" +
-	"\x0eskip_subagents\x18\x03 \x01(\bR\rskipSubagents\"\xc1\x03\n" +
+	"\x0eskip_subagents\x18\x03 \x01(\bR\rskipSubagents\"\xf3\x03\n" +
 	"\x10GetUsageResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12,\n" +
@@ -1845,7 +1858,9 @@ const file_sessiond_v1_session_service_proto_rawDesc = "" +
 	"\x0fsubagents_total\x18\x06 \x01(\v2\x18.sessiond.v1.UsageTotalsR\x0esubagentsTotal\x12.\n" +
 	"\x05total\x18\a \x01(\v2\x18.sessiond.v1.UsageTotalsR\x05total\x12%\n" +
 	"\x0econtext_tokens\x18\b \x01(\x04R\rcontextTokens\x12\x19\n" +
-	"\bhead_seq\x18\t \x01(\x04R\aheadSeq\"\x9f\x01\n" +
+	"\bhead_seq\x18\t \x01(\x04R\aheadSeq\x120\n" +
+	"\x06forked\x18\n" +
+	" \x01(\v2\x18.sessiond.v1.UsageTotalsR\x06forked\"\x9f\x01\n" +
 	"\vBranchUsage\x12\"\n" +
 	"\rleaf_entry_id\x18\x01 \x01(\tR\vleafEntryId\x12\x18\n" +
 	"\acurrent\x18\x02 \x01(\bR\acurrent\x12\"\n" +
@@ -2032,44 +2047,45 @@ var file_sessiond_v1_session_service_proto_depIdxs = []int32{
 	3,  // 3: sessiond.v1.GetUsageResponse.subagents:type_name -> sessiond.v1.SubagentUsage
 	23, // 4: sessiond.v1.GetUsageResponse.subagents_total:type_name -> sessiond.v1.UsageTotals
 	23, // 5: sessiond.v1.GetUsageResponse.total:type_name -> sessiond.v1.UsageTotals
-	23, // 6: sessiond.v1.BranchUsage.usage:type_name -> sessiond.v1.UsageTotals
-	23, // 7: sessiond.v1.SubagentUsage.usage:type_name -> sessiond.v1.UsageTotals
-	24, // 8: sessiond.v1.RedactEntriesResponse.entries:type_name -> sessiond.v1.Entry
-	24, // 9: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
-	25, // 10: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
-	7,  // 11: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
-	26, // 12: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
-	27, // 13: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
-	24, // 14: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
-	28, // 15: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
-	25, // 16: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	24, // 17: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
-	20, // 18: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
-	22, // 19: sessiond.v1.WatchEntriesResponse.withheld_entries:type_name -> sessiond.v1.WithheldEntries
-	24, // 20: sessiond.v1.WithheldEntries.entries:type_name -> sessiond.v1.Entry
-	6,  // 21: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
-	9,  // 22: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
-	11, // 23: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
-	13, // 24: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
-	15, // 25: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
-	17, // 26: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
-	19, // 27: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
-	4,  // 28: sessiond.v1.SessionService.RedactEntries:input_type -> sessiond.v1.RedactEntriesRequest
-	0,  // 29: sessiond.v1.SessionService.GetUsage:input_type -> sessiond.v1.GetUsageRequest
-	8,  // 30: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
-	10, // 31: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
-	12, // 32: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
-	14, // 33: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
-	16, // 34: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
-	18, // 35: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
-	21, // 36: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
-	5,  // 37: sessiond.v1.SessionService.RedactEntries:output_type -> sessiond.v1.RedactEntriesResponse
-	1,  // 38: sessiond.v1.SessionService.GetUsage:output_type -> sessiond.v1.GetUsageResponse
-	30, // [30:39] is the sub-list for method output_type
-	21, // [21:30] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	23, // 6: sessiond.v1.GetUsageResponse.forked:type_name -> sessiond.v1.UsageTotals
+	23, // 7: sessiond.v1.BranchUsage.usage:type_name -> sessiond.v1.UsageTotals
+	23, // 8: sessiond.v1.SubagentUsage.usage:type_name -> sessiond.v1.UsageTotals
+	24, // 9: sessiond.v1.RedactEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	24, // 10: sessiond.v1.AppendRequest.entries:type_name -> sessiond.v1.Entry
+	25, // 11: sessiond.v1.AppendedEntry.timestamp:type_name -> google.protobuf.Timestamp
+	7,  // 12: sessiond.v1.AppendResponse.entries:type_name -> sessiond.v1.AppendedEntry
+	26, // 13: sessiond.v1.GetStateRequest.view:type_name -> sessiond.v1.View
+	27, // 14: sessiond.v1.GetStateResponse.state:type_name -> sessiond.v1.SessionState
+	24, // 15: sessiond.v1.GetEntriesResponse.entries:type_name -> sessiond.v1.Entry
+	28, // 16: sessiond.v1.GetTreeResponse.nodes:type_name -> sessiond.v1.TreeNode
+	25, // 17: sessiond.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	24, // 18: sessiond.v1.WatchEntriesResponse.entry:type_name -> sessiond.v1.Entry
+	20, // 19: sessiond.v1.WatchEntriesResponse.heartbeat:type_name -> sessiond.v1.Heartbeat
+	22, // 20: sessiond.v1.WatchEntriesResponse.withheld_entries:type_name -> sessiond.v1.WithheldEntries
+	24, // 21: sessiond.v1.WithheldEntries.entries:type_name -> sessiond.v1.Entry
+	6,  // 22: sessiond.v1.SessionService.Append:input_type -> sessiond.v1.AppendRequest
+	9,  // 23: sessiond.v1.SessionService.Rewind:input_type -> sessiond.v1.RewindRequest
+	11, // 24: sessiond.v1.SessionService.Reset:input_type -> sessiond.v1.ResetRequest
+	13, // 25: sessiond.v1.SessionService.GetState:input_type -> sessiond.v1.GetStateRequest
+	15, // 26: sessiond.v1.SessionService.GetEntries:input_type -> sessiond.v1.GetEntriesRequest
+	17, // 27: sessiond.v1.SessionService.GetTree:input_type -> sessiond.v1.GetTreeRequest
+	19, // 28: sessiond.v1.SessionService.WatchEntries:input_type -> sessiond.v1.WatchEntriesRequest
+	4,  // 29: sessiond.v1.SessionService.RedactEntries:input_type -> sessiond.v1.RedactEntriesRequest
+	0,  // 30: sessiond.v1.SessionService.GetUsage:input_type -> sessiond.v1.GetUsageRequest
+	8,  // 31: sessiond.v1.SessionService.Append:output_type -> sessiond.v1.AppendResponse
+	10, // 32: sessiond.v1.SessionService.Rewind:output_type -> sessiond.v1.RewindResponse
+	12, // 33: sessiond.v1.SessionService.Reset:output_type -> sessiond.v1.ResetResponse
+	14, // 34: sessiond.v1.SessionService.GetState:output_type -> sessiond.v1.GetStateResponse
+	16, // 35: sessiond.v1.SessionService.GetEntries:output_type -> sessiond.v1.GetEntriesResponse
+	18, // 36: sessiond.v1.SessionService.GetTree:output_type -> sessiond.v1.GetTreeResponse
+	21, // 37: sessiond.v1.SessionService.WatchEntries:output_type -> sessiond.v1.WatchEntriesResponse
+	5,  // 38: sessiond.v1.SessionService.RedactEntries:output_type -> sessiond.v1.RedactEntriesResponse
+	1,  // 39: sessiond.v1.SessionService.GetUsage:output_type -> sessiond.v1.GetUsageResponse
+	31, // [31:40] is the sub-list for method output_type
+	22, // [22:31] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_sessiond_v1_session_service_proto_init() }

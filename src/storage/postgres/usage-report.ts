@@ -45,7 +45,7 @@ import type {
   UsageSessionSums,
   UsageSumsQuery,
 } from "../engine.js";
-import { countEntry, groupKey, type HourUsage } from "../usage-report.js";
+import { groupKey, type HourUsage, UsageCounter } from "../usage-report.js";
 import type { PgContext } from "./context.js";
 
 /** Advisory lock key class of a session's catch-up. */
@@ -262,6 +262,7 @@ async function countSession(
   const fresh = row.counted_incarnation !== row.incarnation;
   const from = fresh ? 0 : (row.counted_head ?? 0);
   const delta = new Map<string, HourUsage>();
+  const counter = new UsageCounter(delta);
   let after = from;
   let head = from;
   try {
@@ -271,10 +272,11 @@ async function countSession(
       for (const e of page.entries) {
         after = Number(e.seq);
         if (after > row.head_seq) break;
-        countEntry(delta, e, after);
+        counter.add(e, after);
         head = after;
       }
     }
+    counter.finish();
   } catch {
     // Gone or unreadable now: the next report tries again (a deleted session has no row to join).
     return;

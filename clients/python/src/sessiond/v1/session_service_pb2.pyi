@@ -68,6 +68,7 @@ class GetUsageResponse(_message.Message):
     TOTAL_FIELD_NUMBER: _builtins.int
     CONTEXT_TOKENS_FIELD_NUMBER: _builtins.int
     HEAD_SEQ_FIELD_NUMBER: _builtins.int
+    FORKED_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session's full id."""
     context_tokens: _builtins.int
@@ -79,7 +80,10 @@ class GetUsageResponse(_message.Message):
     """The head seq the figures were read at."""
     @_builtins.property
     def tree(self) -> _session_pb2.UsageTotals:
-        """Every assistant message of the session (not its subagents)."""
+        """Every assistant message of the session (not its subagents), but those
+        ForkSession copied from the session it forked (see forked). Every figure
+        here leaves those copies out: they were billed in the source session.
+        """
 
     @_builtins.property
     def current_path(self) -> _session_pb2.UsageTotals:
@@ -105,6 +109,13 @@ class GetUsageResponse(_message.Message):
     def total(self) -> _session_pb2.UsageTotals:
         """tree + subagents_total."""
 
+    @_builtins.property
+    def forked(self) -> _session_pb2.UsageTotals:
+        """The messages ForkSession copied into this session from the session it
+        forked (the path root -> fork point): billed in that session, and
+        counted in no other figure of this one nor in UsageReport.
+        """
+
     def __init__(
         self,
         *,
@@ -117,10 +128,11 @@ class GetUsageResponse(_message.Message):
         total: _session_pb2.UsageTotals | None = ...,
         context_tokens: _builtins.int = ...,
         head_seq: _builtins.int = ...,
+        forked: _session_pb2.UsageTotals | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["current_path", b"current_path", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["current_path", b"current_path", "forked", b"forked", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["branches", b"branches", "context_tokens", b"context_tokens", "current_path", b"current_path", "head_seq", b"head_seq", "session_id", b"session_id", "subagents", b"subagents", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["branches", b"branches", "context_tokens", b"context_tokens", "current_path", b"current_path", "forked", b"forked", "head_seq", b"head_seq", "session_id", b"session_id", "subagents", b"subagents", "subagents_total", b"subagents_total", "total", b"total", "tree", b"tree"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

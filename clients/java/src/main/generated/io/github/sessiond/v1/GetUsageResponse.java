@@ -107,7 +107,9 @@ private static final long serialVersionUID = 0L;
   private io.github.sessiond.v1.UsageTotals tree_;
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -119,7 +121,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -131,7 +135,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -419,6 +425,50 @@ private static final long serialVersionUID = 0L;
     return headSeq_;
   }
 
+  public static final int FORKED_FIELD_NUMBER = 10;
+  private io.github.sessiond.v1.UsageTotals forked_;
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   * @return Whether the forked field is set.
+   */
+  @java.lang.Override
+  public boolean hasForked() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   * @return The forked.
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.UsageTotals getForked() {
+    return forked_ == null ? io.github.sessiond.v1.UsageTotals.getDefaultInstance() : forked_;
+  }
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   */
+  @java.lang.Override
+  public io.github.sessiond.v1.UsageTotalsOrBuilder getForkedOrBuilder() {
+    return forked_ == null ? io.github.sessiond.v1.UsageTotals.getDefaultInstance() : forked_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -459,6 +509,9 @@ private static final long serialVersionUID = 0L;
     }
     if (headSeq_ != 0L) {
       output.writeUInt64(9, headSeq_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(10, getForked());
     }
     getUnknownFields().writeTo(output);
   }
@@ -508,6 +561,10 @@ private static final long serialVersionUID = 0L;
     if (headSeq_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(9, headSeq_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(10, getForked());
     }
     return size;
   }
@@ -563,6 +620,11 @@ private static final long serialVersionUID = 0L;
         != other.getContextTokens()) return false;
     if (getHeadSeq()
         != other.getHeadSeq()) return false;
+    if (hasForked() != other.hasForked()) return false;
+    if (hasForked()) {
+      if (!getForked()
+          .equals(other.getForked())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -606,6 +668,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + HEAD_SEQ_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getHeadSeq());
+    if (hasForked()) {
+      hash = (37 * hash) + FORKED_FIELD_NUMBER;
+      hash = (53 * hash) + getForked().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -746,6 +812,7 @@ private static final long serialVersionUID = 0L;
         internalGetSubagentsFieldBuilder();
         internalGetSubagentsTotalFieldBuilder();
         internalGetTotalFieldBuilder();
+        internalGetForkedFieldBuilder();
       }
     }
     @java.lang.Override
@@ -789,6 +856,11 @@ private static final long serialVersionUID = 0L;
       }
       contextTokens_ = 0L;
       headSeq_ = 0L;
+      forked_ = null;
+      if (forkedBuilder_ != null) {
+        forkedBuilder_.dispose();
+        forkedBuilder_ = null;
+      }
       return this;
     }
 
@@ -877,6 +949,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.headSeq_ = headSeq_;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.forked_ = forkedBuilder_ == null
+            ? forked_
+            : forkedBuilder_.build();
+        to_bitField0_ |= 0x00000010;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -967,6 +1045,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getHeadSeq() != 0L) {
         setHeadSeq(other.getHeadSeq());
+      }
+      if (other.hasForked()) {
+        mergeForked(other.getForked());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1061,6 +1142,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 82: {
+              input.readMessage(
+                  internalGetForkedFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1175,7 +1263,9 @@ private static final long serialVersionUID = 0L;
         io.github.sessiond.v1.UsageTotals, io.github.sessiond.v1.UsageTotals.Builder, io.github.sessiond.v1.UsageTotalsOrBuilder> treeBuilder_;
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1186,7 +1276,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1201,7 +1293,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1219,7 +1313,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1237,7 +1333,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1262,7 +1360,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1279,7 +1379,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1291,7 +1393,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -1306,7 +1410,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Every assistant message of the session (not its subagents).
+     * Every assistant message of the session (not its subagents), but those
+     * ForkSession copied from the session it forked (see forked). Every figure
+     * here leaves those copies out: they were billed in the source session.
      * </pre>
      *
      * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -2530,6 +2636,179 @@ private static final long serialVersionUID = 0L;
       headSeq_ = 0L;
       onChanged();
       return this;
+    }
+
+    private io.github.sessiond.v1.UsageTotals forked_;
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.UsageTotals, io.github.sessiond.v1.UsageTotals.Builder, io.github.sessiond.v1.UsageTotalsOrBuilder> forkedBuilder_;
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     * @return Whether the forked field is set.
+     */
+    public boolean hasForked() {
+      return ((bitField0_ & 0x00000200) != 0);
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     * @return The forked.
+     */
+    public io.github.sessiond.v1.UsageTotals getForked() {
+      if (forkedBuilder_ == null) {
+        return forked_ == null ? io.github.sessiond.v1.UsageTotals.getDefaultInstance() : forked_;
+      } else {
+        return forkedBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public Builder setForked(io.github.sessiond.v1.UsageTotals value) {
+      if (forkedBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        forked_ = value;
+      } else {
+        forkedBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public Builder setForked(
+        io.github.sessiond.v1.UsageTotals.Builder builderForValue) {
+      if (forkedBuilder_ == null) {
+        forked_ = builderForValue.build();
+      } else {
+        forkedBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public Builder mergeForked(io.github.sessiond.v1.UsageTotals value) {
+      if (forkedBuilder_ == null) {
+        if (((bitField0_ & 0x00000200) != 0) &&
+          forked_ != null &&
+          forked_ != io.github.sessiond.v1.UsageTotals.getDefaultInstance()) {
+          getForkedBuilder().mergeFrom(value);
+        } else {
+          forked_ = value;
+        }
+      } else {
+        forkedBuilder_.mergeFrom(value);
+      }
+      if (forked_ != null) {
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public Builder clearForked() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      forked_ = null;
+      if (forkedBuilder_ != null) {
+        forkedBuilder_.dispose();
+        forkedBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public io.github.sessiond.v1.UsageTotals.Builder getForkedBuilder() {
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return internalGetForkedFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    public io.github.sessiond.v1.UsageTotalsOrBuilder getForkedOrBuilder() {
+      if (forkedBuilder_ != null) {
+        return forkedBuilder_.getMessageOrBuilder();
+      } else {
+        return forked_ == null ?
+            io.github.sessiond.v1.UsageTotals.getDefaultInstance() : forked_;
+      }
+    }
+    /**
+     * <pre>
+     * The messages ForkSession copied into this session from the session it
+     * forked (the path root -&gt; fork point): billed in that session, and
+     * counted in no other figure of this one nor in UsageReport.
+     * </pre>
+     *
+     * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.github.sessiond.v1.UsageTotals, io.github.sessiond.v1.UsageTotals.Builder, io.github.sessiond.v1.UsageTotalsOrBuilder> 
+        internalGetForkedFieldBuilder() {
+      if (forkedBuilder_ == null) {
+        forkedBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.github.sessiond.v1.UsageTotals, io.github.sessiond.v1.UsageTotals.Builder, io.github.sessiond.v1.UsageTotalsOrBuilder>(
+                getForked(),
+                getParentForChildren(),
+                isClean());
+        forked_ = null;
+      }
+      return forkedBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:sessiond.v1.GetUsageResponse)

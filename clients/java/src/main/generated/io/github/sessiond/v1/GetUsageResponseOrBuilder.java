@@ -32,7 +32,9 @@ public interface GetUsageResponseOrBuilder extends
 
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -41,7 +43,9 @@ public interface GetUsageResponseOrBuilder extends
   boolean hasTree();
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -50,7 +54,9 @@ public interface GetUsageResponseOrBuilder extends
   io.github.sessiond.v1.UsageTotals getTree();
   /**
    * <pre>
-   * Every assistant message of the session (not its subagents).
+   * Every assistant message of the session (not its subagents), but those
+   * ForkSession copied from the session it forked (see forked). Every figure
+   * here leaves those copies out: they were billed in the source session.
    * </pre>
    *
    * <code>.sessiond.v1.UsageTotals tree = 2 [json_name = "tree"];</code>
@@ -257,4 +263,37 @@ public interface GetUsageResponseOrBuilder extends
    * @return The headSeq.
    */
   long getHeadSeq();
+
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   * @return Whether the forked field is set.
+   */
+  boolean hasForked();
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   * @return The forked.
+   */
+  io.github.sessiond.v1.UsageTotals getForked();
+  /**
+   * <pre>
+   * The messages ForkSession copied into this session from the session it
+   * forked (the path root -&gt; fork point): billed in that session, and
+   * counted in no other figure of this one nor in UsageReport.
+   * </pre>
+   *
+   * <code>.sessiond.v1.UsageTotals forked = 10 [json_name = "forked"];</code>
+   */
+  io.github.sessiond.v1.UsageTotalsOrBuilder getForkedOrBuilder();
 }

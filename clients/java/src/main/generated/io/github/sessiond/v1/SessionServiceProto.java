@@ -156,7 +156,7 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
       "session.proto\"p\n\017GetUsageRequest\022\034\n\twork" +
       "space\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR" +
       "\007session\022%\n\016skip_subagents\030\003 \001(\010R\rskipSu" +
-      "bagents\"\301\003\n\020GetUsageResponse\022\035\n\nsession_" +
+      "bagents\"\363\003\n\020GetUsageResponse\022\035\n\nsession_" +
       "id\030\001 \001(\tR\tsessionId\022,\n\004tree\030\002 \001(\0132\030.sess" +
       "iond.v1.UsageTotalsR\004tree\022;\n\014current_pat" +
       "h\030\003 \001(\0132\030.sessiond.v1.UsageTotalsR\013curre" +
@@ -167,116 +167,117 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
       "ageTotalsR\016subagentsTotal\022.\n\005total\030\007 \001(\013" +
       "2\030.sessiond.v1.UsageTotalsR\005total\022%\n\016con" +
       "text_tokens\030\010 \001(\004R\rcontextTokens\022\031\n\010head" +
-      "_seq\030\t \001(\004R\007headSeq\"\237\001\n\013BranchUsage\022\"\n\rl" +
-      "eaf_entry_id\030\001 \001(\tR\013leafEntryId\022\030\n\007curre" +
-      "nt\030\002 \001(\010R\007current\022\"\n\rfork_entry_id\030\003 \001(\t" +
-      "R\013forkEntryId\022.\n\005usage\030\004 \001(\0132\030.sessiond." +
-      "v1.UsageTotalsR\005usage\"}\n\rSubagentUsage\022\035" +
-      "\n\nsession_id\030\001 \001(\tR\tsessionId\022\035\n\nagent_t" +
-      "ype\030\002 \001(\tR\tagentType\022.\n\005usage\030\003 \001(\0132\030.se" +
-      "ssiond.v1.UsageTotalsR\005usage\"\215\001\n\024RedactE" +
-      "ntriesRequest\022\034\n\tworkspace\030\001 \001(\tR\tworksp" +
-      "ace\022\030\n\007session\030\002 \001(\tR\007session\022\033\n\tentry_i" +
-      "ds\030\003 \003(\tR\010entryIds\022\020\n\003why\030\004 \001(\tR\003why\022\016\n\002" +
-      "by\030\005 \001(\tR\002by\"`\n\025RedactEntriesResponse\022,\n" +
-      "\007entries\030\001 \003(\0132\022.sessiond.v1.EntryR\007entr" +
-      "ies\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\"\362\001\n\rAppen" +
-      "dRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030" +
-      "\n\007session\030\002 \001(\tR\007session\022,\n\007entries\030\003 \003(" +
-      "\0132\022.sessiond.v1.EntryR\007entries\022-\n\020expect" +
-      "ed_leaf_id\030\004 \001(\tH\000R\016expectedLeafId\210\001\001\022&\n" +
-      "\014expected_seq\030\005 \001(\004H\001R\013expectedSeq\210\001\001B\023\n" +
-      "\021_expected_leaf_idB\017\n\r_expected_seq\"\233\001\n\r" +
-      "AppendedEntry\022\016\n\002id\030\001 \001(\tR\002id\022 \n\tparent_" +
-      "id\030\002 \001(\tH\000R\010parentId\210\001\001\022\020\n\003seq\030\003 \001(\004R\003se" +
-      "q\0228\n\ttimestamp\030\004 \001(\0132\032.google.protobuf.T" +
-      "imestampR\ttimestampB\014\n\n_parent_id\"\236\001\n\016Ap" +
-      "pendResponse\0224\n\007entries\030\001 \003(\0132\032.sessiond" +
-      ".v1.AppendedEntryR\007entries\022\027\n\007leaf_id\030\002 " +
-      "\001(\tR\006leafId\022\031\n\010head_seq\030\003 \001(\004R\007headSeq\022\"" +
-      "\n\014deduplicated\030\004 \001(\010R\014deduplicated\"\301\002\n\rR" +
-      "ewindRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspa" +
-      "ce\022\030\n\007session\030\002 \001(\tR\007session\022\026\n\006target\030\003" +
-      " \001(\tR\006target\0226\n\027allow_before_compaction\030" +
-      "\004 \001(\010R\025allowBeforeCompaction\022-\n\020expected" +
-      "_leaf_id\030\005 \001(\tH\000R\016expectedLeafId\210\001\001\022&\n\014e" +
-      "xpected_seq\030\006 \001(\004H\001R\013expectedSeq\210\001\001\022\036\n\010e" +
-      "ntry_id\030\007 \001(\tH\002R\007entryId\210\001\001B\023\n\021_expected" +
-      "_leaf_idB\017\n\r_expected_seqB\013\n\t_entry_id\"h" +
-      "\n\016RewindResponse\022\027\n\007leaf_id\030\001 \001(\tR\006leafI" +
-      "d\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\022\"\n\rleaf_ent" +
-      "ry_id\030\003 \001(\tR\013leafEntryId\"\360\001\n\014ResetReques" +
-      "t\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007sessi" +
-      "on\030\002 \001(\tR\007session\022-\n\020expected_leaf_id\030\003 " +
-      "\001(\tH\000R\016expectedLeafId\210\001\001\022&\n\014expected_seq" +
-      "\030\004 \001(\004H\001R\013expectedSeq\210\001\001\022\036\n\010entry_id\030\005 \001" +
-      "(\tH\002R\007entryId\210\001\001B\023\n\021_expected_leaf_idB\017\n" +
-      "\r_expected_seqB\013\n\t_entry_id\"g\n\rResetResp" +
-      "onse\022\027\n\007leaf_id\030\001 \001(\tR\006leafId\022\031\n\010head_se" +
-      "q\030\002 \001(\004R\007headSeq\022\"\n\rleaf_entry_id\030\003 \001(\tR" +
-      "\013leafEntryId\"\315\002\n\017GetStateRequest\022\034\n\twork" +
-      "space\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR" +
-      "\007session\022#\n\013at_entry_id\030\003 \001(\tH\000R\tatEntry" +
-      "Id\210\001\001\022%\n\004view\030\004 \001(\0162\021.sessiond.v1.ViewR\004" +
-      "view\022\033\n\tpage_size\030\005 \001(\rR\010pageSize\022\035\n\npag" +
-      "e_token\030\006 \001(\tR\tpageToken\022,\n\022max_response" +
-      "_bytes\030\007 \001(\rR\020maxResponseBytes\022!\n\014inline" +
-      "_blobs\030\010 \001(\010R\013inlineBlobs\022\031\n\010from_end\030\t " +
-      "\001(\010R\007fromEndB\016\n\014_at_entry_id\"\220\001\n\020GetStat" +
-      "eResponse\022/\n\005state\030\001 \001(\0132\031.sessiond.v1.S" +
-      "essionStateR\005state\022&\n\017next_page_token\030\002 " +
-      "\001(\tR\rnextPageToken\022#\n\rmessage_count\030\003 \001(" +
-      "\004R\014messageCount\"\354\001\n\021GetEntriesRequest\022\034\n" +
-      "\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002" +
-      " \001(\tR\007session\022\033\n\tafter_seq\030\003 \001(\004R\010afterS" +
-      "eq\022\024\n\005limit\030\004 \001(\rR\005limit\022,\n\022max_response" +
-      "_bytes\030\005 \001(\rR\020maxResponseBytes\022!\n\014inline" +
-      "_blobs\030\006 \001(\010R\013inlineBlobs\022\033\n\tentry_ids\030\007" +
-      " \003(\tR\010entryIds\"]\n\022GetEntriesResponse\022,\n\007" +
-      "entries\030\001 \003(\0132\022.sessiond.v1.EntryR\007entri" +
-      "es\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\"\262\001\n\016GetTre" +
-      "eRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030" +
-      "\n\007session\030\002 \001(\tR\007session\022\033\n\tpage_size\030\003 " +
-      "\001(\rR\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpageT" +
-      "oken\022,\n\022max_response_bytes\030\005 \001(\rR\020maxRes" +
-      "ponseBytes\"\232\001\n\017GetTreeResponse\022+\n\005nodes\030" +
-      "\001 \003(\0132\025.sessiond.v1.TreeNodeR\005nodes\022\027\n\007l" +
-      "eaf_id\030\002 \001(\tR\006leafId\022\031\n\010head_seq\030\003 \001(\004R\007" +
-      "headSeq\022&\n\017next_page_token\030\004 \001(\tR\rnextPa" +
-      "geToken\"j\n\023WatchEntriesRequest\022\034\n\tworksp" +
-      "ace\030\001 \001(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007s" +
-      "ession\022\033\n\tafter_seq\030\003 \001(\004R\010afterSeq\"V\n\tH" +
-      "eartbeat\022\031\n\010head_seq\030\001 \001(\004R\007headSeq\022.\n\004t" +
-      "ime\030\002 \001(\0132\032.google.protobuf.TimestampR\004t" +
-      "ime\"\316\001\n\024WatchEntriesResponse\022*\n\005entry\030\001 " +
-      "\001(\0132\022.sessiond.v1.EntryH\000R\005entry\0226\n\thear" +
-      "tbeat\030\002 \001(\0132\026.sessiond.v1.HeartbeatH\000R\th" +
-      "eartbeat\022I\n\020withheld_entries\030\003 \001(\0132\034.ses" +
-      "siond.v1.WithheldEntriesH\000R\017withheldEntr" +
-      "iesB\007\n\005event\"Z\n\017WithheldEntries\022,\n\007entri" +
-      "es\030\001 \003(\0132\022.sessiond.v1.EntryR\007entries\022\031\n" +
-      "\010head_seq\030\002 \001(\004R\007headSeq2\254\005\n\016SessionServ" +
-      "ice\022A\n\006Append\022\032.sessiond.v1.AppendReques" +
-      "t\032\033.sessiond.v1.AppendResponse\022A\n\006Rewind" +
-      "\022\032.sessiond.v1.RewindRequest\032\033.sessiond." +
-      "v1.RewindResponse\022>\n\005Reset\022\031.sessiond.v1" +
-      ".ResetRequest\032\032.sessiond.v1.ResetRespons" +
-      "e\022G\n\010GetState\022\034.sessiond.v1.GetStateRequ" +
-      "est\032\035.sessiond.v1.GetStateResponse\022M\n\nGe" +
-      "tEntries\022\036.sessiond.v1.GetEntriesRequest" +
-      "\032\037.sessiond.v1.GetEntriesResponse\022D\n\007Get" +
-      "Tree\022\033.sessiond.v1.GetTreeRequest\032\034.sess" +
-      "iond.v1.GetTreeResponse\022U\n\014WatchEntries\022" +
-      " .sessiond.v1.WatchEntriesRequest\032!.sess" +
-      "iond.v1.WatchEntriesResponse0\001\022V\n\rRedact" +
-      "Entries\022!.sessiond.v1.RedactEntriesReque" +
-      "st\032\".sessiond.v1.RedactEntriesResponse\022G" +
-      "\n\010GetUsage\022\034.sessiond.v1.GetUsageRequest" +
-      "\032\035.sessiond.v1.GetUsageResponseBy\n\025io.gi" +
-      "thub.sessiond.v1B\023SessionServiceProtoP\001\242" +
-      "\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond\\V1\342\002\027Sess" +
-      "iond\\V1\\GPBMetadata\352\002\014Sessiond::V1b\006prot" +
-      "o3"
+      "_seq\030\t \001(\004R\007headSeq\0220\n\006forked\030\n \001(\0132\030.se" +
+      "ssiond.v1.UsageTotalsR\006forked\"\237\001\n\013Branch" +
+      "Usage\022\"\n\rleaf_entry_id\030\001 \001(\tR\013leafEntryI" +
+      "d\022\030\n\007current\030\002 \001(\010R\007current\022\"\n\rfork_entr" +
+      "y_id\030\003 \001(\tR\013forkEntryId\022.\n\005usage\030\004 \001(\0132\030" +
+      ".sessiond.v1.UsageTotalsR\005usage\"}\n\rSubag" +
+      "entUsage\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\022" +
+      "\035\n\nagent_type\030\002 \001(\tR\tagentType\022.\n\005usage\030" +
+      "\003 \001(\0132\030.sessiond.v1.UsageTotalsR\005usage\"\215" +
+      "\001\n\024RedactEntriesRequest\022\034\n\tworkspace\030\001 \001" +
+      "(\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007session\022" +
+      "\033\n\tentry_ids\030\003 \003(\tR\010entryIds\022\020\n\003why\030\004 \001(" +
+      "\tR\003why\022\016\n\002by\030\005 \001(\tR\002by\"`\n\025RedactEntriesR" +
+      "esponse\022,\n\007entries\030\001 \003(\0132\022.sessiond.v1.E" +
+      "ntryR\007entries\022\031\n\010head_seq\030\002 \001(\004R\007headSeq" +
+      "\"\362\001\n\rAppendRequest\022\034\n\tworkspace\030\001 \001(\tR\tw" +
+      "orkspace\022\030\n\007session\030\002 \001(\tR\007session\022,\n\007en" +
+      "tries\030\003 \003(\0132\022.sessiond.v1.EntryR\007entries" +
+      "\022-\n\020expected_leaf_id\030\004 \001(\tH\000R\016expectedLe" +
+      "afId\210\001\001\022&\n\014expected_seq\030\005 \001(\004H\001R\013expecte" +
+      "dSeq\210\001\001B\023\n\021_expected_leaf_idB\017\n\r_expecte" +
+      "d_seq\"\233\001\n\rAppendedEntry\022\016\n\002id\030\001 \001(\tR\002id\022" +
+      " \n\tparent_id\030\002 \001(\tH\000R\010parentId\210\001\001\022\020\n\003seq" +
+      "\030\003 \001(\004R\003seq\0228\n\ttimestamp\030\004 \001(\0132\032.google." +
+      "protobuf.TimestampR\ttimestampB\014\n\n_parent" +
+      "_id\"\236\001\n\016AppendResponse\0224\n\007entries\030\001 \003(\0132" +
+      "\032.sessiond.v1.AppendedEntryR\007entries\022\027\n\007" +
+      "leaf_id\030\002 \001(\tR\006leafId\022\031\n\010head_seq\030\003 \001(\004R" +
+      "\007headSeq\022\"\n\014deduplicated\030\004 \001(\010R\014deduplic" +
+      "ated\"\301\002\n\rRewindRequest\022\034\n\tworkspace\030\001 \001(" +
+      "\tR\tworkspace\022\030\n\007session\030\002 \001(\tR\007session\022\026" +
+      "\n\006target\030\003 \001(\tR\006target\0226\n\027allow_before_c" +
+      "ompaction\030\004 \001(\010R\025allowBeforeCompaction\022-" +
+      "\n\020expected_leaf_id\030\005 \001(\tH\000R\016expectedLeaf" +
+      "Id\210\001\001\022&\n\014expected_seq\030\006 \001(\004H\001R\013expectedS" +
+      "eq\210\001\001\022\036\n\010entry_id\030\007 \001(\tH\002R\007entryId\210\001\001B\023\n" +
+      "\021_expected_leaf_idB\017\n\r_expected_seqB\013\n\t_" +
+      "entry_id\"h\n\016RewindResponse\022\027\n\007leaf_id\030\001 " +
+      "\001(\tR\006leafId\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\022\"" +
+      "\n\rleaf_entry_id\030\003 \001(\tR\013leafEntryId\"\360\001\n\014R" +
+      "esetRequest\022\034\n\tworkspace\030\001 \001(\tR\tworkspac" +
+      "e\022\030\n\007session\030\002 \001(\tR\007session\022-\n\020expected_" +
+      "leaf_id\030\003 \001(\tH\000R\016expectedLeafId\210\001\001\022&\n\014ex" +
+      "pected_seq\030\004 \001(\004H\001R\013expectedSeq\210\001\001\022\036\n\010en" +
+      "try_id\030\005 \001(\tH\002R\007entryId\210\001\001B\023\n\021_expected_" +
+      "leaf_idB\017\n\r_expected_seqB\013\n\t_entry_id\"g\n" +
+      "\rResetResponse\022\027\n\007leaf_id\030\001 \001(\tR\006leafId\022" +
+      "\031\n\010head_seq\030\002 \001(\004R\007headSeq\022\"\n\rleaf_entry" +
+      "_id\030\003 \001(\tR\013leafEntryId\"\315\002\n\017GetStateReque" +
+      "st\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007sess" +
+      "ion\030\002 \001(\tR\007session\022#\n\013at_entry_id\030\003 \001(\tH" +
+      "\000R\tatEntryId\210\001\001\022%\n\004view\030\004 \001(\0162\021.sessiond" +
+      ".v1.ViewR\004view\022\033\n\tpage_size\030\005 \001(\rR\010pageS" +
+      "ize\022\035\n\npage_token\030\006 \001(\tR\tpageToken\022,\n\022ma" +
+      "x_response_bytes\030\007 \001(\rR\020maxResponseBytes" +
+      "\022!\n\014inline_blobs\030\010 \001(\010R\013inlineBlobs\022\031\n\010f" +
+      "rom_end\030\t \001(\010R\007fromEndB\016\n\014_at_entry_id\"\220" +
+      "\001\n\020GetStateResponse\022/\n\005state\030\001 \001(\0132\031.ses" +
+      "siond.v1.SessionStateR\005state\022&\n\017next_pag" +
+      "e_token\030\002 \001(\tR\rnextPageToken\022#\n\rmessage_" +
+      "count\030\003 \001(\004R\014messageCount\"\354\001\n\021GetEntries" +
+      "Request\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n" +
+      "\007session\030\002 \001(\tR\007session\022\033\n\tafter_seq\030\003 \001" +
+      "(\004R\010afterSeq\022\024\n\005limit\030\004 \001(\rR\005limit\022,\n\022ma" +
+      "x_response_bytes\030\005 \001(\rR\020maxResponseBytes" +
+      "\022!\n\014inline_blobs\030\006 \001(\010R\013inlineBlobs\022\033\n\te" +
+      "ntry_ids\030\007 \003(\tR\010entryIds\"]\n\022GetEntriesRe" +
+      "sponse\022,\n\007entries\030\001 \003(\0132\022.sessiond.v1.En" +
+      "tryR\007entries\022\031\n\010head_seq\030\002 \001(\004R\007headSeq\"" +
+      "\262\001\n\016GetTreeRequest\022\034\n\tworkspace\030\001 \001(\tR\tw" +
+      "orkspace\022\030\n\007session\030\002 \001(\tR\007session\022\033\n\tpa" +
+      "ge_size\030\003 \001(\rR\010pageSize\022\035\n\npage_token\030\004 " +
+      "\001(\tR\tpageToken\022,\n\022max_response_bytes\030\005 \001" +
+      "(\rR\020maxResponseBytes\"\232\001\n\017GetTreeResponse" +
+      "\022+\n\005nodes\030\001 \003(\0132\025.sessiond.v1.TreeNodeR\005" +
+      "nodes\022\027\n\007leaf_id\030\002 \001(\tR\006leafId\022\031\n\010head_s" +
+      "eq\030\003 \001(\004R\007headSeq\022&\n\017next_page_token\030\004 \001" +
+      "(\tR\rnextPageToken\"j\n\023WatchEntriesRequest" +
+      "\022\034\n\tworkspace\030\001 \001(\tR\tworkspace\022\030\n\007sessio" +
+      "n\030\002 \001(\tR\007session\022\033\n\tafter_seq\030\003 \001(\004R\010aft" +
+      "erSeq\"V\n\tHeartbeat\022\031\n\010head_seq\030\001 \001(\004R\007he" +
+      "adSeq\022.\n\004time\030\002 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\004time\"\316\001\n\024WatchEntriesResponse\022*" +
+      "\n\005entry\030\001 \001(\0132\022.sessiond.v1.EntryH\000R\005ent" +
+      "ry\0226\n\theartbeat\030\002 \001(\0132\026.sessiond.v1.Hear" +
+      "tbeatH\000R\theartbeat\022I\n\020withheld_entries\030\003" +
+      " \001(\0132\034.sessiond.v1.WithheldEntriesH\000R\017wi" +
+      "thheldEntriesB\007\n\005event\"Z\n\017WithheldEntrie" +
+      "s\022,\n\007entries\030\001 \003(\0132\022.sessiond.v1.EntryR\007" +
+      "entries\022\031\n\010head_seq\030\002 \001(\004R\007headSeq2\254\005\n\016S" +
+      "essionService\022A\n\006Append\022\032.sessiond.v1.Ap" +
+      "pendRequest\032\033.sessiond.v1.AppendResponse" +
+      "\022A\n\006Rewind\022\032.sessiond.v1.RewindRequest\032\033" +
+      ".sessiond.v1.RewindResponse\022>\n\005Reset\022\031.s" +
+      "essiond.v1.ResetRequest\032\032.sessiond.v1.Re" +
+      "setResponse\022G\n\010GetState\022\034.sessiond.v1.Ge" +
+      "tStateRequest\032\035.sessiond.v1.GetStateResp" +
+      "onse\022M\n\nGetEntries\022\036.sessiond.v1.GetEntr" +
+      "iesRequest\032\037.sessiond.v1.GetEntriesRespo" +
+      "nse\022D\n\007GetTree\022\033.sessiond.v1.GetTreeRequ" +
+      "est\032\034.sessiond.v1.GetTreeResponse\022U\n\014Wat" +
+      "chEntries\022 .sessiond.v1.WatchEntriesRequ" +
+      "est\032!.sessiond.v1.WatchEntriesResponse0\001" +
+      "\022V\n\rRedactEntries\022!.sessiond.v1.RedactEn" +
+      "triesRequest\032\".sessiond.v1.RedactEntries" +
+      "Response\022G\n\010GetUsage\022\034.sessiond.v1.GetUs" +
+      "ageRequest\032\035.sessiond.v1.GetUsageRespons" +
+      "eBy\n\025io.github.sessiond.v1B\023SessionServi" +
+      "ceProtoP\001\242\002\003SXX\252\002\013Sessiond.V1\312\002\013Sessiond" +
+      "\\V1\342\002\027Sessiond\\V1\\GPBMetadata\352\002\014Sessiond" +
+      "::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -296,7 +297,7 @@ public final class SessionServiceProto extends com.google.protobuf.GeneratedFile
     internal_static_sessiond_v1_GetUsageResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_sessiond_v1_GetUsageResponse_descriptor,
-        new java.lang.String[] { "SessionId", "Tree", "CurrentPath", "Branches", "Subagents", "SubagentsTotal", "Total", "ContextTokens", "HeadSeq", });
+        new java.lang.String[] { "SessionId", "Tree", "CurrentPath", "Branches", "Subagents", "SubagentsTotal", "Total", "ContextTokens", "HeadSeq", "Forked", });
     internal_static_sessiond_v1_BranchUsage_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_sessiond_v1_BranchUsage_fieldAccessorTable = new
