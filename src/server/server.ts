@@ -177,7 +177,9 @@ export async function startServer(
       metricsOpen: config.tokens.length === 0,
       logger,
     },
-    withUiAssets(config.uiDir, calls.wrap(discardUnreadRest(handler))),
+    withUiAssets(config.uiDir, calls.wrap(discardUnreadRest(handler)), {
+      shareLive: (token) => store.shares.live(token),
+    }),
   );
   const server = config.tls
     ? http2.createSecureServer(

@@ -266,6 +266,17 @@ export class Shares {
     return storage.revokeSessions(workspace, sessionIds, this.ctx.now().getTime());
   }
 
+  /**
+   * Whether `token` names a share that may be read now (made, not revoked,
+   * not expired): the web page of a share link answers 404 when not. One
+   * lookup by digest; ReadShare still checks the session itself.
+   */
+  async live(token: string): Promise<boolean> {
+    if (!TOKEN.test(token) || this.ctx.engine.shares === undefined) return false;
+    const r = await this.ctx.engine.shares.byDigest(shareDigest(token));
+    return r !== undefined && r.revokedAtMs === 0 && this.ctx.now().getTime() < r.expiresAtMs;
+  }
+
   /** One page of a share's snapshot, by its token alone (see the class comment). */
   async read(token: string, input: ShareReadInput = {}): Promise<ShareSnapshot> {
     const storage = this.storage();

@@ -6,7 +6,7 @@
  * does; ShareSession without a token is UNAUTHENTICATED; revoke, expiry
  * and delete make the link NOT_FOUND at once, with one message.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
@@ -32,11 +32,16 @@ const tokensMade: string[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "sessiond-shares-"));
+  // A stand-in for the built viewer: /share/<token> serves its index.html.
+  const uiDir = join(dataDir, "ui");
+  mkdirSync(uiDir);
+  writeFileSync(join(uiDir, "index.html"), "<!doctype html><title>share page</title>");
   const store = openStore({ dataDir, now: () => new Date(nowMs) });
   server = await startServer(
     store,
     serverConfig({
       port: 0,
+      uiDir,
       tokens: [
         { token: TOKEN, workspaces: ["*"] },
         { token: TOKEN_A, workspaces: [WS_A] },
@@ -159,12 +164,18 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
     const { share } = await shareOf({ workspace: ws, session: id });
     const token = share?.token as string;
     await anonymous().store.readShare({ token });
+    expect((await fetch(`${url()}/share/${token}`)).status).toBe(200);
     const listed = await owner().store.listShares({ workspace: ws });
     expect(listed.shares.map((s) => s.token)).toEqual([token.slice(0, 12)]);
     const revoked = await owner().store.revokeShare({ workspace: ws, token });
     expect(revoked.share?.revoked).toBe(true);
     const gone = await failure(anonymous().store.readShare({ token }));
     expect(gone.code).toBe(Code.NotFound);
+    // The link's page answers 404 at once too (the same page, which draws the 404).
+    const page = await fetch(`${url()}/share/${token}`);
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain("share page");
+    expect((await fetch(`${url()}/share/${"x".repeat(43)}`)).status).toBe(404);
     const unknown = await failure(anonymous().store.readShare({ token: "x".repeat(43) }));
     expect(gone.rawMessage).toBe(unknown.rawMessage);
     expect(gone.rawMessage).not.toContain(id);
@@ -185,6 +196,7 @@ describe.each(["grpc", "connect"] as const)("share links over %s", (protocol) =>
     nowMs += DAY;
     try {
       expect((await failure(anonymous().store.readShare({ token }))).code).toBe(Code.NotFound);
+      expect((await fetch(`${url()}/share/${token}`)).status).toBe(404);
     } finally {
       nowMs = before;
     }

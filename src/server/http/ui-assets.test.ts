@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RequestHandler, withUiAssets } from "./ui-assets.js";
+import { type RequestHandler, type UiAssetsOptions, withUiAssets } from "./ui-assets.js";
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -13,11 +13,11 @@ afterEach(async () => {
 });
 
 /** The viewer's handler in front of a stand-in for Connect that answers "connect". */
-async function serve(dir: string | undefined): Promise<string> {
+async function serve(dir: string | undefined, opts: UiAssetsOptions = {}): Promise<string> {
   const next: RequestHandler = (_req, res) => {
     (res as http.ServerResponse).end("connect");
   };
-  const server = http.createServer(withUiAssets(dir, next) as http.RequestListener);
+  const server = http.createServer(withUiAssets(dir, next, opts) as http.RequestListener);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -149,6 +149,34 @@ describe("share links at /share/<token>", () => {
     expect(res.headers.get("referrer-policy")).toBe("no-referrer");
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(res.headers.get("etag")).toBeNull();
+  });
+
+  it("answers the page with 404 for a share that may not be read now, 200 for one that may", async () => {
+    const asked: string[] = [];
+    const url = await serve(builtUi(), {
+      shareLive: async (t) => {
+        asked.push(t);
+        if (t.startsWith("Broken")) throw new Error("storage down");
+        return t === token;
+      },
+    });
+    const live = await fetch(`${url}/share/${token}`);
+    expect(live.status).toBe(200);
+    expect(await live.text()).toContain("main-ABCDEFGH.js");
+    const gone = `Revoked${token.slice(7)}`;
+    for (const method of ["GET", "HEAD"]) {
+      const res = await fetch(`${url}/share/${gone}`, { method });
+      expect(res.status, method).toBe(404);
+      // The same page, which draws the 404 with what ReadShare says, uncached.
+      expect(res.headers.get("cache-control"), method).toBe("no-store");
+      expect(res.headers.get("content-security-policy"), method).toContain("script-src 'self'");
+    }
+    expect(await (await fetch(`${url}/share/${gone}`)).text()).toContain("main-ABCDEFGH.js");
+    // A check that fails leaves it to the page (ReadShare's own answer).
+    expect((await fetch(`${url}/share/Broken${token.slice(6)}`)).status).toBe(200);
+    // The viewer's files are not share tokens.
+    expect((await fetch(`${url}/share/main-ABCDEFGH.js`)).status).toBe(200);
+    expect(asked).not.toContain("main-ABCDEFGH.js");
   });
 
   it("serves the viewer's files the page names relative to /share/", async () => {

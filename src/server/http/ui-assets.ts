@@ -16,8 +16,10 @@ const UI_PREFIX = "/ui/";
 /**
  * Share links: /share/<token> is the viewer's page (it reads the share with
  * ReadShare, which needs no auth token), and /share/<asset> the viewer's
- * files, which the page names relative to itself. Whether the token is
- * good is for ReadShare to say: the page is the same for every token.
+ * files, which the page names relative to itself. The page is the same
+ * for every token (ReadShare fills it); its HTTP status says whether the
+ * share may be read now (`shareLive`): 404 after a revoke or an expiry, so
+ * that a link checker or a proxy sees what the page draws.
  */
 const SHARE_PREFIX = "/share/";
 const SHARE_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -78,13 +80,26 @@ function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
+export interface UiAssetsOptions {
+  /**
+   * Whether a share token may be read now; unset: every token-shaped page
+   * answers 200. A check that fails answers 200 too (the page then shows
+   * what ReadShare says).
+   */
+  shareLive?: ((token: string) => Promise<boolean>) | undefined;
+}
+
 /**
  * Serves the web viewer at /ui/ on the API's own port, in front of `next`
  * (Connect): a GET under /ui/ never reaches the RPC handlers, anything else
  * goes on untouched. Written by hand because it is a dozen static files with
  * fixed headers; a static-file library would add more than it saves.
  */
-export function withUiAssets(dir: string | undefined, next: RequestHandler): RequestHandler {
+export function withUiAssets(
+  dir: string | undefined,
+  next: RequestHandler,
+  opts: UiAssetsOptions = {},
+): RequestHandler {
   const assets = dir === undefined ? new Map<string, Asset>() : loadAssets(dir);
   return (req, res) => {
     const path = (req.url ?? "/").split("?")[0] as string;
@@ -120,8 +135,16 @@ export function withUiAssets(dir: string | undefined, next: RequestHandler): Req
       // A page named by a secret: kept by no cache, indexed by no robot.
       r.setHeader("Cache-Control", "no-store");
       r.setHeader("X-Robots-Tag", "noindex, nofollow");
-      r.writeHead(200, { "Content-Type": asset.type, "Content-Length": asset.body.length });
-      r.end(req.method === "HEAD" ? undefined : asset.body);
+      const send = (status: number) => {
+        r.writeHead(status, { "Content-Type": asset.type, "Content-Length": asset.body.length });
+        r.end(req.method === "HEAD" ? undefined : asset.body);
+      };
+      if (opts.shareLive === undefined) return send(200);
+      const token = path.slice(SHARE_PREFIX.length).replace(/\/$/, "");
+      opts.shareLive(token).then(
+        (live) => send(live ? 200 : 404),
+        () => send(200),
+      );
       return;
     }
     r.setHeader("ETag", asset.etag);
