@@ -13,7 +13,7 @@
  * skip loudly).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createDatabase, sharedPostgres } from "./postgres.js";
@@ -97,6 +97,13 @@ export interface StartOptions {
    * SESSIOND_TEST_STORAGE): "postgres" runs on the database of `dataDir`.
    */
   storage?: StorageMode;
+  /**
+   * Write the server's stdout and stderr to files instead of pipes: for a
+   * caller that blocks its event loop for long (spawnSync), during which a
+   * pipe nobody reads fills and the server, whose writes to a pipe are
+   * synchronous, stops in the middle of a request.
+   */
+  outputToFiles?: boolean;
 }
 
 /** Starts `sessiond serve` as a real process on 127.0.0.1 and waits until it listens. */
@@ -125,36 +132,64 @@ export async function startSessiond(opts: StartOptions = {}): Promise<SessiondPr
     ...extra,
     ...given,
   ];
+  const files = opts.outputToFiles
+    ? { out: `${dataDir}.stdout.log`, err: `${dataDir}.stderr.log` }
+    : undefined;
+  const fds = files && [openSync(files.out, "w"), openSync(files.err, "w")];
   const proc = spawn(process.execPath, args, {
     cwd: REPO,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: fds === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", fds[0], fds[1]],
     env: opts.env === undefined ? process.env : { ...process.env, ...opts.env },
   });
+  if (fds !== undefined) for (const fd of fds) closeSync(fd);
   let out = "";
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => {
     err += d.toString();
     if (err.length > 4_000_000) err = err.slice(-2_000_000);
   });
+  /** What the server wrote to `file` so far ("" before it made it). */
+  const readOut = (file: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch {
+      return "";
+    }
+  };
   const exited = new Promise<number | null>((done) => proc.once("exit", (code) => done(code)));
+  const errText = () => (files === undefined ? err : readOut(files.err));
   const url = await new Promise<string>((done, fail) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
       fail(
-        new Error(`sessiond did not start within ${opts.timeoutMs ?? 20000} ms:\n${out}\n${err}`),
+        new Error(
+          `sessiond did not start within ${opts.timeoutMs ?? 20000} ms:\n${out}\n${errText()}`,
+        ),
       );
     }, opts.timeoutMs ?? 20000);
-    proc.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
+    const seen = () => {
       const m = /listening on (\S+?),/.exec(out);
       if (m) {
         clearTimeout(timer);
+        clearInterval(poll);
         done(m[1] as string);
       }
+    };
+    proc.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      seen();
     });
+    const poll =
+      files === undefined
+        ? undefined
+        : setInterval(() => {
+            out = readOut(files.out);
+            seen();
+          }, 25);
     proc.once("exit", (code) => {
       clearTimeout(timer);
-      fail(new Error(`sessiond exited with ${code} before listening:\n${out}\n${err}`));
+      clearInterval(poll);
+      fail(new Error(`sessiond exited with ${code} before listening:\n${out}\n${errText()}`));
     });
   });
   if (/^postgres(ql)?:\/\//.test(storage) && !/storing postgres/.test(out)) {
@@ -164,21 +199,27 @@ export async function startSessiond(opts: StartOptions = {}): Promise<SessiondPr
     );
   }
   const port = Number(new URL(url).port);
+  const removeOutputFiles = () => {
+    if (files !== undefined) for (const f of [files.out, files.err]) rmSync(f, { force: true });
+  };
   return {
     url,
     port,
     dataDir,
     storage,
     proc,
-    stderr: () => err,
-    stdout: () => out,
+    stderr: errText,
+    stdout: () => (files === undefined ? out : readOut(files.out)),
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
-      return exited;
+      const code = await exited;
+      removeOutputFiles();
+      return code;
     },
     async kill9() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
       await exited;
+      removeOutputFiles();
     },
   };
 }

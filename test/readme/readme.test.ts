@@ -76,7 +76,8 @@ let tsDir: string;
 let goModule: GoUserModule | undefined;
 
 beforeAll(async () => {
-  server = await startSessiond();
+  // Files, not pipes: each block runs under spawnSync, which stops this process's event loop.
+  server = await startSessiond({ outputToFiles: true });
   tsDir = mkdtempSync(join(REPO, ".tmp-readme-"));
 });
 afterAll(async () => {
