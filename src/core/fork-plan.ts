@@ -1,7 +1,8 @@
 import { clone, create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { type Entry, EntrySchema, type SessionInfo } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import { FORMAT_VERSION } from "./entry.js";
+import { forkCopiesThrough } from "./fork-copies.js";
 import { newEntryId } from "./ids.js";
 import type { SessionLog } from "./session-log.js";
 
@@ -62,24 +63,6 @@ export function planFork(log: SessionLog, targetId: string, o: ForkOptions): Ent
     return copy;
   });
   return [root, ...copies];
-}
-
-/**
- * The seq of the last entry ForkSession copied into a session (0 when it
- * is no fork, or a fork of a source's root, which copies nothing): the
- * copies are seqs 2..n of a fork (planFork), ending at the copy of the
- * fork's target, whose id they keep, so the target's id in the fork says
- * where they end. Usage sums leave the copies out: they were billed in the
- * source session.
- */
-export function forkCopiesThrough(
-  info: SessionInfo,
-  seqOf: (id: string) => bigint | number | undefined,
-): number {
-  const target = info.forkedFrom?.entryId;
-  if (target === undefined || target === "") return 0;
-  const seq = seqOf(target);
-  return seq === undefined ? 0 : Number(seq);
 }
 
 /** forkCopiesThrough of a log. */

@@ -20,7 +20,7 @@ import {
 } from "../../test/support/usage-scenario.js";
 import { planReset } from "./move-plan.js";
 import type { SessionLog } from "./session-log.js";
-import { contextTokens, rollUpSession } from "./usage-rollup.js";
+import { contextTokens, rollUpEntries } from "./usage-rollup.js";
 import { parsePriceTable, totalsToProto, type UsageGroups } from "./usage-sums.js";
 import { planWithhold, withheldMarker } from "./withheld.js";
 
@@ -45,7 +45,7 @@ function scenarioLog(): SessionLog {
 
 describe("usage roll-up of a session's tree", () => {
   const log = scenarioLog();
-  const r = rollUpSession(log);
+  const r = rollUpEntries(log.entries(), log.leafId);
 
   it("the tree counts every assistant message with usage, abandoned branches included", () => {
     expect(priced(r.tree)).toEqual(expectedTotals(["a1", "a2", "a3", "a4", "a5"]));
@@ -87,7 +87,7 @@ describe("usage roll-up of a session's tree", () => {
   it("after a rewind to an entry with children, the current branch still heads the list at that entry", () => {
     const l = scenarioLog();
     rewindTo(l, { target: "a1" });
-    const b = rollUpSession(l).branches;
+    const b = rollUpEntries(l.entries(), l.leafId).branches;
     expect(b[0]).toMatchObject({ leafEntryId: "a1", current: true, forkEntryId: "" });
     expect(b.slice(1).map((x) => [x.leafEntryId, x.forkEntryId])).toEqual([
       ["a2", "a1"],
@@ -100,7 +100,7 @@ describe("usage roll-up of a session's tree", () => {
   it("an empty context (after a reset) estimates 0 tokens", () => {
     const l = scenarioLog();
     for (const e of planReset(l, {}, {}).write) l.apply(e);
-    const after = rollUpSession(l);
+    const after = rollUpEntries(l.entries(), l.leafId);
     expect(after.contextTokens).toBe(0n);
     expect(priced(after.currentPath).messages).toBe(0);
     expect(priced(after.tree)).toEqual(expectedTotals(["a1", "a2", "a3", "a4", "a5"]));

@@ -4,7 +4,7 @@
  * the size of the current context. Pure: a log in, raw sums out, priced by
  * the caller (usage-sums.ts) so that every figure follows the one rule.
  */
-import { toJsonString } from "@bufbuild/protobuf";
+import { create, toJsonString } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   BlobPart,
@@ -14,11 +14,15 @@ import {
   type Usage,
 } from "../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../gen/sessiond/v1/session_pb.js";
+import {
+  BranchUsageSchema,
+  type GetUsageResponse,
+  GetUsageResponseSchema,
+} from "../../gen/sessiond/v1/session_service_pb.js";
 import { timestampMillis } from "./entry.js";
 import { foldPath } from "./fold.js";
-import { logForkCopiesThrough } from "./fork-plan.js";
-import type { SessionLog } from "./session-log.js";
-import { UsageGroups } from "./usage-sums.js";
+import { forkCopiesThrough } from "./fork-copies.js";
+import { type PriceTable, saturatedU64, totalsToProto, UsageGroups } from "./usage-sums.js";
 
 /** One branch: the path to a leaf, beyond what it shares with the current path. */
 export interface BranchRollup {
@@ -63,52 +67,96 @@ function count(groups: UsageGroups, entry: Entry, copiesThrough: bigint): void {
 }
 
 /**
- * Rolls up a session's log. Branches: one per leaf of the tree (an entry no
- * other entry names as parent, Leaf entries aside), and the current leaf's
- * even when it has children (after a rewind): it always heads the list.
+ * Rolls up a session held as a list of its entries (seq order, root
+ * first) with its current leaf: a log's (the store's GetUsage) or a page's
+ * snapshot (an HTML export, a share link). `get` finds an entry by id
+ * (default: a map made of `entries`). Branches: one per leaf of the tree
+ * (an entry no other entry names as parent, Leaf entries aside), and the
+ * current leaf's even when it has children (after a rewind): it always
+ * heads the list. ForkSession's copies count in `forked` only.
  */
-export function rollUpSession(log: SessionLog): SessionRollup {
+export function rollUpEntries(
+  entries: readonly Entry[],
+  leafId: string,
+  get: (id: string) => Entry | undefined = byIdOf(entries),
+): SessionRollup {
   const tree = new UsageGroups();
   const forked = new UsageGroups();
   const hasChild = new Set<string>();
-  const entries = log.entries();
-  const copies = BigInt(logForkCopiesThrough(log));
+  const root = entries[0];
+  const copies = BigInt(
+    root?.kind.case === "sessionInfo"
+      ? forkCopiesThrough(root.kind.value, (id) => get(id)?.seq)
+      : 0,
+  );
   for (const e of entries) {
     if (e.seq <= copies) count(forked, e, 0n);
     else count(tree, e, copies);
     if (e.kind.case !== "leaf" && e.parentId !== undefined) hasChild.add(e.parentId);
   }
-  const headSeq = log.headSeq;
-  if (entries.length === 0) {
-    return {
-      tree,
-      forked,
-      currentPath: new UsageGroups(),
-      branches: [],
-      contextTokens: 0n,
-      headSeq,
-    };
-  }
-  const leafId = log.leafId;
-  const path = log.path(leafId);
+  const headSeq = Number(entries[entries.length - 1]?.seq ?? 0n);
+  const path = entries.length === 0 ? [] : pathTo(get, leafId);
   const onPath = new Set(path.map((e) => e.id));
   const currentPath = new UsageGroups();
   for (const e of path) count(currentPath, e, copies);
 
-  const branches: BranchRollup[] = [
-    { leafEntryId: leafId, current: true, forkEntryId: "", usage: currentPath },
-  ];
+  const branches: BranchRollup[] =
+    entries.length === 0
+      ? []
+      : [{ leafEntryId: leafId, current: true, forkEntryId: "", usage: currentPath }];
   for (const e of entries) {
     if (e.kind.case === "leaf" || hasChild.has(e.id) || e.id === leafId) continue;
     const usage = new UsageGroups();
     let at: Entry | undefined = e;
     while (at !== undefined && !onPath.has(at.id)) {
       count(usage, at, copies);
-      at = at.parentId === undefined ? undefined : log.get(at.parentId);
+      at = at.parentId === undefined ? undefined : get(at.parentId);
     }
     branches.push({ leafEntryId: e.id, current: false, forkEntryId: at?.id ?? "", usage });
   }
   return { tree, forked, currentPath, branches, contextTokens: contextTokens(path), headSeq };
+}
+
+function byIdOf(entries: readonly Entry[]): (id: string) => Entry | undefined {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  return (id) => byId.get(id);
+}
+
+/** The path root -> id, by parent links. */
+function pathTo(get: (id: string) => Entry | undefined, id: string): Entry[] {
+  const out: Entry[] = [];
+  for (let e = get(id); e !== undefined; e = e.parentId ? get(e.parentId) : undefined) out.push(e);
+  return out.reverse();
+}
+
+/**
+ * GetUsage's answer for a roll-up, every figure priced by `prices`; the
+ * subagents are the caller's to add (subagents and subagents_total unset,
+ * total the tree's).
+ */
+export function usageResponseOf(
+  sessionId: string,
+  r: SessionRollup,
+  prices: PriceTable,
+): GetUsageResponse {
+  const tree = totalsToProto(r.tree.price(prices));
+  return create(GetUsageResponseSchema, {
+    sessionId,
+    tree,
+    currentPath: totalsToProto(r.currentPath.price(prices)),
+    branches: r.branches.map((b) =>
+      create(BranchUsageSchema, {
+        leafEntryId: b.leafEntryId,
+        current: b.current,
+        forkEntryId: b.forkEntryId,
+        usage: totalsToProto(b.usage.price(prices)),
+      }),
+    ),
+    contextTokens: saturatedU64(r.contextTokens),
+    headSeq: BigInt(r.headSeq),
+    forked: totalsToProto(r.forked.price(prices)),
+    total: tree,
+  });
 }
 
 /**

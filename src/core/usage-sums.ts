@@ -109,7 +109,10 @@ function addTo(map: Map<string, bigint>, currency: string, units: bigint): void 
   map.set(currency, (map.get(currency) ?? 0n) + units);
 }
 
-/** Counts one assistant message's usage (its cost was checked on Append). */
+/**
+ * Counts one assistant message's usage. Append checked its cost; one a
+ * hand-made file holds that is no decimal amount counts as uncosted.
+ */
 export function addMessage(raw: RawUsage, usage: Usage): void {
   raw.messages += 1;
   raw.input += usage.inputTokens;
@@ -117,7 +120,7 @@ export function addMessage(raw: RawUsage, usage: Usage): void {
   raw.cacheRead += usage.cacheReadTokens;
   raw.cacheWrite += usage.cacheWriteTokens;
   raw.reasoning += usage.reasoningTokens;
-  if (usage.cost !== undefined) {
+  if (usage.cost !== undefined && costProblem(usage.cost) === undefined) {
     addTo(raw.callerCost, usage.cost.currency, amountUnits(usage.cost.amount));
     return;
   }

@@ -8,19 +8,17 @@
 import { create } from "@bufbuild/protobuf";
 import type { SessionMeta } from "../../gen/sessiond/v1/session_pb.js";
 import {
-  BranchUsageSchema,
   type GetUsageResponse,
-  GetUsageResponseSchema,
   SubagentUsageSchema,
 } from "../../gen/sessiond/v1/session_service_pb.js";
 import { isSessiondError } from "../core/errors.js";
-import { rollUpSession } from "../core/usage-rollup.js";
+import type { SessionLog } from "../core/session-log.js";
+import { rollUpEntries, type SessionRollup, usageResponseOf } from "../core/usage-rollup.js";
 import {
   addTotals,
   emptyTotals,
   NO_PRICES,
   type PriceTable,
-  saturatedU64,
   type Totals,
   totalsToProto,
 } from "../core/usage-sums.js";
@@ -62,24 +60,9 @@ export async function sessionUsage(
 ): Promise<GetUsageResponse> {
   const key = await store.resolve(workspace, ref);
   const prices = opts.prices ?? NO_PRICES;
-  const r = rollUpSession(await store.engine.load(key));
+  const r = rollUp(await store.engine.load(key));
   const tree = r.tree.price(prices);
-  const response = create(GetUsageResponseSchema, {
-    sessionId: key.sessionId,
-    tree: totalsToProto(tree),
-    currentPath: totalsToProto(r.currentPath.price(prices)),
-    branches: r.branches.map((b) =>
-      create(BranchUsageSchema, {
-        leafEntryId: b.leafEntryId,
-        current: b.current,
-        forkEntryId: b.forkEntryId,
-        usage: totalsToProto(b.usage.price(prices)),
-      }),
-    ),
-    contextTokens: saturatedU64(r.contextTokens),
-    headSeq: BigInt(r.headSeq),
-    forked: totalsToProto(r.forked.price(prices)),
-  });
+  const response = usageResponseOf(key.sessionId, r, prices);
   const subagentsTotal = emptyTotals();
   if (opts.skipSubagents !== true) {
     const seen = new Set([key.sessionId]);
@@ -116,7 +99,7 @@ async function familyTotals(
   seen.add(key.sessionId);
   let totals: Totals;
   try {
-    totals = rollUpSession(await store.engine.load(key)).tree.price(prices);
+    totals = rollUp(await store.engine.load(key)).tree.price(prices);
   } catch (err) {
     // Deleted since it was listed: no longer a subagent.
     if (isSessiondError(err, "NOT_FOUND")) return undefined;
@@ -153,4 +136,9 @@ async function subagentsOf(
     pageToken = page.nextPageToken;
   } while (pageToken !== "");
   return out;
+}
+
+/** A log rolled up (core/usage-rollup.ts). */
+function rollUp(log: SessionLog): SessionRollup {
+  return rollUpEntries(log.entries(), log.leafId, (id) => log.get(id));
 }

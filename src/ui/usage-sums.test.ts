@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Entry, EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import { totalsOf, totalsText, usageOfEntries } from "./usage-sums.js";
+import { totalsText, usageOfEntries } from "./usage-sums.js";
 
 function msg(
   id: string,
@@ -51,7 +51,8 @@ const entries = [
 
 describe("usage summed in the page (exports and shares)", () => {
   it("sums exactly: 0.1 + 0.2 USD is 0.3, currencies apart in order, a message without cost unpriced", () => {
-    const t = totalsOf(entries);
+    const t = usageOfEntries("s", entries, "a4").tree;
+    if (t === undefined) throw new Error("no tree");
     expect(t.messages).toBe(4n);
     expect([t.inputTokens, t.outputTokens, t.reasoningTokens]).toEqual([351n, 36n, 4n]);
     expect(t.cost.map((c) => [c.amount, c.currency])).toEqual([
@@ -75,5 +76,30 @@ describe("usage summed in the page (exports and shares)", () => {
     expect(u.branches[1]?.usage?.inputTokens).toBe(50n);
     expect(u.total?.inputTokens).toBe(351n);
     expect(u.headSeq).toBe(8n);
+    // As the server counts it: the context from the newest assistant message's tokens.
+    expect(u.contextTokens).toBe(2n);
+  });
+
+  it("a cost a hand-made file holds that is no decimal counts as unpriced", () => {
+    const bad = msg("a5", "a4", Role.ASSISTANT, { in: 7, out: 1, cost: ["1,5", "USD"] });
+    const u = usageOfEntries("s", [...entries, { ...bad, seq: 9n }], "a5");
+    expect(u.tree?.unpricedMessages).toBe(2n);
+    expect(u.tree?.cost.map((c) => c.amount)).toEqual(["0.000000000001", "0.3"]);
+  });
+
+  it("a fork's snapshot leaves the copies of its source out, as GetUsage does", () => {
+    const forkRoot = create(EntrySchema, {
+      id: "froot",
+      seq: 1n,
+      kind: { case: "sessionInfo", value: { forkedFrom: { sessionId: "s", entryId: "a1" } } },
+    });
+    const copies = [
+      { ...msg("u1", "froot", Role.USER), seq: 2n },
+      { ...(entries[2] as Entry), seq: 3n },
+    ];
+    const own = { ...msg("a9", "a1", Role.ASSISTANT, { in: 9, out: 9 }), seq: 4n };
+    const u = usageOfEntries("f", [forkRoot, ...copies, own], "a9");
+    expect(u.tree?.inputTokens).toBe(9n);
+    expect(u.forked?.inputTokens).toBe(100n);
   });
 });

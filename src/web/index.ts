@@ -18,6 +18,8 @@ export { entryKind, entryPreview } from "../core/entry.js";
 export * from "../core/entry-builders.js";
 export { foldPath } from "../core/fold.js";
 export * from "../core/message-text.js";
+export { rollUpEntries, usageResponseOf } from "../core/usage-rollup.js";
+export { NO_PRICES } from "../core/usage-sums.js";
 export {
   createSessiondClient,
   type SessiondWebClientOptions,
