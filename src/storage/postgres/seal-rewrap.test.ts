@@ -73,8 +73,9 @@ if (pgSkip !== undefined) {
 
     const engine = async (
       encryption?: ConstructorParameters<typeof PostgresEngine>[0]["encryption"],
+      insertChunk?: number,
     ) => {
-      const e = await PostgresEngine.open({ url, encryption });
+      const e = await PostgresEngine.open({ url, encryption, insertChunk });
       engines.push(e);
       return e;
     };
@@ -175,8 +176,16 @@ if (pgSkip !== undefined) {
       const replica = new SessionStore(await engine({ keys, workspaces: [] }));
       const c1Before = await texts(replica, "c1");
       expect((await dump(url)).includes(MARK)).toBe(true);
+      // A watcher of c1 on that replica, past its three entries.
+      const watch = (await replica.open(WS, "c1")).watch();
+      const seen: string[] = [];
+      while (seen.length < 3) {
+        const ev = (await watch.next()).value;
+        if (ev?.type === "entry") seen.push(ev.entry.id);
+      }
 
-      const sealer = await engine({ keys, workspaces: [] });
+      // One row per UPDATE statement: a session's payloads in several statements, one transaction.
+      const sealer = await engine({ keys, workspaces: [] }, 1);
       expect(await sealer.seal({ workspace: WS, sessionId: "c1" })).toEqual({
         sessionId: "c1",
         result: "sealed",
@@ -196,6 +205,11 @@ if (pgSkip !== undefined) {
       expect(await texts(replica, "c1")).toEqual(c1Before);
       await (await replica.open(WS, "c1")).append([user("later", `${MARK} later`)]);
       expect(await dump(url)).not.toContain(MARK);
+      // The watcher goes on: the next entry, nothing replayed or withheld.
+      let ev = (await watch.next()).value;
+      while (ev?.type === "heartbeat") ev = (await watch.next()).value;
+      expect(ev?.type === "entry" ? [ev.entry.id, ev.entry.seq] : ev?.type).toEqual(["later", 4n]);
+      await watch.return(undefined);
       const fresh = new SessionStore(await engine({ keys, workspaces: [] }));
       expect(await texts(fresh, "c1")).toEqual([...c1Before, `${MARK} later`]);
       const got = await fresh.engine.blobs.read(WS, blob.sha256, 1000, 70_000);

@@ -93,19 +93,23 @@ export async function sealSession(
             throw failedPrecondition(`${name}: no data key to seal it with`);
           const s = sealer;
           const changed = clear.map((r) => ({ q: r.seq, p: s.sealPayload(r.payload) }));
-          const [updated] = await Promise.all([
-            tx<{ seq: number }[]>`
+          // In statements of insertChunk rows each (a long session's payloads are not one parameter).
+          let updated = 0;
+          for (let i = 0; i < changed.length; i += ctx.insertChunk) {
+            const part = changed.slice(i, i + ctx.insertChunk);
+            const done = await tx<{ seq: number }[]>`
               UPDATE sessiond_entries e SET payload = v.p
-              FROM json_to_recordset(${JSON.stringify(changed)}::text::json) AS v(q int, p text)
+              FROM json_to_recordset(${JSON.stringify(part)}::text::json) AS v(q int, p text)
               WHERE e.workspace = ${key.workspace} AND e.session_id = ${key.sessionId}
                 AND e.seq = v.q
-              RETURNING e.seq`,
-            tx`
-              UPDATE sessiond_sessions SET incarnation = DEFAULT
-              WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
-          ]);
-          if (updated.length !== changed.length) {
-            throw aborted(`${name}: ${changed.length} payloads to seal, ${updated.length} updated`);
+              RETURNING e.seq`;
+            updated += done.length;
+          }
+          await tx`
+            UPDATE sessiond_sessions SET incarnation = DEFAULT
+            WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+          if (updated !== changed.length) {
+            throw aborted(`${name}: ${changed.length} payloads to seal, ${updated} updated`);
           }
           await hooks.beforeCommit?.(key);
           out = { sessionId, result: "sealed", records: changed.length };
