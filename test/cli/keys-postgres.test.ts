@@ -9,7 +9,7 @@ import { JsonlEngine } from "../../src/storage/jsonl/index.js";
 import { LocalKeyring } from "../../src/storage/keys/local-keyring.js";
 import { PostgresEngine } from "../../src/storage/postgres/index.js";
 import { SessionStore } from "../../src/store/session-store.js";
-import { runCli } from "../harness/cli.js";
+import { runCli as runCliRaw } from "../harness/cli.js";
 import { createDatabase, pgSkipReason, sharedPostgres } from "../harness/postgres.js";
 import { removeDataDir } from "../harness/server.js";
 import { assistant, user } from "../support/fixtures.js";
@@ -34,6 +34,9 @@ function filesUnder(dir: string): string[] {
     .map((n) => join(dir, String(n)))
     .filter((f) => statSync(f).isFile());
 }
+
+/** The commands, with room for a loaded box (each starts a process and connects). */
+const runCli = (args: string[]) => runCliRaw(args, { timeoutMs: 60_000 });
 
 const dirs: string[] = [];
 function tempDir(prefix: string): string {
@@ -120,7 +123,7 @@ describe.skipIf(skip !== undefined)("keys on PostgreSQL through the CLI", () => 
     );
     expect([await textsOf(again, "team", "s1"), await textsOf(again, "team", "s2")]).toEqual(want);
     await again.close();
-  }, 120_000);
+  }, 300_000);
 
   it("seal --storage seals a database's clear sessions; keys rewrap --storage moves them to the new version", async () => {
     const url = db?.url as string;
@@ -161,5 +164,5 @@ describe.skipIf(skip !== undefined)("keys on PostgreSQL through the CLI", () => 
     );
     expect(await textsOf(reader, "old", "c2")).toEqual(["", `${MARKER} clear c2`]);
     await reader.close();
-  }, 120_000);
+  }, 300_000);
 });
