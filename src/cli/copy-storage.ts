@@ -78,7 +78,7 @@ export interface OpenOptions {
   readOnly: boolean;
   /** Sessions copied at the same time: sizes the pool and the engine caches. */
   concurrency: number;
-  /** A JSONL data dir's keys (--keyring): sealed sessions opened, new ones sealed as it says. */
+  /** The keys (--keyring): sealed sessions opened, new ones sealed as it says (JSONL or PostgreSQL). */
   encryption?: EncryptionOptions | undefined;
 }
 
@@ -101,7 +101,12 @@ export async function openStorage(
   }
   try {
     // open() connects and applies the schema: a bad URL fails here, once, not per session.
-    return await PostgresEngine.open({ url: spec.url, poolSize: o.concurrency + 1, cacheSessions });
+    return await PostgresEngine.open({
+      url: spec.url,
+      poolSize: o.concurrency + 1,
+      cacheSessions,
+      encryption: o.encryption,
+    });
   } catch (err) {
     throw new CliError(`--${flag} ${describeSpec(spec)}: ${(err as Error).message}`);
   }

@@ -47,9 +47,9 @@ Flags:
   --to STORAGE            where to write
   --workspace W           only this workspace (repeatable; default all)
   --concurrency N         sessions copied at the same time (default 4)
-  --keyring FILE          encryption at rest (JSONL data dirs): opens the source's sealed
-                          sessions; with --encrypt-workspaces A,B or --encrypt-all, the
-                          sessions copied into those workspaces of a JSONL target are
+  --keyring FILE          encryption at rest (JSONL or PostgreSQL): opens the source's
+                          sealed sessions; with --encrypt-workspaces A,B or --encrypt-all,
+                          the sessions copied into those workspaces of the target are
                           sealed under new data keys (as serve does)
   -v, --verbose           a line for every session, not only problems
   --json                  one JSON object per session, then {"summary": ...}
@@ -127,10 +127,10 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
   let target: StorageEngine | undefined;
   let verifier: StorageEngine | undefined;
   try {
-    const sealing = await encryptionOf(v, from.kind === "jsonl" || to.kind === "jsonl");
+    // Both engines seal (JSONL files, PostgreSQL rows): the source is opened, the target seals.
+    const sealing = await encryptionOf(v, true);
     const opening = sealing === undefined ? undefined : { keys: sealing.keys, workspaces: [] };
-    const keysOf = (s: typeof from, seal: boolean) =>
-      s.kind === "jsonl" ? (seal ? sealing : opening) : undefined;
+    const keysOf = (_s: typeof from, seal: boolean) => (seal ? sealing : opening);
     source = await openStorage("from", from, {
       readOnly: true,
       concurrency,

@@ -3,8 +3,10 @@ import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { JsonlEngine, rewrapBlobs } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
+import { PostgresEngine } from "../storage/postgres/index.js";
 import { CliError, type Command, parse, positionals } from "./command.js";
 import { printHelp, println } from "./output.js";
+import { pgUrl } from "./seal.js";
 
 const HELP = `Usage: sessiond keys (list | rotate | rewrap) --keyring FILE [flags]
 
@@ -18,10 +20,12 @@ version.
            sessions are wrapped under it; data keys wrapped under older
            versions still unwrap (the keyring keeps them)
   rewrap   wrap the data keys of --workspace's sessions (all, or --session)
-           again under the current version, in a JSONL --data-dir, and (for
-           the whole workspace) its blob key: only the key files change, no
-           log or blob is rewritten. A server may run meanwhile
-           (each key file is replaced atomically). Once every session of a
+           again under the current version, in a JSONL --data-dir or a
+           PostgreSQL --storage, and (for the whole workspace) its blob key:
+           only the key files (rows of sessiond_session_keys and
+           sessiond_blob_keys) change, no log, entry or blob is rewritten. A
+           server may run meanwhile (each key file is replaced atomically,
+           each row updated in one statement). Once every session of a
            workspace is rewrapped, its older versions are no longer needed.
 
 Flags:
@@ -29,6 +33,7 @@ Flags:
   --workspace W           the workspace (rotate, rewrap)
   --session ID            rewrap: only this session
   --data-dir DIR          rewrap: the data directory (default ${DEFAULT_DATA_DIR})
+  --storage URL           rewrap: a PostgreSQL database instead (postgres://user@host/db)
   -h, --help              show this help`;
 
 const OPTIONS = {
@@ -36,6 +41,7 @@ const OPTIONS = {
   workspace: { type: "string" },
   session: { type: "string" },
   "data-dir": { type: "string" },
+  storage: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -59,6 +65,12 @@ async function run(argv: string[]): Promise<number> {
   }
   if (action !== "rewrap") {
     throw new CliError(`keys: unknown action "${action}" (list, rotate or rewrap)`, 2);
+  }
+  if (v.storage !== undefined) {
+    if (v["data-dir"] !== undefined) {
+      throw new CliError("keys rewrap: --storage and --data-dir exclude each other", 2);
+    }
+    return rewrapPostgres(pgUrl("keys rewrap", v.storage), keyring, workspace, v.session);
   }
   const engine = new JsonlEngine({
     dataDir: resolve(v["data-dir"] ?? DEFAULT_DATA_DIR),
@@ -86,6 +98,56 @@ async function run(argv: string[]): Promise<number> {
           { dataDir: resolve(v["data-dir"] ?? DEFAULT_DATA_DIR), keys: keyring },
           workspace,
         );
+        if (r !== undefined && r.from === r.to) println(`blobs: version ${r.to} already`);
+        else if (r !== undefined) println(`blobs: version ${r.from} -> ${r.to}`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`blobs: ${err.message}`);
+      }
+    }
+    return failed > 0 ? 1 : 0;
+  } finally {
+    await engine.close();
+  }
+}
+
+/** `keys rewrap --storage postgres://...`: the key rows updated (seal-sessions.ts, blobs.ts). */
+async function rewrapPostgres(
+  url: string,
+  keyring: LocalKeyring,
+  workspace: string,
+  session: string | undefined,
+): Promise<number> {
+  let engine: PostgresEngine;
+  try {
+    engine = await PostgresEngine.open({
+      url,
+      poolSize: 3,
+      encryption: { keys: keyring, workspaces: [] },
+    });
+  } catch (err) {
+    throw new CliError(`--storage: ${(err as Error).message}`);
+  }
+  try {
+    const ids = session === undefined ? (await engine.listIds(workspace)).sort() : [session];
+    let failed = 0;
+    for (const sessionId of ids) {
+      try {
+        const r = await engine.rewrap({ workspace, sessionId });
+        if (r === undefined) println(`${sessionId}: in clear`);
+        else if (r === "erased") println(`${sessionId}: erased`);
+        else if (r.from === r.to) println(`${sessionId}: version ${r.to} already`);
+        else println(`${sessionId}: version ${r.from} -> ${r.to}`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`${sessionId}: ${err.message}`);
+      }
+    }
+    if (session === undefined) {
+      try {
+        const r = await engine.blobs.rewrapKey(workspace);
         if (r !== undefined && r.from === r.to) println(`blobs: version ${r.to} already`);
         else if (r !== undefined) println(`blobs: version ${r.from} -> ${r.to}`);
       } catch (err) {

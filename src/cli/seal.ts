@@ -3,10 +3,11 @@ import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { JsonlEngine, sealBlobs, sealSession } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
+import { PostgresEngine } from "../storage/postgres/index.js";
 import { CliError, type Command, parse } from "./command.js";
 import { printHelp, println } from "./output.js";
 
-const HELP = `Usage: sessiond seal --keyring FILE --workspace W [ID...] [--data-dir DIR]
+const HELP = `Usage: sessiond seal --keyring FILE --workspace W [ID...] [--data-dir DIR | --storage postgres://...]
 
 Seals the plaintext sessions of a workspace (all, or the IDs given) in a
 JSONL data directory: encryption at rest for sessions written before it was
@@ -27,6 +28,13 @@ same --keyring: it reads the sealed files at once, and a client appending
 at that moment gets one UNAVAILABLE it retries. A server without the
 keyring cannot read the sessions once they are sealed.
 
+On PostgreSQL (--storage postgres://...), each session is sealed in one
+transaction (its row locked, a new data key wrapped and stored in
+sessiond_session_keys, every payload with content sealed, a new incarnation
+so that every replica reads it again): a crash or kill leaves each session
+whole, in clear or sealed. Blobs in clear are sealed one transaction each.
+Servers on the database should run with the same --keyring.
+
 Prints one line per session: "ID: sealed (N records)", "ID: sealed
 already", "ID: erased", or the error; then "blobs: N sealed". Exits 1
 when any session failed.
@@ -35,12 +43,14 @@ Flags:
   --keyring FILE          the keyring file (0600; made when missing)
   --workspace W           the workspace
   --data-dir DIR          the data directory (default ${DEFAULT_DATA_DIR})
+  --storage URL           a PostgreSQL database instead (postgres://user@host/db)
   -h, --help              show this help`;
 
 const OPTIONS = {
   keyring: { type: "string" },
   workspace: { type: "string" },
   "data-dir": { type: "string" },
+  storage: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -55,6 +65,12 @@ async function run(argv: string[]): Promise<number> {
     keyring = await LocalKeyring.open(v.keyring, { create: true });
   } catch (err) {
     throw new CliError(`--keyring: ${(err as Error).message}`);
+  }
+  if (v.storage !== undefined) {
+    if (v["data-dir"] !== undefined) {
+      throw new CliError("seal: --storage and --data-dir exclude each other", 2);
+    }
+    return sealPostgres(pgUrl("seal", v.storage), keyring, workspace, ids);
   }
   const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
   let sessionIds: string[] = ids;
@@ -91,6 +107,65 @@ async function run(argv: string[]): Promise<number> {
     }
   }
   return failed > 0 ? 1 : 0;
+}
+
+/** `sessiond seal --storage postgres://...`: the same, in transactions (seal-sessions.ts). */
+async function sealPostgres(
+  url: string,
+  keyring: LocalKeyring,
+  workspace: string,
+  ids: string[],
+): Promise<number> {
+  let engine: PostgresEngine;
+  try {
+    engine = await PostgresEngine.open({
+      url,
+      poolSize: 3,
+      encryption: { keys: keyring, workspaces: [] },
+    });
+  } catch (err) {
+    throw new CliError(`--storage: ${(err as Error).message}`);
+  }
+  try {
+    const sessionIds = ids.length > 0 ? ids : (await engine.listIds(workspace)).sort();
+    let failed = 0;
+    for (const sessionId of sessionIds) {
+      try {
+        const r = await engine.seal({ workspace, sessionId });
+        if (r.result === "sealed") {
+          println(`${sessionId}: sealed (${r.records} record${r.records === 1 ? "" : "s"})`);
+        } else if (r.result === "already") println(`${sessionId}: sealed already`);
+        else println(`${sessionId}: erased`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`${sessionId}: ${err.message}`);
+      }
+    }
+    if (ids.length === 0) {
+      try {
+        println(`blobs: ${await engine.blobs.sealExisting(workspace)} sealed`);
+      } catch (err) {
+        if (!isSessiondError(err)) throw err;
+        failed++;
+        println(`blobs: ${err.message}`);
+      }
+    }
+    return failed > 0 ? 1 : 0;
+  } finally {
+    await engine.close();
+  }
+}
+
+/** A --storage value that must be a PostgreSQL URL. */
+export function pgUrl(command: string, storage: string): string {
+  if (!/^postgres(ql)?:\/\//i.test(storage)) {
+    throw new CliError(
+      `${command}: --storage must be a postgres:// URL (a JSONL data directory is --data-dir)`,
+      2,
+    );
+  }
+  return storage;
 }
 
 export const seal: Command = { name: "seal", help: HELP, run };

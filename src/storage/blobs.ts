@@ -70,6 +70,13 @@ export interface BlobStorage {
   ): Promise<boolean>;
 
   /** Every blob and unfinished upload of a workspace, unordered. */
+  /**
+   * OPTIONAL (engines that seal blobs): erasure of a whole workspace
+   * destroys its blob data key and removes its sealed blobs, which no key
+   * opens any more (SPEC §12). Idempotent.
+   */
+  destroyKey?(workspace: string): Promise<{ destroyed: boolean; blobs: number }>;
+
   list(workspace: string): Promise<BlobInfo[]>;
 
   /**

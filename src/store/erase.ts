@@ -159,6 +159,8 @@ export async function eraseSessions(
     }
   }
   await deleteErasedBlobs(engine, workspace, blobCandidates, blobsUntouchedBefore);
+  // A whole workspace erased: its blob key is destroyed too, with its sealed blobs (SPEC §12).
+  if (input.all === true) await engine.blobs.destroyKey?.(workspace);
   const request: ErasureRecord["request"] = byIds
     ? { sessionIds: [...ids] }
     : byTags

@@ -113,6 +113,7 @@ export class BlobFiles implements BlobStorage {
         `the blobs of workspace ${quote(workspace)} are encrypted but no keyring is configured (serve --keyring FILE)`,
       );
     }
+    let replaced = false;
     for (let attempt = 0; ; attempt++) {
       const text = await readWholeText(this.ops, file);
       if (text !== undefined) {
@@ -125,9 +126,22 @@ export class BlobFiles implements BlobStorage {
           );
         }
         if (k.destroyed !== undefined) {
-          throw failedPrecondition(
-            `the blobs of workspace ${quote(workspace)} were erased (their key is destroyed)`,
-          );
+          if (!create || replaced) {
+            throw failedPrecondition(
+              `the blobs of workspace ${quote(workspace)} were erased (their key is destroyed)`,
+            );
+          }
+          // The workspace was erased; a new sealed blob gets a new key. Sealed files a
+          // crash left under the destroyed key go first (they no longer open, and would
+          // pass for the new key's by their names), then the tombstone.
+          await this.removeSealed(workspace);
+          await this.ops.unlink(file).catch((err: unknown) => {
+            if (errnoCode(err) !== "ENOENT") throw err;
+          });
+          if (this.sync) await fsyncDir(this.ops, path.dirname(file));
+          replaced = true;
+          attempt = -1;
+          continue;
         }
         if (
           k.format !== BLOB_KEY_FORMAT ||
@@ -548,6 +562,8 @@ export class BlobFiles implements BlobStorage {
     const text = await readWholeText(this.ops, file);
     if (text === undefined) return undefined;
     const k = JSON.parse(text) as BlobKeyFile;
+    // Destroyed (the workspace erased): nothing to wrap.
+    if (k.destroyed !== undefined) return undefined;
     if (typeof k.keyId !== "string" || typeof k.keyVersion !== "number") {
       throw failedPrecondition(`the blob key file of workspace ${quote(workspace)} is malformed`);
     }
@@ -565,6 +581,12 @@ export class BlobFiles implements BlobStorage {
       keyVersion: w.version,
       wrapped: w.wrapped,
     };
+    await this.replaceKeyFile(file, content);
+    return { from: k.keyVersion, to: w.version };
+  }
+
+  /** The blob key file replaced atomically: temp file, fsync, rename over it, directory fsync. */
+  private async replaceKeyFile(file: string, content: object): Promise<void> {
     const rename = this.ops.rename;
     if (rename === undefined) throw failedPrecondition("this file system cannot rename files");
     const dir = path.dirname(file);
@@ -583,7 +605,69 @@ export class BlobFiles implements BlobStorage {
       throw err;
     }
     if (this.sync) await fsyncDir(this.ops, dir);
-    return { from: k.keyVersion, to: w.version };
+  }
+
+  /**
+   * Erasure of a whole workspace (SPEC §12): its blob data key destroyed,
+   * then every sealed blob and sealed upload of the workspace removed
+   * (they no longer open). The key file is replaced by a tombstone with no
+   * key material (`{"format","version","workspace","destroyed":{"at"}}`;
+   * temp file, fsync, rename, directory fsync) before any blob is removed,
+   * so a crash in between leaves sealed files that nothing opens; the next
+   * erasure, or the first new sealed blob (which makes a new key), removes
+   * them. Idempotent. Blobs in clear are the erasure's business
+   * (store/erase.ts: those no session references).
+   */
+  async destroyKey(workspace: string): Promise<{ destroyed: boolean; blobs: number }> {
+    const file = this.keyFile(workspace);
+    try {
+      const text = await readWholeText(this.ops, file);
+      let destroyed = false;
+      if (text !== undefined) {
+        let k: Partial<BlobKeyFile> = {};
+        try {
+          k = JSON.parse(text) as Partial<BlobKeyFile>;
+        } catch {
+          // Malformed: replaced by the tombstone all the same.
+        }
+        if (k.destroyed === undefined) {
+          await this.replaceKeyFile(file, {
+            format: BLOB_KEY_FORMAT,
+            version: 1,
+            workspace,
+            destroyed: { at: new Date().toISOString() },
+          });
+          destroyed = true;
+        }
+      }
+      this.keys.delete(workspace);
+      return { destroyed, blobs: await this.removeSealed(workspace) };
+    } catch (err) {
+      throw ioError(err, `destroying the blob key of workspace ${quote(workspace)}`, this.dataDir);
+    }
+  }
+
+  /** Removes every sealed blob and sealed upload of the workspace; how many. */
+  private async removeSealed(workspace: string): Promise<number> {
+    const root = this.root(workspace);
+    let n = 0;
+    for (const name of await this.readdirOrEmpty(root)) {
+      if (name !== "uploads" && !/^[0-9a-f]{2}$/.test(name)) continue;
+      const dir = path.join(root, name);
+      let removed = false;
+      for (const f of await this.readdirOrEmpty(dir)) {
+        if (!/^[0-9a-f]{64}\.sealed$/.test(f)) continue;
+        try {
+          await this.ops.unlink(path.join(dir, f));
+          removed = true;
+          n++;
+        } catch (err) {
+          if (errnoCode(err) !== "ENOENT") throw err;
+        }
+      }
+      if (removed && this.sync) await fsyncDir(this.ops, dir);
+    }
+    return n;
   }
 
   /**

@@ -1,5 +1,11 @@
 import postgres from "postgres";
-import { aborted, dataLoss, failedPrecondition, notFound } from "../../core/errors.js";
+import {
+  aborted,
+  dataLoss,
+  failedPrecondition,
+  isSessiondError,
+  notFound,
+} from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { BlobInfo, BlobStorage } from "../blobs.js";
 import { newKey } from "../seal/aead.js";
@@ -60,13 +66,15 @@ const RACE_TRIES = 3;
  * no keyring, FAILED_PRECONDITION.
  */
 export class PgBlobs implements BlobStorage {
-  /** Unwrapped blob data keys, by workspace. */
-  private readonly blobKeys = new Map<string, Promise<Buffer>>();
+  /** Unwrapped blob data keys, by workspace, with the wrapped form of the row they came from. */
+  private readonly blobKeys = new Map<string, Promise<BlobKey>>();
 
   constructor(
     private readonly ctx: PgContext,
     /** Refuses a closed engine and applies the schema (the engine's `begin`). */
     private readonly ready: () => Promise<void>,
+    /** Told the tables a key destruction left dead tuples in (the engine vacuums them). */
+    private readonly erased: (tables: readonly string[]) => void = () => {},
   ) {}
 
   async stat(workspace: string, sha256: string, touch: boolean): Promise<number | undefined> {
@@ -94,14 +102,19 @@ export class PgBlobs implements BlobStorage {
     await this.ready();
     const { sql } = this.ctx;
     let stored: Uint8Array | undefined;
+    let key: BlobKey | undefined;
     for (let attempt = 1; ; attempt++) {
       if ((await this.stat(workspace, sha256, true)) !== undefined) return;
-      stored ??= this.ctx.keys.seals(workspace)
-        ? sealBlob(await this.blobKey(workspace, true), workspace, sha256, data)
-        : data;
+      if (stored === undefined && this.ctx.keys.seals(workspace)) {
+        key = await this.blobKey(workspace, true);
+        stored = sealBlob(key.key, workspace, sha256, data);
+      }
+      stored ??= data;
       const bytes = stored;
       const done = await this.ctx.db(`storing blob ${sha256}`, () =>
         sql.begin(async (tx) => {
+          // Sealed under a key that is still the workspace's (not destroyed meanwhile).
+          if (key !== undefined && !(await keyHeld(tx, workspace, key))) return "stale";
           const claimed = await tx`
             INSERT INTO sessiond_blobs (workspace, sha256, upload, size, touched_at, sealed)
             VALUES (${workspace}, ${sha256}, false, ${data.length}::int8, clock_timestamp(),
@@ -118,7 +131,12 @@ export class PgBlobs implements BlobStorage {
           return true;
         }),
       );
-      if (done) return;
+      if (done === "stale") {
+        // The key was destroyed (the workspace erased) or rewrapped since it was read: again.
+        this.blobKeys.delete(workspace);
+        stored = undefined;
+        key = undefined;
+      } else if (done) return;
       // Only a blob deleted between the other writer's commit and our touch gets here twice.
       if (attempt >= RACE_TRIES) {
         throw aborted(
@@ -151,13 +169,22 @@ export class PgBlobs implements BlobStorage {
     }
     const span = segmentSpan(offset, end - offset, size);
     if (span === undefined) return Buffer.alloc(0);
+    const cached = this.blobKeys.has(workspace);
     const key = await this.blobKey(workspace, false);
     const got = await this.fetch(workspace, sha256, span.fileStart, span.fileEnd);
     if (!got.sealed || got.size !== size) {
       throw aborted(`blob ${sha256} in workspace ${quote(workspace)} changed while being read`);
     }
     const bytes = checked(workspace, sha256, got, span.fileStart, span.fileEnd, true);
-    return openSegments(key, workspace, sha256, size, bytes, offset, end - offset);
+    try {
+      return openSegments(key.key, workspace, sha256, size, bytes, offset, end - offset);
+    } catch (err) {
+      // A key kept from before the workspace's key was destroyed and made again: read it again.
+      if (!cached || !isSessiondError(err, "DATA_LOSS")) throw err;
+      this.blobKeys.delete(workspace);
+      const fresh = await this.blobKey(workspace, false);
+      return openSegments(fresh.key, workspace, sha256, size, bytes, offset, end - offset);
+    }
   }
 
   private async readClear(workspace: string, sha256: string, start: number, end: number) {
@@ -216,7 +243,7 @@ export class PgBlobs implements BlobStorage {
    * made, wrapped and inserted when there is none (a racing replica's row
    * wins). FAILED_PRECONDITION without a keyring or (reading) without a row.
    */
-  private blobKey(workspace: string, create: boolean): Promise<Buffer> {
+  private blobKey(workspace: string, create: boolean): Promise<BlobKey> {
     const known = this.blobKeys.get(workspace);
     if (known !== undefined) return known;
     const made = this.loadKey(workspace, create);
@@ -225,7 +252,7 @@ export class PgBlobs implements BlobStorage {
     return made;
   }
 
-  private async loadKey(workspace: string, create: boolean): Promise<Buffer> {
+  private async loadKey(workspace: string, create: boolean): Promise<BlobKey> {
     const provider = this.ctx.keys.provider;
     if (provider === undefined) {
       throw failedPrecondition(
@@ -259,7 +286,7 @@ export class PgBlobs implements BlobStorage {
           ON CONFLICT DO NOTHING
           RETURNING 1`,
       );
-      if (inserted.length > 0) return Buffer.from(dataKey);
+      if (inserted.length > 0) return { key: Buffer.from(dataKey), wrapped: w.wrapped };
       // Another replica made it first: that one is the key.
       [row] = await select();
       if (row === undefined) {
@@ -270,7 +297,7 @@ export class PgBlobs implements BlobStorage {
       { keyId: row.key_id, version: row.key_version, wrapped: row.wrapped },
       context,
     );
-    return Buffer.from(key);
+    return { key: Buffer.from(key), wrapped: row.wrapped };
   }
 
   async uploaded(workspace: string, sha256: string): Promise<number> {
@@ -317,7 +344,13 @@ export class PgBlobs implements BlobStorage {
         }
         if (row.sealed) {
           const key = await this.blobKey(workspace, true);
-          await insertSealedUploadChunks(tx, key, workspace, sha256, offset, data);
+          if (!(await keyHeld(tx, workspace, key))) {
+            this.blobKeys.delete(workspace);
+            throw aborted(
+              `the blob key of workspace ${quote(workspace)} changed during the upload of blob ${sha256}: retry`,
+            );
+          }
+          await insertSealedUploadChunks(tx, key.key, workspace, sha256, offset, data);
         } else {
           await insertChunks(tx, workspace, sha256, true, offset, data);
         }
@@ -346,7 +379,7 @@ export class PgBlobs implements BlobStorage {
     const found = await this.uploadSize(workspace, sha256);
     if (found === undefined) return false;
     const { size, sealed } = found;
-    const key = sealed ? await this.blobKey(workspace, false) : undefined;
+    const key = sealed ? (await this.blobKey(workspace, false)).key : undefined;
     const ok = await verify(this.uploadChunks(this.ctx.sql, workspace, sha256, size, key));
     if (!ok) {
       await this.dropUpload(workspace, sha256);
@@ -524,6 +557,157 @@ export class PgBlobs implements BlobStorage {
     );
     return rows.length > 0;
   }
+  /**
+   * `sessiond keys rewrap`: the workspace's blob data key wrapped again
+   * under its workspace key's current version (one UPDATE of its row, which
+   * applies only to the row as read); no blob is rewritten. The versions it
+   * was and is wrapped under; undefined when the workspace has no blob key.
+   */
+  async rewrapKey(workspace: string): Promise<{ from: number; to: number } | undefined> {
+    await this.ready();
+    const provider = this.ctx.keys.provider;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const { sql } = this.ctx;
+    const [row] = await this.ctx.db(
+      `reading the blob key of workspace ${quote(workspace)}`,
+      () => sql<{ key_id: string; key_version: number; wrapped: string }[]>`
+        SELECT key_id, key_version, wrapped FROM sessiond_blob_keys WHERE workspace = ${workspace}`,
+    );
+    if (row === undefined) return undefined;
+    const current = await provider.currentVersion(row.key_id);
+    if (current === row.key_version) return { from: current, to: current };
+    const context = { workspace, blobs: "workspace" };
+    const dataKey = await provider.unwrap(
+      { keyId: row.key_id, version: row.key_version, wrapped: row.wrapped },
+      context,
+    );
+    const w = await provider.wrap(row.key_id, dataKey, context);
+    const done = await this.ctx.db(
+      `rewrapping the blob key of workspace ${quote(workspace)}`,
+      () => sql`
+        UPDATE sessiond_blob_keys
+        SET key_id = ${w.keyId}, key_version = ${w.version}, wrapped = ${w.wrapped}
+        WHERE workspace = ${workspace} AND wrapped = ${row.wrapped}
+        RETURNING 1`,
+    );
+    if (done.length === 0) {
+      throw aborted(`the blob key of workspace ${quote(workspace)} changed while being rewrapped`);
+    }
+    // The same data key; the cached row's wrapped form is the old one.
+    this.blobKeys.delete(workspace);
+    return { from: row.key_version, to: w.version };
+  }
+
+  /**
+   * `sessiond seal`: the workspace's blobs stored in clear, each sealed in
+   * one transaction (its row locked, its chunks read, replaced by its sealed
+   * form, `sealed` set): a crash leaves each blob whole in one form or the
+   * other. Uploads in progress are left as they are. How many were sealed.
+   */
+  async sealExisting(workspace: string): Promise<number> {
+    await this.ready();
+    const { sql } = this.ctx;
+    const clear = await this.ctx.db(
+      `listing the clear blobs of workspace ${quote(workspace)}`,
+      () => sql<{ sha256: string }[]>`
+        SELECT sha256 FROM sessiond_blobs
+        WHERE workspace = ${workspace} AND NOT upload AND NOT sealed
+        ORDER BY sha256`,
+    );
+    let n = 0;
+    for (const { sha256 } of clear) {
+      for (let attempt = 1; ; attempt++) {
+        const key = await this.blobKey(workspace, true);
+        const done = await this.ctx.db(`sealing blob ${sha256}`, () =>
+          sql.begin(async (tx) => {
+            if (!(await keyHeld(tx, workspace, key))) return "stale";
+            const [row] = await tx<{ size: number }[]>`
+              SELECT size::float8 AS size FROM sessiond_blobs
+              WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload AND NOT sealed
+              FOR UPDATE`;
+            if (row === undefined) return false;
+            const chunks = await tx<{ data: Buffer }[]>`
+              SELECT data FROM sessiond_blob_chunks
+              WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload
+              ORDER BY pos`;
+            const data = Buffer.concat(chunks.map((c) => c.data));
+            if (data.length !== row.size) {
+              throw dataLoss(
+                `blob ${sha256} in workspace ${quote(workspace)} is damaged: ${data.length} bytes stored instead of ${row.size}; not sealed`,
+              );
+            }
+            const sealedBytes = sealBlob(key.key, workspace, sha256, data);
+            await tx`
+              DELETE FROM sessiond_blob_chunks
+              WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload`;
+            await insertChunks(tx, workspace, sha256, false, 0, sealedBytes);
+            await tx`
+              UPDATE sessiond_blobs SET sealed = true
+              WHERE workspace = ${workspace} AND sha256 = ${sha256} AND NOT upload`;
+            return true;
+          }),
+        );
+        if (done === "stale" && attempt < RACE_TRIES) {
+          this.blobKeys.delete(workspace);
+          continue;
+        }
+        if (done === "stale") {
+          throw aborted(`the blob key of workspace ${quote(workspace)} kept changing: retry`);
+        }
+        if (done) n++;
+        break;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Erasure of a whole workspace (SPEC §12): its blob data key destroyed,
+   * in ONE transaction with every sealed blob and sealed upload of the
+   * workspace (which no key opens any more): no row keeps key material or
+   * sealed content. A put sealing under that key meanwhile holds the key row
+   * (`keyHeld`) and is deleted with the rest, or finds the key gone and seals
+   * under a new one. The tables' dead tuples are vacuumed with the
+   * erasure's (the engine's `recordErasure`). Blobs stored in clear are the
+   * erasure's business (store/erase.ts: those no session references).
+   */
+  async destroyKey(workspace: string): Promise<{ destroyed: boolean; blobs: number }> {
+    await this.ready();
+    const { sql } = this.ctx;
+    const out = await this.ctx.db(`destroying the blob key of workspace ${quote(workspace)}`, () =>
+      sql.begin(async (tx) => {
+        const keys =
+          await tx`DELETE FROM sessiond_blob_keys WHERE workspace = ${workspace} RETURNING 1`;
+        const blobs = await tx`
+          DELETE FROM sessiond_blobs WHERE workspace = ${workspace} AND sealed RETURNING 1`;
+        return { destroyed: keys.length > 0, blobs: blobs.length };
+      }),
+    );
+    this.blobKeys.delete(workspace);
+    if (out.destroyed || out.blobs > 0) {
+      this.erased(["sessiond_blob_keys", "sessiond_blob_chunks", "sessiond_blobs"]);
+    }
+    return out;
+  }
+}
+/** A workspace's blob data key, unwrapped, and the wrapped form its row held. */
+interface BlobKey {
+  readonly key: Buffer;
+  readonly wrapped: string;
+}
+
+/**
+ * In a transaction: whether the workspace's key row is still the one `key`
+ * was unwrapped from, locked (FOR SHARE) until COMMIT so that a destruction
+ * of the key (`destroyKey`) waits for the blob written under it, and then
+ * deletes it too.
+ */
+async function keyHeld(tx: Q, workspace: string, key: BlobKey): Promise<boolean> {
+  const rows = await tx`
+    SELECT 1 FROM sessiond_blob_keys
+    WHERE workspace = ${workspace} AND wrapped = ${key.wrapped}
+    FOR SHARE`;
+  return rows.length > 0;
 }
 
 /** A blob's row and stored bytes of a range, as `fetch` reads them. */

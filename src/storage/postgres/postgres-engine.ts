@@ -59,6 +59,7 @@ import { withholdRows } from "./redact.js";
 import { resyncEvents } from "./resync.js";
 import { RowRecords } from "./row-records.js";
 import { migrate } from "./schema.js";
+import { type PgSealOutcome, rewrapSession, type SealHooks, sealSession } from "./seal-sessions.js";
 import { type PgEncryption, PgKeys } from "./sealing.js";
 import { searchCandidates } from "./search.js";
 import { cacheKey, SessionCache } from "./session-cache.js";
@@ -190,7 +191,13 @@ export class PostgresEngine implements StorageEngine {
       observer: opts.observer ?? NO_OBSERVER,
       keys: new PgKeys(opts.encryption),
     };
-    this.blobs = new PgBlobs(this.ctx, () => this.begin());
+    this.blobs = new PgBlobs(
+      this.ctx,
+      () => this.begin(),
+      (tables) => {
+        for (const t of tables) this.erasedTables.add(t);
+      },
+    );
     this.shares = new PgShares(this.ctx);
     this.notifier = new Notifier(
       this.sql,
@@ -362,6 +369,26 @@ export class PostgresEngine implements StorageEngine {
       }
     }
     await recordErasure(this.ctx, workspace, record);
+  }
+
+  /**
+   * `sessiond seal`: a session in clear sealed under a new data key, in one
+   * transaction (seal-sessions.ts). Needs `encryption` (its key provider);
+   * the workspace need not be one whose new sessions are sealed.
+   */
+  async seal(key: SessionKey, hooks?: SealHooks): Promise<PgSealOutcome> {
+    await this.begin();
+    return sealSession(this.ctx, key, hooks);
+  }
+
+  /**
+   * `sessiond keys rewrap`: the session's data key wrapped again under the
+   * current version of its workspace's key (seal-sessions.ts); undefined
+   * for a session in clear, "erased" for one whose key was destroyed.
+   */
+  async rewrap(key: SessionKey): Promise<{ from: number; to: number } | "erased" | undefined> {
+    await this.begin();
+    return rewrapSession(this.ctx, key);
   }
 
   async erasures(workspace: string): Promise<string[]> {

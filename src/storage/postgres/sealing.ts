@@ -111,6 +111,34 @@ export class PgKeys {
   }
 
   /**
+   * A new data key for `key`, wrapped by its workspace's current key version,
+   * whether or not the workspace's new sessions are sealed (`sessiond seal`
+   * seals the sessions of a workspace written before). FAILED_PRECONDITION
+   * without a key provider.
+   */
+  async makeFor(key: SessionKey): Promise<{ keying: Keying; wrapped: WrappedKey }> {
+    const provider = this.o?.keys;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const dataKey = newKey();
+    const wrapped = await provider.wrap(key.workspace, dataKey, contextOf(key));
+    const sealer = new SessionSealer(key.workspace, key.sessionId, dataKey);
+    return { keying: { sealer, opener: sealer }, wrapped };
+  }
+
+  /**
+   * `keys rewrap`: a data key wrapped under `row`'s version wrapped again
+   * under the current version of its key id; `row` itself when it is current.
+   */
+  async rewrapped(key: SessionKey, row: WrappedKey): Promise<WrappedKey> {
+    const provider = this.o?.keys;
+    if (provider === undefined) throw failedPrecondition("no keyring is configured");
+    const current = await provider.currentVersion(row.keyId);
+    if (current === row.version) return row;
+    const dataKey = await provider.unwrap(row, contextOf(key));
+    return provider.wrap(row.keyId, dataKey, contextOf(key));
+  }
+
+  /**
    * Forgets the unwrapped keys of a session (its key was destroyed): this
    * process keeps no copy of a data key after the erasure it hears of.
    */
