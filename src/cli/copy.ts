@@ -8,6 +8,7 @@ import {
   PROBLEMS,
   type SessionOutcome,
 } from "./copy-sessions.js";
+import { copyShares } from "./copy-shares.js";
 import { describeSpec, openStorage, parseStorageSpec, sameStorage } from "./copy-storage.js";
 import { ENCRYPTION_OPTIONS, encryptionOf } from "./encryption-flags.js";
 import { printHelp, println, style } from "./output.js";
@@ -32,6 +33,9 @@ Sessions already in the target are never overwritten:
                                  (so running copy again after the source grew
                                  copies only what is new)
   anything else                  CONFLICT, left as it is
+Share links of the copied workspaces are copied too (the records, never a
+token: links made on the source open on the target); a link revoked in the
+source since an earlier copy is revoked in the target.
 A corrupt source session (DATA_LOSS) is reported as CORRUPT and not copied;
 the other sessions are copied anyway. Each session is created all or nothing.
 
@@ -152,13 +156,17 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
       "copy",
       "sessions",
     );
+    let copiedWorkspaces: readonly string[] = [];
     const summary = await copySessions({
       source,
       target,
       verifier,
       workspaces: v.workspace,
       concurrency,
-      onStart: (total) => progress.setTotal(total),
+      onStart: (total, workspaces) => {
+        copiedWorkspaces = workspaces;
+        progress.setTotal(total);
+      },
       onSession: async (o) => {
         if (v.json) {
           progress.clear();
@@ -171,11 +179,16 @@ async function run(argv: string[], ctx: CliContext): Promise<number> {
       },
     });
     progress.clear();
-    if (v.json) await println(JSON.stringify({ summary }));
+    const shares = await copyShares(source, target, copiedWorkspaces);
+    if (v.json) await println(JSON.stringify({ summary: { ...summary, shares } }));
     else {
       for (const line of summaryLines(summary, describeSpec(from), describeSpec(to))) {
         await println(line);
       }
+      const revoked = shares.revoked > 0 ? ` (${shares.revoked} revoked there since)` : "";
+      await println(
+        `share links: ${shares.copied} copied, ${shares.existing} already in the target${revoked}`,
+      );
     }
     return clean(summary) ? 0 : 1;
   } finally {

@@ -299,6 +299,35 @@ describe("sessiond copy between JSONL data dirs", () => {
     expect(await snapshotDir(target)).toEqual(await snapshotDir(src));
   });
 
+  it("carries share links: a link made on the source reads on the target, and a later revoke follows", async () => {
+    const src = tempDir("share-src");
+    cpSync(source, src, { recursive: true });
+    const s1 = storeOn(new JsonlEngine({ dataDir: src }));
+    const token = (await s1.shares.create({ workspace: "beta", session: fixture.beta, by: "ana" }))
+      .token;
+    await s1.close();
+    const target = tempDir("share-dst");
+    const r = await sessiond(["copy", "--from", src, "--to", target]);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toContain("share links: 1 copied, 0 already in the target");
+    const t1 = storeOn(new JsonlEngine({ dataDir: target }));
+    const snap = await t1.shares.read(token);
+    expect(snap.entries.at(-1)?.id).toBe("bu2");
+    expect(snap.share.by).toBe("ana");
+    await t1.close();
+    const s2 = storeOn(new JsonlEngine({ dataDir: src }));
+    await s2.shares.revoke("beta", token);
+    await s2.close();
+    const again = await sessiond(["copy", "--from", src, "--to", target]);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toContain(
+      "share links: 0 copied, 1 already in the target (1 revoked there since)",
+    );
+    const t2 = storeOn(new JsonlEngine({ dataDir: target }));
+    await expect(t2.shares.read(token)).rejects.toThrow(/share not found/);
+    await t2.close();
+  });
+
   it("copies only the workspaces asked for", async () => {
     const target = tempDir("ws");
     const r = await sessiond(["copy", "--from", source, "--to", target, "--workspace", "beta"]);
