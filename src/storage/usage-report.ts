@@ -220,3 +220,96 @@ export function usageFromJson(text: string): SessionUsage {
   }
   return out;
 }
+
+// ---- Groups as numbers ------------------------------------------------------
+
+/**
+ * A group as a row of numbers (the JSONL listing index keeps them so: a
+ * report reads them in place, with no object made per session): where
+ * each value sits in a row of ROW_WIDTH. The model is an index into a
+ * table of model names kept beside the rows.
+ */
+export const ROW = { hour: 0, model: 1, firstSeq: 2, lastSeq: 3, counts: 4 } as const;
+/** The counts of a row, in this order from `ROW.counts`. */
+export const COUNT = {
+  messages: 0,
+  input: 1,
+  output: 2,
+  cacheRead: 3,
+  cacheWrite: 4,
+  reasoning: 5,
+  uncostedMessages: 6,
+  uncostedInput: 7,
+  uncostedOutput: 8,
+  uncostedCacheRead: 9,
+  uncostedCacheWrite: 10,
+} as const;
+export const COUNTS = 11;
+export const ROW_WIDTH = ROW.counts + COUNTS;
+
+/** `n` as a count a row can hold exactly. */
+function countOf(n: bigint | number): number | undefined {
+  const v = Number(n);
+  return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * Writes `raw`'s counts into `out` from `at`; false (nothing to rely on in
+ * `out`) when it has caller-set costs (exact amounts: kept as JSON) or a
+ * count that is not a safe integer.
+ */
+export function countsOfRaw(raw: RawUsage, out: Float64Array, at: number): boolean {
+  if (raw.callerCost.size > 0) return false;
+  const u = raw.uncosted;
+  const values = [
+    raw.messages,
+    raw.input,
+    raw.output,
+    raw.cacheRead,
+    raw.cacheWrite,
+    raw.reasoning,
+    u.messages,
+    u.input,
+    u.output,
+    u.cacheRead,
+    u.cacheWrite,
+  ];
+  for (let k = 0; k < COUNTS; k++) {
+    const v = countOf(values[k] as bigint | number);
+    if (v === undefined) return false;
+    out[at + k] = v;
+  }
+  return true;
+}
+
+/** The RawUsage of counts written by countsOfRaw (no caller-set costs). */
+export function rawOfCounts(n: ArrayLike<number>, at: number): RawUsage {
+  const raw = emptyRaw();
+  raw.messages = n[at + COUNT.messages] as number;
+  raw.input = BigInt(n[at + COUNT.input] as number);
+  raw.output = BigInt(n[at + COUNT.output] as number);
+  raw.cacheRead = BigInt(n[at + COUNT.cacheRead] as number);
+  raw.cacheWrite = BigInt(n[at + COUNT.cacheWrite] as number);
+  raw.reasoning = BigInt(n[at + COUNT.reasoning] as number);
+  const u = raw.uncosted;
+  u.messages = n[at + COUNT.uncostedMessages] as number;
+  u.input = BigInt(n[at + COUNT.uncostedInput] as number);
+  u.output = BigInt(n[at + COUNT.uncostedOutput] as number);
+  u.cacheRead = BigInt(n[at + COUNT.uncostedCacheRead] as number);
+  u.cacheWrite = BigInt(n[at + COUNT.uncostedCacheWrite] as number);
+  return raw;
+}
+
+/**
+ * A record that keeps its usage as rows of numbers (the JSONL listing
+ * index's loaded records): `usageRows` calls `each` for every group whose
+ * hour is in [fromHour, toHour), its counts at `nums[at + COUNT.*]`, and
+ * answers false when the record keeps none (its `usage` then says).
+ */
+export interface UsageRowSource {
+  usageRows(
+    fromHour: number,
+    toHour: number,
+    each: (hour: number, model: string, nums: Float64Array, at: number) => void,
+  ): boolean;
+}

@@ -6,6 +6,7 @@ import { alreadyExists, isSessiondError, notFound, unavailable } from "../../cor
 import { quote, WORKSPACE_PATTERN } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import { tagTest } from "../../core/tags.js";
+import type { PriceTable } from "../../core/usage-sums.js";
 import type {
   AppendResult,
   DeleteOptions,
@@ -20,6 +21,8 @@ import type {
   SessionRecord,
   StorageEngine,
   StorageListener,
+  UsageGroups,
+  UsageGroupsQuery,
   WithholdPlanner,
   WithholdResult,
   WorkspacePageQuery,
@@ -28,6 +31,7 @@ import type {
 import { Listeners } from "../listeners.js";
 import { type EngineStats, NO_OBSERVER, type StorageObserver } from "../observer.js";
 import { recordOf } from "../session-record.js";
+import { groupUsage } from "../usage-groups.js";
 import { BlobFiles } from "./blob-files.js";
 import {
   createExclusive,
@@ -442,6 +446,30 @@ export class JsonlEngine implements StorageEngine {
     };
     await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, rest.length) }, worker));
     return out.filter((r): r is SessionRecord => r !== undefined);
+  }
+
+  /**
+   * UsageReport of whole hours from the listing records, as a filtered
+   * listing reads them (after a restart: the persisted index and one stat
+   * per session file), summed from the index's usage rows in place
+   * (storage/usage-report.ts groupUsage).
+   */
+  async usageGroups(
+    workspace: string,
+    query: UsageGroupsQuery,
+    prices: PriceTable,
+  ): Promise<UsageGroups | undefined> {
+    this.checkOpen();
+    const hint = Object.keys(query.tags).length > 0 ? { tags: query.tags } : undefined;
+    const roots = await this.listRoots(workspace, hint);
+    const records =
+      roots.length === 0
+        ? []
+        : await this.list(
+            workspace,
+            roots.map((r) => r.sessionId),
+          );
+    return groupUsage(records, query, prices);
   }
 
   /**

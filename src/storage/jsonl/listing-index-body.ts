@@ -7,6 +7,10 @@
  * a start loads 10,000 files, and every number or string copied is one
  * more object for the garbage collector of a young process (each double a
  * heap number: ~1.4 MB of them for 10,000 files when they were copied).
+ * The records' usage sums are rows of numbers in a second Float64Array
+ * (storage/usage-report.ts ROW), their models by index in a table of
+ * names; a record whose sums rows cannot hold (caller-set costs) keeps
+ * them as JSON in a section of its own.
  */
 
 /** Slots of a file's numbers; a file's numbers start at a multiple of WIDTH. */
@@ -26,17 +30,30 @@ export const SLOT = {
   messageCount: 16,
   updatedAtMs: 17,
   tags: 18,
-  /** Where the record's usage sums' JSON ends (usage-report.ts usageToJson). */
+  /** Where the record's usage sums' JSON ends (usage-report.ts usageToJson), when kept as JSON. */
   usageEnd: 19,
+  /** Where the record's usage rows end (in rows of ROW_WIDTH), when kept as rows. */
+  rowsEnd: 20,
 } as const;
-export const WIDTH = 20;
+export const WIDTH = 21;
 
 /** A file's strings, in the order they are written; each starts where the one before ends. */
 export const STRING = { id: 0, rootId: 1, parent: 2, leafId: 3, title: 4, detail: 5 } as const;
 
-/** Flags (slot `flags`). */
-export const FLAG = { sub: 1, record: 2, rootless: 4, corrupt: 8, titled: 16, usage: 32 } as const;
-export const ALL_FLAGS = 63;
+/**
+ * Flags (slot `flags`). `usage`: the record's usage sums are known, as
+ * rows, or as JSON when `usageJson` is set too.
+ */
+export const FLAG = {
+  sub: 1,
+  record: 2,
+  rootless: 4,
+  corrupt: 8,
+  titled: 16,
+  usage: 32,
+  usageJson: 64,
+} as const;
+export const ALL_FLAGS = 127;
 
 export class IndexBody {
   constructor(
@@ -44,6 +61,10 @@ export class IndexBody {
     private readonly text: Buffer,
     private readonly roots: Buffer,
     private readonly usage: Buffer = Buffer.alloc(0),
+    /** The usage rows (ROW_WIDTH numbers each) of every record, one record's after another. */
+    readonly rows: Float64Array = new Float64Array(0),
+    /** Model names of the rows, by index. */
+    readonly models: readonly string[] = [],
   ) {}
 
   /** Number `slot` of the file whose numbers start at `at`. */
@@ -84,6 +105,11 @@ export class IndexBody {
   /** The record's usage sums' JSON of the file at `at` ("" when not kept). */
   usageJson(at: number): string {
     return this.usage.toString("utf8", this.usageStart(at), this.nums[at + SLOT.usageEnd]);
+  }
+
+  /** Where the usage rows of the file at `at` start, in rows. */
+  rowsStart(at: number): number {
+    return at === 0 ? 0 : (this.nums[at - WIDTH + SLOT.rowsEnd] as number);
   }
 
   get usageBytes(): number {

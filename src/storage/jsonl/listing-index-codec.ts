@@ -1,7 +1,7 @@
 import { endianness } from "node:os";
 import { crc32 } from "node:zlib";
 import type { Tags } from "../../core/tags.js";
-import { usageToJson } from "../usage-report.js";
+import { countsOfRaw, ROW, ROW_WIDTH, usageToJson } from "../usage-report.js";
 import { ALL_FLAGS, FLAG, IndexBody, SLOT, STRING, WIDTH } from "./listing-index-body.js";
 import {
   LoadedFile,
@@ -23,37 +23,43 @@ import {
  * Layout: one ASCII header line, padded with spaces to a multiple of 8
  * bytes (so the numbers can be read in place), then the body:
  *
- *   {"format":"sessiond.listing-index","version":3,"endian":"LE",
- *    "crc":"<8 hex>","bytes":<body bytes>,"files":<n>,"tags":<t>,"strings":<s>,
- *    "usage":<u>}   \n
- *   n × 20 float64 (this machine's byte order, named in the header)
+ *   {"format":"sessiond.listing-index","version":4,"endian":"LE",
+ *    "crc":"<8 hex>","bytes":<body bytes>,"files":<n>,"rows":<r>,"tags":<t>,
+ *    "models":<m>,"strings":<s>,"usage":<u>}   \n
+ *   n × 21 float64 (this machine's byte order, named in the header)
+ *   r × 15 float64: the records' usage sums (UsageReport: per UTC hour and
+ *   model), one row per group (storage/usage-report.ts ROW: hour, model
+ *   index, first and last seq, then the counts), read in place by a report
  *   t bytes: the distinct tag sets, a JSON array of objects
+ *   m bytes: the rows' model names, a JSON array of strings
  *   s bytes: the strings, UTF-8, one after another
  *   the root entries' JSON, one after another (kept as bytes until a page
  *   shows the session)
- *   u bytes: the records' usage sums (UsageReport: per UTC hour and model,
- *   storage/usage-report.ts usageToJson), one JSON text after another,
- *   parsed only when a report asks
+ *   u bytes: the usage sums that rows cannot hold exactly (caller-set
+ *   costs, counts past 2^53), as JSON (usageToJson), one text after another
  *
- * The 20 numbers of a file (see SLOT): flags (sub, has a record, rootless,
- * corrupt, has a title, has usage sums), the file key when its first line
- * was read (inode, birth ms, size, mtime ms), the root's created ms, where
- * its root JSON ends, where each of its six strings ends (id, root id,
- * parent id; leaf id, title, corrupt detail: empty without a record), the
- * record's size and mtime it was true of, head seq, message count, updated
- * ms and tag set, and where its usage sums end. Strings, roots and sums
- * start where the previous one ended, so only ends are kept. The CRC
- * covers the body: a reader trusts a writer of this version to have
- * written it whole, and still checks every value's shape (a file put there
- * by hand or by a bug is refused). Version 2 files (no usage) are ignored
- * and written again from the files, as any other version.
+ * The 21 numbers of a file (see SLOT): flags (sub, has a record, rootless,
+ * corrupt, has a title, has usage sums, kept as JSON), the file key when
+ * its first line was read (inode, birth ms, size, mtime ms), the root's
+ * created ms, where its root JSON ends, where each of its six strings ends
+ * (id, root id, parent id; leaf id, title, corrupt detail: empty without a
+ * record), the record's size and mtime it was true of, head seq, message
+ * count, updated ms and tag set, where its usage JSON ends and where its
+ * usage rows end. Strings, roots, JSON and rows start where the previous
+ * one ended, so only ends are kept. The CRC covers the body: a reader
+ * trusts a writer of this version to have written it whole, and still
+ * checks every value's shape (a file put there by hand or by a bug is
+ * refused). Files of versions 2 (no usage) and 3 (usage as JSON only: a
+ * report parsed 10,000 texts) are ignored and written again from the
+ * session files, as any other version.
  *
  * A corrupt first line is not kept: it is read again, as only a valid root
  * is fixed for the life of a file.
  */
 
 const FORMAT = "sessiond.listing-index";
-const VERSION = 3;
+const VERSION = 4;
+const HOUR_MS = 3_600_000;
 const ENDIAN = endianness();
 
 /** The bytes of an index holding `files`. */
@@ -64,6 +70,16 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
   const strings: string[] = [];
   const roots: Buffer[] = [];
   const usages: Buffer[] = [];
+  const rows: number[] = [];
+  const modelAt = new Map<string, number>();
+  const modelOf = (name: string): number => {
+    let i = modelAt.get(name);
+    if (i === undefined) {
+      i = modelAt.size;
+      modelAt.set(name, i);
+    }
+    return i;
+  };
   let stringEnd = 0;
   let rootEnd = 0;
   let usageEnd = 0;
@@ -75,13 +91,15 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
   files.forEach((f, i) => {
     const at = i * WIDTH;
     const r = f.record;
-    const usageText = r === undefined ? "" : usageTextOf(r);
-    if (usageText !== "") {
-      const u = Buffer.from(usageText);
+    const usage = r === undefined ? UNKNOWN : addUsage(r, rows, modelOf);
+    const json = usage !== UNKNOWN && usage !== ROWS;
+    if (json) {
+      const u = Buffer.from(usage);
       usages.push(u);
       usageEnd += u.length;
     }
     nums[at + SLOT.usageEnd] = usageEnd;
+    nums[at + SLOT.rowsEnd] = rows.length / ROW_WIDTH;
     nums[at + SLOT.flags] =
       (f.sub ? FLAG.sub : 0) |
       (r === undefined
@@ -90,7 +108,8 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
           (r.rootless ? FLAG.rootless : 0) |
           (r.health === "ok" ? 0 : FLAG.corrupt) |
           (r.title === undefined ? 0 : FLAG.titled) |
-          (usageText === "" ? 0 : FLAG.usage));
+          (usage === UNKNOWN ? 0 : FLAG.usage) |
+          (json ? FLAG.usageJson : 0));
     nums[at + SLOT.ino] = f.key.ino;
     nums[at + SLOT.birth] = f.key.birth;
     nums[at + SLOT.size] = f.key.size;
@@ -123,10 +142,14 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
     nums[at + SLOT.tags] = set;
   });
   const tags = Buffer.from(JSON.stringify(tagSets));
+  const models = Buffer.from(JSON.stringify([...modelAt.keys()]));
   const text = Buffer.from(strings.join(""));
+  const rowNums = Float64Array.from(rows);
   const body = Buffer.concat([
     Buffer.from(nums.buffer, nums.byteOffset, nums.byteLength),
+    Buffer.from(rowNums.buffer, rowNums.byteOffset, rowNums.byteLength),
     tags,
+    models,
     text,
     ...roots,
     ...usages,
@@ -138,7 +161,9 @@ export function encodeIndex(files: readonly SavedFile[]): Buffer {
     crc: crc32(body).toString(16).padStart(8, "0"),
     bytes: body.length,
     files: files.length,
+    rows: rowNums.length / ROW_WIDTH,
     tags: tags.length,
+    models: models.length,
     strings: text.length,
     usage: usageEnd,
   });
@@ -163,27 +188,37 @@ export function decodeIndex(bytes: Buffer, workspace: string): LoadedFile[] | un
     return undefined;
   }
   const body = bytes.subarray(nl + 1);
-  const { files, tags, strings, usage } = header;
+  const { files, rows, tags, models, strings, usage } = header;
   if (
     header.endian !== ENDIAN ||
     header.bytes !== body.length ||
     !isCount(files) ||
+    !isCount(rows) ||
     !isCount(tags) ||
+    !isCount(models) ||
     !isCount(strings) ||
     !isCount(usage) ||
-    files * WIDTH * 8 + tags + strings + usage > body.length ||
+    files * WIDTH * 8 + rows * ROW_WIDTH * 8 + tags + models + strings + usage > body.length ||
     header.crc !== crc32(body).toString(16).padStart(8, "0")
   ) {
     return undefined;
   }
-  const numsEnd = files * WIDTH * 8;
-  const sets = tagSetsOf(body.subarray(numsEnd, numsEnd + tags));
-  if (sets === undefined) return undefined;
+  const rowsAt = files * WIDTH * 8;
+  const tagsAt = rowsAt + rows * ROW_WIDTH * 8;
+  const modelsAt = tagsAt + tags;
+  const stringsAt = modelsAt + models;
+  const sets = tagSetsOf(body.subarray(tagsAt, modelsAt));
+  const names = modelsOf(body.subarray(modelsAt, stringsAt));
+  if (sets === undefined || names === undefined) return undefined;
+  const rowNums = numbersOf(body.subarray(rowsAt), rows * ROW_WIDTH);
+  if (!rowsValid(rowNums, names.length)) return undefined;
   const view = new IndexBody(
     numbersOf(body, files * WIDTH),
-    body.subarray(numsEnd + tags, numsEnd + tags + strings),
-    body.subarray(numsEnd + tags + strings, body.length - usage),
+    body.subarray(stringsAt, stringsAt + strings),
+    body.subarray(stringsAt + strings, body.length - usage),
     body.subarray(body.length - usage),
+    rowNums,
+    names,
   );
   const out: LoadedFile[] = new Array(files);
   for (let i = 0; i < files; i++) {
@@ -245,6 +280,15 @@ function fileOf(
   if (!isInt(usageEnd) || usageEnd < body.usageStart(at) || usageEnd > body.usageBytes) {
     return undefined;
   }
+  const rowsEnd = n[at + SLOT.rowsEnd] as number;
+  if (
+    !isInt(rowsEnd) ||
+    rowsEnd < body.rowsStart(at) ||
+    rowsEnd * ROW_WIDTH > body.rows.length ||
+    ((flags & FLAG.usageJson) !== 0 && (flags & FLAG.usage) === 0)
+  ) {
+    return undefined;
+  }
   for (let k = 0; k < 6; k++) {
     const end = n[at + SLOT.strings + k] as number;
     if (!isInt(end) || end < body.stringStart(at, k) || end > body.textBytes) return undefined;
@@ -268,10 +312,80 @@ function fileOf(
   return new LoadedFile(id, body, at, record);
 }
 
-/** A record's usage sums as saved ("" when not known). */
-function usageTextOf(r: SavedRecord): string {
-  if (r instanceof LoadedRecord) return r.usageJson();
-  return r.usage === undefined ? "" : usageToJson(r.usage);
+/** addUsage's answers other than JSON text (which starts with "["). */
+const ROWS = "rows";
+const UNKNOWN = "unknown";
+
+/**
+ * Adds record `r`'s usage sums to `rows` (ROWS), or answers them as JSON
+ * when rows cannot hold them exactly, or UNKNOWN.
+ */
+function addUsage(r: SavedRecord, rows: number[], modelOf: (name: string) => number): string {
+  if (r instanceof LoadedRecord) {
+    const json = r.usageJson();
+    if (json !== "") return json;
+    const copied = r.usageRows(-Infinity, Infinity, (_hour, model, nums, at) => {
+      for (let k = 0; k < ROW_WIDTH; k++) rows.push(nums[at + k] as number);
+      rows[rows.length - ROW_WIDTH + ROW.model] = modelOf(model);
+    });
+    return copied ? ROWS : UNKNOWN;
+  }
+  if (r.usage === undefined) return UNKNOWN;
+  const mine = new Float64Array(r.usage.size * ROW_WIDTH);
+  let at = 0;
+  for (const g of r.usage.values()) {
+    if (!countsOfRaw(g.raw, mine, at + ROW.counts)) return usageToJson(r.usage);
+    mine[at + ROW.hour] = g.hour;
+    mine[at + ROW.firstSeq] = g.firstSeq;
+    mine[at + ROW.lastSeq] = g.lastSeq;
+    at += ROW_WIDTH;
+  }
+  at = 0;
+  for (const g of r.usage.values()) {
+    mine[at + ROW.model] = modelOf(g.model);
+    at += ROW_WIDTH;
+  }
+  for (const v of mine) rows.push(v);
+  return ROWS;
+}
+
+/** Every usage row has the shape a writer of this code writes. */
+function rowsValid(rows: Float64Array, models: number): boolean {
+  for (let at = 0; at < rows.length; at += ROW_WIDTH) {
+    const hour = rows[at + ROW.hour] as number;
+    const model = rows[at + ROW.model] as number;
+    const first = rows[at + ROW.firstSeq] as number;
+    const last = rows[at + ROW.lastSeq] as number;
+    if (
+      !isInt(hour) ||
+      hour % HOUR_MS !== 0 ||
+      !isInt(model) ||
+      model < 0 ||
+      model >= models ||
+      !isInt(first) ||
+      first < 1 ||
+      !isInt(last) ||
+      last < first
+    ) {
+      return false;
+    }
+    for (let k = at + ROW.counts; k < at + ROW_WIDTH; k++) {
+      const v = rows[k] as number;
+      if (!isInt(v) || v < 0) return false;
+    }
+  }
+  return true;
+}
+
+function modelsOf(bytes: Buffer): string[] | undefined {
+  let names: unknown;
+  try {
+    names = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(names) || !names.every((m) => typeof m === "string")) return undefined;
+  return names;
 }
 
 function isInt(v: number): boolean {

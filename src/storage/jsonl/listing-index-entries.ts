@@ -1,7 +1,16 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { Tags } from "../../core/tags.js";
 import type { SessionRecord } from "../engine.js";
-import { type SessionUsage, usageFromJson } from "../usage-report.js";
+import {
+  groupKey,
+  type HourUsage,
+  ROW,
+  ROW_WIDTH,
+  rawOfCounts,
+  type SessionUsage,
+  type UsageRowSource,
+  usageFromJson,
+} from "../usage-report.js";
 import type { FileKey } from "./file-identity.js";
 import { decodeRoot, type FileRoot, type LazyText } from "./indexed-root.js";
 import { FLAG, type IndexBody, SLOT, STRING } from "./listing-index-body.js";
@@ -144,7 +153,7 @@ export class LoadedFile implements FileKey, LazyText, FileRoot {
  * writes back as it is, the key of the file state it is true of, and, once
  * the engine gives it its root (`seeded`), the SessionRecord a listing uses.
  */
-export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
+export class LoadedRecord implements SessionRecord, SavedRecord, FileKey, UsageRowSource {
   // Declared, set in the constructor: a class field initializer is one more call per record.
   declare private indexed: FileRoot | undefined;
   declare private titleText: string | undefined;
@@ -165,19 +174,58 @@ export class LoadedRecord implements SessionRecord, SavedRecord, FileKey {
     this.usageMemo = undefined;
   }
 
-  /** The usage sums' JSON as saved ("" when not known): a save writes it back as it is. */
+  /** The usage sums' JSON as saved ("" when not known or kept as rows): a save writes it back as it is. */
   usageJson(): string {
-    return this.body.flag(this.at, FLAG.usage) ? this.body.usageJson(this.at) : "";
+    return this.body.flag(this.at, FLAG.usageJson) ? this.body.usageJson(this.at) : "";
+  }
+
+  /**
+   * The usage rows of the hours [fromHour, toHour), read in place
+   * (UsageRowSource: what a report reads); false when the sums are not
+   * kept as rows (`usage` then says).
+   */
+  usageRows(
+    fromHour: number,
+    toHour: number,
+    each: (hour: number, model: string, nums: Float64Array, at: number) => void,
+  ): boolean {
+    const flags = this.body.num(this.at, SLOT.flags);
+    if ((flags & FLAG.usage) === 0 || (flags & FLAG.usageJson) !== 0) return false;
+    const rows = this.body.rows;
+    const models = this.body.models;
+    const end = this.body.num(this.at, SLOT.rowsEnd) * ROW_WIDTH;
+    for (let at = this.body.rowsStart(this.at) * ROW_WIDTH; at < end; at += ROW_WIDTH) {
+      const hour = rows[at + ROW.hour] as number;
+      if (hour >= fromHour && hour < toHour) {
+        each(hour, models[rows[at + ROW.model] as number] as string, rows, at);
+      }
+    }
+    return true;
   }
 
   /** The usage sums, read from the index when first asked (undefined: not known or malformed). */
   get usage(): SessionUsage | undefined {
     if (this.usageMemo === undefined) {
-      const text = this.usageJson();
-      try {
-        this.usageMemo = text === "" ? null : usageFromJson(text);
-      } catch {
+      if (!this.body.flag(this.at, FLAG.usage)) {
         this.usageMemo = null;
+      } else if (this.body.flag(this.at, FLAG.usageJson)) {
+        try {
+          this.usageMemo = usageFromJson(this.body.usageJson(this.at));
+        } catch {
+          this.usageMemo = null;
+        }
+      } else {
+        const out = new Map<string, HourUsage>();
+        this.usageRows(-Infinity, Infinity, (hour, model, nums, at) => {
+          out.set(groupKey(hour, model), {
+            hour,
+            model,
+            raw: rawOfCounts(nums, at + ROW.counts),
+            firstSeq: nums[at + ROW.firstSeq] as number,
+            lastSeq: nums[at + ROW.lastSeq] as number,
+          });
+        });
+        this.usageMemo = out;
       }
     }
     return this.usageMemo ?? undefined;
