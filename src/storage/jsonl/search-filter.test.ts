@@ -149,6 +149,20 @@ describe("search on sealed sessions with the search filter", () => {
         });
       }
     }
+    // Page by page (a page's scan of a session starts after a seq).
+    for (const query of ["keep", "a", "hello", "words"]) {
+      const paged = async (workspace: string) => {
+        const out: string[] = [];
+        let pageToken = "";
+        do {
+          const res = await store.search({ workspace, query, pageSize: 1, pageToken });
+          out.push(...res.hits.map((h) => `${h.sessionId}/${h.entryId}`));
+          pageToken = res.nextPageToken;
+        } while (pageToken !== "");
+        return out;
+      };
+      expect({ query, hits: await paged(SEALED) }).toEqual({ query, hits: await paged(CLEAR) });
+    }
     await store.close();
     // A fresh engine reads the filters beside the logs.
     const fresh = newStore();
