@@ -543,11 +543,10 @@ export class SearchFilters {
       this.cache.delete(logFile);
       this.cachedBytes -= c.filter?.size ?? 0;
     }
-    try {
-      await this.ops.unlink(filterPath(logFile));
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
+    // Best effort: what it held is bound to the log it was built from (a
+    // redacted log is a new file) and, after an erasure, to a destroyed key;
+    // a failure here must not fail the redaction or erasure that is done.
+    await this.ops.unlink(filterPath(logFile)).catch(() => undefined);
   }
 
   private async read(logFile: string, keys: FilterKeys): Promise<SessionFilter | undefined> {
