@@ -54,9 +54,10 @@ import { observedFs } from "./observed-fs.js";
 import { isTempName, sessionPath, sessionsDir } from "./paths.js";
 import { encodeFileContent } from "./record.js";
 import { RootIndex } from "./root-index.js";
+import { SearchFilters } from "./search-filter.js";
 import { SessionCache } from "./session-cache.js";
 import { SessionFile, type SessionFileOptions } from "./session-file.js";
-import { type EncryptionOptions, SessionKeys } from "./session-keys.js";
+import { type EncryptionOptions, keyPath, SessionKeys } from "./session-keys.js";
 import { JsonlShares } from "./shares.js";
 import { scanFile } from "./text-scan.js";
 
@@ -157,6 +158,8 @@ export class JsonlEngine implements StorageEngine {
   private readonly observer: StorageObserver;
   private closed = false;
   private readonly keys: SessionKeys;
+  /** The search filters of sealed sessions (search-filter.ts). */
+  private readonly filters: SearchFilters;
   private readonly audit: ErasureAudit;
   readonly blobs: BlobFiles;
   readonly shares: JsonlShares;
@@ -196,6 +199,7 @@ export class JsonlEngine implements StorageEngine {
       onGone: (dir, id) => this.memo.delete(dir, id),
     });
     this.keys = new SessionKeys(this.ops, o.encryption, o.debug?.noFsync !== true);
+    this.filters = new SearchFilters(this.ops);
     this.audit = new ErasureAudit(this.ops, this.dataDir, o.debug?.noFsync !== true);
     this.fileOptions = {
       keysOf: (key, file) => this.keys.open(key, file),
@@ -265,9 +269,16 @@ export class JsonlEngine implements StorageEngine {
   }
 
   /** Redaction: the session file rewritten under its lock (SessionFile.withhold, redact-file.ts). */
-  withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult> {
+  async withhold(key: SessionKey, plan: WithholdPlanner): Promise<WithholdResult> {
     this.checkOpen();
-    return this.use(key, (s) => s.withhold(plan));
+    let file = "";
+    const result = await this.use(key, (s) => {
+      file = s.path;
+      return s.withhold(plan);
+    });
+    // The withheld content must not stay findable through the search filter.
+    if (result.changed.length > 0 && this.keys.encrypts) await this.filters.forget(file);
+    return result;
   }
 
   /**
@@ -278,14 +289,18 @@ export class JsonlEngine implements StorageEngine {
   async erase(key: SessionKey, marker: Withheld): Promise<EraseResult> {
     this.checkOpen();
     let destroyed = false;
-    const result = await this.use(key, (s) =>
-      s.erase(
+    let file = "";
+    const result = await this.use(key, (s) => {
+      file = s.path;
+      return s.erase(
         (log) => planErase(log, marker),
         async () => {
           destroyed = (await this.keys.destroy(key, s.path, marker)) !== "clear";
         },
-      ),
-    );
+      );
+    });
+    // Meaningless without the destroyed key, and removed all the same.
+    if (this.keys.encrypts) await this.filters.forget(file);
     let keyDestroyed = destroyed;
     if (!keyDestroyed) {
       // Erased before (the tombstone there): the key is destroyed all the same.
@@ -336,13 +351,31 @@ export class JsonlEngine implements StorageEngine {
     for (const subagent of [false, true]) {
       const file = sessionPath(this.dataDir, key.workspace, key.sessionId, subagent);
       try {
-        const keying = this.keys.encrypts ? await this.keys.open(key, file) : undefined;
+        if (!this.keys.encrypts) return await scanFile(this.ops, file, scan);
+        // A sealed session whose filter rules every record out: not even its key is opened.
+        const keyFile = keyPath(file);
+        if (await this.filters.skips(file, keyFile, scan.needles, scan.afterSeq)) {
+          return { damaged: false };
+        }
+        const keyStamp = await this.filters.keyStamp(keyFile);
+        const keying = await this.keys.open(key, file);
         // Erased (its key destroyed): no content left to find; the structure is not searched.
-        if (keying?.erased !== undefined) {
+        if (keying.erased !== undefined) {
           await this.ops.stat(file); // ENOENT: look where a subagent's would be
           return { damaged: false };
         }
-        return await scanFile(this.ops, file, scan, keying?.sealer);
+        if (keying.sealer === undefined) return await scanFile(this.ops, file, scan);
+        const plan = await this.filters.plan(
+          file,
+          keying.sealer,
+          keyStamp,
+          scan.needles,
+          scan.afterSeq,
+        );
+        if (plan === "skip") return { damaged: false };
+        const end = await scanFile(this.ops, file, scan, keying.sealer, plan);
+        if (!end.damaged) await this.filters.extend(file, plan);
+        return end;
       } catch (err) {
         const code = errnoCode(err);
         if (code === "ENOENT") continue;
@@ -526,6 +559,7 @@ export class JsonlEngine implements StorageEngine {
     if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
     if (removed) await this.keys.remove(file);
+    if (removed && this.keys.encrypts) await this.filters.forget(file);
     this.memo.delete(path.dirname(file), key.sessionId);
     this.index.removed(key.workspace, key.sessionId, file);
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });

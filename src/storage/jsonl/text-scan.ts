@@ -30,6 +30,14 @@
  * clear records (SessionInfo, Leaf, Label) are looked through as stored.
  * A sealed record that does not open is corruption, like one that does
  * not decode.
+ *
+ * With the session's search filter (search-filter.ts, a FilterPlan), the
+ * covered records the filter rules out are neither opened nor decoded;
+ * when it rules out every covered record, the scan starts where the
+ * covered bytes end (the prefix cannot hide a hit, as a clear file that
+ * lacks a needle is not read line by line). The records past the covered
+ * ones are opened as before and handed to the plan's builder, which
+ * extends the filter after the scan.
  */
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { EntryScan, EntryScanEnd } from "../engine.js";
@@ -37,6 +45,7 @@ import type { SessionSealer } from "../seal/sealed-payload.js";
 import { closeQuietly, type FsOps, readBuffer } from "./fs-ops.js";
 import { NeedleFinder } from "./needle-finder.js";
 import { checkFrame, decodePayload, openedPayload, type PayloadBounds } from "./record.js";
+import type { FilterBuilder, FilterPlan } from "./search-filter.js";
 
 const NEWLINE = 0x0a;
 /** Bytes of the chunk buffer; a longer line grows it to hold the line. */
@@ -67,13 +76,15 @@ export async function scanFile(
   scan: EntryScan,
   /** The session's sealer when it is sealed. */
   sealer?: SessionSealer,
+  /** The session's search filter, when it is sealed. */
+  plan?: FilterPlan,
 ): Promise<EntryScanEnd> {
   const fd = await ops.open(file, "r");
   const chunk = { buf: spares.pop() ?? readBuffer(CHUNK) };
   try {
     const held = sealer === undefined ? await readWhenSmall(ops, fd, scan, chunk.buf) : 0;
     if (held === "lacks a needle") return { damaged: false };
-    return await scanFd(ops, fd, scan, chunk, held, sealer);
+    return await scanFd(ops, fd, scan, chunk, held, sealer, plan);
   } finally {
     if (chunk.buf.length === CHUNK && spares.length < MAX_SPARES) spares.push(chunk.buf);
     await closeQuietly(ops, fd);
@@ -121,20 +132,27 @@ async function scanFd(
   /** Bytes of the file already at the start of `chunk.buf`. */
   preRead: number,
   sealer: SessionSealer | undefined,
+  plan: FilterPlan | undefined,
 ): Promise<EntryScanEnd> {
   const finders = scan.needles
     .map((n) => new NeedleFinder(n))
     .sort((a, b) => a.heldShare - b.heldShare);
-  const opened = sealer === undefined ? undefined : new OpenedRecords(scan.needles, sealer);
+  const builder = plan?.builder;
+  const opened =
+    sealer === undefined ? undefined : new OpenedRecords(scan.needles, sealer, builder);
+  const coveredSeq = plan?.coveredSeq ?? 0;
+  const candidates = plan?.candidates;
   let buf = chunk.buf;
   const size = (await ops.fstat(fd)).size;
+  /** The covered records hold no candidate: the scan starts past them. */
+  const skipCovered = candidates !== undefined && candidates.size === 0 && preRead === 0;
   /** Bytes of `buf` holding data; `pos`: file offset of buf[0]. */
   let filled = preRead;
-  let pos = 0;
-  let seq = 0;
+  let pos = skipCovered ? (plan?.coveredBytes ?? 0) : 0;
+  let seq = skipCovered ? coveredSeq : 0;
   let reads = 0;
   /** The seq of the last record that ended its write: 0 while the root's write is unfinished. */
-  let whole = 0;
+  let whole = seq;
   /** Decoded records of the write in progress (its last record not read yet). */
   let pending: Entry[] = [];
   const flush = (): boolean => {
@@ -171,7 +189,11 @@ async function scanFd(
       else if (frame.seq !== seq + 1) bad = "corrupt";
       if (bad === undefined && typeof frame !== "string") {
         seq = frame.seq;
-        const plain = seq > scan.afterSeq ? opened?.open(buf, frame) : undefined;
+        const ruledOut = seq <= coveredSeq && candidates !== undefined && !candidates.has(seq);
+        const wanted = seq > scan.afterSeq && !ruledOut;
+        const collect = builder !== undefined && seq > coveredSeq;
+        const plain = wanted ? opened?.open(buf, frame, collect ? seq : 0) : undefined;
+        if (plain === undefined && collect) builder.addBytes(seq, buf, frame.start, frame.end);
         if (plain !== undefined) {
           if (typeof plain === "string") bad = "corrupt";
           else if (plain !== NOT_HELD) {
@@ -179,7 +201,7 @@ async function scanFd(
             if (typeof entry === "string") bad = "corrupt";
             else pending.push(entry);
           }
-        } else if (seq > scan.afterSeq && finders.every((f) => f.within(frame.start, frame.end))) {
+        } else if (wanted && finders.every((f) => f.within(frame.start, frame.end))) {
           const entry = decodePayload(buf, frame);
           if (typeof entry === "string") bad = "corrupt";
           else pending.push(entry);
@@ -187,6 +209,7 @@ async function scanFd(
         if (bad === undefined) {
           if (!frame.more) {
             whole = seq;
+            if (seq > coveredSeq) builder?.commit(seq, pos + nl + 1);
             if (!flush()) return { damaged: false };
           }
           at = nl + 1;
@@ -244,6 +267,7 @@ class OpenedRecords {
   constructor(
     private readonly needles: readonly string[],
     private readonly sealer: SessionSealer,
+    private readonly builder: FilterBuilder | undefined,
   ) {}
 
   /**
@@ -254,11 +278,13 @@ class OpenedRecords {
    * place they occur with ASCII case ignored (and maybe more, which the
    * store's match then rules out).
    */
-  open(buf: Buffer, frame: PayloadBounds): Buffer | string | undefined {
+  open(buf: Buffer, frame: PayloadBounds, collect: number): Buffer | string | undefined {
     const opened = openedPayload(buf, frame, this.sealer);
     if (opened === undefined) return undefined;
     if (opened.bad !== undefined) return opened.bad;
     const lower = opened.text.toLowerCase();
+    // (`collect`: the seq, when the filter's builder takes this record.)
+    if (collect !== 0) this.builder?.addText(collect, lower);
     for (const n of this.needles) if (!lower.includes(n)) return NOT_HELD;
     return Buffer.from(opened.text);
   }

@@ -1,3 +1,4 @@
+import { hkdfSync } from "node:crypto";
 import { failedPrecondition } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { associatedData, KEY_BYTES, open, seal } from "./aead.js";
@@ -85,6 +86,16 @@ export class SessionSealer implements ContentOpener {
 
   open(entryId: string, seq: number, kind: string, sealed: string): string | undefined {
     return open(this.key, sealed, this.ad(entryId, String(seq), kind))?.toString("utf8");
+  }
+
+  /**
+   * A key for another use of this session's secrets (HKDF-SHA256 of the
+   * data key, with the workspace and session in its info): it goes with
+   * the data key (erasing the session destroys both) and differs per session.
+   */
+  derive(purpose: string, bytes: number): Buffer {
+    const info = associatedData([purpose, this.workspace, this.sessionId]);
+    return Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), info, bytes));
   }
 
   private ad(entryId: string, seq: string, kind: string): Buffer {
