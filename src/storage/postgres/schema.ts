@@ -452,6 +452,12 @@ CREATE TABLE sessiond_usage_prices (
   workspace text PRIMARY KEY,
   price_key text NOT NULL
 );
+-- How far the session's entries are counted (sessiond_usage_heads' head
+-- and incarnation, written with it), on the session's row: a report finds
+-- the sessions appended to since by a scan of the workspace's rows
+-- comparing two integers each, instead of a join with the heads. Not
+-- indexed, so that appends stay HOT updates; NULL: never counted.
+ALTER TABLE sessiond_sessions ADD COLUMN usage_head integer, ADD COLUMN usage_incarnation bigint;
 `,
   },
 ];

@@ -309,21 +309,68 @@ interface StaleRow {
   tags: string | null;
 }
 
-/** The sessions whose entries are not all counted (head moved on, or another incarnation, or gone). */
-function staleSessions(ctx: PgContext, workspace: string): Promise<StaleRow[]> {
-  return ctx.db(
+/**
+ * The sessions whose entries are not all counted (head moved on, or
+ * another incarnation, or gone), in ONE scan of the workspace's session
+ * rows (their counted head and incarnation are on them: migration 15) that
+ * also counts the rows counted, against the workspace's heads rows: more
+ * heads than counted sessions means a session went without its usage
+ * (deleted by an older sessiond), and only then are they looked for.
+ */
+async function staleSessions(ctx: PgContext, workspace: string): Promise<StaleRow[]> {
+  const [scan] = await ctx.db(
     "finding sessions with new usage",
-    () => ctx.sql<StaleRow[]>`
-      SELECT coalesce(s.session_id, h.session_id) AS session_id, s.head_seq,
-        s.incarnation::text AS incarnation, h.head AS counted_head,
-        h.incarnation::text AS counted_incarnation,
-        CASE WHEN s.tags_head = s.head_seq THEN s.tags::text END AS tags
-      FROM (SELECT * FROM sessiond_sessions WHERE workspace = ${workspace}) s
-      FULL JOIN (SELECT * FROM sessiond_usage_heads WHERE workspace = ${workspace}) h
-        ON h.session_id = s.session_id
-      WHERE s.session_id IS NULL OR h.session_id IS NULL OR h.incarnation <> s.incarnation
-        OR h.head < s.head_seq`,
+    () => ctx.sql<{ stale: string; counted: string; heads: string }[]>`
+      SELECT coalesce(json_agg(json_build_object('session_id', session_id,
+          'head_seq', head_seq, 'incarnation', incarnation::text,
+          'tags', CASE WHEN tags_head = head_seq THEN tags::text END))
+          FILTER (WHERE usage_head IS DISTINCT FROM head_seq
+            OR usage_incarnation IS DISTINCT FROM incarnation), '[]')::text AS stale,
+        count(*) FILTER (WHERE usage_incarnation IS NOT NULL)::text AS counted,
+        (SELECT count(*) FROM sessiond_usage_heads WHERE workspace = ${workspace})::text AS heads
+      FROM sessiond_sessions WHERE workspace = ${workspace}`,
   );
+  const stale = JSON.parse(scan?.stale ?? "[]") as Array<
+    Pick<StaleRow, "session_id" | "head_seq" | "incarnation" | "tags">
+  >;
+  const gone =
+    Number(scan?.heads ?? 0) > Number(scan?.counted ?? 0)
+      ? await ctx.db(
+          "finding deleted sessions with usage",
+          () => ctx.sql<{ session_id: string }[]>`
+            SELECT h.session_id FROM sessiond_usage_heads h
+            WHERE h.workspace = ${workspace} AND NOT EXISTS (
+              SELECT 1 FROM sessiond_sessions s
+              WHERE s.workspace = h.workspace AND s.session_id = h.session_id)`,
+        )
+      : [];
+  if (stale.length === 0 && gone.length === 0) return [];
+  const counted = new Map<string, { head: number; incarnation: string }>();
+  if (stale.length > 0) {
+    for (const h of await ctx.db(
+      "reading counted heads",
+      () => ctx.sql<{ session_id: string; head: number; incarnation: string }[]>`
+        SELECT session_id, head, incarnation::text AS incarnation FROM sessiond_usage_heads
+        WHERE workspace = ${workspace} AND session_id IN ${ctx.sql(stale.map((r) => r.session_id))}`,
+    )) {
+      counted.set(h.session_id, h);
+    }
+  }
+  return [
+    ...stale.map((r) => ({
+      ...r,
+      counted_head: counted.get(r.session_id)?.head ?? null,
+      counted_incarnation: counted.get(r.session_id)?.incarnation ?? null,
+    })),
+    ...gone.map((g) => ({
+      session_id: g.session_id,
+      head_seq: null,
+      incarnation: null,
+      counted_head: null,
+      counted_incarnation: null,
+      tags: null,
+    })),
+  ];
 }
 
 /** The price table digest the workspace's rows are priced with. */
@@ -474,7 +521,8 @@ function rowValues(
  * nobody counted them meanwhile, that the session is still the same
  * incarnation and that the workspace's rows are still priced with
  * `prices` (else it is left for the next report); the session row is
- * locked against a delete (FOR KEY SHARE: appends still run). The
+ * locked (against a delete, and appends wait) and gets the counted head
+ * and incarnation (`usage_head`, `usage_incarnation`). The
  * session's rows are written again whole (their places among each other
  * may change) and the roll-up gets the difference.
  */
@@ -528,7 +576,7 @@ async function countSession(
         FROM sessiond_sessions s
         LEFT JOIN sessiond_usage_heads h ON h.workspace = s.workspace AND h.session_id = s.session_id
         WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
-        FOR KEY SHARE OF s`;
+        FOR NO KEY UPDATE OF s`;
       if (now === undefined || now.incarnation !== row.incarnation || now.pk !== pkey) return;
       // Counted meanwhile by another report: its head is where this one started, or nothing to do.
       if ((now.hinc === row.incarnation ? (now.head ?? 0) : 0) !== from) return;
@@ -574,6 +622,9 @@ async function countSession(
           ${JSON.stringify(tags)}::text::jsonb)
         ON CONFLICT (workspace, session_id) DO UPDATE
           SET incarnation = excluded.incarnation, head = excluded.head, tags = excluded.tags`;
+      await tx`
+        UPDATE sessiond_sessions SET usage_head = ${head}, usage_incarnation = ${row.incarnation}
+        WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
       await applyToRollup(tx, contributions(tx, mine), minus);
       await pruneRollup(tx, key.workspace, [...hours]);
     }),
