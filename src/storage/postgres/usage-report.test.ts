@@ -13,7 +13,7 @@ import { SessionStore } from "../../store/session-store.js";
 import { checkUsageQuery, usageReport } from "../../store/usage-report.js";
 import type { StorageEngine } from "../engine.js";
 import { MemoryEngine } from "../memory.js";
-import type { PostgresEngine } from "./postgres-engine.js";
+import { PostgresEngine } from "./postgres-engine.js";
 
 /**
  * UsageReport on PostgreSQL groups the sessions' rows in SQL: the price
@@ -316,5 +316,44 @@ if (pgSkip !== undefined) {
     expect(s?.rollup).toBe(s?.sums);
     // The cells emptied are gone: only the remaining rows' are left (a token cell each, c's USD, d's EUR).
     expect(s?.cells).toBe("5");
+  });
+
+  it("two replicas counting the same sessions at once count each message once", async () => {
+    const opened = await openPostgres();
+    engine = opened.engine;
+    const other = await PostgresEngine.open({ url: opened.url });
+    memory = new MemoryEngine();
+    try {
+      const ws = "replicas";
+      const pg = new SessionStore(engine, { now: () => new Date(T0) });
+      const mem = new SessionStore(memory, { now: () => new Date(T0) });
+      // More sessions than a report counts at once, sharing roll-up cells.
+      for (let i = 0; i < 24; i++) {
+        for (const store of [pg, mem]) {
+          await store.create({ workspace: ws, sessionId: `r${i}`, tags: { team: `t${i % 2}` } });
+          const s = await store.open(ws, `r${i}`);
+          await s.append(billed(T0 + (i % 3) * H + 60_000, "m1", 10 + i));
+          await s.append(billed(T0 + 2 * H + 60_000, i % 2 === 0 ? "m1" : "m2", 1));
+        }
+      }
+      const prices = pricesAt("3");
+      expect(await reports(engine, ws, prices)).toEqual(await reports(memory, ws, prices));
+      // Every session moved on since it was counted: both replicas count the new messages at once.
+      for (let i = 0; i < 24; i++) {
+        for (const store of [pg, mem]) {
+          await (await store.open(ws, `r${i}`)).append(billed(T0 + 2 * H + 120_000, "m1", 100));
+        }
+      }
+      const want = await reports(memory, ws, prices);
+      const [a, b] = await Promise.all([reports(engine, ws, prices), reports(other, ws, prices)]);
+      expect(a).toEqual(want);
+      expect(b).toEqual(want);
+      const s = await stored(opened.admin, ws);
+      // Rows (hour, model) per session: (i mod 3, m1), (2, m1 or m2 by parity), (2, m1).
+      expect(s?.rows).toBe(String(4 * 1 + 8 * 2 + 4 * 2 + 8 * 3));
+      expect(s?.rollup).toBe(s?.sums);
+    } finally {
+      await other.close();
+    }
   });
 }
