@@ -470,7 +470,11 @@ export interface StorageEngine {
    * those hours' groups. Without it the store reads the sums from the
    * listing records (`SessionRecord.usage`) of `list(workspace)`.
    */
-  usageSums?(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]>;
+  usageSums?(
+    workspace: string,
+    query: UsageSumsQuery,
+    prices?: PriceTable,
+  ): Promise<UsageSessionSums[]>;
 
   /**
    * OPTIONAL: a whole UsageReport of whole hours grouped and priced by the

@@ -145,7 +145,7 @@ export async function usageReport(
   const toHour = hourStartMs(q.endMs - 1) + HOUR_MS;
   const grouped = await groupedReport(engine, q, prices);
   if (grouped !== undefined) return grouped;
-  const sessions = await sessionSums(engine, q, fromHour, toHour);
+  const sessions = await sessionSums(engine, q, fromHour, toHour, prices);
 
   const groups = new Map<string, Group>();
   const all = new Set<string>();
@@ -275,9 +275,11 @@ async function sessionSums(
   q: UsageQuery,
   fromHour: number,
   toHour: number,
+  prices: PriceTable,
 ): Promise<UsageSessionSums[]> {
   if (engine.usageSums !== undefined) {
-    const found = await engine.usageSums(q.workspace, { fromHour, toHour, tags: q.tags });
+    // The prices too: an engine that prices its sums when it counts them (PostgreSQL) counts with them.
+    const found = await engine.usageSums(q.workspace, { fromHour, toHour, tags: q.tags }, prices);
     return found.filter((s) => hasTags(s.tags, q.tags));
   }
   // As a filtered listing: the roots (JSONL: seeding its memo of records

@@ -2,11 +2,12 @@ import type { DeleteOptions, SessionKey } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { CHANNEL, notifyPayload } from "./notify.js";
 import { cacheKey } from "./session-cache.js";
+import { dropUsage, lockUsageShared } from "./usage-report.js";
 
 /**
- * Deletes one session in ONE statement: the row goes, its entries with it
- * by the foreign key's ON DELETE CASCADE, and the NOTIFY is sent only when
- * a row went. It waits for a running append's row lock, so an append is
+ * Deletes one session in ONE transaction: the row goes, its entries with it
+ * by the foreign key's ON DELETE CASCADE, the NOTIFY is sent only when a
+ * row went, and then its usage rows go (usage-report.ts, dropUsage). It waits for a running append's row lock, so an append is
  * never half-deleted. Returns whether the session existed. With
  * `ifHeadSeq` the row goes only while its head is still that (the DELETE
  * waits for a running append's row lock, then sees its head).
@@ -21,16 +22,21 @@ export async function deleteSession(
   const ifHead = opts.ifHeadSeq ?? -1;
   const conditional = opts.ifHeadSeq !== undefined;
   return ctx.cache.withKey(k, async () => {
-    const rows = await ctx.db(
-      "deleting a session",
-      () => ctx.sql`
-        WITH d AS (
-          DELETE FROM sessiond_sessions
-          WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-            AND (NOT ${conditional} OR head_seq = ${ifHead})
-          RETURNING 1)
-        SELECT pg_notify(${CHANNEL}, ${notifyPayload(ctx.replica, { type: "deleted", ...key, headSeq: 0 })})
-        FROM d`,
+    const rows = await ctx.db("deleting a session", () =>
+      ctx.sql.begin(async (tx) => {
+        await lockUsageShared(tx, key.workspace);
+        const d = await tx`
+          WITH d AS (
+            DELETE FROM sessiond_sessions
+            WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+              AND (NOT ${conditional} OR head_seq = ${ifHead})
+            RETURNING 1)
+          SELECT pg_notify(${CHANNEL}, ${notifyPayload(ctx.replica, { type: "deleted", ...key, headSeq: 0 })})
+          FROM d`;
+        // Its usage rows go too, out of the roll-up (usage-report.ts).
+        if (d.length > 0) await dropUsage(tx, key.workspace, [key.sessionId]);
+        return d;
+      }),
     );
     ctx.cache.drop(k);
     return rows.length > 0;
@@ -58,6 +64,7 @@ export async function deleteSessions(
   return ctx.cache.withKeys(ks, async () => {
     const removed = await ctx.db("deleting sessions", () =>
       ctx.sql.begin(async (tx) => {
+        await lockUsageShared(tx, workspace);
         // Row locks in one fixed order, so that two replicas deleting
         // overlapping families wait for each other instead of deadlocking.
         await tx`
@@ -70,6 +77,7 @@ export async function deleteSessions(
           WHERE workspace = ${workspace} AND session_id IN ${tx(ids)}
           RETURNING session_id`;
         const gone = new Set(rows.map((r) => r.session_id));
+        await dropUsage(tx, workspace, [...gone]);
         const payloads = ids
           .filter((id) => gone.has(id))
           .map((sessionId) =>

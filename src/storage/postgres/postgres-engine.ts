@@ -268,12 +268,16 @@ export class PostgresEngine implements StorageEngine {
   }
 
   /** UsageReport's per-session sums of some hours (usage-report.ts). */
-  async usageSums(workspace: string, query: UsageSumsQuery): Promise<UsageSessionSums[]> {
+  async usageSums(
+    workspace: string,
+    query: UsageSumsQuery,
+    prices?: PriceTable,
+  ): Promise<UsageSessionSums[]> {
     await this.begin();
-    return usageSums(this.ctx, this, workspace, query);
+    return usageSums(this.ctx, this, workspace, query, prices);
   }
 
-  /** UsageReport over whole hours, grouped and priced in SQL (usage-report.ts). */
+  /** UsageReport over whole hours, from the usage roll-up (usage-report.ts). */
   async usageGroups(
     workspace: string,
     query: UsageGroupsQuery,

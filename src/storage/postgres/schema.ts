@@ -359,6 +359,107 @@ CREATE TABLE IF NOT EXISTS sessiond_blob_keys (
 );
 `,
   },
+  {
+    version: 15,
+    description: "usage roll-up per (workspace, hour, model, tags)",
+    sql: `
+-- UsageReport's warm report reads a roll-up of the usage rows instead of
+-- every (session, hour, model) row (usage-report.ts): sessiond_usage_rollup
+-- holds, per (workspace, UTC hour, model, the session's folded tags), the
+-- sums of the rows of migration 13, kept up in the same transaction that
+-- counts a session's new entries, deletes a session or re-prices the
+-- workspace. A report over whole hours groups a few rows per (hour, model,
+-- tag set) instead of one per session.
+--
+-- Costs are priced when a row is counted, with the price table of the
+-- server counting (each row rounded on its own, as before), and the table
+-- the workspace's rows are priced with is named in sessiond_usage_prices
+-- (a digest): a report made with another table prices the workspace's rows
+-- again and rebuilds its roll-up first.
+--
+-- Distinct sessions are not additive across hours or models: each usage
+-- row carries the previous hour of its session with the same model
+-- (prev_model_ms) and with any model (prev_any_ms), and whether its model
+-- is the session's first of that hour (first_model); a group counts the
+-- rows whose previous hour is before the group's start (or the window's),
+-- once per session. These are in the roll-up's key.
+--
+-- The tables are a cache of the entries: dropped and made again, the next
+-- report counts every session again.
+DROP TABLE IF EXISTS sessiond_usage;
+DROP TABLE IF EXISTS sessiond_usage_heads;
+CREATE TABLE sessiond_usage_heads (
+  workspace   text    NOT NULL,
+  session_id  text    NOT NULL,
+  incarnation bigint  NOT NULL,
+  head        integer NOT NULL,
+  -- the session's folded tags when counted: its rows' key in the roll-up
+  tags        jsonb   NOT NULL,
+  PRIMARY KEY (workspace, session_id)
+);
+CREATE TABLE sessiond_usage (
+  workspace     text    NOT NULL,
+  session_id    text    NOT NULL,
+  hour_ms       bigint  NOT NULL,
+  model         text    NOT NULL,
+  messages      bigint  NOT NULL,
+  input         numeric NOT NULL,
+  output        numeric NOT NULL,
+  cache_read    numeric NOT NULL,
+  cache_write   numeric NOT NULL,
+  reasoning     numeric NOT NULL,
+  u_messages    bigint  NOT NULL,
+  u_input       numeric NOT NULL,
+  u_output      numeric NOT NULL,
+  u_cache_read  numeric NOT NULL,
+  u_cache_write numeric NOT NULL,
+  caller_cost   text    NOT NULL,
+  first_seq     integer NOT NULL,
+  last_seq      integer NOT NULL,
+  -- the uncosted tokens priced (NULL: no price row, or nothing uncosted)
+  p_currency    text,
+  p_units       numeric,
+  prev_model_ms bigint  NOT NULL,
+  prev_any_ms   bigint  NOT NULL,
+  first_model   boolean NOT NULL,
+  PRIMARY KEY (workspace, session_id, hour_ms, model)
+);
+CREATE INDEX sessiond_usage_by_hour ON sessiond_usage (workspace, hour_ms);
+-- currency '' holds the token sums, n the rows and unpriced the messages
+-- without a cost; a currency's row holds its cost units and n the rows
+-- that have some (a cost of 0 still shows).
+CREATE TABLE sessiond_usage_rollup (
+  workspace     text    NOT NULL,
+  hour_ms       bigint  NOT NULL,
+  model         text    NOT NULL,
+  tags          jsonb   NOT NULL,
+  prev_model_ms bigint  NOT NULL,
+  prev_any_ms   bigint  NOT NULL,
+  first_model   boolean NOT NULL,
+  currency      text    NOT NULL,
+  n             bigint  NOT NULL,
+  messages      bigint  NOT NULL,
+  input         numeric NOT NULL,
+  output        numeric NOT NULL,
+  cache_read    numeric NOT NULL,
+  cache_write   numeric NOT NULL,
+  reasoning     numeric NOT NULL,
+  unpriced      bigint  NOT NULL,
+  units         numeric NOT NULL,
+  PRIMARY KEY (workspace, hour_ms, model, tags, prev_model_ms, prev_any_ms, first_model, currency)
+);
+CREATE TABLE sessiond_usage_prices (
+  workspace text PRIMARY KEY,
+  price_key text NOT NULL
+);
+-- How far the session's entries are counted (sessiond_usage_heads' head
+-- and incarnation, written with it), on the session's row: a report finds
+-- the sessions appended to since by a scan of the workspace's rows
+-- comparing two integers each, instead of a join with the heads. Not
+-- indexed, so that appends stay HOT updates; NULL: never counted.
+ALTER TABLE sessiond_sessions ADD COLUMN usage_head integer, ADD COLUMN usage_incarnation bigint;
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -1,38 +1,53 @@
 /**
- * UsageReport's sums on PostgreSQL (issue 42), in SQL: a table of raw usage
- * sums per (session, UTC hour, model) (`sessiond_usage`), read by ONE
- * range query on (workspace, hour_ms) joined with the sessions table for
- * the tags, and a table of how far each session's entries are counted in
- * it (`sessiond_usage_heads`: the head seq and the incarnation counted).
+ * UsageReport's sums on PostgreSQL (issue 42), in SQL.
+ *
+ * Three tables (schema.ts, migrations 13 and 15):
+ * - `sessiond_usage`: raw usage sums per (session, UTC hour, model), with
+ *   what the row adds to the roll-up: its uncosted tokens priced
+ *   (`p_currency`, `p_units`: rounded half-up to 10^-12 per row, as
+ *   core/usage-sums.ts prices a group) and where it stands among its
+ *   session's rows (`prev_model_ms`, `prev_any_ms`, `first_model`: what
+ *   makes distinct sessions countable from sums);
+ * - `sessiond_usage_heads`: how far each session's entries are counted
+ *   (head seq and incarnation) and its folded tags when counted;
+ * - `sessiond_usage_rollup`: the rows summed per (workspace, hour, model,
+ *   tags, the three position columns, currency), kept equal to the GROUP
+ *   BY of `sessiond_usage` by every writer, in the transaction that
+ *   changes the rows. `sessiond_usage_prices` names the price table the
+ *   workspace's rows are priced with (a digest).
  *
  * The sums are kept incrementally, by the reports rather than by the
  * append path (which stays one statement: append-writer.ts): a report
  * first finds, in one query, the sessions whose head moved past their
  * counted head (or whose incarnation changed: deleted and made again, or
- * rewritten by an erasure), reads only their entries after that head
- * through the engine (`read`: decoding, sealed payloads included, as every
- * reader), and adds them to their rows, under a per-session advisory lock
- * in one transaction with the new counted head, so that two replicas
- * reporting at once never count an entry twice. A warm report (nothing
- * appended since the last) is the two queries; the first report of a
- * workspace counts every session once.
+ * rewritten by an erasure; or gone: deleted by a sessiond that did not
+ * remove its rows), reads only their entries after that head through the
+ * engine (`read`: decoding, sealed payloads included, as every reader), and
+ * rewrites their rows and the roll-up's difference, under a per-session
+ * advisory lock in one transaction with the new counted head, so that two
+ * replicas reporting at once never count an entry twice. Deleting a
+ * session removes its rows and subtracts them in the delete's transaction
+ * (`dropUsage`). A report made with another price table than the
+ * workspace's rows were priced with prices them again and rebuilds the
+ * roll-up first (`reprice`, under the workspace's lock held exclusively;
+ * counting and deleting hold it shared).
  *
- * The tables are made by migration 13 (schema.ts), the sums in numeric
- * columns: a report over whole hours (`usageGroups`) asks PostgreSQL for
- * SUM(...) GROUP BY (bucket, model, tag values) with COUNT(DISTINCT
- * session_id) per group, and prices each row's uncosted tokens in SQL with
- * the price table passed as JSON (exact numeric, rounded half-up to 10^-12
- * per (session, hour, model) row, as core/usage-sums.ts prices a group), so
- * it reads a few rows per group instead of one per (session, hour, model).
- * A window cutting an hour reads the per-session rows (`usageSums`) and
- * sums the edge hours from the entries (store/usage-report.ts).
+ * A warm report over whole hours (`usageGroups`) is two statements sent at
+ * once: the stale sessions, and the roll-up's rows of the window grouped
+ * by (bucket, model, tag values). A window cutting an hour reads the
+ * per-session rows (`usageSums`) and sums the edge hours from the entries
+ * (store/usage-report.ts).
  */
+import { createHash } from "node:crypto";
+import type postgres from "postgres";
 import type { Tags } from "../../core/tags.js";
 import {
   emptyRaw,
   emptyTotals,
   mergeRaw,
+  NO_PRICES,
   type PriceTable,
+  priceRaw,
   type RawUsage,
   type Totals,
 } from "../../core/usage-sums.js";
@@ -48,12 +63,22 @@ import type {
 import { groupKey, type HourUsage, UsageCounter } from "../usage-report.js";
 import type { PgContext } from "./context.js";
 
+/** A connection or transaction to run statements on. */
+type Tx = postgres.Sql | postgres.TransactionSql;
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
 /** Advisory lock key class of a session's catch-up. */
 const SESSION_LOCK_CLASS = 0x5e55_42b;
+/** Advisory lock key class of a workspace's usage (shared: count, delete; exclusive: reprice). */
+const WORKSPACE_LOCK_CLASS = 0x5e55_42c;
 /** Entries read per page while counting a session. */
 const READ_PAGE = 2000;
 /** Sessions counted at once. */
 const CONCURRENCY = 8;
+/** "No earlier hour" in prev_model_ms / prev_any_ms: before any timestamp. */
+const NO_HOUR = -1e15;
+/** Rounds of (reprice, count, read) before a report gives up on the roll-up. */
+const ATTEMPTS = 3;
 
 /** The sum columns of a sessiond_usage row, as read (numeric as text). */
 interface SumColumns {
@@ -127,33 +152,541 @@ function columnsFromRaw(raw: RawUsage): SumColumns {
   };
 }
 
-interface StaleRow {
-  session_id: string;
-  head_seq: number;
-  incarnation: string;
-  counted_head: number | null;
-  counted_incarnation: string | null;
+/** The digest naming a price table in sessiond_usage_prices. */
+export function priceKey(prices: PriceTable): string {
+  const rows = prices.rows.map((r) => [
+    r.model,
+    r.fromMs,
+    r.currency,
+    r.inputPerMTok.toString(),
+    r.outputPerMTok.toString(),
+    r.cacheReadPerMTok.toString(),
+    r.cacheWritePerMTok.toString(),
+  ]);
+  return `v1:${createHash("sha256").update(JSON.stringify(rows)).digest("hex")}`;
 }
 
-/** The engine's usageSums: catch up, then one range query. */
+/** A row's uncosted tokens priced: the currency and units, or unpriced (nulls). */
+function pricedPart(
+  raw: RawUsage,
+  model: string,
+  hour: number,
+  prices: PriceTable,
+): { p_currency: string | null; p_units: string | null } {
+  if (raw.uncosted.messages === 0) return { p_currency: null, p_units: null };
+  const t = priceRaw({ ...raw, callerCost: new Map() }, model, hour, prices);
+  for (const [currency, units] of t.cost)
+    return { p_currency: currency, p_units: units.toString() };
+  return { p_currency: null, p_units: null };
+}
+
+/** The roll-up's key columns, in its primary key's order. */
+const ROLLUP_KEY =
+  "workspace, hour_ms, model, tags, prev_model_ms, prev_any_ms, first_model, currency";
+
+/**
+ * What the usage rows matching `where` (over `u`, joined with their heads
+ * `h` for the tags) add to the roll-up, grouped by its key: per row one
+ * token cell (currency '') and one cell per currency it has a cost in.
+ */
+function contributions(sql: Tx, where: Fragment): Fragment {
+  return sql`
+    SELECT u.workspace, u.hour_ms, u.model, h.tags, u.prev_model_ms, u.prev_any_ms,
+      u.first_model, x.currency, count(*)::bigint AS n, sum(x.messages)::bigint AS messages,
+      sum(x.input) AS input, sum(x.output) AS output, sum(x.cache_read) AS cache_read,
+      sum(x.cache_write) AS cache_write, sum(x.reasoning) AS reasoning,
+      sum(x.unpriced)::bigint AS unpriced, sum(x.units) AS units
+    FROM sessiond_usage u
+    JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
+    CROSS JOIN LATERAL (
+      SELECT '' AS currency, u.messages, u.input, u.output, u.cache_read, u.cache_write,
+        u.reasoning, CASE WHEN u.p_currency IS NULL THEN u.u_messages ELSE 0 END AS unpriced,
+        0::numeric AS units
+      UNION ALL
+      SELECT c.currency, 0, 0, 0, 0, 0, 0, 0, sum(c.units)
+      FROM (
+        SELECT e.key AS currency, e.value::numeric AS units
+        FROM jsonb_each_text(u.caller_cost::jsonb) e
+        UNION ALL
+        SELECT u.p_currency, u.p_units WHERE u.p_currency IS NOT NULL
+      ) c
+      GROUP BY c.currency
+    ) x
+    WHERE ${where}
+    GROUP BY u.workspace, u.hour_ms, u.model, h.tags, u.prev_model_ms, u.prev_any_ms,
+      u.first_model, x.currency`;
+}
+
+/** The columns of a contribution row, for jsonb_to_recordset. */
+const CONTRIBUTION_RECORD =
+  "workspace text, hour_ms bigint, model text, tags jsonb, prev_model_ms bigint, prev_any_ms bigint, first_model boolean, currency text, n bigint, messages bigint, input numeric, output numeric, cache_read numeric, cache_write numeric, reasoning numeric, unpriced bigint, units numeric";
+
+/**
+ * Adds `plus` minus `minus` (two sets of contribution rows) to the roll-up
+ * in ONE statement, its cells in key order (so that two transactions never
+ * lock cells in opposite orders), leaving out the cells that do not change.
+ */
+async function applyToRollup(tx: Tx, plus: Fragment | undefined, minusJson: string): Promise<void> {
+  const minus = tx`
+    SELECT ${tx.unsafe(ROLLUP_KEY)}, -n AS n, -messages AS messages, -input AS input,
+      -output AS output, -cache_read AS cache_read, -cache_write AS cache_write,
+      -reasoning AS reasoning, -unpriced AS unpriced, -units AS units
+    FROM jsonb_to_recordset(${minusJson}::text::jsonb) AS o(${tx.unsafe(CONTRIBUTION_RECORD)})`;
+  const both = plus === undefined ? minus : tx`${plus} UNION ALL ${minus}`;
+  await tx`
+    INSERT INTO sessiond_usage_rollup AS r (${tx.unsafe(ROLLUP_KEY)}, n, messages, input, output,
+      cache_read, cache_write, reasoning, unpriced, units)
+    SELECT ${tx.unsafe(ROLLUP_KEY)}, sum(n), sum(messages), sum(input), sum(output),
+      sum(cache_read), sum(cache_write), sum(reasoning), sum(unpriced), sum(units)
+    FROM (${both}) d
+    GROUP BY ${tx.unsafe(ROLLUP_KEY)}
+    HAVING sum(n) <> 0 OR sum(messages) <> 0 OR sum(input) <> 0 OR sum(output) <> 0
+      OR sum(cache_read) <> 0 OR sum(cache_write) <> 0 OR sum(reasoning) <> 0
+      OR sum(unpriced) <> 0 OR sum(units) <> 0
+    ORDER BY ${tx.unsafe(ROLLUP_KEY)}
+    ON CONFLICT (${tx.unsafe(ROLLUP_KEY)}) DO UPDATE
+      SET n = r.n + excluded.n, messages = r.messages + excluded.messages,
+        input = r.input + excluded.input, output = r.output + excluded.output,
+        cache_read = r.cache_read + excluded.cache_read,
+        cache_write = r.cache_write + excluded.cache_write,
+        reasoning = r.reasoning + excluded.reasoning, unpriced = r.unpriced + excluded.unpriced,
+        units = r.units + excluded.units`;
+}
+
+/** The contributions of the rows matching `where`, as JSON text (for applyToRollup's minus). */
+async function contributionsJson(tx: Tx, where: Fragment): Promise<string> {
+  const [row] = await tx<{ j: string }[]>`
+    SELECT coalesce(json_agg(c), '[]')::text AS j FROM (${contributions(tx, where)}) c`;
+  return row?.j ?? "[]";
+}
+
+/** Removes the emptied cells of `hours` that no other transaction holds. */
+async function pruneRollup(tx: Tx, workspace: string, hours: readonly number[]): Promise<void> {
+  if (hours.length === 0) return;
+  await tx`
+    DELETE FROM sessiond_usage_rollup WHERE ctid IN (
+      SELECT ctid FROM sessiond_usage_rollup
+      WHERE workspace = ${workspace} AND hour_ms IN ${tx(hours)} AND n = 0
+      FOR UPDATE SKIP LOCKED)`;
+}
+
+/**
+ * Takes the workspace's usage lock shared until the transaction ends: a
+ * delete takes it before locking its session rows, as counting does (so
+ * that a re-pricing waiting for it never sits between the two).
+ */
+export async function lockUsageShared(tx: Tx, workspace: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock_shared(${WORKSPACE_LOCK_CLASS}, hashtext(${workspace}))`;
+}
+
+/**
+ * Removes the usage rows of sessions `ids` of `workspace` (deleted) and
+ * subtracts them from the roll-up, inside the caller's transaction (the
+ * delete's, after the session rows went: delete.ts). Holds the
+ * workspace's usage lock shared until the transaction ends.
+ */
+export async function dropUsage(tx: Tx, workspace: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await lockUsageShared(tx, workspace);
+  const rows = tx`u.workspace = ${workspace} AND u.session_id IN ${tx(ids)}`;
+  await applyToRollup(tx, undefined, await contributionsJson(tx, rows));
+  const gone = await tx<{ hour_ms: string }[]>`
+    DELETE FROM sessiond_usage WHERE workspace = ${workspace} AND session_id IN ${tx(ids)}
+    RETURNING hour_ms`;
+  await tx`
+    DELETE FROM sessiond_usage_heads WHERE workspace = ${workspace} AND session_id IN ${tx(ids)}`;
+  await pruneRollup(tx, workspace, [...new Set(gone.map((g) => Number(g.hour_ms)))]);
+}
+
+interface StaleRow {
+  session_id: string;
+  /** Null: the session is gone (its heads row is left: deleted by an older sessiond). */
+  head_seq: number | null;
+  incarnation: string | null;
+  counted_head: number | null;
+  counted_incarnation: string | null;
+  /** The session's folded tags (JSON), null when not folded at its head. */
+  tags: string | null;
+}
+
+/**
+ * The sessions whose entries are not all counted (head moved on, or
+ * another incarnation, or gone), in ONE scan of the workspace's session
+ * rows (their counted head and incarnation are on them: migration 15) that
+ * also counts the rows counted, against the workspace's heads rows: more
+ * heads than counted sessions means a session went without its usage
+ * (deleted by an older sessiond), and only then are they looked for.
+ */
+async function staleSessions(ctx: PgContext, workspace: string): Promise<StaleRow[]> {
+  const [scan] = await ctx.db(
+    "finding sessions with new usage",
+    () => ctx.sql<{ stale: string; counted: string; heads: string }[]>`
+      SELECT coalesce(json_agg(json_build_object('session_id', session_id,
+          'head_seq', head_seq, 'incarnation', incarnation::text,
+          'tags', CASE WHEN tags_head = head_seq THEN tags::text END))
+          FILTER (WHERE usage_head IS DISTINCT FROM head_seq
+            OR usage_incarnation IS DISTINCT FROM incarnation), '[]')::text AS stale,
+        count(*) FILTER (WHERE usage_incarnation IS NOT NULL)::text AS counted,
+        (SELECT count(*) FROM sessiond_usage_heads WHERE workspace = ${workspace})::text AS heads
+      FROM sessiond_sessions WHERE workspace = ${workspace}`,
+  );
+  const stale = JSON.parse(scan?.stale ?? "[]") as Array<
+    Pick<StaleRow, "session_id" | "head_seq" | "incarnation" | "tags">
+  >;
+  const gone =
+    Number(scan?.heads ?? 0) > Number(scan?.counted ?? 0)
+      ? await ctx.db(
+          "finding deleted sessions with usage",
+          () => ctx.sql<{ session_id: string }[]>`
+            SELECT h.session_id FROM sessiond_usage_heads h
+            WHERE h.workspace = ${workspace} AND NOT EXISTS (
+              SELECT 1 FROM sessiond_sessions s
+              WHERE s.workspace = h.workspace AND s.session_id = h.session_id)`,
+        )
+      : [];
+  if (stale.length === 0 && gone.length === 0) return [];
+  const counted = new Map<string, { head: number; incarnation: string }>();
+  if (stale.length > 0) {
+    for (const h of await ctx.db(
+      "reading counted heads",
+      () => ctx.sql<{ session_id: string; head: number; incarnation: string }[]>`
+        SELECT session_id, head, incarnation::text AS incarnation FROM sessiond_usage_heads
+        WHERE workspace = ${workspace} AND session_id IN ${ctx.sql(stale.map((r) => r.session_id))}`,
+    )) {
+      counted.set(h.session_id, h);
+    }
+  }
+  return [
+    ...stale.map((r) => ({
+      ...r,
+      counted_head: counted.get(r.session_id)?.head ?? null,
+      counted_incarnation: counted.get(r.session_id)?.incarnation ?? null,
+    })),
+    ...gone.map((g) => ({
+      session_id: g.session_id,
+      head_seq: null,
+      incarnation: null,
+      counted_head: null,
+      counted_incarnation: null,
+      tags: null,
+    })),
+  ];
+}
+
+/** The price table digest the workspace's rows are priced with. */
+async function storedPriceKey(ctx: PgContext, workspace: string): Promise<string | undefined> {
+  const [row] = await ctx.db(
+    "reading the usage price table",
+    () => ctx.sql<{ price_key: string }[]>`
+      SELECT price_key FROM sessiond_usage_prices WHERE workspace = ${workspace}`,
+  );
+  return row?.price_key;
+}
+
+/**
+ * Prices every usage row of `workspace` with `prices` again and rebuilds
+ * its roll-up, in one transaction holding the workspace's usage lock
+ * exclusively (no count or delete meanwhile).
+ */
+async function reprice(
+  ctx: PgContext,
+  workspace: string,
+  prices: PriceTable,
+  key: string,
+): Promise<void> {
+  await ctx.db("pricing usage sums", () =>
+    ctx.sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${WORKSPACE_LOCK_CLASS}, hashtext(${workspace}))`;
+      const [now] = await tx<{ price_key: string }[]>`
+        SELECT price_key FROM sessiond_usage_prices WHERE workspace = ${workspace}`;
+      if (now?.price_key === key) return;
+      const rows = await tx<
+        (SumColumns & { session_id: string; hour_ms: string; model: string })[]
+      >`
+        SELECT session_id, hour_ms, model, ${tx(SUM_COLUMNS)} FROM sessiond_usage
+        WHERE workspace = ${workspace} AND u_messages > 0`;
+      const priced = rows.map((r) => ({
+        session_id: r.session_id,
+        hour_ms: r.hour_ms,
+        model: r.model,
+        ...pricedPart(rawFromColumns(r), r.model, Number(r.hour_ms), prices),
+      }));
+      if (priced.length > 0) {
+        await tx`
+          UPDATE sessiond_usage u SET p_currency = v.p_currency, p_units = v.p_units
+          FROM jsonb_to_recordset(${JSON.stringify(priced)}::text::jsonb)
+            AS v(session_id text, hour_ms bigint, model text, p_currency text, p_units numeric)
+          WHERE u.workspace = ${workspace} AND u.session_id = v.session_id
+            AND u.hour_ms = v.hour_ms AND u.model = v.model`;
+      }
+      await tx`DELETE FROM sessiond_usage_rollup WHERE workspace = ${workspace}`;
+      await tx`
+        INSERT INTO sessiond_usage_rollup (${tx.unsafe(ROLLUP_KEY)}, n, messages, input, output,
+          cache_read, cache_write, reasoning, unpriced, units)
+        ${contributions(tx, tx`u.workspace = ${workspace}`)}`;
+      await tx`
+        INSERT INTO sessiond_usage_prices (workspace, price_key) VALUES (${workspace}, ${key})
+        ON CONFLICT (workspace) DO UPDATE SET price_key = excluded.price_key`;
+    }),
+  );
+}
+
+/** Counts into the sums the entries the stale sessions gained since (and drops the gone ones). */
+async function catchUpUsage(
+  ctx: PgContext,
+  engine: StorageEngine,
+  workspace: string,
+  stale: readonly StaleRow[],
+  prices: PriceTable,
+  key: string,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < stale.length) {
+      const row = stale[next++] as StaleRow;
+      const sk = { workspace, sessionId: row.session_id };
+      if (row.head_seq === null) await dropGone(ctx, sk);
+      else await countSession(ctx, engine, sk, row, prices, key);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, stale.length) }, worker));
+}
+
+/** The usage of a session deleted without removing it (an older sessiond), removed. */
+async function dropGone(ctx: PgContext, key: SessionKey): Promise<void> {
+  await ctx.db("removing usage of a deleted session", () =>
+    ctx.sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${SESSION_LOCK_CLASS}, hashtext(${`${key.workspace}/${key.sessionId}`}))`;
+      const [still] = await tx`
+        SELECT 1 FROM sessiond_sessions
+        WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+      if (still === undefined) await dropUsage(tx, key.workspace, [key.sessionId]);
+    }),
+  );
+}
+
+interface UsageRowValues extends SumColumns {
+  workspace: string;
+  session_id: string;
+  hour_ms: number;
+  model: string;
+  first_seq: number;
+  last_seq: number;
+  p_currency: string | null;
+  p_units: string | null;
+  prev_model_ms: number;
+  prev_any_ms: number;
+  first_model: boolean;
+}
+
+/** A session's rows as written: priced, with their places among the session's rows. */
+function rowValues(
+  key: SessionKey,
+  groups: readonly HourUsage[],
+  prices: PriceTable,
+): UsageRowValues[] {
+  const sorted = [...groups].sort((a, b) =>
+    a.hour !== b.hour ? a.hour - b.hour : a.model < b.model ? -1 : a.model > b.model ? 1 : 0,
+  );
+  const lastOfModel = new Map<string, number>();
+  let prevHour = NO_HOUR;
+  let hour = NO_HOUR;
+  return sorted.map((g) => {
+    const first = g.hour !== hour;
+    if (first) {
+      prevHour = hour;
+      hour = g.hour;
+    }
+    const prevModel = lastOfModel.get(g.model) ?? NO_HOUR;
+    lastOfModel.set(g.model, g.hour);
+    return {
+      workspace: key.workspace,
+      session_id: key.sessionId,
+      hour_ms: g.hour,
+      model: g.model,
+      ...columnsFromRaw(g.raw),
+      first_seq: g.firstSeq,
+      last_seq: g.lastSeq,
+      ...pricedPart(g.raw, g.model, g.hour, prices),
+      prev_model_ms: prevModel,
+      prev_any_ms: prevHour,
+      first_model: first,
+    };
+  });
+}
+
+/**
+ * Adds session `key`'s entries after its counted head to its sums, in one
+ * transaction under the session's advisory lock, which checks again that
+ * nobody counted them meanwhile, that the session is still the same
+ * incarnation and that the workspace's rows are still priced with
+ * `prices` (else it is left for the next report); the session row is
+ * locked (against a delete, and appends wait) and gets the counted head
+ * and incarnation (`usage_head`, `usage_incarnation`). The
+ * session's rows are written again whole (their places among each other
+ * may change) and the roll-up gets the difference.
+ */
+async function countSession(
+  ctx: PgContext,
+  engine: StorageEngine,
+  key: SessionKey,
+  row: StaleRow,
+  prices: PriceTable,
+  pkey: string,
+): Promise<void> {
+  const headSeq = row.head_seq as number;
+  const fresh = row.counted_incarnation !== row.incarnation;
+  const from = fresh ? 0 : (row.counted_head ?? 0);
+  const delta = new Map<string, HourUsage>();
+  // A fork's copies (read first, from seq 1) are left out: billed in its source.
+  const counter = new UsageCounter(delta);
+  let after = from;
+  let head = from;
+  let tags: Tags;
+  try {
+    while (after < headSeq) {
+      const page = await engine.read(key, after, Math.min(READ_PAGE, headSeq - after));
+      if (page.entries.length === 0) break;
+      for (const e of page.entries) {
+        after = Number(e.seq);
+        if (after > headSeq) break;
+        counter.add(e, after);
+        head = after;
+      }
+    }
+    counter.finish();
+    if (row.tags !== null) tags = JSON.parse(row.tags) as Tags;
+    else {
+      // Not folded in its row (last written by an older sessiond): its record's.
+      const [rec] = await engine.list(key.workspace, [key.sessionId]);
+      if (rec === undefined) return;
+      tags = rec.tags;
+    }
+  } catch {
+    // Gone or unreadable now: the next report tries again.
+    return;
+  }
+  const lockKey = `${key.workspace}/${key.sessionId}`;
+  await ctx.db("counting usage", () =>
+    ctx.sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock_shared(${WORKSPACE_LOCK_CLASS}, hashtext(${key.workspace}))`;
+      await tx`SELECT pg_advisory_xact_lock(${SESSION_LOCK_CLASS}, hashtext(${lockKey}))`;
+      const [now] = await tx<
+        { incarnation: string; head: number | null; hinc: string | null; pk: string | null }[]
+      >`
+        SELECT s.incarnation::text AS incarnation, h.head, h.incarnation::text AS hinc,
+          (SELECT price_key FROM sessiond_usage_prices WHERE workspace = s.workspace) AS pk
+        FROM sessiond_sessions s
+        LEFT JOIN sessiond_usage_heads h ON h.workspace = s.workspace AND h.session_id = s.session_id
+        WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
+        FOR NO KEY UPDATE OF s`;
+      if (now === undefined || now.incarnation !== row.incarnation || now.pk !== pkey) return;
+      // Counted meanwhile by another report: its head is where this one started, or nothing to do.
+      if ((now.hinc === row.incarnation ? (now.head ?? 0) : 0) !== from) return;
+      const mine = tx`u.workspace = ${key.workspace} AND u.session_id = ${key.sessionId}`;
+      const minus = await contributionsJson(tx, mine);
+      const groups = new Map<string, HourUsage>();
+      const hours = new Set<number>();
+      if (!fresh) {
+        for (const o of await tx<
+          (SumColumns & { hour_ms: string; model: string; first_seq: number; last_seq: number })[]
+        >`
+          SELECT hour_ms, model, ${tx(SUM_COLUMNS)}, first_seq, last_seq FROM sessiond_usage
+          WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`) {
+          const hour = Number(o.hour_ms);
+          groups.set(groupKey(hour, o.model), {
+            hour,
+            model: o.model,
+            raw: rawFromColumns(o),
+            firstSeq: o.first_seq,
+            lastSeq: o.last_seq,
+          });
+        }
+      }
+      for (const [k, d] of delta) {
+        const g = groups.get(k);
+        if (g === undefined) groups.set(k, d);
+        else {
+          mergeRaw(g.raw, d.raw);
+          g.firstSeq = Math.min(g.firstSeq, d.firstSeq);
+          g.lastSeq = Math.max(g.lastSeq, d.lastSeq);
+        }
+      }
+      const old = await tx<{ hour_ms: string }[]>`
+        DELETE FROM sessiond_usage
+        WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+        RETURNING hour_ms`;
+      for (const o of old) hours.add(Number(o.hour_ms));
+      const values = rowValues(key, [...groups.values()], prices);
+      if (values.length > 0) await tx`INSERT INTO sessiond_usage ${tx(values)}`;
+      await tx`
+        INSERT INTO sessiond_usage_heads (workspace, session_id, incarnation, head, tags)
+        VALUES (${key.workspace}, ${key.sessionId}, ${row.incarnation}, ${head},
+          ${JSON.stringify(tags)}::text::jsonb)
+        ON CONFLICT (workspace, session_id) DO UPDATE
+          SET incarnation = excluded.incarnation, head = excluded.head, tags = excluded.tags`;
+      await tx`
+        UPDATE sessiond_sessions SET usage_head = ${head}, usage_incarnation = ${row.incarnation}
+        WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+      await applyToRollup(tx, contributions(tx, mine), minus);
+      await pruneRollup(tx, key.workspace, [...hours]);
+    }),
+  );
+}
+
+/**
+ * Brings the workspace's sums up to date for a report priced with
+ * `prices`: prices them again when they were priced with another table,
+ * then counts the stale sessions. `read` is the report's query, sent with
+ * the stale sessions (postgres.js pipelines them): when nothing moved (a
+ * warm report) its first answer is current and the report costs one round
+ * trip. Undefined when another replica keeps pricing with another table.
+ */
+async function current<T extends { pk: string | null }>(
+  ctx: PgContext,
+  engine: StorageEngine,
+  workspace: string,
+  prices: PriceTable,
+  read: () => Promise<T>,
+): Promise<T | undefined> {
+  const key = priceKey(prices);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const [stale, first] = await Promise.all([staleSessions(ctx, workspace), read()]);
+    if (first.pk !== key) {
+      if ((await storedPriceKey(ctx, workspace)) !== key) {
+        await reprice(ctx, workspace, prices, key);
+      }
+      continue;
+    }
+    if (stale.length === 0) return first;
+    await catchUpUsage(ctx, engine, workspace, stale, prices, key);
+    const again = await read();
+    if (again.pk === key) return again;
+  }
+  return undefined;
+}
+
+/** The engine's usageSums: bring the sums up to date, then one range query. */
 export async function usageSums(
   ctx: PgContext,
   engine: StorageEngine,
   workspace: string,
   q: UsageSumsQuery,
+  prices: PriceTable = NO_PRICES,
 ): Promise<UsageSessionSums[]> {
-  // Both queries at once (postgres.js pipelines them): when no session
-  // moved since its sums were counted (a warm report), the sums read are
-  // current and the report costs one round trip; else count, and read again.
-  const [stale, first] = await Promise.all([
-    staleSessions(ctx, workspace),
-    sumRows(ctx, workspace, q),
-  ]);
-  let rows = first;
-  if (stale.length > 0) {
-    await catchUpUsage(ctx, engine, workspace, stale);
-    rows = await sumRows(ctx, workspace, q);
-  }
+  const found = await current(ctx, engine, workspace, prices, async () => {
+    const [rows, [k]] = await Promise.all([
+      sumRows(ctx, workspace, q),
+      ctx.db(
+        "reading the usage price table",
+        () => ctx.sql<{ pk: string | null }[]>`
+          SELECT (SELECT price_key FROM sessiond_usage_prices WHERE workspace = ${workspace}) AS pk`,
+      ),
+    ]);
+    return { rows, pk: k?.pk ?? null };
+  });
+  // Priced with another table by another replica meanwhile: the rows' raw sums are still exact.
+  const rows = found?.rows ?? (await sumRows(ctx, workspace, q));
   const bySession = new Map<string, { tags: Tags | undefined; groups: HourUsage[] }>();
   for (const r of rows) {
     let s = bySession.get(r.session_id);
@@ -216,141 +749,19 @@ function sumRows(ctx: PgContext, workspace: string, q: UsageSumsQuery): Promise<
   );
 }
 
-/** The sessions whose entries are not all counted (head moved on, or another incarnation). */
-function staleSessions(ctx: PgContext, workspace: string): Promise<StaleRow[]> {
-  return ctx.db(
-    "finding sessions with new usage",
-    () => ctx.sql<StaleRow[]>`
-      SELECT s.session_id, s.head_seq, s.incarnation::text AS incarnation,
-        h.head AS counted_head, h.incarnation::text AS counted_incarnation
-      FROM sessiond_sessions s
-      LEFT JOIN sessiond_usage_heads h ON h.workspace = s.workspace AND h.session_id = s.session_id
-      WHERE s.workspace = ${workspace}
-        AND (h.head IS NULL OR h.incarnation <> s.incarnation OR h.head < s.head_seq)`,
-  );
-}
-
-/** Counts into the sums the entries the stale sessions gained since. */
-async function catchUpUsage(
-  ctx: PgContext,
-  engine: StorageEngine,
-  workspace: string,
-  stale: readonly StaleRow[],
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < stale.length) {
-      const row = stale[next++] as StaleRow;
-      await countSession(ctx, engine, { workspace, sessionId: row.session_id }, row);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, stale.length) }, worker));
-}
-
-/**
- * Adds session `key`'s entries after its counted head to its sums, in one
- * transaction under the session's advisory lock, which checks again that
- * nobody counted them meanwhile and that the session is still the same
- * incarnation (else it is left for the next report).
- */
-async function countSession(
-  ctx: PgContext,
-  engine: StorageEngine,
-  key: SessionKey,
-  row: StaleRow,
-): Promise<void> {
-  const fresh = row.counted_incarnation !== row.incarnation;
-  const from = fresh ? 0 : (row.counted_head ?? 0);
-  const delta = new Map<string, HourUsage>();
-  const counter = new UsageCounter(delta);
-  let after = from;
-  let head = from;
-  try {
-    while (after < row.head_seq) {
-      const page = await engine.read(key, after, Math.min(READ_PAGE, row.head_seq - after));
-      if (page.entries.length === 0) break;
-      for (const e of page.entries) {
-        after = Number(e.seq);
-        if (after > row.head_seq) break;
-        counter.add(e, after);
-        head = after;
-      }
-    }
-    counter.finish();
-  } catch {
-    // Gone or unreadable now: the next report tries again (a deleted session has no row to join).
-    return;
-  }
-  const lockKey = `${key.workspace}/${key.sessionId}`;
-  await ctx.db("counting usage", () =>
-    ctx.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${SESSION_LOCK_CLASS}, hashtext(${lockKey}))`;
-      const [now] = await tx<{ incarnation: string; head: number | null; hinc: string | null }[]>`
-        SELECT s.incarnation::text AS incarnation, h.head, h.incarnation::text AS hinc
-        FROM sessiond_sessions s
-        LEFT JOIN sessiond_usage_heads h ON h.workspace = s.workspace AND h.session_id = s.session_id
-        WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}`;
-      if (now === undefined || now.incarnation !== row.incarnation) return;
-      // Counted meanwhile by another report: its head is where this one started, or nothing to do.
-      if ((now.hinc === row.incarnation ? (now.head ?? 0) : 0) !== from) return;
-      if (fresh) {
-        await tx`DELETE FROM sessiond_usage
-          WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
-      }
-      if (delta.size > 0) {
-        const old = fresh
-          ? []
-          : await tx<(SumColumns & { hour_ms: string; model: string; first_seq: number })[]>`
-              SELECT hour_ms, model, ${tx(SUM_COLUMNS)}, first_seq FROM sessiond_usage
-              WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-                AND hour_ms IN ${tx([...new Set([...delta.values()].map((g) => g.hour))])}`;
-        for (const o of old) {
-          const g = delta.get(groupKey(Number(o.hour_ms), o.model));
-          if (g === undefined) continue;
-          mergeRaw(g.raw, rawFromColumns(o));
-          g.firstSeq = Math.min(g.firstSeq, o.first_seq);
-        }
-        const values = [...delta.values()].map((g) => ({
-          workspace: key.workspace,
-          session_id: key.sessionId,
-          hour_ms: g.hour,
-          model: g.model,
-          ...columnsFromRaw(g.raw),
-          first_seq: g.firstSeq,
-          last_seq: g.lastSeq,
-        }));
-        await tx`
-          INSERT INTO sessiond_usage ${tx(values)}
-          ON CONFLICT (workspace, session_id, hour_ms, model) DO UPDATE
-            SET messages = excluded.messages, input = excluded.input, output = excluded.output,
-              cache_read = excluded.cache_read, cache_write = excluded.cache_write,
-              reasoning = excluded.reasoning, u_messages = excluded.u_messages,
-              u_input = excluded.u_input, u_output = excluded.u_output,
-              u_cache_read = excluded.u_cache_read, u_cache_write = excluded.u_cache_write,
-              caller_cost = excluded.caller_cost, first_seq = excluded.first_seq, last_seq = excluded.last_seq`;
-      }
-      await tx`
-        INSERT INTO sessiond_usage_heads (workspace, session_id, incarnation, head)
-        VALUES (${key.workspace}, ${key.sessionId}, ${row.incarnation}, ${head})
-        ON CONFLICT (workspace, session_id) DO UPDATE
-          SET incarnation = excluded.incarnation, head = excluded.head`;
-    }),
-  );
-}
-
 /** Most group_by_tags keys the query's columns hold (store: MAX_GROUP_BY_TAGS). */
 const TAG_COLUMNS = 8;
 
-/** A row of the grouped query: a group's sums ("g") or its cost in a currency ("c"). */
+/** A grouped row of the roll-up: a group's ("g" = 0) or the total's (g = 1) cell of a currency. */
 interface GroupRow {
-  kind: "g" | "c";
-  /** GROUPING(b, m, t): 0 for a group, else the total. */
   g: number;
   b: string | null;
   m: string | null;
   /** JSON text of the tag values. */
   t: string | null;
-  currency: string | null;
+  /** '' for the token sums. */
+  currency: string;
+  n: string;
   messages: string;
   input: string;
   output: string;
@@ -358,16 +769,15 @@ interface GroupRow {
   cache_write: string;
   reasoning: string;
   unpriced: string;
+  units: string;
+  /** Distinct sessions of the group (of the window, in the total's row). */
   sessions: string;
-  units: string | null;
-  unfolded: boolean | null;
 }
 
 /**
- * The engine's usageGroups: the report of whole hours grouped and priced in
- * SQL, after counting the sessions that moved. Undefined when a session in
- * the window has tags not folded in its row (written by an older sessiond):
- * the caller then groups the per-session sums (`usageSums`).
+ * The engine's usageGroups: the report of whole hours from the roll-up,
+ * after bringing it up to date. Undefined (the caller then groups the
+ * per-session sums, `usageSums`) when it cannot be had priced with `prices`.
  */
 export async function usageGroups(
   ctx: PgContext,
@@ -377,36 +787,27 @@ export async function usageGroups(
   prices: PriceTable,
 ): Promise<UsageGroups | undefined> {
   if (q.groupByTags.length > TAG_COLUMNS) return undefined;
-  const ask = () => groupQuery(ctx, workspace, q, prices);
-  // As usageSums: the stale sessions asked with the sums, in one round trip.
-  const [stale, first] = await Promise.all([staleSessions(ctx, workspace), ask()]);
-  let rows = first;
-  if (stale.length > 0) {
-    await catchUpUsage(ctx, engine, workspace, stale);
-    rows = await ask();
-  }
-  // The total row says whether a session's tags were not folded in its row.
-  if (rows.some((r) => r.kind === "g" && r.g !== 0 && r.unfolded === true)) return undefined;
-  const groupRows = rows.filter((r) => r.kind === "g");
-  const costRows = rows.filter((r) => r.kind === "c");
+  const found = await current(ctx, engine, workspace, prices, () => groupQuery(ctx, workspace, q));
+  if (found === undefined) return undefined;
   const byKey = new Map<string, UsageGroup>();
-  const keyOf = (r: { b: string | null; m: string | null; t: string | null }) =>
-    JSON.stringify([r.b, r.m, r.t]);
+  const keyOf = (r: GroupRow) => JSON.stringify([r.b, r.m, r.t]);
   let total = emptyTotals();
   let sessions = 0;
-  for (const r of groupRows) {
-    const totals: Totals = {
-      messages: Number(r.messages),
-      input: BigInt(r.input),
-      output: BigInt(r.output),
-      cacheRead: BigInt(r.cache_read),
-      cacheWrite: BigInt(r.cache_write),
-      reasoning: BigInt(r.reasoning),
-      cost: new Map(),
-      unpricedMessages: Number(r.unpriced),
-    };
+  const totalsOf = (r: GroupRow): Totals => ({
+    messages: Number(r.messages),
+    input: BigInt(r.input),
+    output: BigInt(r.output),
+    cacheRead: BigInt(r.cache_read),
+    cacheWrite: BigInt(r.cache_write),
+    reasoning: BigInt(r.reasoning),
+    cost: new Map(),
+    unpricedMessages: Number(r.unpriced),
+  });
+  const rows = found.rows.filter((r) => Number(r.n) > 0);
+  for (const r of rows) {
+    if (r.currency !== "") continue;
     if (r.g !== 0) {
-      total = totals;
+      total = totalsOf(r);
       sessions = Number(r.sessions);
       continue;
     }
@@ -414,110 +815,82 @@ export async function usageGroups(
       bucketMs: Number(r.b),
       model: r.m ?? "",
       values: r.t === null ? [] : (JSON.parse(r.t) as string[]),
-      totals,
+      totals: totalsOf(r),
       sessions: Number(r.sessions),
     });
   }
-  for (const r of costRows) {
+  for (const r of rows) {
+    if (r.currency === "") continue;
     const into = r.g !== 0 ? total : byKey.get(keyOf(r))?.totals;
     if (into === undefined) continue;
-    const currency = r.currency as string;
-    into.cost.set(currency, (into.cost.get(currency) ?? 0n) + BigInt(r.units as string));
+    into.cost.set(r.currency, (into.cost.get(r.currency) ?? 0n) + BigInt(r.units));
   }
   return { groups: [...byKey.values()], total, sessions };
 }
 
 /**
- * The grouped query, one statement over one materialised scan of the rows:
- * token sums, unpriced messages and distinct sessions per group ("g"
- * rows); cost units per group and currency ("c" rows) (each
- * row's uncosted tokens priced with its model's price row at its hour,
- * half-up to 10^-12 units, plus the caller-set costs). GROUPING SETS add
- * the total (g = 1) to the groups (g = 0).
+ * The grouped query over the roll-up's cells of the window, with the price
+ * table digest in the same snapshot: sums per (bucket, model, tag values,
+ * currency) and per currency for the total (GROUPING SETS). A session
+ * counts once in a group: the cells of its rows whose previous hour (with
+ * the same model when grouped by model; else also the first model of their
+ * hour) is before the group's start or the window's.
  */
-function groupQuery(
+async function groupQuery(
   ctx: PgContext,
   workspace: string,
   q: UsageGroupsQuery,
-  prices: PriceTable,
-): Promise<GroupRow[]> {
+): Promise<{ rows: GroupRow[]; pk: string | null }> {
   const sql = ctx.sql;
   const bucket =
     q.bucket === "hour"
-      ? sql`u.hour_ms`
+      ? sql`hour_ms`
       : q.bucket === "day"
-        ? sql`(floor(u.hour_ms / 86400000.0) * 86400000)::bigint`
+        ? sql`(floor(hour_ms / 86400000.0) * 86400000)::bigint`
         : sql`0::bigint`;
-  const model = q.byModel ? sql`u.model` : sql`''`;
-  // One expression per key asked (each key a parameter), not a subquery per row.
+  const start =
+    q.bucket === "hour"
+      ? sql`hour_ms`
+      : q.bucket === "day"
+        ? sql`greatest((floor(hour_ms / 86400000.0) * 86400000)::bigint, ${q.fromHour}::bigint)`
+        : sql`${q.fromHour}::bigint`;
+  const model = q.byModel ? sql`model` : sql`''`;
+  const firstInGroup = q.byModel
+    ? sql`prev_model_ms < ${start}`
+    : sql`first_model AND prev_any_ms < ${start}`;
   const tags =
     q.groupByTags.length === 0
       ? sql`ARRAY[]::text[]`
       : sql`ARRAY[${q.groupByTags
-          .map((k) => sql`coalesce(s.tags ->> ${k}::text, '')`)
+          .map((k) => sql`coalesce(tags ->> ${k}::text, '')`)
           .reduce((list, one) => sql`${list}, ${one}`)}]`;
   const filter =
     Object.keys(q.tags).length > 0
-      ? sql`AND (s.tags @> ${JSON.stringify(q.tags)}::text::jsonb
-          OR s.tags_head IS DISTINCT FROM s.head_seq)`
+      ? sql`AND tags @> ${JSON.stringify(q.tags)}::text::jsonb`
       : sql``;
-  // Each row with the start of the model's next row (to_ms): a row applies in [from_ms, to_ms).
-  const table = JSON.stringify(
-    prices.rows.map((r) => ({
-      model: r.model,
-      from_ms: r.fromMs,
-      to_ms: prices.rows
-        .filter((n) => n.model === r.model && n.fromMs > r.fromMs)
-        .reduce<number | null>((min, n) => (min === null || n.fromMs < min ? n.fromMs : min), null),
-      currency: r.currency,
-      pin: r.inputPerMTok.toString(),
-      pout: r.outputPerMTok.toString(),
-      pcr: r.cacheReadPerMTok.toString(),
-      pcw: r.cacheWritePerMTok.toString(),
-    })),
-  );
-  const base = sql`
-    WITH p AS MATERIALIZED (
-      SELECT * FROM jsonb_to_recordset(${table}::text::jsonb)
-        AS p(model text, from_ms bigint, currency text, pin numeric, pout numeric, pcr numeric, pcw numeric, to_ms bigint)
-    ), base AS MATERIALIZED (
-      SELECT u.session_id, u.messages, u.input, u.output, u.cache_read, u.cache_write,
-        u.reasoning, u.u_messages, u.caller_cost, ${bucket} AS b, ${model} AS m, ${tags} AS t, pr.currency AS p_currency,
-        s.tags_head IS DISTINCT FROM s.head_seq AS unfolded,
-        CASE WHEN pr.currency IS NOT NULL
-          THEN div(u.u_input * pr.pin + u.u_output * pr.pout + u.u_cache_read * pr.pcr
-            + u.u_cache_write * pr.pcw + 500000, 1000000) END AS p_units
-      FROM sessiond_usage u
-      JOIN sessiond_sessions s ON s.workspace = u.workspace AND s.session_id = u.session_id
-      JOIN sessiond_usage_heads h ON h.workspace = u.workspace AND h.session_id = u.session_id
-        AND h.incarnation = s.incarnation
-      LEFT JOIN p pr ON u.u_messages > 0 AND pr.model = u.model AND pr.from_ms <= u.hour_ms
-        AND (pr.to_ms IS NULL OR u.hour_ms < pr.to_ms)
-      WHERE u.workspace = ${workspace} AND u.hour_ms >= ${q.fromHour} AND u.hour_ms < ${q.toHour}
-        AND u.messages > 0 ${filter}
-    )`;
-  return ctx.db(
+  const [row] = await ctx.db(
     "grouping usage sums",
-    () => sql<GroupRow[]>`${base}
-      SELECT 'g' AS kind, GROUPING(b, m, t) AS g, b::text, m, array_to_json(t)::text AS t,
-        NULL::text AS currency,
-        coalesce(sum(messages), 0)::text AS messages, coalesce(sum(input), 0)::text AS input,
-        coalesce(sum(output), 0)::text AS output, coalesce(sum(cache_read), 0)::text AS cache_read,
-        coalesce(sum(cache_write), 0)::text AS cache_write,
-        coalesce(sum(reasoning), 0)::text AS reasoning,
-        coalesce(sum(CASE WHEN p_currency IS NULL THEN u_messages ELSE 0 END), 0)::text AS unpriced,
-        count(DISTINCT session_id)::text AS sessions, NULL::text AS units,
-        bool_or(unfolded) AS unfolded
-      FROM base GROUP BY GROUPING SETS ((b, m, t), ())
-      UNION ALL
-      SELECT 'c', GROUPING(b, m, t), b::text, m, array_to_json(t)::text, currency,
-        '0', '0', '0', '0', '0', '0', '0', '0', sum(units)::text, NULL
-      FROM (
-        SELECT b, m, t, p_currency AS currency, p_units AS units FROM base WHERE p_units IS NOT NULL
-        UNION ALL
-        SELECT b, m, t, c.key, c.value::numeric FROM base, jsonb_each_text(caller_cost::jsonb) c
-          WHERE caller_cost <> '{}'
-      ) x
-      GROUP BY GROUPING SETS ((b, m, t, currency), (currency))`,
+    () => sql<{ pk: string | null; rows: string }[]>`
+      SELECT (SELECT price_key FROM sessiond_usage_prices WHERE workspace = ${workspace}) AS pk,
+        (SELECT coalesce(json_agg(x), '[]') FROM (
+          SELECT GROUPING(b, m, t) AS g, b::text AS b, m, array_to_json(t)::text AS t, currency,
+            sum(n)::text AS n, sum(messages)::text AS messages, sum(input)::text AS input,
+            sum(output)::text AS output, sum(cache_read)::text AS cache_read,
+            sum(cache_write)::text AS cache_write, sum(reasoning)::text AS reasoning,
+            sum(unpriced)::text AS unpriced, sum(units)::text AS units,
+            (CASE WHEN GROUPING(b, m, t) = 0 THEN coalesce(sum(n) FILTER (WHERE first_in_group), 0)
+              ELSE coalesce(sum(n) FILTER (WHERE first_in_window), 0) END)::text AS sessions
+          FROM (
+            SELECT ${bucket} AS b, ${model} AS m, ${tags} AS t, currency, n, messages, input,
+              output, cache_read, cache_write, reasoning, unpriced, units,
+              ${firstInGroup} AS first_in_group,
+              first_model AND prev_any_ms < ${q.fromHour}::bigint AS first_in_window
+            FROM sessiond_usage_rollup
+            WHERE workspace = ${workspace} AND hour_ms >= ${q.fromHour}
+              AND hour_ms < ${q.toHour} AND n > 0 ${filter}
+          ) r
+          GROUP BY GROUPING SETS ((b, m, t, currency), (currency))
+        ) x)::text AS rows`,
   );
+  return { rows: JSON.parse(row?.rows ?? "[]") as GroupRow[], pk: row?.pk ?? null };
 }
