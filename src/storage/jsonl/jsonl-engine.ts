@@ -107,6 +107,13 @@ export interface JsonlEngineOptions {
    */
   encryption?: EncryptionOptions;
   /**
+   * A sealed session gets a checkpoint (checkpoint.ts: its opened payloads
+   * in a few sealed segments, for fast cold reads) when it is closed or
+   * evicted with at least this many entries the checkpoint does not cover.
+   * Default 256; Infinity: never.
+   */
+  checkpointAfter?: number;
+  /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
    * it. Never set them in production.
@@ -194,7 +201,8 @@ export class JsonlEngine implements StorageEngine {
     this.keys = new SessionKeys(this.ops, o.encryption, o.debug?.noFsync !== true);
     this.audit = new ErasureAudit(this.ops, this.dataDir, o.debug?.noFsync !== true);
     this.fileOptions = {
-      keysOf: (key, file) => this.keys.open(key, file),
+      keysOf: (key, file) => this.keys.open(key, file, { checkpoint: true }),
+      checkpointAfter: o.checkpointAfter ?? 256,
       ops: this.ops,
       dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
@@ -497,7 +505,7 @@ export class JsonlEngine implements StorageEngine {
     // Kept because it changed (or gone already: the cache forgets it on its next use).
     if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
-    if (removed) await this.keys.remove(file);
+    if (removed) await this.keys.remove(file, key.sessionId);
     this.memo.delete(path.dirname(file), key.sessionId);
     this.index.removed(key.workspace, key.sessionId, file);
     if (removed) this.listeners.emit({ type: "deleted", ...key, headSeq: 0 });
