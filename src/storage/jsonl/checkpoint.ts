@@ -20,8 +20,9 @@ import { checkFrame, openedPayload } from "./record.js";
  * sealed segments instead of every entry one by one. Opening a sealed
  * payload costs ~4 µs of cipher setup per entry (createDecipheriv, AAD,
  * tag, final) against ~1.6 µs to JSON.parse it: 10,000 entries opened one
- * by one cost more than the rest of a cold read. AES-GCM over 64 KiB
- * segments costs the bytes, not the setups.
+ * by one cost more than the rest of a cold read. AES-GCM over 256 KiB
+ * segments costs the bytes, not the setups, and runs on libuv's thread
+ * pool (WebCrypto) while the main thread scans the log.
  *
  *   <dataDir>/<workspace>/sessions/<id>.ckpt        (subagents/<id>.ckpt)
  *
@@ -58,8 +59,12 @@ import { checkFrame, openedPayload } from "./record.js";
  */
 
 const FORMAT = "sessiond-checkpoint";
-/** Plaintext bytes per segment (one AES-GCM seal each). */
-export const SEGMENT_BYTES = 64 * 1024;
+/**
+ * Plaintext bytes per segment (one AES-GCM seal each): few enough jobs for
+ * the thread pool that opens them (openSegmentAsync), small enough that
+ * damage costs one segment of a long session.
+ */
+export const SEGMENT_BYTES = 256 * 1024;
 /** Bytes of an entry's fixed part in a segment: 5 × u32, head, tail. */
 const HEAD_CHARS = 20;
 const TAIL_CHARS = 24;
@@ -208,14 +213,24 @@ export class CheckpointOpener implements ContentOpener {
     const header = headerOf(this.key);
     if (bytes.length < header.length || !same(bytes, 0, header, 0, header.length)) return;
     let at = header.length;
+    const opening: Promise<Buffer | undefined>[] = [];
+    const ranges: [number, number][] = [];
     while (at + FRAME <= bytes.length) {
       const first = bytes.readUInt32BE(at);
       const last = bytes.readUInt32BE(at + 4);
       const len = bytes.readUInt32BE(at + 8);
       const end = at + FRAME + len;
       if (end > bytes.length || last < first) break;
-      const plain = this.sealer.openSegment(first, last, bytes.subarray(at + FRAME, end));
+      const sealed = bytes.subarray(at + FRAME, end);
+      // On the thread pool, all at once: they open while the main thread scans the log.
+      opening.push(this.sealer.openSegmentAsync(first, last, sealed));
+      ranges.push([first, last]);
       at = end;
+    }
+    const plains = await Promise.all(opening);
+    for (let i = 0; i < plains.length; i++) {
+      const plain = plains[i];
+      const [first, last] = ranges[i] as [number, number];
       if (plain !== undefined) this.index(plain, first, last);
     }
   }
