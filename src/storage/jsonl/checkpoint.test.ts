@@ -267,6 +267,27 @@ describe("the checkpoint of a sealed session", () => {
     await expect(stat(checkpointPath(file))).rejects.toThrow(/ENOENT/);
   });
 
+  it("a store that is only read (need readable) writes none into its data dir", async () => {
+    await writeSession("s12");
+    const file = checkpointPath(fileOf(dataDir, keyOf("s12", WS)));
+    const { rm } = await import("node:fs/promises");
+    await rm(file);
+    const reader = new JsonlEngine({
+      dataDir,
+      need: "readable",
+      checkpointAfter: 1,
+      encryption: { keys: keyring, workspaces: [WS] },
+    });
+    expect((await reader.read(keyOf("s12", WS), 0, 100)).entries).toHaveLength(ENTRIES + 1);
+    await reader.close();
+    await expect(stat(file)).rejects.toThrow(/ENOENT/);
+    // A writable one does, on the same read.
+    const writer = engine();
+    await writer.read(keyOf("s12", WS), 0, 100);
+    await writer.close();
+    expect((await stat(file)).size).toBeGreaterThan(0);
+  });
+
   it("without the right key a session with a checkpoint fails clearly, as one without", async () => {
     await writeSession("s11");
     const k = keyOf("s11", WS);

@@ -110,7 +110,7 @@ export interface JsonlEngineOptions {
    * A sealed session gets a checkpoint (checkpoint.ts: its opened payloads
    * in a few sealed segments, for fast cold reads) when it is closed or
    * evicted with at least this many entries the checkpoint does not cover.
-   * Default 256; Infinity: never.
+   * Default 256; Infinity: never (and never with `need: "readable"`).
    */
   checkpointAfter?: number;
   /**
@@ -202,7 +202,8 @@ export class JsonlEngine implements StorageEngine {
     this.audit = new ErasureAudit(this.ops, this.dataDir, o.debug?.noFsync !== true);
     this.fileOptions = {
       keysOf: (key, file) => this.keys.open(key, file, { checkpoint: true }),
-      checkpointAfter: o.checkpointAfter ?? 256,
+      // A store that is only read (need "readable") writes no checkpoint into its data dir.
+      checkpointAfter: need === "writable" ? (o.checkpointAfter ?? 256) : Number.POSITIVE_INFINITY,
       ops: this.ops,
       dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
