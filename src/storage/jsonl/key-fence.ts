@@ -3,7 +3,7 @@ import { failedPrecondition, unavailable } from "../../core/errors.js";
 import type { SessionKey } from "../engine.js";
 import type { KeyProvider, WrappedKey } from "../keys/key-provider.js";
 import type { SessionSealer } from "../seal/sealed-payload.js";
-import { closeQuietly, errnoCode, type FsOps, readAt, syncFsOps } from "./fs-ops.js";
+import { closeQuietly, errnoCode, type FsOps, readAt } from "./fs-ops.js";
 
 /**
  * The key fence: several processes on one JSONL data dir (a second
@@ -70,23 +70,6 @@ export async function readStamped(
     return { text: (await readAt(ops, fd, 0, st.size)).toString("utf8"), stamp: stampOf(st) };
   } finally {
     await closeQuietly(ops, fd);
-  }
-}
-
-/**
- * True when the key file is known to be the one `sealer` was loaded from,
- * found with a synchronous stat (the real file system: no trip through the
- * thread pool for the usual case of an append); false when that cannot be
- * told here (`fenceKey` then looks, and decides).
- */
-export function keyUnchanged(ops: FsOps, sealer: SessionSealer): boolean {
-  const loaded = loadedFrom.get(sealer);
-  const sync = syncFsOps(ops);
-  if (loaded === undefined || sync === undefined) return false;
-  try {
-    return stampOf(sync.stat(loaded.file)) === loaded.stamp;
-  } catch {
-    return false;
   }
 }
 

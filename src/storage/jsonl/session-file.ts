@@ -18,7 +18,7 @@ import { removeCheckpoint, writeCheckpoint } from "./checkpoint.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
 import { admitted, type InlineSync } from "./inline-sync.js";
-import { fenceKey, keyUnchanged } from "./key-fence.js";
+import { fenceKey } from "./key-fence.js";
 import { FileLease } from "./lock.js";
 import { encodeRecords } from "./record.js";
 import { replaceFile, rewrittenContent } from "./redact-file.js";
@@ -391,11 +391,10 @@ export class SessionFile {
         for (const op of batch) op.reject(err);
         return;
       }
-      if (this.state.sealer !== undefined && !keyUnchanged(this.o.ops, this.state.sealer)) {
+      if (this.state.sealer !== undefined) {
         // Another process may have erased it (its key file replaced by a
-        // tombstone) since this one loaded the key: one stat (synchronous on
-        // the real file system: keyUnchanged), under the lease an erasure
-        // also takes (key-fence.ts).
+        // tombstone) since this one loaded the key: one stat, under the lease
+        // an erasure also takes (key-fence.ts).
         try {
           await fenceKey(this.o.ops, this.state.sealer, this.name);
         } catch (err) {
