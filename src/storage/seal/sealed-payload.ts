@@ -1,7 +1,6 @@
-import { webcrypto } from "node:crypto";
 import { failedPrecondition } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import { associatedData, KEY_BYTES, open, SEAL_OVERHEAD, seal, sealBytes } from "./aead.js";
+import { associatedData, KEY_BYTES, open, seal, sealBytes } from "./aead.js";
 
 /**
  * An entry's stored form when its session is sealed: the canonical JSON
@@ -104,38 +103,6 @@ export class SessionSealer implements ContentOpener {
   openSegment(first: number, last: number, sealed: Uint8Array): Buffer | undefined {
     return open(this.key, sealed, this.segmentAd(first, last));
   }
-
-  /**
-   * `openSegment` on libuv's thread pool (WebCrypto's AES-GCM, the same
-   * cipher and form): a cold read opens its checkpoint's segments while
-   * the main thread scans the log. Undefined when it does not open.
-   */
-  async openSegmentAsync(
-    first: number,
-    last: number,
-    sealed: Uint8Array,
-  ): Promise<Buffer | undefined> {
-    if (sealed.length < SEAL_OVERHEAD || sealed[0] !== 1) return undefined;
-    this.cryptoKey ??= webcrypto.subtle.importKey("raw", this.key, "AES-GCM", false, ["decrypt"]);
-    try {
-      const out = await webcrypto.subtle.decrypt(
-        {
-          name: "AES-GCM",
-          iv: sealed.subarray(1, 13),
-          additionalData: this.segmentAd(first, last),
-          tagLength: 128,
-        },
-        await this.cryptoKey,
-        sealed.subarray(13),
-      );
-      return Buffer.from(out);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** The data key as WebCrypto's (`openSegmentAsync`), imported once. */
-  private cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
 
   private segmentAd(first: number, last: number): Buffer {
     return associatedData([
