@@ -110,7 +110,8 @@ export interface JsonlEngineOptions {
    * A sealed session gets a checkpoint (checkpoint.ts: its opened payloads
    * in a few sealed segments, for fast cold reads) when it is closed or
    * evicted with at least this many entries the checkpoint does not cover.
-   * Default 256; Infinity: never (and never with `need: "readable"`).
+   * Default 1024 (a smaller session opens entry by entry in a few ms: not
+   * worth the write at eviction); Infinity: never (nor with `need: "readable"`).
    */
   checkpointAfter?: number;
   /**
@@ -203,7 +204,7 @@ export class JsonlEngine implements StorageEngine {
     this.fileOptions = {
       keysOf: (key, file) => this.keys.open(key, file, { checkpoint: true }),
       // A store that is only read (need "readable") writes no checkpoint into its data dir.
-      checkpointAfter: need === "writable" ? (o.checkpointAfter ?? 256) : Number.POSITIVE_INFINITY,
+      checkpointAfter: need === "writable" ? (o.checkpointAfter ?? 1024) : Number.POSITIVE_INFINITY,
       ops: this.ops,
       dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
