@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { dataLoss, notFound, type SessiondError, unavailable } from "../../core/errors.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
+import { CheckpointOpener } from "./checkpoint.js";
 import { makeNameDurable } from "./create-file.js";
 import {
   closeQuietly,
@@ -150,9 +151,27 @@ export class FileState {
     this.probe = Buffer.from(content.subarray(Math.max(0, content.length - PROBE_BYTES)));
   }
 
-  /** The log caught up with the file (reader). NOT_FOUND / DATA_LOSS. */
+  /**
+   * The log caught up with the file (reader). NOT_FOUND / DATA_LOSS. A
+   * sealed session's checkpoint, read meanwhile, is ready for its entries
+   * to be decoded from (checkpoint.ts).
+   */
   async read(): Promise<SessionLog> {
-    return this.catchUp(await this.statFile(), false);
+    const log = await this.catchUp(await this.statFile(), false);
+    const opener = this.keying?.opener;
+    if (opener instanceof CheckpointOpener) await opener.ready;
+    return log;
+  }
+
+  /** The last seq the checkpoint read with the log covers (0: none, or not sealed). */
+  get checkpointed(): number {
+    const opener = this.keying?.opener;
+    return opener instanceof CheckpointOpener ? opener.covered : 0;
+  }
+
+  /** The log as this state holds it, if any (no read). */
+  get loaded(): SessionLog | undefined {
+    return this.log;
   }
 
   /**

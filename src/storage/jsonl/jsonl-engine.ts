@@ -112,6 +112,14 @@ export interface JsonlEngineOptions {
    */
   encryption?: EncryptionOptions;
   /**
+   * A sealed session gets a checkpoint (checkpoint.ts: its opened payloads
+   * in a few sealed segments, for fast cold reads) when it is closed or
+   * evicted with at least this many entries the checkpoint does not cover.
+   * Default 1024 (a smaller session opens entry by entry in a few ms: not
+   * worth the write at eviction); Infinity: never (nor with `need: "readable"`).
+   */
+  checkpointAfter?: number;
+  /**
    * Negative-control switches for tests ONLY: each one turns a durability
    * rule off so that the test proving the rule can be shown to fail without
    * it. Never set them in production.
@@ -202,7 +210,9 @@ export class JsonlEngine implements StorageEngine {
     this.filters = new SearchFilters(this.ops);
     this.audit = new ErasureAudit(this.ops, this.dataDir, o.debug?.noFsync !== true);
     this.fileOptions = {
-      keysOf: (key, file) => this.keys.open(key, file),
+      keysOf: (key, file) => this.keys.open(key, file, { checkpoint: true }),
+      // A store that is only read (need "readable") writes no checkpoint into its data dir.
+      checkpointAfter: need === "writable" ? (o.checkpointAfter ?? 1024) : Number.POSITIVE_INFINITY,
       ops: this.ops,
       dataDir: this.dataDir,
       staleMs: o.lockStaleMs ?? 10_000,
@@ -558,7 +568,7 @@ export class JsonlEngine implements StorageEngine {
     // Kept because it changed (or gone already: the cache forgets it on its next use).
     if (!removed && opts.ifHeadSeq !== undefined) return false;
     this.cache.drop(key);
-    if (removed) await this.keys.remove(file);
+    if (removed) await this.keys.remove(file, key.sessionId);
     if (removed && this.keys.encrypts) await this.filters.forget(file);
     this.memo.delete(path.dirname(file), key.sessionId);
     this.index.removed(key.workspace, key.sessionId, file);

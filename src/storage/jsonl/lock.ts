@@ -123,9 +123,10 @@ export class FileLease {
   /**
    * Takes the lock unless the lease is still held: NOT_FOUND when the file
    * is gone, UNAVAILABLE when another process keeps it, the raw fs error
-   * otherwise.
+   * otherwise. `maxWaitMs`: how long to wait for another process's lock
+   * (default: max(30 s, 2 × stale)).
    */
-  async acquire(): Promise<void> {
+  async acquire(maxWaitMs?: number): Promise<void> {
     this.cancelIdle();
     this.idleSince = undefined;
     if (this.releasing !== undefined) await this.releasing;
@@ -133,7 +134,7 @@ export class FileLease {
     this.lostError = undefined;
     const pause = this.yieldUntil - Date.now();
     if (pause > 0) await sleep(pause);
-    const deadline = Date.now() + Math.max(30_000, 2 * this.o.staleMs);
+    const deadline = Date.now() + (maxWaitMs ?? Math.max(30_000, 2 * this.o.staleMs));
     let waited = false;
     for (;;) {
       try {

@@ -1,8 +1,10 @@
 import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
+import { decodeEntry } from "../../core/codec/entry-from-json.js";
 import { dataLoss, isSessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { EntryMeta, EntrySource, SessionLog } from "../../core/session-log.js";
 import type { ContentOpener } from "../seal/sealed-payload.js";
+import { CheckpointOpener } from "./checkpoint.js";
 import { newMeta } from "./entry-meta.js";
 import { checkFrame, decodePayload, type IntactRecord, readMeta } from "./record.js";
 
@@ -83,14 +85,29 @@ function corruptIn(log: SessionLog): CorruptHandler {
 
 /** The entries of one scanned buffer, decoded on demand from the bytes as read. */
 class StoredEntries implements EntrySource {
+  /** The session's checkpoint (checkpoint.ts), when its opener has one. */
+  private readonly checkpoint: CheckpointOpener | undefined;
+
   constructor(
     private readonly buf: Buffer,
     private readonly base: number,
     private readonly onCorrupt: CorruptHandler,
     readonly opener: ContentOpener | undefined,
-  ) {}
+  ) {
+    this.checkpoint = opener instanceof CheckpointOpener ? opener : undefined;
+  }
 
   decode(seq: number, start: number, end: number): Entry {
+    // A sealed record the checkpoint holds: its text as opened when the checkpoint was made.
+    const text = this.checkpoint?.textOf(this.buf, seq, start, end);
+    if (text !== undefined) {
+      try {
+        const entry = decodeEntry(JSON.parse(text), { ignoreUnknownFields: true });
+        if (Number(entry.seq) === seq) return entry;
+      } catch {
+        // Not expected of a text that opened; the record itself decides.
+      }
+    }
     const entry = decodePayload(this.buf, { seq, start, end }, this.opener);
     if (typeof entry === "string") this.corrupt(seq, start, end, entry);
     return entry;

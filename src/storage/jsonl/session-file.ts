@@ -14,6 +14,7 @@ import type {
   WithholdResult,
 } from "../engine.js";
 import { inSpan, type StorageObserver, tracingEnabled } from "../observer.js";
+import { removeCheckpoint, writeCheckpoint } from "./checkpoint.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
 import { admitted, type InlineSync } from "./inline-sync.js";
@@ -51,6 +52,12 @@ export interface SessionFileOptions extends FileStateOptions {
   readonly onGone?: () => void;
   /** Called after a redaction's rewrite is durable, with the head seq and the rewritten seqs. */
   readonly onWithheld?: (headSeq: number, seqs: readonly number[]) => void;
+  /**
+   * A sealed session's checkpoint (checkpoint.ts) is written when it is
+   * closed with at least this many entries not covered; absent or
+   * Infinity: never.
+   */
+  readonly checkpointAfter?: number;
   /** Negative control ONLY (T13): redaction overwrites the file in place, not copy + rename. */
   readonly redactInPlace?: boolean;
   readonly observer: StorageObserver;
@@ -133,6 +140,8 @@ export class SessionFile {
   private refreshing: Promise<SessionLog> | undefined;
   private turn: Promise<unknown> = Promise.resolve();
   private turns = 0;
+  /** The last seq of the checkpoint this object wrote (0: none). */
+  private covered = 0;
 
   constructor(
     readonly key: SessionKey,
@@ -200,13 +209,43 @@ export class SessionFile {
     );
   }
 
-  /** Waits for queued work, then releases the lease and the handle. */
+  /**
+   * Waits for queued work, writes a sealed session's checkpoint when due,
+   * then releases the lease and the handle.
+   */
   async close(): Promise<void> {
     while (this.draining !== undefined) await this.draining;
     await this.exclusive(async () => {
+      await this.checkpoint();
       await this.lease.release();
       await this.state.closeHandle();
     });
+  }
+
+  /**
+   * On close (engine close, eviction): the checkpoint of a sealed session
+   * (checkpoint.ts) written again when at least `checkpointAfter` entries
+   * of its log are not covered by the one read or written. Under the
+   * session's turn and lease (taken without waiting for another process:
+   * then no checkpoint), after the key fence (an erased session gets none).
+   * A cache: a failure is only a slower cold read, never the close's.
+   */
+  private async checkpoint(): Promise<void> {
+    const sealer = this.state.sealer;
+    const log = this.state.loaded;
+    const after = this.o.checkpointAfter;
+    if (sealer === undefined || log === undefined || after === undefined) return;
+    if (!Number.isFinite(after)) return;
+    const covered = Math.max(this.covered, this.state.checkpointed);
+    if (log.headSeq - covered < Math.max(1, after)) return;
+    try {
+      await this.lease.acquire(0);
+      await fenceKey(this.o.ops, sealer, this.name);
+      this.checkLease();
+      this.covered = (await writeCheckpoint(this.o.ops, this.path, this.key, sealer)).covered;
+    } catch {
+      // No checkpoint this time: cold reads open entry by entry.
+    }
   }
 
   /**
@@ -503,6 +542,8 @@ export class SessionFile {
       this.state.sealer,
     );
     this.checkLease();
+    // No copy of what is purged may stay: the checkpoint goes first (durably).
+    if (this.state.sealer !== undefined) await this.dropCheckpoint();
     try {
       await replaceFile(this.o.ops, this.path, content, {
         sessionId: this.key.sessionId,
@@ -530,6 +571,7 @@ export class SessionFile {
     destroyKey: () => Promise<unknown>,
   ): Promise<WithholdResult> {
     this.checkLease();
+    await this.dropCheckpoint();
     try {
       await destroyKey();
     } finally {
@@ -548,6 +590,12 @@ export class SessionFile {
     const seqs = changed.map((e) => Number(e.seq));
     for (const page of seqPages(seqs)) this.o.onWithheld?.(log.headSeq, page);
     return { entries, changed, headSeq: log.headSeq };
+  }
+
+  /** The session's checkpoint deleted, durably, before its content is purged. */
+  private async dropCheckpoint(): Promise<void> {
+    await removeCheckpoint(this.o.ops, this.path, this.key.sessionId, this.o.noFsync);
+    this.covered = 0;
   }
 
   private error(err: unknown, doing: string): SessiondError {

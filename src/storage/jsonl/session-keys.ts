@@ -16,6 +16,7 @@ import {
   SessionSealer,
   sealedBounds,
 } from "../seal/sealed-payload.js";
+import { CheckpointOpener, checkpointPath, removeCheckpoint } from "./checkpoint.js";
 import { createExclusive, makeNameDurable } from "./create-file.js";
 import { errnoCode, type FsOps, fsyncDir, readAt, writeAll } from "./fs-ops.js";
 import { readStamped, registerLoaded, stampOf } from "./key-fence.js";
@@ -168,8 +169,17 @@ export class SessionKeys {
     return this.keyingOf(key, sealer);
   }
 
-  /** For an existing session: its key file read and unwrapped, or clear when it has none. */
-  async open(key: SessionKey, logFile: string): Promise<SessionKeying> {
+  /**
+   * For an existing session: its key file read and unwrapped, or clear when
+   * it has none. With `checkpoint` (a log about to be read whole), the
+   * opener of a sealed session starts reading its checkpoint
+   * (checkpoint.ts) and opens from it what it holds.
+   */
+  async open(
+    key: SessionKey,
+    logFile: string,
+    opts: { checkpoint?: boolean } = {},
+  ): Promise<SessionKeying> {
     const provider = this.o?.keys;
     // Without keys no key file is looked for: a sealed record says it cannot be opened.
     if (provider === undefined) {
@@ -201,6 +211,12 @@ export class SessionKeys {
       dataKey: Buffer.from(dataKey),
       provider,
     });
+    if (opts.checkpoint === true) {
+      return {
+        sealer,
+        opener: new CheckpointOpener(sealer, this.ops, checkpointPath(logFile), key),
+      };
+    }
     return this.keyingOf(key, sealer);
   }
 
@@ -276,8 +292,9 @@ export class SessionKeys {
     return (await this.readFile(key, keyPath(logFile)))?.erased !== undefined;
   }
 
-  /** After the session's log is deleted: its key file goes too (durably). */
-  async remove(logFile: string): Promise<void> {
+  /** After the session's log is deleted: its checkpoint and key file go too (durably). */
+  async remove(logFile: string, sessionId: string): Promise<void> {
+    await removeCheckpoint(this.ops, logFile, sessionId, !this.sync);
     const file = keyPath(logFile);
     try {
       await this.ops.unlink(file);

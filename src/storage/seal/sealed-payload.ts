@@ -1,7 +1,7 @@
 import { hkdfSync } from "node:crypto";
 import { failedPrecondition } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
-import { associatedData, KEY_BYTES, open, seal } from "./aead.js";
+import { associatedData, KEY_BYTES, open, seal, sealBytes } from "./aead.js";
 
 /**
  * An entry's stored form when its session is sealed: the canonical JSON
@@ -38,6 +38,8 @@ export const SEALED_KINDS: ReadonlySet<string> = new Set([
 
 /** What the associated data of an entry's content starts with (a version of this scheme). */
 const DOMAIN = "sessiond/entry-content/1";
+/** What the associated data of a checkpoint segment starts with (jsonl/checkpoint.ts). */
+const CHECKPOINT_DOMAIN = "sessiond/checkpoint-segment/1";
 const SEALED_KEY = '{"@sealed":"';
 const SEALED_OPEN = Buffer.from(SEALED_KEY);
 const SEQ_KEY = ',"seq":"';
@@ -96,6 +98,31 @@ export class SessionSealer implements ContentOpener {
   derive(purpose: string, bytes: number): Buffer {
     const info = associatedData([purpose, this.workspace, this.sessionId]);
     return Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), info, bytes));
+  }
+
+  /**
+   * A segment of the session's checkpoint (jsonl/checkpoint.ts), holding
+   * the opened contents of seqs `first`..`last`, sealed under the data key
+   * and bound to (workspace, session, first, last): a segment copied to
+   * another session, or given another range, fails to open.
+   */
+  sealSegment(first: number, last: number, plaintext: Uint8Array): Buffer {
+    return sealBytes(this.key, plaintext, this.segmentAd(first, last));
+  }
+
+  /** What `sealSegment` sealed for this session and range, or undefined when it does not open. */
+  openSegment(first: number, last: number, sealed: Uint8Array): Buffer | undefined {
+    return open(this.key, sealed, this.segmentAd(first, last));
+  }
+
+  private segmentAd(first: number, last: number): Buffer {
+    return associatedData([
+      CHECKPOINT_DOMAIN,
+      this.workspace,
+      this.sessionId,
+      String(first),
+      String(last),
+    ]);
   }
 
   private ad(entryId: string, seq: string, kind: string): Buffer {
