@@ -120,4 +120,27 @@ describe("the key fence in the append path (two engines on one data dir)", () =>
       await other.close();
     }
   });
+
+  it("a writer that keeps the lock stats the key file once per holding of it, not per append", async () => {
+    let keyStats = 0;
+    const fs = {
+      ...nodeFs,
+      stat: (p: string) => {
+        if (p.endsWith(".key")) keyStats++;
+        return nodeFs.stat(p);
+      },
+    };
+    const encryption = { keys: keyring, workspaces: [WS] };
+    const store = new SessionStore(new JsonlEngine({ dataDir, encryption, fs }));
+    try {
+      const s = await store.open(WS, "s1");
+      await s.append([user("u2", "the first append under this holding of the lock")]);
+      const before = keyStats;
+      for (let i = 0; i < 20; i++) await s.append([user(`v${i}`, "same holding")]);
+      expect(keyStats - before).toBe(0);
+      expect((await s.entries(0, 100)).entries.length).toBe(23);
+    } finally {
+      await store.close();
+    }
+  });
 });

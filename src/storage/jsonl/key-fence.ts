@@ -28,8 +28,11 @@ import { closeQuietly, errnoCode, type FsOps, readAt } from "./fs-ops.js";
  * prepareWrite and the `state.erased` check, before the records are
  * encoded and written. An erasure takes the same lease, so a check made
  * under the lease holds until the lease is given up; a batch that took
- * the lease anew (the slow path, `ownTurn` false) must check; one that
- * kept it since the last check need not (the check is one stat either way).
+ * the lease anew must check; one that kept it since the last check need
+ * not, and does not (SessionFile.fenceHolds: the lease's acquisition count
+ * and the sealer are those of the last check, the lease not lost): a
+ * sequential writer pays the stat once per holding of the lock, not per
+ * append.
  */
 
 /** What a sealer was loaded from, to tell a replaced key file. */

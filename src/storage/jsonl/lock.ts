@@ -78,6 +78,7 @@ export class FileLease {
   /** When the holder last went idle (nothing queued); undefined while it works. */
   private idleSince: number | undefined;
   private acquiredAt = 0;
+  private takes = 0;
   private lastMarkerCheck = 0;
   private yieldUntil = 0;
   private lostError: SessiondError | undefined;
@@ -95,6 +96,15 @@ export class FileLease {
     this.lockPath = lockPathOf(file);
     this.marker = waitMarkerOf(file);
     this.lockFs = breakingFs(o.fs ?? fs, this.lockPath, o.staleMs, () => this.holding);
+  }
+
+  /**
+   * How many times this lease took the lock: a caller that checked
+   * something under the lock (key-fence.ts) knows the check still holds
+   * while the lock is held and this count has not moved since.
+   */
+  get acquisitions(): number {
+    return this.takes;
   }
 
   /** True while this process holds the lock. */
@@ -166,6 +176,7 @@ export class FileLease {
     }
     this.acquiredAt = Date.now();
     this.lastMarkerCheck = this.acquiredAt;
+    this.takes++;
     if (waited) await fsp.rm(this.marker, { force: true }).catch(() => undefined);
   }
 

@@ -14,6 +14,7 @@ import type {
   WithholdResult,
 } from "../engine.js";
 import { inSpan, type StorageObserver, tracingEnabled } from "../observer.js";
+import type { SessionSealer } from "../seal/sealed-payload.js";
 import { removeCheckpoint, writeCheckpoint } from "./checkpoint.js";
 import { FileState, type FileStateOptions } from "./file-state.js";
 import { ioError } from "./fs-errors.js";
@@ -142,6 +143,10 @@ export class SessionFile {
   private turns = 0;
   /** The last seq of the checkpoint this object wrote (0: none). */
   private covered = 0;
+  /** The lease's acquisitions when the key fence last passed under it (-1: not under a held lease). */
+  private fencedUnder = -1;
+  /** The sealer that fence was made for (a key loaded again is checked again). */
+  private fencedSealer: SessionSealer | undefined;
 
   constructor(
     readonly key: SessionKey,
@@ -365,6 +370,22 @@ export class SessionFile {
   }
 
   /**
+   * Whether the last key fence (key-fence.ts) still holds: it passed under
+   * this very holding of the lock, which an erasure by another process
+   * would have had to take from us. A lock taken again (after an idle
+   * release, a wait, a lost lease) is checked again.
+   */
+  private fenceHolds(): boolean {
+    return (
+      this.fencedUnder >= 0 &&
+      this.fencedSealer === this.state.sealer &&
+      this.lease.held &&
+      this.lease.lost === undefined &&
+      this.lease.acquisitions === this.fencedUnder
+    );
+  }
+
+  /**
    * Catch up, plan every request, write once, fdatasync once, then
    * acknowledge. Never rejects: each op is answered, one way or the other
    * (AppendOp answers once). `ownTurn`: the batch took its turn itself
@@ -391,12 +412,14 @@ export class SessionFile {
         for (const op of batch) op.reject(err);
         return;
       }
-      if (this.state.sealer !== undefined) {
+      if (this.state.sealer !== undefined && !this.fenceHolds()) {
         // Another process may have erased it (its key file replaced by a
         // tombstone) since this one loaded the key: one stat, under the lease
         // an erasure also takes (key-fence.ts).
         try {
           await fenceKey(this.o.ops, this.state.sealer, this.name);
+          this.fencedUnder = this.lease.held ? this.lease.acquisitions : -1;
+          this.fencedSealer = this.state.sealer;
         } catch (err) {
           await this.state.reset();
           for (const op of batch) op.reject(err);
