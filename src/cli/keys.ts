@@ -1,10 +1,9 @@
 import { resolve } from "node:path";
-import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { JsonlEngine, rewrapBlobs } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
-import { PostgresEngine } from "../storage/postgres/index.js";
 import { CliError, type Command, parse, positionals } from "./command.js";
+import { openKeyedPostgres, reportEach, rewrapped, sessionRewrapped } from "./key-steps.js";
 import { printHelp, println } from "./output.js";
 import { pgUrl } from "./seal.js";
 
@@ -78,33 +77,15 @@ async function run(argv: string[]): Promise<number> {
   });
   try {
     const ids = v.session === undefined ? await engine.listIds(workspace) : [v.session];
-    let failed = 0;
-    for (const sessionId of ids) {
-      try {
-        const r = await engine.rewrap({ workspace, sessionId });
-        if (r === undefined) println(`${sessionId}: in clear`);
-        else if (r.from === r.to) println(`${sessionId}: version ${r.to} already`);
-        else println(`${sessionId}: version ${r.from} -> ${r.to}`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`${sessionId}: ${err.message}`);
-      }
-    }
+    let failed = await reportEach(ids, async (sessionId) =>
+      sessionRewrapped(await engine.rewrap({ workspace, sessionId })),
+    );
     if (v.session === undefined) {
       // The workspace's blob key (its sealed blobs), when it has one.
-      try {
-        const r = await rewrapBlobs(
-          { dataDir: resolve(v["data-dir"] ?? DEFAULT_DATA_DIR), keys: keyring },
-          workspace,
-        );
-        if (r !== undefined && r.from === r.to) println(`blobs: version ${r.to} already`);
-        else if (r !== undefined) println(`blobs: version ${r.from} -> ${r.to}`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`blobs: ${err.message}`);
-      }
+      const dataDir = resolve(v["data-dir"] ?? DEFAULT_DATA_DIR);
+      failed += await reportEach(["blobs"], async () =>
+        rewrapped(await rewrapBlobs({ dataDir, keys: keyring }, workspace)),
+      );
     }
     return failed > 0 ? 1 : 0;
   } finally {
@@ -119,42 +100,16 @@ async function rewrapPostgres(
   workspace: string,
   session: string | undefined,
 ): Promise<number> {
-  let engine: PostgresEngine;
-  try {
-    engine = await PostgresEngine.open({
-      url,
-      poolSize: 3,
-      encryption: { keys: keyring, workspaces: [] },
-    });
-  } catch (err) {
-    throw new CliError(`--storage: ${(err as Error).message}`);
-  }
+  const engine = await openKeyedPostgres(url, keyring);
   try {
     const ids = session === undefined ? (await engine.listIds(workspace)).sort() : [session];
-    let failed = 0;
-    for (const sessionId of ids) {
-      try {
-        const r = await engine.rewrap({ workspace, sessionId });
-        if (r === undefined) println(`${sessionId}: in clear`);
-        else if (r === "erased") println(`${sessionId}: erased`);
-        else if (r.from === r.to) println(`${sessionId}: version ${r.to} already`);
-        else println(`${sessionId}: version ${r.from} -> ${r.to}`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`${sessionId}: ${err.message}`);
-      }
-    }
+    let failed = await reportEach(ids, async (sessionId) =>
+      sessionRewrapped(await engine.rewrap({ workspace, sessionId })),
+    );
     if (session === undefined) {
-      try {
-        const r = await engine.blobs.rewrapKey(workspace);
-        if (r !== undefined && r.from === r.to) println(`blobs: version ${r.to} already`);
-        else if (r !== undefined) println(`blobs: version ${r.from} -> ${r.to}`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`blobs: ${err.message}`);
-      }
+      failed += await reportEach(["blobs"], async () =>
+        rewrapped(await engine.blobs.rewrapKey(workspace)),
+      );
     }
     return failed > 0 ? 1 : 0;
   } finally {

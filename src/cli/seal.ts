@@ -1,11 +1,10 @@
 import { resolve } from "node:path";
-import { isSessiondError } from "../core/errors.js";
 import { DEFAULT_DATA_DIR } from "../server/index.js";
 import { JsonlEngine, sealBlobs, sealSession } from "../storage/jsonl/index.js";
 import { LocalKeyring } from "../storage/keys/index.js";
-import { PostgresEngine } from "../storage/postgres/index.js";
 import { CliError, type Command, parse } from "./command.js";
-import { printHelp, println } from "./output.js";
+import { openKeyedPostgres, reportEach, sealed } from "./key-steps.js";
+import { printHelp } from "./output.js";
 
 const HELP = `Usage: sessiond seal --keyring FILE --workspace W [ID...] [--data-dir DIR | --storage postgres://...]
 
@@ -82,29 +81,15 @@ async function run(argv: string[]): Promise<number> {
       await engine.close();
     }
   }
-  let failed = 0;
-  for (const sessionId of sessionIds) {
-    try {
-      const r = await sealSession({ dataDir, keys: keyring }, { workspace, sessionId });
-      if (r.result === "sealed") {
-        println(`${sessionId}: sealed (${r.records} record${r.records === 1 ? "" : "s"})`);
-      } else if (r.result === "already") println(`${sessionId}: sealed already`);
-      else println(`${sessionId}: erased`);
-    } catch (err) {
-      if (!isSessiondError(err)) throw err;
-      failed++;
-      println(`${sessionId}: ${err.message}`);
-    }
-  }
+  let failed = await reportEach(sessionIds, async (sessionId) =>
+    sealed(await sealSession({ dataDir, keys: keyring }, { workspace, sessionId })),
+  );
   if (ids.length === 0) {
     // The workspace's blobs (large parts, shared by its sessions) in clear too.
-    try {
-      println(`blobs: ${await sealBlobs({ dataDir, keys: keyring }, workspace)} sealed`);
-    } catch (err) {
-      if (!isSessiondError(err)) throw err;
-      failed++;
-      println(`blobs: ${err.message}`);
-    }
+    failed += await reportEach(
+      ["blobs"],
+      async () => `${await sealBlobs({ dataDir, keys: keyring }, workspace)} sealed`,
+    );
   }
   return failed > 0 ? 1 : 0;
 }
@@ -116,40 +101,17 @@ async function sealPostgres(
   workspace: string,
   ids: string[],
 ): Promise<number> {
-  let engine: PostgresEngine;
-  try {
-    engine = await PostgresEngine.open({
-      url,
-      poolSize: 3,
-      encryption: { keys: keyring, workspaces: [] },
-    });
-  } catch (err) {
-    throw new CliError(`--storage: ${(err as Error).message}`);
-  }
+  const engine = await openKeyedPostgres(url, keyring);
   try {
     const sessionIds = ids.length > 0 ? ids : (await engine.listIds(workspace)).sort();
-    let failed = 0;
-    for (const sessionId of sessionIds) {
-      try {
-        const r = await engine.seal({ workspace, sessionId });
-        if (r.result === "sealed") {
-          println(`${sessionId}: sealed (${r.records} record${r.records === 1 ? "" : "s"})`);
-        } else if (r.result === "already") println(`${sessionId}: sealed already`);
-        else println(`${sessionId}: erased`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`${sessionId}: ${err.message}`);
-      }
-    }
+    let failed = await reportEach(sessionIds, async (sessionId) =>
+      sealed(await engine.seal({ workspace, sessionId })),
+    );
     if (ids.length === 0) {
-      try {
-        println(`blobs: ${await engine.blobs.sealExisting(workspace)} sealed`);
-      } catch (err) {
-        if (!isSessiondError(err)) throw err;
-        failed++;
-        println(`blobs: ${err.message}`);
-      }
+      failed += await reportEach(
+        ["blobs"],
+        async () => `${await engine.blobs.sealExisting(workspace)} sealed`,
+      );
     }
     return failed > 0 ? 1 : 0;
   } finally {
