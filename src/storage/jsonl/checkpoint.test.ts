@@ -1,10 +1,11 @@
 import { copyFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { toJsonString } from "@bufbuild/protobuf";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
 import { assistant, user } from "../../../test/support/fixtures.js";
 import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import { isSessiondError } from "../../core/errors.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
@@ -24,25 +25,16 @@ const WS = "vault";
 const MARKER = "CKPT-MARKER-5d1e";
 const ENTRIES = 40;
 
-let dataDir: string;
-let keyDir: string;
-let keyring: LocalKeyring;
+const dirs = sealedTestDirs();
 
-beforeEach(async () => {
-  dataDir = await tempDir();
-  keyDir = await tempDir("sessiond-keys-");
-  keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
-});
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  await removeDir(dataDir);
-  await removeDir(keyDir);
 });
 
 /** An engine sealing WS; `checkpointAfter` 1 (tests' sessions are small) unless told. */
-function engine(checkpointAfter = 1, keys: LocalKeyring | null = keyring) {
+function engine(checkpointAfter = 1, keys: LocalKeyring | null = dirs.keyring) {
   return new JsonlEngine({
-    dataDir,
+    dataDir: dirs.dataDir,
     checkpointAfter,
     encryption: keys === null ? undefined : { keys, workspaces: [WS] },
   });
@@ -88,7 +80,7 @@ async function coldRead(sessionId: string, checkpointAfter = 1) {
 
 /** The same, every entry opened from its record (no checkpoint on disk). */
 async function entryByEntry(sessionId: string): Promise<string[]> {
-  const file = checkpointPath(fileOf(dataDir, keyOf(sessionId, WS)));
+  const file = checkpointPath(fileOf(dirs.dataDir, keyOf(sessionId, WS)));
   const saved = await readFile(file).catch(() => undefined);
   const { rm } = await import("node:fs/promises");
   await rm(file, { force: true });
@@ -112,7 +104,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 describe("the checkpoint of a sealed session", () => {
   it("is written at close, and a cold read takes its entries from it: the same entries as opened one by one", async () => {
     await writeSession("s1");
-    const file = fileOf(dataDir, keyOf("s1", WS));
+    const file = fileOf(dirs.dataDir, keyOf("s1", WS));
     expect((await stat(checkpointPath(file))).size).toBeGreaterThan(0);
     // Sealed: no content in it in clear.
     expect((await readFile(checkpointPath(file))).includes(MARKER)).toBe(false);
@@ -156,7 +148,7 @@ describe("the checkpoint of a sealed session", () => {
 
   it("a checkpoint older than a redaction is not trusted: the redacted entry reads redacted", async () => {
     await writeSession("s4");
-    const file = fileOf(dataDir, keyOf("s4", WS));
+    const file = fileOf(dirs.dataDir, keyOf("s4", WS));
     const stale = await readFile(checkpointPath(file));
     const store = new SessionStore(engine(Number.POSITIVE_INFINITY));
     await (await store.open(WS, "s4")).redact(["u2"], { by: "ops", why: "pasted a key" });
@@ -183,7 +175,7 @@ describe("the checkpoint of a sealed session", () => {
     // Read again (the redaction dropped the log it had), then closed: a new checkpoint.
     expect((await s.entries()).entries).toHaveLength(6);
     await store.close();
-    const file = fileOf(dataDir, keyOf("s5", WS));
+    const file = fileOf(dirs.dataDir, keyOf("s5", WS));
     expect((await stat(checkpointPath(file))).size).toBeGreaterThan(0);
     const cold = await coldRead("s5", Number.POSITIVE_INFINITY);
     expect(cold.value.join("\n")).not.toContain(MARKER);
@@ -205,7 +197,7 @@ describe("the checkpoint of a sealed session", () => {
 
   it("a damaged checkpoint is not trusted: its segments that do not open are skipped", async () => {
     await writeSession("s6");
-    const file = checkpointPath(fileOf(dataDir, keyOf("s6", WS)));
+    const file = checkpointPath(fileOf(dirs.dataDir, keyOf("s6", WS)));
     const bytes = await readFile(file);
     bytes[bytes.length - 40] = (bytes[bytes.length - 40] as number) ^ 0x01;
     await writeFile(file, bytes);
@@ -222,8 +214,8 @@ describe("the checkpoint of a sealed session", () => {
   it("a checkpoint moved from another session is not trusted, even over the same ids and seqs", async () => {
     await writeSession("s7", ENTRIES, "SEVEN");
     await writeSession("s8", ENTRIES, "EIGHT");
-    const from = checkpointPath(fileOf(dataDir, keyOf("s7", WS)));
-    const to = checkpointPath(fileOf(dataDir, keyOf("s8", WS)));
+    const from = checkpointPath(fileOf(dirs.dataDir, keyOf("s7", WS)));
+    const to = checkpointPath(fileOf(dirs.dataDir, keyOf("s8", WS)));
     await copyFile(from, to);
     const cold = await coldRead("s8", Number.POSITIVE_INFINITY);
     expect(cold.value.join("\n")).not.toContain("SEVEN");
@@ -233,7 +225,7 @@ describe("the checkpoint of a sealed session", () => {
 
   it("a checkpoint of a deleted session does not serve the session made again under its id", async () => {
     await writeSession("s9", ENTRIES, "FIRST");
-    const file = fileOf(dataDir, keyOf("s9", WS));
+    const file = fileOf(dirs.dataDir, keyOf("s9", WS));
     const old = await readFile(checkpointPath(file));
     const e = engine();
     expect(await e.delete(keyOf("s9", WS))).toBe(true);
@@ -249,16 +241,16 @@ describe("the checkpoint of a sealed session", () => {
 
   it("an erasure deletes it: no file of the session holds content, none is left to open", async () => {
     await writeSession("s10");
-    const file = fileOf(dataDir, keyOf("s10", WS));
+    const file = fileOf(dirs.dataDir, keyOf("s10", WS));
     expect((await stat(checkpointPath(file))).size).toBeGreaterThan(0);
     const store = new SessionStore(engine());
     await store.erase({ workspace: WS, sessionIds: ["s10"], by: "dpo", why: "user asked" });
     await store.close();
     await expect(stat(checkpointPath(file))).rejects.toThrow(/ENOENT/);
-    const names = await filesUnder(dataDir);
+    const names = await filesUnder(dirs.dataDir);
     expect(names.filter((n) => n.includes("ckpt"))).toEqual([]);
     for (const n of names) {
-      expect((await readFile(path.join(dataDir, n))).includes(MARKER)).toBe(false);
+      expect((await readFile(path.join(dirs.dataDir, n))).includes(MARKER)).toBe(false);
     }
     // Closing an erased session writes none again.
     const again = engine();
@@ -269,14 +261,14 @@ describe("the checkpoint of a sealed session", () => {
 
   it("a store that is only read (need readable) writes none into its data dir", async () => {
     await writeSession("s12");
-    const file = checkpointPath(fileOf(dataDir, keyOf("s12", WS)));
+    const file = checkpointPath(fileOf(dirs.dataDir, keyOf("s12", WS)));
     const { rm } = await import("node:fs/promises");
     await rm(file);
     const reader = new JsonlEngine({
-      dataDir,
+      dataDir: dirs.dataDir,
       need: "readable",
       checkpointAfter: 1,
-      encryption: { keys: keyring, workspaces: [WS] },
+      encryption: { keys: dirs.keyring, workspaces: [WS] },
     });
     expect((await reader.read(keyOf("s12", WS), 0, 100)).entries).toHaveLength(ENTRIES + 1);
     await reader.close();
@@ -301,7 +293,9 @@ describe("the checkpoint of a sealed session", () => {
     expect(String((missing as Error).message)).toMatch(/encrypted/);
     const otherDir = await tempDir("sessiond-keys-");
     try {
-      const other = await LocalKeyring.open(path.join(otherDir, "keyring.json"), { create: true });
+      const other = await LocalKeyring.open(path.join(otherDir, "keyring.json"), {
+        create: true,
+      });
       await other.rotate(WS);
       const wrong = engine(1, other);
       const err = await wrong.read(k, 0, 100).then(

@@ -1,11 +1,10 @@
 import { copyFile, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { assistant, user } from "../../../test/support/fixtures.js";
-import { removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import type { SearchInput } from "../../store/search/search.js";
 import { SessionStore } from "../../store/session-store.js";
-import { LocalKeyring } from "../keys/local-keyring.js";
 import { type FsOps, nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { filterPath } from "./search-filter.js";
@@ -21,9 +20,7 @@ const SEALED = "secret";
 const CLEAR = "plain";
 const MARKERS = ["MARKER-ALPHA-7f3a", "MARKER-BRAVO-19c2", "MARKER-CHARLIE-e04d"];
 
-let dataDir: string;
-let keyDir: string;
-let keyring: LocalKeyring;
+const dirs = sealedTestDirs();
 /** Log files (`.jsonl`) the engines opened, by base name, since the last reset. */
 let opened: string[] = [];
 
@@ -35,23 +32,16 @@ const countingFs: FsOps = {
   },
 };
 
-beforeEach(async () => {
-  dataDir = await tempDir();
-  keyDir = await tempDir("sessiond-keys-");
-  keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
+beforeEach(() => {
   opened = [];
-});
-afterEach(async () => {
-  await removeDir(dataDir);
-  await removeDir(keyDir);
 });
 
 function newStore(): SessionStore {
   return new SessionStore(
     new JsonlEngine({
-      dataDir,
+      dataDir: dirs.dataDir,
       fs: countingFs,
-      encryption: { keys: keyring, workspaces: [SEALED] },
+      encryption: { keys: dirs.keyring, workspaces: [SEALED] },
     }),
   );
 }
@@ -88,12 +78,12 @@ async function logsOpenedBy(run: () => Promise<unknown>): Promise<string[]> {
 const BITS_AT = (file: Buffer): number => 44 + file.readUInt32LE(40) * 8;
 
 function sidecar(workspace: string, id: string): string {
-  return filterPath(path.join(dataDir, workspace, "sessions", `${id}.jsonl`));
+  return filterPath(path.join(dirs.dataDir, workspace, "sessions", `${id}.jsonl`));
 }
 
 async function sidecarsHoldMarkers(): Promise<string[]> {
   const found: string[] = [];
-  const dir = path.join(dataDir, SEALED, "sessions");
+  const dir = path.join(dirs.dataDir, SEALED, "sessions");
   for (const name of await readdir(dir)) {
     if (!name.endsWith(".search")) continue;
     const bytes = await readFile(path.join(dir, name));
@@ -294,7 +284,7 @@ describe("search on sealed sessions with the search filter", () => {
 
     // Out of date: the log replaced by an older copy of it, then appended to by
     // a fresh engine; the filter of the longer log covers seqs that now hold other words.
-    const log = path.join(dataDir, SEALED, "sessions", "s4.jsonl");
+    const log = path.join(dirs.dataDir, SEALED, "sessions", "s4.jsonl");
     const older = await readFile(log);
     fresh = newStore();
     await (await fresh.open(SEALED, "s4")).append([user("u2", "first version of seq four")]);
