@@ -460,6 +460,34 @@ CREATE TABLE sessiond_usage_prices (
 ALTER TABLE sessiond_sessions ADD COLUMN usage_head integer, ADD COLUMN usage_incarnation bigint;
 `,
   },
+  {
+    version: 16,
+    description: "trigram index of clear message entries only",
+    sql: `
+-- The trigram index of migration 5 took every message entry, sealed ones
+-- too: a sealed payload's base64 is ~1,300 trigrams that occur nowhere
+-- else, so each sealed append added a thousand GIN entries that no search
+-- can use (PostgreSQL cannot look into ciphertext; search.ts decrypts the
+-- sealed candidates instead), which made a sealed append ~4 x a clear one.
+-- The index now holds the clear messages only: a sealed payload, and only
+-- a sealed one, holds the raw bytes {"@sealed":" (inside a JSON string
+-- every quote is escaped, and "@sealed" is no proto JSON name:
+-- sealed-payload.ts), and the search's clear query says the same
+-- (search.ts candidatesQuery), so the planner may use the index.
+-- Rebuilt inside the migration's transaction, blocking writes to
+-- sessiond_entries meanwhile: on a big table create it CONCURRENTLY by
+-- hand first under another name, drop the old one and rename the new.
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    DROP INDEX IF EXISTS sessiond_entries_text;
+    EXECUTE 'CREATE INDEX sessiond_entries_text ON sessiond_entries
+      USING gin (payload gin_trgm_ops)
+      WHERE kind = ''message'' AND payload NOT LIKE ''%{"@sealed":"%''';
+  END IF;
+END $$;
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -68,5 +68,48 @@ if (pgSkip !== undefined) {
       const found = await (engine as PostgresEngine).searchCandidates("w", query);
       expect(found.map((c) => [c.root.sessionId, c.seq])).toEqual([["s-250", 20]]);
     });
+
+    it("holds clear messages only: sealed payloads add nothing to it (migration 16)", async () => {
+      const opened = await openPostgres();
+      engine = opened.engine;
+      const q = opened.admin;
+      const size = async () => {
+        // VACUUM moves GIN's pending list into the index proper.
+        await q`VACUUM sessiond_entries`;
+        const [r] = await q<{ bytes: string }[]>`
+          SELECT pg_relation_size('sessiond_entries_text') AS bytes`;
+        return Number(r?.bytes);
+      };
+      // Payloads shaped as the engines store them: the kind's content sealed
+      // (base64 of random bytes, as ciphertext is), or the same bytes in clear.
+      const rows = (form: "sealed" | "clear") => q`
+        INSERT INTO sessiond_entries (workspace, session_id, seq, id, kind, payload)
+        SELECT 'ix', ${form}, j, 'e' || j, 'message',
+          '{"id":"e' || j || '","seq":"' || j || '","message":' ||
+          CASE WHEN ${form} = 'sealed'
+            THEN '{"@sealed":"' || encode(pg_temp.ciphertext(j), 'base64') || '"}}'
+            ELSE '{"content":[{"text":"' || encode(pg_temp.ciphertext(j), 'hex') || '"}]}}'
+          END
+        FROM generate_series(1, 300) AS j`;
+      // ~1 KB of random bytes per row (60 md5s).
+      await q`
+        CREATE OR REPLACE FUNCTION pg_temp.ciphertext(j int) RETURNS bytea
+        LANGUAGE sql AS $$
+          SELECT string_agg(decode(md5(random()::text || j || k), 'hex'), '')
+          FROM generate_series(1, 60) AS k
+        $$`;
+      await q`
+        INSERT INTO sessiond_sessions (workspace, session_id, created_at_ms, parent_session_id,
+          head_seq, leaf_id, message_count, updated_at_ms)
+        VALUES ('ix', 'sealed', 1, '', 300, 'e300', 300, 0), ('ix', 'clear', 2, '', 300, 'e300', 300, 0)`;
+      const before = await size();
+      await rows("sealed");
+      const afterSealed = await size();
+      await rows("clear");
+      const afterClear = await size();
+      // The measure sees index growth (the clear rows), and the sealed rows made none.
+      expect(afterClear).toBeGreaterThan(afterSealed);
+      expect(afterSealed).toBe(before);
+    });
   });
 }

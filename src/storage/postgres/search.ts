@@ -18,8 +18,10 @@ export function likePattern(needle: string): string {
 /**
  * The query of `searchCandidates`, not yet run (the tests EXPLAIN it). The
  * needles, ILIKE'd against the payload (the canonical proto JSON), are what
- * the trigram index of migration 5 answers, restricted to message entries
- * (its WHERE); the rest filters and orders the few rows it finds. The
+ * the trigram index answers, restricted to clear message entries (its
+ * WHERE since migration 16, written here the same way so that the planner
+ * may use it: a sealed payload is never a clear candidate;
+ * sealedCandidatesQuery finds those); the rest filters and orders the few rows it finds. The
  * order and the keyset are the search's: sessions by (created_at_ms,
  * session_id COLLATE "C") ascending or descending, each session's entries
  * by seq ascending, and a position is a session plus the seq after which
@@ -41,6 +43,7 @@ export function candidatesQuery(
     JOIN sessiond_entries r
       ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
     WHERE e.workspace = ${workspace} AND e.kind = 'message'
+      AND e.payload NOT LIKE '%{"@sealed":"%'
       AND s.parent_session_id = ${q.parentSessionId}
       ${needles}
       ${after}
