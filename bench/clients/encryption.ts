@@ -5,9 +5,10 @@
  * only difference is sealing. Each measure alternates the two workspaces.
  *
  * {dataDir, keyring, appends, inflightSessions, inflightPerSession,
- *  coldEntries, searchSessions, searchEntries, reps}
+ *  coldEntries, searchSessions, searchEntries, reps, warmup}
  *
- * Prints {on, off} with, each: appendMs (per sequential durable append),
+ * Prints {on, off} with, each: appendMs (per sequential durable append,
+ * after the warm-up), appendFirstMs (the same, a fresh process's first),
  * inflightOps (appends/s with 64 in flight), coldMs (first open + state of
  * a session by a fresh engine), searchMs (a rare word over a workspace).
  */
@@ -25,6 +26,7 @@ const a = args<{
   searchSessions: number;
   searchEntries: number;
   reps: number;
+  warmup: number;
 }>();
 
 const { EntrySchema, JsonlEngine, LocalKeyring, SessionStore } = (await import(
@@ -53,10 +55,16 @@ const message = (i: number, extra = "") => {
   return create(EntrySchema, { kind: { case: "message", value: m } });
 };
 
-type Figures = { appendMs: number[]; inflightOps: number[]; coldMs: number[]; searchMs: number[] };
+type Figures = {
+  appendMs: number[];
+  appendFirstMs: number[];
+  inflightOps: number[];
+  coldMs: number[];
+  searchMs: number[];
+};
 const out: Record<"on" | "off", Figures> = {
-  on: { appendMs: [], inflightOps: [], coldMs: [], searchMs: [] },
-  off: { appendMs: [], inflightOps: [], coldMs: [], searchMs: [] },
+  on: { appendMs: [], appendFirstMs: [], inflightOps: [], coldMs: [], searchMs: [] },
+  off: { appendMs: [], appendFirstMs: [], inflightOps: [], coldMs: [], searchMs: [] },
 };
 
 const store = new SessionStore(engine());
@@ -64,6 +72,42 @@ let n = 0;
 
 /** The modes in alternating order by repetition: neither always runs first. */
 const ordered = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
+
+// Warm-up, as rows 1 and g1 have one: a server seals millions of payloads,
+// and the first few thousand of a fresh process run through V8's lower tiers
+// (Node's cipher objects included) at 2-3 x their steady cost. Each mode gets
+// the same: `appends` sequential appends to each, the modes taking turns
+// append by append (so that neither warms the code both run for the other),
+// timed and kept apart (appendFirstMs: what a fresh process's first appends
+// cost), then `warmup` appends with 64 in flight, untimed.
+const first: Record<string, Awaited<ReturnType<typeof store.open>>> = {};
+for (const [mode, ws] of MODES) {
+  const id = `first-${n++}`;
+  await store.create({ workspace: ws, sessionId: id });
+  first[mode] = await store.open(ws, id);
+}
+for (let i = 0; i < a.appends; i++) {
+  for (const [mode] of ordered(i)) {
+    const s = first[mode] as Awaited<ReturnType<typeof store.open>>;
+    const t = performance.now();
+    await s.append(message(i));
+    out[mode].appendFirstMs.push(performance.now() - t);
+  }
+}
+for (const [, ws] of MODES) {
+  const sessions = [];
+  for (let k = 0; k < a.inflightSessions; k++) {
+    const wid = `warm-${k}-${n++}`;
+    await store.create({ workspace: ws, sessionId: wid });
+    sessions.push(await store.open(ws, wid));
+  }
+  const each = Math.ceil(a.warmup / a.inflightSessions);
+  await Promise.all(
+    sessions.map(async (w) => {
+      for (let i = 0; i < each; i++) await w.append(message(i));
+    }),
+  );
+}
 
 // Sequential durable appends to one session (both sessions made before either is timed:
 // a sealed create's extra fsyncs must not land in the other mode's window).
