@@ -45,9 +45,16 @@ const ENTRY_COLUMNS = [
  * when it does not open, FAILED_PRECONDITION without a key); an erased
  * session's reads as its kind emptied, with the erasure's marker.
  */
-export function decodePayload(k: SessionKey, seq: number, payload: string, keying?: Keying): Entry {
+export function decodePayload(
+  k: SessionKey,
+  seq: number,
+  payload: string,
+  keying?: Keying,
+  /** The payload's canonical JSON when the caller opened it already (openPayload). */
+  opened?: string,
+): Entry {
   try {
-    const entry = decodeEntry(JSON.parse(openPayload(k, seq, payload, keying)), {
+    const entry = decodeEntry(JSON.parse(opened ?? openPayload(k, seq, payload, keying)), {
       ignoreUnknownFields: true,
     });
     const erased = erasedMarkOf(payload, keying);

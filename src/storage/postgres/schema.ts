@@ -469,11 +469,13 @@ ALTER TABLE sessiond_sessions ADD COLUMN usage_head integer, ADD COLUMN usage_in
 -- else, so each sealed append added a thousand GIN entries that no search
 -- can use (PostgreSQL cannot look into ciphertext; search.ts decrypts the
 -- sealed candidates instead), which made a sealed append ~4 x a clear one.
--- The index now holds the clear messages only: a sealed payload, and only
--- a sealed one, holds the raw bytes {"@sealed":" (inside a JSON string
--- every quote is escaped, and "@sealed" is no proto JSON name:
--- sealed-payload.ts), and the search's clear query says the same
--- (search.ts candidatesQuery), so the planner may use the index.
+-- The index now holds the clear messages only. A payload is sealed when it
+-- ends with {"@sealed":"<no quote>"}} (sealed-payload.ts): the kind, the
+-- last key, holds only "@sealed", which no entry kind has as a field; a
+-- clear message may hold {"@sealed":" inside a Struct (metadata, tool-call
+-- arguments) but then a quote or a brace follows before the end. The
+-- search's clear query says the same (search.ts candidatesQuery), so the
+-- planner may use the index.
 -- Rebuilt inside the migration's transaction, blocking writes to
 -- sessiond_entries meanwhile: on a big table create it CONCURRENTLY by
 -- hand first under another name, drop the old one and rename the new.
@@ -483,7 +485,7 @@ BEGIN
     DROP INDEX IF EXISTS sessiond_entries_text;
     EXECUTE 'CREATE INDEX sessiond_entries_text ON sessiond_entries
       USING gin (payload gin_trgm_ops)
-      WHERE kind = ''message'' AND payload NOT LIKE ''%{"@sealed":"%''';
+      WHERE kind = ''message'' AND payload !~ ''[{]"@sealed":"[^"]*"[}][}]$''';
   END IF;
 END $$;
 `,

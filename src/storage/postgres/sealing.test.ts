@@ -3,6 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import { fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { assistant, user } from "../../../test/support/fixtures.js";
@@ -12,6 +14,7 @@ import { textOf } from "../../core/message-text.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
 import { PostgresEngine } from "./postgres-engine.js";
+import { SEALED_BATCH } from "./search.js";
 
 /**
  * Encryption at rest on PostgreSQL (sealing.ts): a sealed workspace's
@@ -146,6 +149,71 @@ if (pgSkip !== undefined) {
       expect(hits).toEqual(["s-new/n1", "s-new/n3", "c-old/o1"]);
       const oldest = await store.search({ workspace: WS, query: "commonword", order: "oldest" });
       expect(oldest.hits.map((h) => h.entryId)).toEqual(["o1", "n1", "n3"]);
+    });
+
+    it("a search reads sealed messages in batches, keeps those holding the words, and pages as over clear ones", async () => {
+      // The same sessions in a sealed and a clear workspace: more sealed
+      // messages than one batch of the sealed scan, four holding the word,
+      // one of them past the first batch in either order.
+      const clear = new SessionStore(await engine({ keys, workspaces: [WS] }));
+      const per = Math.ceil((SEALED_BATCH + 300) / 3);
+      for (const ws of [WS, "open"]) {
+        for (let k = 0; k < 3; k++) {
+          const entries = [];
+          for (let i = 0; i < per; i++) {
+            const word = (k === 0 && i === 0) || i === per - 3 ? " Zebrafish" : "";
+            const at = i > 0 ? { parentId: `m${i - 1}` } : undefined;
+            entries.push(user(`m${i}`, `message ${i} of ${k}${word}`, at));
+          }
+          await clear.create({ workspace: ws, sessionId: `big-${k}` });
+          await (await clear.open(ws, `big-${k}`)).append(entries);
+          await new Promise((r) => setTimeout(r, 3));
+        }
+      }
+      const pages = async (ws: string, order: "newest" | "oldest", pageSize: number) => {
+        const out: string[][] = [];
+        let pageToken: string | undefined;
+        do {
+          const page = await clear.search({
+            workspace: ws,
+            query: "zebrafish",
+            pageSize,
+            order,
+            pageToken,
+          });
+          out.push(page.hits.map((h) => `${h.sessionId}/${h.entryId}`));
+          pageToken = page.nextPageToken;
+        } while (pageToken);
+        return out;
+      };
+      const last = `m${per - 3}`;
+      const newest = [`big-2/${last}`, `big-1/${last}`, "big-0/m0", `big-0/${last}`];
+      for (const [order, hits] of [
+        ["newest", newest],
+        ["oldest", ["big-0/m0", `big-0/${last}`, `big-1/${last}`, `big-2/${last}`]],
+      ] as const) {
+        expect((await pages(WS, order, 10)).flat()).toEqual(hits);
+        const sealedPages = await pages(WS, order, 1);
+        expect(sealedPages).toEqual(await pages("open", order, 1));
+        expect(sealedPages.flat()).toEqual(hits);
+      }
+    });
+
+    it('a clear message whose metadata or tool arguments hold {"@sealed":"…"} is searched as clear', async () => {
+      await store.create({ workspace: "open", sessionId: "odd" });
+      const m = user("x1", "platypus in clear");
+      const a = assistant("x2", "platypus again", ["call-1"], { parentId: "x1" });
+      if (m.kind.case === "message") m.kind.value.metadata = { "@sealed": "abc" };
+      if (a.kind.case === "message") {
+        const call = a.kind.value.content.find((p) => p.part.case === "toolCall");
+        if (call?.part.case === "toolCall") {
+          call.part.value.arguments = fromJson(ValueSchema, { "@sealed": "q" });
+        }
+        a.kind.value.toolCallId = "";
+      }
+      await (await store.open("open", "odd")).append([m, a]);
+      const found = await store.search({ workspace: "open", query: "platypus" });
+      expect(found.hits.map((h) => h.entryId).sort()).toEqual(["x1", "x2"]);
     });
 
     it("a payload moved to another entry or session fails to open: DATA_LOSS naming workspace, session and entry", async () => {

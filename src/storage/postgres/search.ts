@@ -2,7 +2,7 @@ import type postgres from "postgres";
 import type { Candidate, CandidateQuery, RootRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { decodePayload, type RootRow, rootRecordOfRow } from "./rows.js";
-import { isSealed, type KeyColumns, type Keying } from "./sealing.js";
+import { type KeyColumns, type Keying, openPayload } from "./sealing.js";
 
 /** A candidate row: its session's root row and the entry's own seq and payload. */
 interface CandidateRow extends RootRow {
@@ -43,7 +43,7 @@ export function candidatesQuery(
     JOIN sessiond_entries r
       ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
     WHERE e.workspace = ${workspace} AND e.kind = 'message'
-      AND e.payload NOT LIKE '%{"@sealed":"%'
+      AND e.payload !~ '[{]"@sealed":"[^"]*"[}][}]$'
       AND s.parent_session_id = ${q.parentSessionId}
       ${needles}
       ${after}
@@ -107,67 +107,133 @@ function compareRows(a: CandidateRow, b: CandidateRow, desc: boolean): number {
 }
 
 /**
- * The candidates of a text search in one indexed query. A session's root
- * is decoded once per call however many of its entries are candidates; an
- * entry whose payload does not decode comes back without its entry (the
- * store reports the session as damaged).
+ * Sealed rows read per query while a search looks through sealed sessions:
+ * each is opened and most are ruled out by the needles, so a larger batch
+ * saves round trips without adding decoded entries.
+ */
+export const SEALED_BATCH = 1024;
+
+/**
+ * The candidates of a text search. The clear entries come from one indexed
+ * query. A session's root is decoded once per call however many of its
+ * entries are candidates; an entry whose payload does not decode comes back
+ * without its entry (the store reports the session as damaged).
  *
  * Sealed sessions (sealing.ts): PostgreSQL cannot look into ciphertext, so
- * with a key provider configured every message of the searched sealed
- * sessions is a candidate too (`sealedCandidatesQuery`, run beside the
- * indexed one; the two merged in the search's order and cut at `limit`),
- * opened here with its session's data key: the search decrypts as it
- * scans, at most `limit` sealed rows per batch, and the store checks the
- * words on the opened entries. Erased sessions are not searched. Without
- * a key provider sealed content is not searched.
+ * with a key provider configured the messages of the searched sealed
+ * sessions are read in the search's order (`sealedCandidatesQuery`,
+ * `SEALED_BATCH` rows a query) and opened here with their session's data
+ * key; one whose opened JSON lacks a needle (ASCII case ignored: the rule
+ * the clear query's ILIKE and the JSONL scan apply, see EntryScan.needles)
+ * cannot be a hit and is not a candidate, so only the rest is decoded and
+ * handed to the store, which checks the words. The scan goes on until it
+ * holds `limit` candidates, runs out of sealed messages, or passes the last
+ * clear candidate of a full clear batch (what lies beyond is cut below). The
+ * two lists are merged in the search's order and cut at `limit`: fewer than
+ * `limit` then means both are exhausted, as the store expects. Erased
+ * sessions are not searched. Without a key provider sealed content is not
+ * searched.
  */
 export async function searchCandidates(
   ctx: PgContext,
   workspace: string,
   q: CandidateQuery,
 ): Promise<Candidate[]> {
-  const sealed = ctx.keys.encrypts;
-  const [clear, sealedRows] = await Promise.all([
-    ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q)),
-    sealed
-      ? ctx.db("searching sealed entries", () => sealedCandidatesQuery(ctx.sql, workspace, q))
-      : [],
-  ]);
-  // Sealed rows come from their own query (with their keys); a sealed
-  // payload whose base64 happens to hold a needle is not taken twice.
-  const rows: (CandidateRow & Partial<KeyColumns>)[] = sealed
-    ? [...clear.filter((r) => !isSealed(r.entry_payload)), ...sealedRows]
-        .sort((a, b) => compareRows(a, b, q.order === "desc"))
-        .slice(0, q.limit)
-    : [...clear];
-  const roots = new Map<string, RootRecord>();
+  const desc = q.order === "desc";
   const keyings = new Map<string, Keying | Error>();
+  const keyingOf = async (r: CandidateRow & KeyColumns): Promise<Keying> => {
+    let got = keyings.get(r.session_id);
+    if (got === undefined) {
+      got = await ctx.keys
+        .keyingOf({ workspace, sessionId: r.session_id }, r)
+        .catch((err: Error) => err);
+      keyings.set(r.session_id, got);
+    }
+    // Not openable (no such key version, another keyring): the search fails as reads do.
+    if (got instanceof Error) throw got;
+    return got;
+  };
+  const clearRows = ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
+  let rows: Opened[] = (await clearRows).map((r) => ({ r, keying: undefined, opened: undefined }));
+  if (ctx.keys.encrypts) {
+    // A full clear batch ends where the store goes on next time: no sealed row past it is kept.
+    const last = rows.length === q.limit ? rows[rows.length - 1]?.r : undefined;
+    const sealed = await sealedMatches(ctx, workspace, q, keyingOf, last);
+    rows = [...rows, ...sealed]
+      .sort((a, b) => compareRows(a.r, b.r, desc))
+      .slice(0, q.limit);
+  }
+  const roots = new Map<string, RootRecord>();
   const out: Candidate[] = [];
-  for (const r of rows) {
+  for (const { r, keying, opened } of rows) {
     let root = roots.get(r.session_id);
     if (root === undefined) {
       root = rootRecordOfRow(workspace, r);
       roots.set(r.session_id, root);
     }
-    const key = { workspace, sessionId: r.session_id };
-    let keying: Keying | undefined;
-    if (sealed && r.wrapped !== undefined) {
-      let got = keyings.get(r.session_id);
-      if (got === undefined) {
-        got = await ctx.keys.keyingOf(key, r as KeyColumns).catch((err: Error) => err);
-        keyings.set(r.session_id, got);
-      }
-      // Not openable (no such key version, another keyring): the search fails as reads do.
-      if (got instanceof Error) throw got;
-      keying = got;
-    }
     let entry: Candidate["entry"];
     try {
-      entry = decodePayload(key, r.seq, r.entry_payload, keying);
+      entry = decodePayload(
+        { workspace, sessionId: r.session_id },
+        r.seq,
+        r.entry_payload,
+        keying,
+        opened,
+      );
     } catch {
       entry = undefined;
     }
     out.push({ root, seq: r.seq, entry });
   }
   return out;
+}
+
+/** A candidate row with its session's keying and, when sealed and opened, its canonical JSON. */
+interface Opened {
+  r: CandidateRow;
+  keying: Keying | undefined;
+  opened: string | undefined;
+}
+
+/**
+ * The sealed messages after `q.after` (in the search's order) whose opened
+ * JSON holds every needle, and those that do not open (damage, which the
+ * store reports): at most `q.limit`, none past `last`.
+ */
+async function sealedMatches(
+  ctx: PgContext,
+  workspace: string,
+  q: CandidateQuery,
+  keyingOf: (r: CandidateRow & KeyColumns) => Promise<Keying>,
+  last: CandidateRow | undefined,
+): Promise<Opened[]> {
+  const desc = q.order === "desc";
+  const kept: Opened[] = [];
+  let after = q.after;
+  for (;;) {
+    const batch = { ...q, after, limit: SEALED_BATCH };
+    const rows = await ctx.db("searching sealed entries", () =>
+      sealedCandidatesQuery(ctx.sql, workspace, batch),
+    );
+    for (const r of rows) {
+      if (last !== undefined && compareRows(r, last, desc) > 0) return kept;
+      const keying = await keyingOf(r);
+      let opened: string;
+      try {
+        opened = openPayload({ workspace, sessionId: r.session_id }, r.seq, r.entry_payload, keying);
+      } catch {
+        // Does not open: a candidate without its entry (the session is damaged there).
+        kept.push({ r, keying, opened: undefined });
+        if (kept.length >= q.limit) return kept;
+        continue;
+      }
+      const lower = opened.toLowerCase();
+      if (!q.needles.every((n) => lower.includes(n))) continue;
+      kept.push({ r, keying, opened });
+      if (kept.length >= q.limit) return kept;
+    }
+    const end = rows[rows.length - 1];
+    if (rows.length < SEALED_BATCH || end === undefined) return kept;
+    after = { createdMs: Number(end.created_at_ms), id: end.session_id, seq: end.seq };
+  }
 }
