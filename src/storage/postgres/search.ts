@@ -159,9 +159,7 @@ export async function searchCandidates(
     // A full clear batch ends where the store goes on next time: no sealed row past it is kept.
     const last = rows.length === q.limit ? rows[rows.length - 1]?.r : undefined;
     const sealed = await sealedMatches(ctx, workspace, q, keyingOf, last);
-    rows = [...rows, ...sealed]
-      .sort((a, b) => compareRows(a.r, b.r, desc))
-      .slice(0, q.limit);
+    rows = [...rows, ...sealed].sort((a, b) => compareRows(a.r, b.r, desc)).slice(0, q.limit);
   }
   const roots = new Map<string, RootRecord>();
   const out: Candidate[] = [];
@@ -220,7 +218,12 @@ async function sealedMatches(
       const keying = await keyingOf(r);
       let opened: string;
       try {
-        opened = openPayload({ workspace, sessionId: r.session_id }, r.seq, r.entry_payload, keying);
+        opened = openPayload(
+          { workspace, sessionId: r.session_id },
+          r.seq,
+          r.entry_payload,
+          keying,
+        );
       } catch {
         // Does not open: a candidate without its entry (the session is damaged there).
         kept.push({ r, keying, opened: undefined });
