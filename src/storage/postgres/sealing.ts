@@ -11,7 +11,7 @@ import {
   MissingKey,
   notOpened,
   SessionSealer,
-  sealedBounds,
+  sealedTextBounds,
 } from "../seal/sealed-payload.js";
 
 /**
@@ -216,8 +216,6 @@ export function sealed(json: string, keying: Keying | undefined): string {
   return keying?.sealer === undefined ? json : keying.sealer.sealPayload(json);
 }
 
-const SEALED_MARK = '{"@sealed":"';
-
 /**
  * The canonical JSON of a stored payload: itself when in clear, else its
  * content opened (bound to the row's `seq`). DATA_LOSS naming the
@@ -230,17 +228,14 @@ export function openPayload(
   payload: string,
   keying: Keying | undefined,
 ): string {
-  // Cheap test first: a clear payload is never turned into bytes.
-  if (!payload.endsWith('"}}') || !payload.includes(SEALED_MARK)) return payload;
-  const buf = Buffer.from(payload, "utf8");
-  const b = sealedBounds(buf, 0, buf.length);
+  const b = sealedTextBounds(payload);
   if (b === undefined) return payload;
-  const head = buf.toString("utf8", 0, b.valueStart);
+  const head = payload.slice(0, b.valueStart);
   const kind = /"([A-Za-z]+)":$/.exec(head)?.[1] ?? "";
   // Our writers put the id first, and ids hold no quote or escape (core/ids.ts);
   // anything else is damage, and the opening fails below naming the seq.
   const id = head.startsWith('{"id":"') ? head.slice(7, head.indexOf('"', 7)) : "";
-  const sealedText = buf.toString("latin1", b.sealedStart, b.sealedEnd);
+  const sealedText = payload.slice(b.sealedStart, b.sealedEnd);
   const content = (keying ?? noKeyring(key)).opener.open(id, seq, kind, sealedText);
   if (content === undefined) {
     throw dataLoss(
@@ -252,15 +247,13 @@ export function openPayload(
 
 /** True when a stored payload is sealed (its kind's value is `{"@sealed":"…"}`). */
 export function isSealed(payload: string): boolean {
-  if (!payload.endsWith('"}}') || !payload.includes(SEALED_MARK)) return false;
-  const buf = Buffer.from(payload, "utf8");
-  return sealedBounds(buf, 0, buf.length) !== undefined;
+  return sealedTextBounds(payload) !== undefined;
 }
 
 /** The erasure marker of an erased session's sealed payload, else undefined. */
 export function erasedMarkOf(payload: string, keying: Keying | undefined): Withheld | undefined {
   if (keying?.erased === undefined) return undefined;
-  return payload.endsWith('"}}') && payload.includes(SEALED_MARK) ? keying.erased : undefined;
+  return sealedTextBounds(payload) !== undefined ? keying.erased : undefined;
 }
 
 /** FAILED_PRECONDITION for an append to an erased sealed session. */

@@ -6,7 +6,13 @@ import { entryArb } from "../../../test/support/entry-arbitrary.js";
 import { isSessiondError } from "../../core/errors.js";
 import { decodePayload } from "../jsonl/record.js";
 import { newKey } from "./aead.js";
-import { MissingKey, SEALED_KINDS, SessionSealer, sealedBounds } from "./sealed-payload.js";
+import {
+  MissingKey,
+  SEALED_KINDS,
+  SessionSealer,
+  sealedBounds,
+  sealedTextBounds,
+} from "./sealed-payload.js";
 
 const idArb = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/);
 
@@ -129,6 +135,37 @@ describe("sealed payloads", () => {
     expect(isSessiondError(caught, "FAILED_PRECONDITION")).toBe(true);
     expect((caught as Error).message).toBe(
       'session "s1" in workspace "ws" is encrypted (entry "e7", seq 7) but no keyring is configured',
+    );
+  });
+
+  it("sealedTextBounds (a payload as a string) finds what sealedBounds finds in its bytes, on sealed, clear and hostile payloads", () => {
+    // Clear payloads that hold the mark inside a Struct, an escaped one in a
+    // text, or end like a sealed one without being it.
+    const hostile = fc
+      .tuple(fc.string(), fc.constantFrom("", "x", '"', "\\", "}"))
+      .map(
+        ([t, tail]) =>
+          `{"id":"a","seq":"2","message":{"metadata":{"@sealed":"${t}${tail}"},"toolCallId":"t"}}`,
+      );
+    const payload = fc.oneof(
+      storedEntry.map((e) => sealer.sealPayload(toJsonString(EntrySchema, e))),
+      storedEntry.map((e) => toJsonString(EntrySchema, e)),
+      hostile,
+      fc.string().map((t) => `{"id":"b","message":{"@sealed":"${t}"}}`),
+    );
+    fc.assert(
+      fc.property(payload, (p) => {
+        const buf = Buffer.from(p);
+        const bytes = sealedBounds(buf, 0, buf.length);
+        const text = sealedTextBounds(p);
+        expect(text !== undefined).toBe(bytes !== undefined);
+        if (text === undefined || bytes === undefined) return;
+        expect(p.slice(0, text.valueStart)).toBe(buf.toString("utf8", 0, bytes.valueStart));
+        expect(p.slice(text.sealedStart, text.sealedEnd)).toBe(
+          buf.toString("utf8", bytes.sealedStart, bytes.sealedEnd),
+        );
+      }),
+      { numRuns: 600 },
     );
   });
 

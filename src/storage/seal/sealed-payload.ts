@@ -242,3 +242,27 @@ export function sealedBounds(buf: Buffer, start: number, end: number): SealedBou
   if (buf.indexOf(QUOTE, sealedStart) !== end - 3) return undefined;
   return { valueStart: at, sealedStart, sealedEnd: end - 3 };
 }
+
+/**
+ * `sealedBounds` over a payload held as a string (PostgreSQL's rows): the
+ * same test, in string indexes, without encoding the payload to bytes.
+ * Everything before the sealed value is sliced as text, and the base64 is
+ * ASCII, so the slices are the same text as the byte version's.
+ */
+export function sealedTextBounds(text: string): SealedBounds | undefined {
+  const end = text.length;
+  if (end < SEALED_KEY.length + 4) return undefined;
+  if (
+    text.charCodeAt(end - 1) !== CLOSE ||
+    text.charCodeAt(end - 2) !== CLOSE ||
+    text.charCodeAt(end - 3) !== QUOTE
+  ) {
+    return undefined;
+  }
+  // The last occurrence that ends before the closing quote.
+  const at = text.lastIndexOf(SEALED_KEY, end - 3 - SEALED_KEY.length);
+  if (at < 0) return undefined;
+  const sealedStart = at + SEALED_KEY.length;
+  if (text.indexOf('"', sealedStart) !== end - 3) return undefined;
+  return { valueStart: at, sealedStart, sealedEnd: end - 3 };
+}
