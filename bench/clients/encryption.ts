@@ -3,9 +3,10 @@
  * (the package as built, dist/), in one process and one data dir: the
  * workspace "enc" is sealed, "clear" is not, on the same engine, so the
  * only difference is sealing. Each measure alternates the two workspaces.
+ * With `url`, the same on the PostgreSQL engine in that (empty) database.
  *
  * {dataDir, keyring, appends, inflightSessions, inflightPerSession,
- *  coldEntries, searchSessions, searchEntries, reps, warmup}
+ *  coldEntries, searchSessions, searchEntries, reps, warmup, url?}
  *
  * Prints {on, off} with, each: appendMs (per sequential durable append,
  * after the warm-up), appendFirstMs (the same, a fresh process's first),
@@ -27,15 +28,23 @@ const a = args<{
   searchEntries: number;
   reps: number;
   warmup: number;
+  url?: string;
 }>();
 
 const { EntrySchema, JsonlEngine, LocalKeyring, SessionStore } = (await import(
   "../../dist/src/index.js" as string
 )) as typeof import("../../src/index.js");
+const { PostgresEngine } = (await import(
+  "../../dist/src/storage/postgres/postgres-engine.js" as string
+)) as typeof import("../../src/storage/postgres/postgres-engine.js");
 
 const keys = await LocalKeyring.open(a.keyring, { create: true });
-const engine = () =>
-  new JsonlEngine({ dataDir: a.dataDir, encryption: { keys, workspaces: ["enc"] } });
+const encryption = { keys, workspaces: ["enc"] };
+/** The engine under test: JSONL in `dataDir`, or PostgreSQL at `url` when given. */
+const engine = async () =>
+  a.url === undefined
+    ? new JsonlEngine({ dataDir: a.dataDir, encryption })
+    : await PostgresEngine.open({ url: a.url, encryption });
 const MODES = [
   ["on", "enc"],
   ["off", "clear"],
@@ -67,7 +76,7 @@ const out: Record<"on" | "off", Figures> = {
   off: { appendMs: [], appendFirstMs: [], inflightOps: [], coldMs: [], searchMs: [] },
 };
 
-const store = new SessionStore(engine());
+const store = new SessionStore(await engine());
 let n = 0;
 
 /** The modes in alternating order by repetition: neither always runs first. */
@@ -177,7 +186,7 @@ await store.close();
 
 for (let r = 0; r < a.reps; r++) {
   for (const [mode, ws] of ordered(r)) {
-    const fresh = new SessionStore(engine());
+    const fresh = new SessionStore(await engine());
     const t = performance.now();
     const state = await (await fresh.open(ws, "cold")).state();
     out[mode].coldMs.push(performance.now() - t);
@@ -186,7 +195,7 @@ for (let r = 0; r < a.reps; r++) {
   }
 }
 
-const searcher = new SessionStore(engine());
+const searcher = new SessionStore(await engine());
 for (let r = 0; r < a.reps + 1; r++) {
   for (const [mode, ws] of ordered(r)) {
     const t = performance.now();
