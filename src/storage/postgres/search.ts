@@ -51,34 +51,58 @@ export function candidatesQuery(
     LIMIT ${q.limit}`;
 }
 
+/** A sealed message in the search's order: where it is, and its payload as stored. */
+interface SealedRow {
+  session_id: string;
+  created_at_ms: string;
+  seq: number;
+  entry_payload: string;
+}
+
 /**
  * The sealed half of a search (sealing.ts): PostgreSQL cannot look into
  * ciphertext, so every message of the sealed sessions (with a key: erased
- * ones hold nothing) is a candidate, in the search's order, with its
- * session's key row. Driven by the sessions' order (the listing index) and
- * each session's entries by seq, so a batch reads `limit` rows, not the
- * workspace.
+ * ones hold nothing) is read, in the search's order. Driven by the
+ * sessions' order (the listing index) and each session's entries by seq,
+ * so a batch reads `limit` rows, not the workspace. Only where each row is
+ * and its payload: the key rows and the roots are read once per session
+ * (`keyRowsQuery`, `rootRowsQuery`); with them on every row a batch took
+ * twice as long.
  */
 export function sealedCandidatesQuery(
   sql: postgres.Sql,
   workspace: string,
   q: CandidateQuery,
-): postgres.PendingQuery<(CandidateRow & KeyColumns)[]> {
+): postgres.PendingQuery<SealedRow[]> {
   const { after, order } = keyset(sql, q);
-  return sql<(CandidateRow & KeyColumns)[]>`
-    SELECT s.session_id, s.created_at_ms, s.parent_session_id, r.payload,
-      e.seq, e.payload AS entry_payload, k.key_id, k.key_version, k.wrapped, k.erased
+  return sql<SealedRow[]>`
+    SELECT s.session_id, s.created_at_ms, e.seq, e.payload AS entry_payload
     FROM sessiond_sessions s
     JOIN sessiond_session_keys k
       ON k.workspace = s.workspace AND k.session_id = s.session_id AND k.wrapped IS NOT NULL
     JOIN sessiond_entries e
       ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.kind = 'message'
-    JOIN sessiond_entries r
-      ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
     WHERE s.workspace = ${workspace} AND s.parent_session_id = ${q.parentSessionId}
       ${after}
     ORDER BY ${order}, e.seq ASC
     LIMIT ${q.limit}`;
+}
+
+/** The key rows of sessions. */
+function keyRowsQuery(sql: postgres.Sql, workspace: string, ids: readonly string[]) {
+  return sql<({ session_id: string } & KeyColumns)[]>`
+    SELECT session_id, key_id, key_version, wrapped, erased FROM sessiond_session_keys
+    WHERE workspace = ${workspace} AND session_id IN ${sql([...ids])}`;
+}
+
+/** The root rows of sessions. */
+function rootRowsQuery(sql: postgres.Sql, workspace: string, ids: readonly string[]) {
+  return sql<RootRow[]>`
+    SELECT s.session_id, s.created_at_ms, s.parent_session_id, r.payload
+    FROM sessiond_sessions s
+    JOIN sessiond_entries r
+      ON r.workspace = s.workspace AND r.session_id = s.session_id AND r.seq = 1
+    WHERE s.workspace = ${workspace} AND s.session_id IN ${sql([...ids])}`;
 }
 
 /** The search's order and the position after which a batch goes on, as SQL. */
@@ -97,8 +121,11 @@ function keyset(sql: postgres.Sql, q: CandidateQuery) {
   return { after, order };
 }
 
+/** Where a row is in the search's order. */
+type Place = Pick<CandidateRow, "session_id" | "created_at_ms" | "seq">;
+
 /** -1, 0 or 1: how two candidate rows compare in the search's order. */
-function compareRows(a: CandidateRow, b: CandidateRow, desc: boolean): number {
+function compareRows(a: Place, b: Place, desc: boolean): number {
   const ms = Number(a.created_at_ms) - Number(b.created_at_ms);
   const id = a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0;
   const bySession = ms !== 0 ? Math.sign(ms) : id;
@@ -140,25 +167,12 @@ export async function searchCandidates(
   q: CandidateQuery,
 ): Promise<Candidate[]> {
   const desc = q.order === "desc";
-  const keyings = new Map<string, Keying | Error>();
-  const keyingOf = async (r: CandidateRow & KeyColumns): Promise<Keying> => {
-    let got = keyings.get(r.session_id);
-    if (got === undefined) {
-      got = await ctx.keys
-        .keyingOf({ workspace, sessionId: r.session_id }, r)
-        .catch((err: Error) => err);
-      keyings.set(r.session_id, got);
-    }
-    // Not openable (no such key version, another keyring): the search fails as reads do.
-    if (got instanceof Error) throw got;
-    return got;
-  };
-  const clearRows = ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
-  let rows: Opened[] = (await clearRows).map((r) => ({ r, keying: undefined, opened: undefined }));
+  const clearRows = await ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
+  let rows: Opened[] = clearRows.map((r) => ({ r, keying: undefined, opened: undefined }));
   if (ctx.keys.encrypts) {
     // A full clear batch ends where the store goes on next time: no sealed row past it is kept.
     const last = rows.length === q.limit ? rows[rows.length - 1]?.r : undefined;
-    const sealed = await sealedMatches(ctx, workspace, q, keyingOf, last);
+    const sealed = await sealedMatches(ctx, workspace, q, last);
     rows = [...rows, ...sealed].sort((a, b) => compareRows(a.r, b.r, desc)).slice(0, q.limit);
   }
   const roots = new Map<string, RootRecord>();
@@ -196,47 +210,91 @@ interface Opened {
 /**
  * The sealed messages after `q.after` (in the search's order) whose opened
  * JSON holds every needle, and those that do not open (damage, which the
- * store reports): at most `q.limit`, none past `last`.
+ * store reports): at most `q.limit`, none past `last`, each with its
+ * session's root. A session deleted while the search runs (no key row or
+ * root any more) is left out.
  */
 async function sealedMatches(
   ctx: PgContext,
   workspace: string,
   q: CandidateQuery,
-  keyingOf: (r: CandidateRow & KeyColumns) => Promise<Keying>,
-  last: CandidateRow | undefined,
+  last: Place | undefined,
 ): Promise<Opened[]> {
   const desc = q.order === "desc";
-  const kept: Opened[] = [];
-  let after = q.after;
-  for (;;) {
-    const batch = { ...q, after, limit: SEALED_BATCH };
-    const rows = await ctx.db("searching sealed entries", () =>
-      sealedCandidatesQuery(ctx.sql, workspace, batch),
-    );
-    for (const r of rows) {
-      if (last !== undefined && compareRows(r, last, desc) > 0) return kept;
-      const keying = await keyingOf(r);
-      let opened: string;
-      try {
-        opened = openPayload(
-          { workspace, sessionId: r.session_id },
-          r.seq,
-          r.entry_payload,
-          keying,
-        );
-      } catch {
-        // Does not open: a candidate without its entry (the session is damaged there).
-        kept.push({ r, keying, opened: undefined });
-        if (kept.length >= q.limit) return kept;
-        continue;
+  const keyings = new Map<string, Keying | undefined>();
+  const kept: { r: SealedRow; keying: Keying; opened: string | undefined }[] = [];
+  const scan = async (): Promise<void> => {
+    let after = q.after;
+    for (;;) {
+      const batch = { ...q, after, limit: SEALED_BATCH };
+      const rows = await ctx.db("searching sealed entries", () =>
+        sealedCandidatesQuery(ctx.sql, workspace, batch),
+      );
+      await keyingsOf(ctx, workspace, rows, keyings);
+      for (const r of rows) {
+        if (last !== undefined && compareRows(r, last, desc) > 0) return;
+        const keying = keyings.get(r.session_id);
+        if (keying === undefined) continue;
+        let opened: string;
+        try {
+          opened = openPayload(
+            { workspace, sessionId: r.session_id },
+            r.seq,
+            r.entry_payload,
+            keying,
+          );
+        } catch {
+          // Does not open: a candidate without its entry (the session is damaged there).
+          kept.push({ r, keying, opened: undefined });
+          if (kept.length >= q.limit) return;
+          continue;
+        }
+        const lower = opened.toLowerCase();
+        if (!q.needles.every((n) => lower.includes(n))) continue;
+        kept.push({ r, keying, opened });
+        if (kept.length >= q.limit) return;
       }
-      const lower = opened.toLowerCase();
-      if (!q.needles.every((n) => lower.includes(n))) continue;
-      kept.push({ r, keying, opened });
-      if (kept.length >= q.limit) return kept;
+      const end = rows[rows.length - 1];
+      if (rows.length < SEALED_BATCH || end === undefined) return;
+      after = { createdMs: Number(end.created_at_ms), id: end.session_id, seq: end.seq };
     }
-    const end = rows[rows.length - 1];
-    if (rows.length < SEALED_BATCH || end === undefined) return kept;
-    after = { createdMs: Number(end.created_at_ms), id: end.session_id, seq: end.seq };
+  };
+  await scan();
+  if (kept.length === 0) return [];
+  const ids = [...new Set(kept.map((k) => k.r.session_id))];
+  const roots = new Map(
+    (await ctx.db("reading search roots", () => rootRowsQuery(ctx.sql, workspace, ids))).map(
+      (r) => [r.session_id, r],
+    ),
+  );
+  const out: Opened[] = [];
+  for (const { r, keying, opened } of kept) {
+    const root = roots.get(r.session_id);
+    if (root !== undefined) out.push({ r: { ...root, ...r }, keying, opened });
+  }
+  return out;
+}
+
+/**
+ * Adds to `keyings` the keying of each session of `rows` not in it yet
+ * (undefined: its key row is gone, the session with it). A key version
+ * the keyring lacks, or another keyring: the search fails as reads do.
+ */
+async function keyingsOf(
+  ctx: PgContext,
+  workspace: string,
+  rows: readonly SealedRow[],
+  keyings: Map<string, Keying | undefined>,
+): Promise<void> {
+  const ids = [...new Set(rows.map((r) => r.session_id))].filter((id) => !keyings.has(id));
+  if (ids.length === 0) return;
+  const keyRows = await ctx.db("reading search keys", () => keyRowsQuery(ctx.sql, workspace, ids));
+  const byId = new Map(keyRows.map((k) => [k.session_id, k]));
+  for (const id of ids) {
+    const k = byId.get(id);
+    keyings.set(
+      id,
+      k === undefined ? undefined : await ctx.keys.keyingOf({ workspace, sessionId: id }, k),
+    );
   }
 }
