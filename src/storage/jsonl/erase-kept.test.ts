@@ -1,13 +1,13 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Role, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { View } from "../../../gen/sessiond/v1/session_pb.js";
 import { assistant, toolResult, user } from "../../../test/support/fixtures.js";
-import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { fileOf, keyOf } from "../../../test/support/jsonl/fixtures.js";
+import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import { textOf } from "../../core/message-text.js";
 import { SessionStore } from "../../store/session-store.js";
-import { LocalKeyring } from "../keys/local-keyring.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { keyPath } from "./session-keys.js";
 
@@ -22,27 +22,20 @@ import { keyPath } from "./session-keys.js";
 const WS = "sealed";
 const SECRETS = ["KEPT-TEST-USER-71aa", "KEPT-TEST-ASSISTANT-72bb", "KEPT-TEST-RESULT-73cc"];
 
-let dataDir: string;
-let keyDir: string;
-let keyring: LocalKeyring;
-
-beforeEach(async () => {
-  dataDir = await tempDir();
-  keyDir = await tempDir("sessiond-keys-");
-  keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
-});
-afterEach(async () => {
-  await removeDir(dataDir);
-  await removeDir(keyDir);
-});
+const dirs = sealedTestDirs();
 
 const storeOf = () =>
-  new SessionStore(new JsonlEngine({ dataDir, encryption: { keys: keyring, workspaces: [WS] } }));
+  new SessionStore(
+    new JsonlEngine({
+      dataDir: dirs.dataDir,
+      encryption: { keys: dirs.keyring, workspaces: [WS] },
+    }),
+  );
 
 async function secretsOnDisk(): Promise<string[]> {
   const found = new Set<string>();
-  for (const name of await readdir(dataDir, { recursive: true })) {
-    const file = path.join(dataDir, name);
+  for (const name of await readdir(dirs.dataDir, { recursive: true })) {
+    const file = path.join(dirs.dataDir, name);
     if (!(await stat(file)).isFile()) continue;
     const bytes = await readFile(file);
     for (const m of SECRETS) if (bytes.includes(m)) found.add(m);
@@ -88,7 +81,7 @@ describe("erasure of a sealed session keeps roles and tool-call pairing", () => 
     await store.close();
 
     expect(await secretsOnDisk()).toEqual([]);
-    const tombstone = await readFile(keyPath(fileOf(dataDir, keyOf("s1", WS))), "utf8");
+    const tombstone = await readFile(keyPath(fileOf(dirs.dataDir, keyOf("s1", WS))), "utf8");
     expect(tombstone).not.toContain('"wrapped"');
     // After a restart, the same.
     const again = storeOf();
@@ -102,7 +95,7 @@ describe("erasure of a sealed session keeps roles and tool-call pairing", () => 
     await (await store.open(WS, "s1")).append([user("u1", `question ${SECRETS[0]}`)]);
     await store.erase({ workspace: WS, sessionIds: ["s1"], by: "dpo", why: "" });
     await store.close();
-    const file = keyPath(fileOf(dataDir, keyOf("s1", WS)));
+    const file = keyPath(fileOf(dirs.dataDir, keyOf("s1", WS)));
     const old = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
     delete old.kept;
     await writeFile(file, `${JSON.stringify(old)}\n`);

@@ -1,13 +1,13 @@
 import { unlink } from "node:fs/promises";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { ts, user } from "../../../test/support/fixtures.js";
-import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { fileOf, keyOf } from "../../../test/support/jsonl/fixtures.js";
+import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import { isSessiondError } from "../../core/errors.js";
 import { withheldMarker } from "../../core/withheld.js";
 import { SessionStore } from "../../store/session-store.js";
-import { LocalKeyring } from "../keys/local-keyring.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
 import { fenceKey } from "./key-fence.js";
@@ -26,30 +26,24 @@ const k = keyOf("s1", WS);
 const NAME = 'session "s1" in workspace "sealed"';
 const MARK = withheldMarker(WithheldReason.ERASED, "dpo", ts(1_700_000_000, 0), "request");
 
-let dataDir: string;
-let keyDir: string;
-let keyring: LocalKeyring;
+const dirs = sealedTestDirs();
 let log: string;
 
 beforeEach(async () => {
-  dataDir = await tempDir();
-  keyDir = await tempDir("sessiond-keys-");
-  keyring = await LocalKeyring.open(path.join(keyDir, "keyring.json"), { create: true });
   const store = new SessionStore(
-    new JsonlEngine({ dataDir, encryption: { keys: keyring, workspaces: [WS] } }),
+    new JsonlEngine({
+      dataDir: dirs.dataDir,
+      encryption: { keys: dirs.keyring, workspaces: [WS] },
+    }),
   );
   await store.create({ workspace: WS, sessionId: "s1" });
   await (await store.open(WS, "s1")).append([user("u1", "sealed content")]);
   await store.close();
-  log = fileOf(dataDir, k);
-});
-afterEach(async () => {
-  await removeDir(dataDir);
-  await removeDir(keyDir);
+  log = fileOf(dirs.dataDir, k);
 });
 
 /** A process's view of the keys (its own SessionKeys over the same files). */
-const process = () => new SessionKeys(nodeFs, { keys: keyring, workspaces: [WS] }, true);
+const process = () => new SessionKeys(nodeFs, { keys: dirs.keyring, workspaces: [WS] }, true);
 
 async function caught(p: Promise<unknown>): Promise<unknown> {
   return p.then(
@@ -73,7 +67,7 @@ describe("the key fence", () => {
 
   it("a rewrap by another process (the same data key, wrapped anew) passes", async () => {
     const a = await process().open(k, log);
-    await keyring.rotate(WS);
+    await dirs.keyring.rotate(WS);
     expect(await process().rewrap(k, log)).toEqual({ from: 1, to: 2 });
     await fenceKey(nodeFs, a.sealer, NAME);
     await fenceKey(nodeFs, a.sealer, NAME);
@@ -98,9 +92,13 @@ describe("the key fence", () => {
 
 describe("the key fence in the append path (two engines on one data dir)", () => {
   it("an engine that loaded the key refuses its next append once another engine erased the session, then reads it as erased", async () => {
-    const encryption = { keys: keyring, workspaces: [WS] };
-    const first = new SessionStore(new JsonlEngine({ dataDir, encryption, leaseIdleMs: 0 }));
-    const other = new SessionStore(new JsonlEngine({ dataDir, encryption, leaseIdleMs: 0 }));
+    const encryption = { keys: dirs.keyring, workspaces: [WS] };
+    const first = new SessionStore(
+      new JsonlEngine({ dataDir: dirs.dataDir, encryption, leaseIdleMs: 0 }),
+    );
+    const other = new SessionStore(
+      new JsonlEngine({ dataDir: dirs.dataDir, encryption, leaseIdleMs: 0 }),
+    );
     try {
       const s = await first.open(WS, "s1");
       await s.append([user("u2", "loaded and appended by the first engine")]);
@@ -130,8 +128,8 @@ describe("the key fence in the append path (two engines on one data dir)", () =>
         return nodeFs.stat(p);
       },
     };
-    const encryption = { keys: keyring, workspaces: [WS] };
-    const store = new SessionStore(new JsonlEngine({ dataDir, encryption, fs }));
+    const encryption = { keys: dirs.keyring, workspaces: [WS] };
+    const store = new SessionStore(new JsonlEngine({ dataDir: dirs.dataDir, encryption, fs }));
     try {
       const s = await store.open(WS, "s1");
       await s.append([user("u2", "the first append under this holding of the lock")]);
