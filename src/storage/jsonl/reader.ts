@@ -113,6 +113,14 @@ class StoredEntries implements EntrySource {
     return entry;
   }
 
+  /**
+   * A record applied lazily, its bytes just checked: compared with the
+   * checkpoint's entry now (checkpoint.ts `match`), while they are at hand.
+   */
+  scanned(frame: IntactRecord): void {
+    this.checkpoint?.match(this.buf, frame.seq, frame.start, frame.end);
+  }
+
   corrupt(seq: number, start: number, _end: number, reason: string): never {
     const lineStart = this.buf.lastIndexOf(NEWLINE, start) + 1;
     return this.onCorrupt(seq, this.base + lineStart, reason);
@@ -124,7 +132,7 @@ function tryApply(
   log: SessionLog,
   buf: Buffer,
   frame: IntactRecord,
-  lazy: { source: EntrySource; meta: EntryMeta } | undefined,
+  lazy: { source: StoredEntries; meta: EntryMeta } | undefined,
   opener: ContentOpener | undefined,
 ): string | undefined {
   try {
@@ -136,6 +144,7 @@ function tryApply(
       const bad = readMeta(buf, frame, lazy.meta);
       if (bad !== undefined) return bad;
       log.applyLazy(lazy.meta, lazy.source, frame.start, frame.end);
+      lazy.source.scanned(frame);
     }
     return undefined;
   } catch (err) {
