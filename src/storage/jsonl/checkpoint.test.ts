@@ -14,12 +14,14 @@ import {
 } from "../../../test/support/jsonl/fixtures.js";
 import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import { isSessiondError } from "../../core/errors.js";
+import { SessionLog } from "../../core/session-log.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
 import { SessionSealer } from "../seal/sealed-payload.js";
 import { CheckpointOpener, checkpointPath, writeCheckpoint } from "./checkpoint.js";
 import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
+import { scan } from "./reader.js";
 import { checkFrame, encodeFileContent, type IntactRecord } from "./record.js";
 
 /**
@@ -328,7 +330,11 @@ describe("the checkpoint of a sealed session", () => {
  */
 async function smallCheckpoint(
   sessionId: string,
-  craft?: (frame: (seq: number) => IntactRecord, buf: Buffer) => Buffer,
+  craft?: (
+    frame: (seq: number) => IntactRecord,
+    buf: Buffer,
+    text: (seq: number) => string,
+  ) => Buffer,
 ) {
   const key = keyOf(sessionId, WS);
   const sealer = new SessionSealer(WS, sessionId, randomBytes(32));
@@ -347,7 +353,8 @@ async function smallCheckpoint(
     expect((await writeCheckpoint(nodeFs, logFile, key, sealer)).covered).toBe(6);
   } else {
     const header = `${JSON.stringify({ format: "sessiond-checkpoint", version: 1, ...key })}\n`;
-    const sealed = sealer.sealSegment(2, 6, craft(frame, buf));
+    const text = (seq: number) => toJsonString(EntrySchema, entries[seq - 1] as Entry);
+    const sealed = sealer.sealSegment(2, 6, craft(frame, buf, text));
     const range = Buffer.alloc(12);
     range.writeUInt32BE(2, 0);
     range.writeUInt32BE(6, 4);
@@ -366,6 +373,23 @@ async function smallCheckpoint(
     return copy;
   };
   return { buf, opener, frame, textOf, expected, altered };
+}
+
+/** A checkpoint entry for the record of `seq` in `log` (as the writer makes it), holding `text`. */
+function entryFor(frame: (seq: number) => IntactRecord, log: Buffer, seq: number, text: string) {
+  const f = frame(seq);
+  const sealedAt = log.indexOf('{"@sealed":"', f.start) + 12;
+  const bytes = Buffer.from(text);
+  const entry = Buffer.alloc(64 + bytes.length);
+  entry.writeUInt32BE(seq, 0);
+  entry.writeUInt32BE(Number.parseInt(log.toString("latin1", f.start - 18, f.start - 10), 16), 4);
+  entry.writeUInt32BE(f.end - 3 - sealedAt, 8);
+  entry.writeUInt32BE(sealedAt - 12 - f.start, 12);
+  entry.writeUInt32BE(bytes.length, 16);
+  log.copy(entry, 20, sealedAt, sealedAt + 20);
+  log.copy(entry, 40, f.end - 3 - 24, f.end - 3);
+  bytes.copy(entry, 64);
+  return entry;
 }
 
 /** Counts the checkpoint's comparisons of a record with its entry (its private `find`). */
@@ -464,23 +488,36 @@ describe("a checkpoint's entry that does not describe its record", () => {
     // bytes longer (and the base64 10 shorter: the record's length agrees)
     // than its text of 2 bytes; the last entry of its segment.
     const { buf, opener, frame, textOf } = await smallCheckpoint("w1", (frameOf, log) => {
-      const f = frameOf(3);
-      const sealedAt = log.indexOf('{"@sealed":"', f.start) + 12;
-      const entry = Buffer.alloc(20 + 44 + 2);
-      entry.writeUInt32BE(3, 0);
-      entry.writeUInt32BE(
-        Number.parseInt(log.toString("latin1", f.start - 18, f.start - 10), 16),
-        4,
-      );
-      entry.writeUInt32BE(f.end - 3 - sealedAt - 10, 8);
-      entry.writeUInt32BE(sealedAt - 12 - f.start + 10, 12);
-      entry.writeUInt32BE(2, 16);
-      log.copy(entry, 20, sealedAt, sealedAt + 20);
-      log.copy(entry, 40, f.end - 3 - 24, f.end - 3);
-      entry.write("{}", 64);
+      const entry = entryFor(frameOf, log, 3, "{}");
+      entry.writeUInt32BE(entry.readUInt32BE(8) - 10, 8);
+      entry.writeUInt32BE(entry.readUInt32BE(12) + 10, 12);
       return entry;
     });
     expect(() => opener.match(buf, 3, frame(3).start, frame(3).end)).not.toThrow();
     expect(textOf(buf, 3)).toBeUndefined();
+  });
+});
+
+describe("an entry read from the checkpoint", () => {
+  it("is the record's only when it decodes to the record's seq; fields it does not know are ignored", async () => {
+    // Seq 3's text says seq 4 too (its last "seq" wins in JSON); seq 4's has a
+    // field this reader does not know (a newer writer's); the rest are as written.
+    const { buf, opener, expected } = await smallCheckpoint("d1", (frame, log, text) =>
+      Buffer.concat(
+        [2, 3, 4, 5, 6].map((seq) => {
+          const t = text(seq);
+          if (seq === 3) return entryFor(frame, log, seq, `${t.slice(0, -1)},"seq":"4"}`);
+          if (seq === 4) return entryFor(frame, log, seq, `${t.slice(0, -1)},"zzFuture":1}`);
+          return entryFor(frame, log, seq, t);
+        }),
+      ),
+    );
+    const opens = vi.spyOn(SessionSealer.prototype, "open");
+    const log = new SessionLog("d1");
+    expect(scan(buf, 0, log, undefined, opener).verdict.kind).toBe("ok");
+    const json = (seq: number) => toJsonString(EntrySchema, log.at(seq) as Entry);
+    for (const seq of [2, 3, 4, 5, 6]) expect(json(seq)).toBe(expected(seq));
+    // Opened one by one: the last record (decoded as the scan ends) and seq 3.
+    expect(opens.mock.calls.map((c) => c[1])).toEqual([6, 3]);
   });
 });
