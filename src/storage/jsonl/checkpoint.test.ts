@@ -1,17 +1,28 @@
+import { randomBytes } from "node:crypto";
 import { copyFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { toJsonString } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
-import { assistant, user } from "../../../test/support/fixtures.js";
-import { fileOf, keyOf, removeDir, tempDir } from "../../../test/support/jsonl/fixtures.js";
+import { assistant, rootEntry, ts, user } from "../../../test/support/fixtures.js";
+import {
+  fileOf,
+  keyOf,
+  lineStarts,
+  removeDir,
+  tempDir,
+} from "../../../test/support/jsonl/fixtures.js";
 import { sealedTestDirs } from "../../../test/support/jsonl/sealed-dirs.js";
 import { isSessiondError } from "../../core/errors.js";
+import { SessionLog } from "../../core/session-log.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
 import { SessionSealer } from "../seal/sealed-payload.js";
-import { checkpointPath } from "./checkpoint.js";
+import { CheckpointOpener, checkpointPath, writeCheckpoint } from "./checkpoint.js";
+import { nodeFs } from "./fs-ops.js";
 import { JsonlEngine } from "./jsonl-engine.js";
+import { scan } from "./reader.js";
+import { checkFrame, encodeFileContent, type IntactRecord } from "./record.js";
 
 /**
  * The checkpoint of a sealed session (checkpoint.ts): a cold read opens
@@ -111,8 +122,8 @@ describe("the checkpoint of a sealed session", () => {
     const cold = await coldRead("s1");
     expect(cold.value).toHaveLength(ENTRIES + 1);
     expect(cold.value.join("\n")).toContain(MARKER);
-    // The first and last records are decoded while the log is scanned (before the
-    // checkpoint is awaited); every other one comes from the checkpoint.
+    // The first and last records are decoded (opened one by one) while the log is
+    // scanned; every other one comes from the checkpoint.
     expect(cold.opens).toBeLessThanOrEqual(2);
     expect(cold.value).toEqual(await entryByEntry("s1"));
   });
@@ -308,5 +319,205 @@ describe("the checkpoint of a sealed session", () => {
     } finally {
       await removeDir(otherDir);
     }
+  });
+});
+
+/**
+ * A sealed log of a root and 5 messages (seqs 2-6) written with a known
+ * data key, its checkpoint, and an opener of it, read. With `craft`, the
+ * checkpoint is instead one segment of seqs 2-6 holding the bytes it
+ * makes, sealed under the same key (as only a holder of the key could).
+ */
+async function smallCheckpoint(
+  sessionId: string,
+  craft?: (
+    frame: (seq: number) => IntactRecord,
+    buf: Buffer,
+    text: (seq: number) => string,
+  ) => Buffer,
+) {
+  const key = keyOf(sessionId, WS);
+  const sealer = new SessionSealer(WS, sessionId, randomBytes(32));
+  const entries = [rootEntry(sessionId)];
+  for (let seq = 2; seq <= 6; seq++) {
+    const parentId = entries[entries.length - 1]?.id;
+    entries.push(user(`u${seq}`, `${MARKER} ${seq}`, { parentId, seq, timestamp: ts(seq) }));
+  }
+  const logFile = path.join(dirs.dataDir, `${sessionId}.jsonl`);
+  const buf = encodeFileContent(entries, sealer);
+  await writeFile(logFile, buf);
+  const starts = lineStarts(buf);
+  const frame = (seq: number) =>
+    checkFrame(buf, starts[seq - 1] as number, (starts[seq] as number) - 1) as IntactRecord;
+  if (craft === undefined) {
+    expect((await writeCheckpoint(nodeFs, logFile, key, sealer)).covered).toBe(6);
+  } else {
+    const header = `${JSON.stringify({ format: "sessiond-checkpoint", version: 1, ...key })}\n`;
+    const text = (seq: number) => toJsonString(EntrySchema, entries[seq - 1] as Entry);
+    const sealed = sealer.sealSegment(2, 6, craft(frame, buf, text));
+    const range = Buffer.alloc(12);
+    range.writeUInt32BE(2, 0);
+    range.writeUInt32BE(6, 4);
+    range.writeUInt32BE(sealed.length, 8);
+    await writeFile(checkpointPath(logFile), Buffer.concat([Buffer.from(header), range, sealed]));
+  }
+  const opener = new CheckpointOpener(sealer, nodeFs, checkpointPath(logFile), key);
+  await opener.ready;
+  const textOf = (b: Buffer, seq: number, f = frame(seq)) => opener.textOf(b, seq, f.start, f.end);
+  const expected = (seq: number) => toJsonString(EntrySchema, entries[seq - 1] as Entry);
+  /** A copy of `buf` with a byte of the GCM tag of `seq`'s record flipped. */
+  const altered = (seq: number) => {
+    const copy = Buffer.from(buf);
+    const at = frame(seq).end - 5;
+    copy[at] = (copy[at] as number) === 0x41 ? 0x42 : 0x41;
+    return copy;
+  };
+  return { buf, opener, frame, textOf, expected, altered };
+}
+
+/** A checkpoint entry for the record of `seq` in `log` (as the writer makes it), holding `text`. */
+function entryFor(frame: (seq: number) => IntactRecord, log: Buffer, seq: number, text: string) {
+  const f = frame(seq);
+  const sealedAt = log.indexOf('{"@sealed":"', f.start) + 12;
+  const bytes = Buffer.from(text);
+  const entry = Buffer.alloc(64 + bytes.length);
+  entry.writeUInt32BE(seq, 0);
+  entry.writeUInt32BE(Number.parseInt(log.toString("latin1", f.start - 18, f.start - 10), 16), 4);
+  entry.writeUInt32BE(f.end - 3 - sealedAt, 8);
+  entry.writeUInt32BE(sealedAt - 12 - f.start, 12);
+  entry.writeUInt32BE(bytes.length, 16);
+  log.copy(entry, 20, sealedAt, sealedAt + 20);
+  log.copy(entry, 40, f.end - 3 - 24, f.end - 3);
+  bytes.copy(entry, 64);
+  return entry;
+}
+
+/** Counts the checkpoint's comparisons of a record with its entry (its private `find`). */
+function spyFind() {
+  return vi.spyOn(
+    CheckpointOpener.prototype as unknown as { find: (...a: unknown[]) => unknown },
+    "find",
+  );
+}
+
+describe("a checkpoint's entries matched while the log is scanned", () => {
+  it("a cold read compares each record with the checkpoint once, while it scans the log", async () => {
+    await writeSession("m1");
+    const events: string[] = [];
+    const proto = CheckpointOpener.prototype as unknown as {
+      find: (...a: unknown[]) => unknown;
+      textOf: (...a: unknown[]) => unknown;
+    };
+    const { find, textOf } = proto;
+    vi.spyOn(proto, "find").mockImplementation(function (this: unknown, ...a) {
+      events.push("compare");
+      return find.apply(this, a);
+    });
+    vi.spyOn(proto, "textOf").mockImplementation(function (this: unknown, ...a) {
+      events.push("take");
+      return textOf.apply(this, a);
+    });
+    const cold = await coldRead("m1", Number.POSITIVE_INFINITY);
+    const seen = events.splice(0);
+    vi.restoreAllMocks();
+    expect(cold.value).toEqual(await entryByEntry("m1"));
+    expect(cold.opens).toBeLessThanOrEqual(2);
+    // Every message but the last (decoded as the scan ends) is compared once,
+    // all of them before the first is taken.
+    expect(seen.filter((e) => e === "compare")).toHaveLength(ENTRIES - 1);
+    expect(seen.filter((e) => e === "take")).toHaveLength(ENTRIES - 1);
+    expect(seen.lastIndexOf("compare")).toBeLessThan(seen.indexOf("take"));
+  });
+
+  it("a read waits for its checkpoint before it scans the log, however late it comes", async () => {
+    await writeSession("m3");
+    const proto = CheckpointOpener.prototype as unknown as {
+      load: () => Promise<void>;
+      match: (...a: unknown[]) => void;
+    };
+    const { load } = proto;
+    let loaded = false;
+    vi.spyOn(proto, "load").mockImplementation(async function (this: unknown) {
+      await new Promise((r) => setTimeout(r, 50));
+      await load.apply(this);
+      loaded = true;
+    });
+    const matchedAfterLoad: boolean[] = [];
+    const { match } = proto;
+    vi.spyOn(proto, "match").mockImplementation(function (this: unknown, ...a) {
+      matchedAfterLoad.push(loaded);
+      match.apply(this, a);
+    });
+    const cold = await coldRead("m3", Number.POSITIVE_INFINITY);
+    vi.restoreAllMocks();
+    expect(cold.opens).toBeLessThanOrEqual(2);
+    expect(matchedAfterLoad).toHaveLength(ENTRIES - 1);
+    expect(matchedAfterLoad.every((x) => x)).toBe(true);
+    expect(cold.value).toEqual(await entryByEntry("m3"));
+  });
+
+  it("only the very buffer and bounds matched are taken without a comparison", async () => {
+    const { buf, opener, frame, textOf, expected, altered } = await smallCheckpoint("m2");
+    const find = spyFind();
+
+    opener.match(buf, 3, frame(3).start, frame(3).end);
+    // Matched, but asked of other bounds or another buffer: compared (and not the same record).
+    expect(textOf(buf, 3, frame(4))).toBeUndefined();
+    expect(textOf(buf, 3, { ...frame(3), start: frame(3).start + 1 })).toBeUndefined();
+    expect(textOf(buf, 3, { ...frame(3), end: frame(3).end - 1 })).toBeUndefined();
+    expect(textOf(altered(3), 3)).toBeUndefined();
+    find.mockClear();
+    // Asked of the very record matched: taken without comparing again, once.
+    expect(textOf(buf, 3)).toBe(expected(3));
+    expect(find).not.toHaveBeenCalled();
+    expect(textOf(buf, 3)).toBeUndefined();
+
+    // A record that does not match is not taken for it, nor for the record matched before it.
+    const bad = altered(5);
+    opener.match(bad, 5, frame(5).start, frame(5).end);
+    expect(textOf(bad, 5)).toBeUndefined();
+    find.mockClear();
+    expect(textOf(buf, 5)).toBe(expected(5));
+    expect(find).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("a checkpoint's entry that does not describe its record", () => {
+  it("whose clear part would run past its text is not taken, and matching it does not throw", async () => {
+    // The entry of seq 3 as the writer makes it, but its clear part said 10
+    // bytes longer (and the base64 10 shorter: the record's length agrees)
+    // than its text of 2 bytes; the last entry of its segment.
+    const { buf, opener, frame, textOf } = await smallCheckpoint("w1", (frameOf, log) => {
+      const entry = entryFor(frameOf, log, 3, "{}");
+      entry.writeUInt32BE(entry.readUInt32BE(8) - 10, 8);
+      entry.writeUInt32BE(entry.readUInt32BE(12) + 10, 12);
+      return entry;
+    });
+    expect(() => opener.match(buf, 3, frame(3).start, frame(3).end)).not.toThrow();
+    expect(textOf(buf, 3)).toBeUndefined();
+  });
+});
+
+describe("an entry read from the checkpoint", () => {
+  it("is the record's only when it decodes to the record's seq; fields it does not know are ignored", async () => {
+    // Seq 3's text says seq 4 too (its last "seq" wins in JSON); seq 4's has a
+    // field this reader does not know (a newer writer's); the rest are as written.
+    const { buf, opener, expected } = await smallCheckpoint("d1", (frame, log, text) =>
+      Buffer.concat(
+        [2, 3, 4, 5, 6].map((seq) => {
+          const t = text(seq);
+          if (seq === 3) return entryFor(frame, log, seq, `${t.slice(0, -1)},"seq":"4"}`);
+          if (seq === 4) return entryFor(frame, log, seq, `${t.slice(0, -1)},"zzFuture":1}`);
+          return entryFor(frame, log, seq, t);
+        }),
+      ),
+    );
+    const opens = vi.spyOn(SessionSealer.prototype, "open");
+    const log = new SessionLog("d1");
+    expect(scan(buf, 0, log, undefined, opener).verdict.kind).toBe("ok");
+    const json = (seq: number) => toJsonString(EntrySchema, log.at(seq) as Entry);
+    for (const seq of [2, 3, 4, 5, 6]) expect(json(seq)).toBe(expected(seq));
+    // Opened one by one: the last record (decoded as the scan ends) and seq 3.
+    expect(opens.mock.calls.map((c) => c[1])).toEqual([6, 3]);
   });
 });

@@ -47,7 +47,10 @@ import { checkFrame, openedPayload } from "./record.js";
  * session or key, damaged, cut, stale) is opened from the record as
  * before: a payload moved to another place still fails to open there. A
  * segment that does not open (another key, another session, altered or
- * cut bytes) is skipped.
+ * cut bytes) is skipped. A reader compares each record while it scans the
+ * log (`match`: its bytes were just read for their CRC, the checkpoint's
+ * entries come in seq order), and takes the entry of a record found equal
+ * when it decodes it, from the same bytes, without comparing again.
  *
  * Written (temp file, rename; no fsync: a checkpoint lost or cut by a
  * power cut is only a slower read) when a session is closed or evicted and
@@ -134,6 +137,13 @@ export class CheckpointOpener implements ContentOpener {
   /** By seq: the segment holding it, and where its entry starts there. */
   private segOf: number[] = [];
   private offOf: number[] = [];
+  /**
+   * By seq: the record found to be the very one checkpointed while the
+   * log was scanned (`match`): its buffer and payload bounds.
+   */
+  private matchedIn: (Buffer | undefined)[] = [];
+  private matchedStart: number[] = [];
+  private matchedEnd: number[] = [];
   /** The last seq the checkpoint covers (0: none). */
   covered = 0;
 
@@ -157,7 +167,9 @@ export class CheckpointOpener implements ContentOpener {
    * the checkpoint lets go of it.
    */
   textOf(buf: Buffer, seq: number, start: number, end: number): string | undefined {
-    const at = this.find(buf, seq, start, end);
+    const at = this.isMatched(buf, seq, start, end)
+      ? (this.offOf[seq] as number)
+      : this.find(buf, seq, start, end);
     if (at === undefined) return undefined;
     const seg = this.segments[this.segOf[seq] as number] as Buffer;
     const text = seg.toString("utf8", at + FIXED, at + FIXED + seg.readUInt32BE(at + 16));
@@ -173,6 +185,30 @@ export class CheckpointOpener implements ContentOpener {
     return seg.subarray(at + FIXED, at + FIXED + seg.readUInt32BE(at + 16));
   }
 
+  /**
+   * Compares the intact record of `seq` at `buf[start, end)` with the
+   * entry the checkpoint holds for it, as `textOf` would, while the scan
+   * of the log has its bytes at hand (reader.ts): when it is the very
+   * record checkpointed, `textOf` of that record (same buffer, same
+   * bounds) takes the entry without comparing it again. Nothing when the
+   * checkpoint is not read yet (`textOf` compares then).
+   */
+  match(buf: Buffer, seq: number, start: number, end: number): void {
+    if (this.find(buf, seq, start, end) === undefined) return;
+    this.matchedIn[seq] = buf;
+    this.matchedStart[seq] = start;
+    this.matchedEnd[seq] = end;
+  }
+
+  /** True when `match` found the record of `seq` at `buf[start, end)` to be the one checkpointed (and it is not taken: `take` forgets it). */
+  private isMatched(buf: Buffer, seq: number, start: number, end: number): boolean {
+    return (
+      this.matchedIn[seq] === buf &&
+      this.matchedStart[seq] === start &&
+      this.matchedEnd[seq] === end
+    );
+  }
+
   /** Where the entry of `seq` starts in its segment, when it is the record `buf[start, end)`. */
   private find(buf: Buffer, seq: number, start: number, end: number): number | undefined {
     const si = this.segOf[seq];
@@ -183,6 +219,9 @@ export class CheckpointOpener implements ContentOpener {
     const sealedLen = seg.readUInt32BE(at + 8);
     const prefix = seg.readUInt32BE(at + 12);
     if (end - start !== prefix + SEALED_OPEN.length + sealedLen + SEALED_CLOSE) return undefined;
+    // The clear part lies within the entry's text (else the compare below
+    // would read past the segment and throw, inside the scan of the log).
+    if (prefix > seg.readUInt32BE(at + 16)) return undefined;
     if (seg.readUInt32BE(at + 4) !== headerCrc(buf, start)) return undefined;
     const sealedStart = start + prefix + SEALED_OPEN.length;
     const sealedEnd = end - SEALED_CLOSE;
@@ -200,6 +239,7 @@ export class CheckpointOpener implements ContentOpener {
   private take(seq: number): void {
     const si = this.segOf[seq] as number;
     this.segOf[seq] = -1;
+    this.matchedIn[seq] = undefined;
     const left = (this.left[si] as number) - 1;
     this.left[si] = left;
     if (left === 0) this.segments[si] = undefined;

@@ -469,6 +469,10 @@ export class FileState {
       return false;
     }
     const tail = bytes.subarray(this.probe.length);
+    // A reader's checkpoint (checkpoint.ts), read meanwhile, is ready for the
+    // scan to compare each record with it while its bytes are at hand.
+    const opener = this.keying?.opener;
+    if (!writer && opener instanceof CheckpointOpener) await opener.ready;
     let result: ReturnType<typeof scan>;
     try {
       result = scan(tail, base, log, this.corruptHandler(log), this.keying?.opener);
