@@ -16,6 +16,7 @@ import {
   LOG_LEVELS,
   type LogLevel,
   parseTokensFile,
+  SERVE_BUSY_LOAD,
   SERVE_SEMI_SPACE_MB,
   type ServerConfig,
   ServerMetrics,
@@ -335,8 +336,9 @@ export const serve: Command = {
         `${JSON.stringify({ time: new Date().toISOString(), event: "unhandledRejection", error })}\n`,
       );
     });
-    // This process is the server's: keep its young generation small (young-generation.ts).
-    capYoungGeneration(SERVE_SEMI_SPACE_MB);
+    // This process is the server's: keep its young generation small, but
+    // for sustained load (young-generation.ts).
+    capYoungGeneration(SERVE_SEMI_SPACE_MB, undefined, SERVE_BUSY_LOAD);
     const store = new SessionStore(engine, {
       limits,
       debug: {

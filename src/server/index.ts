@@ -13,7 +13,11 @@ export * from "./defaults.js";
 export { LOG_LEVELS, type LogLevel } from "./ops/logger.js";
 export { ServerMetrics } from "./ops/metrics.js";
 export type { RetentionConfig } from "./ops/retention-sweeper.js";
-export { capYoungGeneration, SERVE_SEMI_SPACE_MB } from "./ops/young-generation.js";
+export {
+  capYoungGeneration,
+  SERVE_BUSY_LOAD,
+  SERVE_SEMI_SPACE_MB,
+} from "./ops/young-generation.js";
 export { parseTokensFile } from "./rpc/auth.js";
 export { type RunningServer, startServer } from "./server.js";
 

@@ -37,7 +37,7 @@ import { withUiAssets } from "./http/ui-assets.js";
 import { discardUnreadRest } from "./http/unread-rest.js";
 import { startBlobSweep } from "./ops/blob-sweeper.js";
 import { CallLog } from "./ops/call-log.js";
-import { batchedLines } from "./ops/log-batch.js";
+import { batchedLines, SERVER_LOG_SPACING_MS } from "./ops/log-batch.js";
 import { isoNow, Logger } from "./ops/logger.js";
 import { ServerMetrics } from "./ops/metrics.js";
 import { Readiness } from "./ops/readiness.js";
@@ -105,7 +105,8 @@ export async function startServer(
   void new Headers();
   const logger = new Logger(
     config.logLevel ?? "info",
-    config.log ?? batchedLines((text) => process.stderr.write(text)),
+    config.log ??
+      batchedLines((text) => process.stderr.write(text), undefined, SERVER_LOG_SPACING_MS),
   );
   // Process metrics come with the CLI's ServerMetrics: an embedding process has its own.
   const metrics =

@@ -1,5 +1,5 @@
 import { setImmediate as immediate } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { importLine, stdoutAtExit } from "../../../test/support/exit-child.js";
 import { batchedLines } from "./log-batch.js";
 
@@ -52,6 +52,69 @@ describe("batchedLines", () => {
     expect(writes).toEqual(["12345\n67890\n", "x\n"]);
   });
 
+  describe("with a spacing", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** A sink spaced by 10 ms on a clock the test moves (`at.ms`), with fake setTimeout. */
+    function spaced() {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      const at = { ms: 1000 };
+      const writes: string[] = [];
+      const sink = batchedLines(
+        (chunk) => writes.push(chunk),
+        1024,
+        10,
+        () => at.ms,
+      );
+      return { at, writes, sink };
+    }
+
+    it("writes a quiet server's line at the next turn, as without one", async () => {
+      const { writes, sink } = spaced();
+      sink("a");
+      await tick();
+      expect(writes).toEqual(["a\n"]);
+    });
+
+    it("holds the lines of later turns until the spacing has passed since the last write, then writes them in one", async () => {
+      const { at, writes, sink } = spaced();
+      sink("a");
+      await tick();
+      at.ms += 3;
+      sink("b");
+      await tick();
+      // "b" was due at 1003, 3 ms after "a": it waits the 7 ms left.
+      at.ms += 3;
+      vi.advanceTimersByTime(3);
+      sink("c");
+      await tick();
+      expect(writes).toEqual(["a\n"]);
+      at.ms += 4;
+      vi.advanceTimersByTime(4);
+      expect(writes).toEqual(["a\n", "b\nc\n"]);
+      // Past the spacing: the next turn's line goes out at once.
+      at.ms += 20;
+      sink("d");
+      await tick();
+      expect(writes).toEqual(["a\n", "b\nc\n", "d\n"]);
+    });
+
+    it("still writes a held batch at once when it reaches the size limit", async () => {
+      const { at, writes, sink } = spaced();
+      sink("a");
+      await tick();
+      at.ms += 1;
+      sink("b");
+      await tick();
+      sink("x".repeat(1100));
+      expect(writes).toEqual(["a\n", `b\n${"x".repeat(1100)}\n`]);
+      vi.advanceTimersByTime(20);
+      expect(writes).toHaveLength(2);
+    });
+  });
+
   it("writes the waiting lines when the process exits in the same turn", () => {
     const out = stdoutAtExit([
       importLine("{ batchedLines }", new URL("./log-batch.ts", import.meta.url)),
@@ -59,6 +122,16 @@ describe("batchedLines", () => {
       "sink('first'); sink('last'); process.exit(3);",
     ]);
     expect(out).toBe("first\nlast\n");
+  });
+
+  it("writes lines held for the spacing when the process exits", () => {
+    const out = stdoutAtExit([
+      importLine("{ batchedLines }", new URL("./log-batch.ts", import.meta.url)),
+      "const sink = batchedLines((chunk) => process.stdout.write(chunk), 1024, 60_000);",
+      "sink('first');",
+      "setImmediate(() => setImmediate(() => setImmediate(() => { sink('held'); setImmediate(() => setImmediate(() => setImmediate(() => process.exit(3)))); })));",
+    ]);
+    expect(out).toBe("first\nheld\n");
   });
 
   it("writes at once a line added at exit after the waiting lines went out (another exit listener's)", () => {

@@ -1,4 +1,4 @@
-import { PerformanceObserver } from "node:perf_hooks";
+import { constants, PerformanceObserver, type PerformanceObserverEntryList } from "node:perf_hooks";
 import v8 from "node:v8";
 
 /**
@@ -9,8 +9,64 @@ import v8 from "node:v8";
 export const SERVE_SEMI_SPACE_MB = 8;
 
 /**
+ * Under sustained load the young generation may grow further, to this many
+ * MB per semi-space (V8's own limit on 64-bit machines): see `BusyLoad`.
+ */
+export const BUSY_SEMI_SPACE_MB = 16;
+
+/**
+ * When a server counts as busy: its minor garbage collections (scavenges)
+ * have come at most `gapMs` apart for at least `afterMs`. Busy, the young
+ * generation may grow to `semiSpaceMb`; once the scavenges stop, the cap
+ * is the small one again (V8 keeps what it has grown to until it shrinks
+ * the young generation itself).
+ *
+ * Why: with 64 durable appends in flight (each waits ~20 ms for its
+ * fdatasync) the objects of the calls in flight survive every scavenge,
+ * and with 8 MB semi-spaces those come twice as often as with 16: ~0.004
+ * scavenges per append against ~0.002, each copying the same in-flight set
+ * (2026-12-06, `--trace-gc`, bench g2's load; the durable Append echo grows
+ * to 16 MB). A burst that opens 1,000 idle streams (bench g8, the reason
+ * for the cap) scavenges for well under a second, then the server is idle.
+ */
+export interface BusyLoad {
+  readonly semiSpaceMb: number;
+  readonly afterMs: number;
+  readonly gapMs: number;
+}
+
+export const SERVE_BUSY_LOAD: BusyLoad = {
+  semiSpaceMb: BUSY_SEMI_SPACE_MB,
+  afterMs: 3000,
+  gapMs: 1000,
+};
+
+/**
+ * Tells from the times of the minor collections whether the load is
+ * sustained (`BusyLoad`): `minor(at)` for each, in order; true while the
+ * run of collections at most `gapMs` apart has lasted `afterMs`.
+ */
+export class BusyClock {
+  private runStart = Number.NEGATIVE_INFINITY;
+  private last = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly load: BusyLoad) {}
+
+  minor(at: number): void {
+    if (at - this.last > this.load.gapMs) this.runStart = at;
+    this.last = at;
+  }
+
+  /** Busy at time `now`: a run of `afterMs` or more whose last collection is at most `gapMs` old. */
+  busyAt(now: number): boolean {
+    return this.last - this.runStart >= this.load.afterMs && now - this.last <= this.load.gapMs;
+  }
+}
+
+/**
  * Keeps V8's young generation at `semiSpaceMb` per semi-space at most, for
- * the life of the process.
+ * the life of the process (with `busy`: at `busy.semiSpaceMb` while the
+ * load is sustained, see `BusyLoad`).
  *
  * Why: V8 doubles its young generation once more objects have survived its
  * scavenges than it holds, and never gives the pages back while the process
@@ -38,20 +94,42 @@ export const SERVE_SEMI_SPACE_MB = 8;
 export function capYoungGeneration(
   semiSpaceMb: number,
   nodeOptions: readonly string[] = [...process.execArgv, process.env.NODE_OPTIONS ?? ""],
+  busy?: BusyLoad,
 ): () => void {
   if (nodeOptions.some((o) => /--max[-_]semi[-_]space[-_]size/.test(o))) return () => {};
   const cap = semiSpaceMb * 2 ** 20;
+  const busyCap = (busy?.semiSpaceMb ?? semiSpaceMb) * 2 ** 20;
+  const clock = busy === undefined ? undefined : new BusyClock(busy);
   let factor = 0;
-  const adjust = () => {
-    const next = growthFactor(cap);
+  // While busy, a look after the load may have stopped: the small cap again before the next burst.
+  let recheck: NodeJS.Timeout | undefined;
+  const adjust = (list?: PerformanceObserverEntryList) => {
+    if (clock !== undefined && list !== undefined) {
+      for (const e of list.getEntries()) {
+        const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+        if (kind === constants.NODE_PERFORMANCE_GC_MINOR) clock.minor(e.startTime);
+      }
+    }
+    const busyNow = clock?.busyAt(performance.now()) === true;
+    if (busyNow && recheck === undefined && busy !== undefined) {
+      recheck = setTimeout(() => {
+        recheck = undefined;
+        adjust();
+      }, busy.gapMs + 1);
+      recheck.unref();
+    }
+    const next = growthFactor(busyNow ? busyCap : cap);
     if (next === factor) return;
     factor = next;
     v8.setFlagsFromString(`--semi-space-growth-factor=${factor}`);
   };
   adjust();
-  const observer = new PerformanceObserver(adjust);
+  const observer = new PerformanceObserver((list) => adjust(list));
   observer.observe({ entryTypes: ["gc"] });
-  return () => observer.disconnect();
+  return () => {
+    observer.disconnect();
+    if (recheck !== undefined) clearTimeout(recheck);
+  };
 }
 
 /** The growth factor that keeps one growth of the young generation within `cap` bytes. */

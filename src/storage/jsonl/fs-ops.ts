@@ -78,6 +78,12 @@ const SYNC_IO_MAX = 64 * 1024;
 export interface SyncFsOps {
   stat(path: string): fs.Stats;
   write(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
+  /**
+   * FsOps.fdatasync with a callback instead of a promise (the writer's
+   * flush of a batch: one promise of its own instead of one per layer).
+   * `inline`: on the calling thread, `done` called before it returns.
+   */
+  fdatasync(fd: number, inline: boolean, done: (err: NodeJS.ErrnoException | null) => void): void;
 }
 
 const SYNC_OPS = Symbol("sessiond.syncFsOps");
@@ -129,6 +135,19 @@ export const nodeFs: FsOps = {
 withSyncFsOps(nodeFs, {
   stat: (path) => fs.statSync(path),
   write: (fd, buf, offset, length, position) => fs.writeSync(fd, buf, offset, length, position),
+  fdatasync: (fd, inline, done) => {
+    if (!inline) {
+      fs.fdatasync(fd, done);
+      return;
+    }
+    try {
+      fs.fdatasyncSync(fd);
+    } catch (err) {
+      done(err as NodeJS.ErrnoException);
+      return;
+    }
+    done(null);
+  },
 });
 
 /** The errno code of an fs error ("ENOENT"), or undefined. */
