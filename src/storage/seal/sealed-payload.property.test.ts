@@ -152,11 +152,26 @@ describe("sealed payloads", () => {
       storedEntry.map((e) => toJsonString(EntrySchema, e)),
       hostile,
       fc.string().map((t) => `{"id":"b","message":{"@sealed":"${t}"}}`),
+      fc
+        .array(fc.constantFrom('{"@sealed":"', '"', "}", "a", "Zm9v", '\\"', "é"), {
+          maxLength: 12,
+        })
+        .map((parts) => `{"id":"c",${parts.join("")}"}}`),
     );
+    // The definition (the last `{"@sealed":"` with no quote after it until
+    // the closing one), searched for the whole mark as the first version did.
+    const reference = (buf: Buffer) => {
+      const end = buf.length;
+      if (end < 16 || !buf.subarray(end - 3).equals(Buffer.from('"}}'))) return undefined;
+      const at = buf.subarray(0, end - 3).lastIndexOf('{"@sealed":"');
+      if (at < 0 || buf.indexOf('"', at + 12) !== end - 3) return undefined;
+      return { valueStart: at, sealedStart: at + 12, sealedEnd: end - 3 };
+    };
     fc.assert(
       fc.property(payload, (p) => {
         const buf = Buffer.from(p);
         const bytes = sealedBounds(buf, 0, buf.length);
+        expect(bytes).toEqual(reference(buf));
         const text = sealedTextBounds(p);
         expect(text !== undefined).toBe(bytes !== undefined);
         if (text === undefined || bytes === undefined) return;

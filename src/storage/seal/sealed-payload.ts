@@ -232,15 +232,18 @@ const CLOSE = 0x7d;
 export function sealedBounds(buf: Buffer, start: number, end: number): SealedBounds | undefined {
   if (end - start < SEALED_OPEN.length + 4) return undefined;
   if (buf[end - 1] !== CLOSE || buf[end - 2] !== CLOSE || buf[end - 3] !== QUOTE) return undefined;
-  // Within the payload only: `buf` may be a whole file, and a search from
-  // its end back to its start for every record would cost the square of it.
-  const found = buf.subarray(start, end - 3).lastIndexOf(SEALED_OPEN);
-  if (found < 0) return undefined;
-  const at = start + found;
-  const sealedStart = at + SEALED_OPEN.length;
-  // No quote before the closing one: the object is {"@sealed":"…"} alone.
-  if (buf.indexOf(QUOTE, sealedStart) !== end - 3) return undefined;
-  return { valueStart: at, sealedStart, sealedEnd: end - 3 };
+  // The base64 holds no quote, so the quote before the closing one is the
+  // last byte of `{"@sealed":"`: one look back to the nearest quote, which
+  // in a clear payload ending in `"}}` is a few bytes away (a search for
+  // the whole mark went back through every such payload). Within the
+  // payload only: `buf` may be a whole file.
+  const found = buf.subarray(start, end - 3).lastIndexOf(QUOTE);
+  const at = start + found + 1 - SEALED_OPEN.length;
+  if (found < 0 || at < start) return undefined;
+  for (let i = 0; i < SEALED_OPEN.length; i++) {
+    if (buf[at + i] !== SEALED_OPEN[i]) return undefined;
+  }
+  return { valueStart: at, sealedStart: at + SEALED_OPEN.length, sealedEnd: end - 3 };
 }
 
 /**
@@ -259,10 +262,8 @@ export function sealedTextBounds(text: string): SealedBounds | undefined {
   ) {
     return undefined;
   }
-  // The last occurrence that ends before the closing quote.
-  const at = text.lastIndexOf(SEALED_KEY, end - 3 - SEALED_KEY.length);
-  if (at < 0) return undefined;
-  const sealedStart = at + SEALED_KEY.length;
-  if (text.indexOf('"', sealedStart) !== end - 3) return undefined;
-  return { valueStart: at, sealedStart, sealedEnd: end - 3 };
+  // As in sealedBounds: the quote before the closing one ends the mark.
+  const at = text.lastIndexOf('"', end - 4) + 1 - SEALED_KEY.length;
+  if (at < 0 || !text.startsWith(SEALED_KEY, at)) return undefined;
+  return { valueStart: at, sealedStart: at + SEALED_KEY.length, sealedEnd: end - 3 };
 }
