@@ -5,20 +5,16 @@
  * 1.5 × the clear one, where opening every record costs ~12 ×).
  *
  * What it holds: for each record of the log up to a byte offset, a small
- * Bloom filter of the record's trigrams, as the search matches: every
- * window of three ASCII characters of the record's canonical JSON as
- * opened, lower-cased (`toLowerCase`, the sealed scan's rule), or of its
+ * Bloom filter of the record's trigrams (seal/keyed-trigrams.ts: the rule
+ * that makes a record lacking one of a needle's trigrams no match), of its
+ * canonical JSON as opened, lower-cased (the sealed scan's rule), or of its
  * stored bytes with ASCII letters folded (a record in clear, the clear
- * scan's rule). A search's needles are lower-case ASCII strings that a
- * matching record holds (EntryScan.needles), so each window of three
- * characters of a needle is a window of the record: a record whose filter
- * lacks one of them cannot hold the needle. Needles shorter than three
- * characters rule nothing out. A record the filter keeps is a candidate
+ * scan's rule). A record the filter keeps is a candidate
  * only: it is opened and matched as before, so a false positive costs time,
  * never a hit, and the results stay exactly those of a scan that opens
  * everything.
  *
- * Keyed: a trigram's positions are AES-256 of it under a key derived from
+ * Keyed: a trigram's positions are its keyed hash under a key derived from
  * the session's data key (HKDF, SessionSealer.derive), and the file is
  * authenticated (HMAC-SHA256, a second derived key). Without the data key
  * the bits are positions of a pseudo-random function of unknown trigrams:
@@ -37,11 +33,12 @@
  * covers them. Redaction, erasure and deletion drop it (`forget`).
  */
 
-import { type Cipher, createCipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Stats } from "node:fs";
 import { rename as fsRename } from "node:fs/promises";
 import { endianness } from "node:os";
 import * as path from "node:path";
+import { needleCodes, TrigramHasher, Trigrams } from "../seal/keyed-trigrams.js";
 import type { SessionSealer } from "../seal/sealed-payload.js";
 import { closeQuietly, errnoCode, type FsOps, readAt, writeAll } from "./fs-ops.js";
 import { stampOf } from "./key-fence.js";
@@ -57,13 +54,11 @@ const MAC_BYTES = 32;
 const HEADER_BYTES = MAGIC.length + 4 * 8 + 4;
 const PURPOSE = "sessiond/search-filter/1";
 /**
- * Typed arrays are in the platform's byte order; the file and the hash
- * inputs are little-endian, so that a filter means the same everywhere:
- * typed-array copies where that is the platform's order, byte by byte elsewhere.
+ * Typed arrays are in the platform's byte order; the file is
+ * little-endian, so that a filter means the same everywhere: typed-array
+ * copies where that is the platform's order, byte by byte elsewhere.
  */
 const LITTLE = endianness() === "LE";
-/** The AES input of a hashing, reused (hashing is synchronous). */
-let blocks = Buffer.alloc(16 * 1024);
 
 /** The sidecar of a session's log. */
 export function filterPath(logFile: string): string {
@@ -73,100 +68,21 @@ export function filterPath(logFile: string): string {
 /** The keys of one session's filter, derived from its data key. */
 class FilterKeys {
   readonly mac: Buffer;
-  private readonly cipher: Cipher;
+  private readonly hasher: TrigramHasher;
 
   constructor(sealer: SessionSealer) {
     const k = sealer.derive(PURPOSE, 64);
     this.mac = k.subarray(32);
-    this.cipher = createCipheriv("aes-256-ecb", k.subarray(0, 32), null);
-    this.cipher.setAutoPadding(false);
+    this.hasher = new TrigramHasher(k.subarray(0, 32));
   }
 
-  /** Two 32-bit words per trigram code: AES-256 of the code (ECB: one block each, all distinct). */
+  /** Two 32-bit words per trigram code (keyed-trigrams.ts): a Bloom filter's two hashes. */
   hash(codes: Int32Array, n: number): Uint32Array {
-    if (blocks.length < n * 16) blocks = Buffer.alloc(n * 32);
-    const input = blocks.subarray(0, n * 16);
-    if (LITTLE) {
-      const lanes = new Int32Array(input.buffer, input.byteOffset, n * 4);
-      for (let i = 0; i < n; i++) lanes[4 * i] = codes[i] as number;
-    } else {
-      for (let i = 0; i < n; i++) input.writeInt32LE(codes[i] as number, i * 16);
-    }
-    const out = this.cipher.update(input);
-    const words = new Uint32Array(n * 2);
-    if (LITTLE && out.byteOffset % 4 === 0) {
-      const lanes = new Uint32Array(out.buffer, out.byteOffset, n * 4);
-      for (let i = 0; i < n; i++) {
-        words[2 * i] = lanes[4 * i] as number;
-        words[2 * i + 1] = (lanes[4 * i + 1] as number) | 1;
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        words[2 * i] = out.readUInt32LE(i * 16);
-        words[2 * i + 1] = out.readUInt32LE(i * 16 + 4) | 1;
-      }
-    }
-    return words;
+    return this.hasher.words(codes, n);
   }
 
   sameAs(other: FilterKeys): boolean {
     return this.mac.equals(other.mac);
-  }
-}
-
-/** A trigram's code: three ASCII characters, seven bits each. */
-function code(a: number, b: number, c: number): number {
-  return (a << 14) | (b << 7) | c;
-}
-
-/** The distinct trigram codes of one record at a time. */
-class Trigrams {
-  private readonly seen = new Uint32Array(1 << 16);
-  codes = new Int32Array(1024);
-  n = 0;
-
-  private add(c: number): void {
-    const word = c >>> 5;
-    const bit = 1 << (c & 31);
-    const w = this.seen[word] as number;
-    if ((w & bit) !== 0) return;
-    this.seen[word] = w | bit;
-    if (this.n === this.codes.length) {
-      const bigger = new Int32Array(this.codes.length * 2);
-      bigger.set(this.codes);
-      this.codes = bigger;
-    }
-    this.codes[this.n++] = c;
-  }
-
-  /** Windows of three ASCII characters of `lower` (lower-cased already). */
-  addText(lower: string): void {
-    let a = 0x80;
-    let b = 0x80;
-    for (let i = 0; i < lower.length; i++) {
-      const c = lower.charCodeAt(i);
-      if (a < 0x80 && b < 0x80 && c < 0x80) this.add(code(a, b, c));
-      a = b;
-      b = c;
-    }
-  }
-
-  /** Windows of three ASCII bytes of `buf[start, end)`, letters folded to lower case. */
-  addBytes(buf: Buffer, start: number, end: number): void {
-    let a = 0x80;
-    let b = 0x80;
-    for (let i = start; i < end; i++) {
-      let c = buf[i] as number;
-      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-      if (a < 0x80 && b < 0x80 && c < 0x80) this.add(code(a, b, c));
-      a = b;
-      b = c;
-    }
-  }
-
-  clear(): void {
-    for (let i = 0; i < this.n; i++) this.seen[(this.codes[i] as number) >>> 5] = 0;
-    this.n = 0;
   }
 }
 
@@ -398,10 +314,7 @@ function hashNeedles(keys: FilterKeys, needles: readonly string[]): Uint32Array[
   const out: Uint32Array[] = [];
   for (const needle of needles) {
     if (needle.length < 3) continue;
-    const codes = new Int32Array(needle.length - 2);
-    for (let i = 0; i + 3 <= needle.length; i++) {
-      codes[i] = code(needle.charCodeAt(i), needle.charCodeAt(i + 1), needle.charCodeAt(i + 2));
-    }
+    const codes = needleCodes(needle);
     out.push(keys.hash(codes, codes.length));
   }
   return out;

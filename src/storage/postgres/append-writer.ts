@@ -3,6 +3,8 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import type { SessionKey, SessionRecord } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { type Wake, wakeAfter } from "./notify.js";
+import { type EntryRow, entryRows } from "./rows.js";
+import type { StoredPayloads } from "./search-bloom.js";
 
 /** One session's optimistic write: what was planned, and the row state it was planned against. */
 export interface AppendWrite {
@@ -13,7 +15,8 @@ export interface AppendWrite {
   /** The session row after the write. */
   rec: SessionRecord;
   entries: readonly Entry[];
-  json: readonly string[];
+  /** Their payloads and search filters, same order. */
+  stored: StoredPayloads;
 }
 
 interface Queued {
@@ -98,7 +101,7 @@ export class AppendWriter {
         if (o.status === "fulfilled" && o.value) {
           appends++;
           entries += q.w.entries.length;
-          for (const json of q.w.json) bytes += json.length;
+          for (const json of q.w.stored.json) bytes += json.length;
         }
       }
       if (appends > 0) this.ctx.observer.committed(appends, entries, bytes);
@@ -158,14 +161,8 @@ export class AppendWriter {
 }
 
 /** The rows of `w`'s entries as the statements' JSON carries them. */
-function rowsOf(w: AppendWrite) {
-  return w.entries.map((e, i) => ({
-    q: Number(e.seq),
-    i: e.id,
-    p: e.parentId ?? null,
-    k: e.kind.case ?? null,
-    j: w.json[i] as string,
-  }));
+function rowsOf(w: AppendWrite): EntryRow[] {
+  return entryRows(w.entries, w.stored);
 }
 
 /**
@@ -191,10 +188,11 @@ export async function writeOne(sql: postgres.Sql, w: AppendWrite): Promise<boole
       WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
         AND incarnation = ${w.incarnation}::bigint AND head_seq = ${w.expectHead}::int
       RETURNING workspace, session_id)
-    INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
-    SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
+    INSERT INTO sessiond_entries
+      (workspace, session_id, seq, id, parent_id, kind, payload, search_bloom)
+    SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j, x.b
     FROM u, json_to_recordset(${JSON.stringify(rowsOf(w))}::text::json)
-      AS x(q integer, i text, p text, k text, j text)
+      AS x(q integer, i text, p text, k text, j text, b bytea)
     ORDER BY x.q`;
   return result.count > 0;
 }
@@ -238,9 +236,10 @@ export async function writeMany(sql: postgres.Sql, ws: readonly AppendWrite[]): 
       WHERE s.workspace = v.w AND s.session_id = v.s AND s.incarnation = v.n AND s.head_seq = v.x
       RETURNING s.workspace, s.session_id, v.e),
     i AS (
-      INSERT INTO sessiond_entries (workspace, session_id, seq, id, parent_id, kind, payload)
-      SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j
-      FROM u, json_to_recordset(u.e) AS x(q integer, i text, p text, k text, j text))
+      INSERT INTO sessiond_entries
+        (workspace, session_id, seq, id, parent_id, kind, payload, search_bloom)
+      SELECT u.workspace, u.session_id, x.q, x.i, x.p, x.k, x.j, x.b
+      FROM u, json_to_recordset(u.e) AS x(q integer, i text, p text, k text, j text, b bytea))
     SELECT workspace, session_id FROM u`;
   const written = new Set(rows.map((r) => `${r.workspace}\n${r.session_id}`));
   return ws.map((w) => written.has(`${w.key.workspace}\n${w.key.sessionId}`));

@@ -8,7 +8,8 @@ import { catchUp, lockAndCatchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";
-import { erasedRefusal, sealed } from "./sealing.js";
+import { erasedRefusal } from "./sealing.js";
+import { type StoredPayloads, storeAll } from "./search-bloom.js";
 import { type Cached, cacheKey } from "./session-cache.js";
 
 interface PendingAppend {
@@ -151,7 +152,7 @@ export class GroupCommit {
         expectHead: before,
         rec,
         entries: plans.toWrite,
-        json: plans.json,
+        stored: plans.stored,
       });
     } catch (err) {
       ctx.cache.drop(k);
@@ -193,7 +194,7 @@ export class GroupCommit {
         // trip instead of three. They still run in this order, and if one
         // fails the transaction is aborted and rolled back as a whole.
         await Promise.all([
-          insertEntries(tx, key, plans.toWrite, plans.json, ctx.insertChunk),
+          insertEntries(tx, key, plans.toWrite, plans.stored, ctx.insertChunk),
           tx`
             UPDATE sessiond_sessions SET head_seq = ${rec.headSeq}, leaf_id = ${rec.leafId},
               message_count = ${rec.messageCount}, title = ${rec.title ?? null},
@@ -208,7 +209,7 @@ export class GroupCommit {
     if (outcome === undefined) throw new Error("append transaction ended without an outcome");
     if (outcome.wroteHead !== undefined) {
       let bytes = 0;
-      for (const json of outcome.json) bytes += json.length;
+      for (const json of outcome.stored.json) bytes += json.length;
       ctx.observer.committed(outcome.results.size, outcome.toWrite.length, bytes);
     }
     return outcome;
@@ -223,7 +224,7 @@ interface Planned {
   errors: Map<PendingAppend, unknown>;
   /** Every entry planned, in order, and its payload. */
   toWrite: Entry[];
-  json: string[];
+  stored: StoredPayloads;
 }
 
 interface Outcome extends Planned {
@@ -241,7 +242,7 @@ function planAll(key: SessionKey, c: Cached, batch: readonly PendingAppend[]): P
   const results = new Map<PendingAppend, AppendResult>();
   const errors = new Map<PendingAppend, unknown>();
   const toWrite: Entry[] = [];
-  const json: string[] = [];
+  const stored: StoredPayloads = { json: [], blooms: [] };
   for (const p of batch) {
     try {
       if (keying?.erased !== undefined) throw erasedRefusal(key);
@@ -249,11 +250,16 @@ function planAll(key: SessionKey, c: Cached, batch: readonly PendingAppend[]): P
       const planJson = plan.json ?? plan.write.map(jsonOf);
       log.applyAll(plan.write);
       toWrite.push(...plan.write);
-      for (const j of planJson) json.push(sealed(j, keying));
+      storeAll(
+        plan.write.map((e) => e.kind.case),
+        planJson,
+        keying,
+        stored,
+      );
       results.set(p, { ...plan, headSeq: log.headSeq, leafId: log.leafId });
     } catch (err) {
       errors.set(p, err);
     }
   }
-  return { results, errors, toWrite, json };
+  return { results, errors, toWrite, stored };
 }

@@ -3,6 +3,7 @@ import { notFound, type SessiondError } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionKey } from "../engine.js";
 import type { StorageObserver } from "../observer.js";
+import type { BloomCache } from "./bloom-cache.js";
 import type { PgKeys } from "./sealing.js";
 import type { SessionCache } from "./session-cache.js";
 
@@ -33,6 +34,8 @@ export interface PgContext {
   readonly observer: StorageObserver;
   /** Encryption at rest: which workspaces are sealed, and the key provider (sealing.ts). */
   readonly keys: PgKeys;
+  /** The search filters of sealed sessions as this replica last read them (search.ts). */
+  readonly blooms: BloomCache;
 }
 
 /** NOT_FOUND for a session, worded like the other engines. */

@@ -7,7 +7,7 @@ import { recordOf, rootRecordOfEntry } from "../session-record.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { insertEntries, jsonOf } from "./rows.js";
-import { sealed } from "./sealing.js";
+import { storeAll } from "./search-bloom.js";
 import { cacheKey } from "./session-cache.js";
 
 /**
@@ -30,7 +30,11 @@ export async function createSession(
   const log = SessionLog.from(key.sessionId, entries);
   // Sealed workspace: a data key made and wrapped before the transaction.
   const made = await ctx.keys.make(key);
-  const json = entries.map((e) => sealed(jsonOf(e), made?.keying));
+  const stored = storeAll(
+    entries.map((e) => e.kind.case),
+    entries.map(jsonOf),
+    made?.keying,
+  );
   const rec = recordOf(key.workspace, log);
   // Denormalised from the root for listing: order, parent filter, keyset.
   const info = rootRecordOfEntry(key.sessionId, log.root);
@@ -58,7 +62,7 @@ export async function createSession(
             INSERT INTO sessiond_session_keys (workspace, session_id, key_id, key_version, wrapped)
             VALUES (${key.workspace}, ${key.sessionId}, ${w.keyId}, ${w.version}, ${w.wrapped})`;
         }
-        await insertEntries(tx, key, entries, json, ctx.insertChunk);
+        await insertEntries(tx, key, entries, stored, ctx.insertChunk);
         await notifyIn(tx, ctx.replica, { type: "created", ...key, headSeq: log.headSeq });
         return row.incarnation;
       }),

@@ -36,6 +36,7 @@ import { type EngineStats, inSpan, NO_OBSERVER, type StorageObserver } from "../
 import { GroupCommit } from "./append.js";
 import { AppendWriter } from "./append-writer.js";
 import { PgBlobs } from "./blobs.js";
+import { BloomCache } from "./bloom-cache.js";
 import { catchUp } from "./catch-up.js";
 import type { PgContext } from "./context.js";
 import { createSession } from "./create.js";
@@ -190,6 +191,7 @@ export class PostgresEngine implements StorageEngine {
       db: (what, fn) => this.db(what, fn),
       observer: opts.observer ?? NO_OBSERVER,
       keys: new PgKeys(opts.encryption),
+      blooms: new BloomCache(),
     };
     this.blobs = new PgBlobs(
       this.ctx,

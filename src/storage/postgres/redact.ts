@@ -4,6 +4,7 @@ import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { jsonOf } from "./rows.js";
 import { sealed } from "./sealing.js";
+import { searchBloom } from "./search-bloom.js";
 import { cacheKey } from "./session-cache.js";
 
 /**
@@ -45,14 +46,16 @@ export async function withholdRows(
           result = { ...plan, headSeq: c.log.headSeq };
           if (plan.changed.length === 0) return;
           // A sealed session's new payloads are sealed too (its data key).
-          const rows = plan.changed.map((e) => ({
-            q: Number(e.seq),
-            p: sealed(jsonOf(e), c.keying),
-          }));
+          const rows = plan.changed.map((e) => {
+            const json = jsonOf(e);
+            const p = sealed(json, c.keying);
+            return { q: Number(e.seq), p, b: searchBloom(e.kind.case, json, p, c.keying?.sealer) };
+          });
           const [updated, row] = await Promise.all([
             tx<{ seq: number }[]>`
-              UPDATE sessiond_entries e SET payload = v.p
-              FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS v(q int, p text)
+              UPDATE sessiond_entries e SET payload = v.p, search_bloom = v.b
+              FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+                AS v(q int, p text, b bytea)
               WHERE e.workspace = ${key.workspace} AND e.session_id = ${key.sessionId}
                 AND e.seq = v.q
               RETURNING e.seq`,

@@ -9,6 +9,7 @@ import type { RootRecord, SessionKey, SessionRecord } from "../engine.js";
 import { rootRecordOfEntry } from "../session-record.js";
 import type { Q } from "./context.js";
 import { erasedMarkOf, type Keying, openPayload } from "./sealing.js";
+import type { StoredPayloads } from "./search-bloom.js";
 
 /**
  * Row <-> entry mapping. An entry is stored as its canonical proto JSON
@@ -19,25 +20,16 @@ import { erasedMarkOf, type Keying, openPayload } from "./sealing.js";
  */
 
 /** One row of sessiond_entries as written. */
-interface EntryRow {
-  workspace: string;
-  session_id: string;
-  seq: number;
-  id: string;
-  parent_id: string | null;
-  kind: string | null;
-  payload: string;
+/** An entry's row as the inserts' JSON carries it (json_to_recordset's x.q, x.i, ...). */
+export interface EntryRow {
+  q: number;
+  i: string;
+  p: string | null;
+  k: string | null;
+  j: string;
+  /** The search Bloom filter (search-bloom.ts), as bytea text. */
+  b: string | null;
 }
-
-const ENTRY_COLUMNS = [
-  "workspace",
-  "session_id",
-  "seq",
-  "id",
-  "parent_id",
-  "kind",
-  "payload",
-] as const;
 
 /**
  * Decodes a stored payload; DATA_LOSS naming the row when it is not a valid
@@ -80,35 +72,50 @@ export function jsonOf(e: Entry): string {
   }
 }
 
+/** The rows of `entries[start, end)` with their payloads and search filters (same order). */
+export function entryRows(
+  entries: readonly Entry[],
+  stored: StoredPayloads,
+  start = 0,
+  end = entries.length,
+): EntryRow[] {
+  const rows: EntryRow[] = [];
+  for (let i = start; i < end; i++) {
+    const e = entries[i] as Entry;
+    rows.push({
+      q: Number(e.seq),
+      i: e.id,
+      p: e.parentId ?? null,
+      k: e.kind.case ?? null,
+      j: stored.json[i] as string,
+      b: stored.blooms[i] ?? null,
+    });
+  }
+  return rows;
+}
+
 /**
- * Inserts `entries` (with their payloads `json`, same order) in statements
- * of at most `chunk` rows: one multi-row INSERT per chunk keeps a big
- * create or import to a few round trips without hitting the protocol's
- * 65535-parameter limit (7 parameters a row).
+ * Inserts `entries` (with their payloads and search filters, same order) in
+ * statements of at most `chunk` rows: one statement per chunk keeps a big
+ * create or import to a few round trips. The rows travel as one JSON array
+ * (json_to_recordset, as appends' do): the driver runs without fetching
+ * types (postgres-engine.ts), so it cannot send a parameter of an array or bit type.
  */
 export async function insertEntries(
   tx: Q,
   key: SessionKey,
   entries: readonly Entry[],
-  json: readonly string[],
+  stored: StoredPayloads,
   chunk: number,
 ): Promise<void> {
   for (let start = 0; start < entries.length; start += chunk) {
-    const rows: EntryRow[] = [];
-    const end = Math.min(entries.length, start + chunk);
-    for (let i = start; i < end; i++) {
-      const e = entries[i] as Entry;
-      rows.push({
-        workspace: key.workspace,
-        session_id: key.sessionId,
-        seq: Number(e.seq),
-        id: e.id,
-        parent_id: e.parentId ?? null,
-        kind: e.kind.case ?? null,
-        payload: json[i] as string,
-      });
-    }
-    await tx`INSERT INTO sessiond_entries ${tx(rows, ...ENTRY_COLUMNS)}`;
+    const rows = entryRows(entries, stored, start, Math.min(entries.length, start + chunk));
+    await tx`
+      INSERT INTO sessiond_entries
+        (workspace, session_id, seq, id, parent_id, kind, payload, search_bloom)
+      SELECT ${key.workspace}, ${key.sessionId}, x.q, x.i, x.p, x.k, x.j, x.b
+      FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+        AS x(q integer, i text, p text, k text, j text, b bytea)`;
   }
 }
 

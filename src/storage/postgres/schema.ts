@@ -490,6 +490,30 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 17,
+    description: "search Bloom filters of sealed messages",
+    sql: `
+-- A sealed message's keyed Bloom filter of its trigrams
+-- (postgres/search-bloom.ts), so that a text search rules out sealed
+-- messages without opening them: the search reads (session, seq, filter)
+-- from the narrow covering index below, not the rows. NULL for clear rows,
+-- and for sealed rows written before this migration, which the search
+-- opens as before: the second index finds those (a sealed payload ends
+-- with {"@sealed":"<no quote>"}}, migration 16).
+-- Adding the column rewrites nothing; each index scans the table once,
+-- inside the migration's transaction (on a big table create them
+-- CONCURRENTLY by hand first, under the same names).
+ALTER TABLE sessiond_entries ADD COLUMN search_bloom bytea;
+CREATE INDEX IF NOT EXISTS sessiond_entries_blooms
+  ON sessiond_entries (workspace, session_id, seq) INCLUDE (search_bloom)
+  WHERE search_bloom IS NOT NULL;
+CREATE INDEX IF NOT EXISTS sessiond_entries_unfiltered
+  ON sessiond_entries (workspace, session_id, seq)
+  WHERE kind = 'message' AND search_bloom IS NULL
+    AND payload ~ '[{]"@sealed":"[^"]*"[}][}]$';
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

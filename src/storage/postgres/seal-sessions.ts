@@ -4,6 +4,7 @@ import type { SessionKey } from "../engine.js";
 import { SEALED_KINDS } from "../seal/sealed-payload.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { isSealed, type KeyColumns } from "./sealing.js";
+import { searchBloom } from "./search-bloom.js";
 import { cacheKey } from "./session-cache.js";
 
 /**
@@ -64,8 +65,8 @@ export async function sealSession(
             out = { sessionId, result: "erased" };
             return;
           }
-          const rows = await tx<{ seq: number; payload: string }[]>`
-            SELECT seq, payload FROM sessiond_entries
+          const rows = await tx<{ seq: number; kind: string; payload: string }[]>`
+            SELECT seq, kind, payload FROM sessiond_entries
             WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
               AND kind IN ${tx(KINDS)}
             ORDER BY seq`;
@@ -92,14 +93,18 @@ export async function sealSession(
           if (sealer === undefined)
             throw failedPrecondition(`${name}: no data key to seal it with`);
           const s = sealer;
-          const changed = clear.map((r) => ({ q: r.seq, p: s.sealPayload(r.payload) }));
+          const changed = clear.map((r) => {
+            const p = s.sealPayload(r.payload);
+            return { q: r.seq, p, b: searchBloom(r.kind, r.payload, p, s) };
+          });
           // In statements of insertChunk rows each (a long session's payloads are not one parameter).
           let updated = 0;
           for (let i = 0; i < changed.length; i += ctx.insertChunk) {
             const part = changed.slice(i, i + ctx.insertChunk);
             const done = await tx<{ seq: number }[]>`
-              UPDATE sessiond_entries e SET payload = v.p
-              FROM json_to_recordset(${JSON.stringify(part)}::text::json) AS v(q int, p text)
+              UPDATE sessiond_entries e SET payload = v.p, search_bloom = v.b
+              FROM json_to_recordset(${JSON.stringify(part)}::text::json)
+                AS v(q int, p text, b bytea)
               WHERE e.workspace = ${key.workspace} AND e.session_id = ${key.sessionId}
                 AND e.seq = v.q
               RETURNING e.seq`;

@@ -1,8 +1,11 @@
 import type postgres from "postgres";
 import type { Candidate, CandidateQuery, RootRecord } from "../engine.js";
+import type { SessionSealer } from "../seal/sealed-payload.js";
+import { BloomCache, type BloomRow, type SessionBlooms } from "./bloom-cache.js";
 import type { PgContext } from "./context.js";
 import { decodePayload, type RootRow, rootRecordOfRow } from "./rows.js";
 import { type KeyColumns, type Keying, openPayload } from "./sealing.js";
+import { needleBits } from "./search-bloom.js";
 
 /** A candidate row: its session's root row and the entry's own seq and payload. */
 interface CandidateRow extends RootRow {
@@ -88,6 +91,87 @@ export function sealedCandidatesQuery(
     LIMIT ${q.limit}`;
 }
 
+/** A sealed session in the search's order, with its key row, incarnation and head. */
+interface SealedSessionRow extends KeyColumns {
+  session_id: string;
+  created_at_ms: string;
+  /** bigint: the driver hands it over as a string. */
+  incarnation: string;
+  head_seq: number;
+}
+
+/**
+ * The sealed sessions (with a key: erased ones hold nothing) from the one
+ * of `q.after` on, that one included, in the search's order: the sessions
+ * whose filters a filtered search asks for next.
+ */
+function sealedSessionsQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  q: CandidateQuery,
+  count: number,
+) {
+  const desc = q.order === "desc";
+  const from =
+    q.after === undefined
+      ? sql``
+      : sql`AND (s.created_at_ms, s.session_id COLLATE "C") ${desc ? sql`<=` : sql`>=`}
+          (${q.after.createdMs}::bigint, ${q.after.id}::text)`;
+  return sql<SealedSessionRow[]>`
+    SELECT s.session_id, s.created_at_ms, s.incarnation, s.head_seq,
+      k.key_id, k.key_version, k.wrapped, k.erased
+    FROM sessiond_sessions s
+    JOIN sessiond_session_keys k
+      ON k.workspace = s.workspace AND k.session_id = s.session_id AND k.wrapped IS NOT NULL
+    WHERE s.workspace = ${workspace} AND s.parent_session_id = ${q.parentSessionId}
+      ${from}
+    ORDER BY ${keyset(sql, q).order}
+    LIMIT ${count}`;
+}
+
+/**
+ * The search filters (search-bloom.ts) of the sealed messages of some
+ * sessions, each session's rows after `a` up to its head `h`, by session
+ * (`ord`: its place in `ranges`, from 1) and seq: from the narrow covering
+ * index of migration 17, and the rows without a filter (written before it:
+ * `bloom` null) from its other index.
+ */
+function bloomRowsQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  ranges: readonly { s: string; a: number; h: number }[],
+) {
+  return sql<{ ord: string; seq: number; bloom: Buffer | null }[]>`
+    SELECT q.ordinality AS ord, f.seq, f.bloom
+    FROM ROWS FROM (json_to_recordset(${JSON.stringify(ranges)}::text::json)
+        AS (s text, a integer, h integer)) WITH ORDINALITY AS q
+    CROSS JOIN LATERAL (
+      SELECT t.seq, t.search_bloom AS bloom FROM sessiond_entries t
+      WHERE t.workspace = ${workspace} AND t.session_id = q.s AND t.seq > q.a AND t.seq <= q.h
+        AND t.search_bloom IS NOT NULL
+      UNION ALL
+      SELECT u.seq, NULL FROM sessiond_entries u
+      WHERE u.workspace = ${workspace} AND u.session_id = q.s AND u.seq > q.a AND u.seq <= q.h
+        AND u.kind = 'message' AND u.search_bloom IS NULL
+        AND u.payload ~ '[{]"@sealed":"[^"]*"[}][}]$'
+    ) f
+    ORDER BY q.ordinality, f.seq`;
+}
+
+/** The payloads of some entries (`ord`: a row's place in `rows`, from 1; a row gone is left out). */
+function payloadsQuery(
+  sql: postgres.Sql,
+  workspace: string,
+  rows: readonly { s: string; q: number }[],
+) {
+  return sql<{ ord: string; entry_payload: string }[]>`
+    SELECT w.ordinality AS ord, e.payload AS entry_payload
+    FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
+        AS (s text, q integer)) WITH ORDINALITY AS w
+    JOIN sessiond_entries e ON e.workspace = ${workspace} AND e.session_id = w.s AND e.seq = w.q
+    ORDER BY w.ordinality`;
+}
+
 /** The key rows of sessions. */
 function keyRowsQuery(sql: postgres.Sql, workspace: string, ids: readonly string[]) {
   return sql<({ session_id: string } & KeyColumns)[]>`
@@ -147,19 +231,21 @@ export const SEALED_BATCH = 1024;
  * without its entry (the store reports the session as damaged).
  *
  * Sealed sessions (sealing.ts): PostgreSQL cannot look into ciphertext, so
- * with a key provider configured the messages of the searched sealed
- * sessions are read in the search's order (`sealedCandidatesQuery`,
- * `SEALED_BATCH` rows a query) and opened here with their session's data
- * key; one whose opened JSON lacks a needle (ASCII case ignored: the rule
- * the clear query's ILIKE and the JSONL scan apply, see EntryScan.needles)
- * cannot be a hit and is not a candidate, so only the rest is decoded and
- * handed to the store, which checks the words. The scan goes on until it
- * holds `limit` candidates, runs out of sealed messages, or passes the last
- * clear candidate of a full clear batch (what lies beyond is cut below). The
- * two lists are merged in the search's order and cut at `limit`: fewer than
- * `limit` then means both are exhausted, as the store expects. Erased
- * sessions are not searched. Without a key provider sealed content is not
- * searched.
+ * with a key provider configured the sealed messages of the searched
+ * sessions that may hold the needles are read in the search's order and
+ * opened here with their session's data key: those whose search filter
+ * (search-bloom.ts) has the needles' bits, tested here while the clear
+ * query runs; every sealed message when no needle has three characters
+ * (then after the clear query, so as to stop at the last clear candidate
+ * of a full clear batch). One whose opened JSON lacks a needle (ASCII case
+ * ignored: the rule the clear query's ILIKE and the JSONL scan apply, see
+ * EntryScan.needles) cannot be a hit and is not a candidate, so only the
+ * rest is decoded and handed to the store, which checks the words. The
+ * sealed scan goes on until it holds `limit` candidates or runs out of
+ * sealed messages. The two lists are merged in the search's order and cut
+ * at `limit`: fewer than `limit` then means both are exhausted, as the
+ * store expects. Erased sessions are not searched. Without a key provider
+ * sealed content is not searched.
  */
 export async function searchCandidates(
   ctx: PgContext,
@@ -167,13 +253,28 @@ export async function searchCandidates(
   q: CandidateQuery,
 ): Promise<Candidate[]> {
   const desc = q.order === "desc";
-  const clearRows = await ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
-  let rows: Opened[] = clearRows.map((r) => ({ r, keying: undefined, opened: undefined }));
-  if (ctx.keys.encrypts) {
-    // A full clear batch ends where the store goes on next time: no sealed row past it is kept.
-    const last = rows.length === q.limit ? rows[rows.length - 1]?.r : undefined;
+  const clear = ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
+  let rows: Opened[];
+  if (!ctx.keys.encrypts) {
+    rows = (await clear).map((r) => ({ r, keying: undefined, opened: undefined }));
+  } else if (filtered(q)) {
+    // The sealed scan tests its filters while the clear query runs (another
+    // connection): a sealed row past a full clear batch is cut below.
+    const [clearRows, sealed] = await Promise.all([
+      clear,
+      sealedMatches(ctx, workspace, q, undefined),
+    ]);
+    rows = [...clearRows.map((r) => ({ r, keying: undefined, opened: undefined })), ...sealed];
+  } else {
+    const clearRows = await clear;
+    // Opening every sealed message: a full clear batch ends where the store
+    // goes on next time, so no sealed row past it is opened.
+    const last = clearRows.length === q.limit ? clearRows[clearRows.length - 1] : undefined;
     const sealed = await sealedMatches(ctx, workspace, q, last);
-    rows = [...rows, ...sealed].sort((a, b) => compareRows(a.r, b.r, desc)).slice(0, q.limit);
+    rows = [...clearRows.map((r) => ({ r, keying: undefined, opened: undefined })), ...sealed];
+  }
+  if (ctx.keys.encrypts) {
+    rows = rows.sort((a, b) => compareRows(a.r, b.r, desc)).slice(0, q.limit);
   }
   const roots = new Map<string, RootRecord>();
   const out: Candidate[] = [];
@@ -207,12 +308,57 @@ interface Opened {
   opened: string | undefined;
 }
 
+/** A sealed row kept as a candidate: with its keying, and its opened JSON when it opened. */
+interface Kept {
+  r: SealedRow;
+  keying: Keying;
+  opened: string | undefined;
+}
+
+/** Where a sealed scan is: its query's position, and whether it keeps looking. */
+interface SealedScan {
+  readonly q: CandidateQuery;
+  readonly workspace: string;
+  /** The last clear candidate of a full clear batch: no sealed row past it is kept. */
+  readonly last: Place | undefined;
+  readonly kept: Kept[];
+}
+
+/**
+ * Opens a sealed row and keeps it when its opened JSON holds every needle
+ * (or when it does not open: damage, which the store reports). False when
+ * the scan is done: past `last`, or `limit` rows kept.
+ */
+function consider(scan: SealedScan, r: SealedRow, keying: Keying): boolean {
+  const { q, last, kept } = scan;
+  if (last !== undefined && compareRows(r, last, q.order === "desc") > 0) return false;
+  let opened: string;
+  try {
+    opened = openPayload(
+      { workspace: scan.workspace, sessionId: r.session_id },
+      r.seq,
+      r.entry_payload,
+      keying,
+    );
+  } catch {
+    // Does not open: a candidate without its entry (the session is damaged there).
+    kept.push({ r, keying, opened: undefined });
+    return kept.length < q.limit;
+  }
+  const lower = opened.toLowerCase();
+  if (!q.needles.every((n) => lower.includes(n))) return true;
+  kept.push({ r, keying, opened });
+  return kept.length < q.limit;
+}
+
 /**
  * The sealed messages after `q.after` (in the search's order) whose opened
  * JSON holds every needle, and those that do not open (damage, which the
  * store reports): at most `q.limit`, none past `last`, each with its
  * session's root. A session deleted while the search runs (no key row or
- * root any more) is left out.
+ * root any more) is left out. With a needle of three characters or more
+ * the search filters rule most rows out unopened (`filteredScan`); else every
+ * sealed message is opened (`openingScan`).
  */
 async function sealedMatches(
   ctx: PgContext,
@@ -220,46 +366,10 @@ async function sealedMatches(
   q: CandidateQuery,
   last: Place | undefined,
 ): Promise<Opened[]> {
-  const desc = q.order === "desc";
-  const keyings = new Map<string, Keying | undefined>();
-  const kept: { r: SealedRow; keying: Keying; opened: string | undefined }[] = [];
-  const scan = async (): Promise<void> => {
-    let after = q.after;
-    for (;;) {
-      const batch = { ...q, after, limit: SEALED_BATCH };
-      const rows = await ctx.db("searching sealed entries", () =>
-        sealedCandidatesQuery(ctx.sql, workspace, batch),
-      );
-      await keyingsOf(ctx, workspace, rows, keyings);
-      for (const r of rows) {
-        if (last !== undefined && compareRows(r, last, desc) > 0) return;
-        const keying = keyings.get(r.session_id);
-        if (keying === undefined) continue;
-        let opened: string;
-        try {
-          opened = openPayload(
-            { workspace, sessionId: r.session_id },
-            r.seq,
-            r.entry_payload,
-            keying,
-          );
-        } catch {
-          // Does not open: a candidate without its entry (the session is damaged there).
-          kept.push({ r, keying, opened: undefined });
-          if (kept.length >= q.limit) return;
-          continue;
-        }
-        const lower = opened.toLowerCase();
-        if (!q.needles.every((n) => lower.includes(n))) continue;
-        kept.push({ r, keying, opened });
-        if (kept.length >= q.limit) return;
-      }
-      const end = rows[rows.length - 1];
-      if (rows.length < SEALED_BATCH || end === undefined) return;
-      after = { createdMs: Number(end.created_at_ms), id: end.session_id, seq: end.seq };
-    }
-  };
-  await scan();
+  const scan: SealedScan = { q, workspace, last, kept: [] };
+  if (filtered(q)) await filteredScan(ctx, scan);
+  else await openingScan(ctx, scan);
+  const { kept } = scan;
   if (kept.length === 0) return [];
   const ids = [...new Set(kept.map((k) => k.r.session_id))];
   const roots = new Map(
@@ -273,6 +383,122 @@ async function sealedMatches(
     if (root !== undefined) out.push({ r: { ...root, ...r }, keying, opened });
   }
   return out;
+}
+
+/** Every sealed message in the search's order, `SEALED_BATCH` a query, each opened. */
+async function openingScan(ctx: PgContext, scan: SealedScan): Promise<void> {
+  const { q, workspace } = scan;
+  const keyings = new Map<string, Keying | undefined>();
+  let after = q.after;
+  for (;;) {
+    const batch = { ...q, after, limit: SEALED_BATCH };
+    const rows = await ctx.db("searching sealed entries", () =>
+      sealedCandidatesQuery(ctx.sql, workspace, batch),
+    );
+    await keyingsOf(ctx, workspace, rows, keyings);
+    for (const r of rows) {
+      const keying = keyings.get(r.session_id);
+      if (keying !== undefined && !consider(scan, r, keying)) return;
+    }
+    const end = rows[rows.length - 1];
+    if (rows.length < SEALED_BATCH || end === undefined) return;
+    after = { createdMs: Number(end.created_at_ms), id: end.session_id, seq: end.seq };
+  }
+}
+
+/** True when the search filters can rule sealed rows out: a needle has three characters. */
+function filtered(q: CandidateQuery): boolean {
+  return q.needles.some((n) => n.length >= 3);
+}
+
+/** Sealed sessions whose filters one query asks for. */
+export const FILTERED_SESSIONS = 256;
+/** A seq after every entry of a session: a position past the whole session. */
+const PAST_SESSION = 2 ** 31 - 1;
+
+/**
+ * The sealed messages that may hold the needles, by their search filters
+ * (search-bloom.ts): `FILTERED_SESSIONS` sealed sessions at a time in the
+ * search's order, each session's filters tested here (BloomCache: read
+ * once per incarnation, then only the rows appended since), and the
+ * payloads of the rows whose filter has every bit of the needles' under
+ * the session's key read, `SEALED_BATCH` a query, in the search's order;
+ * each is opened and matched as the opening scan does.
+ */
+async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
+  const { q, workspace, last } = scan;
+  const desc = q.order === "desc";
+  let after = q.after;
+  for (;;) {
+    const sessions = await ctx.db("searching sealed sessions", () =>
+      sealedSessionsQuery(ctx.sql, workspace, { ...q, after }, FILTERED_SESSIONS),
+    );
+    const asked: { row: SealedSessionRow; keying: Keying; blooms: SessionBlooms | undefined }[] =
+      [];
+    let pastLast = false;
+    for (const row of sessions) {
+      if (last !== undefined && compareRows({ ...row, seq: 1 }, last, desc) > 0) {
+        pastLast = true;
+        break;
+      }
+      const keying = await ctx.keys.keyingOf({ workspace, sessionId: row.session_id }, row);
+      if (keying.sealer === undefined) continue;
+      const blooms = ctx.blooms.get(workspace, row.session_id, row.incarnation);
+      asked.push({ row, keying, blooms });
+    }
+    // The filters of rows past what this replica holds, up to each session's head.
+    const behind = asked.filter((a) => (a.blooms?.coveredSeq ?? 0) < a.row.head_seq);
+    if (behind.length > 0) {
+      const ranges = behind.map((a) => ({
+        s: a.row.session_id,
+        a: a.blooms?.coveredSeq ?? 0,
+        h: a.row.head_seq,
+      }));
+      const rows = await ctx.db("reading search filters", () =>
+        bloomRowsQuery(ctx.sql, workspace, ranges),
+      );
+      const byOrd = new Map<number, BloomRow[]>();
+      for (const r of rows) {
+        const list = byOrd.get(Number(r.ord)) ?? [];
+        list.push({ seq: r.seq, bloom: r.bloom });
+        byOrd.set(Number(r.ord), list);
+      }
+      behind.forEach((a, i) => {
+        const { session_id, incarnation, head_seq } = a.row;
+        const read = byOrd.get(i + 1) ?? [];
+        a.blooms = ctx.blooms.extend(workspace, session_id, incarnation, a.blooms, read, head_seq);
+      });
+    }
+    // The candidates, in the search's order.
+    const wanted: { a: (typeof asked)[number]; seq: number }[] = [];
+    for (const a of asked) {
+      const from = after !== undefined && after.id === a.row.session_id ? after.seq : 0;
+      const bits = needleBits(q.needles, a.keying.sealer as SessionSealer) ?? [];
+      const blooms = a.blooms as SessionBlooms;
+      for (const seq of BloomCache.candidates(blooms, bits, from)) wanted.push({ a, seq });
+    }
+    for (let i = 0; i < wanted.length; i += SEALED_BATCH) {
+      const part = wanted.slice(i, i + SEALED_BATCH);
+      const ids = part.map((w) => ({ s: w.a.row.session_id, q: w.seq }));
+      const rows = await ctx.db("searching sealed entries", () =>
+        payloadsQuery(ctx.sql, workspace, ids),
+      );
+      for (const r of rows) {
+        const w = part[Number(r.ord) - 1];
+        if (w === undefined) continue;
+        const { session_id, created_at_ms } = w.a.row;
+        const row = { session_id, created_at_ms, seq: w.seq, entry_payload: r.entry_payload };
+        if (!consider(scan, row, w.a.keying)) return;
+      }
+    }
+    const lastSession = sessions[sessions.length - 1];
+    if (pastLast || sessions.length < FILTERED_SESSIONS || lastSession === undefined) return;
+    after = {
+      createdMs: Number(lastSession.created_at_ms),
+      id: lastSession.session_id,
+      seq: PAST_SESSION,
+    };
+  }
 }
 
 /**
