@@ -44,6 +44,14 @@ export class BloomCache {
   private readonly sessions = new Map<string, SessionBlooms>();
   private bytes = 0;
 
+  /** `maxBytes`: the bound on the filters held (the tests use a small one). */
+  constructor(private readonly maxBytes = MAX_CACHED_BYTES) {}
+
+  /** Bytes of filters held. */
+  get size(): number {
+    return this.bytes;
+  }
+
   /** The session's cached filters if they are of `incarnation` (else they are dropped). */
   get(workspace: string, sessionId: string, incarnation: string): SessionBlooms | undefined {
     const k = `${workspace}\n${sessionId}`;
@@ -72,12 +80,16 @@ export class BloomCache {
     head: number,
   ): SessionBlooms {
     const k = `${workspace}\n${sessionId}`;
+    const held = this.sessions.get(k);
+    if (held !== undefined) {
+      this.sessions.delete(k);
+      this.bytes -= held.blooms.length;
+    }
     const s = c ?? { incarnation, coveredSeq: 0, seqs: [], blooms: Buffer.alloc(0), used: 0 };
     const need = s.used + rows.length * BLOOM_BYTES;
     if (need > s.blooms.length) {
       const bigger = Buffer.alloc(Math.max(need, s.blooms.length * 2));
       s.blooms.copy(bigger, 0, 0, s.used);
-      this.bytes += bigger.length - s.blooms.length;
       s.blooms = bigger;
     }
     for (const r of rows) {
@@ -87,10 +99,11 @@ export class BloomCache {
       s.used += BLOOM_BYTES;
     }
     s.coveredSeq = head;
-    this.sessions.delete(k);
+    // Most recently searched last; the least recently searched go while over the bound.
     this.sessions.set(k, s);
+    this.bytes += s.blooms.length;
     for (const [key, old] of this.sessions) {
-      if (this.bytes <= MAX_CACHED_BYTES || old === s) break;
+      if (this.bytes <= this.maxBytes || old === s) break;
       this.sessions.delete(key);
       this.bytes -= old.blooms.length;
     }
