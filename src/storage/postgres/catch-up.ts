@@ -2,6 +2,12 @@ import { dataLoss } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
+import {
+  CheckpointReader,
+  readCheckpoint,
+  type SegmentRow,
+  writeCheckpointLater,
+} from "./checkpoint.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { decodePayload } from "./rows.js";
 import type { KeyColumns } from "./sealing.js";
@@ -20,8 +26,12 @@ function applyRows(
   key: SessionKey,
   c: Cached,
   rows: readonly { seq: number; payload: string }[],
+  checkpoint?: CheckpointReader,
 ): void {
-  for (const r of rows) c.log.apply(decodePayload(key, r.seq, r.payload, c.keying));
+  for (const r of rows) {
+    const opened = checkpoint?.textOf(r.seq, r.payload);
+    c.log.apply(decodePayload(key, r.seq, r.payload, c.keying, opened));
+  }
 }
 
 /** The key row's columns, read along with the session row while the cache has no keying. */
@@ -47,7 +57,12 @@ function headMismatch(key: SessionKey, stored: number, have: number) {
  * The session's log caught up with the tables, outside a transaction:
  * ONE statement (one snapshot, one round trip when nothing changed) reads
  * the session row LEFT JOIN the rows past the cached head, so the head and
- * the rows agree. Call in the session's turn (`cache.withKey`).
+ * the rows agree. A cold read (nothing cached) with encryption configured
+ * reads the session's checkpoint alongside (checkpoint.ts): a sealed
+ * session's rows are taken from it where they are the rows it was made
+ * of, and a new one is written after a read that opened at least
+ * `checkpointAfter` rows one by one. Call in the session's turn
+ * (`cache.withKey`).
  */
 export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionLog> {
   const k = cacheKey(key);
@@ -55,6 +70,11 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
   for (let attempt = 0; ; attempt++) {
     const after = cached?.log.headSeq ?? 0;
     const withKeys = ctx.keys.encrypts && cached?.keying === undefined;
+    // Read along with the rows; a failed read of it is only a slower read.
+    const segments: Promise<SegmentRow[]> | undefined =
+      cached === undefined && ctx.keys.encrypts
+        ? readCheckpoint(ctx, key).catch(() => [])
+        : undefined;
     const rows = await ctx.db(
       "reading a session",
       () => ctx.sql<
@@ -89,15 +109,22 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       log: new SessionLog(key.sessionId),
     };
     const fresh = rows.filter((r) => r.seq !== null) as { seq: number; payload: string }[];
+    let reader: CheckpointReader | undefined;
     try {
       if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
-      applyRows(key, c, fresh);
+      if (segments !== undefined && c.keying?.sealer !== undefined) {
+        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments);
+      }
+      applyRows(key, c, fresh, reader);
       if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
     } catch (err) {
       ctx.cache.drop(k);
       throw err;
     }
     ctx.cache.remember(k, c);
+    if (reader !== undefined && reader.uncovered >= ctx.checkpointAfter) {
+      writeCheckpointLater(ctx, key, c.incarnation, reader);
+    }
     return c.log;
   }
 }

@@ -33,6 +33,8 @@ export interface PgContext {
   readonly observer: StorageObserver;
   /** Encryption at rest: which workspaces are sealed, and the key provider (sealing.ts). */
   readonly keys: PgKeys;
+  /** Sealed rows a cold read opens one by one before it writes a checkpoint (checkpoint.ts). */
+  readonly checkpointAfter: number;
 }
 
 /** NOT_FOUND for a session, worded like the other engines. */

@@ -107,6 +107,12 @@ export interface PostgresEngineOptions {
    * sealed session fails its reads with FAILED_PRECONDITION.
    */
   encryption?: PgEncryption;
+  /**
+   * A cold read of a sealed session that opened at least this many rows
+   * one by one (not in its checkpoint) writes a new checkpoint after it
+   * (checkpoint.ts). Default 1024; Infinity: this replica writes none.
+   */
+  checkpointAfter?: number;
 }
 
 /**
@@ -190,6 +196,7 @@ export class PostgresEngine implements StorageEngine {
       db: (what, fn) => this.db(what, fn),
       observer: opts.observer ?? NO_OBSERVER,
       keys: new PgKeys(opts.encryption),
+      checkpointAfter: opts.checkpointAfter ?? 1024,
     };
     this.blobs = new PgBlobs(
       this.ctx,
