@@ -113,7 +113,9 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
     try {
       if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
       if (segments !== undefined && c.keying?.sealer !== undefined) {
-        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments);
+        // The rows' texts are kept only when enough may be left to open (a new checkpoint then).
+        const keepAfter = (covered: number) => first.head_seq - covered >= ctx.checkpointAfter;
+        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments, keepAfter);
       }
       applyRows(key, c, fresh, reader);
       if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
@@ -122,7 +124,7 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       throw err;
     }
     ctx.cache.remember(k, c);
-    if (reader !== undefined && reader.uncovered >= ctx.checkpointAfter) {
+    if (reader?.keep && reader.uncovered >= ctx.checkpointAfter) {
       writeCheckpointLater(ctx, key, c.incarnation, reader);
     }
     return c.log;

@@ -501,13 +501,15 @@ END $$;
 -- taken from it only when the row is the very one it was made of. No
 -- clear content. Deleted with the session, and by every transaction that
 -- rewrites its sealed payloads or destroys its key (redaction, erasure,
--- sessiond seal). The segments are ciphertext: not compressed.
+-- sessiond seal). A segment is base64 text, not bytea: the driver reads
+-- bytea as hex text, and decoding 20 MB of hex (a 10,000-entry session)
+-- took ~50 ms where base64 takes ~5. Ciphertext: not compressed.
 CREATE TABLE sessiond_checkpoints (
   workspace  text    NOT NULL,
   session_id text    NOT NULL,
   first_seq  integer NOT NULL,
   last_seq   integer NOT NULL,
-  segment    bytea   NOT NULL,
+  segment    text    NOT NULL,
   PRIMARY KEY (workspace, session_id, first_seq),
   FOREIGN KEY (workspace, session_id)
     REFERENCES sessiond_sessions (workspace, session_id) ON DELETE CASCADE
