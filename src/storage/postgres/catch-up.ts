@@ -3,11 +3,14 @@ import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
 import {
-  CheckpointReader,
+  coveredJoin,
   readCheckpoint,
   type SegmentRow,
+  shortPayload,
+  wholeRows,
   writeCheckpointLater,
 } from "./checkpoint.js";
+import { CheckpointReader, type ColdRow } from "./checkpoint-reader.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { decodePayload } from "./rows.js";
 import type { KeyColumns } from "./sealing.js";
@@ -25,12 +28,13 @@ import { type Cached, cacheKey } from "./session-cache.js";
 function applyRows(
   key: SessionKey,
   c: Cached,
-  rows: readonly { seq: number; payload: string }[],
-  checkpoint?: CheckpointReader,
+  rows: readonly { seq: number; payload: string | null }[],
+  /** The rows' canonical JSON, opened already (a cold read's, checkpoint-reader.ts). */
+  texts?: readonly string[],
 ): void {
-  for (const r of rows) {
-    const opened = checkpoint?.textOf(r.seq, r.payload);
-    c.log.apply(decodePayload(key, r.seq, r.payload, c.keying, opened));
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as { seq: number; payload: string | null };
+    c.log.apply(decodePayload(key, r.seq, r.payload ?? "", c.keying, texts?.[i]));
   }
 }
 
@@ -67,14 +71,17 @@ function headMismatch(key: SessionKey, stored: number, have: number) {
 export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionLog> {
   const k = cacheKey(key);
   let cached = ctx.cache.get(k);
+  // False once short rows could not be used (no key, the session rewritten meanwhile).
+  let shortRows = true;
   for (let attempt = 0; ; attempt++) {
     const after = cached?.log.headSeq ?? 0;
     const withKeys = ctx.keys.encrypts && cached?.keying === undefined;
+    const cold = cached === undefined && ctx.keys.encrypts;
+    const short = cold && shortRows;
     // Read along with the rows; a failed read of it is only a slower read.
-    const segments: Promise<SegmentRow[]> | undefined =
-      cached === undefined && ctx.keys.encrypts
-        ? readCheckpoint(ctx, key).catch(() => [])
-        : undefined;
+    const segments: Promise<SegmentRow[]> | undefined = cold
+      ? readCheckpoint(ctx, key).catch(() => [])
+      : undefined;
     const rows = await ctx.db(
       "reading a session",
       () => ctx.sql<
@@ -83,11 +90,14 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
           head_seq: number;
           seq: number | null;
           payload: string | null;
-        } & KeyColumns)[]
+        } & Omit<ColdRow, "seq" | "payload"> &
+          KeyColumns)[]
       >`
-        SELECT s.incarnation, s.head_seq, e.seq, e.payload ${keyColumns(ctx, withKeys)}
+        SELECT s.incarnation, s.head_seq, e.seq,
+          ${short ? shortPayload(ctx) : ctx.sql`e.payload`} ${keyColumns(ctx, withKeys)}
         FROM sessiond_sessions s
         ${keyJoin(ctx, withKeys)}
+        ${short ? coveredJoin(ctx) : ctx.sql``}
         LEFT JOIN sessiond_entries e
           ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq > ${after}
         WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
@@ -108,16 +118,24 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       incarnation: first.incarnation,
       log: new SessionLog(key.sessionId),
     };
-    const fresh = rows.filter((r) => r.seq !== null) as { seq: number; payload: string }[];
+    const fresh = rows.filter((r) => r.seq !== null) as ColdRow[];
     let reader: CheckpointReader | undefined;
     try {
       if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
+      let texts: string[] | undefined;
       if (segments !== undefined && c.keying?.sealer !== undefined) {
-        // The rows' texts are kept only when enough may be left to open (a new checkpoint then).
+        // The rows are kept only when enough may be left to open (a new checkpoint then).
         const keepAfter = (covered: number) => first.head_seq - covered >= ctx.checkpointAfter;
         reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments, keepAfter);
+        texts = await reader.texts(fresh, (seqs) => wholeRows(ctx, key, first.incarnation, seqs));
       }
-      applyRows(key, c, fresh, reader);
+      if (texts === undefined && fresh.some((r) => r.payload === null)) {
+        // Short rows but no key to use the checkpoint with, or the session
+        // rewritten before the rows it did not hold were read: read it whole.
+        shortRows = false;
+        continue;
+      }
+      applyRows(key, c, fresh, texts);
       if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
     } catch (err) {
       ctx.cache.drop(k);
@@ -125,7 +143,7 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
     }
     ctx.cache.remember(k, c);
     if (reader?.keep && reader.uncovered >= ctx.checkpointAfter) {
-      writeCheckpointLater(ctx, key, c.incarnation, reader);
+      writeCheckpointLater(ctx, key, c.incarnation, reader.sealer, reader.kept);
     }
     return c.log;
   }

@@ -1,20 +1,7 @@
 import type { SessionKey } from "../engine.js";
-import {
-  checkpointEntry,
-  FIXED,
-  HEAD_AT,
-  HEAD_CHARS,
-  OpenedSegments,
-  prefixLength,
-  SegmentPacker,
-  sealedLength,
-  TAIL_AT,
-  TAIL_CHARS,
-  textLength,
-} from "../seal/checkpoint-segments.js";
-import { type SessionSealer, sealedTextBounds } from "../seal/sealed-payload.js";
+import { checkpointEntry, SegmentPacker } from "../seal/checkpoint-segments.js";
+import { SEALED_KINDS, type SessionSealer, sealedTextBounds } from "../seal/sealed-payload.js";
 import type { PgContext, Q } from "./context.js";
-import { type Keying, openPayload } from "./sealing.js";
 
 /**
  * The checkpoint of a sealed session on PostgreSQL: the JSONL engine's
@@ -50,12 +37,13 @@ export interface SegmentRow {
   segment: string;
 }
 
-/** A sealed row of a cold read, with its canonical JSON opened. */
-interface OpenedRow {
-  readonly seq: number;
-  readonly payload: string;
-  readonly text: string;
-}
+/**
+ * A sealed row of a cold read, for the next checkpoint: its entry as the
+ * checkpoint held it, or the row and its text as opened.
+ */
+export type KeptRow =
+  | { readonly seq: number; readonly entry: Buffer }
+  | { readonly seq: number; readonly payload: string; readonly text: string };
 
 /** The session's checkpoint segments, in seq order (none: an empty list). */
 export function readCheckpoint(ctx: PgContext, key: SessionKey): Promise<SegmentRow[]> {
@@ -75,99 +63,74 @@ export async function dropCheckpoint(tx: Q, key: SessionKey): Promise<void> {
     WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
 }
 
-/** What a sealed payload's base64 is between: `{"@sealed":"` before, `"}}` after. */
-const SEALED_KEY = '{"@sealed":"';
-const SEALED_CLOSE = '"}}';
+/** The kinds whose rows a checkpoint may hold. */
+const KINDS = [...SEALED_KINDS];
+/** Characters of a short row's start: its clear part, `{"@sealed":"` and the nonce, usually. */
+export const SHORT_HEAD = 256;
 
 /**
- * A cold read's opener of a sealed session's rows: each row's canonical
- * JSON from the checkpoint when the row is the one checkpointed, else
- * opened (openPayload). With `keep`, keeps every sealed row's text, for
- * a new checkpoint.
+ * The cold read's join of the last seq the session's checkpoint covers
+ * (`ck.covered`, NULL: none), on the session row `s`.
  */
-export class CheckpointReader {
-  private readonly opened: OpenedSegments;
-  /** Every sealed row read, in seq order, with its opened text (with `keep`). */
-  readonly sealedRows: OpenedRow[] = [];
-  /** Sealed rows opened one by one (the checkpoint did not hold them). */
-  uncovered = 0;
+export function coveredJoin(ctx: PgContext) {
+  return ctx.sql`LEFT JOIN LATERAL (
+      SELECT max(c.last_seq) AS covered FROM sessiond_checkpoints c
+      WHERE c.workspace = s.workspace AND c.session_id = s.session_id) ck ON true`;
+}
 
-  constructor(
-    private readonly key: SessionKey,
-    private readonly keying: Keying,
-    readonly sealer: SessionSealer,
-    segments: readonly SegmentRow[],
-    /** Decides, given the last seq the checkpoint covers, whether to keep the texts. */
-    keepAfter: (covered: number) => boolean,
-  ) {
-    this.opened = new OpenedSegments(sealer);
-    for (const s of segments) {
-      this.opened.add(s.first_seq, s.last_seq, Buffer.from(s.segment, "base64"));
-    }
-    this.keep = keepAfter(this.opened.covered);
-  }
+/**
+ * The cold read's payload columns, after `coveredJoin` and the entries
+ * `e`: a row of a sealed kind that the checkpoint may hold comes short,
+ * without the middle of its base64 (payload NULL): its first SHORT_HEAD
+ * characters, its last 27 bytes (the tag, `"}}`) and its length in bytes,
+ * which is what a reader compares with the checkpoint's entry. A sealed
+ * read then moves about as many bytes as a clear one. The tail is cut
+ * from the bytes (textsend), not the characters: right() counts the
+ * characters of the whole payload, ~6 µs a row.
+ */
+export function shortPayload(ctx: PgContext) {
+  const short = ctx.sql`e.seq <= ck.covered AND e.kind IN ${ctx.sql(KINDS)}`;
+  return ctx.sql`CASE WHEN ${short} THEN NULL ELSE e.payload END AS payload,
+    CASE WHEN ${short} THEN left(e.payload, ${SHORT_HEAD}) END AS short_head,
+    CASE WHEN ${short}
+      THEN encode(substring(textsend(e.payload) from octet_length(e.payload) - 26), 'escape')
+    END AS short_tail,
+    CASE WHEN ${short} THEN octet_length(e.payload) END AS short_bytes`;
+}
 
-  /** Whether the texts are kept (a new checkpoint may be written after the read). */
-  readonly keep: boolean;
-
-  /** The canonical JSON of the row `seq` (DATA_LOSS when a sealed one does not open). */
-  textOf(seq: number, payload: string): string {
-    let text = this.fromCheckpoint(seq, payload);
-    if (text === undefined) {
-      if (sealedTextBounds(payload) === undefined) return payload;
-      text = openPayload(this.key, seq, payload, this.keying);
-      this.uncovered++;
-    }
-    if (this.keep) this.sealedRows.push({ seq, payload, text });
-    return text;
-  }
-
-  /**
-   * The checkpoint's text of `seq` when `payload` is the row it was made
-   * of: the same clear part, then `{"@sealed":"`, base64 of the same
-   * length, nonce and tag, and `"}}` (where the checkpoint says the base64
-   * is: no search for it through the payload).
-   */
-  private fromCheckpoint(seq: number, payload: string): string | undefined {
-    const seg = this.opened.segment(seq);
-    if (seg === undefined) return undefined;
-    const at = this.opened.offset(seq);
-    const sealedEnd = payload.length - SEALED_CLOSE.length;
-    const sealedStart = sealedEnd - sealedLength(seg, at);
-    const valueStart = sealedStart - SEALED_KEY.length;
-    if (
-      valueStart < 0 ||
-      !payload.endsWith(SEALED_CLOSE) ||
-      !payload.startsWith(SEALED_KEY, valueStart)
-    ) {
-      return undefined;
-    }
-    for (let i = 0; i < HEAD_CHARS; i++) {
-      if (payload.charCodeAt(sealedStart + i) !== seg[at + HEAD_AT + i]) return undefined;
-    }
-    const tail = sealedEnd - TAIL_CHARS;
-    for (let i = 0; i < TAIL_CHARS; i++) {
-      if (payload.charCodeAt(tail + i) !== seg[at + TAIL_AT + i]) return undefined;
-    }
-    const text = seg.toString("utf8", at + FIXED, at + FIXED + textLength(seg, at));
-    // The same clear part: the text starts with it, and it is as long in
-    // bytes. (String equality of two slices: startsWith cost 5 × more.)
-    const head = payload.slice(0, valueStart);
-    if (text.slice(0, valueStart) !== head || prefixLength(seg, at) !== Buffer.byteLength(head)) {
-      return undefined;
-    }
-    this.opened.take(seq);
-    return text;
-  }
+/**
+ * The payloads of rows `seqs` of the session, read again whole (short
+ * rows the checkpoint did not hold), while its incarnation is still
+ * `incarnation`: undefined when it is not (rewritten since the first read).
+ */
+export async function wholeRows(
+  ctx: PgContext,
+  key: SessionKey,
+  incarnation: string,
+  seqs: readonly number[],
+): Promise<Map<number, string> | undefined> {
+  const rows = await ctx.db(
+    "reading rows again",
+    () => ctx.sql<{ seq: number | null; payload: string | null }[]>`
+      SELECT e.seq, e.payload FROM sessiond_sessions s
+      LEFT JOIN sessiond_entries e
+        ON e.workspace = s.workspace AND e.session_id = s.session_id
+          AND e.seq IN (SELECT v::int FROM json_array_elements_text(${JSON.stringify(seqs)}::text::json) AS v)
+      WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
+        AND s.incarnation = ${incarnation}::bigint`,
+  );
+  if (rows.length === 0) return undefined;
+  const out = new Map<number, string>();
+  for (const r of rows) if (r.seq !== null && r.payload !== null) out.set(r.seq, r.payload);
+  return out;
 }
 
 /** Sealed rows between two turns of the event loop while a checkpoint is built. */
 const YIELD_EVERY = 256;
 
 /**
- * Writes the checkpoint of the sealed rows `read` read (every sealed row
- * of the session, seq order, opened) after the current turn of the event loop, in the
- * background: `ctx.db` keeps it in the engine's calls in flight (close
+ * Writes the checkpoint of `rows` (every sealed row of the session, seq
+ * order) after the current turn of the event loop, in the background: `ctx.db` keeps it in the engine's calls in flight (close
  * waits for it). A failure (a concurrent write of the same checkpoint,
  * the database gone) leaves the previous one, or none: a checkpoint is
  * only a faster read.
@@ -176,16 +139,17 @@ export function writeCheckpointLater(
   ctx: PgContext,
   key: SessionKey,
   incarnation: string,
-  read: CheckpointReader,
+  sealer: SessionSealer,
+  rows: readonly KeptRow[],
 ): void {
-  const rows = read.sealedRows;
   ctx
     .db("writing a checkpoint", async () => {
-      const packer = new SegmentPacker(read.sealer);
+      const packer = new SegmentPacker(sealer);
       for (let i = 0; i < rows.length; i++) {
         if (i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
-        const entry = entryOf(rows[i] as OpenedRow);
-        if (entry !== undefined) packer.add((rows[i] as OpenedRow).seq, entry);
+        const r = rows[i] as KeptRow;
+        const entry = "entry" in r ? r.entry : entryOf(r.seq, r.payload, r.text);
+        if (entry !== undefined) packer.add(r.seq, entry);
       }
       packer.flush();
       if (packer.segments.length === 0) return;
@@ -212,17 +176,17 @@ export function writeCheckpointLater(
 }
 
 /** The checkpoint entry of an opened sealed row (undefined: not one the readers could match). */
-function entryOf(r: OpenedRow): Buffer | undefined {
-  const b = sealedTextBounds(r.payload);
+function entryOf(seq: number, payload: string, text: string): Buffer | undefined {
+  const b = sealedTextBounds(payload);
   if (b === undefined) return undefined;
-  const head = r.payload.slice(0, b.valueStart);
-  if (!r.text.startsWith(head)) return undefined;
-  const stored = Buffer.from(r.payload.slice(b.sealedStart, b.sealedEnd), "latin1");
+  const head = payload.slice(0, b.valueStart);
+  if (!text.startsWith(head)) return undefined;
+  const stored = Buffer.from(payload.slice(b.sealedStart, b.sealedEnd), "latin1");
   const sealed = {
     stored,
     sealedStart: 0,
     sealedEnd: stored.length,
     prefix: Buffer.byteLength(head),
   };
-  return checkpointEntry(r.seq, 0, sealed, Buffer.from(r.text));
+  return checkpointEntry(seq, 0, sealed, Buffer.from(text));
 }
