@@ -199,6 +199,7 @@ if (pgSkip !== undefined) {
 
     it("a payload moved to another row after the checkpoint still fails to open: DATA_LOSS", async () => {
       await coldRead("s1");
+      expect((await coldRead("s1")).opens).toBe(0);
       // u2's sealed payload copied over u4's row: the same clear part but for its id and seq.
       await admin`
         UPDATE sessiond_entries d SET payload = regexp_replace(d.payload, '[{]"@sealed":"[^"]*"[}][}]$',
@@ -229,6 +230,7 @@ if (pgSkip !== undefined) {
 
     it("a redaction deletes the checkpoint in its transaction: the redacted content is in no segment", async () => {
       await coldRead("s1");
+      expect(await openedCheckpoint("s1")).toContain(MARKER);
       const store = new SessionStore(await engine(Number.POSITIVE_INFINITY));
       const s = await store.open(WS, "s1");
       await s.redact(
@@ -243,6 +245,7 @@ if (pgSkip !== undefined) {
 
     it("an erasure deletes the checkpoint with the key", async () => {
       await coldRead("s1");
+      expect(await checkpointRows("s1")).toBeGreaterThan(0);
       const e = await engine();
       const marker = withheldMarker(WithheldReason.ERASED, "ops", timestampNow(), "gdpr");
       await e.erase({ workspace: WS, sessionId: "s1" }, marker);
@@ -257,6 +260,7 @@ if (pgSkip !== undefined) {
       await admin`
         UPDATE sessiond_entries SET payload = ${u0}
         WHERE workspace = ${WS} AND session_id = 's1' AND id = 'u0'`;
+      expect(await checkpointRows("s1")).toBeGreaterThan(0);
       const e = await engine();
       const out = await e.seal({ workspace: WS, sessionId: "s1" });
       expect(out.result).toBe("sealed");
@@ -265,6 +269,7 @@ if (pgSkip !== undefined) {
 
     it("deleting the session deletes its checkpoint", async () => {
       await coldRead("s1");
+      expect(await checkpointRows("s1")).toBeGreaterThan(0);
       const store = new SessionStore(await engine());
       await store.delete(WS, "s1");
       expect(await checkpointRows("s1")).toBe(0);
