@@ -27,15 +27,6 @@ const WS = "vault";
 const MARKER = "PGCKPT-MARKER-7c3f";
 const ENTRIES = 30;
 
-async function failure(p: Promise<unknown>): Promise<Error> {
-  return p.then(
-    () => {
-      throw new Error("expected a failure");
-    },
-    (e: unknown) => e as Error,
-  );
-}
-
 if (pgSkip !== undefined) {
   it.skip(`PostgreSQL checkpoint tests (skipped: ${pgSkip})`, () => {});
 } else {
@@ -207,9 +198,9 @@ if (pgSkip !== undefined) {
            WHERE s.workspace = ${WS} AND s.session_id = 's1' AND s.id = 'u2'))
         WHERE d.workspace = ${WS} AND d.session_id = 's1' AND d.id = 'u4'`;
       const e = await engine();
-      const err = await failure(e.load({ workspace: WS, sessionId: "s1" }));
-      expect(isSessiondError(err, "DATA_LOSS")).toBe(true);
-      expect(err.message).toContain('entry "u4"');
+      await expect(e.load({ workspace: WS, sessionId: "s1" })).rejects.toSatisfy(
+        (err) => isSessiondError(err, "DATA_LOSS") && String(err).includes('entry "u4"'),
+      );
     });
 
     it("another session's checkpoint copied in is not used", async () => {
