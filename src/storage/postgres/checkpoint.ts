@@ -25,8 +25,9 @@ import type { PgContext, Q } from "./context.js";
  * sealing (which lock the row FOR UPDATE, give a new incarnation and
  * delete the checkpoint in their own transaction) either waits for it and
  * then deletes it, or has committed and the write finds another
- * incarnation and writes nothing. Appends (FOR NO KEY UPDATE) do not wait.
- * Deleted with the session (foreign key).
+ * incarnation and writes nothing. Optimistic appends (an UPDATE of the
+ * row: FOR NO KEY UPDATE) do not wait for it; a locked append (FOR
+ * UPDATE) waits for its INSERT. Deleted with the session (foreign key).
  */
 
 /** A row of sessiond_checkpoints as read. */
