@@ -51,7 +51,7 @@ export async function openPostgres(
   const { url, admin } = await pgDatabase();
   const engine = await PostgresEngine.open({ url, ...extra });
   await admin.unsafe(
-    "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_blob_chunks, sessiond_blobs, sessiond_blob_keys, sessiond_usage, sessiond_usage_heads, sessiond_usage_rollup, sessiond_usage_prices",
+    "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_checkpoints, sessiond_blob_chunks, sessiond_blobs, sessiond_blob_keys, sessiond_usage, sessiond_usage_heads, sessiond_usage_rollup, sessiond_usage_prices",
   );
   return { engine, url, admin };
 }

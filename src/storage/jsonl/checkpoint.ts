@@ -1,6 +1,20 @@
 import { rename as fsRename } from "node:fs/promises";
 import * as path from "node:path";
 import type { SessionKey } from "../engine.js";
+import {
+  checkOf,
+  checkpointEntry,
+  FIXED,
+  HEAD_AT,
+  HEAD_CHARS,
+  OpenedSegments,
+  prefixLength,
+  SegmentPacker,
+  sealedLength,
+  TAIL_AT,
+  TAIL_CHARS,
+  textLength,
+} from "../seal/checkpoint-segments.js";
 import type { ContentOpener, SessionSealer } from "../seal/sealed-payload.js";
 import { sealedBounds } from "../seal/sealed-payload.js";
 import {
@@ -27,15 +41,9 @@ import { checkFrame, openedPayload } from "./record.js";
  *
  *   {"format":"sessiond-checkpoint","version":1,"workspace":"w","sessionId":"s"}\n
  *   then segments, each: first seq (u32 BE), last seq (u32), length (u32),
- *   and that many bytes sealed by SessionSealer.sealSegment (aead.ts's form)
- *   under the session's data key, bound to (workspace, session, first, last).
- *
- * A segment opens to the entries it covers, each: seq, the record's CRC
- * (its header's), the length of the stored base64, the length of the clear
- * part of the payload (before the sealed kind value), the length of the
- * entry's text, the first 20 and last 24 characters of the stored base64
- * (format byte and nonce; the GCM tag), then the entry's canonical JSON
- * with its content opened (what reading the record itself gives).
+ *   and that many bytes sealed by SessionSealer.sealSegment: the segments
+ *   and their entries of seal/checkpoint-segments.ts, whose check field is
+ *   the record's CRC (its header's).
  *
  * It is never trusted as the log: the log is read and checked as always
  * (frames, CRCs, seqs, the tree), and an entry is taken from the
@@ -61,15 +69,6 @@ import { checkFrame, openedPayload } from "./record.js";
  */
 
 const FORMAT = "sessiond-checkpoint";
-/**
- * Plaintext bytes per segment (one AES-GCM seal each): the cipher's setup
- * is paid once per segment, and damage costs one segment of a long session.
- */
-export const SEGMENT_BYTES = 256 * 1024;
-/** Bytes of an entry's fixed part in a segment: 5 × u32, head, tail. */
-const HEAD_CHARS = 20;
-const TAIL_CHARS = 24;
-const FIXED = 20 + HEAD_CHARS + TAIL_CHARS;
 const FRAME = 12;
 const SEALED_OPEN = Buffer.from('{"@sealed":"');
 /** The closing `"}}` after the base64 of a sealed payload. */
@@ -130,13 +129,7 @@ function same(a: Buffer, aStart: number, b: Buffer, bStart: number, n: number): 
  */
 export class CheckpointOpener implements ContentOpener {
   readonly ready: Promise<void>;
-  /** Opened segments, by index; dropped once every entry of one was taken. */
-  private segments: (Buffer | undefined)[] = [];
-  /** Entries of each segment not taken yet. */
-  private left: number[] = [];
-  /** By seq: the segment holding it, and where its entry starts there. */
-  private segOf: number[] = [];
-  private offOf: number[] = [];
+  private readonly opened: OpenedSegments;
   /**
    * By seq: the record found to be the very one checkpointed while the
    * log was scanned (`match`): its buffer and payload bounds.
@@ -144,8 +137,6 @@ export class CheckpointOpener implements ContentOpener {
   private matchedIn: (Buffer | undefined)[] = [];
   private matchedStart: number[] = [];
   private matchedEnd: number[] = [];
-  /** The last seq the checkpoint covers (0: none). */
-  covered = 0;
 
   constructor(
     readonly sealer: SessionSealer,
@@ -153,7 +144,13 @@ export class CheckpointOpener implements ContentOpener {
     readonly file: string,
     private readonly key: SessionKey,
   ) {
+    this.opened = new OpenedSegments(sealer);
     this.ready = this.load().catch(() => undefined);
+  }
+
+  /** The last seq the checkpoint covers (0: none). */
+  get covered(): number {
+    return this.opened.covered;
   }
 
   open(entryId: string, seq: number, kind: string, sealed: string): string | undefined {
@@ -168,12 +165,13 @@ export class CheckpointOpener implements ContentOpener {
    */
   textOf(buf: Buffer, seq: number, start: number, end: number): string | undefined {
     const at = this.isMatched(buf, seq, start, end)
-      ? (this.offOf[seq] as number)
+      ? this.opened.offset(seq)
       : this.find(buf, seq, start, end);
     if (at === undefined) return undefined;
-    const seg = this.segments[this.segOf[seq] as number] as Buffer;
-    const text = seg.toString("utf8", at + FIXED, at + FIXED + seg.readUInt32BE(at + 16));
-    this.take(seq);
+    const seg = this.opened.segment(seq) as Buffer;
+    const text = seg.toString("utf8", at + FIXED, at + FIXED + textLength(seg, at));
+    this.matchedIn[seq] = undefined;
+    this.opened.take(seq);
     return text;
   }
 
@@ -181,8 +179,8 @@ export class CheckpointOpener implements ContentOpener {
   bytesOf(buf: Buffer, seq: number, start: number, end: number): Buffer | undefined {
     const at = this.find(buf, seq, start, end);
     if (at === undefined) return undefined;
-    const seg = this.segments[this.segOf[seq] as number] as Buffer;
-    return seg.subarray(at + FIXED, at + FIXED + seg.readUInt32BE(at + 16));
+    const seg = this.opened.segment(seq) as Buffer;
+    return seg.subarray(at + FIXED, at + FIXED + textLength(seg, at));
   }
 
   /**
@@ -200,7 +198,7 @@ export class CheckpointOpener implements ContentOpener {
     this.matchedEnd[seq] = end;
   }
 
-  /** True when `match` found the record of `seq` at `buf[start, end)` to be the one checkpointed (and it is not taken: `take` forgets it). */
+  /** True when `match` found the record of `seq` at `buf[start, end)` to be the one checkpointed (and it is not taken: `textOf` forgets it). */
   private isMatched(buf: Buffer, seq: number, start: number, end: number): boolean {
     return (
       this.matchedIn[seq] === buf &&
@@ -211,38 +209,27 @@ export class CheckpointOpener implements ContentOpener {
 
   /** Where the entry of `seq` starts in its segment, when it is the record `buf[start, end)`. */
   private find(buf: Buffer, seq: number, start: number, end: number): number | undefined {
-    const si = this.segOf[seq];
-    if (si === undefined || si < 0) return undefined;
-    const seg = this.segments[si];
-    const at = this.offOf[seq] as number;
+    const seg = this.opened.segment(seq);
     if (seg === undefined) return undefined;
-    const sealedLen = seg.readUInt32BE(at + 8);
-    const prefix = seg.readUInt32BE(at + 12);
+    const at = this.opened.offset(seq);
+    const sealedLen = sealedLength(seg, at);
+    const prefix = prefixLength(seg, at);
     if (end - start !== prefix + SEALED_OPEN.length + sealedLen + SEALED_CLOSE) return undefined;
     // The clear part lies within the entry's text (else the compare below
     // would read past the segment and throw, inside the scan of the log).
-    if (prefix > seg.readUInt32BE(at + 16)) return undefined;
-    if (seg.readUInt32BE(at + 4) !== headerCrc(buf, start)) return undefined;
+    if (prefix > textLength(seg, at)) return undefined;
+    if (checkOf(seg, at) !== headerCrc(buf, start)) return undefined;
     const sealedStart = start + prefix + SEALED_OPEN.length;
     const sealedEnd = end - SEALED_CLOSE;
     if (
       buf.compare(seg, at + FIXED, at + FIXED + prefix, start, start + prefix) !== 0 ||
       !same(buf, start + prefix, SEALED_OPEN, 0, SEALED_OPEN.length) ||
-      !same(buf, sealedStart, seg, at + 20, HEAD_CHARS) ||
-      !same(buf, sealedEnd - TAIL_CHARS, seg, at + 20 + HEAD_CHARS, TAIL_CHARS)
+      !same(buf, sealedStart, seg, at + HEAD_AT, HEAD_CHARS) ||
+      !same(buf, sealedEnd - TAIL_CHARS, seg, at + TAIL_AT, TAIL_CHARS)
     ) {
       return undefined;
     }
     return at;
-  }
-
-  private take(seq: number): void {
-    const si = this.segOf[seq] as number;
-    this.segOf[seq] = -1;
-    this.matchedIn[seq] = undefined;
-    const left = (this.left[si] as number) - 1;
-    this.left[si] = left;
-    if (left === 0) this.segments[si] = undefined;
   }
 
   private async load(): Promise<void> {
@@ -257,29 +244,9 @@ export class CheckpointOpener implements ContentOpener {
       const len = bytes.readUInt32BE(at + 8);
       const end = at + FRAME + len;
       if (end > bytes.length || last < first) break;
-      const plain = this.sealer.openSegment(first, last, bytes.subarray(at + FRAME, end));
+      this.opened.add(first, last, bytes.subarray(at + FRAME, end));
       at = end;
-      if (plain !== undefined) this.index(plain, first, last);
     }
-  }
-
-  /** Indexes the entries of an opened segment (their seqs within its range). */
-  private index(plain: Buffer, first: number, last: number): void {
-    const si = this.segments.length;
-    let count = 0;
-    let at = 0;
-    while (at + FIXED <= plain.length) {
-      const seq = plain.readUInt32BE(at);
-      const next = at + FIXED + plain.readUInt32BE(at + 16);
-      if (next > plain.length || seq < first || seq > last) break;
-      this.segOf[seq] = si;
-      this.offOf[seq] = at;
-      if (seq > this.covered) this.covered = seq;
-      count++;
-      at = next;
-    }
-    this.segments.push(plain);
-    this.left.push(count);
   }
 }
 
@@ -312,36 +279,11 @@ export async function writeCheckpoint(
   const log = await readWholeBytes(ops, logFile);
   await previous.ready;
   if (log === undefined) return { covered: 0, opened: 0 };
-  const segmentBytes = opts.segmentBytes ?? SEGMENT_BYTES;
   const yieldEvery = opts.yieldEvery ?? 256;
-  const parts: Buffer[] = [headerOf(key)];
-  let entries: Buffer[] = [];
-  let entriesBytes = 0;
-  let first = 0;
-  let lastSeq = 0;
+  const packer = new SegmentPacker(sealer, opts.segmentBytes);
   // Entries of the write in progress: kept out until its last record is seen.
   let pending: { seq: number; bytes: Buffer }[] = [];
-  let covered = 0;
   let opened = 0;
-  const flush = () => {
-    if (entries.length === 0) return;
-    const sealed = sealer.sealSegment(first, lastSeq, Buffer.concat(entries, entriesBytes));
-    const frame = Buffer.allocUnsafe(FRAME);
-    frame.writeUInt32BE(first, 0);
-    frame.writeUInt32BE(lastSeq, 4);
-    frame.writeUInt32BE(sealed.length, 8);
-    parts.push(frame, sealed);
-    entries = [];
-    entriesBytes = 0;
-  };
-  const add = (seq: number, bytes: Buffer) => {
-    if (entries.length === 0) first = seq;
-    entries.push(bytes);
-    entriesBytes += bytes.length;
-    lastSeq = seq;
-    covered = seq;
-    if (entriesBytes >= segmentBytes) flush();
-  };
   let pos = 0;
   for (let nl = log.indexOf(0x0a, pos); nl !== -1; nl = log.indexOf(0x0a, pos)) {
     const frame = checkFrame(log, pos, nl);
@@ -354,12 +296,21 @@ export async function writeCheckpoint(
     }
     if (entry !== undefined) pending.push({ seq: frame.seq, bytes: entry.bytes });
     if (!frame.more) {
-      for (const p of pending) add(p.seq, p.bytes);
+      for (const p of pending) packer.add(p.seq, p.bytes);
       pending = [];
     }
   }
-  flush();
+  packer.flush();
+  const { covered } = packer;
   if (covered === 0) return { covered, opened };
+  const parts: Buffer[] = [headerOf(key)];
+  for (const { first, last, sealed } of packer.segments) {
+    const frame = Buffer.allocUnsafe(FRAME);
+    frame.writeUInt32BE(first, 0);
+    frame.writeUInt32BE(last, 4);
+    frame.writeUInt32BE(sealed.length, 8);
+    parts.push(frame, sealed);
+  }
   await replaceQuietly(ops, file, tempPath(logFile, key.sessionId), Buffer.concat(parts));
   return { covered, opened };
 }
@@ -374,8 +325,7 @@ function entryOf(
   const { seq, start, end } = frame;
   const bounds = sealedBounds(log, start, end);
   if (bounds === undefined) return undefined;
-  const sealedLen = bounds.sealedEnd - bounds.sealedStart;
-  if (sealedLen < HEAD_CHARS + TAIL_CHARS) return undefined;
+  if (bounds.sealedEnd - bounds.sealedStart < HEAD_CHARS + TAIL_CHARS) return undefined;
   let text = previous.bytesOf(log, seq, start, end);
   let opened = false;
   if (text === undefined) {
@@ -385,17 +335,15 @@ function entryOf(
     opened = true;
   }
   const prefix = bounds.valueStart - start;
-  const out = Buffer.allocUnsafe(FIXED + text.length);
-  out.writeUInt32BE(seq, 0);
-  out.writeUInt32BE(headerCrc(log, start) >>> 0, 4);
-  out.writeUInt32BE(sealedLen, 8);
-  out.writeUInt32BE(prefix, 12);
-  out.writeUInt32BE(text.length, 16);
-  log.copy(out, 20, bounds.sealedStart, bounds.sealedStart + HEAD_CHARS);
-  log.copy(out, 20 + HEAD_CHARS, bounds.sealedEnd - TAIL_CHARS, bounds.sealedEnd);
-  text.copy(out, FIXED);
+  const stored = {
+    stored: log,
+    sealedStart: bounds.sealedStart,
+    sealedEnd: bounds.sealedEnd,
+    prefix,
+  };
+  const out = checkpointEntry(seq, headerCrc(log, start), stored, text);
   // The text's clear part is the record's, byte for byte (readers compare them).
-  if (!same(out, FIXED, log, start, prefix)) return undefined;
+  if (out === undefined || !same(out, FIXED, log, start, prefix)) return undefined;
   return { bytes: out, opened };
 }
 

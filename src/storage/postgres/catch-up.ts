@@ -2,6 +2,15 @@ import { dataLoss } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import { SessionLog } from "../../core/session-log.js";
 import type { SessionKey } from "../engine.js";
+import {
+  coveredJoin,
+  readCheckpoint,
+  type SegmentRow,
+  shortPayload,
+  wholeRows,
+  writeCheckpointLater,
+} from "./checkpoint.js";
+import { CheckpointReader, type ColdRow } from "./checkpoint-reader.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { decodePayload } from "./rows.js";
 import type { KeyColumns } from "./sealing.js";
@@ -19,9 +28,14 @@ import { type Cached, cacheKey } from "./session-cache.js";
 function applyRows(
   key: SessionKey,
   c: Cached,
-  rows: readonly { seq: number; payload: string }[],
+  rows: readonly { seq: number; payload: string | null }[],
+  /** The rows' canonical JSON, opened already (a cold read's, checkpoint-reader.ts). */
+  texts?: readonly string[],
 ): void {
-  for (const r of rows) c.log.apply(decodePayload(key, r.seq, r.payload, c.keying));
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as { seq: number; payload: string | null };
+    c.log.apply(decodePayload(key, r.seq, r.payload ?? "", c.keying, texts?.[i]));
+  }
 }
 
 /** The key row's columns, read along with the session row while the cache has no keying. */
@@ -47,14 +61,27 @@ function headMismatch(key: SessionKey, stored: number, have: number) {
  * The session's log caught up with the tables, outside a transaction:
  * ONE statement (one snapshot, one round trip when nothing changed) reads
  * the session row LEFT JOIN the rows past the cached head, so the head and
- * the rows agree. Call in the session's turn (`cache.withKey`).
+ * the rows agree. A cold read (nothing cached) with encryption configured
+ * reads the session's checkpoint alongside (checkpoint.ts): a sealed
+ * session's rows are taken from it where they are the rows it was made
+ * of, and a new one is written after a read that opened at least
+ * `checkpointAfter` rows one by one. Call in the session's turn
+ * (`cache.withKey`).
  */
 export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionLog> {
   const k = cacheKey(key);
   let cached = ctx.cache.get(k);
+  // False once short rows could not be used (no key, the session rewritten meanwhile).
+  let shortRows = true;
   for (let attempt = 0; ; attempt++) {
     const after = cached?.log.headSeq ?? 0;
     const withKeys = ctx.keys.encrypts && cached?.keying === undefined;
+    const cold = cached === undefined && ctx.keys.encrypts;
+    const short = cold && shortRows;
+    // Read along with the rows; a failed read of it is only a slower read.
+    const segments: Promise<SegmentRow[]> | undefined = cold
+      ? readCheckpoint(ctx, key).catch(() => [])
+      : undefined;
     const rows = await ctx.db(
       "reading a session",
       () => ctx.sql<
@@ -63,11 +90,14 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
           head_seq: number;
           seq: number | null;
           payload: string | null;
-        } & KeyColumns)[]
+        } & Omit<ColdRow, "seq" | "payload"> &
+          KeyColumns)[]
       >`
-        SELECT s.incarnation, s.head_seq, e.seq, e.payload ${keyColumns(ctx, withKeys)}
+        SELECT s.incarnation, s.head_seq, e.seq,
+          ${short ? shortPayload(ctx) : ctx.sql`e.payload`} ${keyColumns(ctx, withKeys)}
         FROM sessiond_sessions s
         ${keyJoin(ctx, withKeys)}
+        ${short ? coveredJoin(ctx) : ctx.sql``}
         LEFT JOIN sessiond_entries e
           ON e.workspace = s.workspace AND e.session_id = s.session_id AND e.seq > ${after}
         WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
@@ -88,16 +118,33 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       incarnation: first.incarnation,
       log: new SessionLog(key.sessionId),
     };
-    const fresh = rows.filter((r) => r.seq !== null) as { seq: number; payload: string }[];
+    const fresh = rows.filter((r) => r.seq !== null) as ColdRow[];
+    let reader: CheckpointReader | undefined;
     try {
       if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
-      applyRows(key, c, fresh);
+      let texts: string[] | undefined;
+      if (segments !== undefined && c.keying?.sealer !== undefined) {
+        // The rows are kept only when enough may be left to open (a new checkpoint then).
+        const keepAfter = (covered: number) => first.head_seq - covered >= ctx.checkpointAfter;
+        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments, keepAfter);
+        texts = await reader.texts(fresh, (seqs) => wholeRows(ctx, key, first.incarnation, seqs));
+      }
+      if (texts === undefined && fresh.some((r) => r.payload === null)) {
+        // Short rows but no key to use the checkpoint with, or the session
+        // rewritten before the rows it did not hold were read: read it whole.
+        shortRows = false;
+        continue;
+      }
+      applyRows(key, c, fresh, texts);
       if (c.log.headSeq !== first.head_seq) throw headMismatch(key, first.head_seq, c.log.headSeq);
     } catch (err) {
       ctx.cache.drop(k);
       throw err;
     }
     ctx.cache.remember(k, c);
+    if (reader?.keep && reader.uncovered >= ctx.checkpointAfter) {
+      writeCheckpointLater(ctx, key, c.incarnation, reader.sealer, reader.kept);
+    }
     return c.log;
   }
 }

@@ -36,6 +36,8 @@ export interface PgContext {
   readonly keys: PgKeys;
   /** The search filters of sealed sessions as this replica last read them (search.ts). */
   readonly blooms: BloomCache;
+  /** Sealed rows a cold read opens one by one before it writes a checkpoint (checkpoint.ts). */
+  readonly checkpointAfter: number;
 }
 
 /** NOT_FOUND for a session, worded like the other engines. */

@@ -3,6 +3,7 @@ import { planErase } from "../../core/erase-plan.js";
 import type { EraseResult, SessionKey } from "../engine.js";
 import { SEALED_KINDS } from "../seal/sealed-payload.js";
 import { lockAndCatchUp } from "./catch-up.js";
+import { dropCheckpoint } from "./checkpoint.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { notifyPages, withholdRows } from "./redact.js";
@@ -15,7 +16,8 @@ import { cacheKey } from "./session-cache.js";
  * A sealed session (sealing.ts): ONE transaction locks the session row,
  * destroys its data key (its row of sessiond_session_keys keeps no key
  * material: wrapped, key_id, key_version NULL, `erased` says when, by whom
- * and why), gives the session a new incarnation and queues the wake-ups.
+ * and why), deletes its checkpoint (checkpoint.ts), gives the session a
+ * new incarnation and queues the wake-ups.
  * The payloads are not rewritten: they can no longer be opened by anyone,
  * and read as their kind emptied with the ERASED marker.
  *
@@ -99,6 +101,7 @@ async function destroyKey(
             tx`
               UPDATE sessiond_sessions SET incarnation = DEFAULT
               WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`,
+            dropCheckpoint(tx, key),
             ...notifyPages(seqs).map((page) =>
               notifyIn(tx, ctx.replica, {
                 type: "withheld",

@@ -108,6 +108,12 @@ export interface PostgresEngineOptions {
    * sealed session fails its reads with FAILED_PRECONDITION.
    */
   encryption?: PgEncryption;
+  /**
+   * A cold read of a sealed session that opened at least this many rows
+   * one by one (not in its checkpoint) writes a new checkpoint after it
+   * (checkpoint.ts). Default 1024; Infinity: this replica writes none.
+   */
+  checkpointAfter?: number;
 }
 
 /**
@@ -192,6 +198,7 @@ export class PostgresEngine implements StorageEngine {
       observer: opts.observer ?? NO_OBSERVER,
       keys: new PgKeys(opts.encryption),
       blooms: new BloomCache(),
+      checkpointAfter: opts.checkpointAfter ?? 1024,
     };
     this.blobs = new PgBlobs(
       this.ctx,

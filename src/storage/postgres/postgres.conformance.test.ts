@@ -85,7 +85,7 @@ if (skip !== undefined) {
       encryption ??= await sealing?.();
       let engine = await PostgresEngine.open({ url: db.url, encryption });
       await admin?.unsafe(
-        "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_blobs, sessiond_blob_chunks",
+        "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_checkpoints, sessiond_blobs, sessiond_blob_chunks",
       );
       const siblings: PostgresEngine[] = [];
       return {

@@ -1,5 +1,6 @@
 import type { SessionKey, WithholdPlanner, WithholdResult } from "../engine.js";
 import { lockAndCatchUp } from "./catch-up.js";
+import { dropCheckpoint } from "./checkpoint.js";
 import type { PgContext } from "./context.js";
 import { notifyIn } from "./notify.js";
 import { jsonOf } from "./rows.js";
@@ -12,7 +13,8 @@ import { cacheKey } from "./session-cache.js";
  * locks the session row (`SELECT ... FOR UPDATE`, serialising it with the
  * locked appends of every replica), catches the cached log up, plans,
  * replaces the payloads of the planned rows in one UPDATE, gives the
- * session a new incarnation and queues the wake-up (delivered on COMMIT).
+ * session a new incarnation, deletes its checkpoint (checkpoint.ts) and
+ * queues the wake-up (delivered on COMMIT).
  *
  * The new incarnation is how other replicas' cached logs follow: every
  * catch-up reads the session row and starts the log over from seq 1 when
@@ -63,6 +65,8 @@ export async function withholdRows(
               UPDATE sessiond_sessions SET incarnation = DEFAULT
               WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
               RETURNING incarnation`,
+            // No copy of the old content stays, even one the data key would open.
+            dropCheckpoint(tx, key),
             ...notifyPages(rows.map((r) => r.q)).map((seqs) =>
               notifyIn(tx, ctx.replica, { type: "withheld", ...key, headSeq: c.log.headSeq, seqs }),
             ),

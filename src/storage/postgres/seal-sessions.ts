@@ -2,6 +2,7 @@ import { aborted, failedPrecondition } from "../../core/errors.js";
 import { quote } from "../../core/ids.js";
 import type { SessionKey } from "../engine.js";
 import { SEALED_KINDS } from "../seal/sealed-payload.js";
+import { dropCheckpoint } from "./checkpoint.js";
 import { missing, type PgContext, type Q } from "./context.js";
 import { isSealed, type KeyColumns } from "./sealing.js";
 import { searchBloom } from "./search-bloom.js";
@@ -17,7 +18,8 @@ import { cacheKey } from "./session-cache.js";
  * its turn with the writers of every replica), its key row taken (or a new
  * data key made, wrapped by the workspace's current key version, and
  * inserted), every payload of a sealed kind still in clear replaced by its
- * sealed form (one UPDATE), and a new incarnation given to the session. A
+ * sealed form (one UPDATE), a new incarnation given to the session and its
+ * checkpoint, if any, deleted (checkpoint.ts). A
  * crash, a kill or a failure anywhere before COMMIT leaves the session as it
  * was (in clear, no key row); after it, sealed with its key. Never a sealed
  * payload without its key row, never half a session sealed.
@@ -113,6 +115,7 @@ export async function sealSession(
           await tx`
             UPDATE sessiond_sessions SET incarnation = DEFAULT
             WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+          await dropCheckpoint(tx, key);
           if (updated !== changed.length) {
             throw aborted(`${name}: ${changed.length} payloads to seal, ${updated} updated`);
           }

@@ -1,0 +1,193 @@
+import type { SessionKey } from "../engine.js";
+import { checkpointEntry, SegmentPacker } from "../seal/checkpoint-segments.js";
+import { SEALED_KINDS, type SessionSealer, sealedTextBounds } from "../seal/sealed-payload.js";
+import type { PgContext, Q } from "./context.js";
+
+/**
+ * The checkpoint of a sealed session on PostgreSQL: the JSONL engine's
+ * (jsonl/checkpoint.ts), its segments (seal/checkpoint-segments.ts) in
+ * rows of sessiond_checkpoints (migration 18) instead of a file, so that
+ * a cold read opens a few large sealed segments instead of every row.
+ *
+ * Rows stay the truth: a row's opened JSON is taken from the checkpoint
+ * only when the row is the very one the entry was made of (same seq, the
+ * same clear part, the same base64 length, nonce and tag); any other row
+ * (appended since, rewritten, moved from another entry or session) is
+ * opened as before, and a moved payload still fails to open (DATA_LOSS).
+ * Segments are sealed under the session's data key and bound to
+ * (workspace, session, first seq, last seq): one copied from another
+ * session, or altered, does not open and is skipped. No clear content.
+ *
+ * Written after a cold read that opened at least `checkpointAfter` sealed
+ * rows one by one (the texts are at hand then: no row is opened again),
+ * off the read's path, in a transaction that holds the session row FOR
+ * KEY SHARE at the incarnation the read saw: a redaction, erasure or
+ * sealing (which lock the row FOR UPDATE, give a new incarnation and
+ * delete the checkpoint in their own transaction) either waits for it and
+ * then deletes it, or has committed and the write finds another
+ * incarnation and writes nothing. Optimistic appends (an UPDATE of the
+ * row: FOR NO KEY UPDATE) do not wait for it; a locked append (FOR
+ * UPDATE) waits for its INSERT. Deleted with the session (foreign key).
+ */
+
+/** A row of sessiond_checkpoints as read. */
+export interface SegmentRow {
+  first_seq: number;
+  last_seq: number;
+  /** base64 of the sealed segment (schema.ts, migration 18). */
+  segment: string;
+}
+
+/**
+ * A sealed row of a cold read, for the next checkpoint: its entry as the
+ * checkpoint held it, or the row and its text as opened.
+ */
+export type KeptRow =
+  | { readonly seq: number; readonly entry: Buffer }
+  | { readonly seq: number; readonly payload: string; readonly text: string };
+
+/** The session's checkpoint segments, in seq order (none: an empty list). */
+export function readCheckpoint(ctx: PgContext, key: SessionKey): Promise<SegmentRow[]> {
+  return ctx.db(
+    "reading a checkpoint",
+    () => ctx.sql<SegmentRow[]>`
+      SELECT first_seq, last_seq, segment FROM sessiond_checkpoints
+      WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+      ORDER BY first_seq`,
+  );
+}
+
+/** Deletes the session's checkpoint in `tx`: with every rewrite of its sealed payloads or key. */
+export async function dropCheckpoint(tx: Q, key: SessionKey): Promise<void> {
+  await tx`
+    DELETE FROM sessiond_checkpoints
+    WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}`;
+}
+
+/** The kinds whose rows a checkpoint may hold. */
+const KINDS = [...SEALED_KINDS];
+/** Characters of a short row's start: its clear part, `{"@sealed":"` and the nonce, usually. */
+export const SHORT_HEAD = 256;
+
+/**
+ * The cold read's join of the last seq the session's checkpoint covers
+ * (`ck.covered`, NULL: none), on the session row `s`.
+ */
+export function coveredJoin(ctx: PgContext) {
+  return ctx.sql`LEFT JOIN LATERAL (
+      SELECT max(c.last_seq) AS covered FROM sessiond_checkpoints c
+      WHERE c.workspace = s.workspace AND c.session_id = s.session_id) ck ON true`;
+}
+
+/**
+ * The cold read's payload columns, after `coveredJoin` and the entries
+ * `e`: a row of a sealed kind that the checkpoint may hold comes short,
+ * without the middle of its base64 (payload NULL): its first SHORT_HEAD
+ * characters, its last 27 bytes (the tag, `"}}`) and its length in bytes,
+ * which is what a reader compares with the checkpoint's entry. A sealed
+ * read then moves about as many bytes as a clear one. The tail is cut
+ * from the bytes (textsend), not the characters: right() counts the
+ * characters of the whole payload, ~6 µs a row.
+ */
+export function shortPayload(ctx: PgContext) {
+  const short = ctx.sql`e.seq <= ck.covered AND e.kind IN ${ctx.sql(KINDS)}`;
+  return ctx.sql`CASE WHEN ${short} THEN NULL ELSE e.payload END AS payload,
+    CASE WHEN ${short} THEN left(e.payload, ${SHORT_HEAD}) END AS short_head,
+    CASE WHEN ${short}
+      THEN encode(substring(textsend(e.payload) from octet_length(e.payload) - 26), 'escape')
+    END AS short_tail,
+    CASE WHEN ${short} THEN octet_length(e.payload) END AS short_bytes`;
+}
+
+/**
+ * The payloads of rows `seqs` of the session, read again whole (short
+ * rows the checkpoint did not hold), while its incarnation is still
+ * `incarnation`: undefined when it is not (rewritten since the first read).
+ */
+export async function wholeRows(
+  ctx: PgContext,
+  key: SessionKey,
+  incarnation: string,
+  seqs: readonly number[],
+): Promise<Map<number, string> | undefined> {
+  const rows = await ctx.db(
+    "reading rows again",
+    () => ctx.sql<{ seq: number | null; payload: string | null }[]>`
+      SELECT e.seq, e.payload FROM sessiond_sessions s
+      LEFT JOIN sessiond_entries e
+        ON e.workspace = s.workspace AND e.session_id = s.session_id
+          AND e.seq IN (SELECT v::int FROM json_array_elements_text(${JSON.stringify(seqs)}::text::json) AS v)
+      WHERE s.workspace = ${key.workspace} AND s.session_id = ${key.sessionId}
+        AND s.incarnation = ${incarnation}::bigint`,
+  );
+  if (rows.length === 0) return undefined;
+  const out = new Map<number, string>();
+  for (const r of rows) if (r.seq !== null && r.payload !== null) out.set(r.seq, r.payload);
+  return out;
+}
+
+/** Sealed rows between two turns of the event loop while a checkpoint is built. */
+const YIELD_EVERY = 256;
+
+/**
+ * Writes the checkpoint of `rows` (every sealed row of the session, seq
+ * order) after the current turn of the event loop, in the background: `ctx.db` keeps it in the engine's calls in flight (close
+ * waits for it). A failure (a concurrent write of the same checkpoint,
+ * the database gone) leaves the previous one, or none: a checkpoint is
+ * only a faster read.
+ */
+export function writeCheckpointLater(
+  ctx: PgContext,
+  key: SessionKey,
+  incarnation: string,
+  sealer: SessionSealer,
+  rows: readonly KeptRow[],
+): void {
+  ctx
+    .db("writing a checkpoint", async () => {
+      const packer = new SegmentPacker(sealer);
+      for (let i = 0; i < rows.length; i++) {
+        if (i % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
+        const r = rows[i] as KeptRow;
+        const entry = "entry" in r ? r.entry : entryOf(r.seq, r.payload, r.text);
+        if (entry !== undefined) packer.add(r.seq, entry);
+      }
+      packer.flush();
+      if (packer.segments.length === 0) return;
+      const segments = packer.segments.map((s) => ({
+        workspace: key.workspace,
+        session_id: key.sessionId,
+        first_seq: s.first,
+        last_seq: s.last,
+        segment: s.sealed.toString("base64"),
+      }));
+      await ctx.sql.begin(async (tx) => {
+        const [same] = await tx`
+          SELECT 1 FROM sessiond_sessions
+          WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
+            AND incarnation = ${incarnation}::bigint
+          FOR KEY SHARE`;
+        // Rewritten (redaction, erasure, sealing) or deleted since the read.
+        if (same === undefined) return;
+        await dropCheckpoint(tx, key);
+        await tx`INSERT INTO sessiond_checkpoints ${tx(segments, "workspace", "session_id", "first_seq", "last_seq", "segment")}`;
+      });
+    })
+    .catch(() => undefined);
+}
+
+/** The checkpoint entry of an opened sealed row (undefined: not one the readers could match). */
+function entryOf(seq: number, payload: string, text: string): Buffer | undefined {
+  const b = sealedTextBounds(payload);
+  if (b === undefined) return undefined;
+  const head = payload.slice(0, b.valueStart);
+  if (!text.startsWith(head)) return undefined;
+  const stored = Buffer.from(payload.slice(b.sealedStart, b.sealedEnd), "latin1");
+  const sealed = {
+    stored,
+    sealedStart: 0,
+    sealedEnd: stored.length,
+    prefix: Buffer.byteLength(head),
+  };
+  return checkpointEntry(seq, 0, sealed, Buffer.from(text));
+}
