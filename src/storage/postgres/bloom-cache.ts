@@ -111,7 +111,7 @@ export class BloomCache {
   }
 
   /** The seqs after `afterSeq` of `s`'s rows whose filter has every bit of `bits` set. */
-  static candidates(s: SessionBlooms, bits: readonly number[], afterSeq: number): number[] {
+  static candidates(s: SessionBlooms, bits: ArrayLike<number>, afterSeq: number): number[] {
     const out: number[] = [];
     for (let r = 0; r < s.seqs.length; r++) {
       const seq = s.seqs[r] as number;

@@ -82,8 +82,9 @@ function byteaText(at: Uint16Array): string {
 }
 
 /** True when the filter at `blooms[start, start + BLOOM_BYTES)` has every bit of `bits` set. */
-export function holdsAll(blooms: Buffer, start: number, bits: readonly number[]): boolean {
-  for (const p of bits) {
+export function holdsAll(blooms: Buffer, start: number, bits: ArrayLike<number>): boolean {
+  for (let i = 0; i < bits.length; i++) {
+    const p = bits[i] as number;
     if (((blooms[start + (p >>> 3)] as number) & bitMask(p)) === 0) return false;
   }
   return true;
@@ -106,19 +107,22 @@ export function searchBloom(
 }
 
 /**
- * The filter bits a row holding the needles (those of at least three
- * characters) must have set under `sealer`'s key, each trigram's first
- * probe before any second one (a row without the needle most likely fails
- * at the first); undefined when no needle has three characters (then
- * nothing is ruled out).
+ * The trigram codes of the needles of at least three characters (computed
+ * once per search); undefined when no needle has three (then nothing is
+ * ruled out).
  */
-export function needleBits(
-  needles: readonly string[],
-  sealer: SessionSealer,
-): number[] | undefined {
+export function needlesCodes(needles: readonly string[]): Int32Array | undefined {
   const codes = needles.filter((n) => n.length >= 3).flatMap((n) => [...needleCodes(n)]);
-  if (codes.length === 0) return undefined;
-  return [...positions(sealer, Int32Array.from(codes), codes.length)];
+  return codes.length === 0 ? undefined : Int32Array.from(codes);
+}
+
+/**
+ * The filter bits a row holding the needles whose codes are `codes` must
+ * have set under `sealer`'s key, each trigram's first probe before any
+ * second one (a row without the needle most likely fails at the first).
+ */
+export function needleBits(codes: Int32Array, sealer: SessionSealer): Uint16Array {
+  return positions(sealer, codes, codes.length);
 }
 
 /** What the rows of some entries store: each payload (sealed when the session is) and its filter. */

@@ -5,7 +5,7 @@ import { BloomCache, type BloomRow, type SessionBlooms } from "./bloom-cache.js"
 import type { PgContext } from "./context.js";
 import { decodePayload, type RootRow, rootRecordOfRow } from "./rows.js";
 import { type KeyColumns, type Keying, openPayload } from "./sealing.js";
-import { needleBits } from "./search-bloom.js";
+import { needleBits, needlesCodes } from "./search-bloom.js";
 
 /** A candidate row: its session's root row and the entry's own seq and payload. */
 interface CandidateRow extends RootRow {
@@ -60,6 +60,8 @@ interface SealedRow {
   created_at_ms: string;
   seq: number;
   entry_payload: string;
+  /** Its session's root row, when the query that read it brought it along. */
+  root?: RootRow;
 }
 
 /**
@@ -158,18 +160,41 @@ function bloomRowsQuery(
     ORDER BY q.ordinality, f.seq`;
 }
 
-/** The payloads of some entries (`ord`: a row's place in `rows`, from 1; a row gone is left out). */
+/**
+ * The payloads of some entries, each with its session's root row (one
+ * round trip for both): `ord` is a row's place in `rows`, from 1; a row
+ * gone is left out.
+ */
 function payloadsQuery(
   sql: postgres.Sql,
   workspace: string,
   rows: readonly { s: string; q: number }[],
 ) {
-  return sql<{ ord: string; entry_payload: string }[]>`
-    SELECT w.ordinality AS ord, e.payload AS entry_payload
+  return sql<({ ord: string; entry_payload: string } & RootRow)[]>`
+    SELECT w.ordinality AS ord, e.payload AS entry_payload,
+      s.session_id, s.created_at_ms, s.parent_session_id, r.payload
     FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
         AS (s text, q integer)) WITH ORDINALITY AS w
     JOIN sessiond_entries e ON e.workspace = ${workspace} AND e.session_id = w.s AND e.seq = w.q
+    JOIN sessiond_sessions s ON s.workspace = ${workspace} AND s.session_id = w.s
+    JOIN sessiond_entries r ON r.workspace = ${workspace} AND r.session_id = w.s AND r.seq = 1
     ORDER BY w.ordinality`;
+}
+
+/**
+ * Whether the searched sessions include one in clear (no key row): only
+ * those hold clear messages (a sealed session's messages are sealed from
+ * its creation or its `sessiond seal`, both with its key row).
+ */
+function anyClearQuery(sql: postgres.Sql, workspace: string, q: CandidateQuery) {
+  return sql<{ any: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM sessiond_sessions s
+      WHERE s.workspace = ${workspace} AND s.parent_session_id = ${q.parentSessionId}
+        AND NOT EXISTS (
+          SELECT 1 FROM sessiond_session_keys k
+          WHERE k.workspace = s.workspace AND k.session_id = s.session_id)
+    ) AS any`;
 }
 
 /** The key rows of sessions. */
@@ -253,20 +278,24 @@ export async function searchCandidates(
   q: CandidateQuery,
 ): Promise<Candidate[]> {
   const desc = q.order === "desc";
-  const clear = ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
+  const clear = () => ctx.db("searching entries", () => candidatesQuery(ctx.sql, workspace, q));
   let rows: Opened[];
   if (!ctx.keys.encrypts) {
-    rows = (await clear).map((r) => ({ r, keying: undefined, opened: undefined }));
+    rows = (await clear()).map((r) => ({ r, keying: undefined, opened: undefined }));
   } else if (filtered(q)) {
     // The sealed scan tests its filters while the clear query runs (another
-    // connection): a sealed row past a full clear batch is cut below.
+    // connection): a sealed row past a full clear batch is cut below. The
+    // clear query only where there are sessions in clear: in a workspace
+    // sealed from the start it would walk the trigram index for nothing.
     const [clearRows, sealed] = await Promise.all([
-      clear,
+      ctx
+        .db("searching entries", () => anyClearQuery(ctx.sql, workspace, q))
+        .then(async ([r]): Promise<readonly CandidateRow[]> => (r?.any === true ? clear() : [])),
       sealedMatches(ctx, workspace, q, undefined),
     ]);
     rows = [...clearRows.map((r) => ({ r, keying: undefined, opened: undefined })), ...sealed];
   } else {
-    const clearRows = await clear;
+    const clearRows = await clear();
     // Opening every sealed message: a full clear batch ends where the store
     // goes on next time, so no sealed row past it is opened.
     const last = clearRows.length === q.limit ? clearRows[clearRows.length - 1] : undefined;
@@ -371,15 +400,18 @@ async function sealedMatches(
   else await openingScan(ctx, scan);
   const { kept } = scan;
   if (kept.length === 0) return [];
-  const ids = [...new Set(kept.map((k) => k.r.session_id))];
+  // The roots the rows did not come with (the opening scan's).
+  const ids = [...new Set(kept.filter((k) => k.r.root === undefined).map((k) => k.r.session_id))];
   const roots = new Map(
-    (await ctx.db("reading search roots", () => rootRowsQuery(ctx.sql, workspace, ids))).map(
-      (r) => [r.session_id, r],
-    ),
+    ids.length === 0
+      ? []
+      : (await ctx.db("reading search roots", () => rootRowsQuery(ctx.sql, workspace, ids))).map(
+          (r) => [r.session_id, r],
+        ),
   );
   const out: Opened[] = [];
   for (const { r, keying, opened } of kept) {
-    const root = roots.get(r.session_id);
+    const root = r.root ?? roots.get(r.session_id);
     if (root !== undefined) out.push({ r: { ...root, ...r }, keying, opened });
   }
   return out;
@@ -470,10 +502,11 @@ async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
       });
     }
     // The candidates, in the search's order.
+    const codes = needlesCodes(q.needles) ?? new Int32Array(0);
     const wanted: { a: (typeof asked)[number]; seq: number }[] = [];
     for (const a of asked) {
       const from = after !== undefined && after.id === a.row.session_id ? after.seq : 0;
-      const bits = needleBits(q.needles, a.keying.sealer as SessionSealer) ?? [];
+      const bits = needleBits(codes, a.keying.sealer as SessionSealer);
       const blooms = a.blooms as SessionBlooms;
       for (const seq of BloomCache.candidates(blooms, bits, from)) wanted.push({ a, seq });
     }
@@ -487,7 +520,13 @@ async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
         const w = part[Number(r.ord) - 1];
         if (w === undefined) continue;
         const { session_id, created_at_ms } = w.a.row;
-        const row = { session_id, created_at_ms, seq: w.seq, entry_payload: r.entry_payload };
+        const root = {
+          session_id,
+          created_at_ms: r.created_at_ms,
+          parent_session_id: r.parent_session_id,
+          payload: r.payload,
+        };
+        const row = { session_id, created_at_ms, seq: w.seq, entry_payload: r.entry_payload, root };
         if (!consider(scan, row, w.a.keying)) return;
       }
     }
