@@ -28,10 +28,8 @@ export interface SessionBlooms {
   coveredSeq: number;
   /** The seqs of its sealed messages (and of its rows without a filter). */
   seqs: number[];
-  /** Their filters, BLOOM_BYTES each, in `seqs`' order; a row without one is all ones. */
+  /** Their filters, BLOOM_BYTES each, in `seqs`' order (the rest unused); a row without one is all ones. */
   blooms: Buffer;
-  /** Bytes of `blooms` in use. */
-  used: number;
 }
 
 /** A row's filter as read: undefined when it has none (written before migration 17). */
@@ -85,18 +83,19 @@ export class BloomCache {
       this.sessions.delete(k);
       this.bytes -= held.blooms.length;
     }
-    const s = c ?? { incarnation, coveredSeq: 0, seqs: [], blooms: Buffer.alloc(0), used: 0 };
-    const need = s.used + rows.length * BLOOM_BYTES;
+    const s = c ?? { incarnation, coveredSeq: 0, seqs: [], blooms: Buffer.alloc(0) };
+    const used = s.seqs.length * BLOOM_BYTES;
+    const need = used + rows.length * BLOOM_BYTES;
     if (need > s.blooms.length) {
       const bigger = Buffer.alloc(Math.max(need, s.blooms.length * 2));
-      s.blooms.copy(bigger, 0, 0, s.used);
+      s.blooms.copy(bigger, 0, 0, used);
       s.blooms = bigger;
     }
     for (const r of rows) {
-      if (r.bloom !== null && r.bloom.length === BLOOM_BYTES) r.bloom.copy(s.blooms, s.used);
-      else s.blooms.fill(0xff, s.used, s.used + BLOOM_BYTES);
+      const at = s.seqs.length * BLOOM_BYTES;
+      if (r.bloom !== null && r.bloom.length === BLOOM_BYTES) r.bloom.copy(s.blooms, at);
+      else s.blooms.fill(0xff, at, at + BLOOM_BYTES);
       s.seqs.push(r.seq);
-      s.used += BLOOM_BYTES;
     }
     s.coveredSeq = head;
     // Most recently searched last; the least recently searched go while over the bound.

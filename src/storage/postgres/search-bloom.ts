@@ -14,10 +14,11 @@ import { type Keying, sealed } from "./sealing.js";
  * one of a needle's trigrams cannot hold it), each trigram setting
  * `PROBES` bits chosen by its keyed hash under a key derived from the
  * session's data key. A search computes, per sealed session and with its
- * key, the bits of the needles' trigrams and asks PostgreSQL for the rows
- * whose filter has them all set (`get_bit`, read from a narrow covering
- * index, search.ts); those rows are candidates only, opened and matched as
- * before, so a false positive costs an opening, never a hit.
+ * key, the bits of the needles' trigrams and reads the payloads of the rows
+ * whose filter has them all set (the filters read from a narrow covering
+ * index and tested in the replica's memory: bloom-cache.ts, search.ts);
+ * those rows are candidates only, opened and matched as before, so a false
+ * positive costs an opening, never a hit.
  *
  * Why a fixed-size filter per row and not an index of keyed trigrams: a
  * GIN index of per-session keyed tokens takes ~500 keys no other session
@@ -38,7 +39,7 @@ import { type Keying, sealed } from "./sealing.js";
  */
 
 /** Bits of a row's filter (a bytea of BLOOM_BYTES). */
-export const BLOOM_BITS = 2048;
+const BLOOM_BITS = 2048;
 export const BLOOM_BYTES = BLOOM_BITS / 8;
 /** Bits set per trigram. */
 const PROBES = 2;

@@ -161,7 +161,7 @@ function bloomRowsQuery(
 }
 
 /**
- * The payloads of some entries, each with its session's root row (one
+ * The payloads of some entries, each with its session's root payload (one
  * round trip for both): `ord` is a row's place in `rows`, from 1; a row
  * gone is left out.
  */
@@ -170,13 +170,11 @@ function payloadsQuery(
   workspace: string,
   rows: readonly { s: string; q: number }[],
 ) {
-  return sql<({ ord: string; entry_payload: string } & RootRow)[]>`
-    SELECT w.ordinality AS ord, e.payload AS entry_payload,
-      s.session_id, s.created_at_ms, s.parent_session_id, r.payload
+  return sql<{ ord: string; entry_payload: string; root_payload: string }[]>`
+    SELECT w.ordinality AS ord, e.payload AS entry_payload, r.payload AS root_payload
     FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
         AS (s text, q integer)) WITH ORDINALITY AS w
     JOIN sessiond_entries e ON e.workspace = ${workspace} AND e.session_id = w.s AND e.seq = w.q
-    JOIN sessiond_sessions s ON s.workspace = ${workspace} AND s.session_id = w.s
     JOIN sessiond_entries r ON r.workspace = ${workspace} AND r.session_id = w.s AND r.seq = 1
     ORDER BY w.ordinality`;
 }
@@ -348,7 +346,11 @@ interface Kept {
 interface SealedScan {
   readonly q: CandidateQuery;
   readonly workspace: string;
-  /** The last clear candidate of a full clear batch: no sealed row past it is kept. */
+  /**
+   * The last clear candidate of a full clear batch: no sealed row past it
+   * is kept (the opening scan's; the filtered scan runs beside the clear
+   * query, without it).
+   */
   readonly last: Place | undefined;
   readonly kept: Kept[];
 }
@@ -458,8 +460,8 @@ const PAST_SESSION = 2 ** 31 - 1;
  * each is opened and matched as the opening scan does.
  */
 async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
-  const { q, workspace, last } = scan;
-  const desc = q.order === "desc";
+  const { q, workspace } = scan;
+  const codes = needlesCodes(q.needles) ?? new Int32Array(0);
   let after = q.after;
   for (;;) {
     const sessions = await ctx.db("searching sealed sessions", () =>
@@ -467,12 +469,7 @@ async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
     );
     const asked: { row: SealedSessionRow; keying: Keying; blooms: SessionBlooms | undefined }[] =
       [];
-    let pastLast = false;
     for (const row of sessions) {
-      if (last !== undefined && compareRows({ ...row, seq: 1 }, last, desc) > 0) {
-        pastLast = true;
-        break;
-      }
       const keying = await ctx.keys.keyingOf({ workspace, sessionId: row.session_id }, row);
       if (keying.sealer === undefined) continue;
       const blooms = ctx.blooms.get(workspace, row.session_id, row.incarnation);
@@ -502,7 +499,6 @@ async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
       });
     }
     // The candidates, in the search's order.
-    const codes = needlesCodes(q.needles) ?? new Int32Array(0);
     const wanted: { a: (typeof asked)[number]; seq: number }[] = [];
     for (const a of asked) {
       const from = after !== undefined && after.id === a.row.session_id ? after.seq : 0;
@@ -519,19 +515,16 @@ async function filteredScan(ctx: PgContext, scan: SealedScan): Promise<void> {
       for (const r of rows) {
         const w = part[Number(r.ord) - 1];
         if (w === undefined) continue;
+        // Every session asked is one of the searched parent's (sealedSessionsQuery).
         const { session_id, created_at_ms } = w.a.row;
-        const root = {
-          session_id,
-          created_at_ms: r.created_at_ms,
-          parent_session_id: r.parent_session_id,
-          payload: r.payload,
-        };
+        const parent_session_id = q.parentSessionId;
+        const root = { session_id, created_at_ms, parent_session_id, payload: r.root_payload };
         const row = { session_id, created_at_ms, seq: w.seq, entry_payload: r.entry_payload, root };
         if (!consider(scan, row, w.a.keying)) return;
       }
     }
     const lastSession = sessions[sessions.length - 1];
-    if (pastLast || sessions.length < FILTERED_SESSIONS || lastSession === undefined) return;
+    if (sessions.length < FILTERED_SESSIONS || lastSession === undefined) return;
     after = {
       createdMs: Number(lastSession.created_at_ms),
       id: lastSession.session_id,
