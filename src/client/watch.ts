@@ -12,7 +12,17 @@ export interface ResumableWatchOptions {
   retryDelayMs?: number;
   /** Called on each reconnect, e.g. for logging. */
   onReconnect?: (err: ConnectError, afterSeq: bigint) => void;
+  /**
+   * A stream that sends nothing (no entry, no heartbeat) for this long is
+   * given up and reopened from the last seq, ms (default 30,000; 0: never).
+   * The server sends a heartbeat right after the replay and after every
+   * quiet `--heartbeat-ms` (default 5,000): keep this well above that.
+   */
+  stallTimeoutMs?: number;
 }
+
+/** The default of ResumableWatchOptions.stallTimeoutMs: six of the server's default heartbeats. */
+export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
 /**
  * Errors after which a watch is resumed instead of ended. CANCELED is one of
@@ -30,12 +40,40 @@ const RESUMABLE = new Set([
   Code.Canceled,
 ]);
 
+/** What `nextOrStall` gives when the stream sent nothing in time. */
+const STALLED = Symbol("stalled");
+
+/**
+ * The stream's next message, or STALLED when none came within `ms`. Raced
+ * rather than left to the call's abort signal: connect-node 2.1.2 can leave
+ * a call whose HTTP/2 stream was cut during a server's graceful shutdown
+ * pending for good, abort or not (connectrpc/connect-es#1678; seen here once
+ * in the T9 battery: a watcher that reconnected as a replica drained never
+ * heard from its new stream again).
+ */
+async function nextOrStall<T>(
+  pending: Promise<IteratorResult<T>>,
+  ms: number,
+): Promise<IteratorResult<T> | typeof STALLED> {
+  if (ms <= 0) return pending;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<typeof STALLED>((resolve) => {
+    timer = setTimeout(() => resolve(STALLED), ms);
+  });
+  try {
+    return await Promise.race([pending, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * WatchEntries that survives disconnects and server restarts: it remembers
  * the last seq it delivered and reconnects with it, so the caller sees every
- * entry exactly once, in order. Heartbeats are passed through. Ends when the
- * signal aborts; NOT_FOUND (session deleted) and other errors end it by
- * throwing.
+ * entry exactly once, in order. Heartbeats are passed through. A stream
+ * that falls silent for `stallTimeoutMs` is reopened the same way. Ends
+ * when the signal aborts; NOT_FOUND (session deleted) and other errors end
+ * it by throwing.
  */
 export async function* watchEntriesResumable(
   client: SessiondClient,
@@ -50,14 +88,32 @@ export async function* watchEntriesResumable(
   // live on.
   const left = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, left.signal]) : left.signal;
+  const stallMs = opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
   try {
     while (!signal.aborted) {
+      // This stream's own abort: given up when it stalls.
+      const attempt = new AbortController();
       try {
-        const stream = client.session.watchEntries(
-          { workspace: opts.workspace ?? "", session: opts.session, afterSeq: last },
-          { signal },
-        );
-        for await (const msg of stream) {
+        const stream = client.session
+          .watchEntries(
+            { workspace: opts.workspace ?? "", session: opts.session, afterSeq: last },
+            { signal: AbortSignal.any([signal, attempt.signal]) },
+          )
+          [Symbol.asyncIterator]();
+        for (;;) {
+          const pending = stream.next();
+          const next = await nextOrStall(pending, stallMs);
+          if (next === STALLED) {
+            pending.catch(() => {}); // settles (if ever) after the abort below
+            const err = new ConnectError(
+              `no message from the server in ${stallMs} ms (not even a heartbeat): reopening the watch`,
+              Code.DeadlineExceeded,
+            );
+            attempt.abort(err);
+            throw err;
+          }
+          if (next.done) break;
+          const msg = next.value;
           delay = base;
           if (msg.event.case === "entry") {
             if (msg.event.value.seq <= last) continue;

@@ -266,6 +266,9 @@ export async function runWatcher(o: WatcherOptions): Promise<void> {
         session: o.session,
         signal: o.signal,
         retryDelayMs: 50,
+        // Well inside T9's 30 s catch-up wait: a stream cut as a replica drained can leave its
+        // call pending for good (connect-es#1678); the watcher must reopen it in time.
+        stallTimeoutMs: 10_000,
         onReconnect: (err) => r.reconnected(err),
       })) {
         if (m.event.case !== "entry") continue;
