@@ -10,8 +10,9 @@
  * makes, and a fresh venv with the wheel installed.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { cpSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./server.js";
 
@@ -95,12 +96,58 @@ export async function installPythonExtra(
   extra: string,
   opts: { constraints: boolean; timeoutMs: number },
 ): Promise<string> {
+  const reuse = process.env.SESSIOND_TEST_VENV_REUSE;
+  if (reuse !== undefined && reuse !== "") return reusedPythonExtra(reuse, extra, opts);
+  return freshPythonExtra(dir, extra, opts);
+}
+
+async function freshPythonExtra(
+  dir: string,
+  extra: string,
+  opts: { constraints: boolean; timeoutMs: number },
+): Promise<string> {
   const src = copyPythonClient(join(dir, "src"));
   const python = await makeVenv(join(dir, "venv"));
   const floor = opts.constraints ? ["-c", join(src, "constraints.txt")] : [];
   const pinned = ["-r", join(src, `requirements-${extra}.txt`)];
   await pip(python, [...floor, ...pinned, `${src}[${extra}]`], opts.timeoutMs);
   return python;
+}
+
+/**
+ * SESSIOND_TEST_VENV_REUSE=DIR (set by .ci/run): the first install of an
+ * extra from the current clients/python is made fresh, as without it, but
+ * under DIR, and a later one of the same extra from the same files reuses
+ * it. CI runs the SDK suites twice, on JSONL (npm test) and on PostgreSQL
+ * (test:integration:pg): the second install of the same sources proved
+ * nothing the first did not, and cost 25-40 s per SDK.
+ */
+async function reusedPythonExtra(
+  cacheDir: string,
+  extra: string,
+  opts: { constraints: boolean; timeoutMs: number },
+): Promise<string> {
+  const key = createHash("sha256").update(`${extra} ${opts.constraints}\n`);
+  const copied = copyPythonClient(join(cacheDir, `src-${extra}-${process.pid}`));
+  for (const f of filesUnder(copied).sort()) {
+    key.update(`${relative(copied, f)}\n`).update(readFileSync(f));
+  }
+  rmSync(copied, { recursive: true, force: true });
+  const dir = join(cacheDir, `${extra}-${key.digest("hex").slice(0, 16)}`);
+  if (existsSync(join(dir, "ready"))) {
+    console.log(`python ${extra}: reusing the venv installed earlier in this run (${dir})`);
+    return join(dir, "venv/bin/python");
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const python = await freshPythonExtra(dir, extra, opts);
+  writeFileSync(join(dir, "ready"), `${new Date().toISOString()}\n`);
+  return python;
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
 }
 
 /** A venv with clients/python/requirements-dev.txt (mypy, the type stubs, build); returns its python. */
