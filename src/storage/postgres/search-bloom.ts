@@ -123,7 +123,30 @@ export function needlesCodes(needles: readonly string[]): Int32Array | undefined
  * second one (a row without the needle most likely fails at the first).
  */
 export function needleBits(codes: Int32Array, sealer: SessionSealer): Uint16Array {
-  return positions(sealer, codes, codes.length);
+  const key = codesKey(codes);
+  const last = lastBits.get(sealer);
+  if (last?.key === key) return last.bits;
+  const bits = positions(sealer, codes, codes.length);
+  lastBits.set(sealer, { key, bits });
+  return bits;
+}
+
+/**
+ * Each sealer's needle bits of the last search that asked: a search paged
+ * on, or asked again, has the same needles and would hash them again under
+ * every session's key (a cipher pass per session and search).
+ */
+const lastBits = new WeakMap<SessionSealer, { key: string; bits: Uint16Array }>();
+/** The codes of one search as a string, made once per search (the codes are made once per search). */
+const codesKeys = new WeakMap<Int32Array, string>();
+
+function codesKey(codes: Int32Array): string {
+  let key = codesKeys.get(codes);
+  if (key === undefined) {
+    key = codes.join(",");
+    codesKeys.set(codes, key);
+  }
+  return key;
 }
 
 /** What the rows of some entries store: each payload (sealed when the session is) and its filter. */
