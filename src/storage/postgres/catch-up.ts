@@ -44,6 +44,33 @@ function keyColumns(ctx: PgContext, withKeys: boolean) {
   return withKeys ? ctx.sql`, k.key_id, k.key_version, k.wrapped, k.erased` : ctx.sql``;
 }
 
+/**
+ * For a cold read (every row of the session): the session row's columns
+ * (and the key row's, `withKeys`), on its first row only (the first entry past
+ * `after`, or the one row without an entry; `firstJoin`): the same on every
+ * row, and the driver makes a string of each non-null column of each row
+ * (a cold read of 10,000 sealed rows spent ~20 ms on the copies).
+ */
+function sessionColumns(ctx: PgContext, withKeys: boolean) {
+  const first = ctx.sql`(e.seq IS NULL OR e.seq = fs.first_seq)`;
+  const keys = withKeys
+    ? ctx.sql`,
+      CASE WHEN ${first} THEN k.key_id END AS key_id,
+      CASE WHEN ${first} THEN k.key_version END AS key_version,
+      CASE WHEN ${first} THEN k.wrapped END AS wrapped,
+      CASE WHEN ${first} THEN k.erased END AS erased`
+    : ctx.sql``;
+  return ctx.sql`CASE WHEN ${first} THEN s.incarnation END AS incarnation,
+    CASE WHEN ${first} THEN s.head_seq END AS head_seq ${keys}`;
+}
+
+/** The join sessionColumns needs: `fs.first_seq`, the first seq past `after`. */
+function firstJoin(ctx: PgContext, after: number) {
+  return ctx.sql`CROSS JOIN LATERAL (
+      SELECT min(f.seq) AS first_seq FROM sessiond_entries f
+      WHERE f.workspace = s.workspace AND f.session_id = s.session_id AND f.seq > ${after}) fs`;
+}
+
 function keyJoin(ctx: PgContext, withKeys: boolean) {
   return withKeys
     ? ctx.sql`LEFT JOIN sessiond_session_keys k
@@ -93,9 +120,10 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
         } & Omit<ColdRow, "seq" | "payload"> &
           KeyColumns)[]
       >`
-        SELECT s.incarnation, s.head_seq, e.seq,
-          ${short ? shortPayload(ctx) : ctx.sql`e.payload`} ${keyColumns(ctx, withKeys)}
+        SELECT ${cached === undefined ? sessionColumns(ctx, withKeys) : ctx.sql`s.incarnation, s.head_seq ${keyColumns(ctx, withKeys)}`},
+          e.seq, ${short ? shortPayload(ctx) : ctx.sql`e.payload`}
         FROM sessiond_sessions s
+        ${cached === undefined ? firstJoin(ctx, after) : ctx.sql``}
         ${keyJoin(ctx, withKeys)}
         ${short ? coveredJoin(ctx) : ctx.sql``}
         LEFT JOIN sessiond_entries e
