@@ -206,6 +206,35 @@ if (pgSkip !== undefined) {
       expect(await pages(WS, "oldest")).toEqual(expected);
       expect(await pages(WS, "newest")).toEqual([...expected].reverse());
       expect(await pages(WS, "newest")).toEqual(await pages("open", "newest"));
+
+      // A replica keeps every key it unwrapped for a search (up to 16,384): the
+      // next search over these 1,044 sealed sessions unwraps none again.
+      let unwraps = 0;
+      const counting = new Proxy(keys, {
+        get(target, name) {
+          const v = Reflect.get(target, name, target);
+          if (name === "unwrap") {
+            return (...args: Parameters<typeof keys.unwrap>) => {
+              unwraps++;
+              return target.unwrap(...args);
+            };
+          }
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const fresh = await PostgresEngine.open({
+        url,
+        encryption: { keys: counting, workspaces: [WS] },
+      });
+      try {
+        const again = new SessionStore(fresh);
+        await hitsOf(WS, "numbat", again);
+        expect(unwraps).toBe(count);
+        await hitsOf(WS, "numbat", again);
+        expect(unwraps).toBe(count);
+      } finally {
+        await fresh.close();
+      }
     });
   });
 }

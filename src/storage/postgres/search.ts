@@ -446,9 +446,8 @@ function filtered(q: CandidateQuery): boolean {
 }
 
 /**
- * Sealed sessions whose filters one query asks for: as many as the keys
- * PgKeys keeps unwrapped, so that a workspace of up to that many sealed
- * sessions is searched in two round trips (its sessions, then the
+ * Sealed sessions whose filters one query asks for, so that a workspace of
+ * up to that many sealed sessions is searched in two round trips (its sessions, then the
  * candidates' payloads). Each round trip costs more than it carries on a
  * loaded box (measured with 530 sealed sessions: 256 a query made three
  * pairs of queries and the search 1.74-1.77 x the clear one; 1024, one
