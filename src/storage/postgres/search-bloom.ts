@@ -82,15 +82,6 @@ function byteaText(at: Uint16Array): string {
   return `\\x${bits.toString("hex")}`;
 }
 
-/** True when the filter at `blooms[start, start + BLOOM_BYTES)` has every bit of `bits` set. */
-export function holdsAll(blooms: Buffer, start: number, bits: ArrayLike<number>): boolean {
-  for (let i = 0; i < bits.length; i++) {
-    const p = bits[i] as number;
-    if (((blooms[start + (p >>> 3)] as number) & bitMask(p)) === 0) return false;
-  }
-  return true;
-}
-
 /**
  * The filter of an entry written as `stored`, from its canonical JSON, as
  * bytea text: null unless it is a message whose content is sealed.
