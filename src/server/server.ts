@@ -305,9 +305,16 @@ export async function startServer(
       const sweepStopped = Promise.all([retention?.stop(), blobSweep.stop()]);
       if ((config.drainDelayMs ?? 0) > 0) await delay(config.drainDelayMs);
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
+      // GOAWAY first: the calls open on a connection go on, a new stream on it
+      // is refused (REFUSED_STREAM, which clients retry elsewhere). Before, a
+      // watch reopened at once (as resumable watches do on the UNAVAILABLE
+      // below) went out on the draining server's connection, until the
+      // connection was closed or destroyed under it; a connect-node client can
+      // leave a stream cut that way pending for good (connectrpc/connect-es#1678,
+      // the likely cause of a T9 watcher silent for 42 s).
+      for (const s of sessions) s.close();
       shutdown.abort(shuttingDown());
       await inFlight.drained(config.shutdownGraceMs);
-      for (const s of sessions) s.close();
       h1?.closeIdleConnections();
       const forced = setTimeout(() => {
         for (const s of sessions) s.destroy();
