@@ -1,4 +1,4 @@
-import { BLOOM_BYTES } from "./search-bloom.js";
+import { BLOOM_BITS, BLOOM_BYTES } from "./search-bloom.js";
 
 /**
  * The search filters (search-bloom.ts) of sealed sessions as this replica
@@ -49,8 +49,6 @@ export interface BloomRow {
   seq: number;
   bloom: Buffer | null;
 }
-
-const BLOOM_BITS = BLOOM_BYTES * 8;
 
 export class BloomCache {
   private readonly sessions = new Map<string, SessionBlooms>();

@@ -39,7 +39,7 @@ import { type Keying, sealed } from "./sealing.js";
  */
 
 /** Bits of a row's filter (a bytea of BLOOM_BYTES). */
-const BLOOM_BITS = 2048;
+export const BLOOM_BITS = 2048;
 export const BLOOM_BYTES = BLOOM_BITS / 8;
 /** Bits set per trigram. */
 const PROBES = 2;
@@ -114,11 +114,10 @@ export function needlesCodes(needles: readonly string[]): Int32Array | undefined
  * second one (a row without the needle most likely fails at the first).
  */
 export function needleBits(codes: Int32Array, sealer: SessionSealer): Uint16Array {
-  const key = codesKey(codes);
   const last = lastBits.get(sealer);
-  if (last?.key === key) return last.bits;
+  if (last !== undefined && sameCodes(last.codes, codes)) return last.bits;
   const bits = positions(sealer, codes, codes.length);
-  lastBits.set(sealer, { key, bits });
+  lastBits.set(sealer, { codes, bits });
   return bits;
 }
 
@@ -127,17 +126,13 @@ export function needleBits(codes: Int32Array, sealer: SessionSealer): Uint16Arra
  * on, or asked again, has the same needles and would hash them again under
  * every session's key (a cipher pass per session and search).
  */
-const lastBits = new WeakMap<SessionSealer, { key: string; bits: Uint16Array }>();
-/** The codes of one search as a string, made once per search (the codes are made once per search). */
-const codesKeys = new WeakMap<Int32Array, string>();
+const lastBits = new WeakMap<SessionSealer, { codes: Int32Array; bits: Uint16Array }>();
 
-function codesKey(codes: Int32Array): string {
-  let key = codesKeys.get(codes);
-  if (key === undefined) {
-    key = codes.join(",");
-    codesKeys.set(codes, key);
-  }
-  return key;
+function sameCodes(a: Int32Array, b: Int32Array): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** What the rows of some entries store: each payload (sealed when the session is) and its filter. */

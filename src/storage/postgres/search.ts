@@ -447,11 +447,11 @@ function filtered(q: CandidateQuery): boolean {
 
 /**
  * Sealed sessions whose filters one query asks for, so that a workspace of
- * up to that many sealed sessions is searched in two round trips (its sessions, then the
- * candidates' payloads). Each round trip costs more than it carries on a
- * loaded box (measured with 530 sealed sessions: 256 a query made three
- * pairs of queries and the search 1.74-1.77 x the clear one; 1024, one
- * pair and 1.52-1.62 x).
+ * up to that many sealed sessions is searched in two round trips (its
+ * sessions, then the candidates' payloads). Each round trip costs more than
+ * it carries on a loaded box (measured with 530 sealed sessions: 256 a
+ * query made three pairs of queries and the search 1.74-1.77 x the clear
+ * one; 1024, one pair and 1.52-1.62 x).
  */
 export const FILTERED_SESSIONS = 1024;
 /** A seq after every entry of a session: a position past the whole session. */
