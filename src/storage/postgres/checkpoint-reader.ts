@@ -52,7 +52,7 @@ export class CheckpointReader {
   ) {
     this.opened = new OpenedSegments(sealer);
     for (const s of segments) {
-      this.opened.add(s.first_seq, s.last_seq, Buffer.from(s.segment, "base64"));
+      this.opened.add(s.first_seq, s.last_seq, s.segment);
     }
     this.keep = keepAfter(this.opened.covered);
   }

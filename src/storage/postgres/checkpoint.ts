@@ -1,6 +1,7 @@
 import type { SessionKey } from "../engine.js";
 import { checkpointEntry, SegmentPacker } from "../seal/checkpoint-segments.js";
 import { SEALED_KINDS, type SessionSealer, sealedTextBounds } from "../seal/sealed-payload.js";
+import { fromBase64Bytes } from "./base64-bytes.js";
 import type { PgContext, Q } from "./context.js";
 
 /**
@@ -34,8 +35,8 @@ import type { PgContext, Q } from "./context.js";
 export interface SegmentRow {
   first_seq: number;
   last_seq: number;
-  /** base64 of the sealed segment (schema.ts, migration 18). */
-  segment: string;
+  /** The sealed segment (stored as base64 text: schema.ts, migration 18). */
+  segment: Buffer;
 }
 
 /**
@@ -47,14 +48,19 @@ export type KeptRow =
   | { readonly seq: number; readonly payload: string; readonly text: string };
 
 /** The session's checkpoint segments, in seq order (none: an empty list). */
-export function readCheckpoint(ctx: PgContext, key: SessionKey): Promise<SegmentRow[]> {
-  return ctx.db(
-    "reading a checkpoint",
-    () => ctx.sql<SegmentRow[]>`
+export async function readCheckpoint(ctx: PgContext, key: SessionKey): Promise<SegmentRow[]> {
+  // Raw: the columns' bytes, not strings (base64-bytes.ts says why).
+  const rows = await ctx.db("reading a checkpoint", () =>
+    ctx.sql`
       SELECT first_seq, last_seq, segment FROM sessiond_checkpoints
       WHERE workspace = ${key.workspace} AND session_id = ${key.sessionId}
-      ORDER BY first_seq`,
+      ORDER BY first_seq`.raw(),
   );
+  return rows.map(([first, last, segment]) => ({
+    first_seq: Number((first as Buffer).toString("latin1")),
+    last_seq: Number((last as Buffer).toString("latin1")),
+    segment: fromBase64Bytes(segment as Buffer),
+  }));
 }
 
 /** Deletes the session's checkpoint in `tx`: with every rewrite of its sealed payloads or key. */
