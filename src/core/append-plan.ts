@@ -147,6 +147,7 @@ function shapeProblem(e: Entry, allowLeaf: boolean): string | undefined {
         : undefined;
     case "custom":
       return k.value.namespace === "" ? "custom without namespace" : undefined;
+    // Stryker disable next-line ConditionalExpression: an emptied default falls off the end, which returns undefined too
     default:
       return undefined;
   }
@@ -168,6 +169,7 @@ function shallowCopy(e: Entry): Entry {
     seq: e.seq,
     kind: e.kind,
   };
+  // Stryker disable next-line ConditionalExpression: true sets an own $unknown of undefined, which reads as none (false: the "keeps an entry's unknown fields" test fails)
   if (e.$unknown !== undefined) copy.$unknown = e.$unknown;
   if (e.kind.case === "sessionInfo") {
     copy.kind = { case: "sessionInfo", value: { ...e.kind.value } };
@@ -198,12 +200,14 @@ export function copyEntry(e: Entry, i: number, kinds?: (string | undefined)[]): 
     if (
       parts !== undefined &&
       !LONE_SURROGATE.test(parts.head) &&
+      // Stryker disable next-line ConditionalExpression: test(undefined) tests the string "undefined", which has no surrogate escape
       (kind === undefined || !LONE_SURROGATE.test(kind))
     ) {
       // The entry's JSON read back: decoded from the object it was written
       // from (the reader copies Struct data, and takes strings as they are,
       // which JSON.parse would copy), else from the JSON itself.
       const copy =
+        // Stryker disable next-line LogicalOperator: && reads the same JSON back the other way when the first succeeds, and clone copies the same entry when it does not
         tryDecodeEntry(parts.value) ??
         tryDecodeEntry(JSON.parse(entryJsonOfParts(parts.head, e.kind.case, kind)));
       if (copy !== undefined) {
@@ -234,6 +238,7 @@ function sameAsStored(input: Entry, stored: Entry): boolean {
   // withholds to what is stored (its content cannot be compared any more).
   if (
     stored.withheld !== undefined &&
+    // Stryker disable next-line ConditionalExpression: withhold hands back an entry already withheld unchanged, so both branches compare the same
     probe.withheld === undefined &&
     probe.kind.case === stored.kind.case
   ) {
@@ -341,15 +346,18 @@ export function planAppend(
   const newId = ctx.newId ?? newEntryId;
   // The name of entries[i] in errors, made only when one is thrown.
   const who = (i: number) => entryName(i, batch[i] as Entry, (given[i] as Entry).id !== "");
+  // Stryker disable next-line ArrayDeclaration: the length only preallocates; every slot is set in the loop below
   const batch: Entry[] = new Array(n);
   // The JSON of each copied entry's kind, as copyEntry wrote it (an entry's
   // JSON is its head, then its kind: the kind is written once per append).
+  // Stryker disable next-line ArrayDeclaration: the length only preallocates; copyEntry sets the slots it reads back
   const kinds: (string | undefined)[] | undefined = input.handOver ? undefined : new Array(n);
   for (let i = 0; i < n; i++) {
     const e = given[i] as Entry;
     const copy = input.handOver ? shallowCopy(e) : copyEntry(e, i, kinds);
     batch[i] = copy;
     if (copy.id === "") copy.id = newId();
+    // Stryker disable next-line ConditionalExpression: a shortcut: checkEntryId passes every id the pattern matches
     else if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
     checkShape(copy, allowLeaf, i, who);
     if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = log.sessionId;
@@ -381,6 +389,7 @@ export function planAppend(
 
   // Entries of this batch by id, once there are two: parents, tool calls
   // and compaction targets inside the same batch resolve to them.
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a batch of one entry with the map finds no batch-local id in it either (its own entry is added after its checks)
   const added = n > 1 ? new Map<string, Entry>() : undefined;
   const lookup = (id: string): Entry | undefined => added?.get(id) ?? log.get(id);
   const kindIn = (id: string): Entry["kind"]["case"] | null => {
@@ -390,6 +399,7 @@ export function planAppend(
   let leaf = log.leafId;
   let seq = log.headSeq;
   let tags: Tags | undefined;
+  // Stryker disable next-line ArrayDeclaration: the length only preallocates; every slot is set in the loop below
   const json: string[] = new Array(n);
   const maxEntryBytes = ctx.maxEntryBytes ?? Number.POSITIVE_INFINITY;
   let stamp: Timestamp | undefined;

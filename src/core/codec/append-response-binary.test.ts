@@ -60,13 +60,17 @@ describe("encodeAppendResponse", () => {
 
   it("declines a message with unknown fields, anywhere; encodeResponse then writes them too", () => {
     const unknown = [{ no: 99, wireType: 0, data: new Uint8Array([1]) }];
-    const entry = create(AppendedEntrySchema, {
-      id: "e1",
-      seq: 1n,
-      timestamp: timestampFromMs(1_700_000_000_000),
-    });
-    /** A response with one entry, unknown fields set by `mark` on one of its parts. */
+    /**
+     * A response with one entry (its own: create keeps a message it is
+     * given, so a shared one would carry every case's mark), unknown fields
+     * set by `mark` on one of its parts.
+     */
     const withUnknown = (mark: (m: AppendResponse) => { $unknown?: unknown[] }) => {
+      const entry = create(AppendedEntrySchema, {
+        id: "e1",
+        seq: 1n,
+        timestamp: timestampFromMs(1_700_000_000_000),
+      });
       const m = create(AppendResponseSchema, { entries: [entry] });
       mark(m).$unknown = unknown;
       return m;
@@ -79,6 +83,36 @@ describe("encodeAppendResponse", () => {
     for (const m of cases) {
       expect(encodeAppendResponse(m)).toBeUndefined();
       expect(Buffer.from(encodeResponse(AppendResponseSchema, m))).toEqual(
+        Buffer.from(toBinary(AppendResponseSchema, m)),
+      );
+    }
+  });
+
+  it("encodes a message whose unknown-field lists are there but empty", () => {
+    const m = create(AppendResponseSchema, {
+      entries: [create(AppendedEntrySchema, { id: "e1", seq: 1n, timestamp: timestampFromMs(1) })],
+      leafId: "e1",
+    });
+    m.$unknown = [];
+    (m.entries[0] as AppendedEntry).$unknown = [];
+    ((m.entries[0] as AppendedEntry).timestamp as Timestamp).$unknown = [];
+    const bytes = encodeAppendResponse(m);
+    expect(bytes).toBeDefined();
+    expect(Buffer.from(bytes as Uint8Array)).toEqual(
+      Buffer.from(toBinary(AppendResponseSchema, m)),
+    );
+  });
+
+  it("writes lengths and numbers at the varint's byte bounds as toBinary does", () => {
+    // 127 / 128 and 16,383 / 16,384: one byte more at each bound.
+    for (const n of [127, 128, 129, 16_383, 16_384]) {
+      const id = "x".repeat(n);
+      const m = create(AppendResponseSchema, {
+        entries: [create(AppendedEntrySchema, { id, seq: BigInt(n) })],
+        leafId: id,
+        headSeq: BigInt(n),
+      });
+      expect(Buffer.from(encodeAppendResponse(m) as Uint8Array), `at ${n}`).toEqual(
         Buffer.from(toBinary(AppendResponseSchema, m)),
       );
     }

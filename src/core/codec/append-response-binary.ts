@@ -99,6 +99,7 @@ function encode(
   deduplicated: boolean,
   reserve: number,
 ): Buffer {
+  // Stryker disable next-line ArrayDeclaration: the length only preallocates; every slot is set below
   const sizes: number[] = new Array(entries.length);
   let size = reserve;
   for (let i = 0; i < entries.length; i++) {
@@ -117,8 +118,10 @@ function encode(
   }
   if (leafId !== "") writeString(out, 2, leafId);
   if (headSeq !== 0n) writeU64(out, 3, headSeq);
+  // Stryker disable next-line ConditionalExpression: the buffer is sized exactly, and a typed array ignores writes past its end, so writing the field when false changes no byte
   if (deduplicated) {
     out.buf[out.pos++] = (4 << 3) | VARINT;
+    // Stryker disable next-line UpdateOperator: the last write: pos is not read after it
     out.buf[out.pos++] = 1;
   }
   return out.buf;
@@ -159,6 +162,7 @@ function writeEntry(out: Out, e: AppendedFields): void {
     if (t.seconds !== 0n) writeU64(out, 1, twosComplement(t.seconds));
     if (t.nanos !== 0) {
       out.buf[out.pos++] = (2 << 3) | VARINT;
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: a positive int32 through the 64-bit path is written as the same varint (writeVarint64 hands a safe value to writeUint); nanos is not 0 here
       if (t.nanos > 0) writeUint(out, t.nanos);
       else writeVarint64(out, twosComplement(BigInt(t.nanos)));
     }
@@ -168,6 +172,7 @@ function writeEntry(out: Out, e: AppendedFields): void {
 function timestampSize(t: Timestamp): number {
   let n = 0;
   if (t.seconds !== 0n) n += 1 + u64Size(twosComplement(t.seconds));
+  // Stryker disable next-line EqualityOperator: nanos is not 0 here, so > and >= agree
   if (t.nanos !== 0) n += 1 + (t.nanos > 0 ? uintSize(t.nanos) : 10);
   return n;
 }
@@ -177,18 +182,19 @@ function timestampSize(t: Timestamp): number {
  * first, so a negative one of either takes ten bytes.
  */
 function twosComplement(v: bigint): bigint {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: asUintN(64, v) of a v in [0, 2^63) is v itself: the test only skips the call
   return v < 0n ? BigInt.asUintN(64, v) : v;
 }
 
 function stringSize(s: string): number {
-  const n = Buffer.byteLength(s, "utf8");
+  const n = Buffer.byteLength(s);
   return uintSize(n) + n;
 }
 
 function writeString(out: Out, field: number, s: string): void {
   out.buf[out.pos++] = (field << 3) | LEN;
-  writeUint(out, Buffer.byteLength(s, "utf8"));
-  out.pos += out.buf.write(s, out.pos, "utf8");
+  writeUint(out, Buffer.byteLength(s));
+  out.pos += out.buf.write(s, out.pos);
 }
 
 /** Bytes of the varint of a non-negative safe integer. */
@@ -211,6 +217,7 @@ function writeUint(out: Out, n: number): void {
 
 /** Bytes of the varint of an unsigned 64-bit value. */
 function u64Size(v: bigint): number {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut: the bigint loop below counts a safe value's bytes alike
   if (v <= MAX_SAFE) return uintSize(Number(v));
   let size = 1;
   while (v >= 0x80n) {
@@ -226,6 +233,7 @@ function writeU64(out: Out, field: number, v: bigint): void {
 }
 
 function writeVarint64(out: Out, v: bigint): void {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: a shortcut: the bigint loop below writes a safe value's bytes alike
   if (v <= MAX_SAFE) {
     writeUint(out, Number(v));
     return;
