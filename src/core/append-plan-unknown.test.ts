@@ -35,6 +35,17 @@ describe("copyEntry: which path copies an entry", () => {
   });
 });
 
+describe("copyEntry: lone surrogates", () => {
+  it("only a whole escape (four hex digits) sends an entry to clone: a text that merely looks like one is read back", () => {
+    // Typed backslashes, escaped in the JSON as \\: not a surrogate.
+    for (const text of ["\\ud8ag", "\\ud8a", "\\udc0-"]) {
+      const kinds: (string | undefined)[] = [];
+      copyEntry(user("u9", text), 0, kinds);
+      expect(kinds[0], JSON.stringify(text)).toBeDefined();
+    }
+  });
+});
+
 describe("planAppend of entries handed over (decoded by the server)", () => {
   it("keeps an entry's unknown fields in the planned entry", () => {
     const log = buildLog(user("u1", "hi"));

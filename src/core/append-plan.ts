@@ -357,8 +357,8 @@ export function planAppend(
     const copy = input.handOver ? shallowCopy(e) : copyEntry(e, i, kinds);
     batch[i] = copy;
     if (copy.id === "") copy.id = newId();
-    // Stryker disable next-line ConditionalExpression: a shortcut: checkEntryId passes every id the pattern matches
-    else if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
+    // Stryker disable next-line ConditionalExpression: a shortcut (no message made per entry): checkEntryId passes every id the pattern matches
+    if (!ENTRY_ID_PATTERN.test(copy.id)) checkEntryId(copy.id, `id of entries[${i}]`);
     checkShape(copy, allowLeaf, i, who);
     if (copy.kind.case === "sessionInfo") copy.kind.value.sessionId = log.sessionId;
   }
