@@ -1,5 +1,6 @@
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
   assistant,
   expectError,
@@ -32,7 +33,38 @@ function state(log: SessionLog, labels: string[]) {
   };
 }
 
+/** A SessionInfo entry changing the session's tags. */
+function tagged(id: string, tags: Record<string, string>): Entry {
+  return create(EntrySchema, { id, kind: { case: "sessionInfo", value: { tags } } });
+}
+
 describe("SessionLog.truncate drops entries as if never applied", () => {
+  it("a dropped SessionInfo's tag changes are undone, the older ones kept", () => {
+    const log = chain(
+      info("root"),
+      tagged("t2", { user: "42" }),
+      tagged("t3", { team: "a" }),
+      user("u4", "x"),
+      user("u5", "y"),
+    );
+    expect(log.tags).toEqual({ user: "42", team: "a" });
+    log.truncate(2);
+    expect(log.tags).toEqual({ user: "42" });
+    const again = tagged("t3b", { plan: "pro" });
+    again.parentId = "t2";
+    log.apply(withSeq(again, 3));
+    expect(log.tags).toEqual({ user: "42", plan: "pro" });
+  });
+
+  it("an entry stored after the log was truncated below it is let go of quietly", () => {
+    const log = chain(info("root"), user("u2", "x"), user("u3", "y"));
+    log.truncate(2);
+    const source = { decode: () => user("u3", "y") } as never;
+    expect(() => log.stored(3, source, 0, 10)).not.toThrow();
+    expect(log.headSeq).toBe(2);
+    expect(log.has("u3")).toBe(false);
+  });
+
   it("a dropped Label gives its text back to the newest older Label with it", () => {
     const log = chain(info("root"), label("l2", "cp"), label("l3", "cp"), label("l4", "cp"));
     log.truncate(3);
@@ -141,5 +173,28 @@ describe("SessionLog.applyAll rolls a refused batch back", () => {
 describe("SessionLog.last", () => {
   it("an empty log has no last entry", () => {
     expect(new SessionLog("s1").last).toBeUndefined();
+  });
+});
+
+describe("SessionLog.replaceAll", () => {
+  it("a replacement moves the version on (what is derived from the log is made again); none leaves it", () => {
+    const log = chain(info("root"), user("u2", "x"));
+    const before = log.version;
+    log.replaceAll([]);
+    expect(log.version).toBe(before);
+    const same = log.get("u2") as Entry;
+    log.replaceAll([same]);
+    expect(log.version).toBeGreaterThan(before);
+    const after = log.version;
+    log.replaceAll([same, log.get("root") as Entry]);
+    expect(log.version).toBeGreaterThan(after);
+  });
+
+  it("a replacement for a seq the log does not hold is DATA_LOSS naming it, and nothing is replaced", () => {
+    const log = chain(info("root"), user("u2", "x"));
+    const kept = log.get("u2");
+    const ghost = withSeq(user("u9", "y"), 9);
+    expectError(() => log.replaceAll([ghost]), "DATA_LOSS", `seq 9: no entry to replace by "u9"`);
+    expect(log.get("u2")).toBe(kept);
   });
 });

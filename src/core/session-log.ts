@@ -215,17 +215,14 @@ export class SessionLog {
   }
 
   /**
-   * Puts `entry` in the place of the entry of its seq: a rewritten form of
-   * it (a withheld one, core/withheld.ts) that keeps its id, parent, seq,
-   * kind and indexed text (Leaf target, label, title), so that the tree,
-   * counters and indexes stay as they are. Throws DATA_LOSS when it does
-   * not (a bug that must not reach the disk). Changes the version.
+   * Puts each of `entries` in the place of the entry of its seq: a
+   * rewritten form of it (a withheld one, core/withheld.ts) that keeps its
+   * id, parent, seq, kind and indexed text (Leaf target, label, title), so
+   * that the tree, counters and indexes stay as they are. All or none:
+   * every one is checked before the first is replaced, and DATA_LOSS is
+   * thrown when one does not keep them (a bug that must not reach the
+   * disk). Changes the version.
    */
-  replace(entry: Entry): void {
-    this.replaceAll([entry]);
-  }
-
-  /** `replace` for several entries, all or none: every one is checked before the first is replaced. */
   replaceAll(entries: readonly Entry[]): void {
     const slots = entries.map((entry) => {
       const seq = Number(entry.seq);

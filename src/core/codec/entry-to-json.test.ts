@@ -317,3 +317,17 @@ describe("entryJson", () => {
     });
   });
 });
+
+describe("entryJsonOfParts and entryJsonWithKind without a kind on one side", () => {
+  it("an entry without a kind has no JSON with a given kind", () => {
+    const e = create(EntrySchema, { id: "a1" });
+    expect(entryJsonWithKind(e, '{"role":"ROLE_USER"}')).toBeUndefined();
+  });
+
+  it("the head alone when the kind's case or its JSON is missing", () => {
+    const head = '{"id":"a1"}';
+    expect(entryJsonOfParts(head, undefined, '{"role":"ROLE_USER"}')).toBe(head);
+    expect(entryJsonOfParts(head, "message", undefined)).toBe(head);
+    expect(entryJsonOfParts(head, "message", "{}")).toBe('{"id":"a1","message":{}}');
+  });
+});
