@@ -31,7 +31,7 @@ describe("fromBase64Bytes", () => {
     }
   });
 
-  it("reads a subarray of a larger buffer (the driver's message) and a plain Uint8Array", () => {
+  it("reads a subarray of a larger buffer (the driver's message)", () => {
     const bytes = randomBytes(70_001);
     const text = bytes.toString("base64");
     const message = Buffer.concat([
@@ -41,7 +41,5 @@ describe("fromBase64Bytes", () => {
     ]);
     const inner = message.subarray(3, 3 + text.length);
     expect(fromBase64Bytes(inner).equals(bytes)).toBe(true);
-    const plain = new Uint8Array(inner);
-    expect(fromBase64Bytes(plain).equals(bytes)).toBe(true);
   });
 });

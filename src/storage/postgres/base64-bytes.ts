@@ -19,18 +19,12 @@ const PIECE = 64 * 1024;
  * `ascii`. What Buffer.from(ascii.toString("latin1"), "base64") returns,
  * without the long string.
  */
-export function fromBase64Bytes(ascii: Uint8Array): Buffer {
-  const b = Buffer.isBuffer(ascii)
-    ? ascii
-    : Buffer.from(ascii.buffer, ascii.byteOffset, ascii.length);
-  const out = Buffer.allocUnsafe(Math.ceil(b.length / 4) * 3);
+export function fromBase64Bytes(ascii: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(Math.ceil(ascii.length / 4) * 3);
   let written = 0;
-  for (let at = 0; at < b.length; at += PIECE) {
-    written += out.write(
-      b.toString("latin1", at, Math.min(b.length, at + PIECE)),
-      written,
-      "base64",
-    );
+  for (let at = 0; at < ascii.length; at += PIECE) {
+    const piece = ascii.toString("latin1", at, Math.min(ascii.length, at + PIECE));
+    written += out.write(piece, written, "base64");
   }
   return out.subarray(0, written);
 }
