@@ -5,6 +5,7 @@ import type { SessionKey } from "../engine.js";
 import {
   coveredJoin,
   readCheckpoint,
+  rowVersion,
   type SegmentRow,
   shortPayload,
   wholeRows,
@@ -121,7 +122,7 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
           KeyColumns)[]
       >`
         SELECT ${cached === undefined ? sessionColumns(ctx, withKeys) : ctx.sql`s.incarnation, s.head_seq ${keyColumns(ctx, withKeys)}`},
-          e.seq, ${short ? shortPayload(ctx) : ctx.sql`e.payload`}
+          e.seq, ${short ? shortPayload(ctx) : ctx.sql`e.payload`} ${cold ? ctx.sql`, ${rowVersion(ctx)}` : ctx.sql``}
         FROM sessiond_sessions s
         ${cached === undefined ? firstJoin(ctx, after) : ctx.sql``}
         ${keyJoin(ctx, withKeys)}
@@ -152,9 +153,7 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       if (withKeys) c.keying = await ctx.keys.keyingOf(key, first);
       let texts: string[] | undefined;
       if (segments !== undefined && c.keying?.sealer !== undefined) {
-        // The rows are kept only when enough may be left to open (a new checkpoint then).
-        const keepAfter = (covered: number) => first.head_seq - covered >= ctx.checkpointAfter;
-        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments, keepAfter);
+        reader = new CheckpointReader(key, c.keying, c.keying.sealer, await segments);
         texts = await reader.texts(fresh, (seqs) => wholeRows(ctx, key, first.incarnation, seqs));
       }
       if (texts === undefined && fresh.some((r) => r.payload === null)) {
@@ -170,8 +169,8 @@ export async function catchUp(ctx: PgContext, key: SessionKey): Promise<SessionL
       throw err;
     }
     ctx.cache.remember(k, c);
-    if (reader?.keep && reader.uncovered >= ctx.checkpointAfter) {
-      writeCheckpointLater(ctx, key, c.incarnation, reader.sealer, reader.kept);
+    if (reader !== undefined && reader.uncovered + reader.restamped >= ctx.checkpointAfter) {
+      writeCheckpointLater(ctx, key, c.incarnation, reader.sealer, reader.kept());
     }
     return c.log;
   }

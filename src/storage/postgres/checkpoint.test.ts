@@ -12,6 +12,7 @@ import { isSessiondError } from "../../core/errors.js";
 import { withheldMarker } from "../../core/withheld.js";
 import { SessionStore } from "../../store/session-store.js";
 import { LocalKeyring } from "../keys/local-keyring.js";
+import { checkOf, OpenedSegments } from "../seal/checkpoint-segments.js";
 import { SessionSealer } from "../seal/sealed-payload.js";
 import { PostgresEngine } from "./postgres-engine.js";
 
@@ -158,6 +159,32 @@ if (pgSkip !== undefined) {
       expect(after.opens).toBe(1);
       expect(after.entries.at(-1)).toContain("late");
       expect((await coldRead("s1")).opens).toBe(0);
+    });
+
+    it("rows written again as they were (new row versions) are still taken from the checkpoint, which then carries the new versions", async () => {
+      await coldRead("s1");
+      /** Each checkpoint entry's check against its row's xmin now. */
+      const stamps = async () => {
+        const sealer = await sealerOf("s1");
+        const opened = new OpenedSegments(sealer);
+        const segs = await admin<{ first_seq: number; last_seq: number; segment: string }[]>`
+          SELECT first_seq, last_seq, segment FROM sessiond_checkpoints WHERE session_id = 's1'`;
+        for (const r of segs) opened.add(r.first_seq, r.last_seq, Buffer.from(r.segment, "base64"));
+        const rows = await admin<{ seq: number; xmin: string }[]>`
+          SELECT seq, xmin FROM sessiond_entries WHERE workspace = ${WS} AND session_id = 's1' AND kind = 'message'`;
+        return rows.map((r) => {
+          const seg = opened.segment(r.seq);
+          return seg === undefined ? "none" : checkOf(seg, opened.offset(r.seq)) === Number(r.xmin);
+        });
+      };
+      expect(await stamps()).toEqual(Array(ENTRIES).fill(true));
+      const before = await coldRead("s1");
+      await admin`UPDATE sessiond_entries SET payload = payload WHERE workspace = ${WS} AND session_id = 's1'`;
+      expect(await stamps()).toEqual(Array(ENTRIES).fill(false));
+      const after = await coldRead("s1");
+      expect(after.opens).toBe(0);
+      expect(after.entries).toEqual(before.entries);
+      expect(await stamps()).toEqual(Array(ENTRIES).fill(true));
     });
 
     it("a row whose clear part was altered after the checkpoint is read from the row", async () => {

@@ -12,8 +12,8 @@ import type { SessionSealer } from "./sealed-payload.js";
  *
  * A segment opens to the entries it covers, in seq order, each:
  *
- *   seq (u32 BE), check (u32: the JSONL record's header CRC; 0 where the
- *   engine has none), length of the stored base64 (u32), length in bytes
+ *   seq (u32 BE), check (u32: the JSONL record's header CRC, the
+ *   PostgreSQL row's xmin), length of the stored base64 (u32), length in bytes
  *   of the clear part of the stored payload, before the sealed kind value
  *   (u32), length in bytes of the text (u32), the first 20 characters of
  *   the stored base64 (format byte and nonce), its last 24 (the GCM tag),
@@ -177,6 +177,9 @@ export function sealedLength(seg: Buffer, at: number): number {
 }
 export function checkOf(seg: Buffer, at: number): number {
   return seg.readUInt32BE(at + 4);
+}
+export function setCheck(seg: Buffer, at: number, check: number): void {
+  seg.writeUInt32BE(check >>> 0, at + 4);
 }
 export function prefixLength(seg: Buffer, at: number): number {
   return seg.readUInt32BE(at + 12);
