@@ -124,8 +124,16 @@ describe("decodeEntry", () => {
   });
 
   it("a usage cost with only its amount, only its currency or neither is read on the fast path, as fromJson reads it", () => {
-    for (const cost of [{ amount: "0.0125" }, { currency: "USD" }, {}, { amount: "3", currency: "EUR" }]) {
-      const json = { id: "x", message: { role: "ROLE_ASSISTANT", usage: { inputTokens: "5", cost } } };
+    for (const cost of [
+      { amount: "0.0125" },
+      { currency: "USD" },
+      {},
+      { amount: "3", currency: "EUR" },
+    ]) {
+      const json = {
+        id: "x",
+        message: { role: "ROLE_ASSISTANT", usage: { inputTokens: "5", cost } },
+      };
       const fast = tryDecodeEntry(json);
       expect(fast).toBeDefined();
       expectIdentical(fast, fromJson(EntrySchema, json as JsonValue));
