@@ -46,5 +46,8 @@ describe.each(ENGINE_FACTORIES)("entries by id on $name", (factory) => {
     await expectCode(() => session.entriesById([""]), "INVALID_ARGUMENT", "empty");
     const many = Array.from({ length: DEFAULT_LIMITS.maxPageSize + 1 }, () => "u1");
     await expectCode(() => session.entriesById(many), "INVALID_ARGUMENT", "max page size");
+    // As many as the max page size are taken (the same id, answered once).
+    const most = Array.from({ length: DEFAULT_LIMITS.maxPageSize }, () => "u1");
+    expect((await session.entriesById(most)).entries.map((e) => e.id)).toEqual(["u1"]);
   });
 });

@@ -92,6 +92,30 @@ describe.each(STORE_ENGINE_FACTORIES)("redaction rules on $name", (factory) => {
     );
   });
 
+  it("a by over 256 or a why over 1,024 characters is INVALID_ARGUMENT with its length, nothing written", async () => {
+    await expectRefused(
+      fixture,
+      () => session.redact(["u1"], { by: "b".repeat(257) }),
+      "INVALID_ARGUMENT",
+      "by is 257 characters long (at most 256)",
+    );
+    await expectRefused(
+      fixture,
+      () => session.redact(["u1"], { why: "w".repeat(1025) }),
+      "INVALID_ARGUMENT",
+      "why is 1025 characters long (at most 1024)",
+    );
+  });
+
+  it("a by of 256 and a why of 1,024 characters are taken; without them the marker's are empty", async () => {
+    const longest = await session.redact(["u1"], { by: "b".repeat(256), why: "w".repeat(1024) });
+    const w = longest.entries[0]?.withheld;
+    expect([w?.by.length, w?.why.length]).toEqual([256, 1024]);
+    const bare = (await session.redact(["u2"])).entries[0]?.withheld;
+    expect(bare).toMatchObject({ by: "", why: "", reason: WithheldReason.REDACTED });
+    expect(Number(bare?.at?.seconds) * 1000).toBe(CLOCK.getTime());
+  });
+
   it("an unknown session is NOT_FOUND", async () => {
     const other = await store.create({ sessionId: "gone" });
     const s = await store.open(undefined, other.session.id);

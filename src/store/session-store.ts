@@ -130,7 +130,15 @@ export class SessionStore {
       noSubscribeFirst: options.debug?.noSubscribeFirst === true,
     });
     this.blobs = new BlobStore(engine, this.limits, options.debug?.blobsAfterAck === true);
-    this.ctx = { engine, limits: this.limits, plan, meta, watch: this.watcher, blobs: this.blobs };
+    this.ctx = {
+      engine,
+      limits: this.limits,
+      plan,
+      now: this.now,
+      meta,
+      watch: this.watcher,
+      blobs: this.blobs,
+    };
     this.shares = new Shares({
       engine,
       limits: this.limits,
