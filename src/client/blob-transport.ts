@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import type { BlobRef, ContentPart, Entry } from "../../gen/sessiond/v1/entry_pb.js";
 import type { SessionState } from "../../gen/sessiond/v1/session_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
@@ -55,6 +55,8 @@ const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 const PARALLEL_READS = 4;
 /** Bytes per PutBlob call. */
 const UPLOAD_CHUNK_BYTES = 1024 * 1024;
+/** Chunks of one upload refused because the server held more, before the refusal is the caller's. */
+const UPLOAD_MOVES = 8;
 
 type Store = ReturnType<typeof createClient<typeof StoreService>>;
 
@@ -176,12 +178,28 @@ export function blobTransport(base: Transport, opts: BlobOptions): Transport {
     const sha256 = await sha256Hex(content.bytes);
     const size = BigInt(content.bytes.length);
     let offset = 0;
+    let moved = 0;
     for (;;) {
       const data = content.bytes.subarray(offset, offset + UPLOAD_CHUNK_BYTES);
-      const res = await store.putBlob(
-        { workspace, sha256, size, offset: BigInt(offset), data },
-        { signal },
-      );
+      let res: { received: bigint; stored: boolean };
+      try {
+        res = await store.putBlob(
+          { workspace, sha256, size, offset: BigInt(offset), data },
+          { signal },
+        );
+      } catch (err) {
+        // Someone else uploads the same content (another client, through
+        // another replica) and the server holds more than this offset:
+        // ask how much (an empty chunk at 0 is taken as a retry) and go on
+        // from there. A few times; the next refusal is the caller's.
+        if (ConnectError.from(err).code !== Code.FailedPrecondition || ++moved > UPLOAD_MOVES) {
+          throw err;
+        }
+        res = await store.putBlob(
+          { workspace, sha256, size, offset: 0n, data: new Uint8Array(0) },
+          { signal },
+        );
+      }
       if (res.stored) break;
       offset = Number(res.received);
     }

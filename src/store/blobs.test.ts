@@ -248,6 +248,36 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     );
   });
 
+  it("takes two uploads of the same content at once, chunk for chunk, without refusing either", async () => {
+    // Two clients attaching the same file: each sends its chunks in order
+    // from the offset the answers give, both at the same time.
+    const data = bytes(5 * 1024 * KB + 3, 7);
+    const h = sha(data);
+    const chunk = 1024 * KB;
+    const upload = async () => {
+      const answers: number[] = [];
+      for (let offset = 0; ; ) {
+        const end = Math.min(offset + chunk, data.length);
+        const res = await store.blobs.put(
+          "default",
+          h,
+          data.length,
+          offset,
+          data.subarray(offset, end),
+        );
+        answers.push(res.received);
+        if (res.stored) return answers;
+        offset = res.received;
+      }
+    };
+    const [a, b, c] = await Promise.all([upload(), upload(), upload()]);
+    for (const answers of [a, b, c]) expect(answers.at(-1)).toBe(data.length);
+    const chunks: Uint8Array[] = [];
+    for await (const x of store.blobs.read("default", h, 0, 0)) chunks.push(x.data);
+    expect(sha(Buffer.concat(chunks))).toBe(h);
+    expect(await fixture.engine.blobs.uploaded("default", h)).toBe(0);
+  });
+
   it("reads a blob in chunks of at most 1 MiB, from an offset, for a length", async () => {
     const data = bytes(2 * 1024 * KB + 5, 5);
     await store.blobs.put("default", sha(data), data.length, 0, data);

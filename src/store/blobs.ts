@@ -84,6 +84,15 @@ export class BlobStore {
   private readonly collecting = new Map<string, Promise<BlobCollection>>();
   /** Collections queued and not started, by workspace and grace. */
   private readonly queued = new Map<string, Promise<BlobCollection>>();
+  /**
+   * The last chunk of each upload in flight, by workspace and hash: chunks
+   * of one blob are taken one at a time in this process. Two clients that
+   * upload the same content (the same attachment) at once would otherwise
+   * both read the bytes held, then both write at that offset: one answered
+   * FAILED_PRECONDITION by a count read in the middle of the other's write,
+   * or, on JSONL, a first chunk truncating the other's file.
+   */
+  private readonly uploading = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly engine: StorageEngine,
@@ -330,7 +339,27 @@ export class BlobStore {
    * One chunk of an upload (see PutBlob in the proto): the bytes held
    * after it, and whether the blob is stored.
    */
-  async put(
+  put(
+    workspace: string,
+    sha256: string,
+    size: number,
+    offset: number,
+    data: Uint8Array,
+  ): Promise<{ received: number; stored: boolean }> {
+    const key = `${workspace}\n${sha256}`;
+    const before = this.uploading.get(key);
+    const chunk = (before ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.putNow(workspace, sha256, size, offset, data));
+    this.uploading.set(key, chunk);
+    const forget = () => {
+      if (this.uploading.get(key) === chunk) this.uploading.delete(key);
+    };
+    chunk.then(forget, forget);
+    return chunk;
+  }
+
+  private async putNow(
     workspace: string,
     sha256: string,
     size: number,

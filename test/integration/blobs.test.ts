@@ -179,6 +179,57 @@ describe.each(PROTOCOLS)("blobs over %s", (protocol) => {
     expect(got).toEqual([one, ...big].map((b) => sha(b)));
   });
 
+  it("an upload another client moves on meanwhile goes on from what the server holds", async () => {
+    // Two clients attach the same 3.5 MiB image (through two replicas,
+    // say): the other one's half-MiB chunks land between this client's
+    // first and second chunk, so its second chunk (at 1 MiB) starts short
+    // of what the server holds and ends past it: FAILED_PRECONDITION,
+    // after which the client asks where the upload stands and goes on.
+    const MiB = 1024 * 1024;
+    const image = bytes(3.5 * MiB, 11);
+    const h = sha(image);
+    const ws = uniqueWorkspace(`blob-race-${protocol}`);
+    const other = client(server.url, protocol);
+    const answers: string[] = [];
+    let puts = 0;
+    const c = client(server.url, protocol, {
+      interceptors: [
+        (next) => async (req) => {
+          if (req.method.name === "PutBlob" && ++puts === 2) {
+            for (const at of [0, 0.5 * MiB, MiB]) {
+              await other.store.putBlob({
+                workspace: ws,
+                sha256: h,
+                size: BigInt(image.length),
+                offset: BigInt(at),
+                data: image.subarray(at, at + MiB / 2),
+              });
+            }
+          }
+          try {
+            const res = await next(req);
+            if (req.method.name === "PutBlob") answers.push("ok");
+            return res;
+          } catch (err) {
+            answers.push(
+              ConnectError.from(err).code === Code.FailedPrecondition ? "moved" : "other",
+            );
+            throw err;
+          }
+        },
+      ],
+    });
+    const { session } = await c.store.createSession({ workspace: ws });
+    const id = session?.id ?? "";
+    await c.session.append({ workspace: ws, session: id, entries: [imageEntry("img", image)] });
+    // chunk 0 ok (1 MiB held); the other brings it to 1.5 MiB; chunk 1 MiB refused; asked: 1.5 MiB; 1.5-2.5, 2.5-3.5 stored.
+    expect(answers).toEqual(["ok", "moved", "ok", "ok", "ok"]);
+    expect(await blobFiles(ws)).toEqual([h]);
+    const state = (await readState(c, { workspace: ws, session: id })).state;
+    const p = state?.messages[0]?.message?.content[1]?.part;
+    expect(p?.case === "image" ? sha(p.value.data) : p?.case).toBe(h);
+  });
+
   it("a caller that asks for references gets them and reads the blob with GetBlob, in ranges", async () => {
     const c = client(server.url, protocol);
     const raw = client(server.url, protocol, { blobs: "refs" });

@@ -535,30 +535,46 @@ func (b *blobs) uploadEntries(ctx context.Context, store sessiondv1.StoreService
 	return out, nil
 }
 
+// uploadMoves is how many chunks of one upload may be refused because the
+// server held more, before the refusal is the caller's.
+const uploadMoves = 8
+
 // upload stores data as a blob of workspace with PutBlob, chunk after chunk
 // (each where the server's answer says it has got to), and returns its
 // SHA-256. A blob the workspace already holds is answered stored at once.
 // Every call goes through the connection's interceptors: a chunk is retried
-// on UNAVAILABLE like any unary call.
+// on UNAVAILABLE like any unary call. A chunk refused with
+// FAILED_PRECONDITION (another client uploads the same content through
+// another replica, and the server holds more than its offset) is followed
+// by an empty chunk at 0, which asks where the upload stands; it goes on
+// from there.
 func upload(ctx context.Context, store sessiondv1.StoreServiceClient, workspace string, data []byte) (string, error) {
 	sha := sha256Hex(data)
 	size := uint64(len(data))
+	moved := 0
 	for offset := uint64(0); ; {
 		end := min(offset+uploadChunkBytes, size)
-		res, err := store.PutBlob(ctx, &sessiondv1.PutBlobRequest{
+		req := &sessiondv1.PutBlobRequest{
 			Workspace: workspace,
 			Sha256:    sha,
 			Size:      size,
 			Offset:    offset,
 			Data:      data[offset:end],
-		})
+		}
+		res, err := store.PutBlob(ctx, req)
+		asked := false
+		if status.Code(err) == codes.FailedPrecondition && moved < uploadMoves {
+			moved++
+			asked = true
+			res, err = store.PutBlob(ctx, &sessiondv1.PutBlobRequest{Workspace: workspace, Sha256: sha, Size: size})
+		}
 		if err != nil {
 			return "", err
 		}
 		if res.GetStored() {
 			return sha, nil
 		}
-		if res.GetReceived() == offset || res.GetReceived() >= size {
+		if (res.GetReceived() == offset && !asked) || res.GetReceived() >= size {
 			return "", status.Errorf(codes.Internal, "PutBlob %s: the server holds %d of %d bytes after a chunk at %d, and has not stored it", sha, res.GetReceived(), size, offset)
 		}
 		offset = res.GetReceived()

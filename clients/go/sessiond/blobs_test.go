@@ -3,6 +3,7 @@ package sessiond
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -209,5 +210,64 @@ func TestUploadsOnlyWhatTheRequestCannotCarry(t *testing.T) {
 	b150 := &blobs{uploadOver: 150 * 1024}
 	if _, err = b150.uploadIn(ctx, f, imp, 200*1000); err != nil || len(f.calls) != 5 || f.calls[4].Size != 200*1024 {
 		t.Fatalf("parts over 150 KiB in a budget of 200 KB: %d PutBlob calls (%v)", len(f.calls), err)
+	}
+}
+
+// movingPuts is a StoreServiceClient whose PutBlob keeps one upload as the
+// server does (a chunk must start at or before the bytes held and not end
+// past them when it starts before, else FAILED_PRECONDITION); before the
+// call numbered moveAt, another client brings the upload to moveTo bytes.
+type movingPuts struct {
+	sessiondv1.StoreServiceClient
+	data            []byte
+	held            uint64
+	calls           int
+	moveAt          int
+	moveTo          uint64
+	answers         []string
+	refuseEveryTime bool
+}
+
+func (f *movingPuts) PutBlob(_ context.Context, in *sessiondv1.PutBlobRequest, _ ...grpc.CallOption) (*sessiondv1.PutBlobResponse, error) {
+	f.calls++
+	if f.calls == f.moveAt {
+		f.held = f.moveTo
+	}
+	end := in.Offset + uint64(len(in.Data))
+	if f.refuseEveryTime && len(in.Data) > 0 || in.Offset > f.held || (in.Offset < f.held && end > f.held) {
+		f.answers = append(f.answers, "moved")
+		return nil, status.Errorf(codes.FailedPrecondition, "upload holds %d bytes: send the chunk at offset %d, not %d", f.held, f.held, in.Offset)
+	}
+	if in.Offset == f.held {
+		f.held = end
+	}
+	f.answers = append(f.answers, fmt.Sprint(f.held))
+	return &sessiondv1.PutBlobResponse{Received: f.held, Stored: f.held == in.Size}, nil
+}
+
+func TestAnUploadMovedOnByAnotherClientGoesOnFromWhatTheServerHolds(t *testing.T) {
+	const MiB = 1024 * 1024
+	data := make([]byte, 3*MiB+MiB/2)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	ctx := context.Background()
+	f := &movingPuts{data: data, moveAt: 2, moveTo: 3 * MiB / 2}
+	sha, err := upload(ctx, f, "w", data)
+	if err != nil || sha != sha256Hex(data) {
+		t.Fatalf("upload: %q, %v", sha, err)
+	}
+	// chunk 0 taken; moved to 1.5 MiB; the chunk at 1 MiB refused; asked: 1.5 MiB; two more chunks.
+	want := []string{fmt.Sprint(MiB), "moved", fmt.Sprint(3 * MiB / 2), fmt.Sprint(5 * MiB / 2), fmt.Sprint(7 * MiB / 2)}
+	if !slices.Equal(f.answers, want) {
+		t.Fatalf("answers %v, want %v", f.answers, want)
+	}
+	// A server that refuses every chunk: the caller gets FAILED_PRECONDITION after uploadMoves asks.
+	stuck := &movingPuts{data: data, refuseEveryTime: true}
+	if _, err := upload(ctx, stuck, "w", data); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("refused every time: %v, want FAILED_PRECONDITION", err)
+	}
+	if stuck.calls != 2*uploadMoves+1 {
+		t.Fatalf("refused every time: %d calls, want %d", stuck.calls, 2*uploadMoves+1)
 	}
 }

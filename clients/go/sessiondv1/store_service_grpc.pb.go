@@ -161,8 +161,10 @@ type StoreServiceClient interface {
 	// Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
 	// that does not hash to sha256: the upload is discarded),
 	// FAILED_PRECONDITION (offset is not the number of bytes received: the
-	// message says how many), RESOURCE_EXHAUSTED (size over the server's
-	// --max-blob-bytes).
+	// message says how many; another client uploading the same content
+	// through another replica moves it on. An empty chunk at offset 0 asks
+	// how many without sending any; the clients do that and go on),
+	// RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
 	PutBlob(ctx context.Context, in *PutBlobRequest, opts ...grpc.CallOption) (*PutBlobResponse, error)
 	// EraseSessions erases sessions: the ones named, every one whose tags
 	// hold a filter, or every one of the workspace, each with its subagent
@@ -524,8 +526,10 @@ type StoreServiceServer interface {
 	// Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
 	// that does not hash to sha256: the upload is discarded),
 	// FAILED_PRECONDITION (offset is not the number of bytes received: the
-	// message says how many), RESOURCE_EXHAUSTED (size over the server's
-	// --max-blob-bytes).
+	// message says how many; another client uploading the same content
+	// through another replica moves it on. An empty chunk at offset 0 asks
+	// how many without sending any; the clients do that and go on),
+	// RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
 	PutBlob(context.Context, *PutBlobRequest) (*PutBlobResponse, error)
 	// EraseSessions erases sessions: the ones named, every one whose tags
 	// hold a filter, or every one of the workspace, each with its subagent

@@ -124,6 +124,31 @@ class AsyncRecordUploads(grpc.aio.UnaryUnaryClientInterceptor):
         return await continuation(details, request)
 
 
+class MoveUploadOn(grpc.UnaryUnaryClientInterceptor):
+    """Before the client's second PutBlob, another client uploads the first 1.5 MiB of ``data`` in half-MiB chunks."""
+
+    def __init__(self, ws: str, data: bytes) -> None:
+        self.ws, self.data = ws, data
+        self.puts = 0
+        self.answers: List[str] = []
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        if method_name(details) != "PutBlob":
+            return continuation(details, request)
+        self.puts += 1
+        if self.puts == 2:
+            with client() as other:
+                for at in (0, MiB // 2, MiB):
+                    other.store.put_blob(
+                        workspace=self.ws, sha256=sha(self.data), size=len(self.data), offset=at,
+                        data=self.data[at : at + MiB // 2],
+                    )
+        call = continuation(details, request)
+        code = call.code()
+        self.answers.append("ok" if code == grpc.StatusCode.OK else code.name)
+        return call
+
+
 class CountGetBlob(grpc.UnaryStreamClientInterceptor):
     """Counts the GetBlob calls of a client (the cache should spare the second read)."""
 
@@ -281,6 +306,17 @@ class SyncBlobsTest(Checks):
             chunks = [(c.offset, len(c.data)) for c in raw.store.get_blob(workspace=self.ws, sha256=sha(IMAGE))]
             self.assertEqual(chunks, [(i * MiB, MiB) for i in range(5)])
             self.assertEqual(raw.get_blob(sha(TEXT.encode()), self.ws).decode(), TEXT)
+
+    def test_an_upload_another_client_moves_on_meanwhile_goes_on_from_what_the_server_holds(self) -> None:
+        data = random.Random(2).randbytes(7 * MiB // 2)
+        mover = MoveUploadOn(self.ws, data)
+        with client(interceptors=[mover]) as c:
+            self.assertEqual(c.put_blob(data, self.ws), sha(data))
+        # chunk 0 taken (1 MiB held); the other client brings it to 1.5 MiB; the chunk at 1 MiB
+        # refused; the empty chunk at 0 answers 1.5 MiB; 1.5-2.5 and 2.5-3.5 MiB, stored.
+        self.assertEqual(mover.answers, ["ok", "FAILED_PRECONDITION", "ok", "ok", "ok"])
+        with client(blobs="refs") as raw:
+            self.assertTrue(raw.get_blob(sha(data), workspace=self.ws) == data)
 
     def test_put_blob_then_a_reference_and_an_unknown_reference_is_refused_naming_it(self) -> None:
         data = ("résumé " * 20_000).encode()

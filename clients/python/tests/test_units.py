@@ -30,9 +30,11 @@ from sessiond import (
 from sessiond.blobs import (
     DEFAULT_MAX_REQUEST_BYTES,
     TEXT_MEDIA_TYPE,
+    UPLOAD_MOVES,
     BlobAssembly,
     BlobCache,
     BlobSettings,
+    ask_upload_held,
     blob_parts,
     max_request_bytes,
     next_upload_offset,
@@ -427,6 +429,16 @@ class BlobRulesTest(unittest.TestCase):
             with self.assertRaises(SessiondError) as cm:
                 next_upload_offset(stuck, 4, 10)
             self.assertEqual(cm.exception.code, grpc.StatusCode.INTERNAL)
+        # The answer to an empty chunk at 0 (where does the upload stand?) may say 0; never past size.
+        self.assertEqual(next_upload_offset(put(received=0), 0, 10, asked=True), 0)
+        self.assertEqual(next_upload_offset(put(received=6), 0, 10, asked=True), 6)
+        with self.assertRaises(SessiondError):
+            next_upload_offset(put(received=11), 0, 10, asked=True)
+        moved = SessiondError(grpc.StatusCode.FAILED_PRECONDITION, "holds 6 bytes")
+        self.assertTrue(ask_upload_held(moved, 0))
+        self.assertTrue(ask_upload_held(moved, UPLOAD_MOVES - 1))
+        self.assertFalse(ask_upload_held(moved, UPLOAD_MOVES))
+        self.assertFalse(ask_upload_held(SessiondError(grpc.StatusCode.INVALID_ARGUMENT, "x"), 0))
 
         cache = BlobCache(10)
         cache.put("", "a", b"1234")

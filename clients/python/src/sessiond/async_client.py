@@ -39,6 +39,7 @@ from .blobs import (
     BlobMode,
     BlobSettings,
     UploadRequest,
+    ask_upload_held,
     blob_parts,
     max_request_bytes,
     next_upload_offset,
@@ -200,12 +201,22 @@ class _AsyncBlobIO:
     ) -> None:
         """PutBlob in chunks of 1 MiB, each at the offset the server says it holds, until stored."""
         offset: Optional[int] = 0
+        moved = 0
         while offset is not None:
             chunk = data[offset : offset + UPLOAD_CHUNK_BYTES]
             req = st.PutBlobRequest(
                 workspace=workspace, sha256=sha256, size=len(data), offset=offset, data=chunk
             )
-            res = await self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+            try:
+                res = await self._inv.unary(self.stub.PutBlob, req, timeout, headers)
+            except SessiondError as err:
+                if not ask_upload_held(err, moved):
+                    raise
+                moved += 1
+                ask = st.PutBlobRequest(workspace=workspace, sha256=sha256, size=len(data), offset=0)
+                res = await self._inv.unary(self.stub.PutBlob, ask, timeout, headers)
+                offset = next_upload_offset(res, 0, len(data), asked=True)
+                continue
             offset = next_upload_offset(res, offset, len(data))
 
     async def upload_parts(

@@ -48,12 +48,14 @@ __all__ = [
     "DEFAULT_UPLOAD_PARTS_OVER_BYTES",
     "TEXT_MEDIA_TYPE",
     "UPLOAD_CHUNK_BYTES",
+    "UPLOAD_MOVES",
     "BlobAssembly",
     "BlobCache",
     "BlobContent",
     "BlobMode",
     "BlobSettings",
     "Upload",
+    "ask_upload_held",
     "blob_content_of",
     "blob_parts",
     "blob_ref_part",
@@ -427,20 +429,37 @@ def with_references(request: UploadRequest, uploads: Sequence[Upload]) -> Upload
     return copy
 
 
-def next_upload_offset(answer: store_service_pb2.PutBlobResponse, offset: int, size: int) -> Optional[int]:
+def next_upload_offset(
+    answer: store_service_pb2.PutBlobResponse, offset: int, size: int, asked: bool = False
+) -> Optional[int]:
     """Where the upload goes on after a PutBlob answer: None once stored, else the bytes the server holds.
 
     (Fewer than were sent: the server lost part of an unfinished upload,
     which goes on from there.) An answer that neither stores the blob nor
     takes the chunk, or claims more than ``size``, would make the loop
-    endless: INTERNAL.
+    endless: INTERNAL. ``asked``: the answer to an empty chunk at 0 (see
+    ``ask_upload_held``), which takes nothing and may say 0.
     """
     if answer.stored:
         return None
-    if answer.received == offset or answer.received > size:
+    if (answer.received == offset and not asked) or answer.received > size:
         raise SessiondError(
             grpc.StatusCode.INTERNAL,
             f"PutBlob: the server holds {answer.received} of {size} bytes after a chunk at {offset}, "
             "and has not stored the blob",
         )
     return answer.received
+
+
+#: Chunks of one upload refused because the server held more, before the refusal is the caller's.
+UPLOAD_MOVES = 8
+
+
+def ask_upload_held(err: SessiondError, moved: int) -> bool:
+    """Whether a refused chunk is followed by asking where the upload stands (an empty chunk at offset 0).
+
+    FAILED_PRECONDITION: the server holds more than the chunk's offset
+    because another client uploads the same content (through another
+    replica) meanwhile. Up to ``UPLOAD_MOVES`` times an upload.
+    """
+    return err.code == grpc.StatusCode.FAILED_PRECONDITION and moved < UPLOAD_MOVES

@@ -305,8 +305,10 @@ class StoreServiceServicer:
         Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
         that does not hash to sha256: the upload is discarded),
         FAILED_PRECONDITION (offset is not the number of bytes received: the
-        message says how many), RESOURCE_EXHAUSTED (size over the server's
-        --max-blob-bytes).
+        message says how many; another client uploading the same content
+        through another replica moves it on. An empty chunk at offset 0 asks
+        how many without sending any; the clients do that and go on),
+        RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

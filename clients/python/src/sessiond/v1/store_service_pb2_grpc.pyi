@@ -162,8 +162,10 @@ class StoreServiceStub:
     Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
     that does not hash to sha256: the upload is discarded),
     FAILED_PRECONDITION (offset is not the number of bytes received: the
-    message says how many), RESOURCE_EXHAUSTED (size over the server's
-    --max-blob-bytes).
+    message says how many; another client uploading the same content
+    through another replica moves it on. An empty chunk at offset 0 asks
+    how many without sending any; the clients do that and go on),
+    RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
     """
     EraseSessions: _grpc.UnaryUnaryMultiCallable[_store_service_pb2.EraseSessionsRequest, _store_service_pb2.EraseSessionsResponse]
     """EraseSessions erases sessions: the ones named, every one whose tags
@@ -345,8 +347,10 @@ class StoreServiceAsyncStub(StoreServiceStub):
     Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
     that does not hash to sha256: the upload is discarded),
     FAILED_PRECONDITION (offset is not the number of bytes received: the
-    message says how many), RESOURCE_EXHAUSTED (size over the server's
-    --max-blob-bytes).
+    message says how many; another client uploading the same content
+    through another replica moves it on. An empty chunk at offset 0 asks
+    how many without sending any; the clients do that and go on),
+    RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
     """
     EraseSessions: _aio.UnaryUnaryMultiCallable[_store_service_pb2.EraseSessionsRequest, _store_service_pb2.EraseSessionsResponse]  # type: ignore[assignment]
     """EraseSessions erases sessions: the ones named, every one whose tags
@@ -591,8 +595,10 @@ class StoreServiceServicer(metaclass=_abc_1.ABCMeta):
         Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
         that does not hash to sha256: the upload is discarded),
         FAILED_PRECONDITION (offset is not the number of bytes received: the
-        message says how many), RESOURCE_EXHAUSTED (size over the server's
-        --max-blob-bytes).
+        message says how many; another client uploading the same content
+        through another replica moves it on. An empty chunk at offset 0 asks
+        how many without sending any; the clients do that and go on),
+        RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
         """
 
     @_abc_1.abstractmethod

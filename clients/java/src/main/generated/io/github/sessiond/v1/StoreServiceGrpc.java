@@ -816,8 +816,10 @@ public final class StoreServiceGrpc {
      * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
      * that does not hash to sha256: the upload is discarded),
      * FAILED_PRECONDITION (offset is not the number of bytes received: the
-     * message says how many), RESOURCE_EXHAUSTED (size over the server's
-     * --max-blob-bytes).
+     * message says how many; another client uploading the same content
+     * through another replica moves it on. An empty chunk at offset 0 asks
+     * how many without sending any; the clients do that and go on),
+     * RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
      * </pre>
      */
     default void putBlob(io.github.sessiond.v1.PutBlobRequest request,
@@ -1164,8 +1166,10 @@ public final class StoreServiceGrpc {
      * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
      * that does not hash to sha256: the upload is discarded),
      * FAILED_PRECONDITION (offset is not the number of bytes received: the
-     * message says how many), RESOURCE_EXHAUSTED (size over the server's
-     * --max-blob-bytes).
+     * message says how many; another client uploading the same content
+     * through another replica moves it on. An empty chunk at offset 0 asks
+     * how many without sending any; the clients do that and go on),
+     * RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
      * </pre>
      */
     public void putBlob(io.github.sessiond.v1.PutBlobRequest request,
@@ -1489,8 +1493,10 @@ public final class StoreServiceGrpc {
      * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
      * that does not hash to sha256: the upload is discarded),
      * FAILED_PRECONDITION (offset is not the number of bytes received: the
-     * message says how many), RESOURCE_EXHAUSTED (size over the server's
-     * --max-blob-bytes).
+     * message says how many; another client uploading the same content
+     * through another replica moves it on. An empty chunk at offset 0 asks
+     * how many without sending any; the clients do that and go on),
+     * RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
      * </pre>
      */
     public io.github.sessiond.v1.PutBlobResponse putBlob(io.github.sessiond.v1.PutBlobRequest request) throws io.grpc.StatusException {
@@ -1805,8 +1811,10 @@ public final class StoreServiceGrpc {
      * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
      * that does not hash to sha256: the upload is discarded),
      * FAILED_PRECONDITION (offset is not the number of bytes received: the
-     * message says how many), RESOURCE_EXHAUSTED (size over the server's
-     * --max-blob-bytes).
+     * message says how many; another client uploading the same content
+     * through another replica moves it on. An empty chunk at offset 0 asks
+     * how many without sending any; the clients do that and go on),
+     * RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
      * </pre>
      */
     public io.github.sessiond.v1.PutBlobResponse putBlob(io.github.sessiond.v1.PutBlobRequest request) {
@@ -2101,8 +2109,10 @@ public final class StoreServiceGrpc {
      * Errors: INVALID_ARGUMENT (malformed sha256, a chunk past size, content
      * that does not hash to sha256: the upload is discarded),
      * FAILED_PRECONDITION (offset is not the number of bytes received: the
-     * message says how many), RESOURCE_EXHAUSTED (size over the server's
-     * --max-blob-bytes).
+     * message says how many; another client uploading the same content
+     * through another replica moves it on. An empty chunk at offset 0 asks
+     * how many without sending any; the clients do that and go on),
+     * RESOURCE_EXHAUSTED (size over the server's --max-blob-bytes).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.sessiond.v1.PutBlobResponse> putBlob(

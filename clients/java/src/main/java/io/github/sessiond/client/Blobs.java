@@ -668,6 +668,12 @@ final class Blobs implements ClientInterceptor {
         });
   }
 
+  /** Chunks of one upload refused because the server held more, before the refusal is the caller's. */
+  static final int UPLOAD_MOVES = 8;
+
+  /** A PutBlob answer, and whether it answers the empty chunk that asks where an upload stands. */
+  private record PutAnswer(PutBlobResponse res, boolean asked) {}
+
   /**
    * Stores data as a blob with PutBlob, chunk after chunk from {@code offset},
    * each where the server's answer says it has got to, until it answers
@@ -675,36 +681,60 @@ final class Blobs implements ClientInterceptor {
    * ({@link BlobParts#CHUNK_BYTES}), or the {@link #inlineBudget} when that is
    * smaller (a call whose max outbound message size is under 2 MiB: a PutBlob
    * of 1 MiB would be over it). Every chunk goes through the client's chain:
-   * retried after UNAVAILABLE like any unary call.
+   * retried after UNAVAILABLE like any unary call. A chunk refused with
+   * FAILED_PRECONDITION (another client uploads the same content through
+   * another replica, and the server holds more than its offset) is followed
+   * by an empty chunk at 0, which asks where the upload stands; it goes on
+   * from there, {@link #UPLOAD_MOVES} times an upload at most.
    */
   private CompletableFuture<Void> put(
       String workspace, ByteString data, String sha256, long offset, CallOptions options, Context context) {
+    return put(workspace, data, sha256, offset, 0, options, context);
+  }
+
+  private CompletableFuture<Void> put(
+      String workspace,
+      ByteString data,
+      String sha256,
+      long offset,
+      int moved,
+      CallOptions options,
+      Context context) {
     long size = data.size();
     long chunk = Math.max(1, Math.min(BlobParts.CHUNK_BYTES, inlineBudget(options)));
     int end = (int) Math.min(offset + chunk, size);
-    PutBlobRequest req =
-        PutBlobRequest.newBuilder()
-            .setWorkspace(workspace)
-            .setSha256(sha256)
-            .setSize(size)
-            .setOffset(offset)
-            .setData(data.substring((int) offset, end))
-            .build();
-    return unary(StoreServiceGrpc.getPutBlobMethod(), req, options, context)
+    PutBlobRequest.Builder req =
+        PutBlobRequest.newBuilder().setWorkspace(workspace).setSha256(sha256).setSize(size);
+    PutBlobRequest sent = req.clone().setOffset(offset).setData(data.substring((int) offset, end)).build();
+    return unary(StoreServiceGrpc.getPutBlobMethod(), sent, options, context)
+        .thenApply(res -> new PutAnswer(res, false))
+        .exceptionallyCompose(
+            err -> {
+              Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+              if (moved >= UPLOAD_MOVES
+                  || !(cause instanceof SessiondException e)
+                  || e.code() != Status.Code.FAILED_PRECONDITION) {
+                return CompletableFuture.failedFuture(cause);
+              }
+              return unary(StoreServiceGrpc.getPutBlobMethod(), req.build(), options, context)
+                  .thenApply(res -> new PutAnswer(res, true));
+            })
         .thenCompose(
-            (PutBlobResponse res) -> {
+            answer -> {
+              PutBlobResponse res = answer.res();
+              boolean asked = answer.asked();
               if (res.getStored()) {
                 return CompletableFuture.<Void>completedFuture(null);
               }
               long got = res.getReceived();
-              if (got < 0 || got == offset || got >= size) {
+              if (got < 0 || (got == offset && !asked) || got >= size) {
                 return CompletableFuture.<Void>failedFuture(
                     new SessiondException(
                         Status.Code.INTERNAL,
                         "PutBlob " + sha256 + ": the server holds " + Long.toUnsignedString(got) + " of "
                             + size + " bytes after a chunk at " + offset + ", and has not stored it"));
               }
-              return put(workspace, data, sha256, got, options, context);
+              return put(workspace, data, sha256, got, moved + (asked ? 1 : 0), options, context);
             });
   }
 

@@ -519,6 +519,49 @@ class BlobsTest {
     }
   }
 
+  /**
+   * Another client uploads the same content meanwhile (through another
+   * replica): before the client's second chunk the server holds 1.5 MiB, so
+   * that chunk (at 1 MiB) is refused; the client asks with an empty chunk at
+   * 0 and goes on from 1.5 MiB. A server that refuses every chunk fails the
+   * call after {@link Blobs#UPLOAD_MOVES} asks.
+   */
+  @Test
+  void anUploadAnotherClientMovesOnGoesOnFromWhatTheServerHolds() {
+    int mib = 1024 * 1024;
+    ByteString img = bytes(3 * mib + mib / 2, 8);
+    AppendRequest req =
+        AppendRequest.newBuilder()
+            .setSession("s")
+            .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/png", img))))
+            .build();
+    try (SessiondClient c = server.client().build()) {
+      server.beforePuts.add(() -> {});
+      server.beforePuts.add(() -> server.uploading.put(sha(img), img.substring(0, 3 * mib / 2)));
+      c.session().append(req);
+      assertEquals(
+          List.of(0L, (long) mib, 0L, 3L * mib / 2, 5L * mib / 2),
+          server.requestsOf(PutBlobRequest.class).stream().map(PutBlobRequest::getOffset).toList(),
+          "chunk 0, the refused chunk at 1 MiB, the ask, then on from 1.5 MiB");
+      assertEquals(img, server.blobs.get(sha(img)));
+      assertEquals(1, server.requestsOf(AppendRequest.class).size());
+
+      ByteString other = bytes(3 * mib, 9);
+      AppendRequest again =
+          AppendRequest.newBuilder()
+              .setSession("s")
+              .addEntries(Entry.newBuilder().setMessage(message(Role.ROLE_USER, image("image/png", other))))
+              .build();
+      int before = server.requestsOf(PutBlobRequest.class).size();
+      for (int i = 0; i <= Blobs.UPLOAD_MOVES; i++) {
+        // Each chunk refused; each ask (not a Status: answered as the server would) says 0.
+        server.answer(StoreServiceGrpc.getPutBlobMethod(), Status.FAILED_PRECONDITION, "ask");
+      }
+      fails(Status.Code.FAILED_PRECONDITION, "refused every time", () -> c.session().append(again));
+      assertEquals(2 * Blobs.UPLOAD_MOVES + 1, server.requestsOf(PutBlobRequest.class).size() - before);
+    }
+  }
+
   @Test
   void aFailedUploadFailsTheCallUnsent() {
     ByteString img = bytes(2 * 1024 * 1024 + 1, 5); // over half of 4 MiB: it must go up first

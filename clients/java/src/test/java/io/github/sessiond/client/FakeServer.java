@@ -77,7 +77,10 @@ final class FakeServer implements AutoCloseable {
   final Map<Long, Entry> watchEntries = new ConcurrentHashMap<>();
   /** PutBlob takes at most this many bytes of each chunk (0: all), as a server may. */
   volatile int putBlobTakes;
-  private final Map<String, ByteString> uploading = new ConcurrentHashMap<>();
+  /** Unfinished uploads by sha256: what PutBlob has taken so far. */
+  final Map<String, ByteString> uploading = new ConcurrentHashMap<>();
+  /** Run one each before a PutBlob is answered, in turn (another client moving an upload on). */
+  final Deque<Runnable> beforePuts = new java.util.concurrent.ConcurrentLinkedDeque<>();
 
   FakeServer() throws IOException {
     ServerInterceptor headers =
@@ -282,12 +285,22 @@ final class FakeServer implements AutoCloseable {
         out.onCompleted();
         return;
       }
+      Runnable before = beforePuts.poll();
+      if (before != null) {
+        before.run();
+      }
       ByteString have = uploading.getOrDefault(sha, ByteString.EMPTY);
-      if (req.getOffset() != have.size()) {
+      long end = req.getOffset() + req.getData().size();
+      if (req.getOffset() > have.size() || (req.getOffset() < have.size() && end > have.size())) {
         out.onError(
             Status.FAILED_PRECONDITION
                 .withDescription("offset " + req.getOffset() + ": " + have.size() + " bytes received")
                 .asRuntimeException());
+        return;
+      }
+      if (req.getOffset() < have.size() || req.getData().isEmpty()) { // a retried chunk, or the empty one that asks
+        out.onNext(res.setReceived(have.size()).build());
+        out.onCompleted();
         return;
       }
       ByteString data = req.getData();
