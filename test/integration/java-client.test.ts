@@ -77,6 +77,7 @@ const TESTS: Record<string, string[]> = {
     "largePartsAreUploadedInChunksFromWhereTheServerSays",
     "largePartsGoUpFirstOnlyWhileTheRequestCannotCarryThem",
     "theBudgetIsHalfTheCallsMaxOutboundMessageSize",
+    "anUploadAnotherClientMovesOnGoesOnFromWhatTheServerHolds",
     "aFailedUploadFailsTheCallUnsent",
   ],
   EntryWatchTest: [
@@ -239,7 +240,7 @@ describe("Java client (clients/java)", () => {
           .sort();
       expect(ids("failed")).toEqual([]);
       expect(cases.map((c) => c.id).sort()).toEqual([...EXPECTED].sort());
-      expect(cases).toHaveLength(51);
+      expect(cases).toHaveLength(52);
       if (server.external) {
         console.warn(`\n*** ${RESTART_TEST} SKIPPED: the server is external (SESSIOND_URL) ***\n`);
         expect(ids("skipped")).toEqual([RESTART_TEST]);
