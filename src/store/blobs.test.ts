@@ -248,6 +248,45 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     );
   });
 
+  it("refuses a chunk past the size or across what it holds, and a chunked upload that does not hash", async () => {
+    const data = bytes(300 * KB, 3);
+    const h = sha(data);
+    const size = data.length;
+    const put = (offset: number, end: number, content: Uint8Array = data) =>
+      store.blobs.put("default", h, size, offset, content.subarray(offset, end));
+    await expectCode(
+      store.blobs.put("default", h, 10, 5, data.subarray(0, 6)),
+      "INVALID_ARGUMENT",
+      `chunk of blob ${h} ends at 11, past its size 10`,
+    );
+    expect(await fixture.engine.blobs.uploaded("default", h)).toBe(0);
+    expect(await put(0, 100 * KB)).toEqual({ received: 100 * KB, stored: false });
+    // Starts before the bytes held and ends past them: which bytes would be meant is unclear.
+    await expectCode(put(50 * KB, 150 * KB), "FAILED_PRECONDITION", `holds ${100 * KB} bytes`);
+    // An empty chunk at 0 asks how many bytes are held, and stores nothing.
+    expect(await put(0, 0)).toEqual({ received: 100 * KB, stored: false });
+    expect(await fixture.engine.blobs.uploaded("default", h)).toBe(100 * KB);
+    // The rest in other bytes: the upload does not hash to its name, and is discarded.
+    await expectCode(put(100 * KB, size, bytes(size, 4)), "INVALID_ARGUMENT", "do not hash");
+    expect(await fixture.engine.blobs.uploaded("default", h)).toBe(0);
+    await expectCode(store.blobs.read("default", h, 0, 0).next(), "NOT_FOUND", h);
+    // The whole blob in one chunk is stored at once, and says so.
+    expect(await put(0, size)).toEqual({ received: size, stored: true });
+    // At most --max-blob-bytes: a blob of exactly that many is taken.
+    const limited = (max: number) =>
+      new SessionStore(fixture.engine, { limits: { maxBlobBytes: max } }).blobs;
+    const other = bytes(size, 5);
+    await expectCode(
+      limited(size - 1).put("default", sha(other), size, 0, other),
+      "RESOURCE_EXHAUSTED",
+      `blob ${sha(other)} of ${size} bytes exceeds`,
+    );
+    expect(await limited(size).put("default", sha(other), size, 0, other)).toEqual({
+      received: size,
+      stored: true,
+    });
+  });
+
   it("takes two uploads of the same content at once, chunk for chunk, without refusing either", async () => {
     // Two clients attaching the same file: each sends its chunks in order
     // from the offset the answers give, both at the same time.
