@@ -26,6 +26,7 @@ import {
 import { quote } from "../core/ids.js";
 import type { BlobInfo } from "../storage/blobs.js";
 import type { StorageEngine } from "../storage/engine.js";
+import { KeyedTurns } from "./keyed-turns.js";
 import type { StoreLimits } from "./limits.js";
 
 /** The limits of StoreLimits that concern blobs. */
@@ -80,19 +81,19 @@ function checkSha(sha256: string): string {
 export class BlobStore {
   /** Blobs an append of this process is about to reference, by workspace/sha: never collected. */
   private readonly inUse = new Map<string, number>();
-  /** The last collection queued per workspace (runs of one workspace go one after another). */
-  private readonly collecting = new Map<string, Promise<BlobCollection>>();
+  /** Collections per workspace (runs of one workspace go one after another). */
+  private readonly collecting = new KeyedTurns();
   /** Collections queued and not started, by workspace and grace. */
   private readonly queued = new Map<string, Promise<BlobCollection>>();
   /**
-   * The last chunk of each upload in flight, by workspace and hash: chunks
-   * of one blob are taken one at a time in this process. Two clients that
-   * upload the same content (the same attachment) at once would otherwise
-   * both read the bytes held, then both write at that offset: one answered
-   * FAILED_PRECONDITION by a count read in the middle of the other's write,
-   * or, on JSONL, a first chunk truncating the other's file.
+   * Upload chunks by workspace and hash: chunks of one blob are taken one
+   * at a time in this process. Two clients that upload the same content
+   * (the same attachment) at once would otherwise both read the bytes held,
+   * then both write at that offset: one answered FAILED_PRECONDITION by a
+   * count read in the middle of the other's write, or, on JSONL, a first
+   * chunk truncating the other's file.
    */
-  private readonly uploading = new Map<string, Promise<unknown>>();
+  private readonly uploading = new KeyedTurns();
 
   constructor(
     private readonly engine: StorageEngine,
@@ -347,19 +348,9 @@ export class BlobStore {
     data: Uint8Array,
   ): Promise<{ received: number; stored: boolean }> {
     // Stryker disable next-line StringLiteral: one key for every upload would only make uploads of different blobs wait for each other
-    const key = `${workspace}\n${sha256}`;
-    const before = this.uploading.get(key);
-    const chunk = (before ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => this.putNow(workspace, sha256, size, offset, data));
-    this.uploading.set(key, chunk);
-    // Stryker disable next-line BlockStatement: what it changes is the map's size (an upload's last chunk would stay in it), which nothing can see
-    const forget = () => {
-      // Stryker disable next-line ConditionalExpression: the same
-      if (this.uploading.get(key) === chunk) this.uploading.delete(key);
-    };
-    chunk.then(forget, forget);
-    return chunk;
+    return this.uploading.run(`${workspace}\n${sha256}`, () =>
+      this.putNow(workspace, sha256, size, offset, data),
+    );
   }
 
   private async putNow(
@@ -429,18 +420,11 @@ export class BlobStore {
     const k = `${workspace}\0${graceMs}`;
     const waiting = this.queued.get(k);
     if (waiting !== undefined) return waiting;
-    const before = this.collecting.get(workspace) ?? Promise.resolve(undefined);
-    const run: Promise<BlobCollection> = before
-      .catch(() => undefined)
-      .then(() => {
-        this.queued.delete(k);
-        return this.collectNow(workspace, graceMs);
-      })
-      .finally(() => {
-        if (this.collecting.get(workspace) === run) this.collecting.delete(workspace);
-      });
+    const run = this.collecting.run(workspace, () => {
+      this.queued.delete(k);
+      return this.collectNow(workspace, graceMs);
+    });
     this.queued.set(k, run);
-    this.collecting.set(workspace, run);
     return run;
   }
 
