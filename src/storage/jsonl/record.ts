@@ -8,6 +8,7 @@ import type { EntryMeta } from "../../core/session-log.js";
 import {
   type ContentOpener,
   notOpened,
+  SEALED_OPEN,
   type SealedBounds,
   type SessionSealer,
   sealedBounds,
@@ -93,20 +94,29 @@ export function encodeRecords(
   const n = entries.length;
   // Stryker disable next-line ArrayDeclaration: preallocated or not, every slot is set in the loop below
   const seqs: string[] = new Array(n);
+  // The stored form: the text itself (clear), or its sealed pieces (SessionSealer.sealParts).
   // Stryker disable next-line ArrayDeclaration: preallocated or not, every slot is set in the loop below
-  const stored: string[] = sealer === undefined ? texts : new Array(n);
+  const sealed = sealer === undefined ? undefined : new Array<SealedParts | undefined>(n);
   let size = 0;
   for (let i = 0; i < n; i++) {
     const e = entries[i] as Entry;
     const text = payloads[i] ?? toJsonString(EntrySchema, e);
     const seq = String(e.seq);
     texts[i] = text;
-    if (sealer !== undefined) stored[i] = sealer.sealPayload(text);
+    const parts = sealer?.sealParts(text);
+    if (sealed !== undefined) sealed[i] = parts;
     seqs[i] = seq;
     // Header (its `more` variant but for the last), payload, "}\n".
     size += PREFIX.length + seq.length + MIDDLE.length + 8;
     size += i < n - 1 ? MORE_SUFFIX.length : SUFFIX.length;
-    size += Buffer.byteLength(stored[i] as string) + 2;
+    size +=
+      parts === undefined
+        ? Buffer.byteLength(text)
+        : Buffer.byteLength(parts.head) +
+          SEALED_OPEN.length +
+          parts.sealed.length +
+          SEALED_CLOSE.length;
+    size += 2;
   }
   const buf = Buffer.allocUnsafe(size);
   let at = 0;
@@ -115,8 +125,12 @@ export function encodeRecords(
     const seq = seqs[i] as string;
     const suffix = more ? MORE_SUFFIX : SUFFIX;
     const headerEnd = at + PREFIX.length + seq.length + MIDDLE.length + 8 + suffix.length;
-    // Stryker disable next-line StringLiteral: Buffer#write's default encoding ("" included) is UTF-8
-    const payloadEnd = headerEnd + buf.write(stored[i] as string, headerEnd, "utf8");
+    const parts = sealed?.[i];
+    const payloadEnd =
+      parts === undefined
+        ? // Stryker disable next-line StringLiteral: Buffer#write's default encoding ("" included) is UTF-8
+          headerEnd + buf.write(texts[i] as string, headerEnd, "utf8")
+        : writeSealed(buf, headerEnd, parts);
     let crc = crc32(buf.subarray(headerEnd, payloadEnd), crc32(more ? `${seq}+` : seq));
     at += PREFIX.copy(buf, at);
     // Stryker disable next-line StringLiteral: a seq is ASCII digits, the same bytes in UTF-8
@@ -133,6 +147,24 @@ export function encodeRecords(
     buf[at++] = NEWLINE;
   }
   return buf;
+}
+
+type SealedParts = { readonly head: string; readonly sealed: string };
+/** What ends a sealed payload: the base64's closing quote, then the kind's value's and the entry's braces. */
+const SEALED_CLOSE = Buffer.from('"}}');
+
+/**
+ * A sealed payload's bytes at `at` (the stored form of sealParts: head,
+ * `{"@sealed":"`, base64, `"}}`); returns where they end. The base64 is
+ * ASCII: written as latin1, without UTF-8's scan.
+ */
+function writeSealed(buf: Buffer, at: number, parts: SealedParts): number {
+  // Stryker disable next-line StringLiteral: Buffer#write's default encoding ("" included) is UTF-8
+  let end = at + buf.write(parts.head, at, "utf8");
+  end += SEALED_OPEN.copy(buf, end);
+  // Stryker disable next-line StringLiteral: base64 is ASCII, the same bytes in UTF-8 (only slower to write)
+  end += buf.write(parts.sealed, end, "latin1");
+  return end + SEALED_CLOSE.copy(buf, end);
 }
 
 /** Lowercase hex digits, by value. */

@@ -1,10 +1,12 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { type Entry, EntrySchema } from "../../../gen/sessiond/v1/entry_pb.js";
+import { type Entry, EntrySchema, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { entryArb } from "../../../test/support/entry-arbitrary.js";
 import { isSessiondError } from "../../core/errors.js";
-import { decodePayload } from "../jsonl/record.js";
+import { withheldMarker } from "../../core/withheld.js";
+import { checkFrame, decodePayload, encodeRecords } from "../jsonl/record.js";
 import { newKey } from "./aead.js";
 import {
   MissingKey,
@@ -44,6 +46,50 @@ describe("sealed payloads", () => {
         expect(toJsonString(EntrySchema, back as Entry)).toBe(canonical);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("a batch's records (encodeRecords, which lays the sealed pieces out itself) store what sealPayload stores: every frame checks and opens to its entry", () => {
+    // Some with a withheld marker whose `why` is any text: the clear head before the kind is not always ASCII.
+    const withWhy = fc.tuple(
+      storedEntry,
+      fc.option(fc.string({ unit: "grapheme" }), { nil: undefined }),
+    );
+    const batchArb = fc.array(withWhy, { minLength: 1, maxLength: 5 }).map((es) =>
+      es.map(([e, why], i) => {
+        e.seq = BigInt(100 + i);
+        if (why !== undefined)
+          e.withheld = withheldMarker(WithheldReason.REDACTED, "ops", timestampNow(), why);
+        return e;
+      }),
+    );
+    fc.assert(
+      fc.property(batchArb, (batch) => {
+        const texts: string[] = [];
+        const bytes = encodeRecords(batch, [], texts, sealer);
+        let start = 0;
+        for (const [i, e] of batch.entries()) {
+          const end = bytes.indexOf(0x0a, start);
+          const frame = checkFrame(bytes, start, end);
+          if (typeof frame === "string") throw new Error(frame);
+          expect(frame.seq).toBe(100 + i);
+          const canonical = toJsonString(EntrySchema, e);
+          expect(texts[i]).toBe(canonical);
+          const stored = bytes.toString("utf8", frame.start, frame.end);
+          // The same layout as sealPayload's (its seal differs: a fresh nonce).
+          const bounds = sealedTextBounds(stored);
+          const again = sealer.sealPayload(canonical);
+          expect(bounds === undefined ? stored : stored.slice(0, bounds.sealedStart)).toBe(
+            bounds === undefined ? again : again.slice(0, bounds.sealedStart),
+          );
+          const back = decodePayload(bytes, frame, sealer);
+          expect(typeof back).not.toBe("string");
+          expect(toJsonString(EntrySchema, back as Entry)).toBe(canonical);
+          start = end + 1;
+        }
+        expect(start).toBe(bytes.length);
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -26,6 +26,14 @@ import { associatedData, KEY_BYTES, open, seal, sealBytes } from "./aead.js";
  * sealed and never decoded as anything else.
  */
 
+/**
+ * Where an entry's associated data is laid out, reused by every sealer of
+ * the process: seal and open hand it to setAAD, which reads it at once
+ * (one allocation less per sealed append; an entry's is ~100 bytes, a
+ * larger one is allocated).
+ */
+const adScratch = Buffer.allocUnsafe(1024);
+
 /** The kinds whose content is sealed (by their proto JSON names). */
 export const SEALED_KINDS: ReadonlySet<string> = new Set([
   "message",
@@ -41,7 +49,8 @@ const DOMAIN = "sessiond/entry-content/1";
 /** What the associated data of a checkpoint segment starts with (jsonl/checkpoint.ts). */
 const CHECKPOINT_DOMAIN = "sessiond/checkpoint-segment/1";
 const SEALED_KEY = '{"@sealed":"';
-const SEALED_OPEN = Buffer.from(SEALED_KEY);
+/** What a sealed kind's value starts with, as bytes; `"}}` ends it. */
+export const SEALED_OPEN = Buffer.from(SEALED_KEY);
 const SEQ_KEY = ',"seq":"';
 
 /** Opens the sealed content of entries of one session (a key, or why there is none). */
@@ -79,11 +88,24 @@ export class SessionSealer implements ContentOpener {
    * the kinds that stay in clear (and an entry without kind).
    */
   sealPayload(canonical: string): string {
+    const parts = this.sealParts(canonical);
+    return parts === undefined ? canonical : `${parts.head}${SEALED_KEY}${parts.sealed}"}}`;
+  }
+
+  /**
+   * `sealPayload` in its two pieces, for a writer that lays them out in
+   * its own buffer (jsonl record.ts): the stored form is `head`, then
+   * `{"@sealed":"`, the base64 `sealed` (ASCII), then `"}}`. Undefined for
+   * the kinds that stay in clear (the stored form is `canonical` itself).
+   * Why not the string: joining the pieces and encoding the join to UTF-8
+   * again cost a sealed append 2-4 µs (bench e/64).
+   */
+  sealParts(canonical: string): { head: string; sealed: string } | undefined {
     const parts = splitCanonical(canonical);
-    if (parts === undefined || !SEALED_KINDS.has(parts.kind)) return canonical;
+    if (parts === undefined || !SEALED_KINDS.has(parts.kind)) return undefined;
     const content = canonical.slice(parts.valueStart, canonical.length - 1);
     const sealed = seal(this.key, content, this.ad(parts.entryId, parts.seq, parts.kind));
-    return `${canonical.slice(0, parts.valueStart)}${SEALED_KEY}${sealed}"}}`;
+    return { head: canonical.slice(0, parts.valueStart), sealed };
   }
 
   open(entryId: string, seq: number, kind: string, sealed: string): string | undefined {
@@ -126,7 +148,7 @@ export class SessionSealer implements ContentOpener {
   }
 
   private ad(entryId: string, seq: string, kind: string): Buffer {
-    return associatedData([entryId, seq, kind], this.place);
+    return associatedData([entryId, seq, kind], this.place, adScratch);
   }
 }
 
