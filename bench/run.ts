@@ -40,12 +40,15 @@ try {
   for (const s of SCENARIOS as readonly Scenario[]) {
     if (only && !only.has(s.id)) continue;
     ctx.log(`scenario ${s.id}: ${s.title}`);
+    const at = Date.now();
     try {
       rows.push(...(await s.run(ctx)));
     } catch (err) {
       failures.push(`${s.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       ctx.log(`scenario ${s.id} failed: ${String(err)}`);
     }
+    // Where a run's time goes (CI's smoke run has a budget).
+    ctx.log(`scenario ${s.id} took ${((Date.now() - at) / 1000).toFixed(1)} s`);
   }
 } finally {
   rmSync(tmpDir, { recursive: true, force: true });
