@@ -151,7 +151,7 @@ function anchorsOf(markdown: string): Set<string> {
 }
 
 function run(
-  block: CodeBlock,
+  block: CodeBlock & { readonly page: string },
   index: number,
   pass: number,
 ): { status: number | null; out: string; err: string } {
