@@ -256,6 +256,20 @@ describe("sealed payloads", () => {
     }
   });
 
+  it("a content larger than seal's reused buffer (64 KiB) seals and opens whole", () => {
+    const e = create(EntrySchema, {
+      id: "big",
+      seq: 7n,
+      kind: {
+        case: "message",
+        value: { role: 1, content: [{ part: { case: "text", value: "é".repeat(70_000) } }] },
+      },
+    });
+    const canonical = toJsonString(EntrySchema, e);
+    const back = decode(sealer.sealPayload(canonical), 7);
+    expect(toJsonString(EntrySchema, back as Entry)).toBe(canonical);
+  });
+
   it("two seals of the same content differ (random nonce)", () => {
     const c = toJsonString(
       EntrySchema,
