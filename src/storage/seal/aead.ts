@@ -73,21 +73,13 @@ const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
 
 /** Seals `plaintext` under `key` bound to `ad`; base64 of format, nonce, ciphertext, tag. */
 export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
-  const nonce = nextNonce();
-  const cipher = createCipheriv("aes-256-gcm", key, nonce);
-  cipher.setAAD(ad);
-  const body =
-    typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
-  const rest = cipher.final(); // GCM is a stream mode: no bytes here, only the tag
-  const tag = cipher.getAuthTag();
-  const size = SEAL_OVERHEAD + body.length;
-  if (size > SCRATCH_BYTES || rest.length > 0) {
-    return Buffer.concat([Buffer.of(FORMAT), nonce, body, rest, tag]).toString("base64");
-  }
+  const s = encrypt(key, plaintext, ad);
+  const size = SEAL_OVERHEAD + s.body.length;
+  if (size > SCRATCH_BYTES || s.rest.length > 0) return joined(s).toString("base64");
   scratch[0] = FORMAT;
-  nonce.copy(scratch, 1);
-  body.copy(scratch, 1 + NONCE_BYTES);
-  tag.copy(scratch, 1 + NONCE_BYTES + body.length);
+  s.nonce.copy(scratch, 1);
+  s.body.copy(scratch, 1 + NONCE_BYTES);
+  s.tag.copy(scratch, 1 + NONCE_BYTES + s.body.length);
   return scratch.toString("base64", 0, size);
 }
 
@@ -96,13 +88,31 @@ export const SEAL_OVERHEAD = 1 + NONCE_BYTES + TAG_BYTES;
 
 /** `seal` as bytes (format, nonce, ciphertext, tag): for blobs, stored raw. */
 export function sealBytes(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): Buffer {
+  return joined(encrypt(key, plaintext, ad));
+}
+
+/** One AES-256-GCM seal's pieces (a fresh nonce, the ciphertext, what final gave, the tag). */
+interface Pieces {
+  readonly nonce: Buffer;
+  readonly body: Buffer;
+  /** GCM is a stream mode: final() gives no bytes, only the tag; kept all the same. */
+  readonly rest: Buffer;
+  readonly tag: Buffer;
+}
+
+function encrypt(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): Pieces {
   const nonce = nextNonce();
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(ad);
   const body =
     typeof plaintext === "string" ? cipher.update(plaintext, "utf8") : cipher.update(plaintext);
   const rest = cipher.final();
-  return Buffer.concat([Buffer.of(FORMAT), nonce, body, rest, cipher.getAuthTag()]);
+  return { nonce, body, rest, tag: cipher.getAuthTag() };
+}
+
+/** The sealed form of `p` in one new buffer. */
+function joined(p: Pieces): Buffer {
+  return Buffer.concat([Buffer.of(FORMAT), p.nonce, p.body, p.rest, p.tag]);
 }
 
 /**

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { type Entry, EntrySchema, WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { entryArb } from "../../../test/support/entry-arbitrary.js";
+import { user } from "../../../test/support/fixtures.js";
 import { isSessiondError } from "../../core/errors.js";
 import { withheldMarker } from "../../core/withheld.js";
 import { checkFrame, decodePayload, encodeRecords } from "../jsonl/record.js";
@@ -257,14 +258,8 @@ describe("sealed payloads", () => {
   });
 
   it("a content larger than seal's reused buffer (64 KiB) seals and opens whole", () => {
-    const e = create(EntrySchema, {
-      id: "big",
-      seq: 7n,
-      kind: {
-        case: "message",
-        value: { role: 1, content: [{ part: { case: "text", value: "é".repeat(70_000) } }] },
-      },
-    });
+    const e = user("big", "é".repeat(70_000));
+    e.seq = 7n;
     const canonical = toJsonString(EntrySchema, e);
     const back = decode(sealer.sealPayload(canonical), 7);
     expect(toJsonString(EntrySchema, back as Entry)).toBe(canonical);
