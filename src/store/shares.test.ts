@@ -9,7 +9,7 @@ import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
 import type { Session } from "./session.js";
 import { SessionStore } from "./session-store.js";
-import { DEFAULT_SHARE_MS, MAX_SHARE_MS, shareDigest } from "./shares.js";
+import { DEFAULT_SHARE_MS, MAX_SHARE_MS, newShareToken, shareDigest } from "./shares.js";
 
 /**
  * Share links on every engine, through the store: what a share reads (the
@@ -40,6 +40,16 @@ function thinkingAnswer(id: string, parentId: string): Entry {
 }
 
 let wsCounter = 0;
+
+describe("newShareToken", () => {
+  // One base64url token in 64 would start with "-"; 2,000 draws hold one
+  // with probability 1 - (63/64)^2000 (all but 1e-14).
+  it("never starts with a dash (a pasted id after --revoke would read as a flag), and stays 43 URL-safe characters, all distinct", () => {
+    const tokens = Array.from({ length: 2000 }, newShareToken);
+    for (const t of tokens) expect(t).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/);
+    expect(new Set(tokens).size).toBe(tokens.length);
+  });
+});
 
 describe.each(STORE_ENGINE_FACTORIES)("share links on $name", (factory) => {
   let fixture: EngineFixture;

@@ -61,9 +61,18 @@ export function shareDigest(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-/** A new token: 256 random bits, URL-safe. */
+/**
+ * A new token: 256 random bits, URL-safe. One that would start with "-" is
+ * drawn again (1 in 64): users paste the token, and its first 12 characters
+ * as the share's id, after a flag (`sessiond share --revoke ID`), where a
+ * leading dash reads as another flag. The redraw leaves 6 bits of the first
+ * character's choice at 63 values: ~255.98 bits.
+ */
 export function newShareToken(): string {
-  return randomBytes(32).toString("base64url");
+  for (;;) {
+    const token = randomBytes(32).toString("base64url");
+    if (!token.startsWith("-")) return token;
+  }
 }
 
 export interface ShareInput {
