@@ -51,6 +51,13 @@ import {
   type WorkspaceListPage,
 } from "./workspace-listing.js";
 
+/**
+ * Draws of a new session id before giving up (withSessionId): more than one
+ * is once in 2^32 sessions made in the same second; eight only when the
+ * generator is broken.
+ */
+const MAX_ID_DRAWS = 8;
+
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
   /**
@@ -65,6 +72,11 @@ export interface StoreOptions {
   debug?: { blobsAfterAck?: boolean; noSubscribeFirst?: boolean };
   /** Clock (tests pin it). */
   now?: () => Date;
+  /**
+   * Draws the id of a session made without one (default core/ids.ts
+   * newSessionId); tests make it draw a taken id.
+   */
+  newSessionId?: (now: Date) => string;
   /**
    * The operator's price table (`parsePriceTable`): `usage()` prices the
    * messages without a caller-set cost from it. Default: none (unpriced).
@@ -109,6 +121,7 @@ export class SessionStore {
   /** Share links (shares.ts). */
   readonly shares: Shares;
   private readonly now: () => Date;
+  private readonly drawSessionId: (now: Date) => string;
   private readonly prices: PriceTable | undefined;
   private readonly ctx: SessionContext;
   /** Live watching (Session.watch, watchSessions); starts with the first watcher. */
@@ -120,6 +133,7 @@ export class SessionStore {
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.now = options.now ?? (() => new Date());
+    this.drawSessionId = options.newSessionId ?? newSessionId;
     this.prices = options.prices;
     const plan: PlanContext = { now: this.now, maxEntryBytes: this.limits.maxEntryBytes };
     const meta = (key: SessionKey) => this.metaOfKey(key);
@@ -157,8 +171,18 @@ export class SessionStore {
     input: CreateSessionInput = {},
   ): Promise<{ session: SessionMeta; created: boolean }> {
     const workspace = checkWorkspace(input.workspace);
-    const sessionId =
-      input.sessionId === undefined ? newSessionId(this.now()) : checkSessionId(input.sessionId);
+    return this.withSessionId(input.sessionId, (id, drawn) =>
+      this.createAs(workspace, input, id, drawn),
+    );
+  }
+
+  /** `create` under the id `sessionId` (`drawn`: by this store, see withSessionId). */
+  private async createAs(
+    workspace: string,
+    input: CreateSessionInput,
+    sessionId: string,
+    drawn: boolean,
+  ): Promise<{ session: SessionMeta; created: boolean }> {
     let spawnDepth = 0;
     if (input.parentSessionId !== undefined) {
       checkSessionId(input.parentSessionId, "parent_session_id");
@@ -196,7 +220,7 @@ export class SessionStore {
       await this.engine.create(key, [root]);
       return { session: await this.metaOfKey(key), created: true };
     } catch (err) {
-      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      if (drawn || !isSessiondError(err, "ALREADY_EXISTS")) throw err;
       const existing = (await this.engine.load(key)).info;
       if (!sameCreateParams(existing, info)) {
         throw alreadyExists(
@@ -204,6 +228,30 @@ export class SessionStore {
         );
       }
       return { session: await this.metaOfKey(key), created: false };
+    }
+  }
+
+  /**
+   * Runs `make` (create, fork or import) under the caller's session id
+   * (checked), or under one this store draws. A drawn id that turns out
+   * taken (ALREADY_EXISTS) is drawn again: a generated id is its second plus
+   * 32 random bits, so two sessions made in the same second draw the same
+   * one once in 2^32 pairs, and a session found under an id this call drew
+   * is another caller's, never a retry of this one (only a caller's own id
+   * makes a retried create, fork or import idempotent). `make` rethrows
+   * ALREADY_EXISTS when `drawn`, instead of answering with what it found.
+   */
+  private async withSessionId<T>(
+    given: string | undefined,
+    make: (sessionId: string, drawn: boolean) => Promise<T>,
+  ): Promise<T> {
+    if (given !== undefined) return make(checkSessionId(given), false);
+    for (let draw = 1; ; draw++) {
+      try {
+        return await make(this.drawSessionId(this.now()), true);
+      } catch (err) {
+        if (draw >= MAX_ID_DRAWS || !isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      }
     }
   }
 
@@ -424,8 +472,18 @@ export class SessionStore {
     input: ForkInput = {},
   ): Promise<SessionMeta> {
     const source = await this.resolve(workspaceIn, ref);
-    const sessionId =
-      input.sessionId === undefined ? newSessionId(this.now()) : checkSessionId(input.sessionId);
+    return this.withSessionId(input.sessionId, (id, drawn) =>
+      this.forkAs(source, input, id, drawn),
+    );
+  }
+
+  /** `fork` under the id `sessionId` (`drawn`: by this store, see withSessionId). */
+  private async forkAs(
+    source: SessionKey,
+    input: ForkInput,
+    sessionId: string,
+    drawn: boolean,
+  ): Promise<SessionMeta> {
     const log = await this.engine.load(source);
     const target = resolveTarget(log, input.entry || log.leafId);
     const [root, ...copies] = planFork(log, target.id, {
@@ -443,7 +501,7 @@ export class SessionStore {
       await this.engine.create(key, [root as Entry, ...copies]);
     } catch (err) {
       // A retried fork (same new id, same source and fork point) is idempotent, like create.
-      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      if (drawn || !isSessiondError(err, "ALREADY_EXISTS")) throw err;
       const existing = (await this.engine.load(key)).info;
       const f = existing.forkedFrom;
       // Stryker disable next-line ConditionalExpression,OptionalChaining: planFork always returns the fork's SessionInfo root first; the test only narrows its type
@@ -479,15 +537,19 @@ export class SessionStore {
     const workspace = checkWorkspace(workspaceIn);
     const first = entries[0];
     const recorded = first?.kind.case === "sessionInfo" ? first.kind.value.sessionId : "";
-    const sessionId = checkSessionId(opts.sessionId ?? (recorded || newSessionId(this.now())));
-    const key = { workspace, sessionId };
-    // Large parts become blobs, durable before the log that names them.
-    return this.blobs.withBlobs(workspace, [...entries], (stored) => this.importLog(key, stored));
+    return this.withSessionId(opts.sessionId ?? (recorded || undefined), (sessionId, drawn) =>
+      // Large parts become blobs, durable before the log that names them.
+      this.blobs.withBlobs(workspace, [...entries], (stored) =>
+        this.importLog({ workspace, sessionId }, stored, drawn),
+      ),
+    );
   }
 
+  /** `import`'s log under `key` (`drawn`: its id by this store, see withSessionId). */
   private async importLog(
     key: SessionKey,
     entries: readonly Entry[],
+    drawn: boolean,
   ): Promise<{ session: SessionMeta; created: boolean }> {
     const { workspace, sessionId } = key;
     const planned = planImport(sessionId, entries, this.ctx.plan);
@@ -496,7 +558,7 @@ export class SessionStore {
       await this.engine.create(key, planned);
       return { session: await this.metaOfKey(key), created: true };
     } catch (err) {
-      if (!isSessiondError(err, "ALREADY_EXISTS")) throw err;
+      if (drawn || !isSessiondError(err, "ALREADY_EXISTS")) throw err;
       const stored = [...(await this.engine.load(key)).entries()];
       const differs = firstDifference(stored, planned);
       if (differs !== undefined) {
