@@ -102,6 +102,14 @@ describe.each(STORE_ENGINE_FACTORIES)("drawn session ids on $name", (factory) =>
     ]);
   });
 
+  it("a refusal other than a taken id is not drawn again: a missing parent is NOT_FOUND after one draw", async () => {
+    const { store, gen } = await storeDrawing("unused");
+    await expect(store.create({ parentSessionId: "nobody" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    expect(gen.draws()).toBe(1);
+  });
+
   it("a generator that only draws taken ids gives up after 8 draws: ALREADY_EXISTS naming the id", async () => {
     const { store, gen } = await storeDrawing("taken");
     await expect(store.create({ title: "first caller's" })).rejects.toMatchObject({
