@@ -49,8 +49,7 @@ interface Case {
 let pgUrl: string | undefined;
 async function openPg(fresh: boolean): Promise<StorageEngine> {
   if (!fresh && pgUrl !== undefined) return PostgresEngine.open({ url: pgUrl });
-  const { engine, url, admin } = await openPostgres();
-  await admin`TRUNCATE sessiond_erasures`;
+  const { engine, url } = await openPostgres();
   pgUrl = url;
   return engine;
 }

@@ -25,8 +25,6 @@ const T0 = Date.parse("2026-03-04T05:06:07.000Z");
 const DAY = 24 * 60 * 60 * 1000;
 const NO_SHARE = "share not found (the link is wrong, revoked or expired)";
 
-let wsCounter = 0;
-
 /** The engine as the store sees it, with some members replaced (a missing capability, a failing read). */
 function engineWith(engine: StorageEngine, replaced: () => Record<string, unknown>): StorageEngine {
   return new Proxy(engine, {
@@ -43,11 +41,10 @@ describe.each(STORE_ENGINE_FACTORIES)("share guards on $name", (factory) => {
   let fixture: EngineFixture;
   let store: SessionStore;
   let nowMs: number;
-  let ws: string;
+  const ws = "team";
 
   beforeEach(async () => {
     nowMs = T0;
-    ws = `guards-${process.pid}-${++wsCounter}-${Math.random().toString(36).slice(2, 8)}`;
     fixture = await factory.open();
     store = new SessionStore(fixture.engine, { now: () => new Date(nowMs) });
     await store.create({ workspace: ws, sessionId: "sess", title: "t" });

@@ -16,17 +16,14 @@ import { shareDigest } from "./shares.js";
 
 const T0 = Date.parse("2026-03-04T05:06:07.000Z");
 
-let wsCounter = 0;
-
 describe.each(STORE_ENGINE_FACTORIES)("share listing pages on $name", (factory) => {
   let fixture: EngineFixture;
   let store: SessionStore;
   let nowMs: number;
-  let ws: string;
+  const ws = "team";
 
   beforeEach(async () => {
     nowMs = T0;
-    ws = `listing-${process.pid}-${++wsCounter}-${Math.random().toString(36).slice(2, 8)}`;
     fixture = await factory.open();
     store = new SessionStore(fixture.engine, { now: () => new Date(nowMs) });
     await store.create({ workspace: ws, sessionId: "sess", title: "t" });

@@ -19,8 +19,6 @@ import { SessionStore } from "./session-store.js";
 const T0 = Date.parse("2026-03-04T05:06:07.000Z");
 const BLOB_TEXT = "x".repeat(300);
 
-let wsCounter = 0;
-
 const ids = (entries: readonly Entry[]) => entries.map((e) => e.id);
 
 /** The content parts of message entry `id` of `entries`. */
@@ -33,13 +31,12 @@ describe.each(STORE_ENGINE_FACTORIES)("share pages on $name", (factory) => {
   let fixture: EngineFixture;
   let store: SessionStore;
   let session: Session;
-  let ws: string;
+  const ws = "team";
   let token: string;
   let id: string;
 
   // root ─ u1 ─ u2 ─ b1 (a 300-byte text, stored as a blob: the threshold is 64 bytes)
   beforeEach(async () => {
-    ws = `pages-${process.pid}-${++wsCounter}-${Math.random().toString(36).slice(2, 8)}`;
     fixture = await factory.open();
     store = new SessionStore(fixture.engine, {
       now: () => new Date(T0),

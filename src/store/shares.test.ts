@@ -39,8 +39,6 @@ function thinkingAnswer(id: string, parentId: string): Entry {
   });
 }
 
-let wsCounter = 0;
-
 describe("newShareToken", () => {
   // One base64url token in 64 would start with "-"; 2,000 draws hold one
   // with probability 1 - (63/64)^2000 (all but 1e-14).
@@ -56,14 +54,12 @@ describe.each(STORE_ENGINE_FACTORIES)("share links on $name", (factory) => {
   let store: SessionStore;
   let session: Session;
   let nowMs: number;
-  let ws: string;
+  const ws = "team";
 
   //   root ─ u1 ─ a1(call c1) ─ t1 ─ u2 ─ a2(thinking)
   //                              └─ x1 (another branch)
   beforeEach(async () => {
     nowMs = T0;
-    // A workspace of its own per test: PostgreSQL's fixture keeps the shares table between tests.
-    ws = `shares-${process.pid}-${++wsCounter}-${Math.random().toString(36).slice(2, 8)}`;
     fixture = await factory.open();
     store = new SessionStore(fixture.engine, { now: () => new Date(nowMs) });
     await store.create({ workspace: ws, sessionId: "sess", title: "Shared title" });

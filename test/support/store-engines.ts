@@ -44,14 +44,19 @@ afterAll(async () => {
   await pgServer?.stop();
 });
 
-/** A PostgreSQL engine on the file's database, emptied; more options for some tests. */
+/**
+ * A PostgreSQL engine on the file's database, emptied (every table but the
+ * migrations and the job leases: sessions, keys, blobs, usage, share links,
+ * erasure audit records), as a memory or JSONL fixture starts empty; more
+ * options for some tests.
+ */
 export async function openPostgres(
   extra: Partial<PostgresEngineOptions> = {},
 ): Promise<{ engine: PostgresEngine; url: string; admin: postgres.Sql }> {
   const { url, admin } = await pgDatabase();
   const engine = await PostgresEngine.open({ url, ...extra });
   await admin.unsafe(
-    "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_checkpoints, sessiond_blob_chunks, sessiond_blobs, sessiond_blob_keys, sessiond_usage, sessiond_usage_heads, sessiond_usage_rollup, sessiond_usage_prices",
+    "TRUNCATE sessiond_sessions, sessiond_entries, sessiond_session_keys, sessiond_checkpoints, sessiond_blob_chunks, sessiond_blobs, sessiond_blob_keys, sessiond_usage, sessiond_usage_heads, sessiond_usage_rollup, sessiond_usage_prices, sessiond_shares, sessiond_erasures",
   );
   return { engine, url, admin };
 }

@@ -35,7 +35,6 @@ afterEach(async () => {
 
 async function opened(extra: Partial<PostgresEngineOptions> = {}) {
   const o = await openPostgres(extra);
-  await o.admin`TRUNCATE sessiond_erasures`;
   engines.push(o.engine);
   return o;
 }

@@ -68,7 +68,6 @@ if (pgSkip !== undefined) {
       engines.push(o.engine);
       url = o.url;
       admin = o.admin;
-      await admin`TRUNCATE sessiond_erasures`;
       store = new SessionStore(o.engine);
       await store.create({ workspace: WS, sessionId: "s1", title: "sealed", tags: { user: "42" } });
       await (await store.open(WS, "s1")).append([
