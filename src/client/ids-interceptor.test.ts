@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { UnaryRequest } from "@connectrpc/connect";
+import { createContextValues, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
 import {
@@ -13,9 +13,10 @@ async function sent(message: ImportSessionRequest): Promise<ImportSessionRequest
   let seen: ImportSessionRequest | undefined;
   const next = async (req: UnaryRequest) => {
     seen = req.message as ImportSessionRequest;
-    return {} as never;
+    return { stream: false, message: { created: true } } as never;
   };
-  await idsInterceptor()(next as never)({ stream: false, message } as never);
+  const contextValues = createContextValues();
+  await idsInterceptor()(next as never)({ stream: false, message, contextValues } as never);
   return seen as ImportSessionRequest;
 }
 

@@ -1,7 +1,28 @@
-import type { Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type Interceptor,
+  type StreamResponse,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import type { ImportSessionRequest } from "../../gen/sessiond/v1/store_service_pb.js";
 import { toTimestamp } from "../core/entry.js";
 import { newEntryId, newSessionId } from "../core/ids.js";
+import { ATTEMPTS, type Attempts } from "./attempts.js";
+
+export interface IdsOptions {
+  /** Draws a session id (tests give one that draws a taken id first). */
+  newSessionId?: () => string;
+}
+
+/**
+ * Draws of a session id for one call, at most. A drawn id is taken by
+ * another session once in 2^32 pairs of sessions made in the same second
+ * (its random part is 8 hex: the form the short ids and the PostgreSQL
+ * engine's prefix index rely on); eight taken in a row is not chance.
+ */
+const MAX_ID_DRAWS = 8;
 
 /**
  * Fills in the ids a caller left empty BEFORE the request leaves the
@@ -11,8 +32,18 @@ import { newEntryId, newSessionId } from "../core/ids.js";
  * A retry (ours, or the caller's
  * after a timeout) then carries the same ids, and the server de-duplicates
  * it: "outcome unknown" becomes safe to retry by default.
+ *
+ * A session id this call drew can be another session's (two clients drew
+ * the same in the same second): the server then answers ALREADY_EXISTS, or,
+ * to a CreateSession / ImportSession equal to that session's, created=false
+ * with it, as to a retry. Either answer, unless an attempt of this call may
+ * have reached the server before (then created=false is our own session),
+ * makes the call draw another id and send again (`sendDrawn`). An id the
+ * caller gave, or that an earlier call filled into the same request, is
+ * never drawn again: there ALREADY_EXISTS and created=false are answers.
  */
-export function idsInterceptor(): Interceptor {
+export function idsInterceptor(opts: IdsOptions = {}): Interceptor {
+  const draw = opts.newSessionId ?? (() => newSessionId());
   return (next) => async (req) => {
     if (!req.stream) {
       const m = req.message as Record<string, unknown> & { $typeName?: string };
@@ -26,10 +57,15 @@ export function idsInterceptor(): Interceptor {
           break;
         case "sessiond.v1.CreateSessionRequest":
         case "sessiond.v1.ForkSessionRequest":
-          m.sessionId ??= newSessionId();
+          if (m.sessionId === undefined) {
+            m.sessionId = draw();
+            return sendDrawn(next, req, m, draw);
+          }
           break;
         case "sessiond.v1.ImportSessionRequest":
-          fillImport(m as unknown as ImportSessionRequest);
+          if (fillImport(m as unknown as ImportSessionRequest, draw)) {
+            return sendDrawn(next, req, m, draw);
+          }
           break;
         default:
           break;
@@ -39,14 +75,45 @@ export function idsInterceptor(): Interceptor {
   };
 }
 
-/** An import repeated with what the first attempt chose is the same log: idempotent. */
-function fillImport(m: ImportSessionRequest): void {
+/**
+ * Sends a call whose session id it drew, drawing again while the id is
+ * another session's (see idsInterceptor); the last answer or refusal
+ * after MAX_ID_DRAWS draws is the call's.
+ */
+async function sendDrawn(
+  next: Parameters<Interceptor>[0],
+  req: UnaryRequest,
+  m: Record<string, unknown>,
+  draw: () => string,
+): Promise<UnaryResponse | StreamResponse> {
+  for (let draws = 1; ; draws++) {
+    const attempts: Attempts = { outcomeUnknown: false };
+    req.contextValues.set(ATTEMPTS, attempts);
+    try {
+      const res = await next(req);
+      const created = res.stream ? undefined : (res.message as { created?: boolean }).created;
+      if (created !== false || attempts.outcomeUnknown || draws >= MAX_ID_DRAWS) return res;
+    } catch (err) {
+      if (ConnectError.from(err).code !== Code.AlreadyExists || draws >= MAX_ID_DRAWS) throw err;
+    }
+    m.sessionId = draw();
+  }
+}
+
+/**
+ * An import repeated with what the first attempt chose is the same log:
+ * idempotent. True when the session id was drawn here (neither given nor
+ * recorded in the root).
+ */
+function fillImport(m: ImportSessionRequest, draw: () => string): boolean {
   const root = m.entries[0]?.kind;
   const recorded = root?.case === "sessionInfo" ? root.value.sessionId : "";
-  m.sessionId ??= recorded || newSessionId();
+  const drawn = m.sessionId === undefined && recorded === "";
+  m.sessionId ??= recorded || draw();
   const now = toTimestamp(new Date());
   for (const e of m.entries) {
     if (e.id === "") e.id = newEntryId();
     e.timestamp ??= now;
   }
+  return drawn;
 }

@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/sessiond/v1/session_service_pb.js";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
@@ -21,7 +21,13 @@ async function run(
   };
   const handler = retryInterceptor({ baseDelayMs: 1, maxDelayMs: 2 })(next as never);
   const signal = new AbortController().signal;
-  const req = { stream: false, signal, method, service: method.parent };
+  const req = {
+    stream: false,
+    signal,
+    method,
+    service: method.parent,
+    contextValues: createContextValues(),
+  };
   try {
     const res = (await handler(req as never)) as unknown as { message: unknown };
     return { calls, result: res.message };
@@ -117,7 +123,14 @@ describe("retryInterceptor", () => {
       next as never,
     );
     const method = StoreService.method.getSession;
-    await handler({ stream: false, signal, method, service: method.parent } as never);
+    const contextValues = createContextValues();
+    await handler({
+      stream: false,
+      signal,
+      method,
+      service: method.parent,
+      contextValues,
+    } as never);
     expect(calls).toBe(12);
     expect(getEventListeners(signal, "abort")).toHaveLength(0);
   });

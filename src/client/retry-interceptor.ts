@@ -7,6 +7,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
+import { ATTEMPTS } from "./attempts.js";
 
 export interface RetryOptions {
   /** Attempts in total, including the first (default 5). */
@@ -120,7 +121,9 @@ function retryable(ce: ConnectError, signal: AbortSignal): boolean {
  * with exponential backoff and jitter.
  * Safe because idsInterceptor has fixed every id before the first attempt,
  * and a retried DeleteSession that finds the session gone after an unknown
- * outcome succeeds (alreadyDeleted).
+ * outcome succeeds (alreadyDeleted). An attempt whose outcome is unknown
+ * is told to the ids layer (attempts.ts): a created=false after it is our
+ * own lost attempt's session, not another caller's.
  * Streams are not retried here: watchEntriesResumable resumes them by seq.
  */
 export function retryInterceptor(opts: RetryOptions = {}): Interceptor {
@@ -138,7 +141,11 @@ export function retryInterceptor(opts: RetryOptions = {}): Interceptor {
         const gone = unknown ? alreadyDeleted(req, ce) : undefined;
         if (gone !== undefined) return gone;
         if (!retryable(ce, req.signal) || attempt >= maxAttempts || req.signal.aborted) throw err;
-        unknown ||= outcomeUnknown(ce);
+        if (!unknown && outcomeUnknown(ce)) {
+          unknown = true;
+          const told = req.contextValues.get(ATTEMPTS);
+          if (told !== undefined) told.outcomeUnknown = true;
+        }
         const delay = Math.min(max, base * 2 ** (attempt - 1));
         await sleep(delay / 2 + Math.random() * (delay / 2), req.signal);
       }
