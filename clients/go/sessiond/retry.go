@@ -114,7 +114,10 @@ const deleteSessionMethod = "/sessiond.v1.StoreService/DeleteSession"
 // id to de-duplicate by, so a DeleteSession that gets NOT_FOUND after an
 // attempt whose outcome is unknown returns success with an empty response
 // (no deleted ids: which ones the lost attempt removed is not known). The
-// caller asked for the session to be gone, and it is.
+// caller asked for the session to be gone, and it is. Likewise it tells
+// IDsInterceptor (through ctx) when an attempt whose outcome is unknown was
+// repeated, so that a created=false answer after it is taken for that
+// attempt's session and not for another's (see IDsInterceptor).
 //
 // Streams are not retried here: Watcher resumes WatchEntries by seq.
 func RetryInterceptor(p RetryPolicy) grpc.UnaryClientInterceptor {
@@ -137,6 +140,7 @@ func RetryInterceptor(p RetryPolicy) grpc.UnaryClientInterceptor {
 			}
 			if !neverSent(err) {
 				unknown = true
+				markUnknownOutcome(ctx)
 			}
 			t := time.NewTimer(p.backoff(attempt))
 			select {
