@@ -8,6 +8,7 @@ import re
 import unittest
 from datetime import datetime, timezone
 from typing import Any, List, Tuple, cast
+from unittest import mock
 
 import grpc
 import grpc.aio
@@ -43,7 +44,7 @@ from sessiond.blobs import (
     uploads_in,
     with_references,
 )
-from sessiond.ids import fill_ids
+from sessiond.ids import MAX_SESSION_ID_DRAWS, SessionIdDraws, fill_ids
 from sessiond.paging import aread_all, read_all, state_pages, tree_pages
 from sessiond.resume import ResumePoint
 from sessiond.retry import Attempts
@@ -220,6 +221,107 @@ class AttemptsTest(unittest.TestCase):
         a.failed(UNAVAILABLE_MID_CALL)
         with self.assertRaises(SessiondError):
             a.failed(_rpc_error(grpc.StatusCode.NOT_FOUND))
+
+
+class SessionIdDrawRulesTest(unittest.TestCase):
+    """Drawing a session id again (ids.SessionIdDraws, the rules in retry.Attempts), without a server."""
+
+    TAKEN = "20260304-050607-0000beef"
+
+    def drawn_create(self) -> Tuple[store_service_pb2.CreateSessionRequest, SessionIdDraws]:
+        req = store_service_pb2.CreateSessionRequest()
+        with mock.patch("sessiond.ids.new_session_id", lambda: self.TAKEN):
+            draws = SessionIdDraws.fill(req)
+        self.assertEqual(req.session_id, self.TAKEN)
+        return req, draws
+
+    def test_fill_ids_says_whether_it_drew_the_session_id(self) -> None:
+        for drawn in (
+            store_service_pb2.CreateSessionRequest(),
+            store_service_pb2.ForkSessionRequest(),
+            store_service_pb2.ImportSessionRequest(
+                entries=[entry_pb2.Entry(session_info=entry_pb2.SessionInfo())]
+            ),
+        ):
+            self.assertTrue(fill_ids(drawn), type(drawn).__name__)
+            self.assertFalse(fill_ids(drawn), "filled by an earlier call: not this one's")
+        root = entry_pb2.Entry(session_info=entry_pb2.SessionInfo(session_id="recorded"))
+        for not_drawn in (
+            store_service_pb2.CreateSessionRequest(session_id="mine"),
+            store_service_pb2.ForkSessionRequest(session_id="mine"),
+            store_service_pb2.ImportSessionRequest(entries=[root]),
+            session_service_pb2.AppendRequest(entries=[user_message("a")]),
+        ):
+            self.assertFalse(fill_ids(not_drawn), type(not_drawn).__name__)
+            self.assertFalse(SessionIdDraws.fill(not_drawn).again())
+
+    def test_again_writes_a_new_id_into_every_request_at_most_8_draws_in_all(self) -> None:
+        req, draws = self.drawn_create()
+        copy = store_service_pb2.CreateSessionRequest()
+        copy.CopyFrom(req)
+        self.assertIs(draws.sending(copy), draws)
+        draws.sending(req)  # (the request itself: held once)
+        self.assertEqual(draws.requests, [req, copy])
+        seen = {req.session_id}
+        for n in range(2, MAX_SESSION_ID_DRAWS + 1):
+            self.assertTrue(draws.again())
+            self.assertEqual(draws.count, n)
+            self.assertEqual(copy.session_id, req.session_id)
+            self.assertRegex(req.session_id, r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+            seen.add(req.session_id)
+        self.assertEqual(len(seen), MAX_SESSION_ID_DRAWS)
+        last = req.session_id
+        self.assertFalse(draws.again())
+        self.assertEqual(req.session_id, last)
+
+    def test_already_exists_draws_again_on_any_attempt_and_restarts_the_attempts(self) -> None:
+        req, draws = self.drawn_create()
+        a = Attempts(req, RetryPolicy(max_attempts=3, base_delay=0.01), draws)
+        a.failed(UNAVAILABLE_MID_CALL)
+        self.assertEqual((a.attempt, a.outcome_unknown), (2, True))
+        self.assertEqual(a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS)), 0.0)
+        self.assertNotEqual(req.session_id, self.TAKEN)
+        self.assertEqual((a.attempt, a.outcome_unknown), (1, False), "no attempt with the new id was sent")
+
+    def test_already_exists_draws_again_with_retries_off_too(self) -> None:
+        req, draws = self.drawn_create()
+        a = Attempts(req, None, draws)
+        self.assertEqual(a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS)), 0.0)
+        with self.assertRaises(SessiondError):
+            a.failed(UNAVAILABLE_MID_CALL)
+
+    def test_already_exists_of_an_id_not_drawn_or_after_8_draws_ends_the_call(self) -> None:
+        mine = store_service_pb2.CreateSessionRequest(session_id="mine")
+        with self.assertRaises(SessiondError) as cm:
+            Attempts(mine, RetryPolicy(), SessionIdDraws.fill(mine)).failed(
+                _rpc_error(grpc.StatusCode.ALREADY_EXISTS)
+            )
+        self.assertEqual(cm.exception.code_name, "ALREADY_EXISTS")
+        req, draws = self.drawn_create()
+        a = Attempts(req, RetryPolicy(), draws)
+        for _ in range(MAX_SESSION_ID_DRAWS - 1):
+            self.assertEqual(a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS)), 0.0)
+        with self.assertRaises(SessiondError):
+            a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS))
+
+    def test_created_false_is_another_sessions_unless_an_attempt_may_have_made_it(self) -> None:
+        not_created = store_service_pb2.CreateSessionResponse(created=False)
+        req, draws = self.drawn_create()
+        self.assertTrue(Attempts(req, RetryPolicy(), draws).answered(not_created))
+        self.assertNotEqual(req.session_id, self.TAKEN)
+        refused = Attempts(req, RetryPolicy(), draws)
+        refused.failed(REFUSED)  # never reached the server
+        self.assertTrue(refused.answered(store_service_pb2.ImportSessionResponse(created=False)))
+        lost = Attempts(req, RetryPolicy(), draws)
+        lost.failed(UNAVAILABLE_MID_CALL)  # may have made it: the answer is ours
+        before = req.session_id
+        self.assertFalse(lost.answered(not_created))
+        self.assertEqual(req.session_id, before)
+        fresh = Attempts(req, RetryPolicy(), draws)
+        self.assertFalse(fresh.answered(store_service_pb2.CreateSessionResponse(created=True)))
+        self.assertFalse(fresh.answered(store_service_pb2.ForkSessionResponse()))
+        mine = store_service_pb2.CreateSessionRequest(session_id="mine")
+        self.assertFalse(Attempts(mine, RetryPolicy(), SessionIdDraws.fill(mine)).answered(not_created))
 
 
 class PagingTest(unittest.TestCase):

@@ -2,8 +2,9 @@
 
 The same constructor arguments, the same ``store`` / ``session`` methods
 (awaited), the same guarantees, because the rules are the same code: ids
-chosen before send (``ids.fill_ids``), the retry of UNAVAILABLE and the
-DeleteSession rule (``retry.Attempts``), the errors (``SessiondError``),
+chosen before send (``ids.fill_ids``) and a session id drawn again when it
+is another session's (``ids.SessionIdDraws``), the retry of UNAVAILABLE and
+the DeleteSession rule (``retry.Attempts``), the errors (``SessiondError``),
 keyword fields to a request (``request``), the paging merge of
 ``read_state`` / ``read_tree`` (``paging``), the resumable watch's
 bookkeeping (``resume``), the channel's options (``channel``), the
@@ -50,7 +51,7 @@ from .blobs import (
 )
 from .channel import DEFAULT_TARGET, Pem, channel_settings
 from .errors import SessiondError
-from .ids import fill_ids
+from .ids import SessionIdDraws, fill_ids
 from .metadata import CallDefaults, Metadata
 from .paging import aread_all, state_pages, tree_pages
 from .reconnect import await_reconnecting
@@ -84,14 +85,17 @@ class _AsyncInvoker:
         req: Req,
         timeout: Optional[float],
         headers: Optional[Metadata],
+        draws: Optional[SessionIdDraws] = None,
     ) -> Resp:
-        fill_ids(req)
+        """One unary call: ids filled (``draws`` says it was done), retried, a session id drawn again."""
+        if draws is None:
+            draws = SessionIdDraws.fill(req)
         md = self.defaults.metadata_for(headers)
         deadline = self.defaults.deadline(timeout)
-        attempts = Attempts(req, self.defaults.retry)
+        attempts = Attempts(req, self.defaults.retry, draws)
         while True:
             try:
-                return await rpc(req, timeout=deadline, metadata=md)
+                res = await rpc(req, timeout=deadline, metadata=md)
             except asyncio.CancelledError:
                 cancelled = channel_cancellation(self.closing)
                 if cancelled is None:
@@ -102,7 +106,11 @@ class _AsyncInvoker:
                 if pause is None:
                     # A lost attempt deleted it: the caller wants it gone, and it is.
                     return cast(Resp, attempts.succeeded_response())
-                await await_reconnecting(self.channel, pause)
+                if pause > 0:  # (0: a session id drawn again, sent at once)
+                    await await_reconnecting(self.channel, pause)
+                continue
+            if not attempts.answered(res):  # (True: another session's; a new id drawn)
+                return res
 
     def stream(
         self,
@@ -386,9 +394,9 @@ class AsyncStoreClient:
         Large parts may be uploaded first and sent as references (as ``append``).
         """
         req = _build(st.ImportSessionRequest, request, fields)
-        if self._blobs is not None:
-            req = await self._blobs.upload_parts(req, timeout, headers)
-        return await self._inv.unary(self.stub.ImportSession, req, timeout, headers)
+        draws = SessionIdDraws.fill(req)  # the caller's request: a copy for blobs is made from it
+        sent = req if self._blobs is None else await self._blobs.upload_parts(req, timeout, headers)
+        return await self._inv.unary(self.stub.ImportSession, sent, timeout, headers, draws.sending(sent))
 
     async def share_session(
         self,

@@ -4,7 +4,10 @@
   without ``entry_id`` and a CreateSession / ForkSession without
   ``session_id`` get one here, written INTO the request object, before the
   first attempt. Every retry (ours, or the caller's with the same request)
-  then carries the same ids and the server de-duplicates it.
+  then carries the same ids and the server de-duplicates it. A session id
+  drawn here that another session turns out to hold (ALREADY_EXISTS, or
+  ``created=false`` that no attempt of ours can have caused) is drawn
+  again, written into the request, and the call sent again (8 draws at most).
 - Retry: unary calls that fail with UNAVAILABLE (server restarting, a
   connection lost mid-call) are retried with exponential backoff and jitter.
   A retried DeleteSession that meets NOT_FOUND after an attempt whose
@@ -57,7 +60,7 @@ from .blobs import (
 )
 from .channel import DEFAULT_TARGET, Pem, channel_settings
 from .errors import SessiondError
-from .ids import fill_ids
+from .ids import SessionIdDraws, fill_ids
 from .metadata import CallDefaults, Metadata
 from .paging import read_all, state_pages, tree_pages
 from .reconnect import close_channel, wait_reconnecting
@@ -91,20 +94,27 @@ class _Invoker:
         req: Req,
         timeout: Optional[float],
         headers: Optional[Metadata],
+        draws: Optional[SessionIdDraws] = None,
     ) -> Resp:
-        fill_ids(req)
+        """One unary call: ids filled (``draws`` says it was done), retried, a session id drawn again."""
+        if draws is None:
+            draws = SessionIdDraws.fill(req)
         md = self.defaults.metadata_for(headers)
         deadline = self.defaults.deadline(timeout)
-        attempts = Attempts(req, self.defaults.retry)
+        attempts = Attempts(req, self.defaults.retry, draws)
         while True:
             try:
-                return rpc(req, timeout=deadline, metadata=md)
+                res = rpc(req, timeout=deadline, metadata=md)
             except grpc.RpcError as err:
                 pause = attempts.failed(err)
                 if pause is None:
                     # A lost attempt deleted it: the caller wants it gone, and it is.
                     return cast(Resp, attempts.succeeded_response())
-                wait_reconnecting(self.channel, pause)
+                if pause > 0:  # (0: a session id drawn again, sent at once)
+                    wait_reconnecting(self.channel, pause)
+                continue
+            if not attempts.answered(res):  # (True: another session's; a new id drawn)
+                return res
 
     def stream(
         self,
@@ -376,9 +386,9 @@ class StoreClient:
         Large parts may be uploaded first and sent as references (as ``append``).
         """
         req = _build(st.ImportSessionRequest, request, fields)
-        if self._blobs is not None:
-            req = self._blobs.upload_parts(req, timeout, headers)
-        return self._inv.unary(self.stub.ImportSession, req, timeout, headers)
+        draws = SessionIdDraws.fill(req)  # the caller's request: a copy for blobs is made from it
+        sent = req if self._blobs is None else self._blobs.upload_parts(req, timeout, headers)
+        return self._inv.unary(self.stub.ImportSession, sent, timeout, headers, draws.sending(sent))
 
     def share_session(
         self,
