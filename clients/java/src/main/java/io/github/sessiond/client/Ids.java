@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.HexFormat;
+import java.util.function.Supplier;
 
 /**
  * Ids chosen by the client before a request is sent.
@@ -25,6 +26,11 @@ import java.util.HexFormat;
  * {@link #fill} returns the request with them set, the client's interceptor
  * calls it for requests that arrive unfilled, and callers that want to know
  * (or log, or resend) the ids call it themselves first.
+ *
+ * <p>A session id the interceptor draws for a call and the server finds taken
+ * by another session is drawn again by the client (see {@link
+ * RetryInterceptor}); one that {@link #fill} chose before the call is the
+ * caller's, and is not.
  */
 public final class Ids {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -80,6 +86,16 @@ public final class Ids {
   }
 
   static com.google.protobuf.Message fillMessage(com.google.protobuf.Message request) {
+    return fillMessage(request, Ids::newSessionId);
+  }
+
+  /**
+   * {@link #fill}, with the session ids it draws from {@code sessionIds}
+   * (called only when a session id is drawn: not for one the request sets or
+   * an import's root records).
+   */
+  static com.google.protobuf.Message fillMessage(
+      com.google.protobuf.Message request, Supplier<String> sessionIds) {
     if (request instanceof AppendRequest r) {
       return fillAppend(r);
     }
@@ -90,13 +106,13 @@ public final class Ids {
       return r.hasEntryId() ? r : r.toBuilder().setEntryId(newEntryId()).build();
     }
     if (request instanceof CreateSessionRequest r) {
-      return r.hasSessionId() ? r : r.toBuilder().setSessionId(newSessionId()).build();
+      return r.hasSessionId() ? r : r.toBuilder().setSessionId(sessionIds.get()).build();
     }
     if (request instanceof ForkSessionRequest r) {
-      return r.hasSessionId() ? r : r.toBuilder().setSessionId(newSessionId()).build();
+      return r.hasSessionId() ? r : r.toBuilder().setSessionId(sessionIds.get()).build();
     }
     if (request instanceof ImportSessionRequest r) {
-      return fillImport(r);
+      return fillImport(r, sessionIds);
     }
     return request;
   }
@@ -114,13 +130,13 @@ public final class Ids {
     return b == null ? r : b.build();
   }
 
-  private static ImportSessionRequest fillImport(ImportSessionRequest r) {
+  private static ImportSessionRequest fillImport(ImportSessionRequest r, Supplier<String> sessionIds) {
     ImportSessionRequest.Builder b = r.toBuilder();
     boolean changed = false;
     if (!r.hasSessionId()) {
       String recorded =
           r.getEntriesCount() > 0 ? r.getEntries(0).getSessionInfo().getSessionId() : "";
-      b.setSessionId(recorded.isEmpty() ? newSessionId() : recorded);
+      b.setSessionId(recorded.isEmpty() ? sessionIds.get() : recorded);
       changed = true;
     }
     Instant now = Instant.now();

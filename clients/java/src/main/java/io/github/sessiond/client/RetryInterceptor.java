@@ -31,6 +31,15 @@ import java.util.concurrent.ScheduledExecutorService;
  * refused connection) succeeds with an empty response. The lost attempt
  * deleted the session; the caller asked for it to be gone, and it is.
  *
+ * <p>A session id {@link IdsInterceptor} drew for this call (CreateSession,
+ * ForkSession, ImportSession; marked in the call's options) that turns out to
+ * be another session's is drawn again and the call sent again at once, with
+ * its own attempts: when the server answers ALREADY_EXISTS, or created=false
+ * while no attempt under that id may have reached the server (after a lost
+ * reply, created=false is that attempt's session: the caller's, returned).
+ * 8 draws at most, the last answer returned as it is; also with retries off
+ * ({@link RetryPolicy#NONE}: one attempt per draw).
+ *
  * <p>Streams pass through untouched: {@link EntryWatch} resumes WatchEntries
  * by seq, which a blind replay could not do.
  */
@@ -59,7 +68,8 @@ public final class RetryInterceptor implements ClientInterceptor {
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
       MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
-    if (method.getType() != MethodDescriptor.MethodType.UNARY || policy.maxAttempts() <= 1) {
+    if (method.getType() != MethodDescriptor.MethodType.UNARY
+        || (policy.maxAttempts() <= 1 && SessionIdDraw.of(method, callOptions) == null)) {
       return next.newCall(method, callOptions);
     }
     return new RetryingCall<>(

@@ -27,6 +27,11 @@ import java.util.concurrent.TimeUnit;
  * outside the lock, on the thread of the attempt that ended the call (the
  * call's executor), or on the caller's thread for a cancellation between
  * attempts.
+ *
+ * <p>A call whose session id was drawn by {@link IdsInterceptor} ({@link
+ * SessionIdDraw} in its options) is sent again under a new id when that id
+ * turns out to be another session's (see {@link RetryInterceptor}): the
+ * request recorded is replaced, and the new draw has attempts of its own.
  */
 final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   private static final String DELETE_SESSION =
@@ -39,6 +44,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   private final ScheduledExecutorService scheduler;
   private final Runnable beforeRetry;
   private final Context context;
+  /** The session id drawn for this call, or null: nothing to draw again. */
+  private final SessionIdDraw draw;
   private final Context.CancellationListener onContextCancelled =
       ctx -> cancel("the caller's context was cancelled", ctx.cancellationCause());
 
@@ -50,7 +57,11 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   private boolean cancelled;
   private boolean finished;
   private ClientCall<ReqT, RespT> current;
+  /** The attempt under the current session id, 1-based. */
   private int attempt;
+  /** Session ids drawn for the request so far (when {@link #draw} is set). */
+  private int draws = 1;
+  /** An attempt under the current session id may have reached the server: its reply was lost. */
   private boolean outcomeUnknown;
   private ScheduledFuture<?> pending;
 
@@ -69,6 +80,7 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     this.scheduler = scheduler;
     this.beforeRetry = beforeRetry;
     this.context = context;
+    this.draw = SessionIdDraw.of(method, options);
   }
 
   @Override
@@ -195,18 +207,28 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     return b == null ? a : a.minimum(b);
   }
 
-  /** An attempt ended: end the call with its outcome, or schedule the next attempt. */
+  /**
+   * An attempt ended: end the call with its outcome, schedule the next
+   * attempt, or send the request again at once under a new session id.
+   */
   private void attemptClosed(
       ClientCall<ReqT, RespT> call, Status status, Metadata trailers, Metadata h, RespT response) {
     Status outStatus = status;
     Metadata outTrailers = trailers;
     RespT outResponse = response;
+    boolean redrawn = false;
     synchronized (this) {
       if (call != current || finished) {
         return;
       }
       current = null;
-      if (!status.isOk()) {
+      if (takenByAnother(status, response)) {
+        message = draw.redraw(message);
+        draws++;
+        attempt = 1;
+        outcomeUnknown = false; // the attempts so far were under the other id
+        redrawn = true;
+      } else if (!status.isOk()) {
         if (outcomeUnknown
             && status.getCode() == Status.Code.NOT_FOUND
             && DELETE_SESSION.equals(method.getFullMethodName())) {
@@ -235,7 +257,37 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
       }
     }
+    if (redrawn) {
+      // No wait: the server is fine, the id was taken. A cancellation meanwhile
+      // ends the call (cancel() sees no attempt) and startAttempt does nothing.
+      context.run(this::startAttempt);
+      return;
+    }
     finish(outStatus, outTrailers, h, outResponse);
+  }
+
+  /**
+   * Whether the attempt's answer shows that the session id this call drew is
+   * another session's: ALREADY_EXISTS, or a CreateSession or ImportSession
+   * answered created=false while no attempt under the id may have reached the
+   * server (after a lost reply it is our own attempt's session). False when
+   * the id is not one this call drew, after {@link SessionIdDraw#MAX_DRAWS}
+   * draws, when the caller cancelled, or past the deadline.
+   */
+  private boolean takenByAnother(Status status, RespT response) {
+    if (draw == null
+        || draws >= SessionIdDraw.MAX_DRAWS
+        || cancelled
+        || context.isCancelled()
+        || !draw.drew(message)) {
+      return false;
+    }
+    Deadline d = deadline();
+    if (d != null && d.isExpired()) {
+      return false;
+    }
+    return status.getCode() == Status.Code.ALREADY_EXISTS
+        || (status.isOk() && !outcomeUnknown && SessionIdDraw.foundExisting(response));
   }
 
   /** Ends the call for the caller, once. */

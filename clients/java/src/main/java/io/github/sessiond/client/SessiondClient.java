@@ -41,6 +41,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A connection to a sessiond server with the generated stubs of both services
@@ -56,12 +57,14 @@ import java.util.function.Consumer;
  *   <li>{@link DefaultDeadlineInterceptor}: a deadline for unary calls that have
  *       none (only with {@link Builder#callTimeout});
  *   <li>{@link IdsInterceptor}: ids the request leaves empty are chosen before the
- *       first attempt;
+ *       first attempt (a session id drawn here that turns out to be another
+ *       session's is drawn again by the retry interceptor);
  *   <li>blobs: GetState, GetEntries and WatchEntries answers get back the parts the
  *       server keeps as blobs in place of their references, and Append and
  *       ImportSession upload the large parts a request cannot carry first (see
  *       "Blobs" below);
- *   <li>{@link RetryInterceptor}: UNAVAILABLE is retried with the same ids;
+ *   <li>{@link RetryInterceptor}: UNAVAILABLE is retried with the same ids, and a
+ *       call whose drawn session id was taken is sent again under a new one;
  *   <li>the caller's {@link Builder#attemptInterceptor attempt interceptors}, once
  *       per attempt;
  *   <li>the bearer token, on every attempt and stream.
@@ -128,7 +131,7 @@ public final class SessiondClient implements AutoCloseable {
     if (b.callTimeout != null) {
       chain.add(new DefaultDeadlineInterceptor(b.callTimeout));
     }
-    chain.add(new IdsInterceptor());
+    chain.add(new IdsInterceptor(b.sessionIds));
     this.blobs =
         new Blobs(
             b.blobRefs,
@@ -343,6 +346,7 @@ public final class SessiondClient implements AutoCloseable {
     private boolean blobRefs;
     private int uploadPartsOver = BlobParts.DEFAULT_UPLOAD_PARTS_OVER;
     private long blobCacheBytes = BlobParts.DEFAULT_BLOB_CACHE_BYTES;
+    private Supplier<String> sessionIds = Ids::newSessionId;
 
     private Builder(String target, ManagedChannel channel) {
       this.target = target;
@@ -514,6 +518,15 @@ public final class SessiondClient implements AutoCloseable {
         throw new IllegalArgumentException("blobCacheBytes: the size must not be negative");
       }
       this.blobCacheBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Where the session ids the client draws come from (default {@link
+     * Ids#newSessionId()}): for the tests, a drawer whose first id is taken.
+     */
+    Builder sessionIds(Supplier<String> drawer) {
+      this.sessionIds = Objects.requireNonNull(drawer, "drawer");
       return this;
     }
 

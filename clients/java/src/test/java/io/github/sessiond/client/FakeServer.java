@@ -236,7 +236,7 @@ final class FakeServer implements AutoCloseable {
     @Override
     public void importSession(ImportSessionRequest req, StreamObserver<ImportSessionResponse> out) {
       unary(StoreServiceGrpc.getImportSessionMethod(), req, out,
-          ImportSessionResponse.newBuilder().setSession(meta(req.getSessionId())).build());
+          ImportSessionResponse.newBuilder().setSession(meta(req.getSessionId())).setCreated(true).build());
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.github.sessiond.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -41,6 +42,8 @@ import io.github.sessiond.v1.RewindResponse;
 import io.github.sessiond.v1.SearchEntriesRequest;
 import io.github.sessiond.v1.SearchEntriesResponse;
 import io.github.sessiond.v1.SessionEventType;
+import io.github.sessiond.v1.SessionInfo;
+import io.github.sessiond.v1.SessionMeta;
 import io.github.sessiond.v1.SessionServiceGrpc;
 import io.github.sessiond.v1.StateMessage;
 import io.github.sessiond.v1.StoreServiceGrpc;
@@ -484,6 +487,165 @@ class LiveTest {
         Status.Code.NOT_FOUND,
         "the session after the retried delete",
         () -> c.store().getSession(GetSessionRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build()));
+  }
+
+  /** The session {@code id} of the test workspace as GetSession describes it. */
+  static SessionMeta meta(SessiondClient c, String id) {
+    return c.store().getSession(GetSessionRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build()).getSession();
+  }
+
+  /** The ids of the entries of session {@code id}, in order. */
+  static List<String> entryIds(SessiondClient c, String id) {
+    return c.session()
+        .getEntries(GetEntriesRequest.newBuilder().setWorkspace(WORKSPACE).setSession(id).build())
+        .getEntriesList()
+        .stream()
+        .map(Entry::getId)
+        .toList();
+  }
+
+  /** An import of a log whose root records no session id: the client draws it. */
+  static ImportSessionRequest anonymousLog(String text) {
+    return ImportSessionRequest.newBuilder()
+        .setWorkspace(WORKSPACE)
+        .addEntries(Entry.newBuilder().setId("root").setSessionInfo(SessionInfo.newBuilder().setTitle("imported")))
+        .addEntries(Messages.userMessage(text).toBuilder().setParentId("root"))
+        .build();
+  }
+
+  @Test
+  void createDrawsAgainWhenItsDrawnSessionIdIsTaken() {
+    SessiondClient c = live();
+    CreateSessionRequest params = CreateSessionRequest.newBuilder().setWorkspace(WORKSPACE).setTitle("taken").build();
+    String taken = c.store().createSession(params).getSession().getId();
+    SessionMeta before = meta(c, taken);
+
+    // Equal parameters: the server takes the call for a retry of the taken
+    // session's create and answers created=false with it.
+    ScriptedDrawer equal = ScriptedDrawer.first(taken);
+    CreateSessionResponse r = live(b -> b.sessionIds(equal)).store().createSession(params);
+    assertTrue(r.getCreated(), "a new session, not the taken one: " + r);
+    assertNotEquals(taken, r.getSession().getId());
+    assertEquals(List.of(taken, r.getSession().getId()), equal.drawn());
+
+    // Other parameters: ALREADY_EXISTS.
+    ScriptedDrawer other = ScriptedDrawer.first(taken);
+    CreateSessionResponse r2 =
+        live(b -> b.sessionIds(other)).store().createSession(params.toBuilder().setTitle("mine").build());
+    assertTrue(r2.getCreated());
+    assertEquals(List.of(taken, r2.getSession().getId()), other.drawn());
+    assertEquals("mine", meta(c, r2.getSession().getId()).getTitle());
+
+    assertEquals(before, meta(c, taken), "the taken session is unchanged");
+  }
+
+  @Test
+  void forkDrawsAgainWhenItsDrawnSessionIdIsTaken() {
+    SessiondClient c = live();
+    String source = newSession(c);
+    c.session()
+        .append(AppendRequest.newBuilder().setWorkspace(WORKSPACE).setSession(source).addEntries(Messages.userMessage("fork me")).build());
+    String taken = newSession(c);
+    SessionMeta before = meta(c, taken);
+    List<String> takenEntries = entryIds(c, taken);
+
+    ScriptedDrawer ids = ScriptedDrawer.first(taken);
+    ForkSessionResponse fork =
+        live(b -> b.sessionIds(ids))
+            .store()
+            .forkSession(ForkSessionRequest.newBuilder().setWorkspace(WORKSPACE).setSession(source).build());
+    String id = fork.getSession().getId();
+    assertNotEquals(taken, id);
+    assertEquals(List.of(taken, id), ids.drawn());
+    assertEquals(source, fork.getSession().getForkedFrom().getSessionId());
+    assertEquals(source, meta(c, id).getForkedFrom().getSessionId());
+
+    assertEquals(before, meta(c, taken), "the taken session is unchanged");
+    assertEquals(takenEntries, entryIds(c, taken));
+  }
+
+  @Test
+  void importDrawsAgainWhenItsDrawnSessionIdIsTaken() {
+    SessiondClient c = live();
+    ImportSessionRequest log = Ids.fill(anonymousLog("the same log"));
+    String taken = log.getSessionId();
+    assertTrue(c.store().importSession(log).getCreated());
+    SessionMeta before = meta(c, taken);
+    List<String> takenEntries = entryIds(c, taken);
+
+    // The same log: the server answers created=false with the taken session.
+    ScriptedDrawer same = ScriptedDrawer.first(taken);
+    ImportSessionResponse r = live(b -> b.sessionIds(same)).store().importSession(log.toBuilder().clearSessionId().build());
+    assertTrue(r.getCreated(), "a new session, not the taken one: " + r);
+    assertNotEquals(taken, r.getSession().getId());
+    assertEquals(List.of(taken, r.getSession().getId()), same.drawn());
+    assertEquals(takenEntries, entryIds(c, r.getSession().getId()), "the same log, under the new id");
+
+    // Another log: ALREADY_EXISTS.
+    ScriptedDrawer other = ScriptedDrawer.first(taken);
+    ImportSessionResponse r2 = live(b -> b.sessionIds(other)).store().importSession(anonymousLog("another log"));
+    assertTrue(r2.getCreated());
+    assertEquals(List.of(taken, r2.getSession().getId()), other.drawn());
+    assertEquals(2, entryIds(c, r2.getSession().getId()).size());
+
+    assertEquals(before, meta(c, taken), "the taken session is unchanged");
+    assertEquals(takenEntries, entryIds(c, taken));
+  }
+
+  @Test
+  void aCreateWhoseReplyWasLostIsNotDrawnAgain() {
+    AttemptProbe probe = new AttemptProbe(StoreServiceGrpc.getCreateSessionMethod(), "lose");
+    ScriptedDrawer ids = ScriptedDrawer.first();
+    SessiondClient c = live(b -> b.attemptInterceptor(probe).retry(FAST).sessionIds(ids));
+    CreateSessionResponse r =
+        c.store().createSession(CreateSessionRequest.newBuilder().setWorkspace(WORKSPACE).setTitle("lost reply").build());
+    assertEquals(2, probe.attempts.get(), "the lost reply, then the retry");
+    assertFalse(r.getCreated(), "the lost attempt created it: the retry found it");
+    assertEquals(ids.drawn(), List.of(r.getSession().getId()), "drawn once: the caller's own session");
+    assertEquals("lost reply", meta(c, r.getSession().getId()).getTitle());
+  }
+
+  @Test
+  void aSessionIdTheCallerGaveIsNotDrawnAgain() {
+    ScriptedDrawer ids = ScriptedDrawer.first();
+    SessiondClient c = live(b -> b.sessionIds(ids));
+    CreateSessionRequest given =
+        CreateSessionRequest.newBuilder().setWorkspace(WORKSPACE).setSessionId(Ids.newSessionId()).setTitle("given").build();
+    String id = given.getSessionId();
+    assertTrue(c.store().createSession(given).getCreated());
+    CreateSessionResponse again = c.store().createSession(given);
+    assertFalse(again.getCreated(), "equal parameters: the idempotent repeat");
+    assertEquals(id, again.getSession().getId());
+    wantCode(
+        Status.Code.ALREADY_EXISTS,
+        "CreateSession under the caller's id with other parameters",
+        () -> c.store().createSession(given.toBuilder().setTitle("other").build()));
+    String source = newSession(c);
+    wantCode(
+        Status.Code.ALREADY_EXISTS,
+        "ForkSession under the caller's id",
+        () -> c.store().forkSession(ForkSessionRequest.newBuilder().setWorkspace(WORKSPACE).setSession(source).setSessionId(id).build()));
+    ImportSessionRequest recorded = anonymousLog("recorded");
+    ImportSessionRequest.Builder rb = recorded.toBuilder();
+    rb.getEntriesBuilder(0).getSessionInfoBuilder().setSessionId(id);
+    wantCode(Status.Code.ALREADY_EXISTS, "ImportSession under the id its root records", () -> c.store().importSession(rb.build()));
+    assertEquals(List.of(source), ids.drawn(), "only newSession's id was drawn");
+    assertEquals("given", meta(c, id).getTitle());
+  }
+
+  @Test
+  void takenSessionIdsAreDrawnEightTimesAtMost() {
+    SessiondClient c = live();
+    String taken = newSession(c);
+    ScriptedDrawer always = ScriptedDrawer.always(taken);
+    AttemptProbe probe = new AttemptProbe(StoreServiceGrpc.getCreateSessionMethod());
+    SessiondClient d = live(b -> b.retry(RetryPolicy.NONE).attemptInterceptor(probe).sessionIds(always));
+    wantCode(
+        Status.Code.ALREADY_EXISTS,
+        "CreateSession drawing a taken id every time",
+        () -> d.store().createSession(CreateSessionRequest.newBuilder().setWorkspace(WORKSPACE).setTitle("never").build()));
+    assertEquals(8, always.drawn().size());
+    assertEquals(8, probe.attempts.get(), "retries off: one attempt per draw");
   }
 
   @Test

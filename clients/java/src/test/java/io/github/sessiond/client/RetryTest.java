@@ -1,26 +1,33 @@
 package io.github.sessiond.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.sessiond.v1.AppendRequest;
 import io.github.sessiond.v1.AppendResponse;
 import io.github.sessiond.v1.CreateSessionRequest;
+import io.github.sessiond.v1.CreateSessionResponse;
 import io.github.sessiond.v1.DeleteSessionRequest;
 import io.github.sessiond.v1.DeleteSessionResponse;
 import io.github.sessiond.v1.ForkSessionRequest;
 import io.github.sessiond.v1.GetStateRequest;
+import io.github.sessiond.v1.Entry;
+import io.github.sessiond.v1.ForkSessionResponse;
 import io.github.sessiond.v1.ImportSessionRequest;
+import io.github.sessiond.v1.ImportSessionResponse;
 import io.github.sessiond.v1.ResetRequest;
 import io.github.sessiond.v1.RewindRequest;
 import io.github.sessiond.v1.SessionInfo;
+import io.github.sessiond.v1.SessionMeta;
 import io.github.sessiond.v1.SessionServiceGrpc;
 import io.github.sessiond.v1.StoreServiceGrpc;
 import io.github.sessiond.v1.WatchEntriesRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -226,6 +233,173 @@ class RetryTest {
         assertEquals(0, w.reconnects());
       }
       assertEquals(List.of("Bearer t0ken", "Bearer t0ken"), server.authorizations);
+    }
+  }
+
+  /** A CreateSession answer: the session {@code id}, created or found. */
+  static CreateSessionResponse createAnswer(String id, boolean created) {
+    return CreateSessionResponse.newBuilder()
+        .setSession(SessionMeta.newBuilder().setId(id))
+        .setCreated(created)
+        .build();
+  }
+
+  /** The session ids of the CreateSession requests the server got, in order. */
+  List<String> createIdsSent() {
+    return server.requestsOf(CreateSessionRequest.class).stream().map(CreateSessionRequest::getSessionId).toList();
+  }
+
+  @Test
+  void aTakenDrawnSessionIdIsDrawnAgainEightTimesAtMost() {
+    for (int i = 1; i <= 8; i++) {
+      server.answer(StoreServiceGrpc.getCreateSessionMethod(), Status.ALREADY_EXISTS.withDescription("taken " + i));
+    }
+    ScriptedDrawer ids = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(FAST).sessionIds(ids).build()) {
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class,
+              () -> c.store().createSession(CreateSessionRequest.getDefaultInstance()));
+      assertEquals(Status.Code.ALREADY_EXISTS, e.getStatus().getCode());
+      assertEquals("taken 8", e.getStatus().getDescription(), "the 8th draw's answer, as it is");
+      assertEquals(8, ids.drawn().size());
+      assertEquals(8, new HashSet<>(ids.drawn()).size());
+      assertEquals(ids.drawn(), createIdsSent(), "one attempt per draw, each under its id");
+    }
+
+    // Retries off: the same, one attempt per draw; created=false (another
+    // caller's equal session) 8 times over is returned as it is.
+    for (int i = 1; i <= 8; i++) {
+      server.answer(StoreServiceGrpc.getCreateSessionMethod(), createAnswer("other-" + i, false));
+    }
+    ScriptedDrawer more = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(RetryPolicy.NONE).sessionIds(more).build()) {
+      CreateSessionResponse r = c.store().createSession(CreateSessionRequest.getDefaultInstance());
+      assertFalse(r.getCreated());
+      assertEquals("other-8", r.getSession().getId());
+      assertEquals(8, more.drawn().size());
+      assertEquals(more.drawn(), createIdsSent().subList(8, 16));
+    }
+  }
+
+  @Test
+  void createdFalseIsAnotherSessionUnlessAnAttemptUnderTheIdMayHaveReachedTheServer() {
+    // A refused connection sent nothing: created=false after it is another's.
+    server.answer(StoreServiceGrpc.getCreateSessionMethod(), createAnswer("other", false));
+    AttemptProbe refuse = new AttemptProbe(StoreServiceGrpc.getCreateSessionMethod(), "refuse");
+    ScriptedDrawer ids = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(FAST).attemptInterceptor(refuse).sessionIds(ids).build()) {
+      CreateSessionResponse r = c.store().createSession(CreateSessionRequest.getDefaultInstance());
+      assertTrue(r.getCreated());
+      assertEquals(2, ids.drawn().size());
+      assertEquals(ids.drawn().get(1), r.getSession().getId());
+      assertEquals(ids.drawn(), createIdsSent());
+      assertEquals(3, refuse.attempts.get(), "refused, created=false, created");
+    }
+
+    // A reply lost after the server acted: created=false is that attempt's
+    // session, the caller's own, returned (the idempotent retry).
+    server.answer(
+        StoreServiceGrpc.getCreateSessionMethod(), createAnswer("lost", true), createAnswer("mine", false));
+    AttemptProbe lose = new AttemptProbe(StoreServiceGrpc.getCreateSessionMethod(), "lose");
+    ScriptedDrawer once = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(FAST).attemptInterceptor(lose).sessionIds(once).build()) {
+      CreateSessionResponse r = c.store().createSession(CreateSessionRequest.getDefaultInstance());
+      assertFalse(r.getCreated());
+      assertEquals("mine", r.getSession().getId());
+      assertEquals(1, once.drawn().size(), "not drawn again");
+      assertEquals(List.of(once.drawn().get(0), once.drawn().get(0)), createIdsSent().subList(2, 4));
+    }
+
+    // ALREADY_EXISTS is another session's even after a lost reply; the new id
+    // starts afresh: created=false under it, with no attempt lost, is another's too.
+    server.answer(
+        StoreServiceGrpc.getCreateSessionMethod(),
+        createAnswer("lost", true),
+        Status.ALREADY_EXISTS.withDescription("other parameters"),
+        createAnswer("other", false));
+    AttemptProbe lose2 = new AttemptProbe(StoreServiceGrpc.getCreateSessionMethod(), "lose");
+    ScriptedDrawer three = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(FAST).attemptInterceptor(lose2).sessionIds(three).build()) {
+      CreateSessionResponse r = c.store().createSession(CreateSessionRequest.getDefaultInstance());
+      assertTrue(r.getCreated());
+      List<String> d = three.drawn();
+      assertEquals(3, d.size());
+      assertEquals(d.get(2), r.getSession().getId());
+      assertEquals(List.of(d.get(0), d.get(0), d.get(1), d.get(2)), createIdsSent().subList(4, 8));
+    }
+  }
+
+  @Test
+  void forkAndImportAreDrawnAgainTooAlsoWithRetriesOff() {
+    server.answer(StoreServiceGrpc.getForkSessionMethod(), Status.ALREADY_EXISTS.withDescription("taken"));
+    server.answer(
+        StoreServiceGrpc.getImportSessionMethod(),
+        ImportSessionResponse.newBuilder().setSession(SessionMeta.newBuilder().setId("other")).build());
+    ScriptedDrawer ids = ScriptedDrawer.first("taken-by-a-fork", "fork-2", "taken-by-an-import", "import-2");
+    try (SessiondClient c = server.client().retry(RetryPolicy.NONE).sessionIds(ids).build()) {
+      ForkSessionResponse f = c.store().forkSession(ForkSessionRequest.newBuilder().setSession("s").build());
+      assertEquals("fork-2", f.getSession().getId());
+      ImportSessionRequest imp =
+          ImportSessionRequest.newBuilder()
+              .addEntries(Entry.newBuilder().setSessionInfo(SessionInfo.getDefaultInstance()))
+              .addEntries(Messages.userMessage("hi"))
+              .build();
+      ImportSessionResponse i = c.store().importSession(imp);
+      assertTrue(i.getCreated());
+      assertEquals("import-2", i.getSession().getId());
+      assertEquals(
+          List.of("taken-by-a-fork", "fork-2"),
+          server.requestsOf(ForkSessionRequest.class).stream().map(ForkSessionRequest::getSessionId).toList());
+      List<ImportSessionRequest> sent = server.requestsOf(ImportSessionRequest.class);
+      assertEquals(List.of("taken-by-an-import", "import-2"), sent.stream().map(ImportSessionRequest::getSessionId).toList());
+      assertEquals(
+          sent.get(0).toBuilder().clearSessionId().build(),
+          sent.get(1).toBuilder().clearSessionId().build(),
+          "the same log, entry ids and timestamps: only the session id is new");
+    }
+  }
+
+  @Test
+  void aSessionIdTheCallerGaveIsNeverDrawnAgain() {
+    server.answer(
+        StoreServiceGrpc.getCreateSessionMethod(),
+        Status.ALREADY_EXISTS.withDescription("other parameters"),
+        createAnswer("given", false),
+        Status.ALREADY_EXISTS.withDescription("filled before the call"));
+    server.answer(StoreServiceGrpc.getForkSessionMethod(), Status.ALREADY_EXISTS.withDescription("fork"));
+    server.answer(StoreServiceGrpc.getImportSessionMethod(), Status.ALREADY_EXISTS.withDescription("another log"));
+    ScriptedDrawer ids = ScriptedDrawer.first();
+    try (SessiondClient c = server.client().retry(FAST).sessionIds(ids).build()) {
+      CreateSessionRequest given = CreateSessionRequest.newBuilder().setSessionId("given").build();
+      assertEquals(
+          "other parameters",
+          assertThrows(StatusRuntimeException.class, () -> c.store().createSession(given)).getStatus().getDescription());
+      CreateSessionResponse again = c.store().createSession(given);
+      assertFalse(again.getCreated(), "an equal session under the caller's id: the idempotent answer");
+      assertEquals("given", again.getSession().getId());
+      CreateSessionRequest filled = Ids.fill(CreateSessionRequest.getDefaultInstance());
+      assertEquals(
+          "filled before the call",
+          assertThrows(StatusRuntimeException.class, () -> c.store().createSession(filled)).getStatus().getDescription());
+      assertEquals(
+          Status.Code.ALREADY_EXISTS,
+          assertThrows(
+                  StatusRuntimeException.class,
+                  () -> c.store().forkSession(ForkSessionRequest.newBuilder().setSession("s").setSessionId("given").build()))
+              .getStatus()
+              .getCode());
+      ImportSessionRequest recorded =
+          ImportSessionRequest.newBuilder()
+              .addEntries(Entry.newBuilder().setSessionInfo(SessionInfo.newBuilder().setSessionId("from-root")))
+              .build();
+      assertEquals(
+          Status.Code.ALREADY_EXISTS,
+          assertThrows(StatusRuntimeException.class, () -> c.store().importSession(recorded)).getStatus().getCode());
+      assertEquals(List.of(), ids.drawn(), "nothing drawn");
+      assertEquals(List.of("given", "given", filled.getSessionId()), createIdsSent());
+      assertEquals(1, server.requestsOf(ForkSessionRequest.class).size());
+      assertEquals(1, server.requestsOf(ImportSessionRequest.class).size());
     }
   }
 
