@@ -36,9 +36,11 @@ const MAX_ID_DRAWS = 8;
  * A session id this call drew can be another session's (two clients drew
  * the same in the same second): the server then answers ALREADY_EXISTS, or,
  * to a CreateSession / ImportSession equal to that session's, created=false
- * with it, as to a retry. Either answer, unless an attempt of this call may
- * have reached the server before (then created=false is our own session),
- * makes the call draw another id and send again (`sendDrawn`). An id the
+ * with it, as to a retry. Either answer, unless an attempt under that id
+ * may have reached the server before (then the session is most likely our
+ * own: created=false answers it, and a ForkSession of the current leaf
+ * retried after the leaf moved is refused ALREADY_EXISTS by our own lost
+ * fork), makes the call draw another id and send again (`sendDrawn`). An id the
  * caller gave, or that an earlier call filled into the same request, is
  * never drawn again: there ALREADY_EXISTS and created=false are answers.
  */
@@ -94,7 +96,8 @@ async function sendDrawn(
       const created = res.stream ? undefined : (res.message as { created?: boolean }).created;
       if (created !== false || attempts.outcomeUnknown || draws >= MAX_ID_DRAWS) return res;
     } catch (err) {
-      if (ConnectError.from(err).code !== Code.AlreadyExists || draws >= MAX_ID_DRAWS) throw err;
+      const taken = ConnectError.from(err).code === Code.AlreadyExists && !attempts.outcomeUnknown;
+      if (!taken || draws >= MAX_ID_DRAWS) throw err;
     }
     m.sessionId = draw();
   }

@@ -22,6 +22,7 @@ import { StoreService } from "../../gen/sessiond/v1/store_service_pb.js";
 import { idsInterceptor } from "../../src/client/ids-interceptor.js";
 import { retryInterceptor } from "../../src/client/retry-interceptor.js";
 import { newSessionId } from "../../src/core/ids.js";
+import { user } from "./support/entries.js";
 import { client, serverUnderTest, uniqueWorkspace } from "./support/server.js";
 
 let server: Awaited<ReturnType<typeof serverUnderTest>>;
@@ -34,10 +35,18 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Draws `taken` for the first `times` draws, then fresh ids; counts its draws. */
-function drawer(taken: string, times = 1): { draw: () => string; draws: () => number } {
+/** Draws `taken` for the first `times` draws, then fresh ids; counts its draws, keeps the last. */
+function drawer(
+  taken: string,
+  times = 1,
+): { draw: () => string; draws: () => number; last: () => string } {
   let n = 0;
-  return { draw: () => (++n <= times ? taken : newSessionId()), draws: () => n };
+  let last = "";
+  const draw = () => {
+    last = ++n <= times ? taken : newSessionId();
+    return last;
+  };
+  return { draw, draws: () => n, last: () => last };
 }
 
 /**
@@ -63,12 +72,16 @@ function storeWith(
   return createClient(StoreService, transport);
 }
 
-/** Loses the answer of the first `method` call after the server acted on it (a reset connection). */
-function loseFirstAnswer(method: string): Interceptor {
+/**
+ * Loses the answer of the first `method` call after the server acted on it
+ * (a reset connection); `meanwhile` runs before the loss is reported.
+ */
+function loseFirstAnswer(method: string, meanwhile = async () => {}): Interceptor {
   let sent = 0;
   return (next) => async (req) => {
     if (req.method.name !== method || ++sent > 1) return next(req);
     await next(req);
+    await meanwhile();
     const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     throw new ConnectError("read ECONNRESET", Code.Aborted, undefined, undefined, reset);
   };
@@ -197,6 +210,25 @@ describe("answers that are not a taken drawn id", () => {
     expect(d.draws()).toBe(1);
     expect(res.created).toBe(false);
     expect(await idsIn(ws)).toEqual([res.session?.id]);
+  });
+
+  test("a fork retried after its lost attempt forked the leaf before another append is refused, not drawn again", async () => {
+    const ws = uniqueWorkspace("drawn-lost-fork");
+    const source = await existing(ws);
+    const other = client(server.url);
+    await other.session.append({ workspace: ws, session: source, entries: [user("one")] });
+    const moveLeaf = async () => {
+      await other.session.append({ workspace: ws, session: source, entries: [user("two")] });
+    };
+    const d = drawer("unused", 0);
+    const err = await storeWith(d.draw, [loseFirstAnswer("ForkSession", moveLeaf)])
+      .forkSession({ workspace: ws, session: source })
+      .catch((e: unknown) => e);
+    expect(ConnectError.from(err).code).toBe(Code.AlreadyExists);
+    expect(d.draws()).toBe(1);
+    const ours = await other.store.getSession({ workspace: ws, session: d.last() });
+    expect(ours.session?.forkedFrom?.sessionId).toBe(source);
+    expect(await idsIn(ws)).toEqual([source, d.last()].sort());
   });
 
   test("a caller's own id is not drawn again: created=false when equal, ALREADY_EXISTS when not", async () => {
