@@ -43,6 +43,7 @@ const UNIT_TESTS = [
   "TestIDsNeverDrawAgainASessionIDTheyDidNotDraw",
   "TestIDsDrawAtMostEightSessionIDs",
   "TestIDsOfAnImportIgnoreTheRetriesOfCallsMadeWithinIt",
+  "TestIDsKeepTheRefusalOfAForkWhoseLostAttemptForkedAnotherLeaf",
   "TestBuildersMakeTypedMessages",
   "TestTextOfJoinsTextPartsOnly",
   "TestRetryRepeatsUnavailableThenSucceeds",

@@ -10,9 +10,9 @@
 //     Reset, the session id on CreateSession, ForkSession and ImportSession).
 //     A retried call carries the same ids and the server de-duplicates it,
 //     so "outcome unknown" is safe to retry. A session id drawn in the call
-//     that another session turns out to have (ALREADY_EXISTS, or
-//     created=false when no earlier attempt may have reached the server) is
-//     drawn again, up to 8 times (see IDsInterceptor).
+//     that another session turns out to have (ALREADY_EXISTS or
+//     created=false, while no earlier attempt may have reached the server)
+//     is drawn again, up to 8 times (see IDsInterceptor).
 //   - retry: unary calls that fail with UNAVAILABLE (or lose their stream to
 //     the peer) are retried with exponential backoff and jitter. ABORTED (a
 //     compare-and-swap conflict) and every other code are returned at once.

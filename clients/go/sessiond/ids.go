@@ -115,11 +115,12 @@ func fillIDs(req interface{}) (changed, drew bool) {
 // root records, or an earlier call or FillIDs filled in) that turns out to
 // be another session's is drawn again, up to 8 draws in all: two clients
 // draw the same id in the same second once in 2^32 pairs. It is another's
-// when the server answers ALREADY_EXISTS, or when CreateSession or
-// ImportSession answers created=false and no earlier attempt with that id
-// may have reached the server (after a retried attempt whose outcome is
-// unknown, created=false is that attempt's session and is returned, as
-// retries are meant to). The new id is set on the request.
+// when the server answers ALREADY_EXISTS, or CreateSession or ImportSession
+// answers created=false, and no earlier attempt with that id may have
+// reached the server (after a retried attempt whose outcome is unknown, the
+// session is most likely that attempt's: created=false is returned, as
+// retries are meant to, and so is the ALREADY_EXISTS of a fork of the
+// current leaf retried after the leaf moved). The new id is set on the request.
 func IDsInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply interface{}, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if _, drew := fillIDs(req); !drew {
@@ -164,11 +165,14 @@ func markUnknownOutcome(ctx context.Context) {
 // takenByAnother tells whether the outcome of a call under a session id
 // IDsInterceptor drew says that another session has the id.
 func takenByAnother(err error, reply interface{}, sent *sentAttempts) bool {
+	if sent.unknown.Load() {
+		// The session under the id is most likely our own lost attempt's:
+		// created=false answers it, and a fork of the current leaf retried
+		// after the leaf moved is refused ALREADY_EXISTS by our own fork.
+		return false
+	}
 	if err != nil {
 		return status.Code(err) == codes.AlreadyExists
-	}
-	if sent.unknown.Load() {
-		return false // created=false is the session of our own lost attempt
 	}
 	switch r := reply.(type) {
 	case *sessiondv1.CreateSessionResponse:

@@ -189,6 +189,11 @@ func (f *fakeStore) invoke(ctx context.Context, method string, req, reply interf
 		created = false
 	} else {
 		f.sessions[id] = proto.Clone(m)
+		if step == "lose-moved" {
+			// What the attempt stored no longer equals the request: a fork
+			// of the current leaf whose leaf moved before the retry.
+			f.sessions[id].(*sessiondv1.ForkSessionRequest).Entry = "old-leaf"
+		}
 	}
 	meta := &sessiondv1.SessionMeta{Id: id}
 	switch r := reply.(type) {
@@ -199,7 +204,7 @@ func (f *fakeStore) invoke(ctx context.Context, method string, req, reply interf
 	case *sessiondv1.ImportSessionResponse:
 		r.Session, r.Created = meta, created
 	}
-	if step == "lose" {
+	if step == "lose" || step == "lose-moved" {
 		return lost
 	}
 	return nil
@@ -333,6 +338,19 @@ func TestIDsKeepTheSessionOfAnAttemptWithUnknownOutcome(t *testing.T) {
 		if err != nil || !created || id == takenID || id != sessionIDOf(req) || *draws != 2 {
 			t.Fatalf("%s refused, then created=false for a taken id: %v, id %q created=%v, %d draws; want a new session", call.method, err, id, created, *draws)
 		}
+	}
+}
+
+func TestIDsKeepTheRefusalOfAForkWhoseLostAttemptForkedAnotherLeaf(t *testing.T) {
+	// The first attempt forked the then current leaf and its answer was
+	// lost; the leaf moved, so the retry is refused ALREADY_EXISTS by that
+	// very fork. Drawing again would make a second fork.
+	draws := drawing(t)
+	store := &fakeStore{sessions: map[string]proto.Message{}, plan: []string{"lose-moved"}}
+	req, reply := forkCall.req(), forkCall.reply()
+	err := chained(store.invoke, IDsInterceptor(), RetryInterceptor(fastRetry))(context.Background(), forkCall.method, req, reply, nil)
+	if status.Code(err) != codes.AlreadyExists || *draws != 1 || store.attempts != 2 || len(store.sessions) != 1 {
+		t.Fatalf("fork after a lost answer, leaf moved: %v, %d draws, %d attempts, %d sessions; want ALREADY_EXISTS, 1 draw, 2 attempts, 1 session", err, *draws, store.attempts, len(store.sessions))
 	}
 }
 

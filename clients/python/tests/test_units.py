@@ -274,14 +274,26 @@ class SessionIdDrawRulesTest(unittest.TestCase):
         self.assertFalse(draws.again())
         self.assertEqual(req.session_id, last)
 
-    def test_already_exists_draws_again_on_any_attempt_and_restarts_the_attempts(self) -> None:
+    def test_already_exists_draws_again_after_attempts_that_never_arrived_and_restarts_them(self) -> None:
+        req, draws = self.drawn_create()
+        a = Attempts(req, RetryPolicy(max_attempts=3, base_delay=0.01), draws)
+        a.failed(REFUSED)  # never reached the server
+        self.assertEqual((a.attempt, a.outcome_unknown), (2, False))
+        self.assertEqual(a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS)), 0.0)
+        self.assertNotEqual(req.session_id, self.TAKEN)
+        self.assertEqual(a.attempt, 1, "no attempt with the new id was sent")
+
+    def test_already_exists_after_an_attempt_that_may_have_arrived_ends_the_call(self) -> None:
+        # Our own lost attempt most likely holds the id: a fork of the current
+        # leaf, retried after the leaf moved, is refused by that very fork.
         req, draws = self.drawn_create()
         a = Attempts(req, RetryPolicy(max_attempts=3, base_delay=0.01), draws)
         a.failed(UNAVAILABLE_MID_CALL)
         self.assertEqual((a.attempt, a.outcome_unknown), (2, True))
-        self.assertEqual(a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS)), 0.0)
-        self.assertNotEqual(req.session_id, self.TAKEN)
-        self.assertEqual((a.attempt, a.outcome_unknown), (1, False), "no attempt with the new id was sent")
+        with self.assertRaises(SessiondError) as cm:
+            a.failed(_rpc_error(grpc.StatusCode.ALREADY_EXISTS))
+        self.assertEqual(cm.exception.code_name, "ALREADY_EXISTS")
+        self.assertEqual((req.session_id, draws.count), (self.TAKEN, 1))
 
     def test_already_exists_draws_again_with_retries_off_too(self) -> None:
         req, draws = self.drawn_create()

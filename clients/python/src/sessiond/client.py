@@ -5,9 +5,10 @@
   ``session_id`` get one here, written INTO the request object, before the
   first attempt. Every retry (ours, or the caller's with the same request)
   then carries the same ids and the server de-duplicates it. A session id
-  drawn here that another session turns out to hold (ALREADY_EXISTS, or
-  ``created=false`` that no attempt of ours can have caused) is drawn
-  again, written into the request, and the call sent again (8 draws at most).
+  drawn here that another session turns out to hold (ALREADY_EXISTS or
+  ``created=false``, while no attempt of ours can have reached the server)
+  is drawn again, written into the request, and the call sent again (8
+  draws at most).
 - Retry: unary calls that fail with UNAVAILABLE (server restarting, a
   connection lost mid-call) are retried with exponential backoff and jitter.
   A retried DeleteSession that meets NOT_FOUND after an attempt whose

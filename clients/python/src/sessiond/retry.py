@@ -15,11 +15,13 @@ they call and how they wait, so the rules live here once:
   succeeded: the caller wants the session gone, and it is.
 - A session id the client drew in this call (``ids.SessionIdDraws``) is
   drawn again, and the request sent again, when the session the server
-  finds under it is another's: ALREADY_EXISTS, on any attempt; or a
-  CreateSession / ImportSession answered ``created=false`` while no earlier
-  attempt with that id may have reached the server (with one that may have,
-  the session is that attempt's, the answer lost: it is the call's answer,
-  as a retry is meant to give). At most ``ids.MAX_SESSION_ID_DRAWS`` draws;
+  finds under it is another's: ALREADY_EXISTS, or a CreateSession /
+  ImportSession answered ``created=false``, while no earlier attempt with
+  that id may have reached the server (with one that may have, the session
+  is most likely that attempt's, the answer lost: ``created=false`` is the
+  call's answer, as a retry is meant to give, and a ForkSession of the
+  current leaf retried after the leaf moved is refused ALREADY_EXISTS by
+  our own fork). At most ``ids.MAX_SESSION_ID_DRAWS`` draws;
   then the last answer or error is the call's. Each id starts the attempts
   afresh: no attempt carrying a new id has reached the server.
 """
@@ -94,7 +96,7 @@ class Attempts:
         code, _ = status_of(err)
         if self._delete and self.outcome_unknown and code == grpc.StatusCode.NOT_FOUND:
             return None
-        if code == grpc.StatusCode.ALREADY_EXISTS and self._draw_again():
+        if code == grpc.StatusCode.ALREADY_EXISTS and not self.outcome_unknown and self._draw_again():
             return 0.0  # another session holds the id drawn: at once with a new one
         policy = self._policy
         if policy is None or code != grpc.StatusCode.UNAVAILABLE or self.attempt >= policy.max_attempts:

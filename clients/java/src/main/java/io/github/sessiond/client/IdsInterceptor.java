@@ -22,8 +22,8 @@ import java.util.function.Supplier;
  *
  * <p>A session id it draws for CreateSession, ForkSession or ImportSession is
  * marked as drawn in the call's options, for the retry interceptor: when the
- * server finds another session under it (ALREADY_EXISTS, or created=false
- * before any attempt could have created it), the retry interceptor draws
+ * server finds another session under it (ALREADY_EXISTS or created=false,
+ * before any attempt could have reached the server), the retry interceptor draws
  * another and sends the call again, 8 draws at most. Without a {@link
  * RetryInterceptor} after it nothing is drawn again.
  */

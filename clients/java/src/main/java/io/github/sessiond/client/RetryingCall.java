@@ -269,8 +269,8 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
   /**
    * Whether the attempt's answer shows that the session id this call drew is
    * another session's: ALREADY_EXISTS, or a CreateSession or ImportSession
-   * answered created=false while no attempt under the id may have reached the
-   * server (after a lost reply it is our own attempt's session). False when
+   * answered created=false, while no attempt under the id may have reached
+   * the server (after a lost reply it is our own attempt's session). False when
    * the id is not one this call drew, after {@link SessionIdDraw#MAX_DRAWS}
    * draws, when the caller cancelled, or past the deadline.
    */
@@ -286,8 +286,14 @@ final class RetryingCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     if (d != null && d.isExpired()) {
       return false;
     }
+    if (outcomeUnknown) {
+      // The session under the id is most likely our own lost attempt's: a
+      // created=false answers it, and a fork of the current leaf retried
+      // after the leaf moved is refused ALREADY_EXISTS by our own fork.
+      return false;
+    }
     return status.getCode() == Status.Code.ALREADY_EXISTS
-        || (status.isOk() && !outcomeUnknown && SessionIdDraw.foundExisting(response));
+        || (status.isOk() && SessionIdDraw.foundExisting(response));
   }
 
   /** Ends the call for the caller, once. */
