@@ -44,7 +44,7 @@ import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/s
 const run = promisify(execFile);
 
 /** Tests in clients/python/tests: update when adding one (a lost test file would go unnoticed). */
-const PYTHON_TESTS = 145;
+const PYTHON_TESTS = 146;
 /** Of those, the ones that restart the server (skipped against an external one)... */
 const RESTART_TESTS = 7;
 /** ...in modules that skip themselves in setUpModule (unittest counts each as one skip). */

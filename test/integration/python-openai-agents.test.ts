@@ -31,7 +31,7 @@ import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/s
 const run = promisify(execFile);
 
 /** Tests in clients/python/tests_openai_agents: update when adding one. */
-const TESTS = 24;
+const TESTS = 28;
 
 const missing = missingPythonClientTools();
 const inCi = process.env.CI === "true";

@@ -255,6 +255,19 @@ class SessionIdDrawRulesTest(unittest.TestCase):
             self.assertFalse(fill_ids(not_drawn), type(not_drawn).__name__)
             self.assertFalse(SessionIdDraws.fill(not_drawn).again())
 
+    def test_a_first_id_the_caller_drew_is_the_first_draw_and_drawn_again(self) -> None:
+        """In-package code (the OpenAI Agents adapter) that drew an id itself: its id, drawn again if taken."""
+        for drawn in (store_service_pb2.CreateSessionRequest(), store_service_pb2.ForkSessionRequest()):
+            draws = SessionIdDraws.fill(drawn, first=self.TAKEN)
+            self.assertEqual((drawn.session_id, draws.count), (self.TAKEN, 1))
+            self.assertTrue(draws.again())
+            self.assertNotEqual(drawn.session_id, self.TAKEN)
+        given = store_service_pb2.CreateSessionRequest(session_id="mine")
+        self.assertFalse(SessionIdDraws.fill(given, first=self.TAKEN).again(), "an id in the request: kept")
+        self.assertEqual(given.session_id, "mine")
+        with self.assertRaises(TypeError):
+            SessionIdDraws.fill(store_service_pb2.ImportSessionRequest(), first=self.TAKEN)
+
     def test_again_writes_a_new_id_into_every_request_at_most_8_draws_in_all(self) -> None:
         req, draws = self.drawn_create()
         copy = store_service_pb2.CreateSessionRequest()

@@ -273,6 +273,26 @@ class AsyncStoreClient:
         req = _build(st.CreateSessionRequest, request, fields)
         return await self._inv.unary(self.stub.CreateSession, req, timeout, headers)
 
+    async def _create_session_drawn(
+        self,
+        drawn_id: str,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Metadata] = None,
+        **fields: Any,
+    ) -> st.CreateSessionResponse:
+        """``create_session`` under ``drawn_id``, an id the caller drew (``ids.new_session_id``), not chose.
+
+        For in-package code that shows a session's id before creating it
+        (``openai_agents.SessiondSession``): the id is this call's first
+        draw, drawn again, as one drawn here, when another session holds it
+        (``ids.SessionIdDraws.fill``'s ``first``). The response names the
+        session created: ``drawn_id`` or a later draw.
+        """
+        req = _build(st.CreateSessionRequest, None, fields)
+        draws = SessionIdDraws.fill(req, first=drawn_id)
+        return await self._inv.unary(self.stub.CreateSession, req, timeout, headers, draws)
+
     async def get_session(
         self,
         request: Optional[st.GetSessionRequest] = None,

@@ -101,8 +101,23 @@ class SessionIdDraws:
         self.count = 1 if requests else 0
 
     @classmethod
-    def fill(cls, req: Message) -> "SessionIdDraws":
-        """``fill_ids(req)``, and the draws of this call: ``req`` if its session id was drawn there."""
+    def fill(cls, req: Message, first: Optional[str] = None) -> "SessionIdDraws":
+        """``fill_ids(req)``, and the draws of this call: ``req`` if its session id was drawn there.
+
+        ``first`` (in-package code only): a session id the caller DREW
+        (``new_session_id``) rather than chose, for a CreateSession or
+        ForkSession naming none: it goes into ``req`` as this call's first
+        draw, and is drawn again like one drawn here (an adapter that shows
+        its session's id before it creates the session). A session id
+        already in ``req`` is kept, and ``first`` ignored.
+        """
+        if first is not None:
+            if not isinstance(req, (st.CreateSessionRequest, st.ForkSessionRequest)):
+                raise TypeError(f"a first drawn id is for CreateSession / ForkSession, not {type(req).__name__}")
+            if not req.HasField("session_id"):
+                req.session_id = first
+                fill_ids(req)
+                return cls(req)
         return cls(req) if fill_ids(req) else cls()
 
     def sending(self, copy: Message) -> "SessionIdDraws":

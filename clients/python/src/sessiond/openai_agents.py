@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Mapping, Optio
 
 import grpc
 
+from . import ids
 from .async_client import AsyncSessiondClient
 from .errors import SessiondError
-from .ids import new_session_id
 from .openai_agents_items import NAMESPACE, Item, entry_items
 from .openai_agents_log import RemoteSession, SessionLog
 from .openai_agents_plan import items_on_path, plan_items
@@ -73,6 +73,16 @@ class SessiondSession:
     restart) in ``workspace`` (default: the server's default). ``title`` and
     ``tags`` are those of a session created here. Make it, like its client,
     inside the running event loop.
+
+    An id you give never changes: the session under it, if there is one,
+    is resumed. An id chosen here is drawn as the client draws one (its
+    second plus 32 random bits), and a new session is made under it at
+    first use; should another session already hold it (two sessions made
+    in the same second draw the same id once in 2^32 pairs), a new id is
+    drawn and ``session_id`` becomes it: a drawn id is never another
+    session's. So read ``session_id`` after the first call (any of them)
+    to hand it on: another ``SessiondSession`` given the id, making the
+    session first, makes this one draw another.
     """
 
     def __init__(
@@ -85,7 +95,10 @@ class SessiondSession:
         tags: Optional[Mapping[str, str]] = None,
         session_settings: Optional["SessionSettings"] = None,
     ) -> None:
-        self.session_id = session_id or new_session_id()
+        #: The session's id; one drawn here (none given) may change at first use (see above).
+        self.session_id = session_id or ids.new_session_id()
+        # The id was drawn here and no session is made under it yet: it is drawn again if taken.
+        self._drawn = not session_id
         self.session_settings = session_settings
         self.client = client
         self.workspace = workspace
@@ -169,18 +182,21 @@ class SessiondSession:
         """A new session holding the items up to item ``at`` (all of them by default).
 
         This session is left as it is. The fork records where it came from
-        (``forked_from`` of its SessionInfo).
+        (``forked_from`` of its SessionInfo). ``session_id``: the fork's id
+        (ALREADY_EXISTS when taken); left out, the client draws one (drawn
+        again if taken).
         """
         remote = await self._session()
         log = await remote.read()
         entry = log.leaf_id if at is None else _entry_at(log, at)
-        fork_id = session_id or new_session_id()
         kw: Dict[str, Any] = {"title": title} if title is not None else {}
-        await self.client.store.fork_session(
-            workspace=self.workspace, session=self.session_id, entry=entry, session_id=fork_id, **kw
+        if session_id:
+            kw["session_id"] = session_id
+        res = await self.client.store.fork_session(
+            workspace=self.workspace, session=self.session_id, entry=entry, **kw
         )
         return SessiondSession(
-            fork_id, client=self.client, workspace=self.workspace, session_settings=self.session_settings
+            res.session.id, client=self.client, workspace=self.workspace, session_settings=self.session_settings
         )
 
     async def watch(self, after_seq: int = 0) -> AsyncIterator[SessionEvent]:
@@ -215,7 +231,20 @@ class SessiondSession:
             return self._remote
 
     async def _create(self) -> None:
+        """Creates the session; under an id given (or made before), one that exists is this one.
+
+        Under an id drawn here and not yet made, by the client's rules of
+        drawn ids: another session that holds it is never attached to, a
+        new id is drawn instead (``session_id`` becomes it).
+        """
         kw: Dict[str, Any] = {"title": self._title} if self._title is not None else {}
+        if self._drawn:
+            res = await self.client.store._create_session_drawn(
+                self.session_id, workspace=self.workspace, tags=self._tags, **kw
+            )
+            self.session_id = res.session.id
+            self._drawn = False
+            return
         try:
             await self.client.store.create_session(
                 workspace=self.workspace, session_id=self.session_id, tags=self._tags, **kw
