@@ -19,7 +19,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** What the build reads besides node_modules: sources, generated code, its configuration. */
 const INPUT_DIRS = ["src", "gen"];
-const INPUT_FILES = ["package.json", "package-lock.json", "scripts/build-ui.mjs"];
+const INPUT_FILES = [
+  "package.json",
+  "package-lock.json",
+  "scripts/build-ui.mjs",
+  "native/aes-gcm.c",
+  "native/load.cjs",
+  "scripts/build-native.mjs",
+];
 
 /** Files the build writes last in each of its passes; all must be there. */
 const OUTPUTS = [

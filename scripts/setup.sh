@@ -13,6 +13,8 @@
 #     the Java client's Maven dependencies (once per change of its pom.xml, so
 #     that test files that run Maven side by side never download into ~/.m2
 #     at the same time).
+#   - The optional native AES-GCM addon (scripts/build-native.mjs; quick
+#     when built; under CI its absence is an error, elsewhere a notice).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,4 +46,10 @@ if command -v python3 >/dev/null && command -v go >/dev/null && command -v mvn >
   fi
 else
   echo "setup: *** python3, go or mvn missing: the Python, Go and Java client tests will be skipped ***" >&2
+fi
+
+if [ -n "${CI:-}" ]; then
+  node scripts/build-native.mjs --require
+else
+  node scripts/build-native.mjs
 fi

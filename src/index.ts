@@ -25,6 +25,8 @@ export { type PriceTable, parsePriceTable } from "./core/usage-sums.js";
 export type { StorageEngine } from "./storage/engine.js";
 export { type EncryptionOptions, JsonlEngine } from "./storage/jsonl/index.js";
 export {
+  type AeadImplementation,
+  aeadImplementation,
   type KeyContext,
   type KeyProvider,
   LocalKeyring,

@@ -8,7 +8,7 @@
  * {dataDir, keyring, appends, inflightSessions, inflightPerSession,
  *  coldEntries, searchSessions, searchEntries, reps, warmup, url?}
  *
- * Prints {on, off} with, each: appendMs (per sequential durable append,
+ * Prints {on, off, aead} (aead: "native" or "node:crypto", which sealed) with, each: appendMs (per sequential durable append,
  * after the warm-up), appendFirstMs (the same, a fresh process's first),
  * inflightOps (appends/s with 64 in flight), coldMs (first open + state of
  * a session by a fresh engine), searchMs (a rare word over a workspace).
@@ -37,6 +37,13 @@ const { EntrySchema, JsonlEngine, LocalKeyring, SessionStore } = (await import(
 const { PostgresEngine } = (await import(
   "../../dist/src/storage/postgres/postgres-engine.js" as string
 )) as typeof import("../../src/storage/postgres/postgres-engine.js");
+
+// Which AES-GCM seals: the native addon when it is built (the default), else
+// node:crypto (SESSIOND_NATIVE_AEAD=0 asks for it); measured after it settles.
+const { nativeAeadReady } = (await import(
+  "../../dist/src/storage/seal/native-aead.js" as string
+)) as typeof import("../../src/storage/seal/native-aead.js");
+const aead = await nativeAeadReady;
 
 const keys = await LocalKeyring.open(a.keyring, { create: true });
 const encryption = { keys, workspaces: ["enc"] };
@@ -231,4 +238,4 @@ for (let r = -warmSearches; r < searchReps; r++) {
 }
 await searcher.close();
 
-answer(out);
+answer({ ...out, aead });

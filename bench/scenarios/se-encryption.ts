@@ -35,7 +35,11 @@ interface Figures {
 }
 
 /** The four rows of one engine's figures, ids under `prefix`. */
-function rowsOf(prefix: string, engine: string, { on, off }: { on: Figures; off: Figures }): Row[] {
+function rowsOf(
+  prefix: string,
+  engine: string,
+  { on, off, aead }: { on: Figures; off: Figures; aead: string },
+): Row[] {
   const scenario = (what: string) => `${what}, sealed vs clear workspace (${engine})`;
   return [
     atMost(
@@ -47,6 +51,7 @@ function rowsOf(prefix: string, engine: string, { on, off }: { on: Figures; off:
         baseline: percentile(off.appendMs, 50),
         baselineName: "the same append, clear",
         details: {
+          aead,
           p99On: percentile(on.appendMs, 99),
           p99Off: percentile(off.appendMs, 99),
           // A fresh process's first appends, before the warm-up (not the target).
@@ -64,7 +69,7 @@ function rowsOf(prefix: string, engine: string, { on, off }: { on: Figures; off:
         sessiond: median(on.inflightOps),
         baseline: median(off.inflightOps),
         baselineName: "the same appends, clear",
-        details: { on: on.inflightOps, off: off.inflightOps },
+        details: { aead, on: on.inflightOps, off: off.inflightOps },
       },
       1 / 1.1,
     ),
@@ -76,7 +81,7 @@ function rowsOf(prefix: string, engine: string, { on, off }: { on: Figures; off:
         sessiond: median(on.coldMs),
         baseline: median(off.coldMs),
         baselineName: "the same session, clear",
-        details: { on: on.coldMs, off: off.coldMs },
+        details: { aead, on: on.coldMs, off: off.coldMs },
       },
       1.1,
     ),
@@ -110,20 +115,26 @@ export const encryption: Scenario = {
       reps: q ? 1 : 4,
       warmup: q ? 200 : 3000,
     };
-    const jsonl = await runClient<{ on: Figures; off: Figures }>("clients/encryption.ts", {
-      dataDir: join(ctx.tmpDir, "se-data"),
-      keyring: join(ctx.tmpDir, "se-keyring.json"),
-      ...sizes,
-    });
+    const jsonl = await runClient<{ on: Figures; off: Figures; aead: string }>(
+      "clients/encryption.ts",
+      {
+        dataDir: join(ctx.tmpDir, "se-data"),
+        keyring: join(ctx.tmpDir, "se-keyring.json"),
+        ...sizes,
+      },
+    );
     const pg = await withPostgres(ctx, "e/pg", async (serverUrl) => {
       const db = await createDatabase(serverUrl, "sessiond_bench_seal");
       try {
-        const r = await runClient<{ on: Figures; off: Figures }>("clients/encryption.ts", {
-          dataDir: join(ctx.tmpDir, "se-pg-unused"),
-          keyring: join(ctx.tmpDir, "se-pg-keyring.json"),
-          url: db.url,
-          ...sizes,
-        });
+        const r = await runClient<{ on: Figures; off: Figures; aead: string }>(
+          "clients/encryption.ts",
+          {
+            dataDir: join(ctx.tmpDir, "se-pg-unused"),
+            keyring: join(ctx.tmpDir, "se-pg-keyring.json"),
+            url: db.url,
+            ...sizes,
+          },
+        );
         return rowsOf("e/pg", "PostgreSQL", r);
       } finally {
         await db.drop();

@@ -24,6 +24,7 @@ import {
 } from "../server/index.js";
 import type { StorageEngine } from "../storage/engine.js";
 import { JsonlEngine } from "../storage/jsonl/index.js";
+import { aeadImplementation } from "../storage/keys/index.js";
 import { MemoryEngine } from "../storage/memory.js";
 import { PostgresEngine } from "../storage/postgres/index.js";
 import { SessionStore } from "../store/session-store.js";
@@ -360,6 +361,11 @@ export const serve: Command = {
           ? "memory (lost on exit)"
           : `postgres at ${new URL(kind).host}${new URL(kind).pathname}`;
     process.stdout.write(`sessiond listening on ${server.url}, storing ${where}\n`);
+    if (encryption !== undefined) {
+      const aead = await aeadImplementation;
+      const how = aead === "native" ? "the native addon" : "node:crypto (no native addon)";
+      process.stdout.write(`encryption at rest: AES-256-GCM by ${how}\n`);
+    }
     if (config.uiDir !== undefined && existsSync(join(config.uiDir, "index.html"))) {
       process.stdout.write(`web viewer at ${server.url}/ui/\n`);
     }

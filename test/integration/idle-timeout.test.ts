@@ -64,11 +64,15 @@ async function newSession(ws: string): Promise<string> {
 
 /**
  * Holds a grpc-js server stream open for OPEN_MS, runs `late` (on another
- * connection) halfway, and returns what arrived and how the stream ended.
+ * connection) halfway, and returns what arrived and how the stream ended;
+ * past OPEN_MS it also waits (10 s at most) until `enough` says so of the
+ * messages: a server starved by a loaded machine sends its heartbeats late,
+ * and the stream must outlive them all the same.
  */
 async function holdOpen<T>(
   call: grpc.ClientReadableStream<unknown>,
   late: () => Promise<void>,
+  enough: (messages: T[]) => boolean,
 ): Promise<{ messages: T[]; error: grpc.ServiceError | undefined; ended: boolean }> {
   const messages: T[] = [];
   let error: grpc.ServiceError | undefined;
@@ -85,6 +89,11 @@ async function holdOpen<T>(
     await sleep(OPEN_MS / 2);
     await late();
     await sleep(OPEN_MS / 2);
+    await eventually(
+      () => enough(messages) || ended || error !== undefined,
+      10_000,
+      "two heartbeats",
+    );
     return { messages: [...messages], error, ended };
   } finally {
     call.cancel();
@@ -98,13 +107,17 @@ describe("an open stream is not idle", () => {
     const sessionClient = grpcJsClient(SessionService, new URL(server.url).host);
     try {
       const call = serverStream(sessionClient, "watchEntries", { workspace: ws, session: id });
-      const got = await holdOpen<WatchEntriesResponse>(call, async () => {
-        await c.session.append({
-          workspace: ws,
-          session: id,
-          entries: [user("late", { id: "late" })],
-        });
-      });
+      const got = await holdOpen<WatchEntriesResponse>(
+        call,
+        async () => {
+          await c.session.append({
+            workspace: ws,
+            session: id,
+            entries: [user("late", { id: "late" })],
+          });
+        },
+        (messages) => messages.filter((m) => m.event.case === "heartbeat").length > 1,
+      );
       expect(got.error?.details).toBeUndefined();
       expect(got.ended).toBe(false);
       const entries = got.messages.flatMap((m) =>
@@ -123,9 +136,13 @@ describe("an open stream is not idle", () => {
     try {
       const call = serverStream(storeClient, "watchSessions", { workspace: ws });
       let created = "";
-      const got = await holdOpen<WatchSessionsResponse>(call, async () => {
-        created = await newSession(ws);
-      });
+      const got = await holdOpen<WatchSessionsResponse>(
+        call,
+        async () => {
+          created = await newSession(ws);
+        },
+        (messages) => messages.filter((m) => m.type === SessionEventType.UNSPECIFIED).length > 1,
+      );
       expect(got.error?.details).toBeUndefined();
       expect(got.ended).toBe(false);
       const events = got.messages.filter(

@@ -44,9 +44,10 @@ echo "== pack (a copy of the sources; prepack builds dist/)"
 copy="$work/repo"
 mkdir -p "$copy"
 for f in package.json package-lock.json tsconfig.json tsconfig.build.json tsconfig.types.json \
-  tsconfig.cjs.json bin scripts src gen proto README.md LICENSE; do
+  tsconfig.cjs.json bin scripts src gen proto native README.md LICENSE; do
   if [ -e "$REPO/$f" ]; then cp -R "$REPO/$f" "$copy/"; fi
 done
+rm -rf "$copy/native/build" # prepack compiles the addon afresh, as a clean checkout would
 ln -s "$REPO/node_modules" "$copy/node_modules"
 # --json, as tools that parse it run it: the prepack build must leave stdout to npm's JSON.
 (cd "$copy" && npm pack --json --pack-destination "$work" --no-fund >"$work/pack.json" 2>"$work/pack.log") \
@@ -70,7 +71,8 @@ for (const { path } of files) {
   top[key] = (top[key] ?? 0) + 1;
 }
 console.log(`  ${Object.entries(top).map(([k, n]) => `${k}: ${n}`).join(", ")}`);
-const shipped = /^(bin\/|dist\/|proto\/|package\.json$|README\.md$|LICENSE$)/;
+const shipped =
+  /^(bin\/|dist\/|proto\/|native\/load\.cjs$|native\/build\/aes-gcm-[a-z0-9]+-[a-z0-9]+\.node$|package\.json$|README\.md$|LICENSE$)/;
 const bad = files
   .map((f) => f.path)
   .filter(
@@ -86,7 +88,8 @@ if (bad.length > 0) {
 for (const need of ["bin/sessiond.js", "dist/src/cli/main.js", "dist/cjs/package.json",
   "dist/src/index.d.ts", "dist/cjs/src/index.d.ts", "dist/src/web/index.d.ts", "proto/sessiond/v1/session_service.proto",
   "dist/src/adapters/openai-agents/index.d.ts", "dist/cjs/src/adapters/claude-agent-sdk/index.js",
-  "dist/src/adapters/langgraph/index.js", "dist/cjs/src/adapters/google-adk/index.d.ts", "dist/ui/index.html"]) {
+  "dist/src/adapters/langgraph/index.js", "dist/cjs/src/adapters/google-adk/index.d.ts", "dist/ui/index.html",
+  "native/load.cjs", ...(process.env.CI ? [`native/build/aes-gcm-${process.platform}-${process.arch}.node`] : [])]) {
   if (!files.some((f) => f.path === need)) {
     console.error(`missing from the tarball: ${need}`);
     process.exit(1);
@@ -137,6 +140,13 @@ done
 [ -n "$url" ] || { cat "$work/server.out" "$work/server.err"; fail "the installed bin did not serve"; }
 echo "$(cat "$work/server.out")"
 export SESSIOND_URL="$url"
+# What the consumers must find sealing with: the native AES-GCM addon when the
+# tarball holds it for this platform (CI requires that above), else node:crypto.
+if tar -tzf "$tgz" | grep -q "^package/native/build/aes-gcm-$(node -p 'process.platform + "-" + process.arch').node$"; then
+  export SESSIOND_EXPECT_AEAD=native
+else
+  export SESSIOND_EXPECT_AEAD=node:crypto
+fi
 # The web viewer ships in the package and the installed bin serves it.
 node -e 'fetch(process.argv[1] + "/ui/").then(async (r) => {
   const csp = r.headers.get("content-security-policy") ?? "";

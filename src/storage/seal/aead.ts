@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { contextFor, nativeAead } from "./native-aead.js";
 
 /**
  * AES-256-GCM as sessiond uses it at rest, for entry content and for data
@@ -10,6 +11,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
  *
  * The sealed form is one byte string: format byte (1), nonce (12),
  * ciphertext, tag (16); stored as base64.
+ *
+ * The cipher is the optional native addon's when it is loaded (native-aead.ts:
+ * a key schedule per key instead of a cipher object per seal), else
+ * node:crypto's; both make and open the same bytes.
  */
 
 /** Bytes of a key: AES-256. */
@@ -71,8 +76,40 @@ function nextNonce(): Buffer {
 const SCRATCH_BYTES = 64 * 1024;
 const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
 
+/**
+ * Where the native path lays out a string plaintext's UTF-8 for the addon:
+ * reused, and zeroed after each seal (so that it holds no plaintext between
+ * seals, as `scratch` holds none); a larger plaintext is encoded on its own.
+ */
+const plainScratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+
 /** Seals `plaintext` under `key` bound to `ad`; base64 of format, nonce, ciphertext, tag. */
 export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
+  const addon = nativeAead();
+  if (addon !== undefined) {
+    const inScratch = typeof plaintext === "string" && plaintext.length * 3 <= SCRATCH_BYTES;
+    const bytes = inScratch
+      ? plainScratch.subarray(0, plainScratch.write(plaintext))
+      : typeof plaintext === "string"
+        ? Buffer.from(plaintext)
+        : plaintext;
+    if (SEAL_OVERHEAD + bytes.length <= SCRATCH_BYTES) {
+      scratch[0] = FORMAT;
+      nextNonce().copy(scratch, 1);
+      const ctx = contextFor(addon, key, true);
+      const n = addon.seal(
+        ctx,
+        scratch.subarray(1, 1 + NONCE_BYTES),
+        ad,
+        bytes,
+        scratch.subarray(1 + NONCE_BYTES),
+      );
+      if (inScratch) bytes.fill(0);
+      return scratch.toString("base64", 0, 1 + NONCE_BYTES + n);
+    }
+    if (inScratch) bytes.fill(0);
+    return sealBytes(key, plaintext, ad).toString("base64");
+  }
   const s = encrypt(key, plaintext, ad);
   const size = SEAL_OVERHEAD + s.body.length;
   if (size > SCRATCH_BYTES || s.rest.length > 0) return joined(s).toString("base64");
@@ -88,7 +125,15 @@ export const SEAL_OVERHEAD = 1 + NONCE_BYTES + TAG_BYTES;
 
 /** `seal` as bytes (format, nonce, ciphertext, tag): for blobs, stored raw. */
 export function sealBytes(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): Buffer {
-  return joined(encrypt(key, plaintext, ad));
+  const addon = nativeAead();
+  if (addon === undefined) return joined(encrypt(key, plaintext, ad));
+  const bytes = typeof plaintext === "string" ? Buffer.from(plaintext) : plaintext;
+  const out = Buffer.allocUnsafe(SEAL_OVERHEAD + bytes.length);
+  out[0] = FORMAT;
+  nextNonce().copy(out, 1);
+  const nonce = out.subarray(1, 1 + NONCE_BYTES);
+  addon.seal(contextFor(addon, key, true), nonce, ad, bytes, out.subarray(1 + NONCE_BYTES));
+  return out;
 }
 
 /** One AES-256-GCM seal's pieces (a fresh nonce, the ciphertext, what final gave, the tag). */
@@ -133,6 +178,13 @@ export function open(
   const nonce = bytes.subarray(1, 1 + NONCE_BYTES);
   const tag = bytes.subarray(bytes.length - TAG_BYTES);
   const body = bytes.subarray(1 + NONCE_BYTES, bytes.length - TAG_BYTES);
+  const addon = nativeAead();
+  if (addon !== undefined) {
+    if (key.length !== KEY_BYTES) return undefined; // as createDecipheriv's refusal below
+    const out = Buffer.allocUnsafe(body.length);
+    const n = addon.open(contextFor(addon, key, false), nonce, ad, body, tag, out);
+    return n < 0 ? undefined : out.subarray(0, n);
+  }
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, nonce);
     decipher.setAAD(ad);

@@ -7,7 +7,7 @@ const assert = require("node:assert/strict");
 const { mkdtempSync } = require("node:fs");
 const { tmpdir } = require("node:os");
 const { join, sep } = require("node:path");
-const { openStore, Role, View } = require("sessiond");
+const { aeadImplementation, openStore, Role, View } = require("sessiond");
 const { createSessiondClient, watchEntriesResumable } = require("sessiond/client");
 const { PostgresEngine } = require("sessiond/postgres");
 const { SessionService } = require("sessiond/proto");
@@ -57,6 +57,7 @@ async function main() {
   assert.deepEqual(seqs, [1, 2, 3]);
 
   const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), "sessiond-cjs-")) });
+  assert.equal(await aeadImplementation, process.env.SESSIOND_EXPECT_AEAD);
   const { session: meta } = await store.create({ title: "embedded cjs" });
   const s = await store.open("default", meta.id);
   await s.append([message("u1", Role.USER, "hi")]);

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { EntrySchema, openStore, Role, View } from "sessiond";
+import { aeadImplementation, EntrySchema, openStore, Role, View } from "sessiond";
 import {
   assistantMessage,
   createSessiondClient,
@@ -21,6 +21,9 @@ import { serverConfig, startServer } from "sessiond/server";
 import * as web from "sessiond/web";
 
 assert.equal(EntrySchema.typeName, "sessiond.v1.Entry");
+// The native AES-GCM addon packed for this platform loads from the installed
+// package (run.sh sets SESSIOND_EXPECT_AEAD to what the tarball holds).
+assert.equal(await aeadImplementation, process.env.SESSIOND_EXPECT_AEAD);
 assert.equal(SessionService.typeName, "sessiond.v1.SessionService");
 assert.equal(StoreService.typeName, "sessiond.v1.StoreService");
 assert.equal(typeof PostgresEngine.open, "function");
