@@ -112,6 +112,34 @@ withNative("the native AES-256-GCM addon and node:crypto", () => {
   });
 });
 
+describe("associatedData", () => {
+  it("lays out the same bytes in a caller's buffer as on its own, whatever the strings", () => {
+    const prefix = associatedData(["sessiond/entry-content/1", "w", "s"]);
+    const cases: string[][] = [
+      ["e1", "5", "message"],
+      ["", "0", ""],
+      ["é-ü", "12", "custom"],
+      ["x".repeat(300), "1", "message"],
+      ["emoji 🙂", "7", "message"],
+    ];
+    for (const parts of cases) {
+      for (const pre of [undefined, prefix]) {
+        const alone = associatedData(parts, pre);
+        for (const size of [0, 8, 64, 1024]) {
+          const into = Buffer.alloc(size, 0xee);
+          expect(associatedData(parts, pre, into).equals(alone), `${parts} in ${size}`).toBe(true);
+        }
+      }
+      const lengths: number[] = [];
+      const bytes = associatedData(parts);
+      for (let at = 0; at < bytes.length; at += 4 + (lengths.at(-1) as number)) {
+        lengths.push(bytes.readUInt32BE(at));
+      }
+      expect(lengths).toEqual(parts.map((p) => Buffer.byteLength(p)));
+    }
+  });
+});
+
 describe("sealing without the addon (SESSIOND_NATIVE_AEAD=0, or none built)", () => {
   it("seals and opens with node:crypto", () => {
     useNativeAead(false);

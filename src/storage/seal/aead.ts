@@ -30,7 +30,18 @@ const FORMAT = 1;
  * it is large enough (a buffer the caller reuses: setAAD reads it at once).
  */
 export function associatedData(parts: readonly string[], prefix?: Buffer, into?: Buffer): Buffer {
-  let size = prefix?.length ?? 0;
+  const start = prefix?.length ?? 0;
+  // Most (an entry's id, seq and kind) are short ASCII: laid out by hand in
+  // the caller's buffer, without a call into C++ per part (Buffer#write,
+  // Buffer.byteLength), ~2-3 µs of a sealed append right after a flush.
+  if (into !== undefined && start <= into.length) {
+    const at = asciiInto(parts, into, start);
+    if (at >= 0) {
+      if (prefix !== undefined) prefix.copy(into, 0);
+      return into.subarray(0, at);
+    }
+  }
+  let size = start;
   for (const p of parts) size += 4 + Buffer.byteLength(p);
   const out =
     into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
@@ -41,6 +52,28 @@ export function associatedData(parts: readonly string[], prefix?: Buffer, into?:
     at += 4 + n;
   }
   return out;
+}
+
+/**
+ * Lays out `parts` (lengths and bytes) in `out` from `at` when every one is
+ * ASCII and they fit; returns where they end, or -1 (nothing usable written).
+ */
+function asciiInto(parts: readonly string[], out: Buffer, at: number): number {
+  for (const p of parts) {
+    const n = p.length;
+    if (at + 4 + n > out.length) return -1;
+    out[at] = n >>> 24;
+    out[at + 1] = (n >>> 16) & 0xff;
+    out[at + 2] = (n >>> 8) & 0xff;
+    out[at + 3] = n & 0xff;
+    at += 4;
+    for (let i = 0; i < n; i++) {
+      const c = p.charCodeAt(i);
+      if (c > 0x7f) return -1;
+      out[at++] = c;
+    }
+  }
+  return at;
 }
 
 /**
