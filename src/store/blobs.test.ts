@@ -1,19 +1,17 @@
-import { createHash } from "node:crypto";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BlobPart } from "../../gen/sessiond/v1/entry_pb.js";
 import {
-  BlobPart,
-  type BlobRef,
-  type ContentPart,
-  type ContentPartSchema,
-  type Entry,
-  EntrySchema,
-  Role,
-} from "../../gen/sessiond/v1/entry_pb.js";
+  bytes,
+  KB,
+  message,
+  partsOf,
+  refOf,
+  resolve,
+  sha,
+} from "../../test/support/blob-fixtures.js";
 import { expectCode } from "../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
-import { resolvedPart } from "../core/blob-parts.js";
 import { SessionStore } from "./session-store.js";
 
 /**
@@ -22,47 +20,6 @@ import { SessionStore } from "./session-store.js";
  * sessions and forks, the checks on references a caller gives, chunked
  * uploads, and collection after a delete. On every engine.
  */
-
-const KB = 1024;
-
-function sha(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
-function bytes(size: number, seed: number): Uint8Array {
-  const b = new Uint8Array(size);
-  for (let i = 0; i < size; i++) b[i] = (i * 131 + seed) & 0xff;
-  return b;
-}
-
-type PartInit = MessageInitShape<typeof ContentPartSchema>["part"];
-
-function message(id: string, parts: PartInit[]): Entry {
-  return create(EntrySchema, {
-    id,
-    kind: {
-      case: "message",
-      value: { role: Role.USER, content: parts.map((part) => ({ part })) },
-    },
-  });
-}
-
-function partsOf(e: Entry | undefined): ContentPart[] {
-  if (e?.kind.case !== "message") throw new Error("not a message");
-  return e.kind.value.content;
-}
-
-function refOf(p: ContentPart | undefined): BlobRef {
-  if (p?.part.case !== "blob") throw new Error(`not a blob reference: ${p?.part.case}`);
-  return p.part.value;
-}
-
-/** The part a reference stands for, read back through the store. */
-async function resolve(store: SessionStore, ws: string, ref: BlobRef): Promise<ContentPart> {
-  const chunks: Uint8Array[] = [];
-  for await (const c of store.blobs.read(ws, ref.sha256, 0, 0)) chunks.push(c.data);
-  return resolvedPart(ref, new Uint8Array(Buffer.concat(chunks)));
-}
 
 describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
   let fixture: EngineFixture;
@@ -112,7 +69,7 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     });
     // Resolved, every part is the one appended, field for field.
     for (let i = 0; i < 3; i++) {
-      const back = await resolve(store, "default", refOf(parts[i]));
+      const back = await resolve(store.blobs, "default", refOf(parts[i]));
       expect(back).toEqual(wanted[i]);
     }
     // The state holds the references (clients resolve them).
@@ -202,7 +159,7 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     const stored = refOf(partsOf((await s.entries(0, 10)).entries.at(-1))[0]);
     expect(stored.preview).toBe("ü".repeat(200));
     expect(stored.mediaType).toBe("text/plain; charset=utf-8");
-    expect(await resolve(store, "default", stored)).toEqual(
+    expect(await resolve(store.blobs, "default", stored)).toEqual(
       partsOf(message("x", [{ case: "text", value: text }]))[0],
     );
     // A wrong size in the reference, content that is no UTF-8 for a text part.
@@ -375,7 +332,7 @@ describe.each(STORE_ENGINE_FACTORIES)("blobs on $name", (factory) => {
     ]);
     const state = await s2.state();
     const ref = refOf(state.messages.at(-1)?.message?.content[0]);
-    expect((await resolve(store, "default", ref)).part.value).toMatchObject({ data: shared });
+    expect((await resolve(store.blobs, "default", ref)).part.value).toMatchObject({ data: shared });
   });
 
   it("a delete collects the blobs only the deleted session used (grace 0), by itself", async () => {
