@@ -11,11 +11,15 @@
  * JSON and HTML reports are mutation.* (quick.* for --quick) there.
  *
  * --quick mutates only the files of that set changed since REF (default
- * HEAD~1, working tree included) and exits 1 when any of their mutants is
+ * HEAD~1, working tree included) or changed since their passing run on
+ * record (test/mutation/ledger.json, ledger.ts), less those whose content
+ * is the one on record, and exits 1 when any of their mutants is
  * unexplained: it survived, no test covers it, or a `// Stryker disable`
- * comment turned it off without saying why after a colon. Nothing changed,
- * or no HEAD~1 (first commit, shallow clone): exit 0 with a message; an
- * explicit --base that names no commit is an error (exit 2).
+ * comment turned it off without saying why after a colon. Nothing to run:
+ * exit 0 with a message; no HEAD~1 (first commit, shallow clone): only the
+ * ledger's files are compared; an explicit --base that names no commit is
+ * an error (exit 2). A checked run (--quick, --files) that passes records
+ * its files in the ledger.
  *
  * Static mutants (module-level code, see stryker.config.mjs) run in a
  * second Stryker run over their lines only, with modules loaded afresh,
@@ -38,6 +42,14 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Stryker } from "@stryker-mutator/core";
 import { changedMutatedFiles } from "./changed-files.js";
+import {
+  contentHash,
+  filesToMutate,
+  LEDGER_FILE,
+  readLedger,
+  recorded,
+  writeLedger,
+} from "./ledger.js";
 import {
   isStaticNotRun,
   isUnexplained,
@@ -86,17 +98,28 @@ if (quick) {
       console.error(`mutation --quick: ${changed.noBase}`);
       process.exit(2);
     }
-    console.log(`mutation --quick: ${changed.noBase}; nothing to compare with, skipped`);
-    process.exit(0);
+    console.log(`mutation --quick: ${changed.noBase}; only the ledger's files are compared`);
   }
-  if (changed.files.length === 0) {
+  const { run, vouched } = filesToMutate(
+    "noBase" in changed ? [] : changed.files,
+    readLedger(),
+    contentHash,
+  );
+  if (vouched.length > 0) {
     console.log(
-      `mutation --quick: no file of the mutated set changed since ${base}; nothing to do`,
+      `mutation --quick: changed since ${base}, but passing on record as they are (${LEDGER_FILE}):\n  ${vouched.join("\n  ")}`,
+    );
+  }
+  if (run.length === 0) {
+    console.log(
+      `mutation --quick: every file of the mutated set changed since ${base} or recorded in ${LEDGER_FILE} has a passing run on record as it is; nothing to do`,
     );
     process.exit(0);
   }
-  mutate = changed.files;
-  console.log(`mutation --quick: mutating what changed since ${base}:\n  ${mutate.join("\n  ")}`);
+  mutate = run;
+  console.log(
+    `mutation --quick: mutating what changed since ${base} or since its run on record:\n  ${mutate.join("\n  ")}`,
+  );
 }
 
 if (filesArg !== undefined) {
@@ -160,6 +183,13 @@ if (checked && unexplained.length > 0) {
   );
   for (const line of unexplained) console.log(`  ${line}`);
   process.exit(1);
+}
+if (checked) {
+  // Every file of this run is passing: on record with its content (ledger.ts).
+  const report = readReport(jsonFile);
+  const files = new Map([...tally(report, "file")].filter(([file]) => file in report.files));
+  writeLedger(recorded(readLedger(), files, contentHash, new Date().toISOString().slice(0, 10)));
+  console.log(`mutation: ${[...files.keys()].join(", ")} recorded in ${LEDGER_FILE}`);
 }
 process.exit(0);
 
