@@ -4,18 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BlobPart, type Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import {
-  bytes,
-  image,
-  KB,
-  message,
-  readAll,
-  sha,
-  withMembers,
-} from "../../test/support/blob-fixtures.js";
+import { bytes, image, KB, message, readAll, sha } from "../../test/support/blob-fixtures.js";
 import { user } from "../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { withMembers } from "../../test/support/with-members.js";
 import type { BlobStorage } from "../storage/blobs.js";
 import type { SessionKey, StorageEngine } from "../storage/engine.js";
 import { JsonlEngine } from "../storage/jsonl/index.js";

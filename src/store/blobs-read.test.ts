@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BlobPart, BlobRefSchema } from "../../gen/sessiond/v1/entry_pb.js";
-import { bytes, MB, sha, withMembers } from "../../test/support/blob-fixtures.js";
+import { bytes, MB, sha } from "../../test/support/blob-fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { withMembers } from "../../test/support/with-members.js";
 import { dataLoss } from "../core/errors.js";
 import { BlobStore } from "./blobs.js";
 import { DEFAULT_LIMITS } from "./limits.js";

@@ -8,11 +8,11 @@ import {
   refOf,
   resolve,
   sha,
-  withMembers,
 } from "../../test/support/blob-fixtures.js";
 import { expectCode } from "../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { withMembers } from "../../test/support/with-members.js";
 import { dataLoss } from "../core/errors.js";
 import { BlobStore } from "./blobs.js";
 import { DEFAULT_LIMITS } from "./limits.js";

@@ -4,6 +4,7 @@ import { WithheldReason } from "../../gen/sessiond/v1/entry_pb.js";
 import { expectCode, user } from "../../test/support/fixtures.js";
 import { STORE_ENGINE_FACTORIES } from "../../test/support/store-engines.js";
 import type { EngineFixture } from "../../test/support/store-model.js";
+import { withMembers } from "../../test/support/with-members.js";
 import { dataLoss } from "../core/errors.js";
 import { withheldMarker } from "../core/withheld.js";
 import type { StorageEngine } from "../storage/engine.js";
@@ -24,18 +25,6 @@ import { MAX_SHARE_MS, shareDigest } from "./shares.js";
 const T0 = Date.parse("2026-03-04T05:06:07.000Z");
 const DAY = 24 * 60 * 60 * 1000;
 const NO_SHARE = "share not found (the link is wrong, revoked or expired)";
-
-/** The engine as the store sees it, with some members replaced (a missing capability, a failing read). */
-function engineWith(engine: StorageEngine, replaced: () => Record<string, unknown>): StorageEngine {
-  return new Proxy(engine, {
-    get(target, prop) {
-      const now = replaced();
-      if (typeof prop === "string" && prop in now) return now[prop];
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-}
 
 describe.each(STORE_ENGINE_FACTORIES)("share guards on $name", (factory) => {
   let fixture: EngineFixture;
@@ -268,15 +257,13 @@ describe.each(STORE_ENGINE_FACTORIES)("share guards on $name", (factory) => {
 
     beforeEach(() => {
       failure = undefined;
-      const failing = engineWith(fixture.engine, () =>
-        failure === undefined
-          ? {}
-          : {
-              load: async () => {
-                throw failure;
-              },
-            },
-      );
+      const engine = fixture.engine;
+      const failing = withMembers(engine, {
+        load: async (...args: Parameters<StorageEngine["load"]>) => {
+          if (failure !== undefined) throw failure;
+          return engine.load(...args);
+        },
+      });
       store = new SessionStore(failing, { now: () => new Date(nowMs) });
     });
 
@@ -296,10 +283,9 @@ describe.each(STORE_ENGINE_FACTORIES)("share guards on $name", (factory) => {
 
   describe("an engine without share links", () => {
     beforeEach(() => {
-      store = new SessionStore(
-        engineWith(fixture.engine, () => ({ shares: undefined })),
-        { now: () => new Date(nowMs) },
-      );
+      store = new SessionStore(withMembers(fixture.engine, { shares: undefined }), {
+        now: () => new Date(nowMs),
+      });
     });
 
     it("CreateShare, ListShares, RevokeShare and ReadShare are UNIMPLEMENTED naming the engine", async () => {

@@ -1,8 +1,8 @@
 /**
  * Test support for blobs through the store (src/store/blobs*.test.ts):
  * content and its SHA-256, message entries of given parts, the references
- * a stored entry holds, and an engine with some members replaced (a failing
- * read, a pause) for the paths a real engine takes only by accident.
+ * a stored entry holds. (An engine with some members replaced, for the
+ * paths a real engine takes only by accident: with-members.ts.)
  */
 import { createHash } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -70,18 +70,4 @@ export async function readAll(blobs: BlobStore, ws: string, sha256: string): Pro
 /** The part a reference stands for, read back through the store. */
 export async function resolve(blobs: BlobStore, ws: string, ref: BlobRef): Promise<ContentPart> {
   return resolvedPart(ref, await readAll(blobs, ws, ref.sha256));
-}
-
-/**
- * `target` as its users see it, with some members replaced (a failing read,
- * a pause, one more session id); the others are its own, bound to it.
- */
-export function withMembers<T extends object>(target: T, replaced: Partial<T>): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      if (Object.hasOwn(replaced, prop)) return replaced[prop as keyof T];
-      const v = Reflect.get(t, prop, t);
-      return typeof v === "function" ? v.bind(t) : v;
-    },
-  });
 }
