@@ -120,28 +120,23 @@ const plainScratch = Buffer.allocUnsafe(SCRATCH_BYTES);
 export function seal(key: Uint8Array, plaintext: Uint8Array | string, ad: Uint8Array): string {
   const addon = nativeAead();
   if (addon !== undefined) {
-    const inScratch = typeof plaintext === "string" && plaintext.length * 3 <= SCRATCH_BYTES;
-    const bytes = inScratch
-      ? plainScratch.subarray(0, plainScratch.write(plaintext))
-      : typeof plaintext === "string"
-        ? Buffer.from(plaintext)
-        : plaintext;
-    if (SEAL_OVERHEAD + bytes.length <= SCRATCH_BYTES) {
-      scratch[0] = FORMAT;
-      nextNonce().copy(scratch, 1);
-      const ctx = contextFor(addon, key, true);
-      const n = addon.seal(
-        ctx,
-        scratch.subarray(1, 1 + NONCE_BYTES),
-        ad,
-        bytes,
-        scratch.subarray(1 + NONCE_BYTES),
-      );
-      if (inScratch) bytes.fill(0);
-      return scratch.toString("base64", 0, 1 + NONCE_BYTES + n);
+    // An entry's content (a string that surely fits) goes through the two
+    // scratch buffers; anything else is sealed on its own (sealBytes).
+    if (typeof plaintext !== "string" || SEAL_OVERHEAD + plaintext.length * 3 > SCRATCH_BYTES) {
+      return sealBytes(key, plaintext, ad).toString("base64");
     }
-    if (inScratch) bytes.fill(0);
-    return sealBytes(key, plaintext, ad).toString("base64");
+    const bytes = plainScratch.subarray(0, plainScratch.write(plaintext));
+    scratch[0] = FORMAT;
+    nextNonce().copy(scratch, 1);
+    const n = addon.seal(
+      contextFor(addon, key, true),
+      scratch.subarray(1, 1 + NONCE_BYTES),
+      ad,
+      bytes,
+      scratch.subarray(1 + NONCE_BYTES),
+    );
+    bytes.fill(0);
+    return scratch.toString("base64", 0, 1 + NONCE_BYTES + n);
   }
   const s = encrypt(key, plaintext, ad);
   const size = SEAL_OVERHEAD + s.body.length;
