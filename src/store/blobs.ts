@@ -130,33 +130,40 @@ export class BlobStore {
   ): Promise<T> {
     const work = this.blobWork(entries);
     // The usual batch has no part to store or check: it goes on as it is, without an await.
-    if (work.length === 0) return use(entries);
+    if (work === undefined) return use(entries);
     return this.withBlobsStored(workspace, entries, work, use);
   }
 
   /**
    * The parts of `entries` to store as blobs (over the threshold) or to
-   * check (a caller's references), by entry. Judged synchronously: an
-   * ordinary part costs an append no await.
+   * check (a caller's references), by entry; undefined when there are none.
+   * Judged synchronously, and allocating nothing for an ordinary batch: an
+   * ordinary part costs an append no await and no garbage.
    */
-  private blobWork(entries: readonly Entry[]): EntryWork[] {
+  private blobWork(entries: readonly Entry[]): EntryWork[] | undefined {
     const threshold = this.limits.blobThresholdBytes;
-    const out: EntryWork[] = [];
+    let out: EntryWork[] | undefined;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as Entry;
       if (entry.kind.case !== "message") continue;
       const parts = entry.kind.value.content;
-      const work: PartWork[] = [];
+      let work: PartWork[] | undefined;
       for (let j = 0; j < parts.length; j++) {
         const p = parts[j] as ContentPart;
+        let w: PartWork | undefined;
         if (p.part.case === "blob") {
-          work.push({ at: j, ref: p.part.value });
+          w = { at: j, ref: p.part.value };
         } else if (threshold > 0) {
           const content = blobContentOf(p, threshold);
-          if (content !== undefined) work.push({ at: j, content });
+          if (content !== undefined) w = { at: j, content };
         }
+        if (w === undefined) continue;
+        work ??= [];
+        work.push(w);
       }
-      if (work.length > 0) out.push({ at: i, entry, parts, work });
+      if (work === undefined) continue;
+      out ??= [];
+      out.push({ at: i, entry, parts, work });
     }
     return out;
   }
