@@ -33,6 +33,9 @@ type SessionRoute = Extract<Route, { view: "session" }>;
 export class SessionView {
   readonly element: HTMLElement;
   private readonly model = new TreeModel();
+  /** A number for each node object drawn (rowKey): a changed node is a new object. */
+  private readonly nodeSerials = new WeakMap<Row["node"], number>();
+  private nodeSerial = 0;
   private rows: readonly Row[] = [];
   private readonly list: VirtualList;
   private readonly header = h("header", { class: "session-head" }, "Loading…");
@@ -76,7 +79,12 @@ export class SessionView {
         if (!this.stop.signal.aborted) this.list.draw();
       },
     );
-    this.list = new VirtualList(ROW_HEIGHT, (i) => this.renderRow(i), "session tree");
+    this.list = new VirtualList(
+      ROW_HEIGHT,
+      (i) => this.renderRow(i),
+      "session tree",
+      (i) => this.rowKey(i),
+    );
     this.list.element.id = "tree";
     const treeColumn = h(
       "div",
@@ -316,6 +324,34 @@ export class SessionView {
     if (row === undefined) return;
     ev.preventDefault();
     this.select(row.node.id);
+  }
+
+  /**
+   * What row `i`'s drawing depends on (VirtualList keeps its element while
+   * this stays the same): the node object itself (a node changed, say
+   * redacted, is a new object), its place in the tree, and its marks.
+   */
+  private rowKey(i: number): string {
+    const row = this.rows[i] as Row;
+    const id = row.node.id;
+    let serial = this.nodeSerials.get(row.node);
+    if (serial === undefined) {
+      serial = ++this.nodeSerial;
+      this.nodeSerials.set(row.node, serial);
+    }
+    const lg = this.langGraph.label(row.node);
+    return JSON.stringify([
+      serial,
+      row.depth,
+      row.branch,
+      row.folded,
+      row.hidden,
+      row.onPath,
+      id === this.selected,
+      id === this.model.leafId,
+      this.model.labelsOf(id),
+      lg === undefined ? null : [lg.badge, lg.title, lg.text],
+    ]);
   }
 
   private renderRow(i: number): HTMLElement {

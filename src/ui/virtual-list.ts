@@ -5,6 +5,12 @@ import { h } from "./dom.js";
  * are in the DOM: a 100,000-entry session is a few dozen elements and one
  * tall spacer. Written by hand: with fixed row heights windowing is twenty
  * lines, less than adapting a library's observer and measuring model.
+ *
+ * A row whose key (`keyOf`: everything its drawing depends on) is the same
+ * as at the last draw keeps its element: while a big tree loads, the list
+ * is drawn again for every page that arrives, and rows made anew each time
+ * would be replaced under the pointer between a press and its release,
+ * and cost the page's main thread their DOM work for nothing.
  */
 export class VirtualList {
   /** The scrolling element to put on the page. */
@@ -12,11 +18,15 @@ export class VirtualList {
   private readonly spacer: HTMLElement;
   private count = 0;
   private frame = 0;
+  /** The elements drawn last, by key. */
+  private drawn = new Map<string, HTMLElement>();
 
   constructor(
     private readonly rowHeight: number,
     private readonly renderRow: (index: number) => HTMLElement,
     label: string,
+    /** The key of row `index`: rows with equal keys draw alike. */
+    private readonly keyOf: (index: number) => string,
   ) {
     this.spacer = h("div", { class: "vl-spacer" });
     this.element = h("div", { class: "vl", role: "list", "aria-label": label }, this.spacer);
@@ -67,12 +77,23 @@ export class VirtualList {
     const first = Math.max(0, Math.floor(this.element.scrollTop / this.rowHeight) - 20);
     const last = Math.min(this.count, first + Math.ceil(view / this.rowHeight) + 40);
     const rows: HTMLElement[] = [];
+    const drawn = new Map<string, HTMLElement>();
+    let same = last - first === this.spacer.childElementCount;
     for (let i = first; i < last; i++) {
-      const row = this.renderRow(i);
-      row.style.top = `${i * this.rowHeight}px`;
-      row.style.height = `${this.rowHeight}px`;
+      const key = this.keyOf(i);
+      // A key seen twice in one draw (not expected of distinct rows) gets an element of its own.
+      let row = this.drawn.get(key);
+      if (row === undefined || drawn.has(key)) {
+        row = this.renderRow(i);
+        row.style.height = `${this.rowHeight}px`;
+      }
+      const top = `${i * this.rowHeight}px`;
+      if (row.style.top !== top) row.style.top = top;
+      if (same && this.spacer.children[i - first] !== row) same = false;
+      drawn.set(key, row);
       rows.push(row);
     }
-    this.spacer.replaceChildren(...rows);
+    this.drawn = drawn;
+    if (!same) this.spacer.replaceChildren(...rows);
   }
 }
