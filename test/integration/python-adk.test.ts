@@ -26,7 +26,7 @@ import { runReadmeExample } from "../harness/readme-example.js";
 import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/server.js";
 
 /** Tests in clients/python/tests_adk: update when adding one (a lost test file would go unnoticed). */
-const ADK_TESTS = 27;
+const ADK_TESTS = 32;
 
 const missing = missingPythonClientTools();
 const inCi = process.env.CI === "true";

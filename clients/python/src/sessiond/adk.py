@@ -36,6 +36,7 @@ from google.adk.sessions.state import State
 
 from .adk_codec import decode_entry, encode_event, entry_id_of
 from .adk_history import path_events
+from .adk_listing import sessions_of
 from .adk_state import APP_TAG, KIND_TAG, USER_TAG, ScopedState, state_entry, state_of
 from .async_client import AsyncSessiondClient
 from .errors import SessiondError
@@ -176,17 +177,7 @@ class SessiondSessionService(BaseSessionService):
                 page_size=_LIST_PAGE,
                 page_token=token,
             )
-            found.extend(
-                Session.model_construct(
-                    id=m.id,
-                    app_name=app_name,
-                    user_id=m.tags[USER_TAG],
-                    state={},
-                    events=[],
-                    last_update_time=m.updated_at.seconds + m.updated_at.nanos / 1e9,
-                )
-                for m in page.sessions
-            )
+            found.extend(sessions_of(page.sessions, app_name, user_id))
             token = page.next_page_token
             if not token:
                 return ListSessionsResponse.model_construct(sessions=found)
