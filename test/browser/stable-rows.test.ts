@@ -1,8 +1,8 @@
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Role } from "../../gen/sessiond/v1/entry_pb.js";
 import { openStore } from "../../src/index.js";
-import { CHROMIUM, launch, noChromium, tempDataDir, ViewerServer } from "./viewer-harness.js";
+import { CHROMIUM, noChromium, type ViewerServer, viewerFixture } from "./viewer-harness.js";
 
 /**
  * While a big tree loads, the list is drawn again for every GetTree page
@@ -50,17 +50,8 @@ describe.skipIf(CHROMIUM === undefined)("rows of a loading tree", () => {
   let browser: Browser;
   let server: ViewerServer;
 
-  beforeAll(async () => {
-    const dataDir = tempDataDir();
-    await writeSession(dataDir);
-    server = new ViewerServer(dataDir);
-    await server.start();
-    browser = await launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  viewerFixture(writeSession, (f) => {
+    ({ server, browser } = f);
   });
 
   it("keep their elements while later pages arrive; a selected row is drawn anew", {
