@@ -6,6 +6,9 @@
  * 9/append: time per message of sequential appends of alternating user /
  *   assistant messages; sessiond with durability OFF (the JSONL engine's
  *   debug noFsync, this row only) like pi's appendFileSync. Target <= 2 ×.
+ *   Its details carry the floor of the same appends (data-append-floor.ts:
+ *   sessiond's record format and fencing stat, nothing else), measured in
+ *   the same repetitions: how much of the ratio is the format.
  * 9/open-cold: open + CONTEXT state of a 10k-entry session (linear) in a
  *   fresh process vs pi's `SessionManager.open` + `buildSessionContext()`
  *   in a fresh process. Target <= 1 ×.
@@ -55,8 +58,11 @@ export const embeddedVsPi: Scenario = {
     // 9/append: fresh directories per run.
     const sdAppend: AppendRun[] = [];
     const piAppend: AppendRun[] = [];
+    const floorAppend: AppendRun[] = [];
     for (let r = 0; r < reps; r++) {
-      ctx.log(`append repetition ${r + 1}/${reps}: ${appendCount} messages, sessiond then pi`);
+      ctx.log(
+        `append repetition ${r + 1}/${reps}: ${appendCount} messages, sessiond, pi, then the floor`,
+      );
       const sd = await runClient<AppendRun>("clients/data-embedded.ts", {
         op: "append",
         dataDir: mkdtempSync(join(ctx.tmpDir, "s9-append-sd-")),
@@ -71,9 +77,17 @@ export const embeddedVsPi: Scenario = {
         warmup,
         textBytes,
       });
+      const floor = await runClient<AppendRun>("clients/data-append-floor.ts", {
+        op: "append",
+        dir: mkdtempSync(join(ctx.tmpDir, "s9-append-floor-")),
+        count: appendCount,
+        warmup,
+        textBytes,
+      });
       for (const [name, run] of [
         ["sessiond", sd],
         ["pi", pi],
+        ["the floor", floor],
       ] as const) {
         if (run.messages !== appendCount) {
           throw new Error(`${name} holds ${run.messages} messages after ${appendCount} appends`);
@@ -81,9 +95,13 @@ export const embeddedVsPi: Scenario = {
       }
       sdAppend.push(sd);
       piAppend.push(pi);
+      floorAppend.push(floor);
     }
     const perMsg = (runs: AppendRun[]) => median(runs.map((r) => r.totalMs / r.ms.length));
     const p50s = (runs: AppendRun[]) => runs.map((r) => percentile(r.ms, 50));
+    ctx.log(
+      `append per message: sessiond ${(1000 * perMsg(sdAppend)).toFixed(1)} us, pi ${(1000 * perMsg(piAppend)).toFixed(1)} us, floor ${(1000 * perMsg(floorAppend)).toFixed(1)} us (floor / pi ${(perMsg(floorAppend) / perMsg(piAppend)).toFixed(2)})`,
+    );
 
     // 9/open: one linear session of `entries` entries in both formats.
     const createdMs = Date.UTC(2025, 1, 3, 14, 0, 0);
@@ -147,6 +165,11 @@ export const embeddedVsPi: Scenario = {
             piP50: p50s(piAppend),
             sessiondTotalMs: sdAppend.map((r) => r.totalMs),
             piTotalMs: piAppend.map((r) => r.totalMs),
+            floorPerMsg: perMsg(floorAppend),
+            floorOverPi: perMsg(floorAppend) / perMsg(piAppend),
+            sessiondOverFloor: perMsg(sdAppend) / perMsg(floorAppend),
+            floorP50: p50s(floorAppend),
+            floorTotalMs: floorAppend.map((r) => r.totalMs),
           },
         },
         2,
