@@ -14,7 +14,9 @@
  * e/64: appends/s with 64 in flight (64 sessions, one appender each).
  *   Target >= 1 / 1.10 × the clear figure.
  * e/cold: first open + state of a session by a fresh engine (page cache
- *   warm). Target <= 1.10 ×.
+ *   warm). Target <= 1.10 ×. JSONL's details carry its floor: the clear
+ *   read plus reading and CRC-ing the sealed log's extra bytes, reading
+ *   the checkpoint and opening it (floorRatio).
  * e/search: a rare word over a workspace, decrypting as it scans vs the
  *   clear scan (which skips files by their bytes). Target <= 1.5 ×.
  */
@@ -34,12 +36,43 @@ interface Figures {
   searchMs: number[];
 }
 
+/** e/cold's floor pieces (bench/clients/encryption.ts coldFloor), JSONL only. */
+interface ColdFloor {
+  extraMs: number[];
+  logExtraMs: number[];
+  checkpointReadMs: number[];
+  openMs: number[];
+  checkpointBytes: number;
+}
+
+/** What the encryption client answers. */
+interface Measured {
+  on: Figures;
+  off: Figures;
+  aead: string;
+  coldFloor?: ColdFloor;
+}
+
+/**
+ * e/cold's floor as the row's details: the clear read plus what any sealed
+ * read of this format must add (floorRatio: the least ratio a sealed cold
+ * read can have on this box in this run).
+ */
+function floorOf(off: Figures, f: ColdFloor | undefined): Record<string, unknown> {
+  if (f === undefined) return {};
+  const extra = median(f.extraMs);
+  return {
+    floorRatio: (median(off.coldMs) + extra) / median(off.coldMs),
+    floorExtraMs: extra,
+    floorLogExtraMs: median(f.logExtraMs),
+    floorCheckpointReadMs: median(f.checkpointReadMs),
+    floorOpenMs: median(f.openMs),
+    checkpointBytes: f.checkpointBytes,
+  };
+}
+
 /** The four rows of one engine's figures, ids under `prefix`. */
-function rowsOf(
-  prefix: string,
-  engine: string,
-  { on, off, aead }: { on: Figures; off: Figures; aead: string },
-): Row[] {
+function rowsOf(prefix: string, engine: string, { on, off, aead, coldFloor }: Measured): Row[] {
   const scenario = (what: string) => `${what}, sealed vs clear workspace (${engine})`;
   return [
     atMost(
@@ -81,7 +114,7 @@ function rowsOf(
         sessiond: median(on.coldMs),
         baseline: median(off.coldMs),
         baselineName: "the same session, clear",
-        details: { aead, on: on.coldMs, off: off.coldMs },
+        details: { aead, on: on.coldMs, off: off.coldMs, ...floorOf(off, coldFloor) },
       },
       1.1,
     ),
@@ -115,26 +148,20 @@ export const encryption: Scenario = {
       reps: q ? 1 : 4,
       warmup: q ? 200 : 3000,
     };
-    const jsonl = await runClient<{ on: Figures; off: Figures; aead: string }>(
-      "clients/encryption.ts",
-      {
-        dataDir: join(ctx.tmpDir, "se-data"),
-        keyring: join(ctx.tmpDir, "se-keyring.json"),
-        ...sizes,
-      },
-    );
+    const jsonl = await runClient<Measured>("clients/encryption.ts", {
+      dataDir: join(ctx.tmpDir, "se-data"),
+      keyring: join(ctx.tmpDir, "se-keyring.json"),
+      ...sizes,
+    });
     const pg = await withPostgres(ctx, "e/pg", async (serverUrl) => {
       const db = await createDatabase(serverUrl, "sessiond_bench_seal");
       try {
-        const r = await runClient<{ on: Figures; off: Figures; aead: string }>(
-          "clients/encryption.ts",
-          {
-            dataDir: join(ctx.tmpDir, "se-pg-unused"),
-            keyring: join(ctx.tmpDir, "se-pg-keyring.json"),
-            url: db.url,
-            ...sizes,
-          },
-        );
+        const r = await runClient<Measured>("clients/encryption.ts", {
+          dataDir: join(ctx.tmpDir, "se-pg-unused"),
+          keyring: join(ctx.tmpDir, "se-pg-keyring.json"),
+          url: db.url,
+          ...sizes,
+        });
         return rowsOf("e/pg", "PostgreSQL", r);
       } finally {
         await db.drop();
