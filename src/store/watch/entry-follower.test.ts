@@ -11,13 +11,22 @@ import type { Entry } from "../../../gen/sessiond/v1/entry_pb.js";
 import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
 import { appendOf, rootEntry, ts, user } from "../../../test/support/fixtures.js";
 import { planWithhold, withheldMarker } from "../../core/withheld.js";
-import type { SessionKey } from "../../storage/engine.js";
+import type { SessionKey, StorageListener } from "../../storage/engine.js";
 import { MemoryEngine } from "../../storage/memory.js";
 import { EntryFollower, type EntrySink } from "./entry-follower.js";
 import { EventHub } from "./event-hub.js";
 
 const KEY: SessionKey = { workspace: "ws", sessionId: "s" };
 const LONG = 60_000;
+
+/** Redacts the entries `ids` of the session (at its head then). */
+function redactIn(engine: MemoryEngine, ids: string[]) {
+  const marker = withheldMarker(WithheldReason.REDACTED, "ops", ts(1), "key");
+  return engine.withhold(KEY, (log) => planWithhold((id) => log.get(id), "s", ids, marker));
+}
+
+/** A few turns of the event loop: the hub's reads and the follower's sends settle. */
+const settle = () => new Promise((r) => setTimeout(r, 20));
 
 async function sessionOf(n: number): Promise<{ engine: MemoryEngine; reads: number[] }> {
   const engine = new MemoryEngine();
@@ -45,8 +54,12 @@ class Recorder implements EntrySink {
   heartbeat(headSeq: number): boolean {
     return this.note(`heartbeat ${headSeq}`);
   }
+  /** Runs inside `withheld`, after it was recorded (a sink that closes its watch there). */
+  onWithheld: (() => void) | undefined;
   withheld(entries: readonly Entry[], headSeq: number): boolean {
-    return this.note(`withheld ${entries.map((e) => e.seq).join(",")} at ${headSeq}`);
+    const more = this.note(`withheld ${entries.map((e) => e.seq).join(",")} at ${headSeq}`);
+    this.onWithheld?.();
+    return more;
   }
   end(err: unknown): void {
     this.ended = err;
@@ -149,6 +162,108 @@ describe("EntryFollower", () => {
     f.resume();
     await sink.until(8);
     expect(sink.got.slice(6, 8)).toEqual(["withheld 4 at 4", "entry 5"]);
+    f.close();
+  });
+
+  it("sends a redaction pending while it reads on after its head is passed mid-page, before the next entry", async () => {
+    const { engine } = await sessionOf(2); // seqs 1..3
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink, { pageSize: 2 });
+    await sink.until(1); // entry 1 sent, entry 2 held
+    await redactIn(engine, ["u2"]); // at head 3: after entry 3, which the next page holds
+    await engine.append(KEY, appendOf([user("u4")]));
+    await settle();
+    expect(sink.got).toEqual(["entry 1"]);
+    sink.accept = true;
+    f.resume();
+    await sink.until(6);
+    expect(sink.got).toEqual([
+      "entry 1",
+      "entry 2",
+      "entry 3",
+      "withheld 2 at 3",
+      "entry 4",
+      "heartbeat 4",
+    ]);
+    f.close();
+  });
+
+  it("sends a redaction at the end of its replay before the heartbeat", async () => {
+    const { engine } = await sessionOf(2); // seqs 1..3
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink);
+    await sink.until(1);
+    await redactIn(engine, ["u2"]); // at head 3, the replay's last entry
+    await settle();
+    sink.accept = true;
+    f.resume();
+    await sink.until(5);
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "withheld 2 at 3", "heartbeat 3"]);
+    f.close();
+  });
+
+  it("holds at a redaction the sink refused: later entries wait for resume", async () => {
+    const { engine } = await sessionOf(2);
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(4); // entries 1..3, heartbeat 3: idle
+    sink.accept = false;
+    await redactIn(engine, ["u2"]);
+    await sink.until(5);
+    await engine.append(KEY, appendOf([user("u4")]));
+    await settle();
+    expect(sink.got.slice(4)).toEqual(["withheld 2 at 3"]);
+    sink.accept = true;
+    f.resume();
+    await sink.until(6);
+    expect(sink.got.slice(4)).toEqual(["withheld 2 at 3", "entry 4"]);
+    f.close();
+  });
+
+  it("a sink that closes the watch while taking a redaction gets no more of the page", async () => {
+    const { engine } = await sessionOf(2);
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink, { pageSize: 2 });
+    await sink.until(1);
+    await redactIn(engine, ["u2"]); // at head 3
+    await engine.append(KEY, appendOf([user("u4")]));
+    await settle();
+    sink.onWithheld = () => f.close();
+    sink.accept = true;
+    f.resume();
+    await sink.until(4);
+    await settle();
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "withheld 2 at 3"]);
+    expect(sink.ended).toBeUndefined();
+  });
+
+  it("told of a redaction past what it sent while idle (its wake-up not in yet), reads on to it first", async () => {
+    const { engine } = await sessionOf(2);
+    // A hub that hears redactions but no appends: the append below wakes nobody.
+    const deaf = new Proxy(engine, {
+      get(target, p) {
+        if (p === "subscribe") {
+          return (listener: StorageListener) =>
+            target.subscribe((e) => {
+              if (e.type !== "appended") listener(e);
+            });
+        }
+        const v = Reflect.get(target, p) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const sink = new Recorder();
+    const { f } = follow(engine, sink, { hub: new EventHub(deaf) });
+    await sink.until(4);
+    await engine.append(KEY, appendOf([user("u4")]));
+    await settle();
+    expect(sink.got).toHaveLength(4);
+    await redactIn(engine, ["u2"]); // at head 4
+    await sink.until(7);
+    expect(sink.got.slice(4)).toEqual(["entry 4", "withheld 2 at 4", "heartbeat 4"]);
     f.close();
   });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { user, withSeq } from "../../../test/support/fixtures.js";
+import { WithheldReason } from "../../../gen/sessiond/v1/entry_pb.js";
+import { ts, user, withSeq } from "../../../test/support/fixtures.js";
 import { planAppend } from "../../core/append-plan.js";
+import { planWithhold, withheldMarker } from "../../core/withheld.js";
 import type {
   EntryPage,
   StorageEngine,
@@ -42,6 +44,36 @@ describe("EventHub", () => {
     const tail = watches[0]?.tail;
     expect(tail?.slice(1, 10)?.entries.map((e) => e.id)).toEqual(["u1"]);
     for (const w of watches) w.stop();
+    hub.close();
+  });
+
+  it("tells a redaction to the watchers that listen for one, and no more once they stop", async () => {
+    const engine = new MemoryEngine();
+    const store = new SessionStore(engine);
+    const { session } = await store.create({ sessionId: "s1" });
+    const key = { workspace: session.workspace, sessionId: session.id };
+    await engine.append(key, (log) => planAppend(log, { entries: [user("u1", "hi")] }));
+    const hub = new EventHub(engine);
+    const told: number[] = [];
+    const plain = hub.watch(key, () => {}); // listens for wake-ups only
+    const listening = hub.watch(
+      key,
+      () => {},
+      (n) => told.push(n.headSeq),
+    );
+    const marker = withheldMarker(WithheldReason.REDACTED, "ops", ts(1), "key");
+    const redact = () =>
+      engine.withhold(key, (log) =>
+        planWithhold((id) => log.get(id), key.sessionId, ["u1"], marker),
+      );
+    await redact();
+    await flush();
+    expect(told).toEqual([2]);
+    listening.stop();
+    await redact();
+    await flush();
+    expect(told).toEqual([2]);
+    plain.stop();
     hub.close();
   });
 

@@ -50,6 +50,7 @@ export class EventHub {
       tail: t,
       stop: () => {
         t.watchers.delete(wake);
+        // Stryker disable next-line ConditionalExpression: deleting undefined from the set deletes nothing (it never holds undefined)
         if (withheld !== undefined) t.withheldWatchers.delete(withheld);
         if (t.watchers.size === 0 && this.tails.get(k) === t) this.tails.delete(k);
       },

@@ -15,6 +15,8 @@ class ScriptedLog {
   entries: Entry[] = [];
   reads: [number, number][] = [];
   failure: Error | undefined;
+  /** When set, a read after exactly this seq fails (one entry of a redaction's reads). */
+  failAfter: number | undefined;
   /** When set, every read answers an empty page with this head (a log that went away). */
   emptyWithHead: number | undefined;
 
@@ -33,6 +35,7 @@ class ScriptedLog {
     read: async (_key: unknown, afterSeq: number, limit: number): Promise<EntryPage> => {
       this.reads.push([afterSeq, limit]);
       if (this.failure !== undefined) throw this.failure;
+      if (this.failAfter === afterSeq) throw new Error(`read after ${afterSeq} failed`);
       if (this.emptyWithHead !== undefined) return { entries: [], headSeq: this.emptyWithHead };
       const entries = this.entries.filter((e) => Number(e.seq) > afterSeq).slice(0, limit);
       return { entries, headSeq: this.head };
@@ -55,6 +58,12 @@ function play(tail: SessionTail, event: StorageEvent): Promise<void> {
 }
 
 const seqsOf = (page: { entries: Entry[] } | undefined) => page?.entries.map((e) => Number(e.seq));
+
+/** The text of a user message entry. */
+const textOf = (e: Entry): string => {
+  const part = e.kind.case === "message" ? e.kind.value.content[0]?.part : undefined;
+  return part?.case === "text" ? part.value : "";
+};
 
 describe("SessionTail", () => {
   it("serves nothing before its first event", () => {
@@ -155,6 +164,67 @@ describe("SessionTail", () => {
     expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2, 3]);
     await play(tail, { type: "created", ...KEY, headSeq: 3 });
     expect(tail.slice(0, 100)).toBeUndefined();
+  });
+
+  it("takes a redaction's entries again, puts those it holds in place, and tells the listeners", async () => {
+    const log = new ScriptedLog();
+    log.grow(4);
+    const tail = new SessionTail(log.engine, KEY, 3);
+    await play(tail, appended(4)); // holds 2..4
+    const told: { seqs: number[]; texts: string[]; headSeq: number }[] = [];
+    tail.withheldWatchers.add((n) =>
+      told.push({
+        seqs: n.entries.map((e) => Number(e.seq)),
+        texts: n.entries.map(textOf),
+        headSeq: n.headSeq,
+      }),
+    );
+    const redacted = (seq: number) => withSeq(user(`e${seq}`, `redacted ${seq}`), seq);
+    log.grow(1); // seq 5: in the log, not in the tail yet (its event comes later)
+    for (const seq of [1, 2, 3, 5]) log.entries[seq - 1] = redacted(seq);
+    const reads = log.reads.length;
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 5, seqs: [1, 2, 3, 5] });
+    await play(tail, appended(4)); // runs after the redaction, reads nothing new
+    expect(log.reads.slice(reads, reads + 4)).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [4, 1],
+    ]);
+    expect(told).toEqual([
+      {
+        seqs: [1, 2, 3, 5],
+        texts: ["redacted 1", "redacted 2", "redacted 3", "redacted 5"],
+        headSeq: 5,
+      },
+    ]);
+    // In place: 2 and 3 (the tail's first and middle); 1 is before it, 5 after it.
+    expect(tail.slice(1, 100)?.entries.map(textOf)).toEqual([
+      "redacted 2",
+      "redacted 3",
+      "hello from e4",
+    ]);
+  });
+
+  it("tells nobody of a redaction it cannot read whole, of one naming no entry it finds, or of none", async () => {
+    const log = new ScriptedLog();
+    log.grow(3);
+    const tail = new SessionTail(log.engine, KEY, 10);
+    await play(tail, appended(3));
+    let told = 0;
+    tail.withheldWatchers.add(() => told++);
+    log.failAfter = 1; // the read of seq 2 fails, after seq 1's succeeded
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 3, seqs: [1, 2] });
+    await play(tail, appended(3));
+    log.failAfter = undefined;
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 3, seqs: [9] }); // beyond the log
+    await play(tail, appended(3));
+    const reads = log.reads.length;
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 3 }); // no seqs: nothing to read
+    await play(tail, appended(3));
+    expect(log.reads.length).toBe(reads); // and the tail, at the head already, reads nothing
+    expect(told).toBe(0);
+    expect(seqsOf(tail.slice(0, 100))).toEqual([1, 2, 3]);
   });
 
   it("handles events one at a time, in order, waking the watchers after each refresh", async () => {
