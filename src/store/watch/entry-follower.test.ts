@@ -240,15 +240,16 @@ describe("EntryFollower", () => {
     expect(sink.ended).toBeUndefined();
   });
 
-  it("told of a redaction past what it sent while idle (its wake-up not in yet), reads on to it first", async () => {
-    const { engine } = await sessionOf(2);
-    // A hub that hears redactions but no appends: the append below wakes nobody.
+  it("told of a redaction past what it sent while idle (its wake-up not in yet), reads on to it from the log", async () => {
+    const { engine } = await sessionOf(2); // seqs 1..3
+    // A hub that does not hear appends past head 4: the append of seq 5 wakes
+    // nobody, and the tail (which has 1..4) does not hold it.
     const deaf = new Proxy(engine, {
       get(target, p) {
         if (p === "subscribe") {
           return (listener: StorageListener) =>
             target.subscribe((e) => {
-              if (e.type !== "appended") listener(e);
+              if (e.type !== "appended" || e.headSeq < 5) listener(e);
             });
         }
         const v = Reflect.get(target, p) as unknown;
@@ -259,11 +260,30 @@ describe("EntryFollower", () => {
     const { f } = follow(engine, sink, { hub: new EventHub(deaf) });
     await sink.until(4);
     await engine.append(KEY, appendOf([user("u4")]));
+    await sink.until(5);
+    await engine.append(KEY, appendOf([user("u5")]));
     await settle();
-    expect(sink.got).toHaveLength(4);
-    await redactIn(engine, ["u2"]); // at head 4
-    await sink.until(7);
-    expect(sink.got.slice(4)).toEqual(["entry 4", "withheld 2 at 4", "heartbeat 4"]);
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "heartbeat 3", "entry 4"]);
+    await redactIn(engine, ["u2"]); // at head 5
+    // Bounded: a follower that misses entry 5 waits for a wake-up that never comes.
+    await Promise.race([sink.until(7), new Promise((r) => setTimeout(r, 2_000))]);
+    expect(sink.got.slice(5)).toEqual(["entry 5", "withheld 2 at 5"]);
+    f.close();
+  });
+
+  it("ends its watch with the error when its sink throws at a redaction", async () => {
+    const { engine } = await sessionOf(2);
+    const sink = new Recorder();
+    const { f } = follow(engine, sink);
+    await sink.until(4);
+    const boom = new Error("sink broke");
+    sink.onWithheld = () => {
+      throw boom;
+    };
+    await redactIn(engine, ["u2"]);
+    await sink.until(6);
+    expect(sink.got.slice(4)).toEqual(["withheld 2 at 3", "end"]);
+    expect(sink.ended).toBe(boom);
     f.close();
   });
 
