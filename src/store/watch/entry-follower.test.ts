@@ -271,6 +271,27 @@ describe("EntryFollower", () => {
     f.close();
   });
 
+  it("a sink that throws at a redaction in the middle of a page gets no more of it", async () => {
+    const { engine } = await sessionOf(2);
+    const sink = new Recorder();
+    sink.accept = false;
+    const { f } = follow(engine, sink, { pageSize: 2 });
+    await sink.until(1);
+    await redactIn(engine, ["u2"]); // at head 3
+    await engine.append(KEY, appendOf([user("u4")]));
+    await settle();
+    const boom = new Error("sink broke");
+    sink.onWithheld = () => {
+      throw boom;
+    };
+    sink.accept = true;
+    f.resume();
+    await sink.until(5);
+    await settle();
+    expect(sink.got).toEqual(["entry 1", "entry 2", "entry 3", "withheld 2 at 3", "end"]);
+    expect(sink.ended).toBe(boom);
+  });
+
   it("ends its watch with the error when its sink throws at a redaction", async () => {
     const { engine } = await sessionOf(2);
     const sink = new Recorder();

@@ -52,7 +52,9 @@ describe("EventHub", () => {
     const store = new SessionStore(engine);
     const { session } = await store.create({ sessionId: "s1" });
     const key = { workspace: session.workspace, sessionId: session.id };
-    await engine.append(key, (log) => planAppend(log, { entries: [user("u1", "hi")] }));
+    await engine.append(key, (log) =>
+      planAppend(log, { entries: [user("u1", "hi"), user("u2", "ho")] }),
+    );
     const hub = new EventHub(engine);
     const told: number[] = [];
     const plain = hub.watch(key, () => {}); // listens for wake-ups only
@@ -62,17 +64,15 @@ describe("EventHub", () => {
       (n) => told.push(n.headSeq),
     );
     const marker = withheldMarker(WithheldReason.REDACTED, "ops", ts(1), "key");
-    const redact = () =>
-      engine.withhold(key, (log) =>
-        planWithhold((id) => log.get(id), key.sessionId, ["u1"], marker),
-      );
-    await redact();
+    const redact = (id: string) =>
+      engine.withhold(key, (log) => planWithhold((i) => log.get(i), key.sessionId, [id], marker));
+    await redact("u1");
     await flush();
-    expect(told).toEqual([2]);
+    expect(told).toEqual([3]);
     listening.stop();
-    await redact();
+    await redact("u2"); // another entry: redacting u1 again changes nothing
     await flush();
-    expect(told).toEqual([2]);
+    expect(told).toEqual([3]);
     plain.stop();
     hub.close();
   });

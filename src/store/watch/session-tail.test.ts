@@ -219,6 +219,8 @@ describe("SessionTail", () => {
     log.failAfter = undefined;
     tail.onEvent({ type: "withheld", ...KEY, headSeq: 3, seqs: [9] }); // beyond the log
     await play(tail, appended(3));
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 3, seqs: [0] }); // its read finds seq 1
+    await play(tail, appended(3));
     const reads = log.reads.length;
     tail.onEvent({ type: "withheld", ...KEY, headSeq: 3 }); // no seqs: nothing to read
     await play(tail, appended(3));
