@@ -198,6 +198,10 @@ describe("SessionTail", () => {
         headSeq: 5,
       },
     ]);
+    // A seq its read does not find (beyond the log) is skipped; the others are told.
+    tail.onEvent({ type: "withheld", ...KEY, headSeq: 5, seqs: [4, 9] });
+    await play(tail, appended(4));
+    expect(told[1]).toEqual({ seqs: [4], texts: ["hello from e4"], headSeq: 5 });
     // In place: 2 and 3 (the tail's first and middle); 1 is before it, 5 after it.
     expect(tail.slice(1, 100)?.entries.map(textOf)).toEqual([
       "redacted 2",
