@@ -9,7 +9,7 @@ import { removeDataDir, type SessiondProcess, startSessiond } from "../harness/s
 import { getH1, parseScrape, type Series, sampleOf } from "../support/prometheus.js";
 import { user } from "./support/entries.js";
 import { client, EXTERNAL, uniqueWorkspace } from "./support/server.js";
-import { collect, eventually } from "./support/stream.js";
+import { collect } from "./support/stream.js";
 
 const skip = EXTERNAL
   ? "SESSIOND_URL is set: this test starts its own replicas"
@@ -63,7 +63,6 @@ describe.skipIf(skip !== undefined)("metrics of two replicas on PostgreSQL", () 
     }
     const entries = () => watch.items.filter((m) => m.event.case === "entry").length;
     await watch.waitFor(() => entries() >= N + 1, 15_000, "the appends on the watcher");
-    ac.abort();
 
     const written = await scrape(writing);
     expect(sampleOf(written, "sessiond_appended_entries_total")).toBe(N);
@@ -72,11 +71,21 @@ describe.skipIf(skip !== undefined)("metrics of two replicas on PostgreSQL", () 
     expect(
       written.some((s) => s.name === "sessiond_pg_pool_connections" && s.labels.state === "in_use"),
     ).toBe(true);
-    await eventually(
-      async () => sampleOf(await scrape(watching), "sessiond_pg_notify_lag_seconds_count") >= 1,
-      10_000,
-      "a NOTIFY lag observation on the watching replica",
-    );
+    // The writer NOTIFYs only once its peer check (every second) has seen the
+    // watcher's LISTEN, which began with the watch: the appends above may all
+    // have gone before that (the watcher's head poll brought them). So append,
+    // with the watch open, until a NOTIFY has woken the watcher and been timed.
+    const lagged = async () =>
+      sampleOf(await scrape(watching), "sessiond_pg_notify_lag_seconds_count") >= 1;
+    const deadline = Date.now() + 15_000;
+    for (let i = 0; !(await lagged()); i++) {
+      if (Date.now() > deadline) {
+        throw new Error("no NOTIFY lag observation on the watching replica within 15 s");
+      }
+      await w.session.append({ workspace: ws, session: id, entries: [user(`late ${i}`)] });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    ac.abort();
     for (const s of replicas) expect((await getH1(s.url, "/readyz")).status).toBe(200);
   }, 60_000);
 });
