@@ -21,10 +21,9 @@
  */
 import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Entry } from "../../gen/sessiond/v1/entry_pb.js";
-import { conversation, messageOf } from "../lib/generate.js";
+import { appendConversation, messageEntryOf } from "./append-workload.js";
 import { answer, args } from "./data-common.js";
 
 const a = args<{
@@ -89,17 +88,8 @@ class FloorLog {
 if (a.op === "append") {
   const count = a.count ?? 1000;
   const warmup = a.warmup ?? 200;
-  const c = conversation({
-    sessionId: "unused",
-    createdMs: Date.now(),
-    entries: count + 1,
-    pathLength: count + 1,
-    textBytes: a.textBytes ?? 700,
-  });
-  const entryOf = (i: number) => {
-    const e = c.entries[i % c.entries.length] as (typeof c.entries)[number];
-    return create(EntrySchema, { kind: { case: "message", value: messageOf(e, i + 2) } });
-  };
+  const c = appendConversation(count, a.textBytes);
+  const entryOf = messageEntryOf(EntrySchema, c);
   const inputs = c.entries.map((_, i) => entryOf(i));
   const w = new FloorLog(join(a.dir, "warmup.jsonl"));
   for (let i = 0; i < warmup; i++) await w.append(entryOf(i));

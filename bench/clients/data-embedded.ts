@@ -11,8 +11,7 @@
  *
  * Prints {ms: number[] (per append / per warm open), coldMs?, importMs, messages?}.
  */
-import { create } from "@bufbuild/protobuf";
-import { conversation, messageOf } from "../lib/generate.js";
+import { appendConversation, messageEntryOf } from "./append-workload.js";
 import { answer, args } from "./data-common.js";
 
 const a = args<{
@@ -37,17 +36,8 @@ const importMs = performance.now() - t0;
 if (a.op === "append") {
   const count = a.count ?? 1000;
   const warmup = a.warmup ?? 200;
-  const c = conversation({
-    sessionId: "unused",
-    createdMs: Date.now(),
-    entries: count + 1,
-    pathLength: count + 1,
-    textBytes: a.textBytes ?? 700,
-  });
-  const entryOf = (i: number) => {
-    const e = c.entries[i % c.entries.length] as (typeof c.entries)[number];
-    return create(EntrySchema, { kind: { case: "message", value: messageOf(e, i + 2) } });
-  };
+  const c = appendConversation(count, a.textBytes);
+  const entryOf = messageEntryOf(EntrySchema, c);
   const inputs = c.entries.map((_, i) => entryOf(i));
   const store = new SessionStore(new JsonlEngine({ dataDir: a.dataDir, debug: { noFsync: true } }));
   const w = await store.open(undefined, (await store.create({ cwd: c.cwd })).session.id);

@@ -15,8 +15,9 @@
  *
  * Prints {ms: number[], coldMs?, reopenMs?, totalMs?, importMs, count/messages}.
  */
-import { BENCH_CWD, conversation } from "../lib/generate.js";
+import { BENCH_CWD } from "../lib/generate.js";
 import { piMessage } from "../lib/pi-data.js";
+import { appendConversation } from "./append-workload.js";
 import { answer, args } from "./data-common.js";
 
 const a = args<{
@@ -48,13 +49,7 @@ if (a.op === "list") {
 if (a.op === "append") {
   const count = a.count ?? 1000;
   const warmup = a.warmup ?? 200;
-  const c = conversation({
-    sessionId: "unused",
-    createdMs: Date.now(),
-    entries: count + 1,
-    pathLength: count + 1,
-    textBytes: a.textBytes ?? 700,
-  });
+  const c = appendConversation(count, a.textBytes);
   // biome-ignore lint/suspicious/noExplicitAny: pi's AgentMessage union is not worth importing here
   const inputs = c.entries.map((e, i) => piMessage(e, i + 2) as any);
   const w = SessionManager.create(BENCH_CWD, a.dir);

@@ -15,7 +15,7 @@
  * and, on JSONL, coldFloor (what a sealed cold read must do beyond a clear
  * one: `coldFloor` below).
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
@@ -78,7 +78,7 @@ const message = (i: number, extra = "") => {
 };
 
 /** e/cold's floor pieces, per repetition (ms), JSONL only: see coldFloor. */
-type ColdFloor = {
+export type ColdFloor = {
   extraMs: number[];
   logExtraMs: number[];
   checkpointReadMs: number[];
@@ -251,12 +251,12 @@ async function coldFloor(reps: number): Promise<ColdFloor | undefined> {
   )) as typeof import("../../src/storage/seal/checkpoint-segments.js");
   const logOf = (ws: string) => join(a.dataDir, ws, "sessions", "cold.jsonl");
   const checkpoint = logOf("enc").replace(/\.jsonl$/, ".ckpt");
+  // Quick sizes (500 entries) leave no checkpoint: the read opens record by record.
+  const checkpointBytes = statSync(checkpoint, { throwIfNoEntry: false })?.size;
+  if (checkpointBytes === undefined) return undefined;
   const key = newKey();
   const ad = Buffer.from("e/cold floor");
   const plain = Buffer.alloc(SEGMENT_BYTES, 0x61);
-  // Quick sizes (500 entries) leave no checkpoint: the read opens record by record.
-  if (!existsSync(checkpoint)) return undefined;
-  const checkpointBytes = (await readFile(checkpoint)).length;
   const segments: Buffer[] = [];
   for (let at = 0; at < checkpointBytes; at += SEGMENT_BYTES) {
     segments.push(

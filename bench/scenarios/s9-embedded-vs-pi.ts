@@ -59,31 +59,22 @@ export const embeddedVsPi: Scenario = {
     const sdAppend: AppendRun[] = [];
     const piAppend: AppendRun[] = [];
     const floorAppend: AppendRun[] = [];
+    /** One append run of `client` in a fresh process, in a fresh directory (its argument `dirArg`). */
+    const appendRun = (client: string, dirArg: "dir" | "dataDir", name: string) =>
+      runClient<AppendRun>(`clients/${client}`, {
+        op: "append",
+        [dirArg]: mkdtempSync(join(ctx.tmpDir, `s9-append-${name}-`)),
+        count: appendCount,
+        warmup,
+        textBytes,
+      });
     for (let r = 0; r < reps; r++) {
       ctx.log(
         `append repetition ${r + 1}/${reps}: ${appendCount} messages, sessiond, pi, then the floor`,
       );
-      const sd = await runClient<AppendRun>("clients/data-embedded.ts", {
-        op: "append",
-        dataDir: mkdtempSync(join(ctx.tmpDir, "s9-append-sd-")),
-        count: appendCount,
-        warmup,
-        textBytes,
-      });
-      const pi = await runClient<AppendRun>("clients/data-pi.ts", {
-        op: "append",
-        dir: mkdtempSync(join(ctx.tmpDir, "s9-append-pi-")),
-        count: appendCount,
-        warmup,
-        textBytes,
-      });
-      const floor = await runClient<AppendRun>("clients/data-append-floor.ts", {
-        op: "append",
-        dir: mkdtempSync(join(ctx.tmpDir, "s9-append-floor-")),
-        count: appendCount,
-        warmup,
-        textBytes,
-      });
+      const sd = await appendRun("data-embedded.ts", "dataDir", "sd");
+      const pi = await appendRun("data-pi.ts", "dir", "pi");
+      const floor = await appendRun("data-append-floor.ts", "dir", "floor");
       for (const [name, run] of [
         ["sessiond", sd],
         ["pi", pi],

@@ -22,6 +22,7 @@
  */
 import { join } from "node:path";
 import { createDatabase } from "../../test/harness/postgres.js";
+import type { ColdFloor } from "../clients/encryption.js";
 import type { BenchContext, Scenario } from "../lib/context.js";
 import { withPostgres } from "../lib/pg-common.js";
 import { runClient } from "../lib/procs.js";
@@ -34,15 +35,6 @@ interface Figures {
   inflightOps: number[];
   coldMs: number[];
   searchMs: number[];
-}
-
-/** e/cold's floor pieces (bench/clients/encryption.ts coldFloor), JSONL only. */
-interface ColdFloor {
-  extraMs: number[];
-  logExtraMs: number[];
-  checkpointReadMs: number[];
-  openMs: number[];
-  checkpointBytes: number;
 }
 
 /** What the encryption client answers. */
