@@ -77,6 +77,23 @@ class Recorder implements EntrySink {
   }
 }
 
+/**
+ * Seqs 1..3 watched in pages of 2 by a sink that said stop at entry 1
+ * (entry 2 held); then u2 redacted (at head 3: after entry 3, which the
+ * next page holds) and u4 appended. The sink still refuses.
+ */
+async function pausedBeforeRedaction(): Promise<{ sink: Recorder; f: EntryFollower }> {
+  const { engine } = await sessionOf(2);
+  const sink = new Recorder();
+  sink.accept = false;
+  const { f } = follow(engine, sink, { pageSize: 2 });
+  await sink.until(1);
+  await redactIn(engine, ["u2"]);
+  await engine.append(KEY, appendOf([user("u4")]));
+  await settle();
+  return { sink, f };
+}
+
 function follow(
   engine: MemoryEngine,
   sink: EntrySink,
@@ -166,14 +183,7 @@ describe("EntryFollower", () => {
   });
 
   it("sends a redaction pending while it reads on after its head is passed mid-page, before the next entry", async () => {
-    const { engine } = await sessionOf(2); // seqs 1..3
-    const sink = new Recorder();
-    sink.accept = false;
-    const { f } = follow(engine, sink, { pageSize: 2 });
-    await sink.until(1); // entry 1 sent, entry 2 held
-    await redactIn(engine, ["u2"]); // at head 3: after entry 3, which the next page holds
-    await engine.append(KEY, appendOf([user("u4")]));
-    await settle();
+    const { sink, f } = await pausedBeforeRedaction();
     expect(sink.got).toEqual(["entry 1"]);
     sink.accept = true;
     f.resume();
@@ -223,14 +233,7 @@ describe("EntryFollower", () => {
   });
 
   it("a sink that closes the watch while taking a redaction gets no more of the page", async () => {
-    const { engine } = await sessionOf(2);
-    const sink = new Recorder();
-    sink.accept = false;
-    const { f } = follow(engine, sink, { pageSize: 2 });
-    await sink.until(1);
-    await redactIn(engine, ["u2"]); // at head 3
-    await engine.append(KEY, appendOf([user("u4")]));
-    await settle();
+    const { sink, f } = await pausedBeforeRedaction();
     sink.onWithheld = () => f.close();
     sink.accept = true;
     f.resume();
@@ -272,14 +275,7 @@ describe("EntryFollower", () => {
   });
 
   it("a sink that throws at a redaction in the middle of a page gets no more of it", async () => {
-    const { engine } = await sessionOf(2);
-    const sink = new Recorder();
-    sink.accept = false;
-    const { f } = follow(engine, sink, { pageSize: 2 });
-    await sink.until(1);
-    await redactIn(engine, ["u2"]); // at head 3
-    await engine.append(KEY, appendOf([user("u4")]));
-    await settle();
+    const { sink, f } = await pausedBeforeRedaction();
     const boom = new Error("sink broke");
     sink.onWithheld = () => {
       throw boom;
