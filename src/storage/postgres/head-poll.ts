@@ -2,6 +2,9 @@ import type { StorageEvent } from "../engine.js";
 import type { PgContext } from "./context.js";
 import { cacheKey, keyOfCacheKey } from "./session-cache.js";
 
+/** How often the poll runs while hurried (HeadPoll `hurry`), ms. */
+export const HURRIED_MS = 100;
+
 /**
  * The safety net of cross-replica wake-ups. An optimistic append's NOTIFY
  * runs after its commit, in a statement of its own pipelined behind it by
@@ -22,11 +25,21 @@ import { cacheKey, keyOfCacheKey } from "./session-cache.js";
  * sessions are read on every event, so they are cached), plus those whose
  * append failed with an unknown outcome here (their log was dropped from
  * the cache) until the next poll has read them once.
+ *
+ * Hurried (`hurry`) right after this replica begins to LISTEN: a writing
+ * replica NOTIFYs only once its peer check, every `intervalMs` (notify.ts,
+ * Notifier), has seen a LISTEN; until then its commits reach this
+ * replica's watchers by this poll alone, and the first entries of a new
+ * watch would wait up to a whole interval. So for one interval (and a
+ * hurried poll more) the poll runs every HURRIED_MS.
  */
 export class HeadPoll {
   private readonly announced = new Map<string, number>();
   private readonly suspects = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private hurried: NodeJS.Timeout | undefined;
+  /** When the hurried polls end (ms, Date.now()). */
+  private hurriedUntil = 0;
   private running = false;
 
   constructor(
@@ -64,9 +77,31 @@ export class HeadPoll {
     this.timer.unref();
   }
 
+  /**
+   * Polls every HURRIED_MS for the next `intervalMs` + HURRIED_MS (again
+   * from now when already hurried): this replica has just begun to LISTEN.
+   * Nothing when the poll is off or stopped.
+   */
+  hurry(): void {
+    if (this.timer === undefined) return;
+    this.hurriedUntil = Date.now() + this.intervalMs + HURRIED_MS;
+    if (this.hurried !== undefined) return;
+    this.hurried = setInterval(() => {
+      if (Date.now() >= this.hurriedUntil) this.calm();
+      void this.poll().catch(() => {});
+    }, HURRIED_MS);
+    this.hurried.unref();
+  }
+
+  private calm(): void {
+    clearInterval(this.hurried);
+    this.hurried = undefined;
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.calm();
   }
 
   /** One poll: reads the followed heads, emits `appended` where a head moved unannounced. */

@@ -202,6 +202,33 @@ if (skip !== undefined) {
       }
     });
 
+    it("a new watch hears of another replica's appends before that replica's peer check has seen its LISTEN: the head poll is hurried", async () => {
+      if (db === undefined) throw new Error("no database");
+      await waitForListen(0);
+      // Peer checks and head polls a minute apart: within this test B never
+      // looks again for listeners and A never polls at its own pace, so only
+      // A's hurried polls (every 100 ms after its LISTEN) can bring B's append.
+      const b = await PostgresEngine.open({ url: db.url, headPollMs: 60_000 });
+      let a: PostgresEngine | undefined;
+      try {
+        const k = { workspace: "default", sessionId: "hurried" };
+        await b.create(k, [rootEntry(k.sessionId)]);
+        await b.append(k, appendOf([user("first")])); // B's first peer check: nobody listens
+        await settle(300);
+        a = await PostgresEngine.open({ url: db.url, headPollMs: 60_000 });
+        const events: StorageEvent[] = [];
+        a.subscribe((e) => events.push(e));
+        expect(seqs((await a.read(k, 0, 10)).entries)).toEqual([1, 2]); // a watcher's read
+        await waitForListen(1);
+        await b.append(k, appendOf([user("second")])); // no NOTIFY: B saw no listener
+        await waitFor(events, (e) => e.type === "appended" && e.headSeq === 3, 5_000);
+        expect(seqs((await a.read(k, 0, 10)).entries)).toEqual([1, 2, 3]);
+      } finally {
+        await a?.close();
+        await b.close();
+      }
+    });
+
     it("an append's NOTIFY announces only a committed head: never before its commit, never for a write that did not land", async () => {
       if (db === undefined || admin === undefined) throw new Error("no database");
       const check = admin;

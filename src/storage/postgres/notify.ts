@@ -203,6 +203,12 @@ export interface ListenerOptions {
    * is retried (LISTEN and all) after a delay.
    */
   onRelisten: () => Promise<void>;
+  /**
+   * Called after every successful LISTEN, the first one too, before
+   * `onRelisten`: writers on other replicas see this LISTEN only at their
+   * next peer check (Notifier), so the caller polls harder until then.
+   */
+  onListen?: () => void;
 }
 
 const MIN_DELAY_MS = 100;
@@ -272,6 +278,7 @@ export class NotifyListener {
             `LISTEN ${CHANNEL}; SELECT pg_backend_pid() AS pid`,
           )) as unknown as [unknown[], { pid: number }[]];
           this.pid = results[1]?.[0]?.pid;
+          this.opts.onListen?.();
           if (this.missed) await this.opts.onRelisten();
           this.missed = true;
           if (!this.again) return;

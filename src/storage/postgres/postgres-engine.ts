@@ -519,6 +519,7 @@ export class PostgresEngine implements StorageEngine {
         connectTimeoutSec: this.connectTimeoutSec,
         onPayload: (payload) => this.onNotify(payload),
         onRelisten: () => this.resync(),
+        onListen: () => this.headPoll.hurry(),
       });
       this.notifyListener.start();
       this.headPoll.start();
