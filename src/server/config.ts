@@ -94,10 +94,12 @@ export interface ServerConfig {
   /** Which server answers native gRPC; default DEFAULT_GRPC_SERVER (grpc-js). */
   readonly grpcServer?: GrpcServerKind | undefined;
   /**
-   * Native gRPC Append answered on its stream by the front itself
-   * (grpc/direct-append.ts), not through grpc-js's call objects and the
-   * interceptor chain (the same answers; default true). false serves it like
-   * every other method: for comparisons (tests, benchmarks).
+   * Append answered by a path of its own: over native gRPC on its stream by
+   * the front itself (grpc/direct-append.ts), not through grpc-js's call
+   * objects and the interceptor chain; over Connect (binary, uncompressed)
+   * before connect-node (http/connect-append.ts). The same answers; default
+   * true. false serves it like every other method: for comparisons (tests,
+   * benchmarks).
    */
   readonly directAppend?: boolean | undefined;
   /** Retention policies swept in the background (none when unset). */

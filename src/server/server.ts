@@ -27,6 +27,7 @@ import {
 import { edgeInterceptor, shuttingDown } from "./edge.js";
 import { grpcJsFront } from "./grpc/front.js";
 import { routeNativeGrpc } from "./grpc/route.js";
+import { connectAppend } from "./http/connect-append.js";
 import { retireOldConnections } from "./http/connection-age.js";
 import { withHttpPaths } from "./http/http-paths.js";
 import { closeIdleConnections } from "./http/idle-connections.js";
@@ -164,6 +165,21 @@ export async function startServer(
     // An empty list disables compression; undefined keeps connect's gzip + br.
     acceptCompression: config.compression ? undefined : [],
   });
+  // Append over Connect on a path of its own (http/connect-append.ts), as
+  // over native gRPC; not when responses may be compressed (connect-node's).
+  const connectHandler =
+    config.directAppend === false || config.compression
+      ? handler
+      : connectAppend(
+          {
+            append: appendCall(deps),
+            inFlight,
+            maxMessageBytes: config.limits.maxMessageBytes,
+            maxTimeoutMs: config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined,
+            recordOf: (req) => calls.recordOf(req),
+          },
+          handler,
+        );
   const settings = {
     maxConcurrentStreams: config.limits.maxConcurrentStreams,
     initialWindowSize: STREAM_WINDOW_BYTES,
@@ -178,7 +194,7 @@ export async function startServer(
       metricsOpen: config.tokens.length === 0,
       logger,
     },
-    withUiAssets(config.uiDir, calls.wrap(discardUnreadRest(handler)), {
+    withUiAssets(config.uiDir, calls.wrap(discardUnreadRest(connectHandler)), {
       shareLive: (token) => store.shares.live(token),
     }),
   );

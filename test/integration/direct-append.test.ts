@@ -7,76 +7,34 @@
  * every other method), and both must answer the same headers, trailers and
  * body and write the same request log line (and the same metrics).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import http2 from "node:http2";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type http2 from "node:http2";
 import { gzipSync } from "node:zlib";
-import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { EntrySchema, Role } from "../../gen/sessiond/v1/entry_pb.js";
-import {
-  AppendRequestSchema,
-  AppendResponseSchema,
-} from "../../gen/sessiond/v1/session_service_pb.js";
-import { openStore, type SessionStore } from "../../src/index.js";
-import {
-  type RunningServer,
-  ServerMetrics,
-  serverConfig,
-  startServer,
-} from "../../src/server/index.js";
+import { EntrySchema } from "../../gen/sessiond/v1/entry_pb.js";
+import { AppendResponseSchema } from "../../gen/sessiond/v1/session_service_pb.js";
 import { envelope } from "../reliability/lib/hostile-wire.js";
-import { type Exchange, exchange } from "./support/raw-http2.js";
-
-const TOKEN = "direct-append-token-0123456789";
-const NARROW = "direct-append-narrow-0123456789";
-const MAX_MESSAGE = 64 * 1024;
-const PATH = "/sessiond.v1.SessionService/Append";
-const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-
-interface Side {
-  readonly name: string;
-  readonly dir: string;
-  readonly store: SessionStore;
-  readonly server: RunningServer;
-  readonly session: http2.ClientHttp2Session;
-  readonly lines: Record<string, unknown>[];
-  readonly metrics: ServerMetrics;
-  /** The root entry ids of its sessions (random): named alike before comparing. */
-  readonly roots: string[];
-}
+import {
+  appendCounts,
+  auth,
+  closeSide,
+  inPieces,
+  lineAfter,
+  MAX_MESSAGE,
+  NARROW,
+  PATH,
+  appendRequest as request,
+  type Side,
+  sameRootBytes,
+  sameRoots,
+  side,
+  TRACEPARENT,
+  userEntry as user,
+} from "./support/append-sides.js";
+import { exchange } from "./support/raw-http2.js";
 
 let direct: Side;
 let generic: Side;
-
-async function side(name: string, directAppend: boolean): Promise<Side> {
-  const dir = mkdtempSync(join(tmpdir(), `sessiond-direct-append-${name}-`));
-  const store = openStore({ dataDir: dir });
-  const lines: Record<string, unknown>[] = [];
-  const metrics = new ServerMetrics({ processMetrics: false });
-  const server = await startServer(
-    store,
-    serverConfig({
-      port: 0,
-      directAppend,
-      tokens: [
-        { token: TOKEN, workspaces: ["*"] },
-        { token: NARROW, workspaces: ["only-this-one"] },
-      ],
-      limits: { ...serverConfig().limits, maxMessageBytes: MAX_MESSAGE },
-      log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
-      metrics,
-    }),
-  );
-  const roots: string[] = [];
-  for (const id of ["s1", "s2"]) {
-    await store.create({ workspace: "ws", sessionId: id });
-    roots.push((await (await store.open("ws", id)).tree()).leafId);
-  }
-  const session = http2.connect(server.url);
-  return { name, dir, store, server, session, lines, metrics, roots };
-}
 
 beforeAll(async () => {
   direct = await side("direct", true);
@@ -84,28 +42,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of [direct, generic]) {
-    s.session.close();
-    await s.server.close();
-    rmSync(s.dir, { recursive: true, force: true });
-  }
+  for (const s of [direct, generic]) await closeSide(s);
 });
-
-const auth = (token = TOKEN): http2.OutgoingHttpHeaders => ({ authorization: `Bearer ${token}` });
-
-const user = (id: string, text = "hello", parentId?: string) =>
-  create(EntrySchema, {
-    id,
-    parentId,
-    timestamp: { seconds: 1_700_000_000n, nanos: 5 },
-    kind: {
-      case: "message",
-      value: { role: Role.USER, content: [{ part: { case: "text", value: text } }] },
-    },
-  });
-
-const request = (init: MessageInitShape<typeof AppendRequestSchema>) =>
-  Buffer.from(toBinary(AppendRequestSchema, create(AppendRequestSchema, init)));
 
 /** The envelope of a request message, uncompressed. */
 const framed = (message: Buffer, flag = 0) => envelope(message, flag);
@@ -125,83 +63,15 @@ async function ask(
   send?: (stream: http2.ClientHttp2Stream) => void,
 ): Promise<Answer> {
   const before = s.lines.length;
-  let x: Exchange;
-  if (send === undefined) x = await exchange(s.session, PATH, "application/grpc", body, headers);
-  else x = await manual(s.session, headers, send);
-  // The line is written a turn or two after the call ends.
-  for (let i = 0; i < 100 && s.lines.length === before; i++) await sleep(10);
+  const x = await exchange(s.session, PATH, "application/grpc", body, headers, send);
   const { date: _, ...rest } = x.headers;
-  const line = s.lines[before];
-  const logged = line === undefined ? undefined : { ...line };
-  if (logged !== undefined) {
-    delete logged.time;
-    delete logged.ms;
-  }
+  const logged = await lineAfter(s, before);
   return {
     headers: sameRoots(s, rest),
     trailers: sameRoots(s, { ...x.trailers }),
     body: sameRootBytes(s, x.body),
     line: logged,
   };
-}
-
-/** An exchange whose body the test sends itself (`send`), read to its end. */
-function manual(
-  session: http2.ClientHttp2Session,
-  headers: http2.OutgoingHttpHeaders,
-  send: (stream: http2.ClientHttp2Stream) => void,
-): Promise<Exchange> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({
-      ":method": "POST",
-      ":path": PATH,
-      "content-type": "application/grpc",
-      te: "trailers",
-      ...headers,
-    });
-    let h: http2.IncomingHttpHeaders = {};
-    let t: http2.IncomingHttpHeaders = {};
-    const chunks: Buffer[] = [];
-    stream.on("response", (x) => {
-      h = x;
-    });
-    stream.on("trailers", (x) => {
-      t = x;
-    });
-    stream.on("data", (d: Buffer) => chunks.push(d));
-    stream.on("error", reject);
-    stream.on("end", () =>
-      resolve({ headers: h, trailers: t, body: Buffer.concat(chunks), stream }),
-    );
-    send(stream);
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Each root id of a side's sessions named `root<i>`, padded to its length. */
-function rootName(i: number, id: string): string {
-  return `root${i}`.padEnd(id.length, "_");
-}
-
-function sameRoots(s: Side, fields: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    let text = String(v);
-    s.roots.forEach((id, i) => {
-      text = text.replaceAll(id, rootName(i, id));
-    });
-    out[k] = typeof v === "number" ? v : text;
-  }
-  return out;
-}
-
-function sameRootBytes(s: Side, body: Buffer): Buffer {
-  let text = body.toString("latin1");
-  s.roots.forEach((id, i) => {
-    text = text.replaceAll(id, rootName(i, id));
-  });
-  return Buffer.from(text, "latin1");
 }
 
 /** Sends the same request to both servers (the direct one first) and expects the same answers. */
@@ -359,30 +229,12 @@ describe("native gRPC Append: the direct path answers as grpc-js and the handler
     const body = framed(
       request({ workspace: "ws", session: "s2", entries: [user("p1", "x".repeat(3000), "d1")] }),
     );
-    const a = await same("in pieces", body, auth(), (stream) => {
-      let at = 0;
-      const next = () => {
-        if (at >= body.length) {
-          stream.end();
-          return;
-        }
-        stream.write(body.subarray(at, at + 3));
-        at += 3;
-        if (at % 300 === 0) setTimeout(next, 1);
-        else next();
-      };
-      next();
-    });
+    const a = await same("in pieces", body, auth(), inPieces(body));
     expect(status(a).code).toBe(0);
   });
 
   test("the same metrics: requests by method and code", async () => {
-    const text = async (s: Side) =>
-      (await s.metrics.registry.getSingleMetricAsString("sessiond_requests_total"))
-        .split("\n")
-        .filter((l) => l.includes("Append") || l.includes("unknown"))
-        .sort();
-    expect(await text(direct)).toEqual(await text(generic));
-    expect((await text(direct)).length).toBeGreaterThan(3);
+    expect(await appendCounts(direct)).toEqual(await appendCounts(generic));
+    expect((await appendCounts(direct)).length).toBeGreaterThan(3);
   });
 });

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
-import { isSpanContextValid, type Span } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
 import {
   type AppendRequest,
   AppendResponseSchema,
@@ -12,14 +12,9 @@ import {
   appendResponseFrame,
   appendResponseOf,
 } from "../../core/codec/append-response-binary.js";
+import { startAppend } from "../ops/append-start.js";
 import type { StreamCallLog } from "../ops/call-log.js";
-import {
-  callerTraceId,
-  endRpcSpan,
-  startRpcSpan,
-  tracingEnabled,
-  withContext,
-} from "../ops/trace-context.js";
+import { endRpcSpan } from "../ops/trace-context.js";
 import { restated, toConnectError } from "../wire/errors.js";
 import { responseTooLarge } from "../wire/response-size.js";
 import type { SentStatus } from "../wire/sent-status.js";
@@ -67,7 +62,6 @@ export interface DirectAppendOptions {
 
 /** The method's path and its name in logs and metrics. */
 export const APPEND_PATH = "/sessiond.v1.SessionService/Append";
-const METHOD = "sessiond.v1.SessionService/Append";
 
 /** grpc-js's response headers (and their content type), the same for every call. */
 const RESPONSE_HEADERS: OutgoingHttpHeaders = {
@@ -229,25 +223,8 @@ class AppendStream {
   /** The call itself: what the edge interceptor does for a unary call, then the append. */
   private run(req: AppendRequest): void {
     const record = this.log.record;
-    record.method = METHOD;
-    record.workspace = req.workspace || "default";
-    record.session = req.session.slice(0, 128);
     const inFlight = this.o.inFlight;
-    inFlight.enter();
-    const authorization = headerText(this.headers.authorization);
-    let answer: Promise<AppendAnswer>;
-    let span: Span | undefined;
-    if (tracingEnabled()) {
-      const traced = startRpcSpan(METHOD, headersOf(this.headers));
-      span = traced.span;
-      const id = span.spanContext();
-      if (isSpanContextValid(id)) record.traceId = id.traceId;
-      answer = withContext(traced.ctx, () => this.o.append(authorization, req));
-    } else {
-      const traceId = callerTraceId(headerText(this.headers.traceparent));
-      if (traceId !== undefined) record.traceId = traceId;
-      answer = this.o.append(authorization, req);
-    }
+    const { answer, span } = startAppend(this.o.append, inFlight, record, this.headers, req);
     answer.then(
       (result) => {
         inFlight.leave();
@@ -338,18 +315,6 @@ class AppendStream {
 }
 
 function ignore(): void {}
-
-/** An HTTP/2 header's value as one string (several values joined, as Headers joins them). */
-function headerText(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** The request's headers as the tracing code reads them (only when an SDK traces). */
-function headersOf(headers: IncomingHttpHeaders): Headers {
-  return {
-    get: (name: string) => headerText(headers[name.toLowerCase()]) ?? null,
-  } as Headers;
-}
 
 /** An answer `appendResponseFrame` declines (a timestamp with a client's unknown fields). */
 function genericFrame(result: AppendAnswer): Buffer {

@@ -63,6 +63,11 @@ export class CallLog {
     return values;
   };
 
+  /** The record of a request `wrap` is serving (for a handler that stands in for connect-node's). */
+  recordOf(req: Request): CallRecord | undefined {
+    return this.records.get(req);
+  }
+
   /** Wraps connect-node's request handler. */
   wrap(handler: (req: Request, res: Response) => void): (req: Request, res: Response) => void {
     return (req, res) => {

@@ -13,13 +13,17 @@ export interface Exchange {
   readonly stream: http2.ClientHttp2Stream;
 }
 
-/** One POST on an existing HTTP/2 session, read to its end. */
+/**
+ * One POST on an existing HTTP/2 session, read to its end. `send`, when
+ * given, sends the body itself (in pieces, late) instead of `body` at once.
+ */
 export function exchange(
   session: http2.ClientHttp2Session,
   path: string,
   contentType: string,
   body: Buffer,
   extra: http2.OutgoingHttpHeaders = {},
+  send?: (stream: http2.ClientHttp2Stream) => void,
 ): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const stream = session.request({
@@ -41,7 +45,8 @@ export function exchange(
     stream.on("data", (d: Buffer) => chunks.push(d));
     stream.on("error", reject);
     stream.on("end", () => resolve({ headers, trailers, body: Buffer.concat(chunks), stream }));
-    stream.end(body);
+    if (send === undefined) stream.end(body);
+    else send(stream);
   });
 }
 
