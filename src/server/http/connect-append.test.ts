@@ -36,6 +36,8 @@ const seen = {
   maxInFlight: 0,
   records: [] as CallRecord[],
   outcome: OUTCOME as AppendOutcome | Error,
+  /** recordOf throws (a fault inside the path itself). */
+  faulty: false,
 };
 
 beforeAll(async () => {
@@ -59,6 +61,7 @@ beforeAll(async () => {
       maxMessageBytes: 1024,
       maxTimeoutMs: 5000,
       recordOf: () => {
+        if (seen.faulty) throw new Error("a fault of the path itself");
         const record: CallRecord = {};
         seen.records.push(record);
         return record;
@@ -86,6 +89,7 @@ beforeEach(() => {
   seen.records = [];
   seen.maxInFlight = 0;
   seen.outcome = OUTCOME;
+  seen.faulty = false;
 });
 
 const body = appendRequest({ workspace: "ws", session: "s1", entries: [userEntry("m1")] });
@@ -151,6 +155,16 @@ describe("the direct Connect Append", () => {
     expect(seen.appended).toHaveLength(0);
     expect(seen.records).toHaveLength(0);
     expect(seen.next).toBe(0);
+  });
+
+  it("a fault of its own is an INTERNAL answer, never an unhandled rejection: the next call is served", async () => {
+    seen.faulty = true;
+    const x = await exchange(client, PATH, "application/proto", body);
+    expect(x.headers[":status"]).toBe(500);
+    expect(JSON.parse(x.body.toString())).toEqual({ code: "internal", message: "internal error" });
+    seen.faulty = false;
+    const y = await exchange(client, PATH, "application/proto", body);
+    expect(y.headers[":status"]).toBe(200);
   });
 
   it("leaves everything else to connect-node: JSON, compressed, another type, path or method", async () => {

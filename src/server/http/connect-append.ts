@@ -100,7 +100,7 @@ export function connectAppend(o: ConnectAppendOptions, next: Handler): Handler {
         return;
       }
     }
-    void serve(o, req, res);
+    serve(o, req, res).catch((err: unknown) => broken(res, err));
   };
 }
 
@@ -131,14 +131,19 @@ async function serve(o: ConnectAppendOptions, req: Request, res: Response): Prom
     );
     return;
   }
-  run(o, req, res, appendReq);
+  await run(o, req, res, appendReq);
 }
 
 /** What the edge interceptor does for a unary call, then the append and its answer. */
-function run(o: ConnectAppendOptions, req: Request, res: Response, appendReq: AppendRequest): void {
+function run(
+  o: ConnectAppendOptions,
+  req: Request,
+  res: Response,
+  appendReq: AppendRequest,
+): Promise<void> {
   const record = o.recordOf(req) ?? {};
   const { answer, span } = startAppend(o.append, o.inFlight, record, req.headers, appendReq);
-  answer.then(
+  return answer.then(
     (result) => {
       o.inFlight.leave();
       const body = responseBytes(result);
@@ -164,6 +169,19 @@ function run(o: ConnectAppendOptions, req: Request, res: Response, appendReq: Ap
       answerError(res, e);
     },
   );
+}
+
+/**
+ * What is left to do when answering failed itself (a response Node
+ * refused to write): an INTERNAL answer if nothing was sent yet, else the
+ * stream or connection closed; never an unhandled rejection.
+ */
+function broken(res: Response, err: unknown): void {
+  try {
+    answerError(res, new ConnectError("internal error", Code.Internal, undefined, undefined, err));
+  } catch {
+    ("stream" in res ? res.stream : res).destroy();
+  }
 }
 
 /** The answer's message bytes. */
