@@ -246,6 +246,14 @@ describe("Connect Append: the direct path answers as connect-node and the handle
       headers: { ...auth(), "connect-timeout-ms": "10000" },
     });
     expect(codeOf(inTime)).toBe("ok");
+    // One of a millisecond, about what the append's flush takes: connect-node
+    // does not cut a unary call its handler does not give up, nor does the path.
+    const short = await same(
+      "a deadline shorter than the append",
+      request({ workspace: "ws", session: "s2", entries: [user("w2", "x".repeat(4000), "w1")] }),
+      { headers: { ...auth(), "connect-timeout-ms": "1" } },
+    );
+    expect(codeOf(short)).toBe("ok");
   });
 
   test("left to connect-node, the same on both servers: JSON, a compressed request", async () => {
