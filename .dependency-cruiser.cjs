@@ -96,7 +96,7 @@ module.exports = {
     {
       name: "server-http-below-rpc",
       comment:
-        "src/server/http (the port, keepalive, idle and aged connections, in-flight calls, UI assets, HTTP paths) serves connections: it may use ops/ (logs, metrics, readiness) but never the handlers (rpc/) or the grpc-js front.",
+        "src/server/http (the port, keepalive, idle and aged connections, in-flight calls, UI assets, HTTP paths, the Connect Append ahead of connect-node) serves connections: it may use ops/ (logs, metrics, readiness, a call's start) but never the handlers (rpc/) or the grpc-js front.",
       severity: "error",
       from: { path: "^src/server/http/", pathNot: TEST },
       to: { path: "^src/server/(rpc|grpc)/" },
