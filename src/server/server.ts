@@ -153,14 +153,17 @@ export async function startServer(
     edgeInterceptor(inFlight, config.limits.maxMessageBytes),
     authInterceptor(config.tokens),
   ];
+  // 0 means "no limit" for us; for connect-node it would refuse every deadline.
+  const maxTimeoutMs = config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined;
+  // The store's Append with its handler's checks, for the two direct paths (Connect, native gRPC).
+  const storeAppend = appendCall(deps);
   const handler = connectNodeAdapter({
     routes,
     interceptors,
     contextValues: calls.contextValues,
     readMaxBytes: config.limits.maxMessageBytes,
     writeMaxBytes: config.limits.maxMessageBytes,
-    // 0 means "no limit" for us; for connect-node it would refuse every deadline.
-    maxTimeoutMs: config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined,
+    maxTimeoutMs,
     shutdownSignal: shutdown.signal,
     // An empty list disables compression; undefined keeps connect's gzip + br.
     acceptCompression: config.compression ? undefined : [],
@@ -172,10 +175,10 @@ export async function startServer(
       ? handler
       : connectAppend(
           {
-            append: appendCall(deps),
+            append: storeAppend,
             inFlight,
             maxMessageBytes: config.limits.maxMessageBytes,
-            maxTimeoutMs: config.limits.maxDeadlineMs > 0 ? config.limits.maxDeadlineMs : undefined,
+            maxTimeoutMs,
             recordOf: (req) => calls.recordOf(req),
           },
           handler,
@@ -279,7 +282,7 @@ export async function startServer(
         config.directAppend === false
           ? undefined
           : {
-              append: appendCall(deps),
+              append: storeAppend,
               inFlight,
               maxMessageBytes: config.limits.maxMessageBytes,
             },

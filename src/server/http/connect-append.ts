@@ -178,7 +178,7 @@ function run(
  */
 function broken(res: Response, err: unknown): void {
   try {
-    answerError(res, new ConnectError("internal error", Code.Internal, undefined, undefined, err));
+    answerError(res, internalError(err));
   } catch {
     ("stream" in res ? res.stream : res).destroy();
   }
@@ -195,10 +195,13 @@ function responseBytes(result: AppendOutcome): Uint8Array {
 
 /** connect-node's refusal of a body it could not read, restated as the server restates it. */
 function refusal(err: unknown): ConnectError {
-  if (!(err instanceof ConnectError)) {
-    return new ConnectError("internal error", Code.Internal, undefined, undefined, err);
-  }
+  if (!(err instanceof ConnectError)) return internalError(err);
   return restated(err.code, err.rawMessage) ?? err;
+}
+
+/** connect-node's answer to a failure that is no ConnectError (its handler factory's words). */
+function internalError(cause: unknown): ConnectError {
+  return new ConnectError("internal error", Code.Internal, undefined, undefined, cause);
 }
 
 /** A Connect unary error, as connect-node's handler answers one (protocol-connect handler-factory). */
